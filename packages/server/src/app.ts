@@ -1,0 +1,174 @@
+/**
+ * buildApp(config, overrides) -> a ready Fastify instance that never listens by itself
+ * (DESIGN §1): tests use `inject` or `listen({port: 0})`, main.ts listens on HOST:PORT.
+ *
+ * Composition root: opens the database (PGlite or PostgreSQL), applies migrations, chooses the
+ * event bus (in-process, or Redis when `REDIS_URL` is set), loads signing keys, wires services
+ * into thin route modules, and registers the cross-cutting plugins in pipeline order:
+ * error handler -> OpenAPI -> rate limit -> auth -> routes.
+ */
+import path from 'node:path';
+import websocket from '@fastify/websocket';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { Authenticator } from './auth/authenticator.js';
+import { DevIdentityProvider } from './auth/dev-idp.js';
+import { DeviceTokenService } from './auth/device-tokens.js';
+import { OwnerTokenVerifier } from './auth/owner-tokens.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { runMigrations } from './db/migrate.js';
+import { authPlugin } from './http/auth.js';
+import { registerErrorHandling } from './http/errors.js';
+import { registerOpenApi } from './http/openapi.js';
+import { registerRateLimits } from './http/rate-limit.js';
+import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
+import { MessageService } from './modules/conversations/messages.js';
+import { conversationRoutes } from './modules/conversations/routes.js';
+import { ConversationService } from './modules/conversations/service.js';
+import { LastSeenTracker } from './modules/devices/last-seen.js';
+import { deviceRoutes } from './modules/devices/routes.js';
+import { DeviceService } from './modules/devices/service.js';
+import { platformRoutes } from './modules/health/routes.js';
+import { inviteRoutes } from './modules/invites/routes.js';
+import { InviteService } from './modules/invites/service.js';
+import { tenantRoutes } from './modules/tenants/routes.js';
+import { InProcessBus, type EventBus } from './realtime/bus.js';
+import { Gateway } from './realtime/gateway.js';
+import { Notifier } from './realtime/notifier.js';
+import { RedisBus } from './realtime/redis-bus.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** Handles exposed for the CLI and tests. */
+export interface Parley {
+  config: Config;
+  database: Database;
+  devIdp: DevIdentityProvider | undefined;
+  deviceTokens: DeviceTokenService;
+  gateway: Gateway;
+  bus: EventBus;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    parley: Parley;
+  }
+}
+
+export interface AppOverrides {
+  /** Use this database instead of opening one from config (closed with the app unless `keepDatabase`). */
+  database?: Database;
+  keepDatabase?: boolean;
+  /** Use this bus instead of one chosen from config (tests of multi-instance delivery). */
+  bus?: EventBus;
+}
+
+/** Removes the `token` query parameter from URLs before they are logged (DESIGN §7). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&]*/gi, '$1[REDACTED]');
+}
+
+export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const database =
+    overrides.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      pgliteDir: path.join(config.dataDir, 'pglite'),
+      inMemory: config.pgliteInMemory,
+    }));
+  await runMigrations(database);
+  const { db } = database;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: true }) : undefined;
+  const bus = overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl) : new InProcessBus());
+
+  const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
+  await deviceTokens.init();
+  const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
+  const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
+  const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim });
+
+  const app = Fastify({
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.body.invite_token', 'res.body.token'],
+            serializers: {
+              req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
+            },
+          },
+    bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const notifier = new Notifier(bus);
+  const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
+  const messages = new MessageService({
+    db,
+    notifier,
+    maxCiphertextBytes: config.limits.maxCiphertextBytes,
+    listDefault: config.limits.listDefault,
+    listMax: config.limits.listMax,
+    writerInFlight: database.driver === 'pg' ? 4 : 1,
+  });
+  const limiter: RateLimiterAbstract | undefined = !config.rateLimits.enabled
+    ? undefined
+    : redis
+      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-ws', points: config.rateLimits.wsMessagesPerMin, duration: 60 })
+      : new RateLimiterMemory({ points: config.rateLimits.wsMessagesPerMin, duration: 60 });
+  const gateway = new Gateway({
+    db,
+    bus,
+    authenticator,
+    messages,
+    lastSeen,
+    limiter,
+    pingIntervalMs: config.ws.pingIntervalMs,
+    deadTimeoutMs: config.ws.deadTimeoutMs,
+    log: app.log,
+  });
+  const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway });
+  const invites = new InviteService(db, config.inviteTtlMs);
+  const conversations = new ConversationService(db, notifier, devices);
+  const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'));
+
+  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus } satisfies Parley);
+
+  registerErrorHandling(app);
+  await registerOpenApi(app, { version: config.version, publicUrl: config.publicUrl });
+  await registerRateLimits(app, config.rateLimits, redis);
+  await app.register(authPlugin, {
+    authenticator,
+    onSeen: (p) => {
+      if (p.kind === 'device') void lastSeen.seen(p.tenantId, p.deviceId);
+    },
+  });
+  await app.register(websocket, { options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) } });
+
+  await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
+  await app.register(tenantRoutes, { prefix: API_PREFIX, db });
+  await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
+  await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
+  await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages });
+  app.get(
+    `${API_PREFIX}/ws`,
+    { websocket: true, schema: { hide: true } },
+    (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }),
+  );
+
+  app.addHook('onClose', async () => {
+    stopExpiry();
+    gateway.close();
+    await messages.drain();
+    await bus.close();
+    await redis?.quit().catch(() => undefined);
+    if (!overrides.keepDatabase) await database.close();
+  });
+
+  await app.ready();
+  return app as unknown as FastifyInstance;
+}

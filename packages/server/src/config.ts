@@ -1,0 +1,125 @@
+/**
+ * One typed configuration object, parsed from the environment once (DESIGN §3) and passed down.
+ * Nothing in the service reads `process.env` at import time; `loadConfig(env)` is the only reader.
+ */
+import path from 'node:path';
+
+/** Rate limits (SPEC §8, DESIGN §8.12). `max` requests per `windowMs` milliseconds. */
+export interface RateLimitConfig {
+  /** false when `RATE_LIMITS=off` (benchmarks and load tests only). */
+  enabled: boolean;
+  /** `POST /enroll`: per IP. SPEC §8: 5 per 10 minutes. */
+  enrollPer10Min: number;
+  /** `GET /devices/{id}/status`: per device. SPEC §8: 1 per 5 seconds. */
+  deviceStatusPer5s: number;
+  /** WebSocket messaging per device. SPEC §8: 60 per minute. */
+  wsMessagesPerMin: number;
+  /** Every other authenticated route, per principal. DESIGN §8.12: 600 per minute. */
+  defaultPerMin: number;
+  /** Unauthenticated routes without a SPEC limit, per IP. */
+  publicPerMin: number;
+}
+
+/** Limits of DESIGN §8.12 (sizes in bytes). */
+export interface LimitsConfig {
+  maxCiphertextBytes: number;
+  listDefault: number;
+  listMax: number;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  audience: string | undefined;
+  jwksUrl: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Base URL used in links and DID service endpoints; no trailing slash. */
+  publicUrl: string;
+  dataDir: string;
+  /** PostgreSQL URL; undefined selects embedded PGlite under `dataDir/pglite`. */
+  databaseUrl: string | undefined;
+  /** In-memory PGlite (tests only): set by code, never by the environment. */
+  pgliteInMemory?: boolean;
+  redisUrl: string | undefined;
+  /** External identity provider; undefined enables the built-in development provider. */
+  oidc: OidcConfig | undefined;
+  oidcTenantClaim: string;
+  logLevel: string;
+  version: string;
+  rateLimits: RateLimitConfig;
+  limits: LimitsConfig;
+  /** WebSocket keepalive (SPEC §6.1): ping interval and dead timeout, in milliseconds. */
+  ws: { pingIntervalMs: number; deadTimeoutMs: number };
+  /** Device JWT lifetime in seconds (DESIGN §5: 24 h). */
+  deviceTokenTtlSec: number;
+  /** Invite lifetime in milliseconds (SPEC §2.2: 10 minutes). */
+  inviteTtlMs: number;
+}
+
+/** Thrown for an environment variable that cannot be parsed. */
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+const VERSION = '0.1.0';
+
+/**
+ * Parse the environment into a Config. Every variable is optional (DESIGN §3).
+ * @throws ConfigError on a malformed value, or when only some `OIDC_*` variables are set.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.HOST || '127.0.0.1';
+  const port = int(env, 'PORT', 8080);
+  const publicUrl = (env.PUBLIC_URL || `http://${host}:${port}`).replace(/\/+$/, '');
+  const issuer = env.OIDC_ISSUER;
+  const jwksUrl = env.OIDC_JWKS_URL;
+  let oidc: OidcConfig | undefined;
+  if (issuer || jwksUrl || env.OIDC_AUDIENCE) {
+    if (!issuer) throw new ConfigError('OIDC_ISSUER is required when any OIDC_* variable is set');
+    oidc = {
+      issuer,
+      audience: env.OIDC_AUDIENCE || undefined,
+      jwksUrl: jwksUrl || `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
+    };
+  }
+  return {
+    host,
+    port,
+    publicUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    oidc,
+    oidcTenantClaim: env.OIDC_TENANT_CLAIM || 'tenant_id',
+    logLevel: env.LOG_LEVEL || 'info',
+    version: VERSION,
+    rateLimits: {
+      enabled: (env.RATE_LIMITS || '').toLowerCase() !== 'off',
+      enrollPer10Min: int(env, 'RATE_LIMIT_ENROLL_PER_10MIN', 5),
+      deviceStatusPer5s: int(env, 'RATE_LIMIT_DEVICE_STATUS_PER_5S', 1),
+      wsMessagesPerMin: int(env, 'RATE_LIMIT_WS_MESSAGES_PER_MIN', 60),
+      defaultPerMin: int(env, 'RATE_LIMIT_DEFAULT_PER_MIN', 600),
+      publicPerMin: int(env, 'RATE_LIMIT_PUBLIC_PER_MIN', 600),
+    },
+    limits: {
+      maxCiphertextBytes: int(env, 'LIMIT_MESSAGE_BYTES', 256 * 1024),
+      listDefault: int(env, 'LIMIT_LIST_DEFAULT', 50),
+      listMax: int(env, 'LIMIT_LIST_MAX', 200),
+    },
+    ws: {
+      pingIntervalMs: int(env, 'WS_PING_INTERVAL_MS', 30_000),
+      deadTimeoutMs: int(env, 'WS_DEAD_TIMEOUT_MS', 90_000),
+    },
+    deviceTokenTtlSec: int(env, 'DEVICE_TOKEN_TTL_SEC', 24 * 3600),
+    inviteTtlMs: 10 * 60 * 1000,
+  };
+}

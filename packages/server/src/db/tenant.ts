@@ -1,0 +1,35 @@
+/**
+ * Tenant scope (DESIGN §4). Every tenant-scoped unit of work runs in one transaction that first
+ * switches to the application role (NOLOGIN, no BYPASSRLS) and sets `app.tenant_id`, so row-level
+ * security filters every query, even when the connection itself is a superuser.
+ *
+ * Code that must cross tenants goes through {@link crossTenant}, the single greppable escape hatch.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db, Tx } from './client.js';
+
+/** The application role created by the RLS migration. */
+export const APP_ROLE = 'parley_app';
+
+/**
+ * Run `fn` in a transaction scoped to `tenantId`: `SET LOCAL ROLE parley_app` and
+ * `app.tenant_id = tenantId`, both transaction-local (one round trip).
+ */
+export function withTenant<T>(db: Db, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', ${APP_ROLE}, true)`,
+    );
+    return fn(tx);
+  });
+}
+
+/**
+ * Run `fn` in a transaction with the connection's own privileges, across tenants.
+ * Use only where the SPEC requires it (enrollment by invite token, device-token auth lookups,
+ * tenant creation, platform keys); `reason` documents why at the call site.
+ */
+export function crossTenant<T>(db: Db, reason: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  void reason;
+  return db.transaction(fn);
+}

@@ -1,0 +1,30 @@
+/**
+ * OpenAPI 3.1 document generated from the route schemas (@fastify/swagger), served at
+ * `/api/v1/openapi.json`, with the Swagger UI at `/docs`.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Parley API',
+        version: opts.version,
+        description: 'Zero-knowledge messaging, identity and governance for AI agents. Every error body is {detail}.',
+      },
+      servers: [{ url: opts.publicUrl }],
+      components: {
+        securitySchemes: {
+          ownerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Owner JWT from the identity provider' },
+          deviceJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Device JWT issued at activation' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

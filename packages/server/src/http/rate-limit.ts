@@ -1,0 +1,50 @@
+/**
+ * Rate limits (SPEC §8, DESIGN §8.12) with @fastify/rate-limit: counted in `onRequest`, before
+ * authentication and validation; per IP for unauthenticated routes, per credential otherwise.
+ * Counters live in Redis when configured, else in memory. 429 carries `Retry-After`.
+ */
+import { createHash } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { RateLimitConfig } from '../config.js';
+import { AppError, ErrorCode } from '../lib/errors.js';
+
+/** Per-principal key: a digest of the presented credential, else the client IP. */
+export function principalKey(request: FastifyRequest): string {
+  const cred = request.headers.authorization ?? request.headers['x-api-key'];
+  if (typeof cred === 'string' && cred !== '') return 'p:' + createHash('sha256').update(cred).digest('base64url');
+  return 'ip:' + request.ip;
+}
+
+export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitConfig, redis?: Redis): Promise<void> {
+  if (!cfg.enabled) {
+    app.log.warn('RATE_LIMITS=off: every rate limit is disabled (benchmarks and load tests only)');
+    return;
+  }
+  await app.register(rateLimit, {
+    global: true,
+    max: cfg.defaultPerMin,
+    timeWindow: 60_000,
+    keyGenerator: principalKey,
+    ...(redis ? { redis, nameSpace: 'parley-rl:' } : {}),
+    errorResponseBuilder: (_req, ctx) =>
+      new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${ctx.max} requests per ${ctx.after === undefined ? 'window' : 'window; retry in ' + ctx.after}`),
+  });
+}
+
+/** Route-level limits of SPEC §8, for `config.rateLimit` of the routes that have one. */
+export function routeLimits(cfg: RateLimitConfig) {
+  return {
+    /** `POST /enroll`: 5 per IP per 10 minutes. */
+    enroll: { max: cfg.enrollPer10Min, timeWindow: 600_000, keyGenerator: (r: FastifyRequest) => 'enroll:' + r.ip },
+    /** `GET /devices/{id}/status`: 1 per 5 seconds per device. */
+    deviceStatus: {
+      max: cfg.deviceStatusPer5s,
+      timeWindow: 5_000,
+      keyGenerator: (r: FastifyRequest) => 'status:' + (r.params as { id?: string }).id,
+    },
+    /** Public routes without a SPEC limit: per IP. */
+    publicRoute: { max: cfg.publicPerMin, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => 'pub:' + r.ip },
+  };
+}

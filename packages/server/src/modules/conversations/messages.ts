@@ -1,0 +1,282 @@
+/**
+ * Messages (SPEC §2.4, §4.5, §6.1 rule 1; DESIGN §6, §7). The service stores only ciphertext:
+ * `header_blob` and `ciphertext` arrive base64 and are stored as bytes, never inspected.
+ *
+ * Sending: the sender must be one side of the pairwise conversation; the message is written by a
+ * group-commit batcher, acknowledged after commit, then published on the bus to the recipient
+ * device and the sender's other sockets. History: oldest first with an opaque, total-ordered
+ * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive).
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, desc, eq, gt, inArray, isNull, or, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { conversations, messages, topics } from '../../db/schema.js';
+import { withTenant } from '../../db/tenant.js';
+import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import { TenantBatcher } from './batcher.js';
+
+/** Body of `POST /conversations/{id}/messages` and of the `message` send frame. */
+export interface SendInput {
+  conversation_id: string;
+  header_blob: string;
+  ciphertext: string;
+  /** One of SPEC §2.4's message types (validated by the route or frame schema). */
+  message_type?: string;
+  /** low | normal | high | urgent (validated by the route or frame schema). */
+  priority?: string;
+  topic_id?: string;
+  message_group_id?: string;
+}
+
+/** A stored message on the wire (history entries and `message` receive frames). */
+export interface MessageOut {
+  message_id: string;
+  conversation_id: string;
+  sender_device_id: string;
+  header_blob: string;
+  ciphertext: string;
+  timestamp: string;
+  message_type: string;
+  priority: string;
+  topic_id: string;
+  message_group_id: string;
+  cursor: string;
+}
+
+export interface HistoryQuery {
+  since?: string;
+  limit?: number;
+  topic_id?: string;
+  conversation_id?: string;
+}
+
+interface ConversationInfo {
+  groupId: string;
+  agentDeviceId: string;
+  ownerDeviceId: string;
+  defaultTopicId: string;
+}
+
+type NewMessage = typeof messages.$inferInsert;
+/** A validated message row, ready to commit. */
+export type PreparedMessage = Required<Omit<NewMessage, 'seq' | 'deliveredAt'>>;
+type MessageRow = typeof messages.$inferSelect;
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodeBase64(field: string, s: string): Buffer {
+  if (s.length % 4 !== 0 || !BASE64.test(s)) throw badRequest(`${field} must be base64`);
+  return Buffer.from(s, 'base64');
+}
+
+export function toMessageOut(m: Pick<MessageRow, 'id' | 'seq' | 'conversationId' | 'senderDeviceId' | 'headerBlob' | 'ciphertext' | 'createdAt' | 'messageType' | 'priority' | 'topicId' | 'groupId'>): MessageOut {
+  return {
+    message_id: m.id,
+    conversation_id: m.conversationId,
+    sender_device_id: m.senderDeviceId,
+    header_blob: m.headerBlob.toString('base64'),
+    ciphertext: m.ciphertext.toString('base64'),
+    timestamp: m.createdAt.toISOString(),
+    message_type: m.messageType,
+    priority: m.priority,
+    topic_id: m.topicId,
+    message_group_id: m.groupId,
+    cursor: String(m.seq),
+  };
+}
+
+/** Bounded map used as a cache of immutable facts (conversation sides, topic groups). */
+class BoundedCache<V> extends Map<string, V> {
+  constructor(private readonly max: number) {
+    super();
+  }
+  override set(key: string, value: V): this {
+    if (this.size >= this.max) this.delete(this.keys().next().value as string);
+    return super.set(key, value);
+  }
+}
+
+export interface MessageServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  maxCiphertextBytes: number;
+  listDefault: number;
+  listMax: number;
+  /** Group-commit concurrency (see TenantBatcher). */
+  writerInFlight: number;
+}
+
+export class MessageService {
+  private readonly conversations = new BoundedCache<ConversationInfo>(50_000);
+  private readonly topicGroups = new BoundedCache<string>(50_000);
+  private readonly writer: TenantBatcher<NewMessage, number>;
+  private readonly delivered: TenantBatcher<string, undefined>;
+
+  constructor(private readonly deps: MessageServiceDeps) {
+    this.writer = new TenantBatcher(
+      async (tenantId, rows) => {
+        const out = await withTenant(deps.db, tenantId, (tx) =>
+          tx.insert(messages).values(rows).returning({ id: messages.id, seq: messages.seq }),
+        );
+        const seqById = new Map(out.map((r) => [r.id, r.seq]));
+        return rows.map((r) => seqById.get(r.id!)!);
+      },
+      { maxInFlight: deps.writerInFlight, maxBatch: 2000 },
+    );
+    this.delivered = new TenantBatcher(
+      async (tenantId, ids) => {
+        await withTenant(deps.db, tenantId, (tx) =>
+          tx
+            .update(messages)
+            .set({ deliveredAt: new Date() })
+            .where(and(inArray(messages.id, [...new Set(ids)]), isNull(messages.deliveredAt))),
+        );
+        return ids.map(() => undefined);
+      },
+      { maxInFlight: 1, maxBatch: 5000 },
+    );
+  }
+
+  /** The two sides, group and default topic of a conversation in the tenant (cached). 404 if unknown. */
+  async conversation(tenantId: string, conversationId: string): Promise<ConversationInfo> {
+    const key = `${tenantId}:${conversationId}`;
+    const hit = this.conversations.get(key);
+    if (hit) return hit;
+    const info = await withTenant(this.deps.db, tenantId, async (tx) => {
+      const [c] = await tx.select().from(conversations).where(eq(conversations.id, conversationId));
+      if (!c) return undefined;
+      const [t] = await tx
+        .select({ id: topics.id })
+        .from(topics)
+        .where(and(eq(topics.groupId, c.groupId), eq(topics.isDefault, true)));
+      return { groupId: c.groupId, agentDeviceId: c.agentDeviceId, ownerDeviceId: c.ownerDeviceId, defaultTopicId: t!.id };
+    });
+    if (!info) throw notFound('conversation');
+    this.conversations.set(key, info);
+    return info;
+  }
+
+  /** The other side of a conversation for `deviceId`; 403 when the device is not a side. */
+  async counterpart(tenantId: string, conversationId: string, deviceId: string): Promise<{ info: ConversationInfo; peer: string }> {
+    const info = await this.conversation(tenantId, conversationId);
+    if (deviceId === info.agentDeviceId) return { info, peer: info.ownerDeviceId };
+    if (deviceId === info.ownerDeviceId) return { info, peer: info.agentDeviceId };
+    throw forbidden('the sending device is not part of this conversation');
+  }
+
+  private async topicGroup(tenantId: string, topicId: string): Promise<string | undefined> {
+    const key = `${tenantId}:${topicId}`;
+    const hit = this.topicGroups.get(key);
+    if (hit) return hit;
+    const [t] = await withTenant(this.deps.db, tenantId, (tx) => tx.select({ groupId: topics.groupId }).from(topics).where(eq(topics.id, topicId)));
+    if (t) this.topicGroups.set(key, t.groupId);
+    return t?.groupId;
+  }
+
+  /**
+   * Store and relay one message: {@link prepare} then {@link commit}. Resolves after commit.
+   */
+  async send(tenantId: string, senderDeviceId: string, input: SendInput, excludeSocket?: string): Promise<MessageOut> {
+    return this.commit(await this.prepare(tenantId, senderDeviceId, input), excludeSocket);
+  }
+
+  /**
+   * Validate a message and build its row. Callers that must keep one sender's order (the socket
+   * gateway) prepare sequentially and commit without waiting.
+   * @throws 400 malformed base64 / mismatched group or topic, 403 not a side, 404 unknown
+   *   conversation, 413 ciphertext over the limit.
+   */
+  async prepare(tenantId: string, senderDeviceId: string, input: SendInput): Promise<PreparedMessage> {
+    const { info, peer } = await this.counterpart(tenantId, input.conversation_id, senderDeviceId);
+    if (input.message_group_id && input.message_group_id !== info.groupId) throw badRequest('message_group_id does not match the conversation');
+    let topicId = info.defaultTopicId;
+    if (input.topic_id && input.topic_id !== topicId) {
+      if ((await this.topicGroup(tenantId, input.topic_id)) !== info.groupId) throw badRequest('topic_id is not a topic of this conversation group');
+      topicId = input.topic_id;
+    }
+    const headerBlob = decodeBase64('header_blob', input.header_blob);
+    const ciphertext = decodeBase64('ciphertext', input.ciphertext);
+    if (ciphertext.length > this.deps.maxCiphertextBytes) {
+      throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${this.deps.maxCiphertextBytes} bytes`);
+    }
+    return {
+      id: randomUUID(),
+      tenantId,
+      conversationId: input.conversation_id,
+      groupId: info.groupId,
+      topicId,
+      senderDeviceId,
+      recipientDeviceId: peer,
+      headerBlob,
+      ciphertext,
+      messageType: input.message_type ?? 'text',
+      priority: input.priority ?? 'normal',
+      createdAt: new Date(),
+    };
+  }
+
+  /** Queue a prepared message for group commit; after commit publish it to the recipient and the sender's other sockets. */
+  async commit(row: PreparedMessage, excludeSocket?: string): Promise<MessageOut> {
+    const seq = await this.writer.submit(row.tenantId, row);
+    const out = toMessageOut({ ...row, seq });
+    await this.deps.notifier.toDevices([row.recipientDeviceId, row.senderDeviceId], 'message', out, excludeSocket);
+    return out;
+  }
+
+  /** Record that a message reached its recipient (batched; at-least-once delivery). */
+  markDelivered(tenantId: string, messageId: string): void {
+    void this.delivered.submit(tenantId, messageId).catch(() => undefined);
+  }
+
+  /** History of one conversation (owner view). */
+  async historyForConversation(tenantId: string, conversationId: string, q: HistoryQuery) {
+    await this.conversation(tenantId, conversationId);
+    return this.page(tenantId, [eq(messages.conversationId, conversationId)], q);
+  }
+
+  /** History of a device's conversations; messages addressed to it are marked delivered. */
+  async historyForDevice(tenantId: string, deviceId: string, q: HistoryQuery) {
+    const cond: SQL[] = [or(eq(messages.senderDeviceId, deviceId), eq(messages.recipientDeviceId, deviceId))!];
+    if (q.conversation_id) cond.push(eq(messages.conversationId, q.conversation_id));
+    const page = await this.page(tenantId, cond, q);
+    const mine = page.messages.filter((m) => m.sender_device_id !== deviceId).map((m) => m.message_id);
+    if (mine.length > 0) {
+      await withTenant(this.deps.db, tenantId, (tx) =>
+        tx.update(messages).set({ deliveredAt: new Date() }).where(and(inArray(messages.id, mine), isNull(messages.deliveredAt))),
+      );
+    }
+    return page;
+  }
+
+  private async page(tenantId: string, cond: SQL[], q: HistoryQuery): Promise<{ messages: MessageOut[]; next_cursor: string | null }> {
+    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
+    const where = [...cond];
+    if (q.topic_id) where.push(eq(messages.topicId, q.topic_id));
+    if (q.since !== undefined) {
+      if (/^\d{1,18}$/.test(q.since)) where.push(gt(messages.seq, Number(q.since)));
+      else {
+        const t = Date.parse(q.since);
+        if (Number.isNaN(t) || !/^\d{4}-\d{2}-\d{2}/.test(q.since)) throw badRequest('since must be an ISO 8601 timestamp or a next_cursor value');
+        where.push(gt(messages.createdAt, new Date(t)));
+      }
+    }
+    const rows = await withTenant(this.deps.db, tenantId, (tx) =>
+      tx
+        .select()
+        .from(messages)
+        .where(and(...where))
+        .orderBy(q.since !== undefined ? asc(messages.seq) : desc(messages.seq))
+        .limit(limit),
+    );
+    if (q.since === undefined) rows.reverse();
+    const out = rows.map(toMessageOut);
+    return { messages: out, next_cursor: out.at(-1)?.cursor ?? null };
+  }
+
+  /** Wait for queued writes (graceful shutdown). */
+  async drain(): Promise<void> {
+    await this.writer.drain();
+    await this.delivered.drain();
+  }
+}

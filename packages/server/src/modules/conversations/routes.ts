@@ -1,0 +1,158 @@
+/** Conversation, message and topic routes (SPEC §4.5). Thin: rules live in the services. */
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { ownerOf } from '../../http/auth.js';
+import { errorResponses } from '../../http/errors.js';
+import { Base64, IdParams, MessageList, MessageOut, MessageType, PageQuery, Priority, Timestamp, Uuid } from '../../http/schemas.js';
+import { badRequest } from '../../lib/errors.js';
+import type { MessageService } from './messages.js';
+import type { ConversationService } from './service.js';
+
+const Topic = Type.Object({ topic_id: Uuid, group_id: Uuid, name: Type.String(), is_default: Type.Boolean(), archived: Type.Boolean(), created_at: Timestamp });
+const Conversation = Type.Object({
+  conversation_id: Uuid,
+  message_group_id: Uuid,
+  agent_device_id: Uuid,
+  owner_device_id: Uuid,
+  created_at: Timestamp,
+  topics: Type.Array(Topic),
+});
+const TopicName = Type.String({ minLength: 1, maxLength: 100 });
+const DeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ description: "the owner's acting device" })) });
+
+const tags = ['conversations'];
+const security = [{ ownerJwt: [] }];
+const owner = { auth: 'owner' as const };
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. */
+function actingDevice(req: FastifyRequest, required: true): string;
+function actingDevice(req: FastifyRequest, required: false): string | undefined;
+function actingDevice(req: FastifyRequest, required: boolean): string | undefined {
+  const v = req.headers['x-device-id'];
+  if (typeof v === 'string' && UUID_RE.test(v)) return v.toLowerCase();
+  if (v !== undefined || required) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
+  return undefined;
+}
+
+export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: ConversationService; messages: MessageService }> = async (
+  app,
+  { conversations, messages },
+) => {
+  app.get(
+    '/conversations',
+    {
+      config: owner,
+      schema: {
+        tags,
+        security,
+        summary: 'List conversations with topic metadata',
+        querystring: Type.Object({ device_id: Type.Optional(Uuid) }),
+        response: { 200: Type.Object({ conversations: Type.Array(Conversation) }), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (req) => ({ conversations: await conversations.list(ownerOf(req).tenantId, req.query.device_id) }),
+  );
+
+  app.post(
+    '/conversations/:id/messages',
+    {
+      config: owner,
+      schema: {
+        tags,
+        security,
+        summary: 'Store an encrypted message sent by the owner device named in X-Device-Id',
+        params: IdParams,
+        headers: DeviceHeader,
+        body: Type.Object({
+          header_blob: Base64,
+          ciphertext: Base64,
+          message_type: Type.Optional(MessageType),
+          priority: Type.Optional(Priority),
+          topic_id: Type.Optional(Uuid),
+          message_group_id: Type.Optional(Uuid),
+        }),
+        response: { 201: MessageOut, ...errorResponses(400, 401, 403, 404, 413) },
+      },
+    },
+    async (req, reply) => {
+      const o = ownerOf(req);
+      const deviceId = actingDevice(req, true);
+      await conversations.actingOwnerDevice(o, deviceId);
+      const body = req.body as Parameters<MessageService['send']>[2];
+      return reply.status(201).send(await messages.send(o.tenantId, deviceId, { ...body, conversation_id: req.params.id }));
+    },
+  );
+
+  app.get(
+    '/conversations/:id/messages',
+    {
+      config: owner,
+      schema: { tags, security, summary: 'History, oldest first; since = ISO timestamp or next_cursor', params: IdParams, querystring: Type.Object(PageQuery), response: { 200: MessageList, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (req) => messages.historyForConversation(ownerOf(req).tenantId, req.params.id, req.query),
+  );
+
+  app.get(
+    '/conversations/:id/keys',
+    {
+      config: owner,
+      schema: {
+        tags,
+        security,
+        summary: 'Counterparty public keys for key agreement',
+        params: IdParams,
+        headers: DeviceHeader,
+        response: {
+          200: Type.Object({
+            conversation_id: Uuid,
+            device_id: Uuid,
+            identity_public_key: Type.String(),
+            ephemeral_public_key: Type.String(),
+            fingerprint: Type.String(),
+            kind: Type.String(),
+            status: Type.String(),
+          }),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) => conversations.keys(ownerOf(req), req.params.id, actingDevice(req, false)),
+  );
+
+  app.get(
+    '/topics',
+    {
+      config: owner,
+      schema: { tags: ['topics'], security, summary: "List topics (a group's, or all)", querystring: Type.Object({ group_id: Type.Optional(Uuid) }), response: { 200: Type.Object({ topics: Type.Array(Topic) }), ...errorResponses(400, 401, 403) } },
+    },
+    async (req) => ({ topics: await conversations.listTopics(ownerOf(req).tenantId, req.query.group_id) }),
+  );
+
+  app.post(
+    '/topics',
+    {
+      config: owner,
+      schema: { tags: ['topics'], security, summary: 'Create a topic in a conversation group', body: Type.Object({ group_id: Uuid, name: TopicName }), response: { 201: Topic, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (req, reply) => reply.status(201).send(await conversations.createTopic(ownerOf(req).tenantId, req.body.group_id, req.body.name)),
+  );
+
+  app.patch(
+    '/topics/:id',
+    {
+      config: owner,
+      schema: { tags: ['topics'], security, summary: 'Rename a topic', params: IdParams, body: Type.Object({ name: TopicName }), response: { 200: Topic, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (req) => conversations.renameTopic(ownerOf(req).tenantId, req.params.id, req.body.name),
+  );
+
+  app.post(
+    '/topics/:id/archive',
+    {
+      config: owner,
+      schema: { tags: ['topics'], security, summary: 'Archive a topic (409 for the default topic)', params: IdParams, response: { 200: Topic, ...errorResponses(400, 401, 403, 404, 409) } },
+    },
+    async (req) => conversations.archiveTopic(ownerOf(req).tenantId, req.params.id),
+  );
+};

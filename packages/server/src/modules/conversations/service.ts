@@ -1,0 +1,121 @@
+/**
+ * Conversations and topics (SPEC §4.5; DESIGN §7): listing with topic metadata, counterparty
+ * keys, topic create / rename / archive (the default topic cannot be archived: 409).
+ * New topics are announced with `topic_created` to every device of the group.
+ */
+import { randomUUID } from 'node:crypto';
+import type { OwnerPrincipal } from '../../auth/authenticator.js';
+import type { Db } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { conflict, notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import type { DeviceService } from '../devices/service.js';
+import { keysOf } from '../devices/service.js';
+import * as devicesRepo from '../devices/repo.js';
+import * as repo from './repo.js';
+
+export interface TopicOut {
+  topic_id: string;
+  group_id: string;
+  name: string;
+  is_default: boolean;
+  archived: boolean;
+  created_at: string;
+}
+
+const topicOut = (t: repo.TopicRow): TopicOut => ({
+  topic_id: t.id,
+  group_id: t.groupId,
+  name: t.name,
+  is_default: t.isDefault,
+  archived: t.archived,
+  created_at: t.createdAt.toISOString(),
+});
+
+export class ConversationService {
+  constructor(
+    private readonly db: Db,
+    private readonly notifier: Notifier,
+    private readonly devices: DeviceService,
+  ) {}
+
+  /** Every conversation of the tenant (optionally of one device) with its group's topics. */
+  list(tenantId: string, deviceId?: string) {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const convs = deviceId ? await repo.conversationsOfDevice(tx, deviceId) : await repo.allConversations(tx);
+      const topics = await repo.topicsOfGroups(tx, [...new Set(convs.map((c) => c.groupId))]);
+      return convs.map((c) => ({
+        conversation_id: c.id,
+        message_group_id: c.groupId,
+        agent_device_id: c.agentDeviceId,
+        owner_device_id: c.ownerDeviceId,
+        created_at: c.createdAt.toISOString(),
+        topics: topics.filter((t) => t.groupId === c.groupId).map(topicOut),
+      }));
+    });
+  }
+
+  /**
+   * Counterparty public keys (SPEC §4.5): the side other than the owner's acting device
+   * (`X-Device-Id`), or the agent side when no device is named.
+   */
+  keys(owner: OwnerPrincipal & { tenantId: string }, conversationId: string, actingDeviceId?: string) {
+    return withTenant(this.db, owner.tenantId, async (tx) => {
+      const c = await repo.getConversation(tx, conversationId);
+      if (!c) throw notFound('conversation');
+      let peerId = c.agentDeviceId;
+      if (actingDeviceId) {
+        await this.devices.requireOwnerDevice(tx, owner, actingDeviceId);
+        peerId = actingDeviceId === c.agentDeviceId ? c.ownerDeviceId : c.agentDeviceId;
+      }
+      const peer = await devicesRepo.getDevice(tx, peerId);
+      if (!peer) throw notFound('counterparty device');
+      return { conversation_id: c.id, ...keysOf(peer), kind: peer.kind, status: peer.status };
+    });
+  }
+
+  listTopics(tenantId: string, groupId?: string): Promise<TopicOut[]> {
+    return withTenant(this.db, tenantId, async (tx) =>
+      (groupId ? await repo.topicsOfGroups(tx, [groupId]) : await repo.allTopics(tx)).map(topicOut),
+    );
+  }
+
+  /** Create a topic in a conversation group; its devices receive `topic_created`. */
+  async createTopic(tenantId: string, groupId: string, name: string): Promise<TopicOut> {
+    const { topic, deviceIds } = await withTenant(this.db, tenantId, async (tx) => {
+      const group = await repo.getGroup(tx, groupId);
+      if (!group) throw notFound('conversation group');
+      const [row] = await repo.insertTopic(tx, { id: randomUUID(), tenantId, groupId, name });
+      const convs = await repo.conversationsOfDevice(tx, group.agentDeviceId);
+      return { topic: row!, deviceIds: [group.agentDeviceId, ...convs.map((c) => c.ownerDeviceId)] };
+    });
+    const out = topicOut(topic);
+    await this.notifier.toDevices(deviceIds, 'topic_created', out);
+    return out;
+  }
+
+  renameTopic(tenantId: string, id: string, name: string): Promise<TopicOut> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      if (!(await repo.getTopic(tx, id, true))) throw notFound('topic');
+      const [row] = await repo.updateTopic(tx, id, { name });
+      return topicOut(row!);
+    });
+  }
+
+  /** Archive a topic; 409 for the group's default topic. */
+  archiveTopic(tenantId: string, id: string): Promise<TopicOut> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const t = await repo.getTopic(tx, id, true);
+      if (!t) throw notFound('topic');
+      if (t.isDefault) throw conflict('the default topic cannot be archived');
+      const [row] = await repo.updateTopic(tx, id, { archived: true });
+      return topicOut(row!);
+    });
+  }
+
+  /** The owner's acting device for REST sends; validates X-Device-Id. */
+  actingOwnerDevice(owner: OwnerPrincipal & { tenantId: string }, deviceId: string) {
+    return withTenant(this.db, owner.tenantId, (tx) => this.devices.requireOwnerDevice(tx, owner, deviceId));
+  }
+}
+

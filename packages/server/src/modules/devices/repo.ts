@@ -1,0 +1,59 @@
+/** Device queries (tenant-scoped transactions unless named otherwise). */
+import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { deviceChallenges, devices, messages } from '../../db/schema.js';
+
+export type DeviceRow = typeof devices.$inferSelect;
+
+export const insertDevice = (tx: Tx, row: typeof devices.$inferInsert) => tx.insert(devices).values(row).returning();
+
+export async function getDevice(tx: Tx, id: string, forUpdate = false): Promise<DeviceRow | undefined> {
+  const q = tx.select().from(devices).where(and(eq(devices.id, id), isNull(devices.deletedAt)));
+  const [row] = forUpdate ? await q.for('update') : await q;
+  return row;
+}
+
+/** Tenant of a device id, across tenants (unauthenticated status polling, activation, renewal). */
+export async function findDeviceTenant(tx: Tx, id: string): Promise<string | undefined> {
+  const [row] = await tx.select({ tenantId: devices.tenantId }).from(devices).where(and(eq(devices.id, id), isNull(devices.deletedAt)));
+  return row?.tenantId;
+}
+
+export const listDevices = (tx: Tx) => tx.select().from(devices).where(isNull(devices.deletedAt)).orderBy(asc(devices.enrolledAt));
+
+export const updateDevice = (tx: Tx, id: string, set: Partial<typeof devices.$inferInsert>) =>
+  tx.update(devices).set(set).where(eq(devices.id, id)).returning();
+
+/** Set last_seen to `at` unless it is already later. */
+export const touchDevice = (tx: Tx, id: string, at: Date) =>
+  tx
+    .update(devices)
+    .set({ lastSeen: at })
+    .where(and(eq(devices.id, id), sql`(${devices.lastSeen} is null or ${devices.lastSeen} < ${at.toISOString()})`));
+
+export async function pendingCount(tx: Tx, deviceId: string): Promise<number> {
+  const [row] = await tx
+    .select({ n: count() })
+    .from(messages)
+    .where(and(eq(messages.recipientDeviceId, deviceId), isNull(messages.deliveredAt)));
+  return Number(row?.n ?? 0);
+}
+
+export const insertChallenge = (tx: Tx, row: typeof deviceChallenges.$inferInsert) => tx.insert(deviceChallenges).values(row);
+
+/** Consume an unused, unexpired challenge of a device; returns whether one was consumed. */
+export async function consumeChallenge(tx: Tx, deviceId: string, challenge: string, now: Date): Promise<boolean> {
+  const rows = await tx
+    .update(deviceChallenges)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(deviceChallenges.deviceId, deviceId),
+        eq(deviceChallenges.challenge, challenge),
+        isNull(deviceChallenges.usedAt),
+        gt(deviceChallenges.expiresAt, now),
+      ),
+    )
+    .returning({ id: deviceChallenges.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,404 @@
+/**
+ * Devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5, §7): enrollment with proof of possession,
+ * owner approval / rejection, activation with proof of possession, revocation (403 for every later
+ * call, sockets closed 4001), deletion of revoked devices, owner devices, relink, rename,
+ * webhooks, presence, keys, pending counts and device-token renewal.
+ *
+ * Transition rules: a request for a transition the current state does not allow answers 409;
+ * every multi-step write is one tenant-scoped transaction.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DeviceTokenService } from '../../auth/device-tokens.js';
+import type { OwnerPrincipal } from '../../auth/authenticator.js';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
+import { badRequest, conflict, deviceRevoked, forbidden, notFound, unauthorized } from '../../lib/errors.js';
+import { CLOSE, type Notifier } from '../../realtime/notifier.js';
+import { provisionAgent, provisionOwnerDevice } from '../conversations/provisioning.js';
+import type { ConversationRow } from '../conversations/repo.js';
+import { activeDevices } from '../conversations/repo.js';
+import { effectiveStatus } from '../invites/service.js';
+import * as invitesRepo from '../invites/repo.js';
+import { health } from './last-seen.js';
+import * as repo from './repo.js';
+
+export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
+
+/** Answers whether a device has an open socket (realtime gateway). */
+export interface Presence {
+  isOnline(deviceId: string): boolean;
+}
+
+/** A device as listed to owners (DESIGN §7). */
+export interface DeviceOut {
+  device_id: string;
+  name: string;
+  platform: string | null;
+  status: DeviceStatus;
+  kind: 'owner' | 'agent';
+  health: 'green' | 'yellow' | 'red';
+  last_seen: string | null;
+  fingerprint: string;
+  identity_public_key: string;
+  ephemeral_public_key: string;
+  enrolled_at: string;
+  webhook_url: string | null;
+}
+
+export function toDeviceOut(d: repo.DeviceRow): DeviceOut {
+  return {
+    device_id: d.id,
+    name: d.name,
+    platform: d.platform,
+    status: d.status as DeviceStatus,
+    kind: d.kind as 'owner' | 'agent',
+    health: health(d.lastSeen),
+    last_seen: d.lastSeen?.toISOString() ?? null,
+    fingerprint: d.fingerprint,
+    identity_public_key: d.identityPublicKey,
+    ephemeral_public_key: d.ephemeralPublicKey,
+    enrolled_at: d.enrolledAt.toISOString(),
+    webhook_url: d.webhookUrl,
+  };
+}
+
+export interface DeviceKeys {
+  device_id: string;
+  identity_public_key: string;
+  ephemeral_public_key: string;
+  fingerprint: string;
+}
+
+export const keysOf = (d: repo.DeviceRow): DeviceKeys => ({
+  device_id: d.id,
+  identity_public_key: d.identityPublicKey,
+  ephemeral_public_key: d.ephemeralPublicKey,
+  fingerprint: d.fingerprint,
+});
+
+export interface ConversationLink {
+  conversation_id: string;
+  message_group_id: string;
+  agent_device_id: string;
+  owner_device_id: string;
+}
+
+const linkOf = (c: ConversationRow): ConversationLink => ({
+  conversation_id: c.id,
+  message_group_id: c.groupId,
+  agent_device_id: c.agentDeviceId,
+  owner_device_id: c.ownerDeviceId,
+});
+
+export interface EnrollInput {
+  invite_token: string;
+  identity_public_key: string;
+  ephemeral_public_key: string;
+  proof_of_possession: string;
+  platform?: string;
+  name?: string;
+}
+
+/** The UTF-8 message an APPROVED device signs to activate (DESIGN §7). */
+export const activationMessage = (deviceId: string) => Buffer.from(`activate:${deviceId}`, 'utf8');
+
+const CHALLENGE_TTL_MS = 5 * 60_000;
+
+export interface DeviceServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  deviceTokens: DeviceTokenService;
+  presence: Presence;
+}
+
+export class DeviceService {
+  constructor(private readonly deps: DeviceServiceDeps) {}
+
+  private get db() {
+    return this.deps.db;
+  }
+
+  /**
+   * `POST /enroll`: an unknown, consumed, revoked or expired invite is 401; a bad proof of
+   * possession is 400 and leaves the invite unused. Success consumes the invite and creates a
+   * PENDING agent device; owners receive `device_pending`.
+   */
+  async enroll(input: EnrollInput): Promise<{ device_id: string; fingerprint: string; status: DeviceStatus }> {
+    const ipk = input.identity_public_key.toLowerCase();
+    const epk = input.ephemeral_public_key.toLowerCase();
+    const found = await crossTenant(this.db, 'enrollment: the invite token is the credential', (tx) =>
+      invitesRepo.findTenantByTokenHash(tx, hashSecret(input.invite_token)),
+    );
+    if (!found) throw unauthorized('invalid invite token');
+    const device = await withTenant(this.db, found.tenantId, async (tx) => {
+      const invite = await invitesRepo.getInvite(tx, found.id, true);
+      if (!invite || effectiveStatus(invite) !== 'active') throw unauthorized('invite is not valid (used, revoked or expired)');
+      if (!verifyEd25519(ipk, Buffer.from(ipk, 'hex'), input.proof_of_possession.toLowerCase())) {
+        throw badRequest('proof_of_possession does not verify against identity_public_key');
+      }
+      const id = randomUUID();
+      const [row] = await repo.insertDevice(tx, {
+        id,
+        tenantId: found.tenantId,
+        kind: 'agent',
+        status: 'PENDING',
+        identityPublicKey: ipk,
+        ephemeralPublicKey: epk,
+        fingerprint: fingerprint(ipk),
+        name: input.name ?? `${input.platform ?? 'agent'}-${id.slice(0, 8)}`,
+        platform: input.platform ?? null,
+        inviteId: invite.id,
+      });
+      await invitesRepo.updateInvite(tx, invite.id, { status: 'consumed', consumedAt: new Date(), deviceId: id });
+      return row!;
+    });
+    await this.deps.notifier.toOwners(found.tenantId, 'device_pending', {
+      device_id: device.id,
+      fingerprint: device.fingerprint,
+      platform: device.platform,
+      name: device.name,
+      enrolled_at: device.enrolledAt.toISOString(),
+    });
+    return { device_id: device.id, fingerprint: device.fingerprint, status: 'PENDING' };
+  }
+
+  /** `GET /devices/{id}/status` (unauthenticated polling by the enrolling agent). */
+  async status(id: string): Promise<{ device_id: string; status: DeviceStatus }> {
+    const device = await this.findAcrossTenants(id, 'status polling by device id');
+    return { device_id: id, status: device.status as DeviceStatus };
+  }
+
+  /**
+   * `POST /devices/{id}/activate`: APPROVED -> ACTIVE with a proof of possession over
+   * `activate:<device_id>` (401 when it does not verify). Creates the conversation group, default
+   * topic and one conversation per ACTIVE owner device; issues the device JWT; owners receive
+   * `device_linked`. 403 for a revoked device, 409 for any other state.
+   */
+  async activate(id: string, signature: string) {
+    const tenantId = (await this.findAcrossTenants(id, 'activation by device id')).tenantId;
+    const result = await withTenant(this.db, tenantId, async (tx) => {
+      const d = await this.mustGet(tx, id, true);
+      if (d.status === 'REVOKED') throw deviceRevoked();
+      if (d.status !== 'APPROVED') throw conflict(`device is ${d.status}; only an APPROVED device can be activated`);
+      if (!verifyEd25519(d.identityPublicKey, activationMessage(id), signature.toLowerCase())) {
+        throw unauthorized('activation signature does not verify against the identity key');
+      }
+      await repo.updateDevice(tx, id, { status: 'ACTIVE', activatedAt: new Date(), lastSeen: new Date() });
+      const group = await provisionAgent(tx, tenantId, id);
+      const owners = await activeDevices(tx, 'owner');
+      return { group, owners };
+    });
+    const { token, expiresAt } = await this.deps.deviceTokens.issue(id, tenantId);
+    const first = result.group.conversations[0]?.id ?? null;
+    await this.deps.notifier.toOwners(tenantId, 'device_linked', { device_id: id, conversation_id: first });
+    return {
+      device_id: id,
+      device_jwt: token,
+      expires_at: expiresAt.toISOString(),
+      conversation_id: first,
+      message_group_id: result.group.groupId,
+      default_topic_id: result.group.defaultTopicId,
+      conversations: result.group.conversations.map(linkOf),
+      owner_public_keys: result.owners.map(keysOf),
+    };
+  }
+
+  list(tenantId: string): Promise<DeviceOut[]> {
+    return withTenant(this.db, tenantId, async (tx) => (await repo.listDevices(tx)).map(toDeviceOut));
+  }
+
+  /** PENDING -> APPROVED; the agent receives `device_approved`. */
+  approve(tenantId: string, id: string): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING'], 'APPROVED', { approvedAt: new Date() }, (d) =>
+      this.deps.notifier.toDevices([d.id], 'device_approved', { device_id: d.id }),
+    );
+  }
+
+  /** PENDING -> REVOKED (owner rejects, SPEC §3.1). */
+  reject(tenantId: string, id: string): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING'], 'REVOKED', { revokedAt: new Date() });
+  }
+
+  /** PENDING | APPROVED | ACTIVE -> REVOKED; every socket of the device is closed with 4001. */
+  revoke(tenantId: string, id: string): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING', 'APPROVED', 'ACTIVE'], 'REVOKED', { revokedAt: new Date() }, (d) =>
+      this.deps.notifier.closeDevice(d.id, CLOSE.revoked, 'device revoked'),
+    );
+  }
+
+  private async transition(
+    tenantId: string,
+    id: string,
+    from: DeviceStatus[],
+    to: DeviceStatus,
+    set: Partial<repo.DeviceRow>,
+    after?: (d: repo.DeviceRow) => Promise<void>,
+  ): Promise<DeviceOut> {
+    const updated = await withTenant(this.db, tenantId, async (tx) => {
+      const d = await this.mustGet(tx, id, true);
+      if (!from.includes(d.status as DeviceStatus)) throw conflict(`device is ${d.status}; cannot become ${to}`);
+      const [row] = await repo.updateDevice(tx, id, { ...set, status: to });
+      return row!;
+    });
+    await after?.(updated);
+    return toDeviceOut(updated);
+  }
+
+  rename(tenantId: string, id: string, name: string): Promise<DeviceOut> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      await this.mustGet(tx, id, true);
+      const [row] = await repo.updateDevice(tx, id, { name });
+      return toDeviceOut(row!);
+    });
+  }
+
+  /**
+   * Register (`url`) or clear (`null`) a device's webhook URL (delivery: DESIGN §8.11, a later
+   * issue). A new registration answers a fresh Standard Webhooks secret (`whsec_…`) once.
+   */
+  setWebhook(tenantId: string, id: string, url: string | null) {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const d = await this.mustGet(tx, id, true);
+      if (d.status === 'REVOKED') throw deviceRevoked();
+      const secret = url === null ? null : `whsec_${randomBytes(24).toString('base64')}`;
+      await repo.updateDevice(tx, id, { webhookUrl: url, webhookSecret: secret });
+      return { device_id: id, webhook_url: url, ...(secret ? { secret } : {}) };
+    });
+  }
+
+  /** `DELETE /devices/{id}`: only a REVOKED device (409 otherwise); its history stays. */
+  delete(tenantId: string, id: string): Promise<void> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const d = await this.mustGet(tx, id, true);
+      if (d.status !== 'REVOKED') throw conflict(`device is ${d.status}; revoke it before deleting`);
+      await repo.updateDevice(tx, id, { deletedAt: new Date() });
+    });
+  }
+
+  /**
+   * `POST /devices/register`: an owner device with its keys, ACTIVE at once, with a conversation
+   * to every ACTIVE agent.
+   */
+  async registerOwnerDevice(
+    owner: OwnerPrincipal & { tenantId: string },
+    input: { identity_public_key: string; ephemeral_public_key: string; name?: string; platform?: string },
+  ) {
+    const ipk = input.identity_public_key.toLowerCase();
+    const id = randomUUID();
+    const conversations = await withTenant(this.db, owner.tenantId, async (tx) => {
+      await repo.insertDevice(tx, {
+        id,
+        tenantId: owner.tenantId,
+        kind: 'owner',
+        status: 'ACTIVE',
+        identityPublicKey: ipk,
+        ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(),
+        fingerprint: fingerprint(ipk),
+        name: input.name ?? `${input.platform ?? 'owner'}-${id.slice(0, 8)}`,
+        platform: input.platform ?? null,
+        ownerSub: owner.sub,
+        approvedAt: new Date(),
+        activatedAt: new Date(),
+      });
+      return provisionOwnerDevice(tx, owner.tenantId, id);
+    });
+    return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: conversations.map(linkOf) };
+  }
+
+  /** `POST /devices/{id}/relink`: idempotent; conversations of an owner device with every agent. */
+  relink(tenantId: string, id: string) {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const d = await this.mustGet(tx, id);
+      if (d.kind !== 'owner') throw badRequest('relink applies to owner devices');
+      if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE owner device can be relinked`);
+      const conversations = await provisionOwnerDevice(tx, tenantId, id);
+      return { device_id: id, conversations: conversations.map(linkOf) };
+    });
+  }
+
+  /**
+   * `DELETE /devices/{id}/remove`: the acting owner device (`X-Device-Id`, an ACTIVE owner device
+   * of the caller) removes an owner device of the tenant: it is revoked (sockets closed 4001) and
+   * deleted; conversation history stays.
+   */
+  async removeOwnerDevice(owner: OwnerPrincipal & { tenantId: string }, id: string, actingDeviceId: string): Promise<void> {
+    await withTenant(this.db, owner.tenantId, async (tx) => {
+      await this.requireOwnerDevice(tx, owner, actingDeviceId);
+      const d = await this.mustGet(tx, id, true);
+      if (d.kind !== 'owner') throw badRequest('only owner devices are removed here; revoke agent devices');
+      await repo.updateDevice(tx, id, { status: 'REVOKED', revokedAt: d.revokedAt ?? new Date(), deletedAt: new Date() });
+    });
+    await this.deps.notifier.closeDevice(id, CLOSE.revoked, 'device removed');
+  }
+
+  /** The acting owner device of a request (`X-Device-Id`): ACTIVE, kind owner, registered by this user. */
+  async requireOwnerDevice(tx: Tx, owner: OwnerPrincipal, deviceId: string): Promise<repo.DeviceRow> {
+    const d = await repo.getDevice(tx, deviceId);
+    if (!d) throw notFound('device named by X-Device-Id');
+    if (d.kind !== 'owner' || d.ownerSub !== owner.sub) throw forbidden('X-Device-Id must name one of your owner devices');
+    if (d.status === 'REVOKED') throw deviceRevoked();
+    return d;
+  }
+
+  async presence(tenantId: string, id: string) {
+    const d = await withTenant(this.db, tenantId, (tx) => this.mustGet(tx, id));
+    return {
+      device_id: id,
+      online: this.deps.presence.isOnline(id),
+      last_seen: d.lastSeen?.toISOString() ?? null,
+      health: health(d.lastSeen),
+    };
+  }
+
+  keys(tenantId: string, id: string): Promise<DeviceKeys> {
+    return withTenant(this.db, tenantId, async (tx) => keysOf(await this.mustGet(tx, id)));
+  }
+
+  /** Count of messages addressed to the device and not yet delivered to it. */
+  pending(tenantId: string, id: string): Promise<{ device_id: string; pending: number }> {
+    return withTenant(this.db, tenantId, async (tx) => ({ device_id: id, pending: await repo.pendingCount(tx, id) }));
+  }
+
+  /** Issue a single-use challenge (5 minutes) for device-token renewal. 403 unless ACTIVE. */
+  async tokenChallenge(id: string): Promise<{ device_id: string; challenge: string; expires_at: string }> {
+    const d = await this.findAcrossTenants(id, 'token renewal by device id');
+    if (d.status === 'REVOKED') throw deviceRevoked();
+    if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE device renews its token`);
+    const challenge = `parley-renew:${id}:${randomBytes(32).toString('hex')}`;
+    const expiresAt = new Date(Date.now() + CHALLENGE_TTL_MS);
+    await withTenant(this.db, d.tenantId, (tx) =>
+      repo.insertChallenge(tx, { id: randomUUID(), tenantId: d.tenantId, deviceId: id, challenge, expiresAt }),
+    );
+    return { device_id: id, challenge, expires_at: expiresAt.toISOString() };
+  }
+
+  /**
+   * Renew a device JWT (DESIGN §5): `signature` is Ed25519 by the identity key over the UTF-8
+   * challenge. The challenge is consumed; 401 when unknown, used, expired or not signed.
+   */
+  async renewToken(id: string, challenge: string, signature: string) {
+    const d = await this.findAcrossTenants(id, 'token renewal by device id');
+    if (d.status === 'REVOKED') throw deviceRevoked();
+    if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE device renews its token`);
+    if (!verifyEd25519(d.identityPublicKey, Buffer.from(challenge, 'utf8'), signature.toLowerCase())) {
+      throw unauthorized('signature does not verify against the identity key');
+    }
+    const ok = await withTenant(this.db, d.tenantId, (tx) => repo.consumeChallenge(tx, id, challenge, new Date()));
+    if (!ok) throw unauthorized('unknown, used or expired challenge');
+    const { token, expiresAt } = await this.deps.deviceTokens.issue(id, d.tenantId);
+    return { device_id: id, device_jwt: token, expires_at: expiresAt.toISOString() };
+  }
+
+  private async findAcrossTenants(id: string, reason: string): Promise<repo.DeviceRow> {
+    const tenantId = await crossTenant(this.db, reason, (tx) => repo.findDeviceTenant(tx, id));
+    if (!tenantId) throw notFound('device');
+    return withTenant(this.db, tenantId, (tx) => this.mustGet(tx, id));
+  }
+
+  private async mustGet(tx: Tx, id: string, forUpdate = false): Promise<repo.DeviceRow> {
+    const d = await repo.getDevice(tx, id, forUpdate);
+    if (!d) throw notFound('device');
+    return d;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Tenant provisioning (SPEC §4.2, DESIGN §7): the creator becomes `OWNER_ADMIN`. The tenant row
+ * and the membership are written in one transaction under the new tenant's own RLS scope.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { memberships, tenants } from '../../db/schema.js';
+import { withTenant } from '../../db/tenant.js';
+
+export const OWNER_ADMIN = 'OWNER_ADMIN';
+
+export interface TenantOut {
+  tenant_id: string;
+  name: string;
+  role: string;
+}
+
+export async function createTenant(db: Db, ownerSub: string, name: string): Promise<TenantOut> {
+  const id = randomUUID();
+  await withTenant(db, id, async (tx) => {
+    await tx.insert(tenants).values({ id, name });
+    await tx.insert(memberships).values({ tenantId: id, userSub: ownerSub, role: OWNER_ADMIN });
+  });
+  return { tenant_id: id, name, role: OWNER_ADMIN };
+}

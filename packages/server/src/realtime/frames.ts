@@ -1,0 +1,35 @@
+/**
+ * Client-to-service WebSocket frames (SPEC §6.1, DESIGN §7), validated with compiled TypeBox
+ * schemas. Frames are `{event, data}`; `client_ref` travels inside `data`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Base64, MessageType, Priority, Uuid } from '../http/schemas.js';
+
+const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
+
+export const MessageFrame = Type.Object({
+  conversation_id: Uuid,
+  header_blob: Base64,
+  ciphertext: Base64,
+  message_type: Type.Optional(MessageType),
+  priority: Type.Optional(Priority),
+  topic_id: Type.Optional(Uuid),
+  message_group_id: Type.Optional(Uuid),
+  client_ref: ClientRef,
+});
+export type MessageFrame = Static<typeof MessageFrame>;
+
+export const TypingFrame = Type.Object({ conversation_id: Uuid });
+
+export const Envelope = Type.Object({ event: Type.String({ minLength: 1, maxLength: 64 }), data: Type.Optional(Type.Unknown()) });
+
+export const checkEnvelope = TypeCompiler.Compile(Envelope);
+export const checkMessage = TypeCompiler.Compile(MessageFrame);
+export const checkTyping = TypeCompiler.Compile(TypingFrame);
+
+/** First validation error of a compiled check, as `path: message`. */
+export function firstError(check: { Errors(v: unknown): Iterable<{ path: string; message: string }> }, value: unknown): string {
+  for (const e of check.Errors(value)) return `${e.path || 'data'}: ${e.message}`;
+  return 'invalid frame';
+}

@@ -1,0 +1,268 @@
+/**
+ * The WebSocket gateway (SPEC §4.18, §6.1; DESIGN §6, §7) at `/api/v1/ws?token=…`.
+ *
+ * - Authentication: a device JWT, or an owner JWT plus `device_id` naming the owner's ACTIVE
+ *   device. Refusals accept the socket, then close it: 4401 missing/invalid token, 4001 revoked,
+ *   4003 not ACTIVE or not the caller's device.
+ * - `message` frames are validated, rate limited (60/min per device), prepared in arrival order,
+ *   committed by group commit and acknowledged with `message_ack` only after commit; the stored
+ *   message is published on the bus to the recipient device and the sender's other sockets.
+ * - `typing` is relayed to the counterpart with `device_id` filled in by the server.
+ * - Keepalive: a `ping` frame every `pingIntervalMs`; a socket silent for `deadTimeoutMs` is
+ *   terminated. Disconnects update last_seen.
+ * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { WebSocket } from 'ws';
+import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { Db } from '../db/client.js';
+import { withTenant } from '../db/tenant.js';
+import { AppError, ErrorCode } from '../lib/errors.js';
+import type { MessageService } from '../modules/conversations/messages.js';
+import type { LastSeenTracker } from '../modules/devices/last-seen.js';
+import { getDevice } from '../modules/devices/repo.js';
+import type { Presence } from '../modules/devices/service.js';
+import type { BusEvent, EventBus } from './bus.js';
+import { checkEnvelope, checkMessage, checkTyping, firstError, type MessageFrame } from './frames.js';
+import { CLOSE } from './notifier.js';
+
+interface Conn {
+  id: string;
+  ws: WebSocket;
+  deviceId: string;
+  tenantId: string;
+  kind: 'owner' | 'agent';
+  lastRecv: number;
+  lastPing: number;
+  /** Serialises the prepare phase of this socket's frames so one sender's order is kept. */
+  chain: Promise<unknown>;
+}
+
+export interface GatewayDeps {
+  db: Db;
+  bus: EventBus;
+  authenticator: Authenticator;
+  messages: MessageService;
+  lastSeen: LastSeenTracker;
+  /** 60 messages per minute per device (SPEC §8); undefined when rate limits are off. */
+  limiter: RateLimiterAbstract | undefined;
+  pingIntervalMs: number;
+  deadTimeoutMs: number;
+  log: FastifyBaseLogger;
+}
+
+type SocketOpen = 1;
+const OPEN: SocketOpen = 1;
+
+export class Gateway implements Presence {
+  private readonly byDevice = new Map<string, Set<Conn>>();
+  private readonly ownersByTenant = new Map<string, Set<Conn>>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
+    const tick = Math.max(5, Math.min(deps.pingIntervalMs, deps.deadTimeoutMs) / 3);
+    this.timer = setInterval(() => this.sweep(), tick);
+    this.timer.unref();
+  }
+
+  isOnline(deviceId: string): boolean {
+    return (this.byDevice.get(deviceId)?.size ?? 0) > 0;
+  }
+
+  /** Number of open, authenticated sockets on this instance. */
+  get size(): number {
+    let n = 0;
+    for (const s of this.byDevice.values()) n += s.size;
+    return n;
+  }
+
+  /** Handle a freshly upgraded socket. Frames that arrive during authentication are queued. */
+  handle(ws: WebSocket, query: { token?: string; device_id?: string }): void {
+    const early: string[] = [];
+    let conn: Conn | undefined;
+    ws.on('message', (raw) => {
+      const text = raw.toString();
+      if (conn) this.onFrame(conn, text);
+      else early.push(text);
+    });
+    ws.on('close', () => {
+      if (conn) this.remove(conn);
+    });
+    ws.on('error', () => undefined);
+    this.authenticate(query).then(
+      (who) => {
+        if (ws.readyState !== OPEN) return;
+        conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve() };
+        this.add(conn);
+        void this.deps.lastSeen.seen(conn.tenantId, conn.deviceId, true);
+        for (const text of early.splice(0)) this.onFrame(conn, text);
+      },
+      (err: unknown) => {
+        const code =
+          err instanceof AppError
+            ? err.code === ErrorCode.DeviceRevoked
+              ? CLOSE.revoked
+              : err.code === ErrorCode.Unauthorized
+                ? CLOSE.unauthorized
+                : CLOSE.forbidden
+            : CLOSE.unauthorized;
+        if (!(err instanceof AppError)) this.deps.log.error({ err }, 'websocket authentication failed');
+        ws.close(code, err instanceof AppError ? err.detail : 'authentication failed');
+      },
+    );
+  }
+
+  private async authenticate(query: { token?: string; device_id?: string }): Promise<Pick<Conn, 'deviceId' | 'tenantId' | 'kind'>> {
+    const principal: Principal = await this.deps.authenticator.authenticate(query.token);
+    if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind };
+    if (!principal.tenantId) throw new AppError(ErrorCode.Forbidden, 'the user belongs to no tenant');
+    const deviceId = query.device_id;
+    if (!deviceId || !/^[0-9a-f-]{36}$/i.test(deviceId)) throw new AppError(ErrorCode.Forbidden, 'owner sockets need device_id');
+    const tenantId = principal.tenantId;
+    const d = await withTenant(this.deps.db, tenantId, (tx) => getDevice(tx, deviceId));
+    if (!d || d.kind !== 'owner' || d.ownerSub !== principal.sub) throw new AppError(ErrorCode.Forbidden, 'device_id is not one of your owner devices');
+    if (d.status === 'REVOKED') throw new AppError(ErrorCode.DeviceRevoked, 'device revoked');
+    if (d.status !== 'ACTIVE') throw new AppError(ErrorCode.Forbidden, 'device is not active');
+    return { deviceId, tenantId, kind: 'owner' };
+  }
+
+  private add(c: Conn): void {
+    let set = this.byDevice.get(c.deviceId);
+    if (!set) this.byDevice.set(c.deviceId, (set = new Set()));
+    set.add(c);
+    if (c.kind === 'owner') {
+      let owners = this.ownersByTenant.get(c.tenantId);
+      if (!owners) this.ownersByTenant.set(c.tenantId, (owners = new Set()));
+      owners.add(c);
+    }
+  }
+
+  private remove(c: Conn): void {
+    const set = this.byDevice.get(c.deviceId);
+    if (set?.delete(c) && set.size === 0) this.byDevice.delete(c.deviceId);
+    const owners = this.ownersByTenant.get(c.tenantId);
+    if (owners?.delete(c) && owners.size === 0) this.ownersByTenant.delete(c.tenantId);
+    void this.deps.lastSeen.seen(c.tenantId, c.deviceId, true);
+  }
+
+  private send(c: Conn, event: string, data: unknown): void {
+    if (c.ws.readyState === OPEN) c.ws.send(JSON.stringify({ event, data }));
+  }
+
+  private sendError(c: Conn, status: number, detail: string, clientRef?: unknown, extra: Record<string, unknown> = {}): void {
+    this.send(c, 'error', { detail, status, ...(typeof clientRef === 'string' ? { client_ref: clientRef } : {}), ...extra });
+  }
+
+  private onFrame(c: Conn, text: string): void {
+    c.lastRecv = Date.now();
+    void this.deps.lastSeen.seen(c.tenantId, c.deviceId);
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return this.sendError(c, 400, 'frame is not valid JSON');
+    }
+    if (!checkEnvelope.Check(frame)) return this.sendError(c, 400, 'a frame is {event, data}');
+    const { event, data } = frame;
+    const clientRef = (data as { client_ref?: unknown } | null | undefined)?.client_ref;
+    switch (event) {
+      case 'pong':
+        return;
+      case 'ping':
+        return this.send(c, 'pong', {});
+      case 'message':
+        if (!checkMessage.Check(data)) return this.sendError(c, 400, `invalid message: ${firstError(checkMessage, data)}`, clientRef);
+        c.chain = c.chain.then(() => this.onMessage(c, data));
+        return;
+      case 'typing':
+        if (!checkTyping.Check(data)) return this.sendError(c, 400, `invalid typing: ${firstError(checkTyping, data)}`);
+        c.chain = c.chain.then(() => this.onTyping(c, data.conversation_id));
+        return;
+      default:
+        return this.sendError(c, 400, `unknown event "${event}"`, clientRef);
+    }
+  }
+
+  /** Rate limit and prepare in order; commit and ack without holding up the next frame. */
+  private async onMessage(c: Conn, data: MessageFrame): Promise<void> {
+    const { client_ref: clientRef, ...input } = data;
+    try {
+      if (this.deps.limiter) {
+        try {
+          await this.deps.limiter.consume(c.deviceId);
+        } catch (res) {
+          const ms = (res as RateLimiterRes).msBeforeNext ?? 60_000;
+          throw new AppError(ErrorCode.RateLimited, 'rate limit exceeded: 60 messages per minute', ms);
+        }
+      }
+      const prepared = await this.deps.messages.prepare(c.tenantId, c.deviceId, input);
+      this.deps.messages.commit(prepared, c.id).then(
+        (m) => this.send(c, 'message_ack', { message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, ...(clientRef ? { client_ref: clientRef } : {}) }),
+        (err: unknown) => this.frameError(c, err, clientRef),
+      );
+    } catch (err) {
+      this.frameError(c, err, clientRef);
+    }
+  }
+
+  private async onTyping(c: Conn, conversationId: string): Promise<void> {
+    try {
+      const { peer } = await this.deps.messages.counterpart(c.tenantId, conversationId, c.deviceId);
+      await this.deps.bus.publish({ type: 'frame', to: { deviceIds: [peer] }, event: 'typing', data: { conversation_id: conversationId, device_id: c.deviceId } });
+    } catch (err) {
+      this.frameError(c, err);
+    }
+  }
+
+  private frameError(c: Conn, err: unknown, clientRef?: string): void {
+    if (err instanceof AppError) {
+      return this.sendError(c, err.status, err.detail, clientRef, err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {});
+    }
+    this.deps.log.error({ err }, 'websocket frame failed');
+    this.sendError(c, 500, 'internal server error', clientRef);
+  }
+
+  private onBusEvent(e: BusEvent): void {
+    if (e.type === 'close_device') {
+      for (const c of this.byDevice.get(e.deviceId) ?? []) c.ws.close(e.code, e.reason);
+      return;
+    }
+    const targets = new Set<Conn>();
+    for (const id of e.to.deviceIds ?? []) for (const c of this.byDevice.get(id) ?? []) targets.add(c);
+    if (e.to.ownersOfTenant) for (const c of this.ownersByTenant.get(e.to.ownersOfTenant) ?? []) targets.add(c);
+    if (targets.size === 0) return;
+    const text = JSON.stringify({ event: e.event, data: e.data });
+    const message = e.event === 'message' ? (e.data as { message_id: string; sender_device_id: string }) : undefined;
+    for (const c of targets) {
+      if (c.id === e.excludeSocket || c.ws.readyState !== OPEN) continue;
+      c.ws.send(text);
+      if (message && c.deviceId !== message.sender_device_id) this.deps.messages.markDelivered(c.tenantId, message.message_id);
+    }
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    const ping = JSON.stringify({ event: 'ping', data: {} });
+    for (const set of this.byDevice.values()) {
+      for (const c of set) {
+        if (now - c.lastRecv >= this.deps.deadTimeoutMs) {
+          c.ws.terminate();
+        } else if (now - c.lastPing >= this.deps.pingIntervalMs && c.ws.readyState === OPEN) {
+          c.lastPing = now;
+          c.ws.send(ping);
+        }
+      }
+    }
+  }
+
+  /** Stop timers and close every socket with 1001 (going away). */
+  close(): void {
+    clearInterval(this.timer);
+    this.unsubscribe();
+    for (const set of this.byDevice.values()) for (const c of set) c.ws.close(1001, 'server shutting down');
+  }
+}

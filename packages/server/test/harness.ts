@@ -1,0 +1,107 @@
+/**
+ * Test harness: builds the real app on a real database. TEST_BACKEND=pglite (default) uses an
+ * in-memory PGlite; TEST_BACKEND=postgres creates a fresh database on TEST_DATABASE_URL and drops
+ * it on close (never reused across runs).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pg from 'pg';
+import { buildApp, type AppOverrides } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+
+export const backend = (process.env.TEST_BACKEND ?? 'pglite') as 'pglite' | 'postgres';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  /** http://127.0.0.1:<port> when started with `listen: true`. */
+  baseUrl: string;
+  /** ws://127.0.0.1:<port>/api/v1/ws when listening. */
+  wsUrl: string;
+  /** Owner JWT from the built-in dev identity provider. */
+  ownerToken(sub: string, claims?: Record<string, unknown>): Promise<string>;
+  /** JSON request through `inject`. */
+  request(opts: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  listen?: boolean;
+  /** Environment variables on top of the defaults (e.g. RATE_LIMITS). */
+  env?: Record<string, string>;
+  /** Keep PGlite on disk in this directory instead of in memory (restart tests). */
+  dataDir?: string;
+  /** Reuse a PostgreSQL database URL (restart tests on PostgreSQL). */
+  databaseUrl?: string;
+  overrides?: AppOverrides;
+}
+
+/** Create a fresh PostgreSQL database; returns its URL and a drop function. */
+export async function createPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `parley_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+  let dropDb: (() => Promise<void>) | undefined;
+  let databaseUrl = opts.databaseUrl;
+  if (!databaseUrl && backend === 'postgres') {
+    const created = await createPgDatabase();
+    databaseUrl = created.url;
+    dropDb = created.drop;
+  }
+  const config: Config = {
+    ...loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '0', ...opts.env }),
+    databaseUrl,
+    pgliteInMemory: !databaseUrl && !opts.dataDir,
+  };
+  const app = await buildApp(config, opts.overrides);
+  let baseUrl = '';
+  if (opts.listen) {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = app.server.address();
+    if (addr && typeof addr === 'object') baseUrl = `http://127.0.0.1:${addr.port}`;
+  }
+  return {
+    app,
+    config,
+    baseUrl,
+    wsUrl: baseUrl.replace(/^http/, 'ws') + '/api/v1/ws',
+    ownerToken: (sub, claims) => app.parley.devIdp!.mint(sub, { claims }),
+    async request(o) {
+      const res = await app.inject(o);
+      let body: unknown = res.body;
+      try {
+        body = res.body === '' ? undefined : JSON.parse(res.body);
+      } catch {
+        /* not JSON */
+      }
+      return { status: res.statusCode, body, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await dropDb?.();
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

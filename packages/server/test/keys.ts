@@ -1,0 +1,28 @@
+/** Client-side key helpers for tests: Ed25519 identity and X25519 ephemeral keys as raw hex. */
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+
+export interface DeviceKeys {
+  identityPublicKey: string;
+  ephemeralPublicKey: string;
+  privateKey: KeyObject;
+  /** Ed25519 signature over `message`, hex. */
+  sign(message: Uint8Array | string): string;
+  /** Enrollment proof of possession: signature over the raw identity public key. */
+  proof(): string;
+}
+
+const rawHex = (k: KeyObject) => Buffer.from(k.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
+
+export function newDeviceKeys(): DeviceKeys {
+  const id = generateKeyPairSync('ed25519');
+  const eph = generateKeyPairSync('x25519');
+  const identityPublicKey = rawHex(id.publicKey);
+  const s = (m: Uint8Array | string) => sign(null, typeof m === 'string' ? Buffer.from(m, 'utf8') : m, id.privateKey).toString('hex');
+  return {
+    identityPublicKey,
+    ephemeralPublicKey: rawHex(eph.publicKey),
+    privateKey: id.privateKey,
+    sign: s,
+    proof: () => s(Buffer.from(identityPublicKey, 'hex')),
+  };
+}
