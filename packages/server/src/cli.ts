@@ -4,17 +4,49 @@
  *       Print an owner JWT from the built-in development identity provider (DATA_DIR key).
  *   migrate
  *       Apply pending database migrations (PGlite: stop the server first; it holds the data dir).
+ *   keygen
+ *       Print a new Ed25519 identity key and X25519 ephemeral key (raw hex, JSON).
+ *   sign --key <identity_private_key> (--text <utf8> | --hex <hex>)
+ *       Print an Ed25519 signature (hex), e.g. the enrollment proof of possession.
+ *   listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]
+ *       Connect to the WebSocket gateway and print every frame (answers pings).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
 import { DevIdentityProvider } from './auth/dev-idp.js';
+import { generateKeys, signHex } from './cli/dev-keys.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 
 const USAGE = `usage:
-  npm run cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>]
-  npm run cli -- migrate`;
+  npm run -s cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>]
+  npm run -s cli -- migrate
+  npm run -s cli -- keygen
+  npm run -s cli -- sign --key <identity_private_key> (--text <utf8> | --hex <hex>)
+  npm run -s cli -- listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]`;
+
+/** Print every frame of a socket until it closes; resolves with the close code. */
+function listen(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => console.log('connected'));
+    ws.on('message', (raw) => {
+      const text = raw.toString();
+      console.log(text);
+      if ((JSON.parse(text) as { event?: string }).event === 'ping') ws.send(JSON.stringify({ event: 'pong', data: {} }));
+    });
+    ws.on('close', (code, reason) => {
+      console.log(`closed ${code} ${reason.toString()}`);
+      resolve(0);
+    });
+    ws.on('error', (err) => {
+      console.error(err.message);
+      resolve(1);
+    });
+  });
+}
 
 async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
@@ -40,6 +72,30 @@ async function main(argv: string[]): Promise<number> {
     await database.close();
     console.log(`migrations applied (${database.driver})`);
     return 0;
+  }
+  if (command === 'keygen') {
+    console.log(JSON.stringify(generateKeys(), null, 2));
+    return 0;
+  }
+  if (command === 'sign') {
+    const { values } = parseArgs({ args: rest, options: { key: { type: 'string' }, text: { type: 'string' }, hex: { type: 'string' } } });
+    const message = values.text !== undefined ? Buffer.from(values.text, 'utf8') : values.hex !== undefined ? Buffer.from(values.hex, 'hex') : undefined;
+    if (!values.key || !message) {
+      console.error(USAGE);
+      return 2;
+    }
+    console.log(signHex(values.key, message));
+    return 0;
+  }
+  if (command === 'listen') {
+    const { values } = parseArgs({ args: rest, options: { token: { type: 'string' }, 'device-id': { type: 'string' }, url: { type: 'string' } } });
+    if (!values.token) {
+      console.error(USAGE);
+      return 2;
+    }
+    const base = values.url ?? `${config.publicUrl.replace(/^http/, 'ws')}/api/v1/ws`;
+    const q = new URLSearchParams({ token: values.token, ...(values['device-id'] ? { device_id: values['device-id'] } : {}) });
+    return listen(`${base}?${q.toString()}`);
   }
   console.error(USAGE);
   return 2;
