@@ -64,6 +64,8 @@ export interface AppOverrides {
   keepDatabase?: boolean;
   /** Use this bus instead of one chosen from config (tests of multi-instance delivery). */
   bus?: EventBus;
+  /** Write logs here instead of stdout (tests of log redaction). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Removes the `token` query parameter from URLs before they are logged (DESIGN §7). */
@@ -96,6 +98,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         ? false
         : {
             level: config.logLevel,
+            ...(overrides.logStream ? { stream: overrides.logStream } : {}),
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.body.invite_token', 'res.body.token'],
             serializers: {
               req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
