@@ -2,9 +2,13 @@
  * Client-to-service WebSocket frames (SPEC §6.1, DESIGN §7), validated with compiled TypeBox
  * schemas. Frames are `{event, data}`; `client_ref` travels inside `data`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Base64, MessageType, Priority, Uuid } from '../http/schemas.js';
+
+// The compiled checks need the string formats the shared schemas use (Fastify's Ajv has its own).
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => UUID_RE.test(v));
 
 const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
 

@@ -195,8 +195,8 @@ export class Gateway implements Presence {
         try {
           await this.deps.limiter.consume(c.deviceId);
         } catch (res) {
-          const ms = (res as RateLimiterRes).msBeforeNext ?? 60_000;
-          throw new AppError(ErrorCode.RateLimited, 'rate limit exceeded: 60 messages per minute', ms);
+          if (res instanceof Error) throw res; // the limiter's store failed: a 500, not a 429
+          throw new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${this.deps.limiter.points} messages per minute`, (res as RateLimiterRes).msBeforeNext);
         }
       }
       const prepared = await this.deps.messages.prepare(c.tenantId, c.deviceId, input);

@@ -16,7 +16,12 @@ export class RedisBus implements EventBus {
     this.sub = new Redis(url, { lazyConnect: true });
     this.sub.on('message', (ch: string, payload: string) => {
       if (ch !== this.channel) return;
-      const event = JSON.parse(payload) as BusEvent;
+      let event: BusEvent;
+      try {
+        event = JSON.parse(payload) as BusEvent;
+      } catch {
+        return; // not ours: every publisher on this channel sends JSON
+      }
       for (const h of this.handlers) h(event);
     });
   }
