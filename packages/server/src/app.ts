@@ -23,6 +23,7 @@ import { runMigrations } from './db/migrate.js';
 import { authPlugin } from './http/auth.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { MessageService } from './modules/conversations/messages.js';
@@ -142,6 +143,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus } satisfies Parley);
 
   registerErrorHandling(app);
+  registerParamNormalization(app);
   await registerOpenApi(app, { version: config.version, publicUrl: config.publicUrl });
   await registerRateLimits(app, config.rateLimits, redis);
   await app.register(authPlugin, {

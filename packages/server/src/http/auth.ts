@@ -6,7 +6,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Authenticator, DevicePrincipal, OwnerPrincipal, Principal } from '../auth/authenticator.js';
-import { forbidden, unauthorized } from '../lib/errors.js';
+import { badRequest, forbidden, unauthorized } from '../lib/errors.js';
+import { asUuid } from '../lib/ids.js';
 
 /**
  * - `none`: public.
@@ -47,6 +48,17 @@ export function ownerOf(request: FastifyRequest): OwnerPrincipal & { tenantId: s
   if (p?.kind !== 'owner') throw unauthorized();
   if (!p.tenantId) throw forbidden(NO_TENANT);
   return p as OwnerPrincipal & { tenantId: string };
+}
+
+/** The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. */
+export function actingDevice(req: FastifyRequest, required: true): string;
+export function actingDevice(req: FastifyRequest, required: false): string | undefined;
+export function actingDevice(req: FastifyRequest, required: boolean): string | undefined {
+  const v = req.headers['x-device-id'];
+  const id = asUuid(v);
+  if (id) return id;
+  if (v !== undefined || required) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
+  return undefined;
 }
 
 /** The authenticated device of a request. */

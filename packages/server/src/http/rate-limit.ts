@@ -42,7 +42,7 @@ export function routeLimits(cfg: RateLimitConfig) {
     deviceStatus: {
       max: cfg.deviceStatusPer5s,
       timeWindow: 5_000,
-      keyGenerator: (r: FastifyRequest) => 'status:' + (r.params as { id?: string }).id,
+      keyGenerator: (r: FastifyRequest) => 'status:' + String((r.params as { id?: string }).id).toLowerCase(),
     },
     /** Public routes without a SPEC limit: per IP. */
     publicRoute: { max: cfg.publicPerMin, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => 'pub:' + r.ip },

@@ -4,10 +4,10 @@
  */
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { UUID_RE } from '../lib/ids.js';
 import { Base64, MessageType, Priority, Uuid } from '../http/schemas.js';
 
 // The compiled checks need the string formats the shared schemas use (Fastify's Ajv has its own).
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => UUID_RE.test(v));
 
 const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));

@@ -20,6 +20,7 @@ import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { Db } from '../db/client.js';
 import { withTenant } from '../db/tenant.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
+import { asUuid } from '../lib/ids.js';
 import type { MessageService } from '../modules/conversations/messages.js';
 import type { LastSeenTracker } from '../modules/devices/last-seen.js';
 import { getDevice } from '../modules/devices/repo.js';
@@ -120,8 +121,8 @@ export class Gateway implements Presence {
     const principal: Principal = await this.deps.authenticator.authenticate(query.token);
     if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind };
     if (!principal.tenantId) throw new AppError(ErrorCode.Forbidden, 'the user belongs to no tenant');
-    const deviceId = query.device_id;
-    if (!deviceId || !/^[0-9a-f-]{36}$/i.test(deviceId)) throw new AppError(ErrorCode.Forbidden, 'owner sockets need device_id');
+    const deviceId = asUuid(query.device_id);
+    if (!deviceId) throw new AppError(ErrorCode.Forbidden, 'owner sockets need device_id');
     const tenantId = principal.tenantId;
     const d = await withTenant(this.deps.db, tenantId, (tx) => getDevice(tx, deviceId));
     if (!d || d.kind !== 'owner' || d.ownerSub !== principal.sub) throw new AppError(ErrorCode.Forbidden, 'device_id is not one of your owner devices');

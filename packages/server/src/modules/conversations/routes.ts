@@ -1,10 +1,8 @@
 /** Conversation, message and topic routes (SPEC §4.5). Thin: rules live in the services. */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { ownerOf } from '../../http/auth.js';
+import { actingDevice, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { Base64, IdParams, MessageList, MessageOut, MessageType, PageQuery, Priority, Timestamp, Uuid } from '../../http/schemas.js';
-import { badRequest } from '../../lib/errors.js';
 import type { MessageService } from './messages.js';
 import type { ConversationService } from './service.js';
 
@@ -23,17 +21,6 @@ const DeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ de
 const tags = ['conversations'];
 const security = [{ ownerJwt: [] }];
 const owner = { auth: 'owner' as const };
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. */
-function actingDevice(req: FastifyRequest, required: true): string;
-function actingDevice(req: FastifyRequest, required: false): string | undefined;
-function actingDevice(req: FastifyRequest, required: boolean): string | undefined {
-  const v = req.headers['x-device-id'];
-  if (typeof v === 'string' && UUID_RE.test(v)) return v.toLowerCase();
-  if (v !== undefined || required) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
-  return undefined;
-}
 
 export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: ConversationService; messages: MessageService }> = async (
   app,

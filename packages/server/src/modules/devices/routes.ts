@@ -1,11 +1,11 @@
 /** Enrollment and device routes (SPEC §4.3, §4.4; DESIGN §5, §7). Thin: rules live in service.ts. */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimitConfig } from '../../config.js';
-import { deviceOf, ownerOf } from '../../http/auth.js';
+import { actingDevice, deviceOf, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { routeLimits } from '../../http/rate-limit.js';
 import { DeviceStatus, IdParams, KeyHex, MessageList, Nullable, PageQuery, SignatureHex, Timestamp, Uuid } from '../../http/schemas.js';
-import { forbidden, badRequest } from '../../lib/errors.js';
+import { forbidden } from '../../lib/errors.js';
 import type { MessageService } from '../conversations/messages.js';
 import type { DeviceService } from './service.js';
 
@@ -228,9 +228,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
       },
     },
     async (req, reply) => {
-      const acting = req.headers['x-device-id'];
-      if (!acting || !/^[0-9a-f-]{36}$/i.test(acting)) throw badRequest('header X-Device-Id (a UUID) is required');
-      await devices.removeOwnerDevice(ownerOf(req), req.params.id, acting);
+      await devices.removeOwnerDevice(ownerOf(req), req.params.id, actingDevice(req, true));
       return reply.status(204).send(null);
     },
   );

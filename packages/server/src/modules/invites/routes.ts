@@ -23,17 +23,21 @@ export const inviteRoutes: FastifyPluginAsyncTypebox<{ invites: InviteService }>
     '/invites',
     {
       config: owner,
+      // The body is optional (DESIGN §7: "an optional {label}"): a missing body reads as {}.
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
       schema: {
         tags,
         security,
         summary: 'Create a single-use invite; the raw token is returned once',
-        body: Type.Optional(Type.Object({ label: Type.Optional(Type.String({ maxLength: 200 })) })),
+        body: Type.Object({ label: Type.Optional(Type.String({ maxLength: 200 })) }),
         response: { 201: Type.Intersect([InviteOut, Type.Object({ token: Type.String() })]), ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (req, reply) => {
       const o = ownerOf(req);
-      return reply.status(201).send(await invites.create(o.tenantId, o.sub, req.body?.label));
+      return reply.status(201).send(await invites.create(o.tenantId, o.sub, req.body.label));
     },
   );
 
