@@ -21,7 +21,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { authPlugin } from './http/auth.js';
-import { registerErrorHandling } from './http/errors.js';
+import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
@@ -105,6 +105,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
               req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
             },
           },
+    frameworkErrors,
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -117,7 +118,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,
-    writerInFlight: database.driver === 'pg' ? 4 : 1,
   });
   const limiter: RateLimiterAbstract | undefined = !config.rateLimits.enabled
     ? undefined

@@ -2,7 +2,7 @@
  * The one error handler (SPEC §7, DESIGN §7): every failure, the framework's own included, is
  * answered as `{detail}` with its status. Validation and malformed-input errors are 400, never 500.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, ErrorCode } from '../lib/errors.js';
 
 /** `{detail}` — the error body of every route (SPEC §7). */
@@ -13,8 +13,28 @@ export const ERROR_SCHEMA = {
   required: ['detail'],
 } as const;
 
+/**
+ * A PostgreSQL "data exception" (SQLSTATE class 22: bad encoding such as NUL in text, datetime
+ * out of range, …) is the client's bad input, not a server fault. drizzle wraps driver errors
+ * (`cause`).
+ */
+function isDataException(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
+}
+
+/** Fastify's own errors raised before routing (malformed URL, …), rendered as `{detail}`. */
+export function frameworkErrors(err: FastifyError, _req: unknown, reply: FastifyReply): void {
+  void reply.status(typeof err.statusCode === 'number' && err.statusCode < 500 ? err.statusCode : 400).send({ detail: err.message });
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.addSchema(ERROR_SCHEMA);
+  // JSON only: a text/plain body is an unsupported media type (415), not a string body.
+  app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
@@ -25,6 +45,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const where = err.validationContext ?? 'request';
       return reply.status(400).send({ detail: `invalid ${where}: ${err.message.replace(/^(body|querystring|params|headers)\/?/, '')}` });
     }
+    if (isDataException(err)) return reply.status(400).send({ detail: 'invalid input value (e.g. a NUL character or an out-of-range date)' });
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 400 && status < 500) return reply.status(status).send({ detail: err.message });
     request.log.error({ err }, 'unhandled error');

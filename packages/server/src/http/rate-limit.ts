@@ -10,11 +10,15 @@ import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 
+function credential(request: FastifyRequest): string | undefined {
+  const cred = request.headers.authorization ?? request.headers['x-api-key'];
+  return typeof cred === 'string' && cred !== '' ? cred : undefined;
+}
+
 /** Per-principal key: a digest of the presented credential, else the client IP. */
 export function principalKey(request: FastifyRequest): string {
-  const cred = request.headers.authorization ?? request.headers['x-api-key'];
-  if (typeof cred === 'string' && cred !== '') return 'p:' + createHash('sha256').update(cred).digest('base64url');
-  return 'ip:' + request.ip;
+  const cred = credential(request);
+  return cred ? 'p:' + createHash('sha256').update(cred).digest('base64url') : 'ip:' + request.ip;
 }
 
 export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitConfig, redis?: Redis): Promise<void> {
@@ -24,7 +28,8 @@ export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitCon
   }
   await app.register(rateLimit, {
     global: true,
-    max: cfg.defaultPerMin,
+    // Authenticated callers: DESIGN §8.12's per-principal limit; anonymous callers: per IP.
+    max: (request) => (credential(request) ? cfg.defaultPerMin : cfg.publicPerMin),
     timeWindow: 60_000,
     keyGenerator: principalKey,
     ...(redis ? { redis, nameSpace: 'parley-rl:' } : {}),
@@ -44,7 +49,5 @@ export function routeLimits(cfg: RateLimitConfig) {
       timeWindow: 5_000,
       keyGenerator: (r: FastifyRequest) => 'status:' + String((r.params as { id?: string }).id).toLowerCase(),
     },
-    /** Public routes without a SPEC limit: per IP. */
-    publicRoute: { max: cfg.publicPerMin, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => 'pub:' + r.ip },
   };
 }

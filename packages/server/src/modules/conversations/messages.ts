@@ -86,6 +86,23 @@ export function toMessageOut(m: Pick<MessageRow, 'id' | 'seq' | 'conversationId'
   };
 }
 
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * A strict ISO 8601 date-time (with zone) between 1970 and 9999, as a Date.
+ * @throws 400 for anything else, including impossible dates such as 2024-02-30.
+ */
+export function parseTimestamp(s: string): Date {
+  const m = ISO_8601.exec(s);
+  const t = Date.parse(s);
+  if (m && !Number.isNaN(t)) {
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const day = new Date(Date.UTC(y, mo - 1, d));
+    if (y >= 1970 && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d) return new Date(t);
+  }
+  throw badRequest('since must be an ISO 8601 date-time with a zone (e.g. 2026-01-31T12:00:00Z) or a next_cursor value');
+}
+
 /** Bounded map used as a cache of immutable facts (conversation sides, topic groups). */
 class BoundedCache<V> extends Map<string, V> {
   constructor(private readonly max: number) {
@@ -103,8 +120,6 @@ export interface MessageServiceDeps {
   maxCiphertextBytes: number;
   listDefault: number;
   listMax: number;
-  /** Group-commit concurrency (see TenantBatcher). */
-  writerInFlight: number;
 }
 
 export class MessageService {
@@ -122,7 +137,10 @@ export class MessageService {
         const seqById = new Map(out.map((r) => [r.id, r.seq]));
         return rows.map((r) => seqById.get(r.id!)!);
       },
-      { maxInFlight: deps.writerInFlight, maxBatch: 2000 },
+      // One flush at a time: a tenant's batches then commit in seq order, so a reader paging by
+      // cursor never sees seq N+1 committed before seq N (no skipped messages). Group commit keeps
+      // the throughput: everything queued during a flush goes into the next one.
+      { maxInFlight: 1, maxBatch: 2000 },
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {
@@ -254,12 +272,8 @@ export class MessageService {
     const where = [...cond];
     if (q.topic_id) where.push(eq(messages.topicId, q.topic_id));
     if (q.since !== undefined) {
-      if (/^\d{1,18}$/.test(q.since)) where.push(gt(messages.seq, Number(q.since)));
-      else {
-        const t = Date.parse(q.since);
-        if (Number.isNaN(t) || !/^\d{4}-\d{2}-\d{2}/.test(q.since)) throw badRequest('since must be an ISO 8601 timestamp or a next_cursor value');
-        where.push(gt(messages.createdAt, new Date(t)));
-      }
+      if (/^\d{1,15}$/.test(q.since)) where.push(gt(messages.seq, Number(q.since)));
+      else where.push(gt(messages.createdAt, parseTimestamp(q.since)));
     }
     const rows = await withTenant(this.deps.db, tenantId, (tx) =>
       tx

@@ -82,7 +82,6 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
   app.post(
     '/devices/:id/activate',
     {
-      config: { rateLimit: limits.publicRoute },
       schema: {
         tags,
         summary: 'Activate an APPROVED device (signature over "activate:<device_id>")',
@@ -109,7 +108,6 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
   app.post(
     '/devices/:id/token/challenge',
     {
-      config: { rateLimit: limits.publicRoute },
       schema: { tags, summary: 'Get a single-use challenge for device-token renewal', params: IdParams, response: { 201: Type.Object({ device_id: Uuid, challenge: Type.String(), expires_at: Timestamp }), ...errorResponses(400, 403, 404, 409, 429) } },
     },
     async (req, reply) => reply.status(201).send(await devices.tokenChallenge(req.params.id)),
@@ -118,7 +116,6 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
   app.post(
     '/devices/:id/token',
     {
-      config: { rateLimit: limits.publicRoute },
       schema: {
         tags,
         summary: 'Renew the device JWT: Ed25519 signature by the identity key over the UTF-8 challenge',
