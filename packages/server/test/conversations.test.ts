@@ -5,6 +5,7 @@
  * 401 / 404-across-tenants rules of every route.
  */
 import { randomUUID } from 'node:crypto';
+import type { MessageOut } from '../src/modules/conversations/messages.js';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,18 +17,7 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 const EPOCH = '1970-01-01T00:00:00.000Z';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Msg {
-  message_id: string;
-  conversation_id: string;
-  sender_device_id: string;
-  header_blob: string;
-  ciphertext: string;
-  timestamp: string;
-  message_type: string;
-  priority: string;
-  topic_id: string;
-  message_group_id: string;
-}
+type Msg = MessageOut;
 
 describe('conversations, messages and topics', () => {
   let t: TestApp;

@@ -12,7 +12,7 @@
 import { WebSocket, type RawData } from 'ws';
 
 /** Frame data is whatever JSON the service sent; tests assert its shape. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type AnyData = any;
 
 export interface Frame<D = AnyData> {

@@ -38,6 +38,16 @@ export const PageQuery = {
   topic_id: Type.Optional(Uuid),
 };
 
+/** The fields a sender gives for one message (REST body and `message` frame; SPEC §6.1). */
+export const MessageFields = {
+  header_blob: Base64,
+  ciphertext: Base64,
+  message_type: Type.Optional(MessageType),
+  priority: Type.Optional(Priority),
+  topic_id: Type.Optional(Uuid),
+  message_group_id: Type.Optional(Uuid),
+};
+
 /** A stored message as answered by history routes and sent in `message` frames (SPEC §6.1). */
 export const MessageOut = Type.Object({
   message_id: Uuid,

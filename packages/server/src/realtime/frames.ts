@@ -5,23 +5,14 @@
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { UUID_RE } from '../lib/ids.js';
-import { Base64, MessageType, Priority, Uuid } from '../http/schemas.js';
+import { MessageFields, Uuid } from '../http/schemas.js';
 
 // The compiled checks need the string formats the shared schemas use (Fastify's Ajv has its own).
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => UUID_RE.test(v));
 
 const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
 
-export const MessageFrame = Type.Object({
-  conversation_id: Uuid,
-  header_blob: Base64,
-  ciphertext: Base64,
-  message_type: Type.Optional(MessageType),
-  priority: Type.Optional(Priority),
-  topic_id: Type.Optional(Uuid),
-  message_group_id: Type.Optional(Uuid),
-  client_ref: ClientRef,
-});
+export const MessageFrame = Type.Object({ conversation_id: Uuid, ...MessageFields, client_ref: ClientRef });
 export type MessageFrame = Static<typeof MessageFrame>;
 
 export const TypingFrame = Type.Object({ conversation_id: Uuid });

@@ -2,7 +2,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { actingDevice, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
-import { Base64, IdParams, MessageList, MessageOut, MessageType, PageQuery, Priority, Timestamp, Uuid } from '../../http/schemas.js';
+import { IdParams, MessageFields, MessageList, MessageOut, PageQuery, Timestamp, Uuid } from '../../http/schemas.js';
 import type { MessageService } from './messages.js';
 import type { ConversationService } from './service.js';
 
@@ -51,14 +51,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: Conv
         summary: 'Store an encrypted message sent by the owner device named in X-Device-Id',
         params: IdParams,
         headers: DeviceHeader,
-        body: Type.Object({
-          header_blob: Base64,
-          ciphertext: Base64,
-          message_type: Type.Optional(MessageType),
-          priority: Type.Optional(Priority),
-          topic_id: Type.Optional(Uuid),
-          message_group_id: Type.Optional(Uuid),
-        }),
+        body: Type.Object(MessageFields),
         response: { 201: MessageOut, ...errorResponses(400, 401, 403, 404, 413) },
       },
     },
