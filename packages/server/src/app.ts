@@ -33,6 +33,8 @@ import { LastSeenTracker } from './modules/devices/last-seen.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { DeviceService } from './modules/devices/service.js';
 import { platformRoutes } from './modules/health/routes.js';
+import { mlsRoutes } from './modules/mls/routes.js';
+import { MlsService } from './modules/mls/service.js';
 import { inviteRoutes } from './modules/invites/routes.js';
 import { InviteService } from './modules/invites/service.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
@@ -158,7 +160,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
-  await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages });
+  await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices });
+  await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },

@@ -181,3 +181,21 @@ export const signingKeys = pgTable('signing_keys', {
   active: boolean('active').notNull().default(true),
   createdAt: createdAt(),
 });
+
+/**
+ * MLS KeyPackages (RFC 9420 §10) published by a device and claimed one at a time by whoever adds
+ * that device to a group. Opaque bytes to the service.
+ */
+export const mlsKeyPackages = pgTable(
+  'mls_key_packages',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    keyPackage: bytea('key_package').notNull(),
+    createdAt: createdAt(),
+    claimedAt: ts('claimed_at'),
+    claimedBy: uuid('claimed_by'),
+  },
+  (t) => [index('mls_key_packages_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null`)],
+);

@@ -4,6 +4,7 @@ import { actingDevice, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, MessageFields, MessageList, MessageOut, PageQuery, Timestamp, Uuid } from '../../http/schemas.js';
 import type { MessageService } from './messages.js';
+import type { DeviceService } from '../devices/service.js';
 import type { ConversationService } from './service.js';
 
 const Topic = Type.Object({ topic_id: Uuid, group_id: Uuid, name: Type.String(), is_default: Type.Boolean(), archived: Type.Boolean(), created_at: Timestamp });
@@ -22,9 +23,9 @@ const tags = ['conversations'];
 const security = [{ ownerJwt: [] }];
 const owner = { auth: 'owner' as const };
 
-export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: ConversationService; messages: MessageService }> = async (
+export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: ConversationService; messages: MessageService; devices: DeviceService }> = async (
   app,
-  { conversations, messages },
+  { conversations, messages, devices },
 ) => {
   app.get(
     '/conversations',
@@ -56,11 +57,8 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: Conv
       },
     },
     async (req, reply) => {
-      const o = ownerOf(req);
-      const deviceId = actingDevice(req, true);
-      await conversations.actingOwnerDevice(o, deviceId);
-      const body = req.body as Parameters<MessageService['send']>[2];
-      return reply.status(201).send(await messages.send(o.tenantId, deviceId, { ...body, conversation_id: req.params.id }));
+      const { tenantId, deviceId } = await devices.actingDevice(ownerOf(req), actingDevice(req, true));
+      return reply.status(201).send(await messages.send(tenantId, deviceId, { ...req.body, conversation_id: req.params.id }));
     },
   );
 

@@ -112,10 +112,5 @@ export class ConversationService {
       return topicOut(row!);
     });
   }
-
-  /** The owner's acting device for REST sends; validates X-Device-Id. */
-  actingOwnerDevice(owner: OwnerPrincipal & { tenantId: string }, deviceId: string) {
-    return withTenant(this.db, owner.tenantId, (tx) => this.devices.requireOwnerDevice(tx, owner, deviceId));
-  }
 }
 

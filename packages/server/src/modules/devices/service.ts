@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeviceTokenService } from '../../auth/device-tokens.js';
-import type { OwnerPrincipal } from '../../auth/authenticator.js';
+import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
@@ -339,6 +339,19 @@ export class DeviceService {
     if (d.kind !== 'owner' || d.ownerSub !== owner.sub) throw forbidden('X-Device-Id must name one of your owner devices');
     if (d.status === 'REVOKED') throw deviceRevoked();
     return d;
+  }
+
+  /**
+   * The device a request acts as: a device JWT's own device, or for an owner the ACTIVE owner
+   * device of theirs named in `X-Device-Id` (400 when an owner names none).
+   */
+  async actingDevice(principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
+    if (principal.kind === 'device') return { tenantId: principal.tenantId, deviceId: principal.deviceId };
+    if (!principal.tenantId) throw forbidden('the user belongs to no tenant');
+    if (!headerDeviceId) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
+    const tenantId = principal.tenantId;
+    await withTenant(this.db, tenantId, (tx) => this.requireOwnerDevice(tx, principal, headerDeviceId));
+    return { tenantId, deviceId: headerDeviceId };
   }
 
   async presence(tenantId: string, id: string) {

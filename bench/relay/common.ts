@@ -1,0 +1,142 @@
+/**
+ * Types and helpers shared by the relay benchmark's orchestrator (run.ts), its load generator
+ * (load.ts, a child process) and the bare `ws` relay baseline (bare-relay.ts).
+ */
+
+/** One side of a conversation: the device and the WebSocket URL its socket connects to. */
+export interface Side {
+  deviceId: string;
+  /** Full WebSocket URL including credentials (ws scenarios); unused by the pg scenario. */
+  url: string;
+}
+
+/** One pairwise conversation: an agent socket and an owner-device socket that talk to each other. */
+export interface Pair {
+  conversationId: string;
+  groupId: string;
+  topicId: string;
+  agent: Side;
+  owner: Side;
+}
+
+/** One measured phase: closed loop (`rate` undefined: send whenever the window allows) or open loop at `rate` msgs/s. */
+export interface PhaseSpec {
+  name: string;
+  /** Offered load in messages per second over all senders; undefined = saturation (closed loop). */
+  rate: number | undefined;
+  warmupMs: number;
+  durationMs: number;
+  /** Stop the measured window early once this many messages were sent in it. */
+  maxMessages: number | undefined;
+}
+
+/** What the parent asks the load generator to do. */
+export interface LoadSpec {
+  /** `ws`: both sides of every pair send `message` frames; `pg`: one autocommit INSERT per message per writer. */
+  mode: 'ws' | 'pg';
+  label: string;
+  pairs: Pair[];
+  /** ws: most unacknowledged `message` frames per socket (pg: always 1 per connection). */
+  window: number;
+  phases: PhaseSpec[];
+  drainTimeoutMs: number;
+  /** Bytes of the (random, opaque) ciphertext of each message. */
+  ciphertextBytes: number;
+  /** pg mode only. */
+  databaseUrl?: string;
+  tenantId?: string;
+}
+
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface PhaseResult {
+  name: string;
+  rate: number | undefined;
+  /** Deliveries (ws) or commits (pg) that completed inside the measured window. */
+  measuredMessages: number;
+  measuredMs: number;
+  msgsPerSec: number;
+  /**
+   * ws: send -> recipient's `message` frame; pg: INSERT round trip. Only messages scheduled in the
+   * window. In open-loop phases latency counts from the scheduled send time, so time spent waiting
+   * for a window slot is included (no coordinated omission).
+   */
+  latency: LatencySummary;
+  /** CPU time (user + system) the load generator used inside the measured window. */
+  clientCpuMs: number;
+}
+
+export interface LoadResult {
+  label: string;
+  mode: 'ws' | 'pg';
+  /** Sockets (ws) or connections (pg) used. */
+  connections: number;
+  connectMs: number;
+  /** Messages sent (ws) or INSERTs issued (pg), warm-up and drain included, all phases. */
+  sent: number;
+  /** `message_ack` frames (ws) or successful INSERTs (pg). */
+  acked: number;
+  /** `message` frames received by the recipient side (ws); equal to `acked` for pg. */
+  delivered: number;
+  errors: number;
+  firstError?: string;
+  /** True when every sent message was acknowledged and delivered before each drain timed out. */
+  drained: boolean;
+  phases: PhaseResult[];
+}
+
+export type ParentToChild = { type: 'run'; spec: LoadSpec };
+export type ChildToParent =
+  | { type: 'result'; result: LoadResult }
+  | { type: 'failed'; error: string }
+  /** Sent when a phase's measured window opens and closes, so the parent can sample server-side resources. */
+  | { type: 'mark'; phase: string; edge: 'start' | 'end' };
+
+/** Growable Float64 sample buffer with percentile summary (exact: sorts once at the end). */
+export class Samples {
+  private buf = new Float64Array(1 << 16);
+  private n = 0;
+
+  add(v: number): void {
+    if (this.n === this.buf.length) {
+      const next = new Float64Array(this.buf.length * 2);
+      next.set(this.buf);
+      this.buf = next;
+    }
+    this.buf[this.n++] = v;
+  }
+
+  summary(): LatencySummary {
+    const a = this.buf.slice(0, this.n).sort();
+    const q = (p: number) => (a.length === 0 ? NaN : a[Math.min(a.length - 1, Math.max(0, Math.ceil(p * a.length) - 1))]!);
+    let sum = 0;
+    for (const v of a) sum += v;
+    return { count: a.length, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: a.length ? a[a.length - 1]! : NaN, mean: a.length ? sum / a.length : NaN };
+  }
+}
+
+/**
+ * The message header used by every scenario: 24 bytes (32 base64 characters). Bytes 0-7 carry the
+ * sender's `performance.now()` so the recipient measures latency without matching ids; the rest
+ * is the socket index and per-socket sequence number (zero-padded, opaque to the server).
+ */
+export const HEADER_BYTES = 24;
+
+export function encodeHeader(sentAt: number, socket: number, seq: number): Buffer {
+  const b = Buffer.alloc(HEADER_BYTES);
+  b.writeDoubleLE(sentAt, 0);
+  b.writeUInt32LE(socket, 8);
+  b.writeUInt32LE(seq, 12);
+  return b;
+}
+
+export function headerSentAt(headerBase64: string): number {
+  return Buffer.from(headerBase64, 'base64').readDoubleLE(0);
+}

@@ -1,0 +1,443 @@
+/**
+ * bench/relay: persisted send -> delivered, for Parley on PostgreSQL, next to two baselines
+ * measured in the same run (DESIGN §9):
+ *
+ *   1. bare `ws` relay: same frames, same client harness, no persistence (the ceiling);
+ *   2. raw `pg` INSERTs of the same message row into Parley's migrated `messages` table, one
+ *      autocommit INSERT per message, one connection per pair (N concurrent writers);
+ *   3. Parley: the real app (buildApp) on PostgreSQL, RATE_LIMITS=off, LOG_LEVEL=silent.
+ *
+ * Set-up: one tenant, one owner user with N owner devices and N agents. Activation links every
+ * agent to every ACTIVE owner device (N² conversations); the benchmark uses the N disjoint
+ * conversations (agent i, owner device i), so each of the 2N sockets has exactly one peer and every
+ * message is delivered to exactly one recipient socket.
+ *
+ * The clients run in a separate Node process (load.ts) so the server's event loop is not shared
+ * with the load generator; on a small machine they still share the CPUs with the server and with
+ * PostgreSQL. Runs only against 127.0.0.1; creates a fresh database and drops it at the end.
+ *
+ * Every scenario runs two phases on the same connections (see load.ts): `saturation` (closed loop,
+ * at most `window` unacknowledged messages per sender: the most msgs/s) and `paced` (open loop at
+ * `rate` msgs/s offered over all senders: latency at a fixed load, counted from the scheduled send
+ * time). The targets are read as: saturation >= 5,000 persisted msgs/s and >= 0.5x the raw INSERT
+ * saturation rate; p99 < 50 ms in the paced phase at 5,000 msgs/s.
+ *
+ *   npm run bench:relay -- [--pairs 50] [--duration 6] [--warmup 2] [--messages M] [--window 16]
+ *                          [--rate 5000] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+ *                          [--scenarios ws,pg,parley]
+ * --duration / --warmup are seconds per phase; --messages ends a measured window early after M
+ * messages; --rate 0 skips the paced phase. Environment equivalents: BENCH_PAIRS, BENCH_DURATION_S,
+ * BENCH_WARMUP_S, BENCH_MESSAGES, BENCH_WINDOW, BENCH_RATE, BENCH_SCENARIOS, BENCH_DATABASE_URL
+ * (or DATABASE_URL).
+ */
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FormatRegistry } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../packages/server/src/app.js';
+import { loadConfig } from '../../packages/server/src/config.js';
+import { newDeviceKeys } from '../../packages/server/test/keys.js';
+import { startBareRelay } from './bare-relay.js';
+import { ResourceSampler, type Resources } from './resources.js';
+import type { ChildToParent, LoadResult, LoadSpec, Pair, PhaseResult, PhaseSpec } from './common.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+
+// ---------------------------------------------------------------- options
+
+const { values: argv } = parseArgs({
+  options: {
+    pairs: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    messages: { type: 'string' },
+    window: { type: 'string' },
+    rate: { type: 'string' },
+    'database-url': { type: 'string' },
+    scenarios: { type: 'string' },
+    help: { type: 'boolean' },
+  },
+  allowPositionals: false,
+});
+if (argv.help) {
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
+  process.exit(0);
+}
+
+function num(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+const env = process.env;
+const opts = {
+  pairs: Math.floor(num('pairs', argv.pairs ?? env.BENCH_PAIRS, 50)),
+  durationS: num('duration', argv.duration ?? env.BENCH_DURATION_S, 6),
+  warmupS: num('warmup', argv.warmup ?? env.BENCH_WARMUP_S, 2),
+  messages: argv.messages ?? env.BENCH_MESSAGES ? Math.floor(num('messages', argv.messages ?? env.BENCH_MESSAGES, 1)) : undefined,
+  window: Math.floor(num('window', argv.window ?? env.BENCH_WINDOW, 16)),
+  /** Offered load of the paced (open-loop) phase, msgs/s over all senders; 0 skips that phase. */
+  rate: (argv.rate ?? env.BENCH_RATE) === '0' ? 0 : num('rate', argv.rate ?? env.BENCH_RATE, 5000),
+  adminUrl: argv['database-url'] ?? env.BENCH_DATABASE_URL ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  scenarios: new Set((argv.scenarios ?? env.BENCH_SCENARIOS ?? 'ws,pg,parley').split(',').map((s) => s.trim())),
+  ciphertextBytes: 200,
+};
+for (const s of opts.scenarios) if (!['ws', 'pg', 'parley'].includes(s)) throw new Error(`unknown scenario "${s}" (ws, pg, parley)`);
+if (opts.durationS + opts.warmupS > 30) throw new Error('warm-up + duration is capped at 30 s per phase to keep the run bounded');
+if (opts.pairs > 500) throw new Error('pairs is capped at 500');
+const adminHost = new URL(opts.adminUrl).hostname;
+if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(adminHost)) throw new Error(`refusing to run against ${adminHost}: 127.0.0.1 only`);
+
+// ---------------------------------------------------------------- helpers
+
+/** Fresh database `parley_bench_<ms>_<hex>`; bench databases left behind by an interrupted run (older than 15 minutes) are dropped first. */
+async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `parley_bench_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const { rows } = await admin.query<{ datname: string }>(`select datname from pg_database where datname ~ '^parley_bench_[0-9]+_[0-9a-f]{8}$'`);
+  for (const { datname } of rows) {
+    if (Date.now() - Number(datname.split('_')[2]) > 15 * 60_000) await admin.query(`drop database if exists ${datname} with (force)`);
+  }
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  let dropping: Promise<void> | undefined;
+  return {
+    url: url.toString(),
+    drop: () =>
+      (dropping ??= (async () => {
+        const c = new pg.Client({ connectionString: adminUrl });
+        await c.connect();
+        await c.query(`drop database if exists ${name} with (force)`);
+        await c.end();
+      })()),
+  };
+}
+
+/** Run one scenario in a fresh load-generator process. */
+function runLoad(spec: LoadSpec, sampler: ResourceSampler): Promise<LoadResult> {
+  let marks: Promise<void> = Promise.resolve();
+  return new Promise<LoadResult>((resolve, reject) => {
+    const child = fork(path.join(here, 'load.ts'), [], { cwd: repoRoot, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let settled = false;
+    const limit = setTimeout(() => {
+      child.kill('SIGKILL');
+      if (!settled) reject(new Error(`${spec.label}: load generator timed out`));
+      settled = true;
+    }, spec.phases.reduce((ms, p) => ms + p.warmupMs + p.durationMs + spec.drainTimeoutMs, 30_000));
+    child.on('message', (m: ChildToParent) => {
+      if (m.type === 'mark') {
+        marks = marks.then(() => sampler.mark(`${spec.label}/${m.phase}`, m.edge)).catch((err: unknown) => console.error('resource sampling failed:', err));
+        return;
+      }
+      settled = true;
+      clearTimeout(limit);
+      if (m.type === 'result') resolve(m.result);
+      else reject(new Error(`${spec.label}: ${m.error}`));
+    });
+    child.on('exit', (code) => {
+      clearTimeout(limit);
+      if (!settled) reject(new Error(`${spec.label}: load generator exited with ${code}`));
+      settled = true;
+    });
+    child.send({ type: 'run', spec });
+  }).then(async (r) => {
+    await marks;
+    return r;
+  });
+}
+
+async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url: string, status: number, headers: Record<string, string> = {}, payload?: object) {
+  const res = await app.inject({ method, url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
+  if (res.statusCode !== status) throw new Error(`${method} ${url}: expected ${status}, got ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+interface Fixture {
+  tenantId: string;
+  ownerToken: string;
+  /** Pairs with device ids; URLs are filled in per scenario. */
+  pairs: Pair[];
+}
+
+/** One tenant, N owner devices (registered first, so activation links each agent to all of them), N agents. */
+async function provision(app: FastifyInstance, n: number): Promise<Fixture & { agentJwts: string[] }> {
+  const sub = 'bench-owner@example.com';
+  const ownerToken = await app.parley.devIdp!.mint(sub);
+  const auth = { authorization: `Bearer ${ownerToken}` };
+  const { tenant_id: tenantId } = await call(app, 'POST', '/tenants', 201, auth, { name: 'Relay bench' });
+  const owners: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = newDeviceKeys();
+    const r = await call(app, 'POST', '/devices/register', 201, auth, { identity_public_key: k.identityPublicKey, ephemeral_public_key: k.ephemeralPublicKey, name: `owner-${i}` });
+    owners.push(r.device_id);
+  }
+  const pairs: Pair[] = [];
+  const agentJwts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const invite = await call(app, 'POST', '/invites', 201, auth, {});
+    const k = newDeviceKeys();
+    const enrolled = await call(app, 'POST', '/enroll', 201, {}, {
+      invite_token: invite.token,
+      identity_public_key: k.identityPublicKey,
+      ephemeral_public_key: k.ephemeralPublicKey,
+      proof_of_possession: k.proof(),
+      platform: 'bench',
+      name: `agent-${i}`,
+    });
+    const id = enrolled.device_id as string;
+    await call(app, 'PATCH', `/devices/${id}/approve`, 200, auth);
+    const act = await call(app, 'POST', `/devices/${id}/activate`, 200, {}, { signature: k.sign(`activate:${id}`) });
+    const link = (act.conversations as { conversation_id: string; owner_device_id: string; message_group_id: string }[]).find((c) => c.owner_device_id === owners[i]);
+    if (!link) throw new Error(`agent ${i} has no conversation with owner device ${i}`);
+    agentJwts.push(act.device_jwt);
+    pairs.push({
+      conversationId: link.conversation_id,
+      groupId: link.message_group_id,
+      topicId: act.default_topic_id,
+      agent: { deviceId: id, url: '' },
+      owner: { deviceId: owners[i]!, url: '' },
+    });
+  }
+  return { tenantId, ownerToken, pairs, agentJwts };
+}
+
+const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
+  const database = await createDatabase(opts.adminUrl);
+  let interrupting = false;
+  const interrupted = (signal: NodeJS.Signals) => {
+    // `npm run` relays the signal a second time: stay registered and ignore repeats while cleaning up.
+    if (interrupting) return;
+    interrupting = true;
+    console.error(`\n${signal}: dropping the bench database`);
+    // Dropping WITH (FORCE) terminates the app's open connections; we are exiting anyway.
+    process.on('uncaughtException', () => undefined);
+    void database.drop().finally(() => {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(130);
+    });
+  };
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
+  let app: FastifyInstance | undefined;
+  const results: LoadResult[] = [];
+  const checks: string[] = [];
+  let ok = true;
+  let workaround: string | undefined;
+  const sql = new pg.Client({ connectionString: database.url });
+  sql.on('error', () => undefined); // terminated when the database is dropped on interrupt
+  try {
+    const config = {
+      ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMITS: 'off', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' }),
+      databaseUrl: database.url,
+    };
+    app = await buildApp(config);
+    // The gateway validates frames with TypeBox's TypeCompiler, which only knows the formats in
+    // TypeBox's FormatRegistry (Fastify's routes use Ajv's formats instead). If the server did not
+    // register 'uuid', every `message` frame is refused with "Unknown format 'uuid'"; register it
+    // here so the benchmark can measure the relay, and say so loudly.
+    if (!FormatRegistry.Has('uuid')) {
+      FormatRegistry.Set('uuid', (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v));
+      workaround = "WORKAROUND: the server does not register TypeBox format 'uuid', so its WebSocket gateway refuses every `message` frame (400 Unknown format 'uuid'); the bench registered it in FormatRegistry";
+      console.log(`# ${workaround}`);
+    }
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    const wsUrl = `ws://127.0.0.1:${port}/api/v1/ws`;
+    await sql.connect();
+
+    const t = Date.now();
+    const fx = await provision(app, opts.pairs);
+    const setupMs = Date.now() - t;
+
+    const pgInfo = (
+      await sql.query<{ version: string; sc: string; fsync: string; wsm: string; sb: string; cd: string }>(
+        `select version() as version, current_setting('synchronous_commit') as sc, current_setting('fsync') as fsync,
+                current_setting('wal_sync_method') as wsm, current_setting('shared_buffers') as sb, current_setting('commit_delay') as cd`,
+      )
+    ).rows[0]!;
+    const cpus = os.cpus();
+    const machine = [
+      `cpus: ${cpus.length} x ${cpus[0]?.model.trim() ?? '?'}, memory ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
+      `node ${process.version}; ${pgInfo.version.split(' on ')[0]} on 127.0.0.1 (same machine): synchronous_commit=${pgInfo.sc}, fsync=${pgInfo.fsync}, wal_sync_method=${pgInfo.wsm}, commit_delay=${pgInfo.cd}, shared_buffers=${pgInfo.sb}`,
+      `pairs N=${opts.pairs} (${2 * opts.pairs} sockets; ${opts.pairs} pg writers), window ${opts.window} unacked frames per socket, ` +
+        `per phase warm-up ${opts.warmupS} s + measured ${opts.durationS} s${opts.messages ? ` or ${opts.messages} messages` : ''}, ` +
+        `paced phase ${opts.rate ? `${opts.rate} msgs/s offered` : 'skipped'}, ` +
+        `message = ${24}-byte header + ${opts.ciphertextBytes}-byte ciphertext (base64 in JSON)`,
+      `load generator: separate Node process (bench/relay/load.ts); set-up of ${opts.pairs} agents + owner devices took ${setupMs} ms`,
+      `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min)`,
+    ];
+    console.log(machine.map((l) => `# ${l}`).join('\n'));
+
+    const phase = (name: string, rate: number | undefined): PhaseSpec => ({
+      name,
+      rate,
+      warmupMs: opts.warmupS * 1000,
+      durationMs: opts.durationS * 1000,
+      maxMessages: opts.messages,
+    });
+    const base = {
+      window: opts.window,
+      phases: [phase('saturation', undefined), ...(opts.rate ? [phase('paced', opts.rate)] : [])],
+      drainTimeoutMs: 15_000,
+      ciphertextBytes: opts.ciphertextBytes,
+    };
+    const sampler = new ResourceSampler(sql);
+    const countRows = async () =>
+      (await sql.query<{ n: string; d: string }>(`select count(*) as n, count(delivered_at) as d from messages`)).rows[0]!;
+
+    if (opts.scenarios.has('ws')) {
+      const relay = await startBareRelay(fx.pairs);
+      try {
+        const pairs = fx.pairs.map((p) => ({
+          ...p,
+          agent: { ...p.agent, url: `${relay.url}?device_id=${p.agent.deviceId}` },
+          owner: { ...p.owner, url: `${relay.url}?device_id=${p.owner.deviceId}` },
+        }));
+        results.push(await runLoad({ ...base, mode: 'ws', label: 'bare ws relay (ceiling)', pairs }, sampler));
+      } finally {
+        await relay.close();
+      }
+    }
+
+    if (opts.scenarios.has('pg')) {
+      await sql.query('checkpoint');
+      const before = await countRows();
+      const r = await runLoad({ ...base, mode: 'pg', label: 'raw pg INSERT (autocommit)', pairs: fx.pairs, databaseUrl: database.url, tenantId: fx.tenantId }, sampler);
+      results.push(r);
+      const after = await countRows();
+      const rows = Number(after.n) - Number(before.n);
+      checks.push(`raw INSERT: ${r.acked} committed, ${rows} rows in messages`);
+      if (rows !== r.acked) ok = false;
+    }
+
+    if (opts.scenarios.has('parley')) {
+      await sql.query('checkpoint');
+      const before = await countRows();
+      const pairs = fx.pairs.map((p, i) => ({
+        ...p,
+        agent: { ...p.agent, url: `${wsUrl}?token=${fx.agentJwts[i]}` },
+        owner: { ...p.owner, url: `${wsUrl}?token=${fx.ownerToken}&device_id=${p.owner.deviceId}` },
+      }));
+      const r = await runLoad({ ...base, mode: 'ws', label: 'Parley (PostgreSQL)', pairs }, sampler);
+      results.push(r);
+      await app.close(); // drains the group-commit writer and the delivered_at batcher
+      app = undefined;
+      const after = await countRows();
+      const rows = Number(after.n) - Number(before.n);
+      const deliveredRows = Number(after.d) - Number(before.d);
+      checks.push(
+        `Parley: ${r.sent} sent, ${r.acked} acked, ${r.delivered} delivered, ${r.errors} errors; ` +
+          `${rows} new rows in messages, ${deliveredRows} with delivered_at`,
+      );
+      if (!r.drained || r.errors > 0 || rows !== r.sent || r.acked !== r.sent || r.delivered !== r.sent || deliveredRows !== r.sent) ok = false;
+    }
+
+    // ------------------------------------------------------------ report
+    const sat = (r: LoadResult | undefined) => r?.phases.find((p) => p.name === 'saturation');
+    const paced = (r: LoadResult | undefined) => r?.phases.find((p) => p.name === 'paced');
+    const raw = results.find((r) => r.mode === 'pg');
+    const bare = results.find((r) => r.label.startsWith('bare'));
+    const rawRate = sat(raw)?.msgsPerSec;
+    const wsRate = sat(bare)?.msgsPerSec;
+    const header = ['scenario', 'msgs/s', 'p50 ms', 'p99 ms', 'vs raw INSERT', 'vs bare ws'];
+    if (opts.rate) header.push(`paced msgs/s`, 'paced p50 ms', 'paced p99 ms');
+    const rows = results.map((r) => {
+      const s = sat(r)!;
+      const cells = [r.label, fmt(s.msgsPerSec, 0), fmt(s.latency.p50, 2), fmt(s.latency.p99, 2), ratio(s.msgsPerSec, rawRate), ratio(s.msgsPerSec, wsRate)];
+      const p = paced(r);
+      if (opts.rate) cells.push(p ? fmt(p.msgsPerSec, 0) : '-', p ? fmt(p.latency.p50, 2) : '-', p ? fmt(p.latency.p99, 2) : '-');
+      return cells;
+    });
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    console.log(`\nmsgs/s, p50, p99: saturation (closed loop, window ${opts.window}); ratios on saturation msgs/s` + (opts.rate ? `; paced: open loop at ${opts.rate} msgs/s offered` : ''));
+    console.log(line(header));
+    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const r of rows) console.log(line(r));
+
+    const phaseLine = (p: PhaseResult) =>
+      `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.measuredMessages} msgs in ${fmt(p.measuredMs / 1000, 2)} s = ${fmt(p.msgsPerSec, 0)}/s; ` +
+      `latency p50 ${fmt(p.latency.p50, 2)} p90 ${fmt(p.latency.p90, 2)} p99 ${fmt(p.latency.p99, 2)} max ${fmt(p.latency.max, 2)} mean ${fmt(p.latency.mean, 2)} ms (${p.latency.count} samples)`;
+    console.log('\ndetails:');
+    for (const r of results) {
+      console.log(
+        `  ${r.label}: ${r.connections} ${r.mode === 'pg' ? 'connections' : 'sockets'} (connected in ${fmt(r.connectMs, 0)} ms); ` +
+          `sent ${r.sent}, acked ${r.acked}, delivered ${r.delivered}, errors ${r.errors}${r.firstError ? ` (first: ${r.firstError})` : ''}${r.drained ? '' : ', NOT DRAINED'}`,
+      );
+      for (const p of r.phases) console.log(`    ${phaseLine(p)}`);
+    }
+    console.log('\nresources in the measured windows (CPU in % of one core; the machine has ' + os.cpus().length + ' cores; "machine" counts every process, the bench\'s and others\'):');
+    const pct = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(0)}%`);
+    for (const r of results) {
+      for (const p of r.phases) {
+        const res: Resources | undefined = sampler.results.get(`${r.label}/${p.name}`);
+        const client = (100 * p.clientCpuMs) / p.measuredMs;
+        const perMsg = (ms: number | undefined) => (ms === undefined ? '-' : `${((1000 * ms) / p.measuredMessages).toFixed(0)} µs`);
+        console.log(
+          `  ${r.label} / ${p.name}: server ${pct(res?.serverCpuPct)}, load generator ${pct(client)}, postgres backends ${pct(res?.pgCpuPct)}, machine ${pct(res?.machineCpuPct)}; ` +
+            `CPU per message: server ${perMsg(res && (res.serverCpuPct * p.measuredMs) / 100)}, postgres ${perMsg(res?.pgCpuPct === undefined ? undefined : (res.pgCpuPct * p.measuredMs) / 100)}; ` +
+            `server event-loop delay p50 ${fmt(res?.loopDelayP50Ms ?? NaN, 1)} p99 ${fmt(res?.loopDelayP99Ms ?? NaN, 1)} max ${fmt(res?.loopDelayMaxMs ?? NaN, 1)} ms`,
+        );
+      }
+    }
+
+    console.log('\npersistence checks:');
+    for (const c of checks) console.log(`  ${c}`);
+    console.log(`  => ${ok ? 'OK' : 'FAILED'}`);
+
+    const parley = results.find((r) => r.label.startsWith('Parley'));
+    if (parley) {
+      const s = sat(parley)!;
+      const p = paced(parley);
+      const targets: [string, boolean | undefined][] = [
+        ['>= 5,000 persisted msgs/s (saturation)', s.msgsPerSec >= 5000],
+        [
+          `p99 < 50 ms (paced at ${opts.rate || '-'} msgs/s${p ? `: ${fmt(p.latency.p99, 2)} ms, achieved ${fmt(p.msgsPerSec, 0)}/s` : ''})`,
+          p && opts.rate >= 5000 ? p.latency.p99 < 50 && p.msgsPerSec >= 0.95 * opts.rate : undefined,
+        ],
+        ['>= 0.5x raw INSERT rate (saturation)', rawRate ? s.msgsPerSec >= 0.5 * rawRate : undefined],
+      ];
+      console.log('\ntargets (Parley):');
+      for (const [name, pass] of targets) console.log(`  ${pass === undefined ? 'n/a ' : pass ? 'PASS' : 'MISS'}  ${name}`);
+    }
+
+    console.log('\nmarkdown:');
+    console.log(`| ${header.join(' | ')} |\n|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+    if (workaround) console.log(`\n${workaround}`);
+    console.log(`\ntotal run time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await sql.end().catch(() => undefined);
+    if (app) await app.close().catch(() => undefined);
+    await database.drop().catch((err: unknown) => console.error('could not drop the bench database:', err));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return ok ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

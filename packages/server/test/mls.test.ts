@@ -1,0 +1,63 @@
+/** MLS KeyPackage directory: publish, count, claim once, tenant isolation, auth. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
+import { startApp, type TestApp } from './harness.js';
+
+describe('MLS KeyPackages', () => {
+  let t: TestApp;
+  let owner: Owner;
+  let od: OwnerDevice;
+  let agent: Agent;
+  const kp = (i: number) => Buffer.from(`key-package-${i}`).toString('base64');
+
+  beforeAll(async () => {
+    t = await startApp();
+    owner = await newOwner(t);
+    od = await registerOwnerDevice(t, owner);
+    agent = await activeAgent(t, owner);
+  });
+  afterAll(() => t.close());
+
+  it('an agent publishes, an owner device claims each KeyPackage exactly once, oldest first', async () => {
+    const pub = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: agent.auth, payload: { key_packages: [kp(1), kp(2)] } });
+    expect(pub.status).toBe(201);
+    expect(pub.body).toEqual({ device_id: agent.deviceId, published: 2, available: 2 });
+
+    const headers = { ...owner.auth, 'x-device-id': od.deviceId };
+    const count = await t.request({ method: 'GET', url: `/api/v1/mls/key-packages/${agent.deviceId}`, headers });
+    expect(count.body.available).toBe(2);
+
+    const claimed = [];
+    for (let i = 0; i < 2; i++) {
+      const c = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages/claim', headers, payload: { device_id: agent.deviceId } });
+      expect(c.status).toBe(200);
+      claimed.push(c.body.key_package);
+    }
+    expect(claimed).toEqual([kp(1), kp(2)]);
+    const none = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages/claim', headers, payload: { device_id: agent.deviceId } });
+    expect(none.status).toBe(404);
+  });
+
+  it('an owner publishes for its own device only with X-Device-Id', async () => {
+    const missing = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: owner.auth, payload: { key_packages: [kp(3)] } });
+    expect(missing.status).toBe(400);
+    const ok = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: { ...owner.auth, 'x-device-id': od.deviceId }, payload: { key_packages: [kp(3)] } });
+    expect(ok.status).toBe(201);
+    expect(ok.body.device_id).toBe(od.deviceId);
+    const asAgentDevice = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: { ...owner.auth, 'x-device-id': agent.deviceId }, payload: { key_packages: [kp(4)] } });
+    expect(asAgentDevice.status).toBe(403);
+  });
+
+  it('refuses bad input, missing auth and other tenants', async () => {
+    expect((await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: agent.auth, payload: { key_packages: ['not base64!'] } })).status).toBe(400);
+    expect((await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: agent.auth, payload: { key_packages: [] } })).status).toBe(400);
+    expect((await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', payload: { key_packages: [kp(5)] } })).status).toBe(401);
+    const other = await newOwner(t, 'Other');
+    const otherAgent = await activeAgent(t, other);
+    await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: otherAgent.auth, payload: { key_packages: [kp(6)] } });
+    const cross = await t.request({ method: 'POST', url: '/api/v1/mls/key-packages/claim', headers: agent.auth, payload: { device_id: otherAgent.deviceId } });
+    expect(cross.status).toBe(404);
+    const count = await t.request({ method: 'GET', url: `/api/v1/mls/key-packages/${otherAgent.deviceId}`, headers: agent.auth });
+    expect(count.status).toBe(404);
+  });
+});
