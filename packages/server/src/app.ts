@@ -165,7 +165,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
-    (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }),
+    (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
   );
 
   app.addHook('onClose', async () => {

@@ -37,6 +37,8 @@ interface Conn {
   kind: 'owner' | 'agent';
   lastRecv: number;
   lastPing: number;
+  /** The TCP socket under the WebSocket, corked while a tick's frames are written. */
+  raw: Corkable | undefined;
   /** Serialises the prepare phase of this socket's frames so one sender's order is kept. */
   chain: Promise<unknown>;
 }
@@ -54,6 +56,11 @@ export interface GatewayDeps {
   log: FastifyBaseLogger;
 }
 
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 type SocketOpen = 1;
 const OPEN: SocketOpen = 1;
 
@@ -62,6 +69,7 @@ export class Gateway implements Presence {
   private readonly ownersByTenant = new Map<string, Set<Conn>>();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
+  private readonly corked = new Set<Corkable>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
@@ -82,7 +90,7 @@ export class Gateway implements Presence {
   }
 
   /** Handle a freshly upgraded socket. Frames that arrive during authentication are queued. */
-  handle(ws: WebSocket, query: { token?: string; device_id?: string }): void {
+  handle(ws: WebSocket, query: { token?: string; device_id?: string }, raw?: Corkable): void {
     const early: string[] = [];
     let conn: Conn | undefined;
     ws.on('message', (raw) => {
@@ -97,7 +105,7 @@ export class Gateway implements Presence {
     this.authenticate(query).then(
       (who) => {
         if (ws.readyState !== OPEN) return;
-        conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve() };
+        conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve(), raw };
         this.add(conn);
         void this.deps.lastSeen.seen(conn.tenantId, conn.deviceId, true);
         for (const text of early.splice(0)) this.onFrame(conn, text);
@@ -151,7 +159,27 @@ export class Gateway implements Presence {
   }
 
   private send(c: Conn, event: string, data: unknown): void {
-    if (c.ws.readyState === OPEN) c.ws.send(JSON.stringify({ event, data }));
+    this.write(c, JSON.stringify({ event, data }));
+  }
+
+  /**
+   * Write a frame. The first write to a socket in a tick corks it and every corked socket is
+   * uncorked on the next turn of the event loop, so a burst of deliveries and acks leaves in one
+   * TCP write per socket instead of one per frame.
+   */
+  private write(c: Conn, text: string): void {
+    if (c.ws.readyState !== OPEN) return;
+    if (c.raw && !this.corked.has(c.raw)) {
+      c.raw.cork();
+      this.corked.add(c.raw);
+      if (this.corked.size === 1) setImmediate(() => this.uncorkAll());
+    }
+    c.ws.send(text);
+  }
+
+  private uncorkAll(): void {
+    for (const s of this.corked) s.uncork();
+    this.corked.clear();
   }
 
   private sendError(c: Conn, status: number, detail: string, clientRef?: unknown, extra: Record<string, unknown> = {}): void {
@@ -240,7 +268,7 @@ export class Gateway implements Presence {
     const message = e.event === 'message' ? (e.data as { message_id: string; sender_device_id: string }) : undefined;
     for (const c of targets) {
       if (c.id === e.excludeSocket || c.ws.readyState !== OPEN) continue;
-      c.ws.send(text);
+      this.write(c, text);
       if (message && c.deviceId !== message.sender_device_id) this.deps.messages.markDelivered(c.tenantId, message.message_id);
     }
   }
@@ -252,9 +280,9 @@ export class Gateway implements Presence {
       for (const c of set) {
         if (now - c.lastRecv >= this.deps.deadTimeoutMs) {
           c.ws.terminate();
-        } else if (now - c.lastPing >= this.deps.pingIntervalMs && c.ws.readyState === OPEN) {
+        } else if (now - c.lastPing >= this.deps.pingIntervalMs) {
           c.lastPing = now;
-          c.ws.send(ping);
+          this.write(c, ping);
         }
       }
     }

@@ -9,6 +9,8 @@ export interface BatcherOptions {
   maxInFlight: number;
   /** Most items in one flush. */
   maxBatch: number;
+  /** Wait this long after the first queued item before flushing (0: next turn of the event loop). */
+  delayMs?: number;
 }
 
 interface Pending<I, R> {
@@ -43,10 +45,12 @@ export class TenantBatcher<I, R> {
   private schedule(): void {
     if (this.scheduled || this.inFlight >= this.opts.maxInFlight || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const run = () => {
       this.scheduled = false;
       this.flush();
-    });
+    };
+    if (this.opts.delayMs) setTimeout(run, this.opts.delayMs).unref();
+    else setImmediate(run);
   }
 
   private flush(): void {

@@ -8,8 +8,8 @@
  * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive).
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, gt, inArray, isNull, or, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/client.js';
 import { conversations, messages, topics } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
@@ -103,6 +103,36 @@ export function parseTimestamp(s: string): Date {
   throw badRequest('since must be an ISO 8601 date-time with a zone (e.g. 2026-01-31T12:00:00Z) or a next_cursor value');
 }
 
+/**
+ * Insert a batch of messages with one statement of 12 array parameters (unnest), whatever the
+ * batch size; returns each row's `seq` in input order. Bytes travel as hex text (one encoding
+ * both drivers accept for arrays).
+ */
+async function insertMessages(tx: Tx, rows: PreparedMessage[]): Promise<number[]> {
+  const col = <T>(f: (r: PreparedMessage) => T) => sql.param(rows.map(f));
+  // Both drivers answer `{rows}` for raw statements.
+  const result = (await tx.execute(sql`
+    insert into messages (id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
+                          header_blob, ciphertext, message_type, priority, created_at)
+    select id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
+           decode(header_hex, 'hex'), decode(ciphertext_hex, 'hex'), message_type, priority, created_at
+    from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.tenantId)}::uuid[], ${col((r) => r.conversationId)}::uuid[],
+                ${col((r) => r.groupId)}::uuid[], ${col((r) => r.topicId)}::uuid[], ${col((r) => r.senderDeviceId)}::uuid[],
+                ${col((r) => r.recipientDeviceId)}::uuid[], ${col((r) => r.headerBlob.toString('hex'))}::text[],
+                ${col((r) => r.ciphertext.toString('hex'))}::text[], ${col((r) => r.messageType)}::text[],
+                ${col((r) => r.priority)}::text[], ${col((r) => r.createdAt.toISOString())}::timestamptz[])
+      as t(id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
+           header_hex, ciphertext_hex, message_type, priority, created_at)
+    returning id, seq`)) as unknown as { rows: { id: string; seq: string | number }[] };
+  const seqById = new Map(result.rows.map((r) => [r.id, Number(r.seq)]));
+  return rows.map((r) => seqById.get(r.id)!);
+}
+
+/** Set delivered_at on the listed messages that do not have it yet. */
+function markDelivered(tx: Tx, ids: string[]) {
+  return tx.execute(sql`update messages set delivered_at = now() where id = any(${sql.param(ids)}::uuid[]) and delivered_at is null`);
+}
+
 /** Bounded map used as a cache of immutable facts (conversation sides, topic groups). */
 class BoundedCache<V> extends Map<string, V> {
   constructor(private readonly max: number) {
@@ -125,18 +155,12 @@ export interface MessageServiceDeps {
 export class MessageService {
   private readonly conversations = new BoundedCache<ConversationInfo>(50_000);
   private readonly topicGroups = new BoundedCache<string>(50_000);
-  private readonly writer: TenantBatcher<NewMessage, number>;
+  private readonly writer: TenantBatcher<PreparedMessage, number>;
   private readonly delivered: TenantBatcher<string, undefined>;
 
   constructor(private readonly deps: MessageServiceDeps) {
     this.writer = new TenantBatcher(
-      async (tenantId, rows) => {
-        const out = await withTenant(deps.db, tenantId, (tx) =>
-          tx.insert(messages).values(rows).returning({ id: messages.id, seq: messages.seq }),
-        );
-        const seqById = new Map(out.map((r) => [r.id, r.seq]));
-        return rows.map((r) => seqById.get(r.id!)!);
-      },
+      (tenantId, rows) => withTenant(deps.db, tenantId, (tx) => insertMessages(tx, rows)),
       // One flush at a time: a tenant's batches then commit in seq order, so a reader paging by
       // cursor never sees seq N+1 committed before seq N (no skipped messages). Group commit keeps
       // the throughput: everything queued during a flush goes into the next one.
@@ -144,15 +168,11 @@ export class MessageService {
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {
-        await withTenant(deps.db, tenantId, (tx) =>
-          tx
-            .update(messages)
-            .set({ deliveredAt: new Date() })
-            .where(and(inArray(messages.id, [...new Set(ids)]), isNull(messages.deliveredAt))),
-        );
+        await withTenant(deps.db, tenantId, (tx) => markDelivered(tx, [...new Set(ids)]));
         return ids.map(() => undefined);
       },
-      { maxInFlight: 1, maxBatch: 5000 },
+      // Delivery receipts are not on the sender's path: collect them for a while, one UPDATE each time.
+      { maxInFlight: 1, maxBatch: 10_000, delayMs: 200 },
     );
   }
 
@@ -260,9 +280,7 @@ export class MessageService {
     const page = await this.page(tenantId, cond, q);
     const mine = page.messages.filter((m) => m.sender_device_id !== deviceId).map((m) => m.message_id);
     if (mine.length > 0) {
-      await withTenant(this.deps.db, tenantId, (tx) =>
-        tx.update(messages).set({ deliveredAt: new Date() }).where(and(inArray(messages.id, mine), isNull(messages.deliveredAt))),
-      );
+      await withTenant(this.deps.db, tenantId, (tx) => markDelivered(tx, mine));
     }
     return page;
   }
