@@ -60,4 +60,13 @@ describe('MLS KeyPackages', () => {
     const count = await t.request({ method: 'GET', url: `/api/v1/mls/key-packages/${otherAgent.deviceId}`, headers: agent.auth });
     expect(count.status).toBe(404);
   });
+
+  it('revoking a device deletes its unclaimed KeyPackages', async () => {
+    const other = await activeAgent(t, owner);
+    await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: other.auth, payload: { key_packages: [kp(7), kp(8)] } });
+    const headers = { ...owner.auth, 'x-device-id': od.deviceId };
+    expect((await t.request({ method: 'GET', url: `/api/v1/mls/key-packages/${other.deviceId}`, headers })).body.available).toBe(2);
+    expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${other.deviceId}/revoke`, headers: owner.auth })).status).toBe(200);
+    expect((await t.request({ method: 'GET', url: `/api/v1/mls/key-packages/${other.deviceId}`, headers })).body.available).toBe(0);
+  });
 });

@@ -20,6 +20,7 @@ import type { ConversationRow } from '../conversations/repo.js';
 import { activeDevices } from '../conversations/repo.js';
 import { effectiveStatus } from '../invites/service.js';
 import * as invitesRepo from '../invites/repo.js';
+import { deleteKeyPackagesOf } from '../mls/repo.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';
 
@@ -239,6 +240,7 @@ export class DeviceService {
       const d = await this.mustGet(tx, id, true);
       if (!from.includes(d.status as DeviceStatus)) throw conflict(`device is ${d.status}; cannot become ${to}`);
       const [row] = await repo.updateDevice(tx, id, { ...set, status: to });
+      if (to === 'REVOKED') await deleteKeyPackagesOf(tx, id);
       return row!;
     });
     await after?.(updated);
@@ -328,6 +330,7 @@ export class DeviceService {
       const d = await this.mustGet(tx, id, true);
       if (d.kind !== 'owner') throw badRequest('only owner devices are removed here; revoke agent devices');
       await repo.updateDevice(tx, id, { status: 'REVOKED', revokedAt: d.revokedAt ?? new Date(), deletedAt: new Date() });
+      await deleteKeyPackagesOf(tx, id);
     });
     await this.deps.notifier.closeDevice(id, CLOSE.revoked, 'device removed');
   }

@@ -26,3 +26,6 @@ export async function claimOldest(tx: Tx, deviceId: string, claimedBy: string) {
   await tx.update(mlsKeyPackages).set({ claimedAt: new Date(), claimedBy }).where(eq(mlsKeyPackages.id, kp.id));
   return kp;
 }
+
+/** Delete every KeyPackage a device published (on revocation: nobody may add it to a group any more). */
+export const deleteKeyPackagesOf = (tx: Tx, deviceId: string) => tx.delete(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, deviceId));
