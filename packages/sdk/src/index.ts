@@ -1,1 +1,23 @@
-export {};
+/**
+ * @parley/sdk — the Parley client library for owners and agents (browser and Node core).
+ *
+ * - `client/`: typed REST client for every server route, agent enrollment with proof of possession.
+ * - `crypto/`: keys, X3DH + Double Ratchet sessions and their wire frames (SPEC §1.3, §2.4).
+ * - `mls/`: MLS (RFC 9420) groups over ts-mls, protocol selection.
+ * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1).
+ * - `content/`: the structured content types carried inside ciphertext (SPEC §2.4).
+ * - `storage`: the session-state store interface and its memory implementation.
+ * Node-only parts (file store, `ws` factory) are in `@parley/sdk/node`.
+ */
+export * from './client/rest.js';
+export * from './client/errors.js';
+export * from './client/routes.js';
+export * from './client/types.js';
+export * from './client/enrollment.js';
+export * from './crypto/index.js';
+export * from './mls/index.js';
+export * from './realtime/client.js';
+export * from './realtime/types.js';
+export * from './realtime/catch-up.js';
+export * from './content/types.js';
+export * from './storage.js';

@@ -1,0 +1,527 @@
+/**
+ * `ParleyClient`: a typed, fetch-based client for every REST route of the Parley service
+ * (SPEC §4.1–§4.5, §5, §7; DESIGN §5, §7). Runs in browsers and on Node 20+ (global `fetch`);
+ * no Node-only imports.
+ *
+ * Every request is built from the one route table in `routes.ts`. Authentication per route:
+ * owner routes send the owner JWT (`Authorization: Bearer`), `X-Tenant-Id` when a tenant is
+ * configured, and `X-Device-Id` when an acting owner device is configured or given per call;
+ * device routes send the device JWT; public routes send no credentials. Errors are thrown as
+ * {@link ParleyApiError} (`{status, detail, retryAfter?}`) or {@link ParleyNetworkError}.
+ */
+import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
+import { fillPath, ROUTES, type RouteName, type RouteSpec } from './routes.js';
+import type {
+  ActivateRequest,
+  ActivateResponse,
+  ClaimedKeyPackage,
+  ClaimKeyPackageRequest,
+  KeyPackageCount,
+  PublishKeyPackagesRequest,
+  PublishKeyPackagesResponse,
+  BillingPlansResponse,
+  CapabilitiesResponse,
+  ConversationKeys,
+  ConversationList,
+  ConversationListQuery,
+  CreatedInvite,
+  CreateInviteRequest,
+  CreateTenantRequest,
+  CreateTopicRequest,
+  Device,
+  DeviceHistoryQuery,
+  DeviceList,
+  DevicePending,
+  DevicePresence,
+  DeviceKeys,
+  DeviceStatusResponse,
+  DeviceToken,
+  EnrollRequest,
+  EnrollResponse,
+  HealthResponse,
+  HistoryQuery,
+  Invite,
+  InviteList,
+  JwksResponse,
+  LegalTermsResponse,
+  MessageInput,
+  MessagePage,
+  RegisterOwnerDeviceRequest,
+  RegisterOwnerDeviceResponse,
+  RelinkResponse,
+  RenameDeviceRequest,
+  RenameTopicRequest,
+  RenewTokenRequest,
+  Tenant,
+  TokenChallenge,
+  Topic,
+  TopicList,
+  TopicListQuery,
+  WebhookRequest,
+  WebhookResponse,
+  StoredMessage,
+} from './types.js';
+
+/** A credential, or a function returning the current one (called for every request; may refresh). */
+export type TokenSource = string | (() => string | undefined | Promise<string | undefined>);
+
+/** The `fetch` function the client uses (the global one by default). */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Options of {@link ParleyClient}. */
+export interface ParleyClientOptions {
+  /** Base URL of the service, e.g. `https://parley.example.com` (no `/api/v1`; a trailing slash is ignored). */
+  baseUrl: string;
+  /** Owner JWT from the identity provider (SPEC §5), used by owner routes. */
+  ownerToken?: TokenSource;
+  /** Tenant chosen with `X-Tenant-Id` when the owner belongs to several (DESIGN §5). */
+  tenantId?: string;
+  /** The owner's acting device, sent as `X-Device-Id` on owner routes (DESIGN §7, SPEC §4.4). */
+  ownerDeviceId?: string;
+  /** Device JWT (SPEC §5), used by device routes. */
+  deviceToken?: TokenSource;
+  /** Custom fetch (tests, proxies); defaults to `globalThis.fetch`. */
+  fetch?: FetchLike;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Per-request timeout in milliseconds (default 30 000; 0 disables). */
+  timeoutMs?: number;
+}
+
+/** Per-call options accepted by every method (last argument). */
+export interface RequestOptions {
+  /** Abort the request. */
+  signal?: AbortSignal;
+  /** Extra headers for this call. */
+  headers?: Record<string, string>;
+  /** Override `X-Tenant-Id` for this call (owner routes). */
+  tenantId?: string;
+  /** Override `X-Device-Id` (the acting owner device) for this call (owner routes). */
+  deviceId?: string;
+  /** Override the bearer token for this call. */
+  token?: string;
+  /** Override the timeout for this call (milliseconds; 0 disables). */
+  timeoutMs?: number;
+}
+
+interface CallArgs {
+  params?: Record<string, string>;
+  query?: object;
+  body?: unknown;
+  opts?: RequestOptions | undefined;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+async function resolveToken(t: TokenSource | undefined): Promise<string | undefined> {
+  return typeof t === 'function' ? await t() : t;
+}
+
+function queryString(query: object | undefined): string {
+  if (!query) return '';
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) sp.set(k, String(v));
+  const s = sp.toString();
+  return s ? `?${s}` : '';
+}
+
+/**
+ * Typed client for the Parley REST API. One instance may serve an owner (owner JWT), an agent
+ * (device JWT) or both; each method uses the credential its route needs.
+ *
+ * @example
+ * const owner = new ParleyClient({ baseUrl, ownerToken: jwt });
+ * const { tenant_id } = await owner.createTenant({ name: 'Acme' });
+ * const invite = await owner.createInvite();
+ */
+export class ParleyClient {
+  /** Base URL without trailing slash. */
+  readonly baseUrl: string;
+  private ownerToken: TokenSource | undefined;
+  private deviceToken: TokenSource | undefined;
+  private tenantId: string | undefined;
+  private ownerDeviceId: string | undefined;
+  private readonly fetchFn: FetchLike;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+
+  constructor(options: ParleyClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.ownerToken = options.ownerToken;
+    this.deviceToken = options.deviceToken;
+    this.tenantId = options.tenantId;
+    this.ownerDeviceId = options.ownerDeviceId;
+    const f = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
+    if (!f) throw new TypeError('ParleyClient: no fetch available; pass options.fetch');
+    this.fetchFn = options.fetch ? f : (input, init) => globalThis.fetch(input, init);
+    this.headers = { ...options.headers };
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Replace the owner JWT (or its source). */
+  setOwnerToken(token: TokenSource | undefined): void {
+    this.ownerToken = token;
+  }
+
+  /** Replace the device JWT (or its source), e.g. after activation or renewal. */
+  setDeviceToken(token: TokenSource | undefined): void {
+    this.deviceToken = token;
+  }
+
+  /** Choose the tenant sent as `X-Tenant-Id` on owner routes (undefined: none). */
+  setTenantId(tenantId: string | undefined): void {
+    this.tenantId = tenantId;
+  }
+
+  /** Choose the acting owner device sent as `X-Device-Id` on owner routes (undefined: none). */
+  setOwnerDeviceId(deviceId: string | undefined): void {
+    this.ownerDeviceId = deviceId;
+  }
+
+  /** The acting owner device configured for `X-Device-Id`, if any. */
+  get actingDeviceId(): string | undefined {
+    return this.ownerDeviceId;
+  }
+
+  /** The current device JWT (resolving a token function), if any. */
+  currentDeviceToken(): Promise<string | undefined> {
+    return resolveToken(this.deviceToken);
+  }
+
+  /** The current owner JWT (resolving a token function), if any. */
+  currentOwnerToken(): Promise<string | undefined> {
+    return resolveToken(this.ownerToken);
+  }
+
+  /**
+   * Low-level call of a route of the table. Prefer the typed methods.
+   * @throws ParleyApiError for a non-2xx answer; ParleyNetworkError when no answer arrives;
+   *   TypeError when the route needs a credential that is not configured.
+   */
+  async call<T>(name: RouteName, args: CallArgs = {}): Promise<T> {
+    const route: RouteSpec = ROUTES[name];
+    const opts = args.opts ?? {};
+    const path = fillPath(route.path, args.params);
+    const headers: Record<string, string> = { accept: 'application/json', ...this.headers };
+    if (route.auth !== 'none') {
+      // owner-or-device: the device JWT when the client has one, else the owner JWT (+ X-Device-Id).
+      const deviceToken = route.auth === 'owner' ? undefined : await resolveToken(this.deviceToken);
+      const asOwner = route.auth === 'owner' || (route.auth === 'owner-or-device' && !deviceToken);
+      const token = opts.token ?? (asOwner ? await resolveToken(this.ownerToken) : deviceToken);
+      if (!token) {
+        const needs = route.auth === 'owner' ? 'an owner token' : route.auth === 'device' ? 'a device token' : 'a device or owner token';
+        throw new TypeError(`ParleyClient.${name}: this route needs ${needs}`);
+      }
+      headers.authorization = `Bearer ${token}`;
+      if (asOwner) {
+        const tenant = opts.tenantId ?? this.tenantId;
+        if (tenant) headers['x-tenant-id'] = tenant;
+        const device = opts.deviceId ?? this.ownerDeviceId;
+        if (device) headers['x-device-id'] = device;
+      }
+    }
+    Object.assign(headers, opts.headers);
+    const init: RequestInit = { method: route.method, headers };
+    if (args.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(args.body);
+    }
+
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, timeoutMs)
+        : undefined;
+    const onAbort = () => controller.abort();
+    if (opts.signal) {
+      if (opts.signal.aborted) controller.abort();
+      else opts.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    init.signal = controller.signal;
+
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetchFn(this.baseUrl + path + queryString(args.query), init);
+      text = await res.text();
+    } catch (err) {
+      const aborted = opts.signal?.aborted ?? false;
+      const what = timedOut ? `timed out after ${timeoutMs} ms` : aborted ? 'aborted' : `failed: ${(err as Error)?.message ?? String(err)}`;
+      throw new ParleyNetworkError(`${route.method} ${path} ${what}`, timedOut, aborted, { cause: err });
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+
+    let body: unknown = undefined;
+    if (text !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    if (!res.ok) {
+      const detail =
+        body && typeof body === 'object' && typeof (body as { detail?: unknown }).detail === 'string'
+          ? (body as { detail: string }).detail
+          : typeof body === 'string' && body !== ''
+            ? body
+            : res.statusText || `HTTP ${res.status}`;
+      const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
+      throw new ParleyApiError({ status: res.status, detail, method: route.method, path, ...(retryAfter !== undefined ? { retryAfter } : {}) });
+    }
+    return body as T;
+  }
+
+  // ------------------------------------------------------------ platform (SPEC §4.1)
+
+  /** `GET /health` (public): `{status, version}`. A degraded service answers 503 (thrown). */
+  health(opts?: RequestOptions): Promise<HealthResponse> {
+    return this.call('health', { opts });
+  }
+
+  /** `GET /.well-known/jwks.json` (public): device-token signing keys (DESIGN §5). */
+  jwks(opts?: RequestOptions): Promise<JwksResponse> {
+    return this.call('jwks', { opts });
+  }
+
+  /** `GET /api/v1/legal/terms` (public): current terms (SPEC §4.1). */
+  legalTerms(opts?: RequestOptions): Promise<LegalTermsResponse> {
+    return this.call('legalTerms', { opts });
+  }
+
+  /** `GET /api/v1/billing/plans` (public): available plans, prices in US cents (SPEC §4.1). */
+  billingPlans(opts?: RequestOptions): Promise<BillingPlansResponse> {
+    return this.call('billingPlans', { opts });
+  }
+
+  /** `GET /api/v1/capabilities` (public): platform capabilities (SPEC §4.1). */
+  capabilities(opts?: RequestOptions): Promise<CapabilitiesResponse> {
+    return this.call('capabilities', { opts });
+  }
+
+  // ------------------------------------------------------------ tenants, invites (SPEC §4.2)
+
+  /** `POST /api/v1/tenants` (owner; no tenant needed): create a tenant, the caller becomes `OWNER_ADMIN`. 400 on a bad name. */
+  createTenant(body: CreateTenantRequest, opts?: RequestOptions): Promise<Tenant> {
+    return this.call('createTenant', { body, opts });
+  }
+
+  /** `POST /api/v1/invites` (owner): a single-use, 10-minute invite; `token` is returned only here. */
+  createInvite(body: CreateInviteRequest = {}, opts?: RequestOptions): Promise<CreatedInvite> {
+    return this.call('createInvite', { body, opts });
+  }
+
+  /** `GET /api/v1/invites` (owner): the tenant's invites (raw tokens are never listed). */
+  listInvites(opts?: RequestOptions): Promise<InviteList> {
+    return this.call('listInvites', { opts });
+  }
+
+  /** `POST /api/v1/invites/{id}/revoke` (owner): revoke an active invite; 409 unless active. */
+  revokeInvite(inviteId: string, opts?: RequestOptions): Promise<Invite> {
+    return this.call('revokeInvite', { params: { id: inviteId }, opts });
+  }
+
+  /** `DELETE /api/v1/invites/{id}` (owner): soft-delete a revoked/consumed/expired invite (204); 409 when active. */
+  async deleteInvite(inviteId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('deleteInvite', { params: { id: inviteId }, opts });
+  }
+
+  // ------------------------------------------------------------ enrollment (SPEC §4.3)
+
+  /**
+   * `POST /api/v1/enroll` (public, 5 per IP per 10 min): enroll an agent device with an invite
+   * token and a proof of possession. 401 for an unknown/used/revoked/expired invite, 400 for a
+   * bad proof (the invite stays unused), 429 when rate limited. See `enrollment.ts` for the flow.
+   */
+  enroll(body: EnrollRequest, opts?: RequestOptions): Promise<EnrollResponse> {
+    return this.call('enroll', { body, opts });
+  }
+
+  // ------------------------------------------------------------ devices (SPEC §4.4)
+
+  /** `GET /api/v1/devices` (owner): the tenant's devices with health. */
+  listDevices(opts?: RequestOptions): Promise<DeviceList> {
+    return this.call('listDevices', { opts });
+  }
+
+  /** `GET /api/v1/devices/{id}/status` (public; 1 request per 5 s per device, else 429 with Retry-After). */
+  deviceStatus(deviceId: string, opts?: RequestOptions): Promise<DeviceStatusResponse> {
+    return this.call('deviceStatus', { params: { id: deviceId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/devices/{id}/activate` (public, proof of possession): APPROVED -> ACTIVE.
+   * `signature` is the hex Ed25519 signature over UTF-8 `activate:<device_id>`. 401 bad
+   * signature, 403 revoked, 409 not APPROVED.
+   */
+  activateDevice(deviceId: string, body: ActivateRequest, opts?: RequestOptions): Promise<ActivateResponse> {
+    return this.call('activateDevice', { params: { id: deviceId }, body, opts });
+  }
+
+  /** `POST /api/v1/devices/{id}/token/challenge` (public): a single-use renewal challenge (5 min). 403 revoked, 409 not ACTIVE. */
+  tokenChallenge(deviceId: string, opts?: RequestOptions): Promise<TokenChallenge> {
+    return this.call('tokenChallenge', { params: { id: deviceId }, opts });
+  }
+
+  /** `POST /api/v1/devices/{id}/token` (public, proof of possession): a new device JWT. 401 bad/used challenge or signature. */
+  renewToken(deviceId: string, body: RenewTokenRequest, opts?: RequestOptions): Promise<DeviceToken> {
+    return this.call('renewToken', { params: { id: deviceId }, body, opts });
+  }
+
+  /** `GET /api/v1/devices/{id}/presence` (owner): online state, last_seen and health. */
+  devicePresence(deviceId: string, opts?: RequestOptions): Promise<DevicePresence> {
+    return this.call('devicePresence', { params: { id: deviceId }, opts });
+  }
+
+  /** `GET /api/v1/devices/{id}/keys` (owner): the device's public keys and fingerprint. */
+  deviceKeys(deviceId: string, opts?: RequestOptions): Promise<DeviceKeys> {
+    return this.call('deviceKeys', { params: { id: deviceId }, opts });
+  }
+
+  /**
+   * `GET /api/v1/devices/{id}/messages` (device JWT of that device): history of the device's
+   * conversations, oldest first; messages addressed to it become delivered.
+   */
+  deviceMessages(deviceId: string, query: DeviceHistoryQuery = {}, opts?: RequestOptions): Promise<MessagePage> {
+    return this.call('deviceMessages', { params: { id: deviceId }, query, opts });
+  }
+
+  /** `GET /api/v1/devices/{id}/pending` (device JWT of that device): count of undelivered messages. */
+  devicePending(deviceId: string, opts?: RequestOptions): Promise<DevicePending> {
+    return this.call('devicePending', { params: { id: deviceId }, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}/approve` (owner): PENDING -> APPROVED; 409 otherwise. */
+  approveDevice(deviceId: string, opts?: RequestOptions): Promise<Device> {
+    return this.call('approveDevice', { params: { id: deviceId }, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}/reject` (owner): PENDING -> REVOKED; 409 otherwise. */
+  rejectDevice(deviceId: string, opts?: RequestOptions): Promise<Device> {
+    return this.call('rejectDevice', { params: { id: deviceId }, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}/revoke` (owner): -> REVOKED; its sockets close with 4001 and its later calls answer 403. */
+  revokeDevice(deviceId: string, opts?: RequestOptions): Promise<Device> {
+    return this.call('revokeDevice', { params: { id: deviceId }, opts });
+  }
+
+  /** `PATCH /api/v1/devices/self/webhook` (device JWT): register (`{url}`) or clear (`{url: null}`) the caller's webhook. */
+  setSelfWebhook(body: WebhookRequest, opts?: RequestOptions): Promise<WebhookResponse> {
+    return this.call('setSelfWebhook', { body, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}/webhook` (owner): register or clear a device's webhook; `secret` is returned once. */
+  setDeviceWebhook(deviceId: string, body: WebhookRequest, opts?: RequestOptions): Promise<WebhookResponse> {
+    return this.call('setDeviceWebhook', { params: { id: deviceId }, body, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}` (owner): rename a device. */
+  renameDevice(deviceId: string, body: RenameDeviceRequest, opts?: RequestOptions): Promise<Device> {
+    return this.call('renameDevice', { params: { id: deviceId }, body, opts });
+  }
+
+  /** `DELETE /api/v1/devices/{id}` (owner): delete a REVOKED device (204; history kept); 409 otherwise. */
+  async deleteDevice(deviceId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('deleteDevice', { params: { id: deviceId }, opts });
+  }
+
+  /**
+   * `DELETE /api/v1/devices/{id}/remove` (owner): remove an owner device (204). Needs the acting
+   * owner device in `X-Device-Id` (`ownerDeviceId` option or `opts.deviceId`); 400 without it.
+   */
+  async removeOwnerDevice(deviceId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('removeOwnerDevice', { params: { id: deviceId }, opts });
+  }
+
+  /** `POST /api/v1/devices/register` (owner): register the owner's device with its keys; ACTIVE at once. */
+  registerOwnerDevice(body: RegisterOwnerDeviceRequest, opts?: RequestOptions): Promise<RegisterOwnerDeviceResponse> {
+    return this.call('registerOwnerDevice', { body, opts });
+  }
+
+  /** `POST /api/v1/devices/{id}/relink` (owner, idempotent): conversations between an owner device and every agent. */
+  relinkDevice(deviceId: string, opts?: RequestOptions): Promise<RelinkResponse> {
+    return this.call('relinkDevice', { params: { id: deviceId }, opts });
+  }
+
+  // ------------------------------------------------------------ conversations, topics (SPEC §4.5)
+
+  /** `GET /api/v1/conversations` (owner): conversations with topic metadata, optionally of one device. */
+  listConversations(query: ConversationListQuery = {}, opts?: RequestOptions): Promise<ConversationList> {
+    return this.call('listConversations', { query, opts });
+  }
+
+  /**
+   * `POST /api/v1/conversations/{id}/messages` (owner + `X-Device-Id`): store an encrypted message
+   * sent by the acting owner device. 400 missing X-Device-Id or bad base64, 403 not a side of the
+   * conversation or revoked, 404 unknown conversation, 413 ciphertext over 256 KiB.
+   */
+  sendMessage(conversationId: string, body: MessageInput, opts?: RequestOptions): Promise<StoredMessage> {
+    return this.call('sendMessage', { params: { id: conversationId }, body, opts });
+  }
+
+  /**
+   * `GET /api/v1/conversations/{id}/messages` (owner): history, oldest first. `since` is
+   * exclusive (ISO timestamp or a cursor); without it the latest `limit` messages.
+   * Decrypt in order: each decryption advances the ratchet (SPEC §4.5).
+   */
+  conversationMessages(conversationId: string, query: HistoryQuery = {}, opts?: RequestOptions): Promise<MessagePage> {
+    return this.call('conversationMessages', { params: { id: conversationId }, query, opts });
+  }
+
+  /** `GET /api/v1/conversations/{id}/keys` (owner): counterparty public keys for key agreement. */
+  conversationKeys(conversationId: string, opts?: RequestOptions): Promise<ConversationKeys> {
+    return this.call('conversationKeys', { params: { id: conversationId }, opts });
+  }
+
+  /** `GET /api/v1/topics` (owner): a group's topics (`group_id`), or all of the tenant's. */
+  listTopics(query: TopicListQuery = {}, opts?: RequestOptions): Promise<TopicList> {
+    return this.call('listTopics', { query, opts });
+  }
+
+  /** `POST /api/v1/topics` (owner): create a topic in a conversation group (201). */
+  createTopic(body: CreateTopicRequest, opts?: RequestOptions): Promise<Topic> {
+    return this.call('createTopic', { body, opts });
+  }
+
+  /** `PATCH /api/v1/topics/{id}` (owner): rename a topic. */
+  renameTopic(topicId: string, body: RenameTopicRequest, opts?: RequestOptions): Promise<Topic> {
+    return this.call('renameTopic', { params: { id: topicId }, body, opts });
+  }
+
+  /** `POST /api/v1/topics/{id}/archive` (owner): archive a topic; 409 for the default topic. */
+  archiveTopic(topicId: string, opts?: RequestOptions): Promise<Topic> {
+    return this.call('archiveTopic', { params: { id: topicId }, opts });
+  }
+
+  // ------------------------------------------------------------ MLS KeyPackages (SPEC §1.3, RFC 9420 §10)
+
+  /**
+   * `POST /api/v1/mls/key-packages` (device JWT, or owner JWT + `X-Device-Id`): publish KeyPackages
+   * of the calling device (201). 400 for bad base64, a KeyPackage over 16 KiB, or more than 500
+   * unclaimed in total.
+   */
+  publishKeyPackages(body: PublishKeyPackagesRequest, opts?: RequestOptions): Promise<PublishKeyPackagesResponse> {
+    return this.call('publishKeyPackages', { body, opts });
+  }
+
+  /** `GET /api/v1/mls/key-packages/{device_id}` (device or owner JWT): how many unclaimed KeyPackages a device of the tenant has. */
+  keyPackageCount(deviceId: string, opts?: RequestOptions): Promise<KeyPackageCount> {
+    return this.call('keyPackageCount', { params: { device_id: deviceId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/mls/key-packages/claim` (device JWT, or owner JWT + `X-Device-Id`): consume one
+   * KeyPackage of an ACTIVE device of the tenant; 404 when none is left.
+   */
+  claimKeyPackage(body: ClaimKeyPackageRequest, opts?: RequestOptions): Promise<ClaimedKeyPackage> {
+    return this.call('claimKeyPackage', { body, opts });
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The single route table of the REST client: every route the Parley service serves today
+ * (SPEC §4.1–§4.5, DESIGN §5/§7), by client method name, with its HTTP method, path template and
+ * authentication. `ParleyClient` builds every request from this table, and a drift test compares
+ * it with the service's OpenAPI document (`GET /api/v1/openapi.json`).
+ *
+ * Path templates use OpenAPI's `{name}` placeholders; paths are absolute (the `/api/v1` prefix is
+ * part of the template, `/health` and `/.well-known/jwks.json` live outside it).
+ */
+
+/** HTTP methods used by the API. */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * Who authenticates a route (SPEC §5):
+ * - `none`: public;
+ * - `owner`: owner JWT (`Authorization: Bearer`), with `X-Tenant-Id` when configured and
+ *   `X-Device-Id` naming the owner's acting device where the route uses it;
+ * - `device`: device JWT (`Authorization: Bearer`) issued by activation or renewal;
+ * - `owner-or-device`: either; the client sends its device JWT when it has one, else the owner
+ *   JWT with `X-Device-Id` naming the acting owner device.
+ */
+export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device';
+
+/** One row of the route table. */
+export interface RouteSpec {
+  readonly method: HttpMethod;
+  /** Absolute path template with `{param}` placeholders. */
+  readonly path: string;
+  readonly auth: RouteAuth;
+}
+
+/** The `/api/v1` prefix of versioned routes (SPEC §9). */
+export const API_PREFIX = '/api/v1';
+
+/** WebSocket path (SPEC §4.18); not part of the OpenAPI document, hence not in {@link ROUTES}. */
+export const WS_PATH = `${API_PREFIX}/ws`;
+
+const r = (method: HttpMethod, path: string, auth: RouteAuth): RouteSpec => ({ method, path, auth });
+const v1 = (p: string) => `${API_PREFIX}${p}`;
+
+/** Every REST route, keyed by the `ParleyClient` method that calls it. */
+export const ROUTES = {
+  // platform (SPEC §4.1)
+  health: r('GET', '/health', 'none'),
+  jwks: r('GET', '/.well-known/jwks.json', 'none'),
+  legalTerms: r('GET', v1('/legal/terms'), 'none'),
+  billingPlans: r('GET', v1('/billing/plans'), 'none'),
+  capabilities: r('GET', v1('/capabilities'), 'none'),
+  // tenants, invites (SPEC §4.2)
+  createTenant: r('POST', v1('/tenants'), 'owner'),
+  createInvite: r('POST', v1('/invites'), 'owner'),
+  listInvites: r('GET', v1('/invites'), 'owner'),
+  revokeInvite: r('POST', v1('/invites/{id}/revoke'), 'owner'),
+  deleteInvite: r('DELETE', v1('/invites/{id}'), 'owner'),
+  // enrollment (SPEC §4.3)
+  enroll: r('POST', v1('/enroll'), 'none'),
+  // devices (SPEC §4.4, DESIGN §5)
+  listDevices: r('GET', v1('/devices'), 'owner'),
+  deviceStatus: r('GET', v1('/devices/{id}/status'), 'none'),
+  activateDevice: r('POST', v1('/devices/{id}/activate'), 'none'),
+  tokenChallenge: r('POST', v1('/devices/{id}/token/challenge'), 'none'),
+  renewToken: r('POST', v1('/devices/{id}/token'), 'none'),
+  devicePresence: r('GET', v1('/devices/{id}/presence'), 'owner'),
+  deviceKeys: r('GET', v1('/devices/{id}/keys'), 'owner'),
+  deviceMessages: r('GET', v1('/devices/{id}/messages'), 'device'),
+  devicePending: r('GET', v1('/devices/{id}/pending'), 'device'),
+  approveDevice: r('PATCH', v1('/devices/{id}/approve'), 'owner'),
+  rejectDevice: r('PATCH', v1('/devices/{id}/reject'), 'owner'),
+  revokeDevice: r('PATCH', v1('/devices/{id}/revoke'), 'owner'),
+  setSelfWebhook: r('PATCH', v1('/devices/self/webhook'), 'device'),
+  setDeviceWebhook: r('PATCH', v1('/devices/{id}/webhook'), 'owner'),
+  renameDevice: r('PATCH', v1('/devices/{id}'), 'owner'),
+  deleteDevice: r('DELETE', v1('/devices/{id}'), 'owner'),
+  removeOwnerDevice: r('DELETE', v1('/devices/{id}/remove'), 'owner'),
+  registerOwnerDevice: r('POST', v1('/devices/register'), 'owner'),
+  relinkDevice: r('POST', v1('/devices/{id}/relink'), 'owner'),
+  // conversations, messages, topics (SPEC §4.5)
+  listConversations: r('GET', v1('/conversations'), 'owner'),
+  sendMessage: r('POST', v1('/conversations/{id}/messages'), 'owner'),
+  conversationMessages: r('GET', v1('/conversations/{id}/messages'), 'owner'),
+  conversationKeys: r('GET', v1('/conversations/{id}/keys'), 'owner'),
+  listTopics: r('GET', v1('/topics'), 'owner'),
+  createTopic: r('POST', v1('/topics'), 'owner'),
+  renameTopic: r('PATCH', v1('/topics/{id}'), 'owner'),
+  archiveTopic: r('POST', v1('/topics/{id}/archive'), 'owner'),
+  // MLS KeyPackage directory (SPEC §1.3, RFC 9420 §10)
+  publishKeyPackages: r('POST', v1('/mls/key-packages'), 'owner-or-device'),
+  keyPackageCount: r('GET', v1('/mls/key-packages/{device_id}'), 'owner-or-device'),
+  claimKeyPackage: r('POST', v1('/mls/key-packages/claim'), 'owner-or-device'),
+} as const satisfies Record<string, RouteSpec>;
+
+/** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */
+export type RouteName = keyof typeof ROUTES;
+
+/**
+ * Fill a path template: each `{name}` is replaced by the URL-encoded `params[name]`.
+ * @throws TypeError when a placeholder has no (non-empty) value.
+ */
+export function fillPath(template: string, params: Record<string, string> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const v = params[name];
+    if (v === undefined || v === '') throw new TypeError(`missing path parameter "${name}" for ${template}`);
+    return encodeURIComponent(v);
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * The wire frame of an X3DH + Double Ratchet message (SPEC §2.4, §6.1; DESIGN §7).
+ *
+ * A frame is a header, an Ed25519 signature over the header by the sender's identity key, and the
+ * XChaCha20-Poly1305 ciphertext. It travels as the two fields the server stores opaquely:
+ *
+ * - `header_blob`: base64 of the UTF-8 JSON `{"v":1,"protocol":"x3dh-dr","header":{…},"signature":"<hex>"}`
+ * - `ciphertext`:  base64 of the AEAD output (ciphertext || 16-byte Poly1305 tag)
+ *
+ * Header fields: `device_id` (sender device UUID), `ratchet_pub` (sender's current ratchet public
+ * key, hex), `msg_num` (N, message number in the sending chain), `pn` (PN, length of the previous
+ * sending chain), `nonce` (the 24-byte random XChaCha20 nonce, hex) and, on the initiator's
+ * messages until the first reply arrives, `x3dh` (what the responder needs for X3DH §3.3).
+ *
+ * Canonical header bytes ({@link headerSigningBytes}): the UTF-8 bytes of the JSON object
+ * `{"header":{…},"protocol":"x3dh-dr","v":1}` serialised with object keys sorted by code unit,
+ * no whitespace and integers in decimal (RFC 8785 JCS for this value set). They are what the
+ * signature covers and, after the X3DH associated data, the AEAD associated data — so version,
+ * protocol and every header field are authenticated twice.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  CryptoError,
+  SIGNATURE_BYTES,
+  base64ToBytes,
+  bytesToBase64,
+  bytesToHex,
+  ed25519Verify,
+  hexToBytes,
+  utf8Decode,
+  utf8Encode,
+} from './primitives.js';
+
+/** `v` of the header blob. */
+export const FRAME_VERSION = 1;
+/** `protocol` of the header blob (the legacy 1:1 protocol of SPEC §1.3). */
+export const FRAME_PROTOCOL = 'x3dh-dr';
+/** Upper bound on the `header_blob` string, in base64 characters (a real one is ~500). */
+export const MAX_HEADER_BLOB_CHARS = 8192;
+/** Upper bound on `msg_num` and `pn` (32-bit counters). */
+export const MAX_COUNTER = 0xffffffff;
+
+const Hex32 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
+/** The X3DH initial-message fields (X3DH §3.3): who Alice is and which keys she used. */
+export const X3dhHeaderSchema = Type.Object(
+  {
+    /** IK_A: initiator's Ed25519 identity public key, hex. */
+    identity_key: Hex32,
+    /** EK_A: initiator's X25519 ephemeral public key, hex. */
+    ephemeral_key: Hex32,
+    /** SPK_B: the responder's `ephemeral_public_key` the initiator used, hex. */
+    signed_prekey: Hex32,
+  },
+  { additionalProperties: false },
+);
+export type X3dhHeader = Static<typeof X3dhHeaderSchema>;
+
+/** The signed message header (SPEC §2.4 plus `pn` of Double Ratchet §3.2 and the X3DH fields). */
+export const MessageHeaderSchema = Type.Object(
+  {
+    device_id: Type.String({ minLength: 1, maxLength: 128 }),
+    ratchet_pub: Hex32,
+    msg_num: Type.Integer({ minimum: 0, maximum: MAX_COUNTER }),
+    pn: Type.Integer({ minimum: 0, maximum: MAX_COUNTER }),
+    nonce: Type.String({ pattern: '^[0-9a-f]{48}$' }),
+    x3dh: Type.Optional(X3dhHeaderSchema),
+  },
+  { additionalProperties: false },
+);
+export type MessageHeader = Static<typeof MessageHeaderSchema>;
+
+const HeaderBlobSchema = Type.Object(
+  {
+    v: Type.Literal(FRAME_VERSION),
+    protocol: Type.Literal(FRAME_PROTOCOL),
+    header: MessageHeaderSchema,
+    signature: Type.String({ pattern: '^[0-9a-f]{128}$' }),
+  },
+  { additionalProperties: false },
+);
+
+/** A decoded frame: header, 64-byte Ed25519 signature, AEAD ciphertext (with tag). */
+export interface Frame {
+  header: MessageHeader;
+  signature: Uint8Array;
+  ciphertext: Uint8Array;
+}
+
+/** The two wire fields of a message (SPEC §2.4), both base64. */
+export interface WireMessage {
+  header_blob: string;
+  ciphertext: string;
+}
+
+type Canonical = string | number | boolean | null | Canonical[] | { [key: string]: Canonical | undefined };
+
+/**
+ * Canonical JSON (RFC 8785 JCS restricted to strings, safe integers, booleans, null, arrays and
+ * objects): keys sorted by UTF-16 code unit, no whitespace; `undefined` members are omitted.
+ */
+export function canonicalJson(value: Canonical): string {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new CryptoError('invalid_input', 'canonical JSON holds only safe integers');
+    return String(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const members = Object.keys(value)
+    .filter((k) => value[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as Canonical)}`);
+  return `{${members.join(',')}}`;
+}
+
+/** The canonical header bytes: what the signature covers and the AEAD authenticates (see module doc). */
+export function headerSigningBytes(header: MessageHeader): Uint8Array {
+  return utf8Encode(canonicalJson({ header: header as unknown as Canonical, protocol: FRAME_PROTOCOL, v: FRAME_VERSION }));
+}
+
+/** True when `value` is a well-formed {@link MessageHeader}. */
+export function isMessageHeader(value: unknown): value is MessageHeader {
+  return Value.Check(MessageHeaderSchema, value);
+}
+
+/**
+ * Verify the frame's signature against the sender's Ed25519 identity public key (32 bytes).
+ * Never throws.
+ */
+export function verifyFrameSignature(frame: Frame, senderIdentityKey: Uint8Array): boolean {
+  return ed25519Verify(frame.signature, headerSigningBytes(frame.header), senderIdentityKey);
+}
+
+/** Encode a frame into the two wire fields (`header_blob`, `ciphertext`), base64. */
+export function encodeFrame(frame: Frame): WireMessage {
+  if (!isMessageHeader(frame.header)) throw new CryptoError('invalid_input', 'malformed message header');
+  if (frame.signature.length !== SIGNATURE_BYTES) throw new CryptoError('invalid_input', 'signature must be 64 bytes');
+  const blob = { v: FRAME_VERSION, protocol: FRAME_PROTOCOL, header: frame.header, signature: bytesToHex(frame.signature) };
+  return {
+    header_blob: bytesToBase64(utf8Encode(JSON.stringify(blob))),
+    ciphertext: bytesToBase64(frame.ciphertext),
+  };
+}
+
+/**
+ * Parse and validate the two wire fields. Checks shape only: the signature is NOT verified here —
+ * use {@link decodeAndVerifyFrame} (or a session's `decrypt`) before trusting any field.
+ * @throws CryptoError `malformed_frame` when a field is not base64, not UTF-8 JSON or of the wrong shape.
+ */
+export function decodeFrame(wire: WireMessage): Frame {
+  try {
+    if (!wire || typeof wire.header_blob !== 'string' || typeof wire.ciphertext !== 'string') {
+      throw new Error('header_blob and ciphertext must be strings');
+    }
+    if (wire.header_blob.length > MAX_HEADER_BLOB_CHARS) throw new Error('header_blob too large');
+    const parsed: unknown = JSON.parse(utf8Decode(base64ToBytes(wire.header_blob, 'header_blob')));
+    if (!Value.Check(HeaderBlobSchema, parsed)) throw new Error('header_blob does not have the x3dh-dr v1 shape');
+    return {
+      header: parsed.header,
+      signature: hexToBytes(parsed.signature, SIGNATURE_BYTES, 'signature'),
+      ciphertext: base64ToBytes(wire.ciphertext, 'ciphertext'),
+    };
+  } catch (cause) {
+    throw new CryptoError('malformed_frame', `malformed frame: ${(cause as Error).message}`, { cause });
+  }
+}
+
+/**
+ * Decode the wire fields and verify the header signature against the sender's identity key.
+ * @throws CryptoError `malformed_frame` (see {@link decodeFrame}) or `bad_signature`.
+ */
+export function decodeAndVerifyFrame(wire: WireMessage, senderIdentityKey: Uint8Array): Frame {
+  const frame = decodeFrame(wire);
+  if (!verifyFrameSignature(frame, senderIdentityKey)) {
+    throw new CryptoError('bad_signature', 'header signature does not verify against the sender identity key');
+  }
+  return frame;
+}

@@ -1,0 +1,175 @@
+/**
+ * End-to-end encryption core of the Parley SDK: the legacy 1:1 protocol of SPEC §1.3
+ * (X3DH over X25519 + Double Ratchet, XChaCha20-Poly1305 with 24-byte random nonces, Ed25519
+ * identity keys, BLAKE2b fingerprints) and the wire frame of SPEC §2.4.
+ *
+ * Conventions: byte values are `Uint8Array`; keys, signatures and nonces on the wire are
+ * lowercase hex (DESIGN §7); `header_blob` and `ciphertext` are standard padded base64.
+ * Every failure is a {@link CryptoError} whose `code` names the reason. Browser-safe (no Node
+ * built-ins); the durable file store lives in `@parley/sdk/node`.
+ */
+
+// ---- Errors -------------------------------------------------------------------------------
+
+/**
+ * `CryptoError` (`name` "CryptoError", `code`: {@link CryptoErrorCode}) is thrown by every
+ * function of this module: `invalid_input`, `invalid_key`, `malformed_frame`, `bad_signature`,
+ * `decrypt_failed`, `replay`, `too_many_skipped`, `wrong_peer`, `unknown_prekey`, `new_session`,
+ * `invalid_state`, `not_ready`.
+ */
+export { CryptoError, type CryptoErrorCode } from './primitives.js';
+
+// ---- Primitives (thin wrappers over @noble) ------------------------------------------------
+
+/**
+ * Sizes in bytes: KEY_BYTES 32 (Ed25519/X25519 keys), SIGNATURE_BYTES 64 (Ed25519),
+ * XCHACHA_NONCE_BYTES 24, AEAD_TAG_BYTES 16.
+ */
+export { KEY_BYTES, SIGNATURE_BYTES, XCHACHA_NONCE_BYTES, AEAD_TAG_BYTES } from './primitives.js';
+
+/**
+ * Encodings: lowercase hex (`hexToBytes(hex, expectedLength?)` throws `invalid_input`), standard
+ * padded base64, strict UTF-8, byte concatenation and constant-time equality, best-effort `wipe`.
+ */
+export {
+  bytesToHex,
+  hexToBytes,
+  bytesToBase64,
+  base64ToBytes,
+  utf8Encode,
+  utf8Decode,
+  concatBytes,
+  equalBytes,
+  wipe,
+  randomBytes,
+} from './primitives.js';
+
+/**
+ * Ed25519 (RFC 8032): keygen → {secretKey (32-byte seed), publicKey (32)}; sign → 64 bytes;
+ * verify is strict (RFC 8032 / FIPS 186-5 decoding, like node:crypto) and never throws.
+ * X25519 (RFC 7748): keygen, public key, DH (throws `invalid_key` on an all-zero result).
+ * Ed25519→X25519 conversion of public (birational map) and secret keys.
+ */
+export {
+  ed25519Keygen,
+  ed25519PublicKey,
+  ed25519Sign,
+  ed25519Verify,
+  x25519Keygen,
+  x25519PublicKey,
+  x25519DH,
+  ed25519PublicToX25519,
+  ed25519SecretToX25519,
+  type KeyPair,
+} from './primitives.js';
+
+/** HKDF-SHA256 (RFC 5869), HMAC-SHA256 (RFC 2104), BLAKE2b-256 (RFC 7693). */
+export { hkdfSha256, hmacSha256, blake2b256 } from './primitives.js';
+
+/**
+ * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha): `aeadSeal(key32, plaintext, aad?)` →
+ * {nonce (24 random bytes), ciphertext (plaintext length + 16-byte tag)}; `aeadOpen` throws
+ * `decrypt_failed`. The explicit-nonce pair is for known-answer tests and must never reuse a nonce.
+ */
+export {
+  aeadSeal,
+  aeadOpen,
+  xchacha20poly1305Encrypt,
+  xchacha20poly1305Decrypt,
+  type SealedBox,
+} from './primitives.js';
+
+/**
+ * DESIGN §7: `fingerprint(identityKey)` → "xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx" (first 16
+ * bytes of BLAKE2b-256 of the raw key, lowercase hex); `proofOfPossession(identitySecretKey)` →
+ * 128-hex Ed25519 signature over the raw 32-byte identity public key; its verifier never throws.
+ */
+export { fingerprint, proofOfPossession, verifyProofOfPossession } from './primitives.js';
+
+// ---- Device keys ---------------------------------------------------------------------------
+
+/**
+ * `DeviceIdentity` (SPEC §2.3): Ed25519 identity + X25519 ephemeral (signed-prekey role) key
+ * pairs; `generate(deviceId?)`, `fromJSON(json)` (throws `invalid_state`), `toJSON()` (hex, holds
+ * private keys), `withDeviceId(id)`, `publicKeys`, `fingerprint`, `sign`, `proofOfPossession()`.
+ */
+export { DeviceIdentity, type DeviceIdentityJSON, type DevicePublicKeys } from './keys.js';
+
+// ---- X3DH ----------------------------------------------------------------------------------
+
+/**
+ * X3DH (Signal, "The X3DH Key Agreement Protocol") without one-time prekeys:
+ * `x3dhInitiate(local, IK_B, SPK_B)` → {sharedKey SK (32), associatedData AD (66),
+ * ephemeralPublicKey EK_A (32)}; `x3dhRespond(local, IK_A, EK_A)` → {sharedKey, associatedData}.
+ * Throws `invalid_key` for invalid or low-order keys.
+ */
+export {
+  x3dhInitiate,
+  x3dhRespond,
+  x3dhKdf,
+  x3dhAssociatedData,
+  encodePublicKey,
+  X3DH_INFO,
+  type X3dhSharedSecret,
+  type X3dhInitiation,
+} from './x3dh.js';
+
+// ---- Double Ratchet -------------------------------------------------------------------------
+
+/**
+ * `DoubleRatchet` (Signal, "The Double Ratchet Algorithm"): `initAlice` / `initBob`,
+ * `encrypt(bytes)` → Frame, `decrypt(frame)` → bytes (state unchanged on error),
+ * `serialize()` / `deserialize(json, local, options?)`. MAX_SKIP default 1000
+ * (`DEFAULT_MAX_SKIP`), total skipped-key cap default 2000 (`DEFAULT_MAX_SKIPPED_KEYS`).
+ * `kdfRk` (HKDF-SHA256) and `kdfCk` (HMAC-SHA256) are the KDF_RK / KDF_CK of §5.2.
+ */
+export {
+  DoubleRatchet,
+  DEFAULT_MAX_SKIP,
+  DEFAULT_MAX_SKIPPED_KEYS,
+  KDF_RK_INFO,
+  kdfRk,
+  kdfCk,
+  RatchetStateSchema,
+  type DoubleRatchetOptions,
+  type RatchetInit,
+  type RatchetRole,
+  type RatchetStateJSON,
+} from './double-ratchet.js';
+
+// ---- Wire frame -----------------------------------------------------------------------------
+
+/**
+ * Wire frame (SPEC §2.4): header {device_id, ratchet_pub, msg_num, pn, nonce, x3dh?}, Ed25519
+ * signature over the canonical header bytes, ciphertext. `encodeFrame` → {header_blob, ciphertext}
+ * (base64); `decodeFrame` checks shape only (throws `malformed_frame`); `decodeAndVerifyFrame`
+ * also verifies the signature (throws `bad_signature`).
+ */
+export {
+  encodeFrame,
+  decodeFrame,
+  decodeAndVerifyFrame,
+  verifyFrameSignature,
+  headerSigningBytes,
+  canonicalJson,
+  isMessageHeader,
+  MessageHeaderSchema,
+  X3dhHeaderSchema,
+  FRAME_VERSION,
+  FRAME_PROTOCOL,
+  MAX_HEADER_BLOB_CHARS,
+  type Frame,
+  type MessageHeader,
+  type X3dhHeader,
+  type WireMessage,
+} from './frame.js';
+
+// ---- Session facade -------------------------------------------------------------------------
+
+/**
+ * `RatchetSession`: `initiate(local, {device_id, identity_public_key, ephemeral_public_key})`,
+ * `respond(local, firstMessage, peerIdentityKey, options?)` → {session, plaintext},
+ * `encrypt(bytes)` → {header_blob, ciphertext}, `decrypt({header_blob, ciphertext})` → bytes,
+ * `toJSON()` / `serialize()` / `fromJSON(json, local)`, `isInitialMessage(message)`.
+ */
+export { RatchetSession, type PeerDevice, type RespondOptions, type RespondResult } from './session.js';

@@ -1,0 +1,33 @@
+/** MLS (RFC 9420) for Parley: the primary end-to-end protocol for new sessions (SPEC §1.3). */
+export {
+  MlsClient,
+  MLS_CIPHERSUITE,
+  DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS,
+  inspectKeyPackage,
+  type Ed25519KeyPair,
+  type KeyPackageInfo,
+  type MlsAddMembersResult,
+  type MlsClientCommonOptions,
+  type MlsClientOptions,
+  type MlsCommitOptions,
+  type MlsCommitResult,
+  type MlsJoinResult,
+  type MlsMember,
+  type MlsProcessResult,
+  type MlsRemoveMembersResult,
+} from './client.js';
+export { MlsClientError, type MlsErrorCode } from './errors.js';
+export { selectProtocol, type SessionProtocol } from './protocol.js';
+export {
+  decodeMlsEnvelope,
+  decodeMlsHeader,
+  encodeMlsEnvelope,
+  encodeMlsHeader,
+  inspectMlsMessage,
+  isMlsHeaderBlob,
+  type MlsEnvelopeHeader,
+  type MlsEnvelopeInput,
+  type MlsMessageInfo,
+  type MlsWireFields,
+  type MlsWireKind,
+} from './wire.js';
