@@ -1,0 +1,221 @@
+/**
+ * The scenarios of bench/crypto. Each `setup(payload)` builds its sessions outside the timed part
+ * and returns a `Step` that moves one message: sealed/encrypted by its sender, opened/decrypted by
+ * every receiver, and checked against the payload (the same byte comparison in every scenario).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  createApplicationMessage,
+  decodeMlsMessage,
+  emptyPskIndex,
+  encodeMlsMessage,
+  getCiphersuiteFromName,
+  getCiphersuiteImpl,
+  processPrivateMessage,
+  type ClientState,
+} from 'ts-mls';
+import {
+  aeadOpen,
+  aeadSeal,
+  ed25519Keygen,
+  ed25519Sign,
+  ed25519Verify,
+  randomBytes,
+  x25519DH,
+  x25519Keygen,
+} from '../../packages/sdk/src/crypto/primitives.js';
+import { DeviceIdentity } from '../../packages/sdk/src/crypto/keys.js';
+import { RatchetSession } from '../../packages/sdk/src/crypto/session.js';
+import { MLS_CIPHERSUITE, MlsClient } from '../../packages/sdk/src/mls/client.js';
+import { sameBytes, type Step } from './measure.js';
+
+export interface Scenario {
+  id: string;
+  label: string;
+  /** Decryptions per message (receivers). */
+  receivers: number;
+  setup(payload: Uint8Array): Promise<Step>;
+}
+
+function check(out: Uint8Array, payload: Uint8Array, what: string): void {
+  if (!sameBytes(out, payload)) throw new Error(`${what}: decrypted bytes differ from the payload`);
+}
+
+/** Baseline: XChaCha20-Poly1305 seal (fresh random 24-byte nonce) + open of the payload, one fixed key. */
+const aead: Scenario = {
+  id: 'aead',
+  label: 'raw XChaCha20-Poly1305 seal+open (baseline)',
+  receivers: 1,
+  async setup(payload) {
+    const key = randomBytes(32);
+    return () => check(aeadOpen(key, aeadSeal(key, payload)), payload, 'aead');
+  },
+};
+
+/** An established X3DH + Double Ratchet session pair (the initiator has had its first reply). */
+function ratchetPair(payload: Uint8Array): [RatchetSession, RatchetSession] {
+  const alice = DeviceIdentity.generate(randomUUID());
+  const bob = DeviceIdentity.generate(randomUUID());
+  const a = RatchetSession.initiate(alice, { device_id: bob.deviceId!, ...bob.publicKeys });
+  const { session: b } = RatchetSession.respond(bob, a.encrypt(payload), alice.identityPublicKeyHex);
+  check(a.decrypt(b.encrypt(payload)), payload, 'ratchet set-up');
+  if (a.awaitingFirstReply) throw new Error('ratchet set-up: initiator still awaits its first reply');
+  return [a, b];
+}
+
+/** Double Ratchet through the SDK's RatchetSession (signed header, wire encoding) with the direction switching every `burst` messages. */
+function doubleRatchet(id: string, label: string, burst: number): Scenario {
+  return {
+    id,
+    label,
+    receivers: 1,
+    async setup(payload) {
+      const [a, b] = ratchetPair(payload);
+      let i = 0;
+      return () => {
+        const forward = Math.floor(i++ / burst) % 2 === 0;
+        const [from, to] = forward ? [a, b] : [b, a];
+        check(to.decrypt(from.encrypt(payload)), payload, id);
+      };
+    },
+  };
+}
+
+/** An MLS group of `n` MlsClients (member 0 created it and added the others in one commit). */
+async function mlsGroup(n: number): Promise<MlsClient[]> {
+  const members = await Promise.all(Array.from({ length: n }, () => MlsClient.create({ deviceId: randomUUID() })));
+  const [creator, ...others] = members;
+  await creator!.createGroup('bench');
+  if (others.length > 0) {
+    const kps = await Promise.all(others.map(async (m) => (await m.generateKeyPackages(1))[0]!));
+    const { welcome } = await creator!.addMembers('bench', kps);
+    for (const m of others) await m.joinFromWelcome(welcome);
+  }
+  return members;
+}
+
+/** MlsClient.encrypt by one member, processMessage by every other; the sender rotates. */
+function mls(n: number): Scenario {
+  return {
+    id: `mls${n}`,
+    label: `MLS application message, ${n} members (MlsClient)`,
+    receivers: n - 1,
+    async setup(payload) {
+      const members = await mlsGroup(n);
+      let i = 0;
+      return async () => {
+        const s = i++ % n;
+        const ct = await members[s]!.encrypt('bench', payload);
+        for (let r = 0; r < n; r++) {
+          if (r === s) continue;
+          const got = await members[r]!.processMessage('bench', ct);
+          if (got.kind !== 'application') throw new Error(`mls${n}: expected an application message, got ${got.kind}`);
+          check(got.plaintext, payload, `mls${n}`);
+        }
+      };
+    },
+  };
+}
+
+/** The same 2-member traffic on ts-mls's own API (encode/decode included): what MlsClient adds on top. */
+const tsMlsDirect: Scenario = {
+  id: 'ts-mls2',
+  label: 'MLS application message, 2 members (ts-mls API directly)',
+  receivers: 1,
+  async setup(payload) {
+    // Build the group with MlsClient, then drive both states with ts-mls directly.
+    const [a, b] = await mlsGroup(2);
+    const impl = await getCiphersuiteImpl(getCiphersuiteFromName(MLS_CIPHERSUITE));
+    // MlsClient keeps its ts-mls ClientState per group; the bench reads it (it is not public API).
+    const stateOf = (c: MlsClient) => (c as unknown as { groups: Map<string, ClientState> }).groups.get('bench')!;
+    const states = [stateOf(a!), stateOf(b!)];
+    let i = 0;
+    return async () => {
+      const s = i++ % 2;
+      const r = 1 - s;
+      const out = await createApplicationMessage(states[s]!, payload, impl);
+      states[s] = out.newState;
+      const bytes = encodeMlsMessage({ version: 'mls10', wireformat: 'mls_private_message', privateMessage: out.privateMessage });
+      const msg = decodeMlsMessage(bytes, 0)![0];
+      if (msg.wireformat !== 'mls_private_message') throw new Error('ts-mls2: expected a PrivateMessage');
+      const got = await processPrivateMessage(states[r]!, msg.privateMessage, emptyPskIndex, impl);
+      states[r] = got.newState;
+      if (got.kind !== 'applicationMessage') throw new Error(`ts-mls2: expected an application message, got ${got.kind}`);
+      check(got.message, payload, 'ts-mls2');
+    };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [
+  aead,
+  doubleRatchet('dr-alt', 'Double Ratchet 1:1, direction alternates every message', 1),
+  doubleRatchet('dr-burst', 'Double Ratchet 1:1, one-way bursts of 100', 100),
+  mls(2),
+  mls(3),
+  tsMlsDirect,
+];
+
+/**
+ * Single primitives, to read the table above: the Double Ratchet signs every header with Ed25519
+ * and verifies it (noble, pure JS) and adds a DH ratchet step (X25519 key pair + 2 DH) whenever the
+ * direction changes; ts-mls signs and verifies every application message through WebCrypto
+ * (importing the PKCS#8 key on every signature) and derives its keys with async WebCrypto calls.
+ */
+export interface Primitive {
+  id: string;
+  label: string;
+  setup(): Step;
+}
+
+export const PRIMITIVES: Primitive[] = [
+  {
+    id: 'ed25519-sign',
+    label: 'Ed25519 sign, 256 B (@noble/curves, Double Ratchet headers)',
+    setup() {
+      const kp = ed25519Keygen();
+      const msg = randomBytes(256);
+      return () => void ed25519Sign(msg, kp.secretKey);
+    },
+  },
+  {
+    id: 'ed25519-verify',
+    label: 'Ed25519 verify, 256 B (@noble/curves, Double Ratchet headers)',
+    setup() {
+      const kp = ed25519Keygen();
+      const msg = randomBytes(256);
+      const sig = ed25519Sign(msg, kp.secretKey);
+      return () => {
+        if (!ed25519Verify(sig, msg, kp.publicKey)) throw new Error('verify failed');
+      };
+    },
+  },
+  {
+    id: 'x25519-dh',
+    label: 'X25519 DH (@noble/curves; a DH ratchet step is 1 key pair + 2 DH)',
+    setup() {
+      const a = x25519Keygen();
+      const b = x25519Keygen();
+      return () => void x25519DH(a.secretKey, b.publicKey);
+    },
+  },
+  {
+    id: 'webcrypto-sign-verify',
+    label: 'Ed25519 sign+verify, 256 B (WebCrypto, PKCS#8 import per signature, as ts-mls does)',
+    setup() {
+      const subtle = globalThis.crypto.subtle;
+      const msg = new Uint8Array(new ArrayBuffer(256));
+      msg.set(randomBytes(256));
+      let keys: Promise<{ pkcs8: ArrayBuffer; pub: CryptoKey }> | undefined;
+      return async () => {
+        keys ??= (async () => {
+          const kp = (await subtle.generateKey('Ed25519', true, ['sign', 'verify'])) as CryptoKeyPair;
+          return { pkcs8: await subtle.exportKey('pkcs8', kp.privateKey), pub: kp.publicKey };
+        })();
+        const { pkcs8, pub } = await keys;
+        const key = await subtle.importKey('pkcs8', pkcs8, 'Ed25519', false, ['sign']);
+        const sig = await subtle.sign('Ed25519', key, msg);
+        if (!(await subtle.verify('Ed25519', pub, sig, msg))) throw new Error('verify failed');
+      };
+    },
+  },
+];
