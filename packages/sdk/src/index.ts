@@ -6,6 +6,7 @@
  * - `mls/`: MLS (RFC 9420) groups over ts-mls, protocol selection.
  * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1).
  * - `content/`: the structured content types carried inside ciphertext (SPEC §2.4).
+ * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (SPEC §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
  * Node-only parts (file store, `ws` factory) are in `@parley/sdk/node`.
  */
@@ -21,3 +22,4 @@ export * from './realtime/types.js';
 export * from './realtime/catch-up.js';
 export * from './content/types.js';
 export * from './storage.js';
+export * from './secure/index.js';

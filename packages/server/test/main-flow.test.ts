@@ -44,4 +44,19 @@ describe('main flow', () => {
     const denied = await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/pending`, headers: agent.auth });
     expect(denied.status).toBe(403);
   });
+
+  it('a device reads the counterparty keys of its own conversations only', async () => {
+    const owner = await newOwner(t);
+    const agent = await activeAgent(t, owner);
+    const od = await registerOwnerDevice(t, owner); // registered after activation
+    const conv = (await t.request({ method: 'GET', url: `/api/v1/conversations?device_id=${od.deviceId}`, headers: owner.auth })).body.conversations[0];
+    const keys = await t.request({ method: 'GET', url: `/api/v1/conversations/${conv.conversation_id}/keys`, headers: agent.auth });
+    expect(keys.status).toBe(200);
+    expect(keys.body.device_id).toBe(od.deviceId);
+    expect(keys.body.identity_public_key).toBe(od.keys.identityPublicKey);
+    const stranger = await activeAgent(t, owner);
+    const refused = await t.request({ method: 'GET', url: `/api/v1/conversations/${conv.conversation_id}/keys`, headers: stranger.auth });
+    expect(refused.status).toBe(403);
+  });
 });
+

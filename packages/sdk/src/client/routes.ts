@@ -79,7 +79,7 @@ export const ROUTES = {
   listConversations: r('GET', v1('/conversations'), 'owner'),
   sendMessage: r('POST', v1('/conversations/{id}/messages'), 'owner'),
   conversationMessages: r('GET', v1('/conversations/{id}/messages'), 'owner'),
-  conversationKeys: r('GET', v1('/conversations/{id}/keys'), 'owner'),
+  conversationKeys: r('GET', v1('/conversations/{id}/keys'), 'owner-or-device'),
   listTopics: r('GET', v1('/topics'), 'owner'),
   createTopic: r('POST', v1('/topics'), 'owner'),
   renameTopic: r('PATCH', v1('/topics/{id}'), 'owner'),

@@ -74,10 +74,10 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: Conv
   app.get(
     '/conversations/:id/keys',
     {
-      config: owner,
+      config: { auth: 'owner-or-device' as const },
       schema: {
         tags,
-        security,
+        security: [{ ownerJwt: [] }, { deviceJwt: [] }],
         summary: 'Counterparty public keys for key agreement',
         params: IdParams,
         headers: DeviceHeader,
@@ -95,7 +95,7 @@ export const conversationRoutes: FastifyPluginAsyncTypebox<{ conversations: Conv
         },
       },
     },
-    async (req) => conversations.keys(ownerOf(req), req.params.id, actingDevice(req, false)),
+    async (req) => conversations.keys(req.principal!, req.params.id, req.principal!.kind === 'owner' ? actingDevice(req, false) : undefined),
   );
 
   app.get(

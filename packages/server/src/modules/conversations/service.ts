@@ -4,10 +4,10 @@
  * New topics are announced with `topic_created` to every device of the group.
  */
 import { randomUUID } from 'node:crypto';
-import type { OwnerPrincipal } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { conflict, notFound } from '../../lib/errors.js';
+import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { DeviceService } from '../devices/service.js';
 import { keysOf } from '../devices/service.js';
@@ -56,18 +56,24 @@ export class ConversationService {
   }
 
   /**
-   * Counterparty public keys (SPEC §4.5): the side other than the owner's acting device
-   * (`X-Device-Id`), or the agent side when no device is named.
+   * Counterparty public keys (SPEC §4.5). Owners: the side other than their acting device
+   * (`X-Device-Id`), or the agent side when no device is named. Devices (device JWT): the other
+   * side of a conversation they are part of (403 otherwise), so an agent can key a conversation
+   * with an owner device registered after its activation.
    */
-  keys(owner: OwnerPrincipal & { tenantId: string }, conversationId: string, actingDeviceId?: string) {
-    return withTenant(this.db, owner.tenantId, async (tx) => {
+  keys(principal: Principal, conversationId: string, actingDeviceId?: string) {
+    const tenantId = principal.tenantId;
+    if (!tenantId) throw forbidden('the user belongs to no tenant');
+    return withTenant(this.db, tenantId, async (tx) => {
       const c = await repo.getConversation(tx, conversationId);
       if (!c) throw notFound('conversation');
       let peerId = c.agentDeviceId;
-      if (actingDeviceId) {
-        await this.devices.requireOwnerDevice(tx, owner, actingDeviceId);
-        peerId = actingDeviceId === c.agentDeviceId ? c.ownerDeviceId : c.agentDeviceId;
+      const self = principal.kind === 'device' ? principal.deviceId : actingDeviceId;
+      if (principal.kind === 'device' && self !== c.agentDeviceId && self !== c.ownerDeviceId) {
+        throw forbidden('the device is not part of this conversation');
       }
+      if (principal.kind === 'owner' && actingDeviceId) await this.devices.requireOwnerDevice(tx, principal, actingDeviceId);
+      if (self) peerId = self === c.agentDeviceId ? c.ownerDeviceId : c.agentDeviceId;
       const peer = await devicesRepo.getDevice(tx, peerId);
       if (!peer) throw notFound('counterparty device');
       return { conversation_id: c.id, ...keysOf(peer), kind: peer.kind, status: peer.status };

@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+/**
+ * `parley-agent`: a Parley agent on real keys (SPEC §3.1, §4.3–4.5, §6.1). From the repository:
+ * `npm run agent -- <command> …`.
+ *
+ *   parley-agent enroll --invite svc_tok_… [--server http://127.0.0.1:8080] [--state-dir ./agent-state]
+ *                       [--name NAME] [--no-mls] [--poll-interval SECONDS]
+ *       create keys, enroll, wait for the owner's approval, activate, then run the echo agent
+ *   parley-agent run [--state-dir ./agent-state] [--no-mls]
+ *       resume an activated agent
+ *
+ * The echo agent answers text with an echo and every decision_request with the default option
+ * (else the first), end-to-end encrypted; it exits with status 0 and a message when the owner
+ * revokes it (socket closed with 4001), 1 on other failures, 2 on usage errors.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { EnrollmentRejectedError, EnrollmentTimeoutError } from '../client/enrollment.js';
+import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
+import { AgentStateError, enrollAgentDevice, startEchoAgent, type AgentExit } from './agent.js';
+
+/** Usage text of the command. */
+export const USAGE = `usage:
+  parley-agent enroll --invite svc_tok_… [--server URL] [--state-dir DIR] [--name NAME] [--no-mls] [--poll-interval SECONDS]
+  parley-agent run [--state-dir DIR] [--no-mls]
+
+  --server         service base URL (default http://127.0.0.1:8080)
+  --state-dir      where keys, device token and session state are kept (default ./agent-state)
+  --name           device name shown to the owner
+  --no-mls         use X3DH + Double Ratchet only
+  --poll-interval  seconds between approval polls (default 5, the service's limit)`;
+
+/** Where the command writes (replaceable in tests). */
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Register a handler for SIGINT/SIGTERM; default: process signals. */
+  onSignal?: (handler: () => void) => void;
+}
+
+const defaultIo: CliIo = {
+  out: (line) => console.log(line),
+  err: (line) => console.error(line),
+  onSignal: (handler) => {
+    process.once('SIGINT', handler);
+    process.once('SIGTERM', handler);
+  },
+};
+
+function stamp(line: string): string {
+  return `${new Date().toISOString().slice(11, 19)} ${line}`;
+}
+
+/** Run the echo agent until it ends; returns the process exit status. */
+async function runUntilExit(stateDir: string, mls: boolean, io: CliIo): Promise<number> {
+  const agent = await startEchoAgent({ stateDir, mls, log: (l) => io.out(stamp(l)) });
+  io.onSignal?.(() => {
+    io.out(stamp('stopping…'));
+    void agent.stop();
+  });
+  await agent.ready.catch(() => undefined);
+  const exit: AgentExit = await agent.done;
+  switch (exit.reason) {
+    case 'revoked':
+      io.out(stamp(`the owner revoked this device (WebSocket closed with ${exit.code ?? 4001}); exiting. Re-enrolling needs a new invite.`));
+      return 0;
+    case 'stopped':
+      io.out(stamp('stopped'));
+      return 0;
+    default:
+      io.err(stamp(`the service refused the connection (${exit.code ?? ''} ${exit.detail ?? exit.reason}); exiting`));
+      return 1;
+  }
+}
+
+/**
+ * The command: parse `argv` (without node and script), run, return the exit status.
+ * Never throws: errors are printed with a hint.
+ */
+export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        invite: { type: 'string' },
+        server: { type: 'string', default: 'http://127.0.0.1:8080' },
+        'state-dir': { type: 'string', default: './agent-state' },
+        name: { type: 'string' },
+        'no-mls': { type: 'boolean', default: false },
+        'poll-interval': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (values.help || command === undefined || positionals.length > 1 || (command !== 'enroll' && command !== 'run')) {
+    (values.help ? io.out : io.err)(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const stateDir = values['state-dir'];
+  const mls = !values['no-mls'];
+  try {
+    if (command === 'enroll') {
+      if (!values.invite) {
+        io.err(`enroll needs --invite svc_tok_…\n${USAGE}`);
+        return 2;
+      }
+      let pollIntervalMs: number | undefined;
+      if (values['poll-interval'] !== undefined) {
+        const s = Number(values['poll-interval']);
+        if (!Number.isFinite(s) || s < 5) {
+          io.err('--poll-interval must be a number of seconds, at least 5 (the service allows one status request per 5 s)');
+          return 2;
+        }
+        pollIntervalMs = s * 1000;
+      }
+      await enrollAgentDevice({
+        server: values.server,
+        invite: values.invite,
+        stateDir,
+        ...(values.name !== undefined ? { name: values.name } : {}),
+        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+        log: (l) => io.out(stamp(l)),
+      });
+    }
+    return await runUntilExit(stateDir, mls, io);
+  } catch (err) {
+    io.err(describeFailure(err));
+    return 1;
+  }
+}
+
+/** A one-line explanation of a failure, with what to do. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof AgentStateError) return `error: ${err.message}`;
+  if (err instanceof EnrollmentRejectedError) return 'error: the owner rejected (or revoked) this device; enrolling again needs a new invite';
+  if (err instanceof EnrollmentTimeoutError) return `error: ${err.message}`;
+  if (err instanceof ParleyApiError) {
+    if (err.status === 401 && err.path.endsWith('/enroll')) return 'error: the invite is unknown, already used, revoked or expired (invites are single use and last 10 minutes); ask the owner for a new one';
+    if (err.status === 429) return `error: rate limited by the service; retry in ${Math.ceil((err.retryAfterMs ?? 60_000) / 1000)} s`;
+    return `error: the service answered ${err.status} to ${err.method} ${err.path}: ${err.detail}`;
+  }
+  if (err instanceof ParleyNetworkError) return `error: cannot reach the service (${err.message}); check --server`;
+  return `error: ${(err as Error)?.stack ?? String(err)}`;
+}
+
+function invokedDirectly(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  void main(process.argv.slice(2)).then((code) => {
+    // Let stdout drain, then end even if a keep-alive connection lingers.
+    process.stdout.write('', () => process.exit(code));
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * Secure messaging (SPEC §1.2–1.3, §2.4, §4.5, §6.1): `SecureMessenger` keeps one end-to-end
+ * session per conversation (MLS when both ends support it, else X3DH + Double Ratchet), decrypts
+ * strictly in order and saves state before anything depends on it.
+ */
+export { SecureMessenger, DEVICE_RECENT, type SessionInfo } from './messenger.js';
+export { realtimeTransport, restTransport, ownerPeerResolver } from './transport.js';
+export { messageTypeFor, defaultDecisionOption, decisionAnswer, readDecisionAnswer, type DecisionAnswer } from './decisions.js';
+export { MAX_SESSIONS } from './conversation.js';
+export {
+  SecureMessengerError,
+  type SecureErrorCode,
+  type SecureMessage,
+  type SecureMessengerEvents,
+  type SecureMessengerOptions,
+  type SecureMlsOptions,
+  type SecureTransport,
+  type SendOptions,
+  type SentMessage,
+  type SessionEvent,
+  type SessionInitiator,
+  type TransportReceipt,
+} from './types.js';

@@ -1,0 +1,817 @@
+/**
+ * `SecureMessenger`: end-to-end encrypted conversations for one local device (SPEC §1.2–1.3,
+ * §2.4, §4.5, §6.1). It keeps one session per conversation (pairwise: one peer device each),
+ * encrypts what the application sends, decrypts what the service delivers, and persists every
+ * state change before anything depends on it.
+ *
+ * Protocol (SPEC §1.3): a new session is MLS (RFC 9420) when this device has MLS enabled and the
+ * peer has a KeyPackage to claim on the service; otherwise X3DH + Double Ratchet. For MLS the
+ * starter claims the peer's KeyPackage (checked to be signed by the peer's registered identity
+ * key), creates a two-member group and sends the Welcome as an ordinary message in the MLS wire
+ * envelope (`mls/wire.ts`), then its application messages; the peer joins from the Welcome. Each
+ * side reads whichever protocol a received message carries.
+ *
+ * Ordering and durability (SPEC §4.5 "decrypt in order"):
+ * - received messages are processed one at a time in the order they are handed in (the realtime
+ *   client hands them over in cursor order per conversation), de-duplicated by message_id;
+ * - the new session state, the handled message's id and cursor, and the decrypted message are
+ *   saved together in one atomic write BEFORE the application's `message` listeners run; the
+ *   message leaves the saved pending list only after they settled. A crash before that write
+ *   leaves the old state and cursor: the message is read again from the service on restart. A
+ *   crash after it: the message is handed over again from the saved state (`redelivered`);
+ * - an outgoing message's state is saved before it is handed to the transport, so a message key
+ *   is never used twice;
+ * - a failed write stops the messenger (`failed`), its memory rolled back to the saved state —
+ *   exactly what a crash would leave. Open a new one from the same store to continue.
+ *
+ * Typical agent use (see `node/agent.ts`):
+ * ```ts
+ * const messenger = await SecureMessenger.open({ identity, store, client });
+ * await messenger.addConversation(conversationId, ownerKeys);
+ * const source = deviceCatchUp(client, deviceId);
+ * const rt = new RealtimeClient({ url, token, catchUp: source, initialCursors: messenger.initialCursors(source) });
+ * messenger.attach(rt);
+ * messenger.on('message', async (m) => { if (m.content?.type === 'text') await messenger.sendText(m.conversation_id, 'ok'); });
+ * await messenger.start();
+ * await rt.connect();
+ * ```
+ */
+import { ParleyApiError } from '../client/errors.js';
+import type { StoredMessage } from '../client/types.js';
+import { decodeContent, encodeContent, type Content } from '../content/types.js';
+import { decodeFrame, type WireMessage } from '../crypto/frame.js';
+import type { DeviceIdentity } from '../crypto/keys.js';
+import { CryptoError, equalBytes, fingerprint, hexToBytes, KEY_BYTES } from '../crypto/primitives.js';
+import { RatchetSession, type PeerDevice } from '../crypto/session.js';
+import { base64ToBytes, bytesToBase64 } from '../mls/base64.js';
+import { inspectKeyPackage, MlsClient } from '../mls/client.js';
+import { MlsClientError } from '../mls/errors.js';
+import { selectProtocol, type SessionProtocol } from '../mls/protocol.js';
+import { decodeMlsEnvelope, encodeMlsEnvelope, isMlsHeaderBlob } from '../mls/wire.js';
+import { defaultCompareCursors } from '../realtime/client.js';
+import type { RealtimeClient } from '../realtime/client.js';
+import { TypedEmitter } from '../realtime/emitter.js';
+import type { CatchUpSource, OutgoingMessage } from '../realtime/types.js';
+import type { SessionStore } from '../storage.js';
+import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
+import { messageTypeFor } from './decisions.js';
+import { emptyState, parseState, type HandledRef, type InboxEntry, type MessengerState } from './state.js';
+import { realtimeTransport } from './transport.js';
+import {
+  SecureMessengerError,
+  type SecureMessage,
+  type SecureMessengerEvents,
+  type SecureMessengerOptions,
+  type SecureTransport,
+  type SendOptions,
+  type SentMessage,
+  type SessionEvent,
+  type SessionInitiator,
+} from './types.js';
+
+/** Handled message refs kept for the whole device (de-duplication and resume window). */
+export const DEVICE_RECENT = 256;
+
+/** What {@link SecureMessenger.sessionInfo} reports about a conversation's sending session. */
+export interface SessionInfo {
+  session_id: string;
+  protocol: SessionProtocol;
+  initiator: SessionInitiator;
+  /** A message from the peer was read in it. */
+  established: boolean;
+  /** Sessions kept for the conversation (the sending one included). */
+  sessions: number;
+}
+
+/** The MLS group id prefix of a conversation's 1:1 groups. */
+function groupPrefix(conversationId: string): string {
+  return `parley:${conversationId}:`;
+}
+
+function randomId(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function checkPeer(peer: PeerDevice): PeerDevice {
+  if (!peer || typeof peer.device_id !== 'string' || peer.device_id.length === 0) throw new TypeError('peer.device_id is required');
+  hexToBytes(peer.identity_public_key, KEY_BYTES, 'peer identity_public_key');
+  hexToBytes(peer.ephemeral_public_key, KEY_BYTES, 'peer ephemeral_public_key');
+  return { device_id: peer.device_id, identity_public_key: peer.identity_public_key.toLowerCase(), ephemeral_public_key: peer.ephemeral_public_key.toLowerCase() };
+}
+
+/** An outgoing message built under the lock, sent after it. */
+interface Prepared {
+  wires: OutgoingMessage[];
+  /** Set when `wires[0]` is the session-starting message (MLS Welcome) still to confirm. */
+  opening: { session: LiveSession; conversation: LiveConversation } | undefined;
+  session: LiveSession;
+}
+
+/**
+ * End-to-end encrypted messaging of one local device (see the file comment). Create with
+ * {@link SecureMessenger.open}; call {@link start} once listeners are registered.
+ */
+export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
+  /** The local device id. */
+  readonly deviceId: string;
+  private readonly identity: DeviceIdentity;
+  private readonly store: SessionStore;
+  private readonly storeKey: string;
+  private readonly options: SecureMessengerOptions;
+  private readonly mlsEnabled: boolean;
+  private readonly minKeyPackages: number;
+  private readonly targetKeyPackages: number;
+  private readonly compare: (a: string, b: string) => number;
+  private transport: SecureTransport | undefined;
+  private mls: MlsClient | undefined;
+  private conversations = new Map<string, LiveConversation>();
+  private recent: HandledRef[] = [];
+  private inbox: InboxEntry[] = [];
+  /** The last state written durably (rollback point). */
+  private saved = '';
+  private lock: Promise<void> = Promise.resolve();
+  private receiving: Promise<void> = Promise.resolve();
+  private readonly dispatching = new Map<string, Promise<unknown>>();
+  private readonly sessionEvents: SessionEvent[] = [];
+  private readonly detachers: (() => void)[] = [];
+  private _failed = false;
+  private reportedStop = false;
+  private topUp: Promise<unknown> | undefined;
+
+  private constructor(options: SecureMessengerOptions, deviceId: string) {
+    super((err, event) => {
+      if (event !== 'error') {
+        this.emit('error', new SecureMessengerError('listener_failed', `a "${String(event)}" listener failed: ${describe(err)}`, { cause: err }));
+      }
+    });
+    this.options = options;
+    this.deviceId = deviceId;
+    this.identity = options.identity;
+    this.store = options.store;
+    this.storeKey = options.storeKey ?? `secure-${deviceId}`;
+    const mls = options.mls;
+    const mlsOpts = typeof mls === 'object' ? mls : {};
+    this.mlsEnabled = options.client !== undefined && (typeof mls === 'boolean' ? mls : (mlsOpts.enabled ?? true));
+    this.minKeyPackages = Math.max(1, mlsOpts.minKeyPackages ?? 3);
+    this.targetKeyPackages = Math.max(this.minKeyPackages, mlsOpts.targetKeyPackages ?? 10);
+    this.compare = options.compareCursors ?? defaultCompareCursors;
+    this.transport = options.transport;
+  }
+
+  /**
+   * Open the messenger of `options.identity`'s device: restore its state from `options.store`
+   * (or start empty and save that), and create its MLS client when MLS is enabled.
+   * @throws TypeError when the identity has no device id; Error when the saved state is corrupt
+   *   or belongs to another device; the store's errors.
+   */
+  static async open(options: SecureMessengerOptions): Promise<SecureMessenger> {
+    const deviceId = options.identity.deviceId;
+    if (deviceId === undefined) throw new TypeError('SecureMessenger: the identity needs its device id (DeviceIdentity.withDeviceId)');
+    const m = new SecureMessenger(options, deviceId);
+    const text = await m.store.load(m.storeKey);
+    await m.restore(text === undefined ? emptyState(deviceId) : parseState(text, deviceId));
+    let dirty = text === undefined;
+    if (m.mls === undefined && m.mlsEnabled) {
+      m.mls = await MlsClient.create({ deviceId, signatureKeyPair: m.signatureKeyPair(), validateCredential: (id, key) => m.validateCredential(id, key) });
+      dirty = true;
+    }
+    if (dirty || text === undefined) await m.persist();
+    else m.saved = text;
+    return m;
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /** True once a state write failed: the messenger refuses work (see the file comment). */
+  get failed(): boolean {
+    return this._failed;
+  }
+
+  /** Whether new sessions may use MLS from this side (SPEC §1.3). */
+  get mlsAvailable(): boolean {
+    return this.mlsEnabled && this.mls !== undefined;
+  }
+
+  /** Number of decrypted messages saved but not yet handed to the application. */
+  get pendingCount(): number {
+    return this.inbox.length;
+  }
+
+  /**
+   * Register a conversation and its peer device (keys as the service publishes them: activation's
+   * `owner_public_keys`, `GET /conversations/{id}/keys`, …). Idempotent for the same peer.
+   * @throws TypeError for malformed keys; Error when the conversation already has another peer.
+   */
+  addConversation(conversationId: string, peer: PeerDevice): Promise<void> {
+    const p = checkPeer(peer);
+    return this.exclusive(async () => {
+      this.ensureRunning();
+      const existing = this.conversations.get(conversationId);
+      if (existing) {
+        if (existing.peer.device_id === p.device_id && existing.peer.identity_public_key === p.identity_public_key) return;
+        throw new Error(`conversation ${conversationId} already has peer ${existing.peer.device_id} with other keys`);
+      }
+      this.conversations.set(conversationId, new LiveConversation(conversationId, p));
+      await this.persist();
+    });
+  }
+
+  /** The conversations known to the messenger. */
+  conversationIds(): string[] {
+    return [...this.conversations.keys()];
+  }
+
+  /** The peer of a conversation, if known. */
+  peer(conversationId: string): PeerDevice | undefined {
+    const c = this.conversations.get(conversationId);
+    return c ? { ...c.peer } : undefined;
+  }
+
+  /** DESIGN §7 fingerprint of a conversation peer's identity key (to compare out of band). */
+  peerFingerprint(conversationId: string): string | undefined {
+    const c = this.conversations.get(conversationId);
+    return c ? fingerprint(c.peer.identity_public_key) : undefined;
+  }
+
+  /** The sending session of a conversation, or undefined before the first message either way. */
+  sessionInfo(conversationId: string): SessionInfo | undefined {
+    const c = this.conversations.get(conversationId);
+    const s = c?.primarySession();
+    if (!c || !s) return undefined;
+    return { session_id: s.id, protocol: s.protocol, initiator: s.initiator, established: s.established, sessions: c.sessions.length };
+  }
+
+  /** Use this transport for sending (replaces the current one). */
+  setTransport(transport: SecureTransport): void {
+    this.transport = transport;
+  }
+
+  /**
+   * Where catch-up should resume, per catch-up source of a {@link RealtimeClient}
+   * (`initialCursors`): for `conversation:<id>` sources the oldest cursor of that conversation's
+   * recently handled messages, for others (e.g. `device:<id>`) the device-wide one; `0` (the
+   * beginning) when nothing was handled yet. Messages after it that were already handled are
+   * skipped by message_id, so resuming a little early loses nothing and repeats nothing.
+   */
+  initialCursors(sources: CatchUpSource | CatchUpSource[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const s of Array.isArray(sources) ? sources : [sources]) {
+      const m = /^conversation:(.+)$/.exec(s.key);
+      out[s.key] = this.resumeCursor(m ? m[1] : undefined);
+    }
+    return out;
+  }
+
+  /** The resume cursor of one conversation, or of the whole device when none is given (see {@link initialCursors}). */
+  resumeCursor(conversationId?: string): string {
+    const ring = conversationId === undefined ? this.recent : (this.conversations.get(conversationId)?.recent ?? []);
+    let min: string | undefined;
+    for (const r of ring) if (min === undefined || this.compare(r.cursor, min) < 0) min = r.cursor;
+    return min ?? '0';
+  }
+
+  /**
+   * Receive from a realtime client: every `message` it hands over is processed by {@link receive}
+   * (the client awaits it before the next one). Unless `options.transport` is false (owners that
+   * send over REST), it also becomes the transport. Returns a function that detaches.
+   */
+  attach(realtime: RealtimeClient, options: { transport?: boolean } = {}): () => void {
+    const off = realtime.on('message', (m) => this.receive(m));
+    if (options.transport ?? true) this.transport = realtimeTransport(realtime);
+    this.detachers.push(off);
+    return off;
+  }
+
+  /**
+   * Hand over the messages a previous run decrypted but did not deliver (in order, with
+   * `redelivered: true`), then make sure the service holds enough of our MLS KeyPackages. Call once,
+   * after registering `message` listeners and before connecting. A KeyPackage failure is reported
+   * as an `error` event (`key_packages`), not thrown.
+   */
+  async start(): Promise<void> {
+    for (const entry of [...this.inbox]) this.receiving = this.receiving.then(() => this.deliver(entry, true));
+    await this.receiving;
+    await this.ensureKeyPackages().catch(() => undefined);
+  }
+
+  /**
+   * Top the service's stock of this device's MLS KeyPackages up to the target when it fell below
+   * the minimum (`POST /mls/key-packages`). The private parts are saved before publishing.
+   * @returns how many were published (0 when MLS is off or the stock suffices).
+   * @throws SecureMessengerError `key_packages` (also emitted).
+   */
+  async ensureKeyPackages(): Promise<number> {
+    const client = this.options.client;
+    if (!this.mlsAvailable || !client) return 0;
+    try {
+      const { available } = await client.keyPackageCount(this.deviceId, { deviceId: this.deviceId });
+      if (available >= this.minKeyPackages) return 0;
+      const count = this.targetKeyPackages - available;
+      const packages = await this.exclusive(async () => {
+        this.ensureRunning();
+        const kps = await this.mls!.generateKeyPackages(count);
+        await this.persist();
+        return kps;
+      });
+      await client.publishKeyPackages({ key_packages: packages.map(bytesToBase64) }, { deviceId: this.deviceId });
+      return count;
+    } catch (err) {
+      const e = err instanceof SecureMessengerError ? err : new SecureMessengerError('key_packages', `publishing MLS KeyPackages failed: ${describe(err)}`, { cause: err });
+      if (e.code === 'key_packages') this.emit('error', e);
+      throw e;
+    }
+  }
+
+  /**
+   * Process one message from the service (live or history): de-duplicate, decrypt in its
+   * conversation's session, save, then hand it to the `message` listeners. Messages are
+   * processed one at a time in call order. Never rejects: problems are `error` events.
+   */
+  receive(message: StoredMessage): Promise<void> {
+    this.receiving = this.receiving.then(() => this.handle(message));
+    return this.receiving;
+  }
+
+  /**
+   * Encrypt and send structured content (SPEC §2.4; validated first). The first message of a
+   * conversation starts its session (MLS or X3DH + Double Ratchet, SPEC §1.3).
+   * @throws ContentValidationError for invalid content; SecureMessengerError `unknown_conversation`,
+   *   `no_transport`, `stopped`, `persist_failed` or `send_failed` (transport error as `cause`);
+   *   the transport's scanner error when it refuses the plaintext.
+   */
+  send(conversationId: string, content: Content, options: SendOptions = {}): Promise<SentMessage> {
+    const plaintext = encodeContent(content.type, content.payload);
+    const messageType = options.message_type ?? messageTypeFor(content.type);
+    return this.sendPlaintext(conversationId, plaintext, { ...options, ...(messageType ? { message_type: messageType } : {}) });
+  }
+
+  /** {@link send} of a `text` content. */
+  sendText(conversationId: string, text: string, options: SendOptions = {}): Promise<SentMessage> {
+    return this.send(conversationId, { type: 'text', payload: { text } }, options);
+  }
+
+  /**
+   * Encrypt and send raw bytes (the receiver gets `content` undefined unless they are a content
+   * envelope). Errors as {@link send}.
+   */
+  async sendPlaintext(conversationId: string, plaintext: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+    if (this._failed) throw new SecureMessengerError('stopped', 'the messenger stopped after a failed state write', { conversationId });
+    const transport = this.transport;
+    if (!transport) throw new SecureMessengerError('no_transport', 'no transport: call attach() or setTransport() first', { conversationId });
+    const meta = {
+      ...(options.message_type !== undefined ? { message_type: options.message_type } : {}),
+      ...(options.priority !== undefined ? { priority: options.priority } : {}),
+      ...(options.topic_id !== undefined ? { topic_id: options.topic_id } : {}),
+      ...(options.message_group_id !== undefined ? { message_group_id: options.message_group_id } : {}),
+    };
+    if (transport.scan) await transport.scan(plaintext, { conversation_id: conversationId, ...meta });
+    const prepared = await this.exclusive(() => this.prepare(conversationId, plaintext, meta));
+    const result = this.dispatch(conversationId, transport, prepared);
+    const receipt = await result;
+    return {
+      message_id: receipt.message_id,
+      conversation_id: conversationId,
+      ...(receipt.cursor !== undefined ? { cursor: receipt.cursor } : {}),
+      ...(receipt.timestamp !== undefined ? { timestamp: receipt.timestamp } : {}),
+      protocol: prepared.session.protocol,
+      session_id: prepared.session.id,
+    };
+  }
+
+  /**
+   * Stop listening to attached realtime clients and wait until every message received so far is
+   * processed and every send handed to the transport settled. The realtime client stays open.
+   */
+  async close(): Promise<void> {
+    for (const off of this.detachers.splice(0)) off();
+    await this.receiving;
+    await Promise.all([...this.dispatching.values()]);
+    await this.topUp;
+    await this.lock;
+  }
+
+  // ------------------------------------------------------------------ receiving
+
+  private async handle(m: StoredMessage): Promise<void> {
+    if (this._failed) {
+      if (!this.reportedStop) {
+        this.reportedStop = true;
+        this.emit('error', new SecureMessengerError('stopped', 'the messenger stopped after a failed state write; messages are left for the next run', { messageId: m.message_id }));
+      }
+      return;
+    }
+    let entry: InboxEntry | undefined;
+    try {
+      entry = await this.exclusive(() => this.process(m));
+    } catch {
+      return; // persist_failed, already reported; nothing was acknowledged
+    }
+    if (entry) await this.deliver(entry, false);
+  }
+
+  /** Decrypt and save one message (under the lock); returns the entry to deliver, if any. */
+  private async process(m: StoredMessage): Promise<InboxEntry | undefined> {
+    if (this._failed) return undefined;
+    let conv = this.conversations.get(m.conversation_id);
+    if (this.recent.some((r) => r.id === m.message_id) || conv?.handled(m.message_id)) return undefined;
+    const ref = { id: m.message_id, cursor: m.cursor };
+    if (m.sender_device_id === this.deviceId) {
+      // Our own message (history, or another socket of ours): nothing to decrypt. Saved with the next write.
+      this.remember(ref, conv);
+      return undefined;
+    }
+    const fail = async (error: SecureMessengerError): Promise<undefined> => {
+      this.remember(ref, conv);
+      await this.persist();
+      this.emit('error', error);
+      return undefined;
+    };
+    const ids = { conversationId: m.conversation_id, messageId: m.message_id };
+    if (!conv) {
+      let peer: PeerDevice | undefined;
+      try {
+        peer = this.options.resolvePeer ? await this.options.resolvePeer(m.conversation_id, m.sender_device_id) : undefined;
+      } catch (err) {
+        return fail(new SecureMessengerError('unknown_conversation', `could not resolve the peer of conversation ${m.conversation_id}: ${describe(err)}`, { ...ids, cause: err }));
+      }
+      if (!peer) return fail(new SecureMessengerError('unknown_conversation', `message ${m.message_id} is for unknown conversation ${m.conversation_id}; skipped`, ids));
+      conv = new LiveConversation(m.conversation_id, checkPeer(peer));
+      this.conversations.set(m.conversation_id, conv);
+    }
+    if (m.sender_device_id !== conv.peer.device_id) {
+      return fail(new SecureMessengerError('wrong_sender', `message ${m.message_id} comes from ${m.sender_device_id}, not the conversation's peer ${conv.peer.device_id}; skipped`, ids));
+    }
+    const wire: WireMessage = { header_blob: m.header_blob, ciphertext: m.ciphertext };
+    const protocol: SessionProtocol = isMlsHeaderBlob(m.header_blob) ? 'mls' : 'x3dh-dr';
+    let plaintext: Uint8Array | undefined;
+    try {
+      plaintext = protocol === 'mls' ? await this.readMls(conv, wire) : await this.readRatchet(conv, wire);
+    } catch (err) {
+      if (err instanceof SecureMessengerError) return fail(new SecureMessengerError(err.code, err.message, { ...ids, cause: err.cause }));
+      return fail(new SecureMessengerError('decrypt_failed', `message ${m.message_id} could not be decrypted (${describe(err)}); skipped`, { ...ids, cause: err }));
+    }
+    this.remember(ref, conv);
+    if (plaintext === undefined) {
+      await this.persist(); // a session-control message (Welcome, commit)
+      return undefined;
+    }
+    const entry: InboxEntry = {
+      message_id: m.message_id,
+      conversation_id: m.conversation_id,
+      sender_device_id: m.sender_device_id,
+      timestamp: m.timestamp,
+      cursor: m.cursor,
+      message_type: m.message_type,
+      priority: m.priority,
+      ...(m.topic_id ? { topic_id: m.topic_id } : {}),
+      ...(m.message_group_id ? { message_group_id: m.message_group_id } : {}),
+      protocol,
+      plaintext: bytesToBase64(plaintext),
+    };
+    this.inbox.push(entry);
+    await this.persist();
+    return entry;
+  }
+
+  /** X3DH + Double Ratchet: find or accept the session, decrypt. */
+  private async readRatchet(conv: LiveConversation, wire: WireMessage): Promise<Uint8Array> {
+    const x3dh = decodeFrame(wire).header.x3dh;
+    if (x3dh) {
+      const existing = conv.session(`dr:${x3dh.ephemeral_key}`);
+      if (existing?.ratchet) return this.decryptIn(existing, wire);
+      if (conv.seenX3dh.includes(x3dh.ephemeral_key)) {
+        throw new SecureMessengerError('session_rejected', 'a replayed X3DH initial message (its session was already accepted and retired)');
+      }
+      let accepted;
+      try {
+        accepted = RatchetSession.respond(this.identity, wire, conv.peer.identity_public_key, { peerDeviceId: conv.peer.device_id });
+      } catch (err) {
+        throw new SecureMessengerError('session_rejected', `X3DH initial message refused: ${describe(err)}`, { cause: err });
+      }
+      conv.rememberX3dh(x3dh.ephemeral_key);
+      await this.adoptPeerSession(conv, {
+        id: ratchetSessionId(accepted.session),
+        protocol: 'x3dh-dr',
+        initiator: 'peer',
+        established: true,
+        createdAt: now(),
+        ratchet: accepted.session,
+      });
+      return accepted.plaintext;
+    }
+    let last: unknown = new CryptoError('decrypt_failed', 'no X3DH + Double Ratchet session with this peer');
+    for (const s of conv.ratchetCandidates()) {
+      try {
+        return this.decryptIn(s, wire);
+      } catch (err) {
+        last = err; // the session is unchanged; try the next one
+      }
+    }
+    throw last;
+  }
+
+  private decryptIn(session: LiveSession, wire: WireMessage): Uint8Array {
+    const plaintext = session.ratchet!.decrypt(wire);
+    session.established = true;
+    return plaintext;
+  }
+
+  /** MLS: join from a Welcome, or process a group message. Returns undefined for control messages. */
+  private async readMls(conv: LiveConversation, wire: WireMessage): Promise<Uint8Array | undefined> {
+    const mls = this.mls;
+    if (!mls) throw new SecureMessengerError('session_rejected', 'an MLS message, but MLS is not enabled on this device');
+    const { header, message } = decodeMlsEnvelope(wire);
+    if (header.kind === 'welcome') {
+      let joined;
+      try {
+        joined = await mls.joinFromWelcome(message);
+      } catch (err) {
+        throw new SecureMessengerError('session_rejected', `MLS Welcome refused: ${describe(err)}`, { cause: err });
+      }
+      const members = [...joined.members].sort();
+      const expected = [conv.peer.device_id, this.deviceId].sort();
+      if (!joined.groupId.startsWith(groupPrefix(conv.id)) || members.length !== 2 || members[0] !== expected[0] || members[1] !== expected[1]) {
+        await mls.deleteGroup(joined.groupId);
+        throw new SecureMessengerError('session_rejected', `MLS Welcome to group ${joined.groupId} with members ${members.join(', ')} does not fit this 1:1 conversation`);
+      }
+      await this.adoptPeerSession(conv, { id: mlsSessionId(joined.groupId), protocol: 'mls', initiator: 'peer', established: true, createdAt: now(), groupId: joined.groupId });
+      this.topUp = this.topUpLater();
+      return undefined;
+    }
+    const session = conv.session(mlsSessionId(header.group_id));
+    if (!session) throw new MlsClientError('unknown_group', `no MLS group ${header.group_id} in this conversation`);
+    const result = await mls.processMessage(header.group_id, message);
+    if (result.kind === 'application') {
+      if (result.sender !== conv.peer.device_id) throw new MlsClientError('rejected_message', `MLS sender ${result.sender} is not the conversation's peer`);
+      session.established = true;
+      return result.plaintext;
+    }
+    if (result.kind === 'commit' && result.selfRemoved) {
+      conv.remove(session.id);
+      await mls.deleteGroup(header.group_id);
+    }
+    return undefined;
+  }
+
+  private async adoptPeerSession(conv: LiveConversation, session: LiveSession): Promise<void> {
+    const { dropped, primary } = conv.addPeer(session, this.deviceId);
+    for (const d of dropped) if (d.groupId !== undefined && this.mls?.hasGroup(d.groupId)) await this.mls.deleteGroup(d.groupId);
+    this.sessionEvents.push({ conversation_id: conv.id, session_id: session.id, protocol: session.protocol, initiator: 'peer', primary });
+  }
+
+  private async deliver(entry: InboxEntry, redelivered: boolean): Promise<void> {
+    if (this._failed) return;
+    await this.emitSerial('message', toSecureMessage(entry, redelivered));
+    try {
+      await this.exclusive(async () => {
+        if (this._failed) return;
+        const i = this.inbox.findIndex((e) => e.message_id === entry.message_id);
+        if (i < 0) return;
+        this.inbox.splice(i, 1);
+        await this.persist();
+      });
+    } catch {
+      /* persist_failed, reported */
+    }
+  }
+
+  private remember(ref: HandledRef, conv: LiveConversation | undefined): void {
+    this.recent.push(ref);
+    if (this.recent.length > DEVICE_RECENT) this.recent.splice(0, this.recent.length - DEVICE_RECENT);
+    conv?.remember(ref);
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  /** Start the session if needed, encrypt, save (under the lock). */
+  private async prepare(conversationId: string, plaintext: Uint8Array, meta: SendOptions): Promise<Prepared> {
+    this.ensureRunning();
+    let conv = this.conversations.get(conversationId);
+    if (!conv) {
+      let peer: PeerDevice | undefined;
+      try {
+        peer = this.options.resolvePeer ? await this.options.resolvePeer(conversationId) : undefined;
+      } catch (err) {
+        throw new SecureMessengerError('unknown_conversation', `could not resolve the peer of conversation ${conversationId}: ${describe(err)}`, { conversationId, cause: err });
+      }
+      if (!peer) throw new SecureMessengerError('unknown_conversation', `unknown conversation ${conversationId}: addConversation() first`, { conversationId });
+      conv = new LiveConversation(conversationId, checkPeer(peer));
+      this.conversations.set(conversationId, conv);
+    }
+    let session = conv.primarySession();
+    if (!session) session = await this.startSession(conv);
+    const wires: OutgoingMessage[] = [];
+    let opening: Prepared['opening'];
+    let wire: WireMessage;
+    if (session.protocol === 'mls') {
+      const groupId = session.groupId!;
+      if (session.opening && !session.openingInFlight) {
+        // The Welcome is not known to be stored yet: it goes (again) before this message.
+        wires.push({ conversation_id: conversationId, ...session.opening });
+        session.openingInFlight = true;
+        opening = { session, conversation: conv };
+      }
+      const epoch = this.mls!.epoch(groupId);
+      const bytes = await this.mls!.encrypt(groupId, plaintext);
+      wire = encodeMlsEnvelope({ groupId, kind: 'application', epoch, message: bytes });
+    } else {
+      wire = session.ratchet!.encrypt(plaintext);
+    }
+    wires.push({ conversation_id: conversationId, ...wire, ...meta });
+    await this.persist();
+    return { wires, opening, session };
+  }
+
+  /** Choose the protocol (SPEC §1.3) and start a session this device initiates. */
+  private async startSession(conv: LiveConversation): Promise<LiveSession> {
+    const keyPackage = await this.claimPeerKeyPackage(conv);
+    const protocol = selectProtocol(this.mlsAvailable, keyPackage !== undefined);
+    let session: LiveSession | undefined;
+    if (protocol === 'mls') {
+      const groupId = `${groupPrefix(conv.id)}${randomId()}`;
+      try {
+        await this.mls!.createGroup(groupId);
+        const added = await this.mls!.addMembers(groupId, [keyPackage!]);
+        const welcome = encodeMlsEnvelope({ groupId, kind: 'welcome', epoch: added.epoch, message: added.welcome });
+        session = { id: mlsSessionId(groupId), protocol: 'mls', initiator: 'local', established: false, createdAt: now(), groupId, opening: welcome };
+      } catch (err) {
+        if (this.mls!.hasGroup(groupId)) await this.mls!.deleteGroup(groupId);
+        this.emit('error', new SecureMessengerError('session_rejected', `could not start an MLS group with ${conv.peer.device_id} (${describe(err)}); using X3DH + Double Ratchet`, { conversationId: conv.id, cause: err }));
+      }
+    }
+    if (!session) {
+      const ratchet = RatchetSession.initiate(this.identity, conv.peer);
+      session = { id: ratchetSessionId(ratchet), protocol: 'x3dh-dr', initiator: 'local', established: false, createdAt: now(), ratchet };
+    }
+    conv.addLocal(session);
+    this.sessionEvents.push({ conversation_id: conv.id, session_id: session.id, protocol: session.protocol, initiator: 'local', primary: true });
+    return session;
+  }
+
+  /** Claim one KeyPackage of the peer when MLS is on; undefined when it has none (or it is unusable). */
+  private async claimPeerKeyPackage(conv: LiveConversation): Promise<Uint8Array | undefined> {
+    const client = this.options.client;
+    if (!this.mlsAvailable || !client) return undefined;
+    let bytes: Uint8Array;
+    try {
+      const claimed = await client.claimKeyPackage({ device_id: conv.peer.device_id }, { deviceId: this.deviceId });
+      bytes = base64ToBytes(claimed.key_package);
+    } catch (err) {
+      if (!(err instanceof ParleyApiError && err.status === 404)) {
+        this.emit('error', new SecureMessengerError('session_rejected', `claiming an MLS KeyPackage of ${conv.peer.device_id} failed (${describe(err)}); using X3DH + Double Ratchet`, { conversationId: conv.id, cause: err }));
+      }
+      return undefined;
+    }
+    try {
+      const info = await inspectKeyPackage(bytes);
+      if (info.deviceId !== conv.peer.device_id) throw new Error(`it names device ${info.deviceId}`);
+      if (!equalBytes(info.signaturePublicKey, hexToBytes(conv.peer.identity_public_key, KEY_BYTES))) throw new Error('it is not signed with the peer identity key');
+      return bytes;
+    } catch (err) {
+      this.emit('error', new SecureMessengerError('session_rejected', `the claimed MLS KeyPackage of ${conv.peer.device_id} is unusable (${describe(err)}); using X3DH + Double Ratchet`, { conversationId: conv.id, cause: err }));
+      return undefined;
+    }
+  }
+
+  /** Send prepared wires in order, one conversation at a time; resolves with the last receipt. */
+  private dispatch(conversationId: string, transport: SecureTransport, prepared: Prepared) {
+    const previous = this.dispatching.get(conversationId) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      let receipt;
+      for (const [i, wire] of prepared.wires.entries()) {
+        try {
+          receipt = await transport.send(wire);
+        } catch (err) {
+          if (i === 0 && prepared.opening) prepared.opening.session.openingInFlight = false;
+          throw new SecureMessengerError('send_failed', `sending to conversation ${conversationId} failed: ${describe(err)}`, { conversationId, cause: err });
+        }
+        // The Welcome is stored: later messages need not carry it again (saved with the next write).
+        if (i === 0 && prepared.opening) {
+          delete prepared.opening.session.opening;
+          prepared.opening.session.openingInFlight = false;
+        }
+      }
+      return receipt!;
+    });
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.dispatching.set(conversationId, tail);
+    void tail.then(() => {
+      if (this.dispatching.get(conversationId) === tail) this.dispatching.delete(conversationId);
+    });
+    return run;
+  }
+
+  private topUpLater(): Promise<unknown> {
+    return Promise.resolve().then(() => this.ensureKeyPackages().catch(() => undefined));
+  }
+
+  // ------------------------------------------------------------------ state
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn);
+    this.lock = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private ensureRunning(): void {
+    if (this._failed) throw new SecureMessengerError('stopped', 'the messenger stopped after a failed state write');
+  }
+
+  private snapshot(): MessengerState {
+    const conversations: MessengerState['conversations'] = {};
+    for (const [id, c] of this.conversations) conversations[id] = c.toRecord();
+    const mls = this.mls?.exportState();
+    return {
+      v: 1,
+      format: 'parley-secure-messenger',
+      device_id: this.deviceId,
+      ...(mls !== undefined ? { mls } : {}),
+      recent: [...this.recent],
+      conversations,
+      inbox: [...this.inbox],
+    };
+  }
+
+  /** Write the whole state; on failure roll back to the last written one and stop. */
+  private async persist(): Promise<void> {
+    const text = JSON.stringify(this.snapshot());
+    try {
+      await this.store.save(this.storeKey, text);
+    } catch (err) {
+      this.sessionEvents.length = 0;
+      await this.restore(parseState(this.saved, this.deviceId)).catch(() => undefined);
+      this._failed = true;
+      const e = new SecureMessengerError('persist_failed', `saving the messenger state failed: ${describe(err)}; stopped`, { cause: err });
+      this.emit('error', e);
+      throw e;
+    }
+    this.saved = text;
+    for (const e of this.sessionEvents.splice(0)) this.emit('session', e);
+  }
+
+  private async restore(state: MessengerState): Promise<void> {
+    const conversations = new Map<string, LiveConversation>();
+    for (const [id, record] of Object.entries(state.conversations)) conversations.set(id, LiveConversation.fromRecord(id, record, this.identity));
+    this.conversations = conversations;
+    this.recent = [...state.recent];
+    this.inbox = [...state.inbox];
+    this.mls =
+      state.mls !== undefined ? await MlsClient.importState(state.mls, { validateCredential: (id, key) => this.validateCredential(id, key) }) : undefined;
+    if (this.mls && this.mls.deviceId !== this.deviceId) throw new Error('the saved MLS state belongs to another device');
+  }
+
+  private signatureKeyPair() {
+    const secret = hexToBytes(this.identity.toJSON().identity_secret_key, KEY_BYTES);
+    return { publicKey: this.identity.identityPublicKey, signKey: secret };
+  }
+
+  /** MLS credentials must carry the registered identity key of the device they name. */
+  private validateCredential(deviceId: string, key: Uint8Array): boolean {
+    if (deviceId === this.deviceId) return equalBytes(key, this.identity.identityPublicKey);
+    for (const c of this.conversations.values()) {
+      if (c.peer.device_id === deviceId) return equalBytes(key, hexToBytes(c.peer.identity_public_key, KEY_BYTES));
+    }
+    return false;
+  }
+}
+
+function toSecureMessage(entry: InboxEntry, redelivered: boolean): SecureMessage {
+  const plaintext = base64ToBytes(entry.plaintext);
+  let content: Content | undefined;
+  let contentError: Error | undefined;
+  try {
+    content = decodeContent(plaintext);
+  } catch (err) {
+    contentError = err as Error;
+  }
+  return {
+    message_id: entry.message_id,
+    conversation_id: entry.conversation_id,
+    sender_device_id: entry.sender_device_id,
+    timestamp: entry.timestamp,
+    cursor: entry.cursor,
+    message_type: entry.message_type,
+    priority: entry.priority,
+    ...(entry.topic_id !== undefined ? { topic_id: entry.topic_id } : {}),
+    ...(entry.message_group_id !== undefined ? { message_group_id: entry.message_group_id } : {}),
+    protocol: entry.protocol,
+    plaintext,
+    content,
+    ...(contentError ? { contentError } : {}),
+    redelivered,
+  };
+}

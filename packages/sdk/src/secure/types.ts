@@ -1,0 +1,209 @@
+/**
+ * Public types of the secure-messaging layer (`SecureMessenger`): what it delivers, how it sends,
+ * its options, events and errors. SPEC §1.2 (zero knowledge: only ciphertext leaves the device),
+ * §1.3 (MLS first, X3DH + Double Ratchet as fallback), §2.4 (message fields, structured content),
+ * §6.1 (the `message` frames it consumes and produces).
+ */
+import type { ParleyClient } from '../client/rest.js';
+import type { MessageType, Priority } from '../client/types.js';
+import type { Content } from '../content/types.js';
+import type { DeviceIdentity } from '../crypto/keys.js';
+import type { PeerDevice } from '../crypto/session.js';
+import type { SessionProtocol } from '../mls/protocol.js';
+import type { OutgoingMessage, ScanMeta } from '../realtime/types.js';
+import type { SessionStore } from '../storage.js';
+
+/** Who started an end-to-end session: this device (`local`) or the peer (`peer`). */
+export type SessionInitiator = 'local' | 'peer';
+
+/**
+ * A decrypted message handed to the application (`message` event), in the order the service
+ * committed it within its conversation. The service-visible fields are those of SPEC §6.1's
+ * receive frame (plus DESIGN §7's metadata); `plaintext` / `content` never left the two devices.
+ */
+export interface SecureMessage {
+  message_id: string;
+  conversation_id: string;
+  sender_device_id: string;
+  /** ISO 8601 commit time given by the service. */
+  timestamp: string;
+  /** The service's opaque, total-ordered cursor of this message. */
+  cursor: string;
+  /** SPEC §2.4 `message_type` as the sender declared it (metadata, visible to the service). */
+  message_type: string;
+  priority: string;
+  topic_id?: string;
+  message_group_id?: string;
+  /** The protocol of the session that decrypted it (SPEC §1.3). */
+  protocol: SessionProtocol;
+  /** The decrypted bytes. */
+  plaintext: Uint8Array;
+  /** The structured content (SPEC §2.4) when the plaintext is a valid `{type, payload}` envelope. */
+  content: Content | undefined;
+  /** Why `content` is undefined (the plaintext is not a valid envelope), when it is. */
+  contentError?: Error;
+  /**
+   * True when the message was decrypted (and its session state saved) by an earlier run that
+   * stopped before the application had it: it is handed over again after a restart.
+   */
+  redelivered: boolean;
+}
+
+/** What a transport answers for a stored message (the `message_ack` or the REST 201 body). */
+export interface TransportReceipt {
+  message_id: string;
+  cursor?: string;
+  timestamp?: string;
+}
+
+/**
+ * How encrypted messages leave the device. See `realtimeTransport` (agents and owners over the
+ * WebSocket, SPEC §6.1) and `restTransport` (owners, `POST /conversations/{id}/messages`, SPEC §4.5).
+ */
+export interface SecureTransport {
+  /**
+   * Store one encrypted message (wire fields only). Resolves once the service committed it.
+   * @throws whatever the transport throws (RealtimeError, ParleyApiError, ParleyNetworkError).
+   */
+  send(message: OutgoingMessage): Promise<TransportReceipt>;
+  /**
+   * Optional outbound scanner (SPEC §6.1 rule 5), run on the plaintext before encryption; throws
+   * to refuse the message (nothing is encrypted or sent then).
+   */
+  scan?(plaintext: Uint8Array, meta: ScanMeta): Promise<void>;
+}
+
+/** What {@link SecureMessenger.send} resolves with. */
+export interface SentMessage {
+  message_id: string;
+  conversation_id: string;
+  cursor?: string;
+  timestamp?: string;
+  /** The protocol of the session the message was encrypted in. */
+  protocol: SessionProtocol;
+  /** The local id of that session (`mls:<group id>` or `dr:<X3DH ephemeral key>`). */
+  session_id: string;
+}
+
+/** Per-message metadata the sender chooses (visible to the service; SPEC §2.4, §6.1). */
+export interface SendOptions {
+  /** Default: the content type when SPEC §2.4 lists it as a message type, else the service default (`text`). */
+  message_type?: MessageType;
+  priority?: Priority;
+  topic_id?: string;
+  message_group_id?: string;
+}
+
+/** MLS settings of a {@link SecureMessenger} (SPEC §1.3; RFC 9420 KeyPackages, SPEC §4 `/mls/key-packages`). */
+export interface SecureMlsOptions {
+  /** Use MLS when the peer publishes KeyPackages (default true). False: X3DH + Double Ratchet only. */
+  enabled?: boolean;
+  /** Publish more KeyPackages when the service holds fewer than this many of ours (default 3). */
+  minKeyPackages?: number;
+  /** How many the service should hold after a top-up (default 10). */
+  targetKeyPackages?: number;
+}
+
+/**
+ * Options of {@link SecureMessenger.open}.
+ *
+ * - `identity` must carry its device id (`DeviceIdentity.withDeviceId`).
+ * - `store` keeps the whole messenger state under one key (ratchet states, MLS client export,
+ *   per-conversation cursors, and decrypted messages not yet handed to the application); every
+ *   write replaces it atomically with a durable store such as `FileSessionStore`. It holds secret
+ *   keys and, briefly, plaintexts: keep it on the device with owner-only access.
+ * - `client` is needed for MLS (publishing and claiming KeyPackages) and by `resolvePeer`
+ *   implementations; without it the messenger uses X3DH + Double Ratchet only.
+ */
+export interface SecureMessengerOptions {
+  identity: DeviceIdentity;
+  store: SessionStore;
+  /** REST client acting as this device (device JWT, or owner JWT + this device as `X-Device-Id`). */
+  client?: ParleyClient;
+  /** MLS on or off (`false`), or its settings. Default: on when `client` is given. */
+  mls?: boolean | SecureMlsOptions;
+  /** Key of the state in `store` (default `secure-<device_id>`). */
+  storeKey?: string;
+  /** Where encrypted messages go; `attach(realtime)` sets it too. */
+  transport?: SecureTransport;
+  /**
+   * Called for a conversation the messenger does not know yet: a received message's (with its
+   * sender) or a `send` target's (without). Answer the peer device (its server-published keys),
+   * or undefined to drop the message / refuse the send. Owners typically answer from
+   * `GET /conversations/{id}/keys` (see `ownerPeerResolver`); the answer is saved.
+   */
+  resolvePeer?: (conversationId: string, senderDeviceId?: string) => Promise<PeerDevice | undefined>;
+  /** Cursor order (default: the realtime client's numeric-then-lexicographic order). */
+  compareCursors?: (a: string, b: string) => number;
+}
+
+/** Payload of the `session` event: an end-to-end session was created or became the one used for sending. */
+export interface SessionEvent {
+  conversation_id: string;
+  session_id: string;
+  protocol: SessionProtocol;
+  initiator: SessionInitiator;
+  /** True when this session is now the one new messages are encrypted in. */
+  primary: boolean;
+}
+
+/**
+ * Why the messenger reports an error:
+ * - `persist_failed`: saving the state failed; the messenger stops (`failed` is true) with its
+ *   in-memory state rolled back to the last saved one. Open a new messenger from the same store
+ *   to resume: nothing acknowledged is lost (this is the same situation as a crash).
+ * - `stopped`: the messenger stopped after a `persist_failed` and refuses work.
+ * - `decrypt_failed`: a message could not be authenticated or decrypted; it is skipped.
+ * - `unknown_conversation`: a message for a conversation with no known peer; it is skipped.
+ * - `wrong_sender`: a message of a conversation from another device than its peer; skipped.
+ * - `session_rejected`: a session-starting message (X3DH initial message, MLS Welcome) was refused.
+ * - `no_transport`: `send` without a transport.
+ * - `send_failed`: the transport refused or lost a message (`cause` holds its error).
+ * - `key_packages`: publishing MLS KeyPackages failed (MLS sessions cannot start towards us).
+ * - `listener_failed`: a `message` listener threw (the message still counts as delivered).
+ */
+export type SecureErrorCode =
+  | 'persist_failed'
+  | 'stopped'
+  | 'decrypt_failed'
+  | 'unknown_conversation'
+  | 'wrong_sender'
+  | 'session_rejected'
+  | 'no_transport'
+  | 'send_failed'
+  | 'key_packages'
+  | 'listener_failed';
+
+/** Error of the secure-messaging layer (rejections of `send`, and `error` events). */
+export class SecureMessengerError extends Error {
+  override readonly name = 'SecureMessengerError';
+  /** The conversation concerned, when any. */
+  readonly conversationId?: string;
+  /** The message concerned (received message id), when any. */
+  readonly messageId?: string;
+
+  constructor(
+    readonly code: SecureErrorCode,
+    message: string,
+    extra: { conversationId?: string; messageId?: string; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause !== undefined ? { cause: extra.cause } : undefined);
+    if (extra.conversationId !== undefined) this.conversationId = extra.conversationId;
+    if (extra.messageId !== undefined) this.messageId = extra.messageId;
+  }
+}
+
+/** Events of {@link SecureMessenger} and their listener signatures. */
+export interface SecureMessengerEvents {
+  /**
+   * A decrypted message. Listeners run one after another and a returned promise is awaited
+   * before the next message is handed over, so handlers see each conversation strictly in order.
+   * The session state was saved before this call; the message is removed from the pending list
+   * once every listener settled.
+   */
+  message: (message: SecureMessage) => void | Promise<void>;
+  /** A problem not tied to a `send` call (see {@link SecureErrorCode}). */
+  error: (error: SecureMessengerError) => void;
+  /** A session was started or accepted. */
+  session: (event: SessionEvent) => void;
+}

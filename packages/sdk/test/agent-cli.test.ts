@@ -1,0 +1,144 @@
+/**
+ * The `parley-agent` command as a real child process (`tsx packages/sdk/src/node/agent-cli.ts`,
+ * what `npm run agent` runs) against a real server: enroll with an invite (polling the status no
+ * faster than SPEC §8's 5 s), the owner approves, the agent echoes end to end; stopped with
+ * SIGINT and resumed with `run` from its state directory, it continues the same session; revoked,
+ * it exits 0 with a message (close 4001). Usage errors exit 2.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { ParleyClient } from '../src/client/rest.js';
+import { DeviceIdentity } from '../src/crypto/keys.js';
+import { nodeWebSocket } from '../src/node/ws.js';
+import { RealtimeClient } from '../src/realtime/client.js';
+import { SecureMessenger } from '../src/secure/messenger.js';
+import { ownerPeerResolver, restTransport } from '../src/secure/transport.js';
+import type { SecureMessage } from '../src/secure/types.js';
+import { MemorySessionStore } from '../src/storage.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const script = path.join(root, 'packages/sdk/src/node/agent-cli.ts');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(get: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+interface Agent {
+  child: ChildProcess;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+function agentCommand(args: string[]): Agent {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (out += String(d)));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exit };
+}
+
+describe('parley-agent command', () => {
+  let t: TestApp;
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await t?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('usage errors exit 2', async () => {
+    const none = agentCommand([]);
+    children.push(none.child);
+    expect(await none.exit).toBe(2);
+    expect(none.output()).toMatch(/usage:/);
+    const bad = agentCommand(['enroll', '--server', t.baseUrl]);
+    children.push(bad.child);
+    expect(await bad.exit).toBe(2);
+    expect(bad.output()).toMatch(/--invite/);
+  });
+
+  it('enrolls, echoes end to end, resumes with run, and exits on revocation', async () => {
+    const ownerJwt = await t.ownerToken(`cli-${Date.now()}@example.com`);
+    const owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: ownerJwt });
+    await owner.createTenant({ name: 'CLI' });
+    const keys = DeviceIdentity.generate();
+    const od = await owner.registerOwnerDevice(keys.publicKeys);
+    owner.setOwnerDeviceId(od.device_id);
+    const messenger = await SecureMessenger.open({
+      identity: keys.withDeviceId(od.device_id),
+      store: new MemorySessionStore(),
+      client: owner,
+      resolvePeer: ownerPeerResolver(owner, od.device_id),
+      transport: restTransport(owner, od.device_id),
+    });
+    const received: SecureMessage[] = [];
+    messenger.on('message', (m) => void received.push(m));
+    const events: { event: string; data: any }[] = [];
+    const rt = new RealtimeClient({ url: t.baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
+    rt.on('event', (e) => events.push(e));
+    messenger.attach(rt, { transport: false });
+    await messenger.start();
+    await rt.connect();
+
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-cli-'));
+    dirs.push(stateDir);
+    const invite = await owner.createInvite();
+    const enrolling = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir, '--name', 'cli-agent']);
+    children.push(enrolling.child);
+    const pending = await waitFor(() => events.find((e) => e.event === 'device_pending')?.data, 'device_pending');
+    // The owner compares the fingerprint of device_pending with the one the agent prints.
+    await waitFor(() => enrolling.output().includes(`fingerprint ${pending.fingerprint}`), 'the same fingerprint printed by the agent');
+    await owner.approveDevice(pending.device_id);
+    await waitFor(() => enrolling.output().includes('online as'), 'the agent online');
+    const linked = await waitFor(() => events.find((e) => e.event === 'device_linked')?.data, 'device_linked');
+    expect(fs.statSync(path.join(stateDir, 'identity.json')).mode & 0o777).toBe(0o600);
+
+    await messenger.sendText(linked.conversation_id, 'ping one');
+    await waitFor(() => received.length === 1, 'the echo');
+    expect(received[0]!.content).toEqual({ type: 'text', payload: { text: 'echo: ping one' } });
+    const protocol = received[0]!.protocol;
+    expect(protocol).toBe('mls');
+
+    enrolling.child.kill('SIGINT');
+    expect(await enrolling.exit).toBe(0);
+    expect(enrolling.output()).toMatch(/stopped/);
+
+    // Sent while the agent is down; read on resume, in the same session.
+    await messenger.sendText(linked.conversation_id, 'ping two');
+    const running = agentCommand(['run', '--state-dir', stateDir]);
+    children.push(running.child);
+    await waitFor(() => received.length === 2, 'the echo after resume');
+    expect(received[1]!.content).toEqual({ type: 'text', payload: { text: 'echo: ping two' } });
+    expect(received[1]!.protocol).toBe(protocol);
+    expect(messenger.sessionInfo(linked.conversation_id)!.sessions).toBe(1);
+
+    await owner.revokeDevice(pending.device_id);
+    expect(await running.exit).toBe(0);
+    expect(running.output()).toMatch(/revoked this device \(WebSocket closed with 4001\)/);
+
+    // The state directory now holds an activated (revoked) agent: enroll refuses it.
+    const again = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir]);
+    children.push(again.child);
+    expect(await again.exit).toBe(1);
+    expect(again.output()).toMatch(/already holds activated agent/);
+    rt.close();
+    await messenger.close();
+  }, 60_000);
+});
