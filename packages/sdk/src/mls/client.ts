@@ -29,7 +29,6 @@ import {
   createCommit,
   createGroup as mlsCreateGroup,
   decodeGroupState,
-  decodeMlsMessage,
   defaultCapabilities,
   defaultCryptoProvider,
   defaultKeyPackageEqualityConfig,
@@ -55,7 +54,6 @@ import {
   type CryptoProvider,
   type IncomingMessageCallback,
   type KeyPackage,
-  type MLSMessage,
   type MlsPrivateMessage,
   type MlsPublicMessage,
   type Proposal,
@@ -68,6 +66,7 @@ import { makeKeyPackageRef, verifyKeyPackage } from 'ts-mls/keyPackage.js';
 import { decryptSenderData } from 'ts-mls/privateMessage.js';
 import { base64ToBytes, bytesToBase64, utf8Decode, utf8Encode } from './base64.js';
 import { MlsClientError } from './errors.js';
+import { decodeWholeMlsMessage } from './wire.js';
 import type { SessionStore } from '../storage.js';
 
 export const MLS_CIPHERSUITE: CiphersuiteName = 'MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519';
@@ -262,26 +261,13 @@ function credentialDeviceId(credential: Credential): string | undefined {
   return id === undefined || id.length === 0 ? undefined : id;
 }
 
-function decodeWhole(bytes: Uint8Array): MLSMessage {
-  if (!(bytes instanceof Uint8Array)) throw new MlsClientError('invalid_argument', 'expected a Uint8Array');
-  let decoded: [MLSMessage, number] | undefined;
-  try {
-    decoded = decodeMlsMessage(bytes, 0);
-  } catch (cause) {
-    throw new MlsClientError('malformed_message', 'not an MLS message', { cause });
-  }
-  if (decoded === undefined || decoded[1] !== bytes.length) {
-    throw new MlsClientError('malformed_message', 'not an MLS message');
-  }
-  return decoded[0];
-}
 
 function encodeKeyPackageMessage(kp: KeyPackage): Uint8Array {
   return encodeMlsMessage({ version: 'mls10', wireformat: 'mls_key_package', keyPackage: kp });
 }
 
 function decodeKeyPackageMessage(bytes: Uint8Array): KeyPackage {
-  const msg = decodeWhole(bytes);
+  const msg = decodeWholeMlsMessage(bytes);
   if (msg.wireformat !== 'mls_key_package') {
     throw new MlsClientError('invalid_key_package', `expected a KeyPackage, got ${msg.wireformat}`);
   }
@@ -652,7 +638,7 @@ export class MlsClient {
   /** Joins the group a Welcome invites us to, with the KeyPackage it was made for (then forgotten). */
   joinFromWelcome(welcome: Uint8Array): Promise<MlsJoinResult> {
     return this.exclusive(async () => {
-      const msg = decodeWhole(welcome);
+      const msg = decodeWholeMlsMessage(welcome);
       if (msg.wireformat !== 'mls_welcome') throw new MlsClientError('malformed_message', `expected a Welcome, got ${msg.wireformat}`);
       if (msg.welcome.cipherSuite !== MLS_CIPHERSUITE) {
         throw new MlsClientError('rejected_message', `unsupported ciphersuite ${msg.welcome.cipherSuite}`);
@@ -721,7 +707,7 @@ export class MlsClient {
   processMessage(groupId: string, bytes: Uint8Array): Promise<MlsProcessResult> {
     return this.exclusive(async () => {
       const state = this.requireGroup(groupId);
-      const msg = decodeWhole(bytes);
+      const msg = decodeWholeMlsMessage(bytes);
       if (msg.wireformat !== 'mls_private_message' && msg.wireformat !== 'mls_public_message') {
         throw new MlsClientError('malformed_message', `expected a group message, got ${msg.wireformat}`);
       }

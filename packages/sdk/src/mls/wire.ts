@@ -10,7 +10,7 @@
  * the epoch the new member joins at. X3DH/Double Ratchet headers never carry `protocol: "mls"`, so
  * `isMlsHeaderBlob` tells the two apart on receipt.
  */
-import { decodeMlsMessage } from 'ts-mls';
+import { decodeMlsMessage, type MLSMessage } from 'ts-mls';
 import { base64ToBytes, bytesToBase64, utf8Decode, utf8Encode } from './base64.js';
 import { MlsClientError } from './errors.js';
 
@@ -115,9 +115,13 @@ export type MlsMessageInfo =
       contentType: 'application' | 'proposal' | 'commit';
     };
 
-/** Decodes the cleartext framing of an MLSMessage; throws `malformed_message` for anything else. */
-export function inspectMlsMessage(bytes: Uint8Array): MlsMessageInfo {
-  let decoded;
+/**
+ * Decode bytes that must hold exactly one MLSMessage (RFC 9420 §6), nothing before or after it.
+ * @throws MlsClientError `invalid_argument` for a non-Uint8Array, `malformed_message` otherwise.
+ */
+export function decodeWholeMlsMessage(bytes: Uint8Array): MLSMessage {
+  if (!(bytes instanceof Uint8Array)) throw new MlsClientError('invalid_argument', 'expected a Uint8Array');
+  let decoded: [MLSMessage, number] | undefined;
   try {
     decoded = decodeMlsMessage(bytes, 0);
   } catch (cause) {
@@ -126,7 +130,12 @@ export function inspectMlsMessage(bytes: Uint8Array): MlsMessageInfo {
   if (decoded === undefined || decoded[1] !== bytes.length) {
     throw new MlsClientError('malformed_message', 'not an MLS message');
   }
-  const msg = decoded[0];
+  return decoded[0];
+}
+
+/** Decodes the cleartext framing of an MLSMessage; throws `malformed_message` for anything else. */
+export function inspectMlsMessage(bytes: Uint8Array): MlsMessageInfo {
+  const msg = decodeWholeMlsMessage(bytes);
   switch (msg.wireformat) {
     case 'mls_welcome':
       return { wireformat: 'welcome' };

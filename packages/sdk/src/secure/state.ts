@@ -20,7 +20,7 @@
 import type { PeerDevice } from '../crypto/session.js';
 import type { RatchetStateJSON } from '../crypto/double-ratchet.js';
 import type { SessionProtocol } from '../mls/protocol.js';
-import type { SessionInitiator } from './types.js';
+import type { SecureMessage, SessionInitiator } from './types.js';
 
 /** `format` of the document. */
 export const STATE_FORMAT = 'parley-secure-messenger';
@@ -58,20 +58,10 @@ export interface ConversationRecord {
 }
 
 /** A decrypted message saved with the state that decrypted it, until the application has it. */
-export interface InboxEntry {
-  message_id: string;
-  conversation_id: string;
-  sender_device_id: string;
-  timestamp: string;
-  cursor: string;
-  message_type: string;
-  priority: string;
-  topic_id?: string;
-  message_group_id?: string;
-  protocol: SessionProtocol;
+export type InboxEntry = Omit<SecureMessage, 'plaintext' | 'content' | 'contentError' | 'redelivered'> & {
   /** base64 of the plaintext. */
   plaintext: string;
-}
+};
 
 /** The whole document. */
 export interface MessengerState {
