@@ -199,3 +199,59 @@ export const mlsKeyPackages = pgTable(
   },
   (t) => [index('mls_key_packages_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null`)],
 );
+
+/**
+ * API keys (SPEC §2.6, §4.8): `svc_agent_sk_{env}_{64 hex}`; only the BLAKE2b-256 hash is
+ * stored. `device_id` is the device bound on first use (trust on first use); deleting the key
+ * deletes that device.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    env: text('env').notNull(),
+    keyHash: text('key_hash').notNull(),
+    /** The first characters of the raw key, for recognising it in lists (`svc_agent_sk_dev_1a2b…`). */
+    prefix: text('prefix').notNull(),
+    status: text('status').notNull().default('active'),
+    deviceId: uuid('device_id'),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+    revokedAt: ts('revoked_at'),
+    rotatedFrom: uuid('rotated_from'),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [uniqueIndex('api_keys_hash_idx').on(t.keyHash), index('api_keys_tenant_idx').on(t.tenantId)],
+);
+
+/** Encrypted attachments (SPEC §2.5, §4.7): metadata here, bytes in the blob store. */
+export const attachments = pgTable(
+  'attachments',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    contentType: text('content_type').notNull(),
+    storageKey: text('storage_key').notNull(),
+    uploadedByDevice: uuid('uploaded_by_device'),
+    uploadedBySub: text('uploaded_by_sub'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('attachments_tenant_idx').on(t.tenantId)],
+);
+
+/** Mobile push tokens per device (SPEC §4.7). */
+export const pushTokens = pgTable(
+  'push_tokens',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    platform: text('platform').notNull(),
+    token: text('token').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('push_tokens_device_token_idx').on(t.deviceId, t.token)],
+);
