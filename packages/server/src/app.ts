@@ -27,6 +27,8 @@ import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { MessageService } from './modules/conversations/messages.js';
+import { attachmentRoutes } from './modules/attachments/routes.js';
+import { AttachmentService } from './modules/attachments/service.js';
 import { conversationRoutes } from './modules/conversations/routes.js';
 import { ConversationService } from './modules/conversations/service.js';
 import { LastSeenTracker } from './modules/devices/last-seen.js';
@@ -34,14 +36,19 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { DeviceService } from './modules/devices/service.js';
 import { platformRoutes } from './modules/health/routes.js';
 import { mlsRoutes } from './modules/mls/routes.js';
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { ApiKeyService } from './modules/api-keys/service.js';
 import { MlsService } from './modules/mls/service.js';
 import { inviteRoutes } from './modules/invites/routes.js';
 import { InviteService } from './modules/invites/service.js';
+import { pushRoutes } from './modules/push/routes.js';
+import { PushService } from './modules/push/service.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
 import { InProcessBus, type EventBus } from './realtime/bus.js';
 import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
 import { RedisBus } from './realtime/redis-bus.js';
+import { FilesystemBlobStore, S3BlobStore, type BlobStore } from './storage/blob-store.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -140,6 +147,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
+  const blobs: BlobStore = config.s3 ? new S3BlobStore(config.s3) : new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
+  const attachments = new AttachmentService({ db, blobs, maxBytes: config.limits.maxAttachmentBytes, log: app.log });
   const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'));
 
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus } satisfies Parley);
@@ -162,6 +171,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
   await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices });
   await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });
+  await app.register(attachmentRoutes, { prefix: API_PREFIX, attachments, maxBytes: config.limits.maxAttachmentBytes });
+  await app.register(pushRoutes, { prefix: API_PREFIX, push: new PushService(db) });
+  await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys: new ApiKeyService(db, notifier) });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
@@ -174,6 +186,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await messages.drain();
     await bus.close();
     await redis?.quit().catch(() => undefined);
+    if (blobs instanceof S3BlobStore) blobs.close();
     if (!overrides.keepDatabase) await database.close();
   });
 

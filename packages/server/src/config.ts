@@ -23,6 +23,8 @@ export interface RateLimitConfig {
 /** Limits of DESIGN §8.12 (sizes in bytes). */
 export interface LimitsConfig {
   maxCiphertextBytes: number;
+  /** Largest attachment upload (DESIGN §8.12: 25 MiB). */
+  maxAttachmentBytes: number;
   listDefault: number;
   listMax: number;
 }
@@ -31,6 +33,17 @@ export interface OidcConfig {
   issuer: string;
   audience: string | undefined;
   jwksUrl: string;
+}
+
+/** S3-compatible blob storage (DESIGN §3); used instead of the filesystem when `S3_BUCKET` is set. */
+export interface S3Config {
+  bucket: string;
+  /** Custom endpoint (MinIO, s3rver…); when set, path-style addressing is used. */
+  endpoint: string | undefined;
+  region: string;
+  /** Static credentials; when unset the AWS SDK's default provider chain applies. */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
 }
 
 export interface Config {
@@ -44,6 +57,8 @@ export interface Config {
   /** In-memory PGlite (tests only): set by code, never by the environment. */
   pgliteInMemory?: boolean;
   redisUrl: string | undefined;
+  /** S3 blob storage; undefined selects the filesystem store under `dataDir/blobs`. */
+  s3: S3Config | undefined;
   /** External identity provider; undefined enables the built-in development provider. */
   oidc: OidcConfig | undefined;
   oidcTenantClaim: string;
@@ -98,6 +113,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
+    s3: env.S3_BUCKET
+      ? {
+          bucket: env.S3_BUCKET,
+          endpoint: env.S3_ENDPOINT || undefined,
+          region: env.S3_REGION || 'us-east-1',
+          accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+          secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+        }
+      : undefined,
     oidc,
     oidcTenantClaim: env.OIDC_TENANT_CLAIM || 'tenant_id',
     logLevel: env.LOG_LEVEL || 'info',
@@ -112,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     limits: {
       maxCiphertextBytes: int(env, 'LIMIT_MESSAGE_BYTES', 256 * 1024),
+      maxAttachmentBytes: int(env, 'LIMIT_ATTACHMENT_BYTES', 25 * 1024 * 1024),
       listDefault: int(env, 'LIMIT_LIST_DEFAULT', 50),
       listMax: int(env, 'LIMIT_LIST_MAX', 200),
     },

@@ -12,6 +12,9 @@
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
 import { fillPath, ROUTES, type RouteName, type RouteSpec } from './routes.js';
 import type {
+  AttachmentInfo,
+  PushRegistration,
+  RegisterPushTokenRequest,
   ActivateRequest,
   ActivateResponse,
   ClaimedKeyPackage,
@@ -60,6 +63,8 @@ import type {
   WebhookRequest,
   WebhookResponse,
   StoredMessage,
+  ApiKey,
+  ApiKeyWithSecret,
 } from './types.js';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -108,6 +113,10 @@ interface CallArgs {
   params?: Record<string, string>;
   query?: object;
   body?: unknown;
+  /** A raw `application/octet-stream` body (attachments) instead of a JSON `body`. */
+  rawBody?: Uint8Array;
+  /** Answer the raw response bytes instead of parsing JSON. */
+  binary?: boolean;
   opts?: RequestOptions | undefined;
 }
 
@@ -222,7 +231,10 @@ export class ParleyClient {
     }
     Object.assign(headers, opts.headers);
     const init: RequestInit = { method: route.method, headers };
-    if (args.body !== undefined) {
+    if (args.rawBody !== undefined) {
+      headers['content-type'] = 'application/octet-stream';
+      init.body = args.rawBody as BodyInit;
+    } else if (args.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(args.body);
     }
@@ -246,9 +258,15 @@ export class ParleyClient {
 
     let res: Response;
     let text: string;
+    let bytes: Uint8Array | undefined;
     try {
       res = await this.fetchFn(this.baseUrl + path + queryString(args.query), init);
-      text = await res.text();
+      if (args.binary && res.ok) {
+        bytes = new Uint8Array(await res.arrayBuffer());
+        text = '';
+      } else {
+        text = await res.text();
+      }
     } catch (err) {
       const aborted = opts.signal?.aborted ?? false;
       const what = timedOut ? `timed out after ${timeoutMs} ms` : aborted ? 'aborted' : `failed: ${(err as Error)?.message ?? String(err)}`;
@@ -276,7 +294,7 @@ export class ParleyClient {
       const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
       throw new ParleyApiError({ status: res.status, detail, method: route.method, path, ...(retryAfter !== undefined ? { retryAfter } : {}) });
     }
-    return body as T;
+    return (bytes ?? body) as T;
   }
 
   // ------------------------------------------------------------ platform (SPEC §4.1)
@@ -523,5 +541,52 @@ export class ParleyClient {
    */
   claimKeyPackage(body: ClaimKeyPackageRequest, opts?: RequestOptions): Promise<ClaimedKeyPackage> {
     return this.call('claimKeyPackage', { body, opts });
+  }
+
+  // ------------------------------------------------------------ attachments, push (SPEC §4.7)
+
+  /**
+   * `POST /api/v1/attachments/upload` (device JWT, or owner JWT): store an encrypted file, sent as
+   * a raw `application/octet-stream` body (201). 413 over the service's limit (25 MiB by default).
+   */
+  uploadAttachment(ciphertext: Uint8Array, opts?: RequestOptions): Promise<AttachmentInfo> {
+    return this.call('uploadAttachment', { rawBody: ciphertext, opts });
+  }
+
+  /** `GET /api/v1/attachments/{blob_id}` (device JWT, or owner JWT): the uploaded bytes; 404 for another tenant's blob. */
+  downloadAttachment(blobId: string, opts?: RequestOptions): Promise<Uint8Array> {
+    return this.call('downloadAttachment', { params: { blob_id: blobId }, binary: true, opts });
+  }
+
+  /** `POST /api/v1/push/register` (owner): register a mobile push token for an ACTIVE device of the tenant (idempotent, 201). */
+  registerPushToken(body: RegisterPushTokenRequest, opts?: RequestOptions): Promise<PushRegistration> {
+    return this.call('registerPushToken', { body, opts });
+  }
+
+  // ------------------------------------------------------------ API keys (SPEC §4.8)
+
+  /** `POST /api/v1/api-keys` (owner): create a key; the raw key is in the answer only. `env` defaults to dev. */
+  createApiKey(body: { name: string; env?: 'prod' | 'staging' | 'dev' }, opts?: RequestOptions): Promise<ApiKeyWithSecret> {
+    return this.call('createApiKey', { body, opts });
+  }
+
+  /** `GET /api/v1/api-keys` (owner): the tenant's keys, never their raw values. */
+  async listApiKeys(opts?: RequestOptions): Promise<ApiKey[]> {
+    return (await this.call<{ api_keys: ApiKey[] }>('listApiKeys', { opts })).api_keys;
+  }
+
+  /** `POST /api/v1/api-keys/{id}/revoke` (owner): 409 when already revoked. */
+  revokeApiKey(id: string, opts?: RequestOptions): Promise<ApiKey> {
+    return this.call('revokeApiKey', { params: { id }, opts });
+  }
+
+  /** `POST /api/v1/api-keys/{id}/rotate` (owner): the old key is revoked and a new raw key returned, atomically. */
+  rotateApiKey(id: string, opts?: RequestOptions): Promise<ApiKeyWithSecret> {
+    return this.call('rotateApiKey', { params: { id }, opts });
+  }
+
+  /** `DELETE /api/v1/api-keys/{id}` (owner): deletes the key and its associated device. */
+  async deleteApiKey(id: string, opts?: RequestOptions): Promise<void> {
+    await this.call('deleteApiKey', { params: { id }, opts });
   }
 }

@@ -88,6 +88,16 @@ export const ROUTES = {
   publishKeyPackages: r('POST', v1('/mls/key-packages'), 'owner-or-device'),
   keyPackageCount: r('GET', v1('/mls/key-packages/{device_id}'), 'owner-or-device'),
   claimKeyPackage: r('POST', v1('/mls/key-packages/claim'), 'owner-or-device'),
+  // attachments, push (SPEC §4.7)
+  uploadAttachment: r('POST', v1('/attachments/upload'), 'owner-or-device'),
+  downloadAttachment: r('GET', v1('/attachments/{blob_id}'), 'owner-or-device'),
+  registerPushToken: r('POST', v1('/push/register'), 'owner'),
+  // API keys (SPEC §4.8)
+  createApiKey: r('POST', v1('/api-keys'), 'owner'),
+  listApiKeys: r('GET', v1('/api-keys'), 'owner'),
+  revokeApiKey: r('POST', v1('/api-keys/{id}/revoke'), 'owner'),
+  rotateApiKey: r('POST', v1('/api-keys/{id}/rotate'), 'owner'),
+  deleteApiKey: r('DELETE', v1('/api-keys/{id}'), 'owner'),
 } as const satisfies Record<string, RouteSpec>;
 
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */

@@ -422,3 +422,46 @@ export interface ClaimedKeyPackage {
   key_package_id: string;
   key_package: string;
 }
+
+/** An API key as listed (SPEC §2.6, §4.8); the raw key appears only in {@link ApiKeyWithSecret}. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  env: 'prod' | 'staging' | 'dev' | string;
+  /** The first characters of the raw key. */
+  prefix: string;
+  status: 'active' | 'revoked';
+  device_id: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  rotated_from: string | null;
+}
+
+/** Answer of create and rotate: the key with its raw `svc_agent_sk_{env}_{64 hex}` value, shown once. */
+export interface ApiKeyWithSecret extends ApiKey {
+  key: string;
+}
+
+/** Answer of an attachment upload (SPEC §4.7): metadata of the stored encrypted file. */
+export interface AttachmentInfo {
+  blob_id: string;
+  size_bytes: number;
+  /** Always `application/octet-stream`: the service stores ciphertext. */
+  content_type: string;
+  created_at: string;
+}
+
+/** Body of `POST /push/register` (SPEC §4.7). */
+export interface RegisterPushTokenRequest {
+  device_id: string;
+  platform: 'apns' | 'fcm' | 'web';
+  token: string;
+}
+
+/** Answer of `POST /push/register`. */
+export interface PushRegistration {
+  push_token_id: string;
+  device_id: string;
+  platform: 'apns' | 'fcm' | 'web';
+}

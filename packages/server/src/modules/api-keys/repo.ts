@@ -1,0 +1,17 @@
+/** API key queries (tenant-scoped transactions). */
+import { asc, eq } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { apiKeys } from '../../db/schema.js';
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export const insertApiKey = (tx: Tx, row: typeof apiKeys.$inferInsert) => tx.insert(apiKeys).values(row).returning();
+export const listApiKeys = (tx: Tx) => tx.select().from(apiKeys).orderBy(asc(apiKeys.createdAt));
+export const updateApiKey = (tx: Tx, id: string, set: Partial<typeof apiKeys.$inferInsert>) =>
+  tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning();
+export const deleteApiKey = (tx: Tx, id: string) => tx.delete(apiKeys).where(eq(apiKeys.id, id));
+
+export async function getApiKey(tx: Tx, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id)).for('update');
+  return row;
+}

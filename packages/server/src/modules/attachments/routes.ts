@@ -1,0 +1,64 @@
+/**
+ * Attachment routes (SPEC §4.7, DESIGN §8.5): upload a raw `application/octet-stream` body,
+ * download the same raw bytes. Owner JWT or device JWT of the same tenant.
+ */
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { tenantOf } from '../../http/auth.js';
+import { errorResponses } from '../../http/errors.js';
+import { Timestamp, Uuid } from '../../http/schemas.js';
+import { AppError, ErrorCode, badRequest } from '../../lib/errors.js';
+import { ATTACHMENT_CONTENT_TYPE, type AttachmentService } from './service.js';
+
+const tags = ['attachments'];
+const security: { [scheme: string]: string[] }[] = [{ deviceJwt: [] }, { ownerJwt: [] }];
+const auth = { auth: 'owner-or-device' as const };
+
+/** Registers the attachment routes and, in their scope, the `application/octet-stream` body parser. */
+export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: AttachmentService; maxBytes: number }> = async (app, { attachments, maxBytes }) => {
+  app.addContentTypeParser(ATTACHMENT_CONTENT_TYPE, { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
+
+  app.post(
+    '/attachments/upload',
+    {
+      config: auth,
+      bodyLimit: maxBytes,
+      schema: {
+        tags,
+        security,
+        summary: `Upload an encrypted file as a raw application/octet-stream body (at most ${maxBytes} bytes)`,
+        consumes: [ATTACHMENT_CONTENT_TYPE],
+        response: {
+          201: Type.Object({ blob_id: Uuid, size_bytes: Type.Integer(), content_type: Type.String(), created_at: Timestamp }),
+          ...errorResponses(400, 401, 403, 413, 415),
+        },
+      },
+    },
+    async (req, reply) => {
+      const body: unknown = req.body;
+      if (body === undefined || body === null) throw badRequest('the request body is the encrypted file (application/octet-stream)');
+      if (!Buffer.isBuffer(body)) throw new AppError(ErrorCode.UnsupportedMediaType, `upload the encrypted file as ${ATTACHMENT_CONTENT_TYPE}`);
+      const principal = req.principal!;
+      const tenantId = tenantOf(req);
+      return reply.status(201).send(await attachments.upload({ ...principal, tenantId }, body));
+    },
+  );
+
+  app.get(
+    '/attachments/:blob_id',
+    {
+      config: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'Download an encrypted file: the raw bytes uploaded',
+        params: Type.Object({ blob_id: Uuid }),
+        produces: [ATTACHMENT_CONTENT_TYPE],
+        response: { ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      const { bytes } = await attachments.download(tenantOf(req), req.params.blob_id.toLowerCase());
+      return reply.header('content-type', ATTACHMENT_CONTENT_TYPE).header('content-length', bytes.length).send(bytes);
+    },
+  );
+};

@@ -1,0 +1,46 @@
+/**
+ * Push delivery seam (SPEC §4.7). A `PushGateway` wakes a device through its platform's push
+ * service (APNs, FCM, Web Push). Pushes carry no message content (zero knowledge): only an event
+ * name and opaque ids, after which the device fetches its ciphertext itself. Delivery wiring
+ * (who is pushed when) is a later step; `LoggingPushGateway` is the default implementation.
+ */
+
+/** Push platforms accepted by `POST /push/register`. */
+export const PUSH_PLATFORMS = ['apns', 'fcm', 'web'] as const;
+export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+
+/** Where a push goes: one registered token of one device. */
+export interface PushTarget {
+  tenantId: string;
+  deviceId: string;
+  platform: PushPlatform;
+  /** The platform's device token (a secret: never logged). */
+  token: string;
+}
+
+/** What a push says: an event name and opaque ids, never message content. */
+export interface PushNotification {
+  event: string;
+  data?: Record<string, string>;
+}
+
+/** Sends pushes to devices. */
+export interface PushGateway {
+  /** Deliver `notification` to `target`; resolves when the platform accepted it (or it was dropped). */
+  send(target: PushTarget, notification: PushNotification): Promise<void>;
+}
+
+/** The minimal logger `LoggingPushGateway` needs (a pino / Fastify logger fits). */
+export interface PushLogger {
+  info(obj: object, msg: string): void;
+}
+
+/** A gateway that only logs each push (device id, platform, event; never the token). */
+export class LoggingPushGateway implements PushGateway {
+  constructor(private readonly log: PushLogger) {}
+
+  /** Log the push instead of delivering it. */
+  async send(target: PushTarget, notification: PushNotification): Promise<void> {
+    this.log.info({ device_id: target.deviceId, platform: target.platform, event: notification.event }, 'push (logging gateway, not delivered)');
+  }
+}

@@ -1,0 +1,89 @@
+/** Attachments (SPEC §4.7, DESIGN §8.5/§8.12): raw octet-stream upload and byte-exact download. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
+import { startApp, type TestApp } from './harness.js';
+
+const LIMIT = 64 * 1024;
+const octet = { 'content-type': 'application/octet-stream' };
+
+describe('attachments', () => {
+  let t: TestApp;
+  let owner: Owner;
+  let agent: Agent;
+  let other: Owner;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { LIMIT_ATTACHMENT_BYTES: String(LIMIT) } });
+    owner = await newOwner(t);
+    agent = await activeAgent(t, owner);
+    other = await newOwner(t, 'Other');
+  });
+  afterAll(() => t?.close());
+
+  const upload = (headers: Record<string, string>, payload: Buffer | string | object) =>
+    t.request({ method: 'POST', url: '/api/v1/attachments/upload', headers, payload });
+
+  it('round-trips bytes exactly (device upload, owner and device download)', async () => {
+    const bytes = randomBytes(LIMIT);
+    const res = await upload({ ...agent.auth, ...octet }, bytes);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ size_bytes: LIMIT, content_type: 'application/octet-stream' });
+    expect(res.body.blob_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);
+
+    for (const auth of [owner.auth, agent.auth]) {
+      const dl = await t.app.inject({ method: 'GET', url: `/api/v1/attachments/${res.body.blob_id}`, headers: auth });
+      expect(dl.statusCode).toBe(200);
+      expect(dl.headers['content-type']).toBe('application/octet-stream');
+      expect(Buffer.compare(dl.rawPayload, bytes)).toBe(0);
+    }
+    // stored under DATA_DIR/blobs/<tenant_id>/<blob_id>, as the same opaque bytes
+    const file = path.join(t.config.dataDir, 'blobs', owner.tenantId, res.body.blob_id);
+    expect(Buffer.compare(fs.readFileSync(file), bytes)).toBe(0);
+  });
+
+  it('accepts an owner upload', async () => {
+    const res = await upload({ ...owner.auth, ...octet }, Buffer.from([1, 2, 3]));
+    expect(res.status).toBe(201);
+    expect(res.body.size_bytes).toBe(3);
+  });
+
+  it('answers 413 {detail} over the configured limit', async () => {
+    const res = await upload({ ...agent.auth, ...octet }, randomBytes(LIMIT + 1));
+    expect(res.status).toBe(413);
+    expect(typeof res.body.detail).toBe('string');
+  });
+
+  it('answers 401 without credentials', async () => {
+    const up = await upload(octet, Buffer.from('x'));
+    expect(up.status).toBe(401);
+    expect(typeof up.body.detail).toBe('string');
+    const created = await upload({ ...agent.auth, ...octet }, Buffer.from('secret'));
+    const dl = await t.request({ method: 'GET', url: `/api/v1/attachments/${created.body.blob_id}` });
+    expect(dl.status).toBe(401);
+  });
+
+  it("answers 404 for another tenant's attachment and for an unknown one", async () => {
+    const created = await upload({ ...agent.auth, ...octet }, Buffer.from('tenant-a'));
+    const cross = await t.request({ method: 'GET', url: `/api/v1/attachments/${created.body.blob_id}`, headers: other.auth });
+    expect(cross.status).toBe(404);
+    expect(typeof cross.body.detail).toBe('string');
+    const unknown = await t.request({ method: 'GET', url: '/api/v1/attachments/00000000-0000-4000-8000-000000000000', headers: owner.auth });
+    expect(unknown.status).toBe(404);
+    const bad = await t.request({ method: 'GET', url: '/api/v1/attachments/not-a-uuid', headers: owner.auth });
+    expect(bad.status).toBe(400);
+  });
+
+  it('answers 415 for a JSON or text body and 400 for an empty one', async () => {
+    const json = await upload({ ...agent.auth, 'content-type': 'application/json' }, { data: 'abc' });
+    expect(json.status).toBe(415);
+    expect(typeof json.body.detail).toBe('string');
+    const text = await upload({ ...agent.auth, 'content-type': 'text/plain' }, 'abc');
+    expect(text.status).toBe(415);
+    const empty = await upload({ ...agent.auth, ...octet }, Buffer.alloc(0));
+    expect(empty.status).toBe(400);
+  });
+});
