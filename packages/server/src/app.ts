@@ -133,11 +133,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     : redis
       ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-ws', points: config.rateLimits.wsMessagesPerMin, duration: 60 })
       : new RateLimiterMemory({ points: config.rateLimits.wsMessagesPerMin, duration: 60 });
+  const apiKeys = new ApiKeyService(db, notifier);
   const gateway = new Gateway({
     db,
     bus,
     authenticator,
     messages,
+    apiKeys,
     lastSeen,
     limiter,
     pingIntervalMs: config.ws.pingIntervalMs,
@@ -173,7 +175,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });
   await app.register(attachmentRoutes, { prefix: API_PREFIX, attachments, maxBytes: config.limits.maxAttachmentBytes });
   await app.register(pushRoutes, { prefix: API_PREFIX, push: new PushService(db) });
-  await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys: new ApiKeyService(db, notifier) });
+  await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },

@@ -21,12 +21,13 @@ import type { Db } from '../db/client.js';
 import { withTenant } from '../db/tenant.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 import { asUuid } from '../lib/ids.js';
+import type { ApiKeyService } from '../modules/api-keys/service.js';
 import type { MessageService } from '../modules/conversations/messages.js';
 import type { LastSeenTracker } from '../modules/devices/last-seen.js';
 import { getDevice } from '../modules/devices/repo.js';
 import type { Presence } from '../modules/devices/service.js';
 import type { BusEvent, EventBus } from './bus.js';
-import { checkEnvelope, checkMessage, checkTyping, firstError, type MessageFrame } from './frames.js';
+import { checkClientKey, checkEnvelope, checkMessage, checkTyping, firstError, type ClientKeyFrame, type MessageFrame } from './frames.js';
 import { CLOSE } from './notifier.js';
 
 interface Conn {
@@ -41,6 +42,10 @@ interface Conn {
   raw: Corkable | undefined;
   /** Serialises the prepare phase of this socket's frames so one sender's order is kept. */
   chain: Promise<unknown>;
+  /** API-key sockets: the key, for trust-on-first-use registration. */
+  apiKeyId?: string;
+  /** False for an API-key socket whose key has no key material yet (`client_key_register` first). */
+  registered: boolean;
 }
 
 export interface GatewayDeps {
@@ -48,6 +53,7 @@ export interface GatewayDeps {
   bus: EventBus;
   authenticator: Authenticator;
   messages: MessageService;
+  apiKeys: ApiKeyService;
   lastSeen: LastSeenTracker;
   /** 60 messages per minute per device (SPEC §8); undefined when rate limits are off. */
   limiter: RateLimiterAbstract | undefined;
@@ -70,6 +76,8 @@ export class Gateway implements Presence {
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private readonly corked = new Set<Corkable>();
+  /** API-key sockets waiting for `client_key_register` (no device yet, so no deliveries). */
+  private readonly pending = new Set<Conn>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
@@ -106,8 +114,12 @@ export class Gateway implements Presence {
       (who) => {
         if (ws.readyState !== OPEN) return;
         conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve(), raw };
-        this.add(conn);
-        void this.deps.lastSeen.seen(conn.tenantId, conn.deviceId, true);
+        if (conn.registered) {
+          this.add(conn);
+          void this.deps.lastSeen.seen(conn.tenantId, conn.deviceId, true);
+        } else {
+          this.pending.add(conn);
+        }
         for (const text of early.splice(0)) this.onFrame(conn, text);
       },
       (err: unknown) => {
@@ -125,9 +137,10 @@ export class Gateway implements Presence {
     );
   }
 
-  private async authenticate(query: { token?: string; device_id?: string }): Promise<Pick<Conn, 'deviceId' | 'tenantId' | 'kind'>> {
+  private async authenticate(query: { token?: string; device_id?: string }): Promise<Pick<Conn, 'deviceId' | 'tenantId' | 'kind' | 'apiKeyId' | 'registered'>> {
+    if (query.token?.startsWith('svc_agent_sk_')) return this.authenticateApiKey(query.token);
     const principal: Principal = await this.deps.authenticator.authenticate(query.token);
-    if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind };
+    if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind, registered: true };
     if (!principal.tenantId) throw new AppError(ErrorCode.Forbidden, 'the user belongs to no tenant');
     const deviceId = asUuid(query.device_id);
     if (!deviceId) throw new AppError(ErrorCode.Forbidden, 'owner sockets need device_id');
@@ -136,7 +149,37 @@ export class Gateway implements Presence {
     if (!d || d.kind !== 'owner' || d.ownerSub !== principal.sub) throw new AppError(ErrorCode.Forbidden, 'device_id is not one of your owner devices');
     if (d.status === 'REVOKED') throw new AppError(ErrorCode.DeviceRevoked, 'device revoked');
     if (d.status !== 'ACTIVE') throw new AppError(ErrorCode.Forbidden, 'device is not active');
-    return { deviceId, tenantId, kind: 'owner' };
+    return { deviceId, tenantId, kind: 'owner', registered: true };
+  }
+
+  /** An API key socket: its bound device (which must be ACTIVE), or unregistered until `client_key_register`. */
+  private async authenticateApiKey(rawKey: string) {
+    const key = await this.deps.apiKeys.resolve(rawKey);
+    const base = { tenantId: key.tenantId, kind: 'agent' as const, apiKeyId: key.apiKeyId };
+    if (!key.deviceId) return { ...base, deviceId: '', registered: false };
+    const deviceId = key.deviceId;
+    const d = await withTenant(this.deps.db, key.tenantId, (tx) => getDevice(tx, deviceId));
+    if (!d || d.status === 'REVOKED') throw new AppError(ErrorCode.DeviceRevoked, 'device revoked');
+    if (d.status !== 'ACTIVE') throw new AppError(ErrorCode.Forbidden, 'device is not active');
+    return { ...base, deviceId, registered: true };
+  }
+
+  /** Trust on first use: bind the key to the registered material, then serve the socket as that device. */
+  private async onClientKeyRegister(c: Conn, data: ClientKeyFrame): Promise<void> {
+    try {
+      const accepted = await this.deps.apiKeys.registerClientKey(c.tenantId, c.apiKeyId!, data);
+      if (!c.registered) {
+        this.pending.delete(c);
+        c.deviceId = accepted.device_id;
+        c.registered = true;
+        this.add(c);
+        void this.deps.lastSeen.seen(c.tenantId, c.deviceId, true);
+      }
+      this.send(c, 'client_key_accepted', accepted);
+    } catch (err) {
+      this.frameError(c, err);
+      if (err instanceof AppError && err.code === ErrorCode.Conflict) c.ws.close(CLOSE.forbidden, 'key material does not match; rotate the API key');
+    }
   }
 
   private add(c: Conn): void {
@@ -151,6 +194,10 @@ export class Gateway implements Presence {
   }
 
   private remove(c: Conn): void {
+    if (!c.registered) {
+      this.pending.delete(c);
+      return;
+    }
     const set = this.byDevice.get(c.deviceId);
     if (set?.delete(c) && set.size === 0) this.byDevice.delete(c.deviceId);
     const owners = this.ownersByTenant.get(c.tenantId);
@@ -188,7 +235,7 @@ export class Gateway implements Presence {
 
   private onFrame(c: Conn, text: string): void {
     c.lastRecv = Date.now();
-    void this.deps.lastSeen.seen(c.tenantId, c.deviceId);
+    if (c.registered) void this.deps.lastSeen.seen(c.tenantId, c.deviceId);
     let frame: unknown;
     try {
       frame = JSON.parse(text);
@@ -198,7 +245,15 @@ export class Gateway implements Presence {
     if (!checkEnvelope.Check(frame)) return this.sendError(c, 400, 'a frame is {event, data}');
     const { event, data } = frame;
     const clientRef = (data as { client_ref?: unknown } | null | undefined)?.client_ref;
+    if (!c.registered && event !== 'client_key_register' && event !== 'ping' && event !== 'pong') {
+      return this.sendError(c, 403, 'register key material first (client_key_register)', clientRef);
+    }
     switch (event) {
+      case 'client_key_register':
+        if (!c.apiKeyId) return this.sendError(c, 400, 'client_key_register is for API-key sockets');
+        if (!checkClientKey.Check(data)) return this.sendError(c, 400, `invalid client_key_register: ${firstError(checkClientKey, data)}`);
+        c.chain = c.chain.then(() => this.onClientKeyRegister(c, data));
+        return;
       case 'pong':
         return;
       case 'ping':
@@ -293,5 +348,6 @@ export class Gateway implements Presence {
     clearInterval(this.timer);
     this.unsubscribe();
     for (const set of this.byDevice.values()) for (const c of set) c.ws.close(1001, 'server shutting down');
+    for (const c of this.pending) c.ws.close(1001, 'server shutting down');
   }
 }

@@ -7,11 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
-import { withTenant } from '../../db/tenant.js';
-import { hashSecret, randomToken } from '../../lib/crypto.js';
-import { conflict, notFound } from '../../lib/errors.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { fingerprint, hashSecret, randomToken, verifyEd25519 } from '../../lib/crypto.js';
+import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
+import { provisionAgent } from '../conversations/provisioning.js';
+import { activeDevices } from '../conversations/repo.js';
+import { getDevice, insertDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { updateDevice } from '../devices/repo.js';
+import { apiKeys as apiKeysTable } from '../../db/schema.js';
+import { eq } from 'drizzle-orm';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
 import * as repo from './repo.js';
 
@@ -47,6 +52,28 @@ const toOut = (k: repo.ApiKeyRow): ApiKeyOut => ({
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
   rotated_from: k.rotatedFrom,
 });
+
+/** Key material an API-key client registers on first connect (DESIGN §7 `client_key_register`). */
+export interface ClientKeyRegistration {
+  identity_public_key: string;
+  ephemeral_public_key: string;
+  /** Ed25519 signature (hex) by the identity key over its raw 32 bytes, as in enrollment. */
+  signature: string;
+  platform?: string;
+}
+
+/** `client_key_accepted` data (DESIGN §7). */
+export interface ClientKeyAccepted {
+  device_id: string;
+  conversations: { conversation_id: string; peer_device_id: string; peer_identity_public_key: string; peer_ephemeral_public_key: string }[];
+}
+
+/** What an API key authenticates as. `deviceId` is null until key material is registered. */
+export interface ResolvedApiKey {
+  apiKeyId: string;
+  tenantId: string;
+  deviceId: string | null;
+}
 
 export class ApiKeyService {
   constructor(
@@ -101,6 +128,74 @@ export class ApiKeyService {
       return k.deviceId;
     });
     if (deviceId) await this.notifier.closeDevice(deviceId, CLOSE.revoked, 'api key deleted');
+  }
+
+  /**
+   * Resolve a raw key (the key is the credential: a cross-tenant lookup by its hash).
+   * @throws 401 for an unknown, malformed or revoked key.
+   */
+  async resolve(rawKey: string): Promise<ResolvedApiKey> {
+    if (!/^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/.test(rawKey)) throw unauthorized('invalid API key');
+    const [k] = await crossTenant(this.db, 'API key authentication: the key is the credential', (tx) =>
+      tx.select().from(apiKeysTable).where(eq(apiKeysTable.keyHash, hashSecret(rawKey))),
+    );
+    if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');
+    return { apiKeyId: k.id, tenantId: k.tenantId, deviceId: k.deviceId };
+  }
+
+  /**
+   * Trust on first use (SPEC §2.6, §5 rule 4): the first registration binds the key to new key
+   * material — an ACTIVE agent device with conversations to every ACTIVE owner device; owners get
+   * `device_linked`. Registering the same identity key again is idempotent; other key material is
+   * refused (409) until the key is rotated. A bad proof of possession is 400; a revoked key 401.
+   */
+  async registerClientKey(tenantId: string, apiKeyId: string, input: ClientKeyRegistration): Promise<ClientKeyAccepted> {
+    const ipk = input.identity_public_key.toLowerCase();
+    const { accepted, created } = await withTenant(this.db, tenantId, async (tx) => {
+      const k = await repo.getApiKey(tx, apiKeyId);
+      if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');
+      let deviceId = k.deviceId;
+      let created = false;
+      if (deviceId) {
+        const d = await getDevice(tx, deviceId);
+        if (!d || d.status !== 'ACTIVE' || d.identityPublicKey !== ipk) {
+          throw conflict('this API key is bound to other key material; rotate the key to register new material');
+        }
+      } else {
+        if (!verifyEd25519(ipk, Buffer.from(ipk, 'hex'), input.signature.toLowerCase())) {
+          throw badRequest('signature does not verify against identity_public_key');
+        }
+        deviceId = randomUUID();
+        const now = new Date();
+        await insertDevice(tx, {
+          id: deviceId,
+          tenantId,
+          kind: 'agent',
+          status: 'ACTIVE',
+          identityPublicKey: ipk,
+          ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(),
+          fingerprint: fingerprint(ipk),
+          name: k.name,
+          platform: input.platform ?? null,
+          approvedAt: now,
+          activatedAt: now,
+          lastSeen: now,
+        });
+        await repo.updateApiKey(tx, k.id, { deviceId, lastUsedAt: now });
+        created = true;
+      }
+      const group = await provisionAgent(tx, tenantId, deviceId);
+      const owners = new Map((await activeDevices(tx, 'owner')).map((o) => [o.id, o]));
+      const conversations = group.conversations.flatMap((c) => {
+        const o = owners.get(c.ownerDeviceId);
+        return o ? [{ conversation_id: c.id, peer_device_id: o.id, peer_identity_public_key: o.identityPublicKey, peer_ephemeral_public_key: o.ephemeralPublicKey }] : [];
+      });
+      return { accepted: { device_id: deviceId, conversations }, created };
+    });
+    if (created) {
+      await this.notifier.toOwners(tenantId, 'device_linked', { device_id: accepted.device_id, conversation_id: accepted.conversations[0]?.conversation_id ?? null });
+    }
+    return accepted;
   }
 
   private async insert(tx: Tx, tenantId: string, createdBy: string, name: string, env: ApiKeyEnv, rotatedFrom: string | null) {
