@@ -23,3 +23,4 @@ export * from './realtime/catch-up.js';
 export * from './content/types.js';
 export * from './storage.js';
 export * from './secure/index.js';
+export * from './errors.js';

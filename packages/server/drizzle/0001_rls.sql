@@ -15,17 +15,17 @@ END $$;
 --> statement-breakpoint
 GRANT USAGE ON SCHEMA public TO parley_app;
 --> statement-breakpoint
-DO $$
-DECLARE t text;
+-- One definition of the tenant policy, used by this and every later migration.
+CREATE OR REPLACE FUNCTION parley_enable_tenant_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  FOREACH t IN ARRAY ARRAY['memberships','invites','devices','device_challenges','conversation_groups','conversations','topics','messages']
-  LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format('CREATE POLICY tenant_isolation ON %I USING (tenant_id = nullif(current_setting(''app.tenant_id'', true), '''')::uuid) WITH CHECK (tenant_id = nullif(current_setting(''app.tenant_id'', true), '''')::uuid)', t);
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO parley_app', t);
-  END LOOP;
+  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
+  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
+  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (tenant_id = nullif(current_setting(''app.tenant_id'', true), '''')::uuid) WITH CHECK (tenant_id = nullif(current_setting(''app.tenant_id'', true), '''')::uuid)', t);
+  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
 END $$;
+--> statement-breakpoint
+SELECT parley_enable_tenant_rls(t::regclass)
+FROM unnest(ARRAY['memberships','invites','devices','device_challenges','conversation_groups','conversations','topics','messages']) AS t;
 --> statement-breakpoint
 ALTER TABLE tenants ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint

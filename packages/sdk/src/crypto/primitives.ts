@@ -7,6 +7,7 @@
  * turns library exceptions into {@link CryptoError}, and adds the two DESIGN §7 derived values
  * (fingerprint, proof of possession). Works in Node 20+ and browsers (no Node built-ins).
  */
+import { CodedError } from '../errors.js';
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
@@ -57,15 +58,8 @@ export type CryptoErrorCode =
   | 'not_ready';
 
 /** The one error type thrown by the crypto module; `code` says why (see {@link CryptoErrorCode}). */
-export class CryptoError extends Error {
+export class CryptoError extends CodedError<CryptoErrorCode> {
   override readonly name = 'CryptoError';
-  constructor(
-    readonly code: CryptoErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 /** Why an MLS operation was refused; stable strings the caller can branch on. */
+import { CodedError } from '../errors.js';
 export type MlsErrorCode =
   /** The bytes are not a well-formed MLS message of the expected kind. */
   | 'malformed_message'
@@ -24,13 +25,6 @@ export type MlsErrorCode =
   | 'invalid_state'
   | 'invalid_argument';
 
-export class MlsClientError extends Error {
+export class MlsClientError extends CodedError<MlsErrorCode> {
   override readonly name = 'MlsClientError';
-  constructor(
-    readonly code: MlsErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }

@@ -15,3 +15,9 @@ export async function getApiKey(tx: Tx, id: string): Promise<ApiKeyRow | undefin
   const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id)).for('update');
   return row;
 }
+
+/** The key with this hash, across tenants (the raw key is the credential; call inside crossTenant). */
+export async function findByHash(tx: Tx, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
+  return row;
+}

@@ -15,8 +15,6 @@ import { activeDevices } from '../conversations/repo.js';
 import { getDevice, insertDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { updateDevice } from '../devices/repo.js';
-import { apiKeys as apiKeysTable } from '../../db/schema.js';
-import { eq } from 'drizzle-orm';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
 import * as repo from './repo.js';
 
@@ -136,9 +134,7 @@ export class ApiKeyService {
    */
   async resolve(rawKey: string): Promise<ResolvedApiKey> {
     if (!/^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/.test(rawKey)) throw unauthorized('invalid API key');
-    const [k] = await crossTenant(this.db, 'API key authentication: the key is the credential', (tx) =>
-      tx.select().from(apiKeysTable).where(eq(apiKeysTable.keyHash, hashSecret(rawKey))),
-    );
+    const k = await crossTenant(this.db, 'API key authentication: the key is the credential', (tx) => repo.findByHash(tx, hashSecret(rawKey)));
     if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');
     return { apiKeyId: k.id, tenantId: k.tenantId, deviceId: k.deviceId };
   }
