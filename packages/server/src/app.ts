@@ -100,7 +100,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await deviceTokens.init();
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
   const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
-  const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim });
+  const notifier = new Notifier(bus);
+  const apiKeys = new ApiKeyService(db, notifier);
+  const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k) });
 
   const app = Fastify({
     logger:
@@ -119,7 +121,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const notifier = new Notifier(bus);
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
   const messages = new MessageService({
     db,
@@ -133,7 +134,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     : redis
       ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-ws', points: config.rateLimits.wsMessagesPerMin, duration: 60 })
       : new RateLimiterMemory({ points: config.rateLimits.wsMessagesPerMin, duration: 60 });
-  const apiKeys = new ApiKeyService(db, notifier);
   const gateway = new Gateway({
     db,
     bus,

@@ -34,6 +34,7 @@ describe('row-level security', () => {
   let t: TestApp;
   let db: Db;
   let tables: string[];
+  let twoPartyTables: string[] = [];
   const tenants: Record<'A' | 'B', { owner: Owner; dev: OwnerDevice; agent: Agent }> = {} as never;
 
   const raw = async (q: SQL) => rowsOf(await db.execute(q));
@@ -73,6 +74,10 @@ describe('row-level security', () => {
     tables = (
       await raw(sql`select table_name from information_schema.columns
                     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`)
+    ).map((r) => r.table_name as string);
+    twoPartyTables = (
+      await raw(sql`select table_name from information_schema.columns
+                    where table_schema = 'public' and column_name = 'partner_tenant_id' order by table_name`)
     ).map((r) => r.table_name as string);
   });
   afterAll(() => t?.close());
@@ -131,8 +136,10 @@ describe('row-level security', () => {
     for (const who of ['A', 'B'] as const) {
       const me = tenants[who].owner.tenantId;
       for (const table of tables) {
-        const rows = await scoped(me, sql`select tenant_id from ${sql.identifier(table)}`);
-        const foreign = rows.filter((r) => r.tenant_id !== me);
+        // Two-party tables (A2A, federation) belong to both tenants named on the row.
+        const twoParty = twoPartyTables.includes(table);
+        const rows = await scoped(me, twoParty ? sql`select tenant_id, partner_tenant_id from ${sql.identifier(table)}` : sql`select tenant_id from ${sql.identifier(table)}`);
+        const foreign = rows.filter((r) => r.tenant_id !== me && (!twoParty || r.partner_tenant_id !== me));
         expect(foreign, `${table} leaked rows of another tenant into ${who}'s scope`).toEqual([]);
         if (SEEDED.includes(table)) expect(rows.length, `${table} has ${who}'s rows`).toBeGreaterThan(0);
         // The superuser connection outside the scope sees more: the filter really is RLS.

@@ -5,12 +5,13 @@
  * Errors: 401 for a missing/invalid/expired token; 403 for a revoked device, a device that is no
  * longer usable, or a tenant the owner does not belong to.
  */
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Db } from '../db/client.js';
-import { devices, memberships } from '../db/schema.js';
-import { crossTenant } from '../db/tenant.js';
-import { deviceRevoked, forbidden, unauthorized } from '../lib/errors.js';
+import { devices, memberships, workspaceMembers } from '../db/schema.js';
+import { crossTenant, withTenant } from '../db/tenant.js';
+import { badRequest, deviceRevoked, forbidden, unauthorized } from '../lib/errors.js';
+import { asUuid } from '../lib/ids.js';
 import type { DeviceTokenService } from './device-tokens.js';
 import type { OwnerTokenVerifier } from './owner-tokens.js';
 
@@ -30,13 +31,30 @@ export interface DevicePrincipal {
   deviceKind: 'owner' | 'agent';
 }
 
-export type Principal = OwnerPrincipal | DevicePrincipal;
+/**
+ * A third-party agent on an API key (SPEC §5: `X-API-Key`, optional `X-Workspace-Id`). `deviceId`
+ * is the device bound by trust on first use, null before the client registered key material;
+ * `workspaceId` is the validated `X-Workspace-Id` (the device is a member), if sent.
+ */
+export interface ApiKeyPrincipal {
+  kind: 'apikey';
+  apiKeyId: string;
+  tenantId: string;
+  deviceId: string | null;
+  workspaceId: string | null;
+}
+
+export type Principal = OwnerPrincipal | DevicePrincipal | ApiKeyPrincipal;
+
+/** Resolves a raw API key (ApiKeyService.resolve): 401 when unknown, malformed or revoked. */
+export type ApiKeyResolver = (rawKey: string) => Promise<{ apiKeyId: string; tenantId: string; deviceId: string | null }>;
 
 export interface AuthenticatorDeps {
   db: Db;
   deviceTokens: DeviceTokenService;
   ownerTokens: OwnerTokenVerifier;
   tenantClaim: string;
+  resolveApiKey: ApiKeyResolver;
 }
 
 export class Authenticator {
@@ -47,7 +65,7 @@ export class Authenticator {
    * @param requestedTenant the `X-Tenant-Id` header, if any (owners only).
    * @throws AppError 401 / 403 as described above.
    */
-  async authenticate(token: string | undefined, requestedTenant?: string): Promise<Principal> {
+  async authenticate(token: string | undefined, requestedTenant?: string): Promise<OwnerPrincipal | DevicePrincipal> {
     if (!token) throw unauthorized();
     let typ: unknown;
     try {
@@ -56,6 +74,37 @@ export class Authenticator {
       throw unauthorized('invalid token');
     }
     return typ === 'device' ? this.device(token) : this.owner(token, requestedTenant);
+  }
+
+  /**
+   * Authenticate an `X-API-Key` (SPEC §5). The bound device, when there is one, must be ACTIVE
+   * (403 otherwise); `X-Workspace-Id` must name a workspace the device belongs to (403).
+   */
+  async apiKey(rawKey: string, workspaceHeader?: string): Promise<ApiKeyPrincipal> {
+    const key = await this.deps.resolveApiKey(rawKey);
+    let workspaceId: string | null = null;
+    if (workspaceHeader !== undefined) {
+      workspaceId = asUuid(workspaceHeader) ?? null;
+      if (!workspaceId) throw badRequest('header X-Workspace-Id must be a workspace id (a UUID)');
+    }
+    const deviceId = key.deviceId;
+    await withTenant(this.deps.db, key.tenantId, async (tx) => {
+      if (deviceId) {
+        const [d] = await tx.select({ status: devices.status, deletedAt: devices.deletedAt }).from(devices).where(eq(devices.id, deviceId));
+        if (!d || d.status === 'REVOKED' || d.deletedAt) throw deviceRevoked();
+        if (d.status !== 'ACTIVE') throw forbidden('device is not active');
+      }
+      if (workspaceId) {
+        const member = deviceId
+          ? await tx
+              .select({ id: workspaceMembers.workspaceId })
+              .from(workspaceMembers)
+              .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.deviceId, deviceId)))
+          : [];
+        if (member.length === 0) throw forbidden('this API key is not a member of the workspace named by X-Workspace-Id');
+      }
+    });
+    return { kind: 'apikey', apiKeyId: key.apiKeyId, tenantId: key.tenantId, deviceId, workspaceId };
   }
 
   private async device(token: string): Promise<DevicePrincipal> {

@@ -8,6 +8,9 @@ import {
   bigint,
   boolean,
   customType,
+  doublePrecision,
+  integer,
+  jsonb,
   index,
   pgTable,
   primaryKey,
@@ -254,4 +257,317 @@ export const pushTokens = pgTable(
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('push_tokens_device_token_idx').on(t.deviceId, t.token)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Issue 4: rooms, policies, held messages, hub addresses, A2A channels, federation, workspaces,
+// webhooks. Two-party tables (A2A channels and messages, federation agreements) carry
+// `tenant_id` (initiator / proposer) and `partner_tenant_id` (responder / partner) and are
+// visible to both tenants (`parley_enable_two_party_rls`, migration 0007).
+// ---------------------------------------------------------------------------------------------
+
+/** Workspaces (SPEC §2.5, §4.13): a named group of a tenant's devices. */
+export const workspaces = pgTable(
+  'workspaces',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('workspaces_tenant_idx').on(t.tenantId)],
+);
+
+/** Workspace membership of agent devices, with a role (`admin` | `member`). */
+export const workspaceMembers = pgTable(
+  'workspace_members',
+  {
+    workspaceId: uuid('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    role: text('role').notNull().default('member'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.deviceId] }), index('workspace_members_device_idx').on(t.deviceId)],
+);
+
+/**
+ * Rooms (SPEC §2.5, §4.6; DESIGN §8.5). `timeline_id` is the room's `conversation_id` (its
+ * aggregated timeline); a room with a `workspace_id` is a team room. `security_level` is
+ * `standard` | `strict`; `archived_at` set = no longer active.
+ */
+export const rooms = pgTable(
+  'rooms',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    timelineId: uuid('timeline_id').notNull(),
+    name: text('name').notNull(),
+    securityLevel: text('security_level').notNull().default('standard'),
+    workspaceId: uuid('workspace_id').references(() => workspaces.id, { onDelete: 'cascade' }),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+    archivedAt: ts('archived_at'),
+  },
+  (t) => [index('rooms_tenant_idx').on(t.tenantId), index('rooms_workspace_idx').on(t.workspaceId)],
+);
+
+/** Room members by device (`kind` copied from the device: owner | agent). */
+export const roomMembers = pgTable(
+  'room_members',
+  {
+    roomId: uuid('room_id').notNull().references(() => rooms.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    joinedAt: ts('joined_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.roomId, t.deviceId] }), index('room_members_device_idx').on(t.deviceId)],
+);
+
+/** One pairwise conversation per member pair of a room (`device_a` < `device_b`). */
+export const roomConversations = pgTable(
+  'room_conversations',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    roomId: uuid('room_id').notNull().references(() => rooms.id, { onDelete: 'cascade' }),
+    deviceA: uuid('device_a').notNull(),
+    deviceB: uuid('device_b').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('room_conversations_pair_idx').on(t.roomId, t.deviceA, t.deviceB)],
+);
+
+/** A room message (timeline entry); its per-recipient ciphertexts are `room_envelopes`. */
+export const roomMessages = pgTable(
+  'room_messages',
+  {
+    id: uuid('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    roomId: uuid('room_id').notNull().references(() => rooms.id, { onDelete: 'cascade' }),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    messageType: text('message_type').notNull(),
+    priority: text('priority').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('room_messages_room_seq_idx').on(t.roomId, t.seq), index('room_messages_sender_idx').on(t.senderDeviceId, t.createdAt)],
+);
+
+/**
+ * One envelope per recipient (`recipient_device_id` null = every member, an MLS room's single
+ * ciphertext). `outcome` is delivered | held | blocked | notified; a blocked or denied envelope
+ * keeps no ciphertext.
+ */
+export const roomEnvelopes = pgTable(
+  'room_envelopes',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    roomMessageId: uuid('room_message_id').notNull().references(() => roomMessages.id, { onDelete: 'cascade' }),
+    recipientDeviceId: uuid('recipient_device_id'),
+    headerBlob: bytea('header_blob'),
+    ciphertext: bytea('ciphertext'),
+    outcome: text('outcome').notNull(),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [index('room_envelopes_message_idx').on(t.roomMessageId), index('room_envelopes_recipient_idx').on(t.recipientDeviceId)],
+);
+
+/**
+ * Policies (SPEC §2.7, §4.9; DESIGN §8.5): `conditions` is the JSON condition object, `action`
+ * allow | block | hold | notify, `scope_room_id` / `scope_skill` narrow it (both null = tenant-wide).
+ */
+export const policies = pgTable(
+  'policies',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    scopeRoomId: uuid('scope_room_id').references(() => rooms.id, { onDelete: 'cascade' }),
+    scopeSkill: text('scope_skill'),
+    priority: integer('priority').notNull().default(0),
+    conditions: jsonb('conditions').notNull().default({}),
+    action: text('action').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('policies_tenant_idx').on(t.tenantId)],
+);
+
+/**
+ * Held messages (SPEC §3.8; DESIGN §8.3): `held` -> `approved` | `denied` | `expired` (72 h).
+ * Points at the held room envelope or A2A message, which keeps the ciphertext until decided.
+ */
+export const heldMessages = pgTable(
+  'held_messages',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    roomId: uuid('room_id').references(() => rooms.id, { onDelete: 'cascade' }),
+    envelopeId: uuid('envelope_id').references(() => roomEnvelopes.id, { onDelete: 'cascade' }),
+    channelId: uuid('channel_id'),
+    a2aMessageId: uuid('a2a_message_id'),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    recipientDeviceId: uuid('recipient_device_id'),
+    policyId: uuid('policy_id'),
+    messageType: text('message_type').notNull(),
+    priority: text('priority').notNull(),
+    status: text('status').notNull().default('held'),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at').notNull(),
+    decidedAt: ts('decided_at'),
+    decidedBy: text('decided_by'),
+  },
+  (t) => [index('held_messages_status_idx').on(t.tenantId, t.status, t.expiresAt)],
+);
+
+/**
+ * `svc.policy.evaluate` records (issue 4 item 2): one row per (message, recipient) evaluation,
+ * read by trust scoring (compliance dimension, SPEC §2.9). `matched_policy_ids` lists every
+ * matching enabled policy; `policy_id` is the one whose action won (null = default).
+ */
+export const policyEvaluations = pgTable(
+  'policy_evaluations',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    subjectKind: text('subject_kind').notNull(),
+    subjectId: uuid('subject_id').notNull(),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    recipientDeviceId: uuid('recipient_device_id'),
+    outcome: text('outcome').notNull(),
+    policyId: uuid('policy_id'),
+    matchedPolicyIds: jsonb('matched_policy_ids').notNull().default([]),
+    durationUs: integer('duration_us').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('policy_evaluations_sender_idx').on(t.tenantId, t.senderDeviceId, t.createdAt)],
+);
+
+/**
+ * Hub identities (SPEC §2.8): the platform-wide unique `hub_address` of an agent device. Issue 4
+ * needs only the address registry (A2A requests by address); issue 5 completes the identity.
+ */
+export const hubIdentities = pgTable(
+  'hub_identities',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    hubAddress: text('hub_address').notNull(),
+    deviceId: uuid('device_id').references(() => devices.id, { onDelete: 'set null' }),
+    displayName: text('display_name').notNull(),
+    description: text('description'),
+    publicKey: text('public_key'),
+    capabilities: jsonb('capabilities').notNull().default([]),
+    trustTier: text('trust_tier').notNull().default('unverified'),
+    trustScore: doublePrecision('trust_score'),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('hub_identities_address_idx').on(t.hubAddress), index('hub_identities_device_idx').on(t.deviceId)],
+);
+
+/**
+ * Federation agreements (SPEC §2.12): proposed by `tenant_id`, accepted by `partner_tenant_id`.
+ * `status` pending | active | revoked; expiry is derived from `expires_at`.
+ */
+export const federationAgreements = pgTable(
+  'federation_agreements',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    partnerTenantId: uuid('partner_tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    trustFloor: doublePrecision('trust_floor').notNull(),
+    allowedCapabilities: jsonb('allowed_capabilities').notNull().default([]),
+    auditSharing: boolean('audit_sharing').notNull().default(false),
+    status: text('status').notNull().default('pending'),
+    expiresAt: ts('expires_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+    acceptedAt: ts('accepted_at'),
+    acceptedBy: text('accepted_by'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('federation_agreements_tenant_idx').on(t.tenantId), index('federation_agreements_partner_idx').on(t.partnerTenantId)],
+);
+
+/**
+ * Agent-to-agent channels (SPEC §2.11, §3.5): initiator side in `tenant_id`, responder side in
+ * `partner_tenant_id` (equal for a same-tenant channel). Status pending | approved | active |
+ * rejected | revoked.
+ */
+export const a2aChannels = pgTable(
+  'a2a_channels',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    partnerTenantId: uuid('partner_tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    initiatorHubAddress: text('initiator_hub_address').notNull(),
+    responderHubAddress: text('responder_hub_address').notNull(),
+    initiatorDeviceId: uuid('initiator_device_id').notNull(),
+    responderDeviceId: uuid('responder_device_id').notNull(),
+    conversationId: uuid('conversation_id'),
+    capability: text('capability'),
+    agreementId: uuid('agreement_id').references(() => federationAgreements.id, { onDelete: 'set null' }),
+    status: text('status').notNull().default('pending'),
+    initiatorKeysAt: ts('initiator_keys_at'),
+    responderKeysAt: ts('responder_keys_at'),
+    createdAt: createdAt(),
+    approvedAt: ts('approved_at'),
+    activatedAt: ts('activated_at'),
+    closedAt: ts('closed_at'),
+    closedReason: text('closed_reason'),
+  },
+  (t) => [index('a2a_channels_tenant_idx').on(t.tenantId), index('a2a_channels_partner_idx').on(t.partnerTenantId)],
+);
+
+/** Messages relayed on an A2A channel (ciphertext only; `traceparent` is W3C Trace Context). */
+export const a2aMessages = pgTable(
+  'a2a_messages',
+  {
+    id: uuid('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    partnerTenantId: uuid('partner_tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    channelId: uuid('channel_id').notNull().references(() => a2aChannels.id, { onDelete: 'cascade' }),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    recipientDeviceId: uuid('recipient_device_id').notNull(),
+    headerBlob: bytea('header_blob'),
+    ciphertext: bytea('ciphertext'),
+    messageType: text('message_type').notNull(),
+    priority: text('priority').notNull(),
+    traceparent: text('traceparent'),
+    outcome: text('outcome').notNull(),
+    createdAt: createdAt(),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [index('a2a_messages_channel_seq_idx').on(t.channelId, t.seq)],
+);
+
+/**
+ * Webhook outbox (DESIGN §8.11): one row per (device, event), claimed by the delivery worker with
+ * `FOR UPDATE SKIP LOCKED`; status pending | delivered | failed, exponential backoff via
+ * `next_attempt_at`.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    eventType: text('event_type').notNull(),
+    payload: jsonb('payload').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`)],
 );

@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { Authenticator, DevicePrincipal, OwnerPrincipal, Principal } from '../auth/authenticator.js';
+import type { ApiKeyPrincipal, Authenticator, DevicePrincipal, OwnerPrincipal, Principal } from '../auth/authenticator.js';
 import { badRequest, forbidden, unauthorized } from '../lib/errors.js';
 import { asUuid } from '../lib/ids.js';
 
@@ -15,8 +15,20 @@ import { asUuid } from '../lib/ids.js';
  * - `owner-any`: owner JWT, tenant optional (`POST /tenants`).
  * - `device`: device JWT of an ACTIVE device.
  * - `owner-or-device`: either.
+ * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), SPEC §4.13.
+ * - `device-or-apikey`: device JWT or API key (an agent acting as itself).
  */
-export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device';
+export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey';
+
+const ACCEPTS: Record<Exclude<AuthMode, 'none'>, readonly Principal['kind'][]> = {
+  owner: ['owner'],
+  'owner-any': ['owner'],
+  device: ['device'],
+  'owner-or-device': ['owner', 'device'],
+  'owner-or-apikey': ['owner', 'apikey'],
+  'device-or-apikey': ['device', 'apikey'],
+};
+const NEEDS: Record<Principal['kind'], string> = { owner: 'an owner token', device: 'a device token', apikey: 'an API key' };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,6 +73,13 @@ export function actingDevice(req: FastifyRequest, required: boolean): string | u
   return undefined;
 }
 
+/** The API-key principal of a request (401 for other principals). */
+export function apiKeyOf(request: FastifyRequest): ApiKeyPrincipal {
+  const p = request.principal;
+  if (p?.kind !== 'apikey') throw unauthorized();
+  return p;
+}
+
 /** The authenticated device of a request. */
 export function deviceOf(request: FastifyRequest): DevicePrincipal {
   const p = request.principal;
@@ -68,25 +87,42 @@ export function deviceOf(request: FastifyRequest): DevicePrincipal {
   return p;
 }
 
-/** Tenant of any authenticated principal (owner with a tenant, or device). */
+/** Tenant of any authenticated principal (owner with a tenant, device or API key). */
 export function tenantOf(request: FastifyRequest): string {
   const p = request.principal;
-  if (p?.kind === 'device') return p.tenantId;
+  if (p?.kind === 'device' || p?.kind === 'apikey') return p.tenantId;
   return ownerOf(request).tenantId;
+}
+
+/**
+ * The agent device a device JWT or an API key acts as. 403 for an API key whose client has not
+ * registered key material yet (trust on first use, SPEC §5 rule 4); 401 for other principals.
+ */
+export function agentDeviceOf(request: FastifyRequest): { tenantId: string; deviceId: string; kind: 'owner' | 'agent' } {
+  const p = request.principal;
+  if (p?.kind === 'device') return { tenantId: p.tenantId, deviceId: p.deviceId, kind: p.deviceKind };
+  if (p?.kind === 'apikey') {
+    if (!p.deviceId) throw forbidden('this API key has no registered key material yet: connect the WebSocket and send client_key_register first');
+    return { tenantId: p.tenantId, deviceId: p.deviceId, kind: 'agent' };
+  }
+  throw unauthorized();
 }
 
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { authenticator: Authenticator; onSeen?: (p: Principal) => void }) => {
     app.decorateRequest('principal', undefined);
     const check =
-      (mode: AuthMode): onRequestHookHandler =>
+      (mode: Exclude<AuthMode, 'none'>): onRequestHookHandler =>
       async (request) => {
-        const principal = await opts.authenticator.authenticate(bearerToken(request), header(request, 'x-tenant-id'));
-        if (mode === 'owner' || mode === 'owner-any') {
-          if (principal.kind !== 'owner') throw forbidden('this route needs an owner token');
-          if (mode === 'owner' && !principal.tenantId) throw forbidden(NO_TENANT);
-        }
-        if (mode === 'device' && principal.kind !== 'device') throw forbidden('this route needs a device token');
+        const bearer = bearerToken(request);
+        const apiKey = header(request, 'x-api-key');
+        const principal: Principal =
+          !bearer && apiKey !== undefined
+            ? await opts.authenticator.apiKey(apiKey, header(request, 'x-workspace-id'))
+            : await opts.authenticator.authenticate(bearer, header(request, 'x-tenant-id'));
+        const accepts = ACCEPTS[mode];
+        if (!accepts.includes(principal.kind)) throw forbidden(`this route needs ${accepts.map((k) => NEEDS[k]).join(' or ')}`);
+        if (principal.kind === 'owner' && mode !== 'owner-any' && !principal.tenantId) throw forbidden(NO_TENANT);
         request.principal = principal;
         opts.onSeen?.(principal);
       };

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { WebSocket } from 'ws';
-import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { Authenticator } from '../auth/authenticator.js';
 import type { Db } from '../db/client.js';
 import { withTenant } from '../db/tenant.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
@@ -62,6 +62,28 @@ export interface GatewayDeps {
   log: FastifyBaseLogger;
 }
 
+/** The authenticated device behind a socket, as given to module frame handlers. */
+export interface FrameSender {
+  tenantId: string;
+  deviceId: string;
+  kind: 'owner' | 'agent';
+  /** This socket's id (to exclude it from fan-out of the sender's own frames). */
+  socketId: string;
+}
+
+/**
+ * A frame type served by a module (rooms: `room_message`; A2A: `a2a_message`, …), registered with
+ * {@link Gateway.registerFrame}. `check` validates `data` (400 error frame on failure);
+ * `rateLimited` counts the frame against the per-device message limit (SPEC §8); `handle` runs in
+ * the socket's arrival order and may answer an ack frame, to which the frame's `client_ref` is
+ * added. Thrown AppErrors become error frames carrying the `client_ref`.
+ */
+export interface FrameHandler<T> {
+  check: { Check(v: unknown): v is T; Errors(v: unknown): Iterable<{ path: string; message: string }> };
+  rateLimited?: boolean;
+  handle(sender: FrameSender, data: T): Promise<{ event: string; data: Record<string, unknown> } | void>;
+}
+
 interface Corkable {
   cork(): void;
   uncork(): void;
@@ -78,12 +100,21 @@ export class Gateway implements Presence {
   private readonly corked = new Set<Corkable>();
   /** API-key sockets waiting for `client_key_register` (no device yet, so no deliveries). */
   private readonly pending = new Set<Conn>();
+  private readonly handlers = new Map<string, FrameHandler<never>>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
     const tick = Math.max(5, Math.min(deps.pingIntervalMs, deps.deadTimeoutMs) / 3);
     this.timer = setInterval(() => this.sweep(), tick);
     this.timer.unref();
+  }
+
+  /** Serve frames of `event` with `handler` (module frames: rooms, A2A). */
+  registerFrame<T>(event: string, handler: FrameHandler<T>): void {
+    if (this.handlers.has(event) || ['message', 'typing', 'ping', 'pong', 'client_key_register'].includes(event)) {
+      throw new Error(`frame ${event} is already served`);
+    }
+    this.handlers.set(event, handler as unknown as FrameHandler<never>);
   }
 
   isOnline(deviceId: string): boolean {
@@ -139,7 +170,7 @@ export class Gateway implements Presence {
 
   private async authenticate(query: { token?: string; device_id?: string }): Promise<Pick<Conn, 'deviceId' | 'tenantId' | 'kind' | 'apiKeyId' | 'registered'>> {
     if (query.token?.startsWith('svc_agent_sk_')) return this.authenticateApiKey(query.token);
-    const principal: Principal = await this.deps.authenticator.authenticate(query.token);
+    const principal = await this.deps.authenticator.authenticate(query.token);
     if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind, registered: true };
     if (!principal.tenantId) throw new AppError(ErrorCode.Forbidden, 'the user belongs to no tenant');
     const deviceId = asUuid(query.device_id);
@@ -266,8 +297,34 @@ export class Gateway implements Presence {
         if (!checkTyping.Check(data)) return this.sendError(c, 400, `invalid typing: ${firstError(checkTyping, data)}`);
         c.chain = c.chain.then(() => this.onTyping(c, data.conversation_id));
         return;
-      default:
-        return this.sendError(c, 400, `unknown event "${event}"`, clientRef);
+      default: {
+        const h = this.handlers.get(event);
+        if (!h) return this.sendError(c, 400, `unknown event "${event}"`, clientRef);
+        if (!h.check.Check(data)) return this.sendError(c, 400, `invalid ${event}: ${firstError(h.check, data)}`, clientRef);
+        c.chain = c.chain.then(() => this.onModuleFrame(c, h, data, typeof clientRef === 'string' ? clientRef : undefined));
+        return;
+      }
+    }
+  }
+
+  private async onModuleFrame(c: Conn, h: FrameHandler<never>, data: never, clientRef: string | undefined): Promise<void> {
+    try {
+      if (h.rateLimited) await this.consumeRate(c);
+      const ack = await h.handle({ tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id }, data);
+      if (ack) this.send(c, ack.event, { ...ack.data, ...(clientRef ? { client_ref: clientRef } : {}) });
+    } catch (err) {
+      this.frameError(c, err, clientRef);
+    }
+  }
+
+  /** Count one message against the device's per-minute limit (SPEC §8); 429 AppError when exceeded. */
+  private async consumeRate(c: Conn): Promise<void> {
+    if (!this.deps.limiter) return;
+    try {
+      await this.deps.limiter.consume(c.deviceId);
+    } catch (res) {
+      if (res instanceof Error) throw res; // the limiter's store failed: a 500, not a 429
+      throw new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${this.deps.limiter.points} messages per minute`, (res as RateLimiterRes).msBeforeNext);
     }
   }
 
@@ -275,14 +332,7 @@ export class Gateway implements Presence {
   private async onMessage(c: Conn, data: MessageFrame): Promise<void> {
     const { client_ref: clientRef, ...input } = data;
     try {
-      if (this.deps.limiter) {
-        try {
-          await this.deps.limiter.consume(c.deviceId);
-        } catch (res) {
-          if (res instanceof Error) throw res; // the limiter's store failed: a 500, not a 429
-          throw new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${this.deps.limiter.points} messages per minute`, (res as RateLimiterRes).msBeforeNext);
-        }
-      }
+      await this.consumeRate(c);
       const prepared = await this.deps.messages.prepare(c.tenantId, c.deviceId, input);
       this.deps.messages.commit(prepared, c.id).then(
         (m) => this.send(c, 'message_ack', { message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, ...(clientRef ? { client_ref: clientRef } : {}) }),

@@ -345,11 +345,15 @@ export class DeviceService {
   }
 
   /**
-   * The device a request acts as: a device JWT's own device, or for an owner the ACTIVE owner
+   * The device a request acts as: a device JWT's own device, an API key's bound device, or for an owner the ACTIVE owner
    * device of theirs named in `X-Device-Id` (400 when an owner names none).
    */
   async actingDevice(principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
     if (principal.kind === 'device') return { tenantId: principal.tenantId, deviceId: principal.deviceId };
+    if (principal.kind === 'apikey') {
+      if (!principal.deviceId) throw forbidden('this API key has no registered key material yet (client_key_register)');
+      return { tenantId: principal.tenantId, deviceId: principal.deviceId };
+    }
     if (!principal.tenantId) throw forbidden('the user belongs to no tenant');
     if (!headerDeviceId) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
     const tenantId = principal.tenantId;

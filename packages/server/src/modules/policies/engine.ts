@@ -1,0 +1,179 @@
+/**
+ * The policy engine (SPEC §2.7, §4.9; DESIGN §8.5), pure and synchronous: compiled policies are
+ * evaluated against the metadata of one (message, recipient) pair. Conditions never see content
+ * (the service has none). Every key of a condition object is optional; keys are AND-ed; a list
+ * means "any of". All enabled matching policies apply and the most restrictive action wins:
+ * block > hold > notify > allow; with no match the caller's default applies (allow, or hold for
+ * agent-sent messages in a `strict` room).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Uuid } from '../../http/schemas.js';
+
+/** Policy actions from least to most restrictive (DESIGN §8.5). */
+export const POLICY_ACTIONS = ['allow', 'notify', 'hold', 'block'] as const;
+export type PolicyAction = (typeof POLICY_ACTIONS)[number];
+
+/** Trust tiers from lowest to highest (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
+export const TIERS = ['unverified', 'certified', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+const Kind = Type.Union([Type.Literal('owner'), Type.Literal('agent')]);
+const List = <T extends Parameters<typeof Type.Array>[0]>(t: T) => Type.Array(t, { minItems: 1, maxItems: 100 });
+const HourUtc = Type.Integer({ minimum: 0, maximum: 23 });
+
+/**
+ * The condition object of a policy (DESIGN §8.5). Unknown keys are refused (400).
+ * `hours_utc {from, to}` matches hours `from` <= h < `to`, wrapping midnight when `from` > `to`.
+ */
+export const PolicyConditions = Type.Object(
+  {
+    message_types: Type.Optional(List(Type.String({ minLength: 1, maxLength: 64 }))),
+    priorities: Type.Optional(List(Type.Union(['low', 'normal', 'high', 'urgent'].map((p) => Type.Literal(p))))),
+    sender_kinds: Type.Optional(List(Kind)),
+    recipient_kinds: Type.Optional(List(Kind)),
+    sender_device_ids: Type.Optional(List(Uuid)),
+    recipient_device_ids: Type.Optional(List(Uuid)),
+    sender_hub_addresses: Type.Optional(List(Type.String({ minLength: 3, maxLength: 32 }))),
+    sender_tier_below: Type.Optional(Type.Union([Type.Literal('certified'), Type.Literal('enterprise')])),
+    hours_utc: Type.Optional(Type.Object({ from: HourUtc, to: HourUtc }, { additionalProperties: false })),
+    rate_per_minute_over: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
+    cross_tenant: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type PolicyConditions = Static<typeof PolicyConditions>;
+
+/** What a policy needs from its stored row. */
+export interface PolicyRule {
+  id: string;
+  action: PolicyAction;
+  conditions: PolicyConditions;
+  scopeRoomId: string | null;
+  scopeSkill: string | null;
+  enabled: boolean;
+}
+
+/** The metadata of one (message, recipient) pair. `senderRatePerMinute` is read only when a policy uses it. */
+export interface EvaluationContext {
+  roomId: string | null;
+  skill?: string | null;
+  messageType: string;
+  priority: string;
+  senderKind: 'owner' | 'agent';
+  recipientKind: 'owner' | 'agent';
+  senderDeviceId: string;
+  recipientDeviceId: string | null;
+  senderHubAddress: string | null;
+  senderTier: Tier;
+  crossTenant: boolean;
+  now: Date;
+  senderRatePerMinute?: number;
+}
+
+export interface Evaluation {
+  outcome: PolicyAction;
+  /** The policy whose action won; null when the default decided. */
+  policyId: string | null;
+  /** Every enabled policy that matched. */
+  matched: string[];
+}
+
+/** A policy compiled to one predicate. */
+export interface CompiledPolicy {
+  id: string;
+  action: PolicyAction;
+  rank: number;
+  usesRate: boolean;
+  applies(ctx: EvaluationContext): boolean;
+}
+
+const rank = (a: PolicyAction) => POLICY_ACTIONS.indexOf(a);
+
+/** The stricter of two outcomes (block > hold > notify > allow), e.g. across two tenants (SPEC §4.16). */
+export function stricter(a: PolicyAction, b: PolicyAction): PolicyAction {
+  return rank(a) >= rank(b) ? a : b;
+}
+
+/** True when hour `h` lies in [from, to), wrapping midnight when from > to; from == to is all day. */
+export function inHours(h: number, from: number, to: number): boolean {
+  if (from === to) return true;
+  return from < to ? h >= from && h < to : h >= from || h < to;
+}
+
+/** Compile one policy's scope and conditions into a predicate (each key becomes one test). */
+export function compilePolicy(p: PolicyRule): CompiledPolicy {
+  const c = p.conditions;
+  const tests: ((x: EvaluationContext) => boolean)[] = [];
+  const anyOf = <T>(list: readonly T[] | undefined, get: (x: EvaluationContext) => T | null | undefined) => {
+    if (!list) return;
+    const set = new Set<T>(list);
+    tests.push((x) => {
+      const v = get(x);
+      return v !== null && v !== undefined && set.has(v);
+    });
+  };
+  if (p.scopeRoomId) {
+    const room = p.scopeRoomId;
+    tests.push((x) => x.roomId === room);
+  }
+  if (p.scopeSkill) {
+    const skill = p.scopeSkill;
+    tests.push((x) => x.skill === skill);
+  }
+  anyOf(c.message_types, (x) => x.messageType);
+  anyOf(c.priorities, (x) => x.priority as never);
+  anyOf(c.sender_kinds, (x) => x.senderKind);
+  anyOf(c.recipient_kinds, (x) => x.recipientKind);
+  anyOf(c.sender_device_ids?.map((d) => d.toLowerCase()), (x) => x.senderDeviceId);
+  anyOf(c.recipient_device_ids?.map((d) => d.toLowerCase()), (x) => x.recipientDeviceId);
+  anyOf(c.sender_hub_addresses?.map((a) => a.toLowerCase()), (x) => x.senderHubAddress);
+  if (c.sender_tier_below) {
+    const floor = TIERS.indexOf(c.sender_tier_below);
+    tests.push((x) => TIERS.indexOf(x.senderTier) < floor);
+  }
+  if (c.hours_utc) {
+    const { from, to } = c.hours_utc;
+    tests.push((x) => inHours(x.now.getUTCHours(), from, to));
+  }
+  if (c.rate_per_minute_over !== undefined) {
+    const n = c.rate_per_minute_over;
+    tests.push((x) => (x.senderRatePerMinute ?? 0) > n);
+  }
+  if (c.cross_tenant !== undefined) {
+    const want = c.cross_tenant;
+    tests.push((x) => x.crossTenant === want);
+  }
+  return {
+    id: p.id,
+    action: p.action,
+    rank: rank(p.action),
+    usesRate: c.rate_per_minute_over !== undefined,
+    applies: (x) => {
+      for (const t of tests) if (!t(x)) return false;
+      return true;
+    },
+  };
+}
+
+/** Compile the enabled policies of a set (disabled ones never apply). */
+export function compilePolicies(rules: readonly PolicyRule[]): CompiledPolicy[] {
+  return rules.filter((r) => r.enabled).map(compilePolicy);
+}
+
+/**
+ * Evaluate compiled policies for one (message, recipient): every matching policy applies, the
+ * most restrictive action wins (ties: the first in list order), `defaultOutcome` when none match.
+ */
+export function evaluate(policies: readonly CompiledPolicy[], ctx: EvaluationContext, defaultOutcome: PolicyAction = 'allow'): Evaluation {
+  let best: CompiledPolicy | undefined;
+  const matched: string[] = [];
+  for (const p of policies) {
+    if (!p.applies(ctx)) continue;
+    matched.push(p.id);
+    if (!best || p.rank > best.rank) best = p;
+  }
+  // The default is what happens when nothing matched: an explicit allow in a strict room lets an
+  // agent's message through (the owner's own rule beats the room's default).
+  if (!best) return { outcome: defaultOutcome, policyId: null, matched };
+  return { outcome: best.action, policyId: best.id, matched };
+}
