@@ -1,23 +1,42 @@
 /**
  * Service-side helper to emit SPEC §6.1 events through the event bus, so that every instance
- * delivers them to its own sockets.
+ * delivers them to its own sockets, and to hand the same events to the webhook outbox
+ * (DESIGN §8.11) for devices that registered a webhook URL.
  */
-import type { EventBus } from './bus.js';
+import type { Audience, EventBus } from './bus.js';
 
 /** WebSocket close codes (DESIGN §7). */
 export const CLOSE = { revoked: 4001, forbidden: 4003, unauthorized: 4401 } as const;
 
+/**
+ * Where events also go for webhook delivery (modules/webhooks). `enqueue` decides which event
+ * types are webhook events and strips anything that must not leave (ciphertext). Errors are the
+ * sink's to log: a failed enqueue never fails the socket delivery.
+ */
+export interface WebhookSink {
+  enqueue(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void>;
+}
+
 export class Notifier {
+  private webhooks: WebhookSink | undefined;
+
   constructor(private readonly bus: EventBus) {}
 
-  /** Send `{event, data}` to every socket of the listed devices. */
-  toDevices(deviceIds: string[], event: string, data: unknown, excludeSocket?: string): Promise<void> {
-    return this.bus.publish({ type: 'frame', to: { deviceIds }, event, data, ...(excludeSocket ? { excludeSocket } : {}) });
+  /** Attach the webhook outbox (set once by the composition root). */
+  setWebhookSink(sink: WebhookSink): void {
+    this.webhooks = sink;
   }
 
-  /** Send `{event, data}` to every owner-device socket of a tenant. */
-  toOwners(tenantId: string, event: string, data: unknown): Promise<void> {
-    return this.bus.publish({ type: 'frame', to: { ownersOfTenant: tenantId }, event, data });
+  /** Send `{event, data}` to every socket of the listed devices of a tenant (and their webhooks). */
+  async toDevices(tenantId: string, deviceIds: string[], event: string, data: unknown, excludeSocket?: string): Promise<void> {
+    await this.bus.publish({ type: 'frame', to: { deviceIds }, event, data, ...(excludeSocket ? { excludeSocket } : {}) });
+    await this.webhooks?.enqueue(tenantId, { deviceIds }, event, data);
+  }
+
+  /** Send `{event, data}` to every owner-device socket of a tenant (and their webhooks). */
+  async toOwners(tenantId: string, event: string, data: unknown): Promise<void> {
+    await this.bus.publish({ type: 'frame', to: { ownersOfTenant: tenantId }, event, data });
+    await this.webhooks?.enqueue(tenantId, { ownersOfTenant: tenantId }, event, data);
   }
 
   /** Close every socket of a device, on every instance. */

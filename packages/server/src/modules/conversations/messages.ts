@@ -258,7 +258,7 @@ export class MessageService {
   async commit(row: PreparedMessage, excludeSocket?: string): Promise<MessageOut> {
     const seq = await this.writer.submit(row.tenantId, row);
     const out = toMessageOut({ ...row, seq });
-    await this.deps.notifier.toDevices([row.recipientDeviceId, row.senderDeviceId], 'message', out, excludeSocket);
+    await this.deps.notifier.toDevices(row.tenantId, [row.recipientDeviceId, row.senderDeviceId], 'message', out, excludeSocket);
     return out;
   }
 

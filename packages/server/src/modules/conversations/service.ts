@@ -96,7 +96,7 @@ export class ConversationService {
       return { topic: row!, deviceIds: [group.agentDeviceId, ...convs.map((c) => c.ownerDeviceId)] };
     });
     const out = topicOut(topic);
-    await this.notifier.toDevices(deviceIds, 'topic_created', out);
+    await this.notifier.toDevices(tenantId, deviceIds, 'topic_created', out);
     return out;
   }
 

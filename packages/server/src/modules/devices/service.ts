@@ -212,7 +212,7 @@ export class DeviceService {
   /** PENDING -> APPROVED; the agent receives `device_approved`. */
   approve(tenantId: string, id: string): Promise<DeviceOut> {
     return this.transition(tenantId, id, ['PENDING'], 'APPROVED', { approvedAt: new Date() }, (d) =>
-      this.deps.notifier.toDevices([d.id], 'device_approved', { device_id: d.id }),
+      this.deps.notifier.toDevices(tenantId, [d.id], 'device_approved', { device_id: d.id }),
     );
   }
 

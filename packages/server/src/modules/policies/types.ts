@@ -1,0 +1,65 @@
+/**
+ * The contract between the policy module and the message paths that consult it (rooms and A2A
+ * channels). Rooms and A2A call {@link PolicyDecider.decide} inside their own tenant-scoped
+ * transaction, before anything is delivered; held items are released through the
+ * {@link HeldReleaser} each path registers.
+ */
+import type { Tx } from '../../db/client.js';
+import type { Evaluation, EvaluationContext, PolicyAction } from './engine.js';
+
+/** What an evaluation is about, for the `svc.policy.evaluate` record. */
+export type PolicySubjectKind = 'room_envelope' | 'a2a_message';
+
+export interface DecideItem {
+  ctx: EvaluationContext;
+  subjectKind: PolicySubjectKind;
+  /** The room envelope id or A2A message id. */
+  subjectId: string;
+  /** The outcome when no policy matches: `allow`, or `hold` for agent senders in a strict room. */
+  defaultOutcome: PolicyAction;
+}
+
+/** Fields of a held message (DESIGN §8.3, §8.5); exactly one of the room or A2A pair is set. */
+export interface HoldInput {
+  roomId?: string;
+  envelopeId?: string;
+  channelId?: string;
+  a2aMessageId?: string;
+  senderDeviceId: string;
+  recipientDeviceId: string | null;
+  policyId: string | null;
+  messageType: string;
+  priority: string;
+}
+
+/** A held message as given to its releaser on approval. */
+export interface HeldRecord extends HoldInput {
+  id: string;
+  tenantId: string;
+}
+
+export interface PolicyDecider {
+  /**
+   * Evaluate the enabled policies of `tenantId` (loaded once per call, within `tx`, which must be
+   * scoped to that tenant) for each item, write one `svc.policy.evaluate` record per item, and
+   * answer one Evaluation per item in order. For `rate_per_minute_over`, the caller fills
+   * `ctx.senderRatePerMinute` (see `needsSenderRate`).
+   */
+  decide(tx: Tx, tenantId: string, items: DecideItem[]): Promise<Evaluation[]>;
+  /** Whether any enabled policy of the tenant reads the sender's message rate. */
+  needsSenderRate(tx: Tx, tenantId: string): Promise<boolean>;
+  /** Create a `held` held message (expires after the configured hold time, 72 h by default); answers its id. */
+  hold(tx: Tx, tenantId: string, input: HoldInput): Promise<string>;
+  /**
+   * Tell owners: `policy_alert {room_id, policy_id, sender_device_id, recipient_device_id,
+   * message_type}` to every owner socket of the tenant (and their webhooks); A2A adds `channel_id`.
+   * Call after commit.
+   */
+  alert(tenantId: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/**
+ * Delivers an approved held message (room: the held envelope to its recipient; A2A: the held
+ * message). Called after the approval committed, with the row as it was held.
+ */
+export type HeldReleaser = (held: HeldRecord) => Promise<void>;
