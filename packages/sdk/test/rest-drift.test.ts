@@ -51,7 +51,14 @@ describe('REST route table drift', () => {
     for (const [name, r] of Object.entries(ROUTES)) {
       const op = doc.paths[r.path]?.[r.method.toLowerCase()];
       const schemes = new Set((op?.security ?? []).flatMap((s) => Object.keys(s)));
-      const expected = r.auth === 'owner' ? ['ownerJwt'] : r.auth === 'device' ? ['deviceJwt'] : r.auth === 'owner-or-device' ? ['deviceJwt', 'ownerJwt'] : [];
+      const expected = {
+        none: [],
+        owner: ['ownerJwt'],
+        device: ['deviceJwt'],
+        'owner-or-device': ['deviceJwt', 'ownerJwt'],
+        'owner-or-apikey': ['apiKey', 'ownerJwt'],
+        'device-or-apikey': ['apiKey', 'deviceJwt'],
+      }[r.auth];
       if ([...schemes].sort().join() !== expected.join()) mismatches.push(`${name}: sdk ${r.auth}, server [${[...schemes].join(', ')}]`);
     }
     expect(mismatches).toEqual([]);

@@ -74,6 +74,14 @@ export type TokenSource = string | (() => string | undefined | Promise<string | 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 /** Options of {@link ParleyClient}. */
+const NEEDS: Record<Exclude<RouteAuth, 'none'>, string> = {
+  owner: 'an owner token',
+  device: 'a device token',
+  'owner-or-device': 'a device or owner token',
+  'owner-or-apikey': 'an owner token or an API key',
+  'device-or-apikey': 'a device token or an API key',
+};
+
 export interface ParleyClientOptions {
   /** Base URL of the service, e.g. `https://parley.example.com` (no `/api/v1`; a trailing slash is ignored). */
   baseUrl: string;
@@ -85,6 +93,10 @@ export interface ParleyClientOptions {
   ownerDeviceId?: string;
   /** Device JWT (SPEC §5), used by device routes. */
   deviceToken?: TokenSource;
+  /** API key `svc_agent_sk_{env}_…` (SPEC §2.6), sent as `X-API-Key` on routes that accept one when no JWT fits. */
+  apiKey?: string;
+  /** Workspace sent as `X-Workspace-Id` with the API key (SPEC §5). */
+  workspaceId?: string;
   /** Custom fetch (tests, proxies); defaults to `globalThis.fetch`. */
   fetch?: FetchLike;
   /** Extra headers sent with every request. */
@@ -148,6 +160,8 @@ export class ParleyClient {
   readonly baseUrl: string;
   private ownerToken: TokenSource | undefined;
   private deviceToken: TokenSource | undefined;
+  private readonly apiKey: string | undefined;
+  private readonly workspaceId: string | undefined;
   private tenantId: string | undefined;
   private ownerDeviceId: string | undefined;
   private readonly fetchFn: FetchLike;
@@ -158,6 +172,8 @@ export class ParleyClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.ownerToken = options.ownerToken;
     this.deviceToken = options.deviceToken;
+    this.apiKey = options.apiKey;
+    this.workspaceId = options.workspaceId;
     this.tenantId = options.tenantId;
     this.ownerDeviceId = options.ownerDeviceId;
     const f = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
@@ -202,6 +218,13 @@ export class ParleyClient {
     return resolveToken(this.ownerToken);
   }
 
+  /** API-key routes use the key when the JWT the route prefers is not configured. */
+  private async prefersApiKey(auth: RouteAuth): Promise<boolean> {
+    if (auth === 'owner-or-apikey') return !(await resolveToken(this.ownerToken));
+    if (auth === 'device-or-apikey') return !(await resolveToken(this.deviceToken));
+    return false;
+  }
+
   /**
    * Low-level call of a route of the table. Prefer the typed methods.
    * @throws ParleyApiError for a non-2xx answer; ParleyNetworkError when no answer arrives;
@@ -212,13 +235,18 @@ export class ParleyClient {
     const opts = args.opts ?? {};
     const path = fillPath(route.path, args.params);
     const headers: Record<string, string> = { accept: 'application/json', ...this.headers };
-    if (route.auth !== 'none') {
+    const viaApiKey = this.apiKey !== undefined && !opts.token && (await this.prefersApiKey(route.auth));
+    if (viaApiKey) {
+      headers['x-api-key'] = this.apiKey!;
+      if (this.workspaceId) headers['x-workspace-id'] = this.workspaceId;
+    } else if (route.auth !== 'none') {
       // owner-or-device: the device JWT when the client has one, else the owner JWT (+ X-Device-Id).
-      const deviceToken = route.auth === 'owner' ? undefined : await resolveToken(this.deviceToken);
-      const asOwner = route.auth === 'owner' || (route.auth === 'owner-or-device' && !deviceToken);
+      const ownerFirst = route.auth === 'owner' || route.auth === 'owner-or-apikey';
+      const deviceToken = ownerFirst ? undefined : await resolveToken(this.deviceToken);
+      const asOwner = ownerFirst || (route.auth === 'owner-or-device' && !deviceToken);
       const token = opts.token ?? (asOwner ? await resolveToken(this.ownerToken) : deviceToken);
       if (!token) {
-        const needs = route.auth === 'owner' ? 'an owner token' : route.auth === 'device' ? 'a device token' : 'a device or owner token';
+        const needs = NEEDS[route.auth];
         throw new TypeError(`ParleyClient.${name}: this route needs ${needs}`);
       }
       headers.authorization = `Bearer ${token}`;

@@ -18,9 +18,12 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  *   `X-Device-Id` naming the owner's acting device where the route uses it;
  * - `device`: device JWT (`Authorization: Bearer`) issued by activation or renewal;
  * - `owner-or-device`: either; the client sends its device JWT when it has one, else the owner
- *   JWT with `X-Device-Id` naming the acting owner device.
+ *   JWT with `X-Device-Id` naming the acting owner device;
+ * - `owner-or-apikey`: owner JWT, or the API key (`X-API-Key`, optional `X-Workspace-Id`) of a
+ *   third-party agent;
+ * - `device-or-apikey`: the agent's device JWT, or its API key.
  */
-export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device';
+export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey';
 
 /** One row of the route table. */
 export interface RouteSpec {

@@ -20,6 +20,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
         securitySchemes: {
           ownerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Owner JWT from the identity provider' },
           deviceJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Device JWT issued at activation' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'svc_agent_sk_{env}_{64 hex}; optional X-Workspace-Id header' },
         },
       },
     },
