@@ -10,7 +10,7 @@
  * {@link ParleyApiError} (`{status, detail, retryAfter?}`) or {@link ParleyNetworkError}.
  */
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
-import { fillPath, ROUTES, type RouteName, type RouteSpec } from './routes.js';
+import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
   AttachmentInfo,
   PushRegistration,
