@@ -92,9 +92,10 @@ export interface LoadResult {
   phases: PhaseResult[];
 }
 
-export type ParentToChild = { type: 'run'; spec: LoadSpec };
-export type ChildToParent =
-  | { type: 'result'; result: LoadResult }
+export type ParentToChild<S = LoadSpec> = { type: 'run'; spec: S };
+/** IPC from a load generator to its parent; `R` is the benchmark's result type. */
+export type ChildToParent<R = LoadResult> =
+  | { type: 'result'; result: R }
   | { type: 'failed'; error: string }
   /** Sent when a phase's measured window opens and closes, so the parent can sample server-side resources. */
   | { type: 'mark'; phase: string; edge: 'start' | 'end' };

@@ -30,8 +30,6 @@
  * BENCH_WARMUP_S, BENCH_MESSAGES, BENCH_WINDOW, BENCH_RATE, BENCH_SCENARIOS, BENCH_DATABASE_URL
  * (or DATABASE_URL).
  */
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,13 +37,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FormatRegistry } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
-import { buildApp } from '../../packages/server/src/app.js';
-import { loadConfig } from '../../packages/server/src/config.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import { startBareRelay } from './bare-relay.js';
 import { ResourceSampler, type Resources } from './resources.js';
-import type { ChildToParent, LoadResult, LoadSpec, Pair, PhaseResult, PhaseSpec } from './common.js';
+import { assertLoopback, call, enrollAgent, fmt, forkLoad, machineLines, newTenant, num, printTable, ratio, startBenchServer, type BenchServer } from './setup.js';
+import type { LoadResult, LoadSpec, Pair, PhaseResult, PhaseSpec } from './common.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -71,13 +67,6 @@ if (argv.help) {
   process.exit(0);
 }
 
-function num(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return n;
-}
-
 const env = process.env;
 const opts = {
   pairs: Math.floor(num('pairs', argv.pairs ?? env.BENCH_PAIRS, 50)),
@@ -94,75 +83,13 @@ const opts = {
 for (const s of opts.scenarios) if (!['ws', 'pg', 'parley'].includes(s)) throw new Error(`unknown scenario "${s}" (ws, pg, parley)`);
 if (opts.durationS + opts.warmupS > 30) throw new Error('warm-up + duration is capped at 30 s per phase to keep the run bounded');
 if (opts.pairs > 500) throw new Error('pairs is capped at 500');
-const adminHost = new URL(opts.adminUrl).hostname;
-if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(adminHost)) throw new Error(`refusing to run against ${adminHost}: 127.0.0.1 only`);
+assertLoopback(opts.adminUrl);
 
 // ---------------------------------------------------------------- helpers
 
-/** Fresh database `parley_bench_<ms>_<hex>`; bench databases left behind by an interrupted run (older than 15 minutes) are dropped first. */
-async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `parley_bench_${Date.now()}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  const { rows } = await admin.query<{ datname: string }>(`select datname from pg_database where datname ~ '^parley_bench_[0-9]+_[0-9a-f]{8}$'`);
-  for (const { datname } of rows) {
-    if (Date.now() - Number(datname.split('_')[2]) > 15 * 60_000) await admin.query(`drop database if exists ${datname} with (force)`);
-  }
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  let dropping: Promise<void> | undefined;
-  return {
-    url: url.toString(),
-    drop: () =>
-      (dropping ??= (async () => {
-        const c = new pg.Client({ connectionString: adminUrl });
-        await c.connect();
-        await c.query(`drop database if exists ${name} with (force)`);
-        await c.end();
-      })()),
-  };
-}
-
-/** Run one scenario in a fresh load-generator process. */
-function runLoad(spec: LoadSpec, sampler: ResourceSampler): Promise<LoadResult> {
-  let marks: Promise<void> = Promise.resolve();
-  return new Promise<LoadResult>((resolve, reject) => {
-    const child = fork(path.join(here, 'load.ts'), [], { cwd: repoRoot, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    let settled = false;
-    const limit = setTimeout(() => {
-      child.kill('SIGKILL');
-      if (!settled) reject(new Error(`${spec.label}: load generator timed out`));
-      settled = true;
-    }, spec.phases.reduce((ms, p) => ms + p.warmupMs + p.durationMs + spec.drainTimeoutMs, 30_000));
-    child.on('message', (m: ChildToParent) => {
-      if (m.type === 'mark') {
-        marks = marks.then(() => sampler.mark(`${spec.label}/${m.phase}`, m.edge)).catch((err: unknown) => console.error('resource sampling failed:', err));
-        return;
-      }
-      settled = true;
-      clearTimeout(limit);
-      if (m.type === 'result') resolve(m.result);
-      else reject(new Error(`${spec.label}: ${m.error}`));
-    });
-    child.on('exit', (code) => {
-      clearTimeout(limit);
-      if (!settled) reject(new Error(`${spec.label}: load generator exited with ${code}`));
-      settled = true;
-    });
-    child.send({ type: 'run', spec });
-  }).then(async (r) => {
-    await marks;
-    return r;
-  });
-}
-
-async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url: string, status: number, headers: Record<string, string> = {}, payload?: object) {
-  const res = await app.inject({ method, url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
-  if (res.statusCode !== status) throw new Error(`${method} ${url}: expected ${status}, got ${res.statusCode} ${res.body}`);
-  return res.json();
-}
+/** Run one scenario in a fresh load-generator process (bench/relay/load.ts). */
+const runLoad = (spec: LoadSpec, sampler: ResourceSampler) =>
+  forkLoad<LoadSpec, LoadResult>(path.join(here, 'load.ts'), spec, sampler, spec.phases.reduce((ms, p) => ms + p.warmupMs + p.durationMs + spec.drainTimeoutMs, 30_000), repoRoot);
 
 interface Fixture {
   tenantId: string;
@@ -173,10 +100,7 @@ interface Fixture {
 
 /** One tenant, N owner devices (registered first, so activation links each agent to all of them), N agents. */
 async function provision(app: FastifyInstance, n: number): Promise<Fixture & { agentJwts: string[] }> {
-  const sub = 'bench-owner@example.com';
-  const ownerToken = await app.parley.devIdp!.mint(sub);
-  const auth = { authorization: `Bearer ${ownerToken}` };
-  const { tenant_id: tenantId } = await call(app, 'POST', '/tenants', 201, auth, { name: 'Relay bench' });
+  const { tenantId, ownerToken, auth } = await newTenant(app, 'bench-owner@example.com', 'Relay bench');
   const owners: string[] = [];
   for (let i = 0; i < n; i++) {
     const k = newDeviceKeys();
@@ -186,19 +110,7 @@ async function provision(app: FastifyInstance, n: number): Promise<Fixture & { a
   const pairs: Pair[] = [];
   const agentJwts: string[] = [];
   for (let i = 0; i < n; i++) {
-    const invite = await call(app, 'POST', '/invites', 201, auth, {});
-    const k = newDeviceKeys();
-    const enrolled = await call(app, 'POST', '/enroll', 201, {}, {
-      invite_token: invite.token,
-      identity_public_key: k.identityPublicKey,
-      ephemeral_public_key: k.ephemeralPublicKey,
-      proof_of_possession: k.proof(),
-      platform: 'bench',
-      name: `agent-${i}`,
-    });
-    const id = enrolled.device_id as string;
-    await call(app, 'PATCH', `/devices/${id}/approve`, 200, auth);
-    const act = await call(app, 'POST', `/devices/${id}/activate`, 200, {}, { signature: k.sign(`activate:${id}`) });
+    const { deviceId: id, activation: act } = await enrollAgent(app, auth, `agent-${i}`);
     const link = (act.conversations as { conversation_id: string; owner_device_id: string; message_group_id: string }[]).find((c) => c.owner_device_id === owners[i]);
     if (!link) throw new Error(`agent ${i} has no conversation with owner device ${i}`);
     agentJwts.push(act.device_jwt);
@@ -213,43 +125,17 @@ async function provision(app: FastifyInstance, n: number): Promise<Fixture & { a
   return { tenantId, ownerToken, pairs, agentJwts };
 }
 
-const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
-
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
-  const database = await createDatabase(opts.adminUrl);
-  let interrupting = false;
-  const interrupted = (signal: NodeJS.Signals) => {
-    // `npm run` relays the signal a second time: stay registered and ignore repeats while cleaning up.
-    if (interrupting) return;
-    interrupting = true;
-    console.error(`\n${signal}: dropping the bench database`);
-    // Dropping WITH (FORCE) terminates the app's open connections; we are exiting anyway.
-    process.on('uncaughtException', () => undefined);
-    void database.drop().finally(() => {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      process.exit(130);
-    });
-  };
-  process.on('SIGINT', interrupted);
-  process.on('SIGTERM', interrupted);
-  let app: FastifyInstance | undefined;
+  const server: BenchServer = await startBenchServer(opts.adminUrl);
+  const { app, sql, wsUrl } = server;
   const results: LoadResult[] = [];
   const checks: string[] = [];
   let ok = true;
   let workaround: string | undefined;
-  const sql = new pg.Client({ connectionString: database.url });
-  sql.on('error', () => undefined); // terminated when the database is dropped on interrupt
   try {
-    const config = {
-      ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMITS: 'off', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' }),
-      databaseUrl: database.url,
-    };
-    app = await buildApp(config);
     // The gateway validates frames with TypeBox's TypeCompiler, which only knows the formats in
     // TypeBox's FormatRegistry (Fastify's routes use Ajv's formats instead). If the server did not
     // register 'uuid', every `message` frame is refused with "Unknown format 'uuid'"; register it
@@ -259,25 +145,13 @@ async function main(): Promise<number> {
       workaround = "WORKAROUND: the server does not register TypeBox format 'uuid', so its WebSocket gateway refuses every `message` frame (400 Unknown format 'uuid'); the bench registered it in FormatRegistry";
       console.log(`# ${workaround}`);
     }
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (app.server.address() as { port: number }).port;
-    const wsUrl = `ws://127.0.0.1:${port}/api/v1/ws`;
-    await sql.connect();
 
     const t = Date.now();
     const fx = await provision(app, opts.pairs);
     const setupMs = Date.now() - t;
 
-    const pgInfo = (
-      await sql.query<{ version: string; sc: string; fsync: string; wsm: string; sb: string; cd: string }>(
-        `select version() as version, current_setting('synchronous_commit') as sc, current_setting('fsync') as fsync,
-                current_setting('wal_sync_method') as wsm, current_setting('shared_buffers') as sb, current_setting('commit_delay') as cd`,
-      )
-    ).rows[0]!;
-    const cpus = os.cpus();
     const machine = [
-      `cpus: ${cpus.length} x ${cpus[0]?.model.trim() ?? '?'}, memory ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
-      `node ${process.version}; ${pgInfo.version.split(' on ')[0]} on 127.0.0.1 (same machine): synchronous_commit=${pgInfo.sc}, fsync=${pgInfo.fsync}, wal_sync_method=${pgInfo.wsm}, commit_delay=${pgInfo.cd}, shared_buffers=${pgInfo.sb}`,
+      ...(await machineLines(sql)),
       `pairs N=${opts.pairs} (${2 * opts.pairs} sockets; ${opts.pairs} pg writers), window ${opts.window} unacked frames per socket, ` +
         `per phase warm-up ${opts.warmupS} s + measured ${opts.durationS} s${opts.messages ? ` or ${opts.messages} messages` : ''}, ` +
         `paced phase ${opts.rate ? `${opts.rate} msgs/s offered` : 'skipped'}, ` +
@@ -321,7 +195,7 @@ async function main(): Promise<number> {
     if (opts.scenarios.has('pg')) {
       await sql.query('checkpoint');
       const before = await countRows();
-      const r = await runLoad({ ...base, mode: 'pg', label: 'raw pg INSERT (autocommit)', pairs: fx.pairs, databaseUrl: database.url, tenantId: fx.tenantId }, sampler);
+      const r = await runLoad({ ...base, mode: 'pg', label: 'raw pg INSERT (autocommit)', pairs: fx.pairs, databaseUrl: server.databaseUrl, tenantId: fx.tenantId }, sampler);
       results.push(r);
       const after = await countRows();
       const rows = Number(after.n) - Number(before.n);
@@ -339,8 +213,7 @@ async function main(): Promise<number> {
       }));
       const r = await runLoad({ ...base, mode: 'ws', label: 'Parley (PostgreSQL)', pairs }, sampler);
       results.push(r);
-      await app.close(); // drains the group-commit writer and the delivered_at batcher
-      app = undefined;
+      await server.closeApp(); // drains the group-commit writer and the delivered_at batcher
       const after = await countRows();
       const rows = Number(after.n) - Number(before.n);
       const deliveredRows = Number(after.d) - Number(before.d);
@@ -367,12 +240,8 @@ async function main(): Promise<number> {
       if (opts.rate) cells.push(p ? fmt(p.msgsPerSec, 0) : '-', p ? fmt(p.latency.p50, 2) : '-', p ? fmt(p.latency.p99, 2) : '-');
       return cells;
     });
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     console.log(`\nmsgs/s, p50, p99: saturation (closed loop, window ${opts.window}); ratios on saturation msgs/s` + (opts.rate ? `; paced: open loop at ${opts.rate} msgs/s offered` : ''));
-    console.log(line(header));
-    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-    for (const r of rows) console.log(line(r));
+    const markdown = printTable(header, rows);
 
     const phaseLine = (p: PhaseResult) =>
       `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.measuredMessages} msgs in ${fmt(p.measuredMs / 1000, 2)} s = ${fmt(p.msgsPerSec, 0)}/s; ` +
@@ -421,15 +290,11 @@ async function main(): Promise<number> {
     }
 
     console.log('\nmarkdown:');
-    console.log(`| ${header.join(' | ')} |\n|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
-    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+    console.log(markdown);
     if (workaround) console.log(`\n${workaround}`);
     console.log(`\ntotal run time ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
-    await sql.end().catch(() => undefined);
-    if (app) await app.close().catch(() => undefined);
-    await database.drop().catch((err: unknown) => console.error('could not drop the bench database:', err));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await server.dispose();
   }
   return ok ? 0 : 1;
 }

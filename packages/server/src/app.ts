@@ -25,8 +25,12 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { MessageService } from './modules/conversations/messages.js';
+import { registerA2aFrames } from './modules/a2a/frames.js';
+import { a2aRoutes } from './modules/a2a/routes.js';
+import { A2aService } from './modules/a2a/service.js';
 import { attachmentRoutes } from './modules/attachments/routes.js';
 import { AttachmentService } from './modules/attachments/service.js';
 import { conversationRoutes } from './modules/conversations/routes.js';
@@ -36,14 +40,31 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { DeviceService } from './modules/devices/service.js';
 import { platformRoutes } from './modules/health/routes.js';
 import { mlsRoutes } from './modules/mls/routes.js';
+import { connectionRoutes } from './modules/connections/routes.js';
+import { ConnectionService } from './modules/connections/service.js';
+import { teamRoomRoutes } from './modules/team-rooms/routes.js';
+import { TeamRoomService } from './modules/team-rooms/service.js';
+import { workspaceRoutes } from './modules/workspaces/routes.js';
+import { WorkspaceService } from './modules/workspaces/service.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
+import { federationRoutes } from './modules/federation/routes.js';
+import { FederationService } from './modules/federation/service.js';
+import { hubRoutes } from './modules/hub/routes.js';
+import { HubService } from './modules/hub/service.js';
 import { MlsService } from './modules/mls/service.js';
 import { inviteRoutes } from './modules/invites/routes.js';
 import { InviteService } from './modules/invites/service.js';
+import { policyRoutes } from './modules/policies/routes.js';
+import { PolicyService } from './modules/policies/service.js';
 import { pushRoutes } from './modules/push/routes.js';
+import { registerRoomFrames } from './modules/rooms/frames.js';
+import { roomRoutes } from './modules/rooms/routes.js';
+import { RoomService } from './modules/rooms/service.js';
 import { PushService } from './modules/push/service.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
+import { WebhookOutbox } from './modules/webhooks/outbox.js';
+import { WebhookWorker } from './modules/webhooks/worker.js';
 import { InProcessBus, type EventBus } from './realtime/bus.js';
 import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
@@ -60,6 +81,12 @@ export interface Parley {
   deviceTokens: DeviceTokenService;
   gateway: Gateway;
   bus: EventBus;
+  /** Policies and held messages (rooms and A2A consult it as their PolicyDecider and register releasers). */
+  policies: PolicyService;
+  /** Hub-address registry (A2A resolves responders by address). */
+  hub: HubService;
+  /** Federation agreements (A2A checks the active agreement between two tenants). */
+  federation: FederationService;
 }
 
 declare module 'fastify' {
@@ -101,7 +128,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
   const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
   const notifier = new Notifier(bus);
+  // The logger exists once `app` is built below; the closures only run later, at request time.
+  const policyLog = { warn: (o: object, m: string) => app.log.warn(o, m), error: (o: object, m: string) => app.log.error(o, m) };
+  const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, log: policyLog });
   const apiKeys = new ApiKeyService(db, notifier);
+  const hub = new HubService(db);
+  const federation = new FederationService(db);
   const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k) });
 
   const app = Fastify({
@@ -149,11 +181,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
+  const rooms = new RoomService({ db, notifier, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  registerRoomFrames(gateway, rooms);
+  const a2a = new A2aService({ db, notifier, hubs: hub, federation, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  registerA2aFrames(gateway, a2a);
   const blobs: BlobStore = config.s3 ? new S3BlobStore(config.s3) : new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
   const attachments = new AttachmentService({ db, blobs, maxBytes: config.limits.maxAttachmentBytes, log: app.log });
   const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'));
+  notifier.setWebhookSink(new WebhookOutbox(db, app.log));
+  const webhookWorker = new WebhookWorker(db, config.webhooks, app.log);
+  const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'));
 
-  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus } satisfies Parley);
+  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, federation } satisfies Parley);
 
   registerErrorHandling(app);
   registerParamNormalization(app);
@@ -176,6 +215,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(attachmentRoutes, { prefix: API_PREFIX, attachments, maxBytes: config.limits.maxAttachmentBytes });
   await app.register(pushRoutes, { prefix: API_PREFIX, push: new PushService(db) });
   await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys });
+  await app.register(policyRoutes, { prefix: API_PREFIX, policies });
+  await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices });
+  const workspaces = new WorkspaceService(db);
+  await app.register(workspaceRoutes, { prefix: API_PREFIX, workspaces });
+  await app.register(teamRoomRoutes, { prefix: API_PREFIX, teamRooms: new TeamRoomService({ db, rooms, workspaces }) });
+  await app.register(connectionRoutes, { prefix: API_PREFIX, connections: new ConnectionService(db, gateway) });
+  await app.register(hubRoutes, { prefix: API_PREFIX, hub });
+  await app.register(federationRoutes, { prefix: API_PREFIX, federation });
+  await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
@@ -184,6 +232,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   app.addHook('onClose', async () => {
     stopExpiry();
+    await webhookWorker.stop();
+    stopHeldExpiry();
     gateway.close();
     await messages.drain();
     await bus.close();
@@ -193,5 +243,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
 
   await app.ready();
+  webhookWorker.start();
   return app as unknown as FastifyInstance;
 }

@@ -72,6 +72,22 @@ export interface Config {
   deviceTokenTtlSec: number;
   /** Invite lifetime in milliseconds (SPEC §2.2: 10 minutes). */
   inviteTtlMs: number;
+  /** How long a held message awaits a decision before it expires, in milliseconds (DESIGN §8.3: 72 h). */
+  heldMessageTtlMs: number;
+  /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
+  webhooks: WebhookConfig;
+}
+
+/** Webhook delivery worker settings (DESIGN §8.11). */
+export interface WebhookConfig {
+  /** How often the worker looks for due deliveries (`WEBHOOK_POLL_MS`, default 1000, at least 1). */
+  pollMs: number;
+  /** Per-request timeout (`WEBHOOK_TIMEOUT_MS`, default 5000). */
+  timeoutMs: number;
+  /** First retry delay, doubled per failed attempt (`WEBHOOK_RETRY_BASE_MS`, default 5000). */
+  retryBaseMs: number;
+  /** Attempts before a delivery is `failed` (`WEBHOOK_MAX_ATTEMPTS`, default 8, at least 1). */
+  maxAttempts: number;
 }
 
 /** Thrown for an environment variable that cannot be parsed. */
@@ -146,5 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     deviceTokenTtlSec: int(env, 'DEVICE_TOKEN_TTL_SEC', 24 * 3600),
     inviteTtlMs: 10 * 60 * 1000,
+    heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
+    webhooks: {
+      pollMs: Math.max(1, int(env, 'WEBHOOK_POLL_MS', 1000)),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000),
+      retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000),
+      maxAttempts: Math.max(1, int(env, 'WEBHOOK_MAX_ATTEMPTS', 8)),
+    },
   };
 }

@@ -65,6 +65,19 @@ import type {
   StoredMessage,
   ApiKey,
   ApiKeyWithSecret,
+  CreatePolicyRequest,
+  CreateRoomRequest,
+  HeldMessage,
+  HeldMessageQuery,
+  Policy,
+  Room,
+  RoomMessageInput,
+  RoomMessageResult,
+  RoomSummary,
+  RoomTimelinePage,
+  RoomTimelineQuery,
+  UpdatePolicyRequest,
+  UpdateRoomRequest,
 } from './types.js';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -616,5 +629,91 @@ export class ParleyClient {
   /** `DELETE /api/v1/api-keys/{id}` (owner): deletes the key and its associated device. */
   async deleteApiKey(id: string, opts?: RequestOptions): Promise<void> {
     await this.call('deleteApiKey', { params: { id }, opts });
+  }
+
+  // ------------------------------------------------------------ rooms (SPEC §2.5, §4.6; DESIGN §8.5)
+
+  /**
+   * `POST /api/v1/rooms` (owner): create a room of the tenant's devices (201), with one pairwise
+   * conversation per member pair; new members get `room_joined`. 400 for unknown devices.
+   */
+  createRoom(body: CreateRoomRequest, opts?: RequestOptions): Promise<Room> {
+    return this.call('createRoom', { body, opts });
+  }
+
+  /** `GET /api/v1/rooms` (owner): the tenant's active rooms, without their conversations. */
+  async listRooms(opts?: RequestOptions): Promise<RoomSummary[]> {
+    return (await this.call<{ rooms: RoomSummary[] }>('listRooms', { opts })).rooms;
+  }
+
+  /** `GET /api/v1/rooms/{id}` (owner, or a member device): the room with its members (and their public keys) and pairwise conversations. */
+  getRoom(roomId: string, opts?: RequestOptions): Promise<Room> {
+    return this.call('getRoom', { params: { id: roomId }, opts });
+  }
+
+  /** `PATCH /api/v1/rooms/{id}` (owner): rename or change the security level. */
+  updateRoom(roomId: string, body: UpdateRoomRequest, opts?: RequestOptions): Promise<Room> {
+    return this.call('updateRoom', { params: { id: roomId }, body, opts });
+  }
+
+  /** `POST /api/v1/rooms/{id}/members` (owner): add an ACTIVE device (201); it gets `room_joined`, owners and agent members `member_joined`. 409 already a member. */
+  addRoomMember(roomId: string, deviceId: string, opts?: RequestOptions): Promise<Room> {
+    return this.call('addRoomMember', { params: { id: roomId }, body: { device_id: deviceId }, opts });
+  }
+
+  /** `DELETE /api/v1/rooms/{id}/members/{device_id}` (owner): remove a member (204; history stays); members get `member_left`. */
+  async removeRoomMember(roomId: string, deviceId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('removeRoomMember', { params: { id: roomId, device_id: deviceId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/rooms/{id}/messages` (owner + `X-Device-Id`): send a room message, one envelope
+   * per recipient (201); the answer tells each recipient's policy outcome. Agents send the same
+   * over the socket (`RealtimeClient.sendRoom`). See `secure/rooms.ts` for the encryption.
+   */
+  sendRoomMessage(roomId: string, body: RoomMessageInput, opts?: RequestOptions): Promise<RoomMessageResult> {
+    return this.call('sendRoomMessage', { params: { id: roomId }, body, opts });
+  }
+
+  /** `GET /api/v1/rooms/{id}/messages` (owner, or a member device): the timeline, oldest first, with the caller's envelope per entry. */
+  roomTimeline(roomId: string, query: RoomTimelineQuery = {}, opts?: RequestOptions): Promise<RoomTimelinePage> {
+    return this.call('roomTimeline', { params: { id: roomId }, query, opts });
+  }
+
+  // ------------------------------------------------------------ policies, held messages (SPEC §2.7, §3.8, §4.9)
+
+  /** `POST /api/v1/policies` (owner): create a policy (201); 400 for unknown condition keys. */
+  createPolicy(body: CreatePolicyRequest, opts?: RequestOptions): Promise<Policy> {
+    return this.call('createPolicy', { body, opts });
+  }
+
+  /** `GET /api/v1/policies` (owner): the tenant's policies. */
+  async listPolicies(opts?: RequestOptions): Promise<Policy[]> {
+    return (await this.call<{ policies: Policy[] }>('listPolicies', { opts })).policies;
+  }
+
+  /** `PATCH /api/v1/policies/{id}` (owner): change a policy. */
+  updatePolicy(policyId: string, body: UpdatePolicyRequest, opts?: RequestOptions): Promise<Policy> {
+    return this.call('updatePolicy', { params: { id: policyId }, body, opts });
+  }
+
+  /** `DELETE /api/v1/policies/{id}` (owner): delete a policy (204). */
+  async deletePolicy(policyId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('deletePolicy', { params: { id: policyId }, opts });
+  }
+
+  /** `GET /api/v1/policies/held-messages` (owner): held messages, without ciphertext. */
+  async listHeldMessages(query: HeldMessageQuery = {}, opts?: RequestOptions): Promise<HeldMessage[]> {
+    return (await this.call<{ held_messages: HeldMessage[] }>('listHeldMessages', { query, opts })).held_messages;
+  }
+
+  /** `POST /api/v1/policies/held-messages/{id}/approve` (owner): deliver the held envelope; 409 when already decided. */
+  approveHeldMessage(heldMessageId: string, opts?: RequestOptions): Promise<HeldMessage> {
+    return this.call('approveHeldMessage', { params: { id: heldMessageId }, opts });
+  }
+
+  /** `POST /api/v1/policies/held-messages/{id}/deny` (owner): drop the held envelope; 409 when already decided. */
+  denyHeldMessage(heldMessageId: string, opts?: RequestOptions): Promise<HeldMessage> {
+    return this.call('denyHeldMessage', { params: { id: heldMessageId }, opts });
   }
 }

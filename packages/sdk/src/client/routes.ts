@@ -101,6 +101,55 @@ export const ROUTES = {
   revokeApiKey: r('POST', v1('/api-keys/{id}/revoke'), 'owner'),
   rotateApiKey: r('POST', v1('/api-keys/{id}/rotate'), 'owner'),
   deleteApiKey: r('DELETE', v1('/api-keys/{id}'), 'owner'),
+  // rooms (SPEC §2.5, §4.6; DESIGN §8.5)
+  createRoom: r('POST', v1('/rooms'), 'owner'),
+  listRooms: r('GET', v1('/rooms'), 'owner'),
+  getRoom: r('GET', v1('/rooms/{id}'), 'owner-or-device'),
+  updateRoom: r('PATCH', v1('/rooms/{id}'), 'owner'),
+  addRoomMember: r('POST', v1('/rooms/{id}/members'), 'owner'),
+  removeRoomMember: r('DELETE', v1('/rooms/{id}/members/{device_id}'), 'owner'),
+  sendRoomMessage: r('POST', v1('/rooms/{id}/messages'), 'owner'),
+  roomTimeline: r('GET', v1('/rooms/{id}/messages'), 'owner-or-device'),
+  // policies, held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5)
+  createPolicy: r('POST', v1('/policies'), 'owner'),
+  listPolicies: r('GET', v1('/policies'), 'owner'),
+  updatePolicy: r('PATCH', v1('/policies/{id}'), 'owner'),
+  deletePolicy: r('DELETE', v1('/policies/{id}'), 'owner'),
+  listHeldMessages: r('GET', v1('/policies/held-messages'), 'owner'),
+  approveHeldMessage: r('POST', v1('/policies/held-messages/{id}/approve'), 'owner'),
+  denyHeldMessage: r('POST', v1('/policies/held-messages/{id}/deny'), 'owner'),
+  // hub address registry (SPEC §4.10, DESIGN §8.13/§8.15)
+  registerHub: r('POST', v1('/hub/register'), 'owner'),
+  createHubIdentity: r('POST', v1('/hub/identities'), 'owner'),
+  listHubIdentities: r('GET', v1('/hub/identities'), 'owner'),
+  getHubIdentity: r('GET', v1('/hub/identities/{id}'), 'owner'),
+  // federation agreements (SPEC §2.12, §4.13)
+  proposeFederation: r('POST', v1('/federation/agreements'), 'owner'),
+  listFederationAgreements: r('GET', v1('/federation/agreements'), 'owner'),
+  acceptFederation: r('POST', v1('/federation/agreements/{id}/accept'), 'owner'),
+  renewFederation: r('POST', v1('/federation/agreements/{id}/renew'), 'owner'),
+  revokeFederation: r('POST', v1('/federation/agreements/{id}/revoke'), 'owner'),
+  // agent-to-agent channels (SPEC §2.11, §3.5, §4.13; DESIGN §8.5)
+  requestA2aChannel: r('POST', v1('/a2a/channels/request'), 'owner-or-apikey'),
+  listA2aChannels: r('GET', v1('/a2a/channels'), 'owner-or-apikey'),
+  approveA2aChannel: r('POST', v1('/a2a/channels/{id}/approve'), 'owner'),
+  rejectA2aChannel: r('POST', v1('/a2a/channels/{id}/reject'), 'owner'),
+  revokeA2aChannel: r('POST', v1('/a2a/channels/{id}/revoke'), 'owner-or-apikey'),
+  sendA2aMessage: r('POST', v1('/a2a/channels/{id}/messages'), 'device-or-apikey'),
+  a2aHistory: r('GET', v1('/a2a/channels/{id}/messages'), 'device-or-apikey'),
+  // workspaces (SPEC §2.5, §4.13)
+  createWorkspace: r('POST', v1('/workspaces'), 'owner'),
+  listWorkspaces: r('GET', v1('/workspaces'), 'owner-or-apikey'),
+  getWorkspace: r('GET', v1('/workspaces/{id}'), 'owner'),
+  addWorkspaceMember: r('POST', v1('/workspaces/{id}/members'), 'owner'),
+  removeWorkspaceMember: r('DELETE', v1('/workspaces/{id}/members/{device_id}'), 'owner'),
+  // team rooms (SPEC §2.5, §4.13)
+  createTeamRoom: r('POST', v1('/team-rooms'), 'owner'),
+  listTeamRooms: r('GET', v1('/team-rooms'), 'owner-or-apikey'),
+  // connections (SPEC §4.10)
+  listConnections: r('GET', v1('/connections'), 'owner'),
+  getConnection: r('GET', v1('/connections/{connection_id}'), 'owner'),
+  ownerConnections: r('GET', v1('/owner-connections'), 'owner'),
 } as const satisfies Record<string, RouteSpec>;
 
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */

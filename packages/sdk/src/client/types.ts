@@ -465,3 +465,207 @@ export interface PushRegistration {
   device_id: string;
   platform: 'apns' | 'fcm' | 'web';
 }
+
+// ---------------------------------------------------------------- rooms (SPEC §2.5, §4.6; DESIGN §8.5)
+
+/** Room security level: `strict` rooms hold agent-sent messages unless a policy allows them (DESIGN §8.5). */
+export type RoomSecurityLevel = 'standard' | 'strict';
+
+/**
+ * A room member. The public keys and fingerprint (DESIGN §7) let members set up the pairwise
+ * end-to-end sessions of the room without the owner-only `GET /conversations/{id}/keys`.
+ */
+export interface RoomMember {
+  device_id: string;
+  kind: 'owner' | 'agent';
+  identity_public_key?: string;
+  ephemeral_public_key?: string;
+  fingerprint?: string;
+}
+
+/** One pairwise conversation of a room: exactly two member devices (DESIGN §8.5). */
+export interface RoomConversation {
+  conversation_id: string;
+  device_ids: string[];
+}
+
+/**
+ * A room as listed (`GET /rooms`). `conversation_id` is the room's timeline; `mls_capable` tells
+ * whether every member published an MLS KeyPackage; `policies` are the ids of the policies scoped
+ * to the room; a room with a `workspace_id` is a team room.
+ */
+export interface RoomSummary {
+  room_id: string;
+  conversation_id: string;
+  name: string;
+  security_level: RoomSecurityLevel;
+  workspace_id: string | null;
+  archived: boolean;
+  created_at: string;
+  mls_capable: boolean;
+  members: RoomMember[];
+  policies: string[];
+}
+
+/** A room with its pairwise conversations, one per member pair (`POST /rooms`, `GET /rooms/{id}`). */
+export interface Room extends RoomSummary {
+  conversations: RoomConversation[];
+}
+
+/** `POST /api/v1/rooms` body: the members are devices of the tenant (owner and agent devices). */
+export interface CreateRoomRequest {
+  name: string;
+  member_device_ids: string[];
+  security_level?: RoomSecurityLevel;
+  /** Makes a team room of this workspace. */
+  workspace_id?: string;
+}
+
+/** `PATCH /api/v1/rooms/{id}` body; `policies` scopes existing policies of the tenant to the room. */
+export interface UpdateRoomRequest {
+  name?: string;
+  security_level?: RoomSecurityLevel;
+  policies?: string[];
+}
+
+/**
+ * One envelope of a room message: the ciphertext for one recipient (its pairwise session), or
+ * for every member of an MLS room (`recipient_device_id: "*"`). base64 as in {@link MessageInput}.
+ */
+export interface RoomEnvelope {
+  recipient_device_id: string;
+  header_blob: string;
+  ciphertext: string;
+}
+
+/** `POST /api/v1/rooms/{id}/messages` body and the `room_message` send frame's fields (DESIGN §8.5). */
+export interface RoomMessageInput {
+  message_type?: MessageType;
+  priority?: Priority;
+  envelopes: RoomEnvelope[];
+}
+
+/** What the policies decided for one recipient of a room message (DESIGN §8.3, §8.5). */
+export type DeliveryOutcome = 'delivered' | 'held' | 'blocked' | 'notified';
+
+/** One recipient's outcome; `held_message_id` names the held message when `held`. */
+export interface RoomDelivery {
+  recipient_device_id: string;
+  outcome: DeliveryOutcome;
+  held_message_id?: string;
+}
+
+/** Answer to a room message (REST 201; the socket's `room_message_ack` adds `client_ref`). `cursor` is its timeline position. */
+export interface RoomMessageResult {
+  room_message_id: string;
+  timestamp: string;
+  cursor: string;
+  deliveries: RoomDelivery[];
+}
+
+/**
+ * A room timeline entry (`GET /rooms/{id}/messages`, oldest first). `envelope` is the caller's
+ * own envelope (absent when it has none: its own messages, blocked or still held ones).
+ */
+export interface RoomTimelineEntry {
+  room_message_id: string;
+  sender_device_id: string;
+  message_type: string;
+  priority: string;
+  timestamp: string;
+  cursor: string;
+  deliveries: RoomDelivery[];
+  envelope?: { header_blob: string; ciphertext: string };
+}
+
+/** A page of a room timeline; `next_cursor` resumes after its last entry. */
+export interface RoomTimelinePage {
+  messages: RoomTimelineEntry[];
+  next_cursor: string | null;
+}
+
+/** Room timeline query: `since` is exclusive (cursor or ISO timestamp); `limit` 1–200. */
+export interface RoomTimelineQuery {
+  since?: string;
+  limit?: number;
+}
+
+// ---------------------------------------------------------------- policies, held messages (SPEC §2.7, §3.8, §4.9)
+
+/** Policy action; the most restrictive of all matching policies wins: block > hold > notify > allow. */
+export type PolicyAction = 'allow' | 'block' | 'hold' | 'notify';
+
+/**
+ * Policy conditions (DESIGN §8.5): metadata only, every key optional, keys AND-ed, a list means
+ * any of. Unknown keys are refused (400).
+ */
+export interface PolicyConditions {
+  message_types?: string[];
+  priorities?: Priority[];
+  sender_kinds?: Array<'owner' | 'agent'>;
+  recipient_kinds?: Array<'owner' | 'agent'>;
+  sender_device_ids?: string[];
+  recipient_device_ids?: string[];
+  sender_hub_addresses?: string[];
+  sender_tier_below?: 'certified' | 'enterprise';
+  /** UTC hours `from` <= h < `to`, wrapping midnight when `from` > `to`. */
+  hours_utc?: { from: number; to: number };
+  rate_per_minute_over?: number;
+  cross_tenant?: boolean;
+}
+
+/** Policy scope: one room, or one skill; absent, null or `{}` = tenant-wide. Answers carry both keys (null when unset). */
+export interface PolicyScope {
+  room_id?: string | null;
+  skill?: string | null;
+}
+
+/** `POST /api/v1/policies` body. */
+export interface CreatePolicyRequest {
+  name: string;
+  scope?: PolicyScope | null;
+  priority?: number;
+  conditions: PolicyConditions;
+  action: PolicyAction;
+  enabled?: boolean;
+}
+
+/** `PATCH /api/v1/policies/{id}` body: the fields to change. */
+export type UpdatePolicyRequest = Partial<CreatePolicyRequest>;
+
+/** A policy. */
+export interface Policy {
+  policy_id: string;
+  name: string;
+  scope: PolicyScope;
+  priority: number;
+  conditions: PolicyConditions;
+  action: PolicyAction;
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Held message status (DESIGN §8.3). */
+export type HeldMessageStatus = 'held' | 'approved' | 'denied' | 'expired';
+
+/** A held message (of a room, or of an A2A channel), listed without ciphertext (DESIGN §8.5). */
+export interface HeldMessage {
+  held_message_id: string;
+  room_id: string | null;
+  channel_id: string | null;
+  sender_device_id: string;
+  recipient_device_id: string | null;
+  policy_id: string | null;
+  message_type: string;
+  priority: string;
+  status: HeldMessageStatus;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+}
+
+/** `GET /api/v1/policies/held-messages` query (default: status `held`). */
+export interface HeldMessageQuery {
+  status?: HeldMessageStatus;
+}

@@ -31,6 +31,11 @@
  *   service sends them (its commit order); a message the service delivers late is still handed
  *   over rather than dropped. A source with no cursor yet (first connection, no `initialCursors`)
  *   only records the newest cursor: history from before the client started is not replayed.
+ * - Rooms (DESIGN §8.5): `sendRoom` sends a `room_message` frame through the same queue and
+ *   resolves with its `room_message_ack`; an unacknowledged one is never re-sent after a drop
+ *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
+ *   listeners through the same serial chain as messages; `room_joined`, `member_joined` and
+ *   `policy_alert` are emitted as typed events.
  * - Keeps the last `historySize` (default 500) received messages (`history()`).
  * - Outbound scanning (SPEC §6.1 rule 5): `sendPlaintext` / `scanOutbound` run the `scanner` hook
  *   on the plaintext before encryption and emit `scan_blocked` when it blocks.
@@ -48,6 +53,9 @@ import {
   type MessageAck,
   type OutboundScanner,
   type OutgoingMessage,
+  type OutgoingRoomMessage,
+  type RoomMessageAck,
+  type RoomMessageEvent,
   type RealtimeEvents,
   type RealtimeState,
   type ScanMeta,
@@ -134,10 +142,13 @@ interface SourceState {
   failed: boolean;
 }
 
+/** A frame waiting for its ack: a `message` or a `room_message` (DESIGN §7, §8.5). */
+type OutboxFrame = { event: 'message'; data: OutgoingMessage & { client_ref: string } } | { event: 'room_message'; data: OutgoingRoomMessage & { client_ref: string } };
+
 interface OutboxEntry {
-  data: OutgoingMessage & { client_ref: string };
+  frame: OutboxFrame;
   seq: number;
-  resolve(ack: MessageAck): void;
+  resolve(ack: MessageAck | RoomMessageAck): void;
   reject(err: RealtimeError): void;
   timer?: ReturnType<typeof setTimeout>;
   /** Source positions when the frame went out (catch-up starts no later, to find it). */
@@ -184,6 +195,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function isWireMessage(v: unknown): v is StoredMessage {
   return isObject(v) && typeof v.message_id === 'string' && typeof v.conversation_id === 'string' && typeof v.cursor === 'string';
+}
+
+function isRoomMessage(v: unknown): v is RoomMessageEvent {
+  return isObject(v) && typeof v.room_id === 'string' && typeof v.room_message_id === 'string' && typeof v.sender_device_id === 'string' && typeof v.header === 'string' && typeof v.ciphertext === 'string';
 }
 
 const contentKey = (m: { conversation_id: string; header_blob: string; ciphertext: string }) => `${m.conversation_id}\n${m.header_blob}\n${m.ciphertext}`;
@@ -326,16 +341,31 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
    * message waits in the offline queue (see the file comment).
    */
   send(message: OutgoingMessage): Promise<MessageAck> {
+    return this.enqueue({ event: 'message', data: { ...message, client_ref: message.client_ref ?? randomRef() } }) as Promise<MessageAck>;
+  }
+
+  /**
+   * Send a room message (DESIGN §8.5 `room_message` frame: one envelope per recipient, or one `*`
+   * envelope in an MLS room). Resolves with the `room_message_ack` (the room_message_id and each
+   * recipient's policy outcome: delivered, held, blocked, notified) matched by `client_ref`;
+   * rejects like {@link send}, with one difference: a room message whose ack was lost with the
+   * socket rejects with `ack_lost` (it is not looked up in history nor re-sent). Queued while
+   * offline in the same queue as `send`, so the two keep their relative order.
+   */
+  sendRoom(message: OutgoingRoomMessage): Promise<RoomMessageAck> {
+    return this.enqueue({ event: 'room_message', data: { ...message, client_ref: message.client_ref ?? randomRef() } }) as Promise<RoomMessageAck>;
+  }
+
+  private enqueue(frame: OutboxFrame): Promise<MessageAck | RoomMessageAck> {
     const state = this._state;
     if (state === 'closed' || state === 'revoked' || state === 'unauthorized') {
       return Promise.reject(new RealtimeError(state, `cannot send: connection is ${state}`));
     }
-    const data = { ...message, client_ref: message.client_ref ?? randomRef() };
-    return new Promise<MessageAck>((resolve, reject) => {
-      const entry: OutboxEntry = { data, seq: ++this.sendSeq, resolve, reject };
+    return new Promise<MessageAck | RoomMessageAck>((resolve, reject) => {
+      const entry: OutboxEntry = { frame, seq: ++this.sendSeq, resolve, reject };
       if (this.ready && this.outbox.length === 0) return this.transmit(entry);
       if (this.outbox.length >= this.opts.outboxSize) {
-        return reject(new RealtimeError('queue_full', `offline queue is full (${this.opts.outboxSize} messages)`, { clientRef: data.client_ref }));
+        return reject(new RealtimeError('queue_full', `offline queue is full (${this.opts.outboxSize} messages)`, { clientRef: frame.data.client_ref }));
       }
       this.outbox.push(entry);
     });
@@ -596,7 +626,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     this.outbox.length = 0;
     for (const e of all) {
       if (e.timer !== undefined) clearTimeout(e.timer);
-      e.reject(new RealtimeError(code, message, { clientRef: e.data.client_ref }));
+      e.reject(new RealtimeError(code, message, { clientRef: e.frame.data.client_ref }));
     }
   }
 
@@ -631,7 +661,19 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
         }
         return this.onLiveMessage(data);
       case 'message_ack':
+      case 'room_message_ack':
         return this.onAck(data);
+      case 'room_message':
+        if (!isRoomMessage(data)) {
+          this.emit('error', new RealtimeError('invalid_frame', 'a room_message frame lacks room_id, room_message_id, sender_device_id, header or ciphertext'));
+          return;
+        }
+        return this.onRoomMessage(data);
+      case 'room_joined':
+      case 'member_joined':
+      case 'policy_alert':
+        if (isObject(data)) this.emit(frame.event, data as never);
+        return;
       case 'error':
         return this.onErrorFrame(data);
       case 'typing':
@@ -647,12 +689,25 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   private onAck(data: unknown): void {
     if (!isObject(data)) return;
     if (typeof data.message_id === 'string') this.seen.add(data.message_id);
+    if (typeof data.room_message_id === 'string') this.seen.add(data.room_message_id);
     const ref = typeof data.client_ref === 'string' ? data.client_ref : undefined;
     const e = ref === undefined ? undefined : this.inflight.get(ref);
     if (!e || ref === undefined) return;
     this.inflight.delete(ref);
     if (e.timer !== undefined) clearTimeout(e.timer);
-    e.resolve({ message_id: String(data.message_id), timestamp: String(data.timestamp), cursor: String(data.cursor), client_ref: ref });
+    if (e.frame.event === 'room_message') {
+      const deliveries = Array.isArray(data.deliveries) ? (data.deliveries as RoomMessageAck['deliveries']) : [];
+      e.resolve({ room_message_id: String(data.room_message_id), timestamp: String(data.timestamp), cursor: String(data.cursor), deliveries, client_ref: ref });
+    } else {
+      e.resolve({ message_id: String(data.message_id), timestamp: String(data.timestamp), cursor: String(data.cursor), client_ref: ref });
+    }
+  }
+
+  /** A live room message: de-duplicated, then handed over through the same serial chain as messages. */
+  private onRoomMessage(m: RoomMessageEvent): void {
+    if (this.seen.has(m.room_message_id)) return;
+    this.seen.add(m.room_message_id);
+    this.delivery = this.delivery.then(() => this.emitSerial('room_message', m));
   }
 
   private onErrorFrame(data: unknown): void {
@@ -688,15 +743,15 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       this.outbox.unshift(e);
       return;
     }
-    const ref = e.data.client_ref;
+    const ref = e.frame.data.client_ref;
     e.snapshot = this.snapshot();
     this.inflight.set(ref, e);
     e.timer = setTimeout(() => {
       if (this.inflight.get(ref) !== e) return;
       this.inflight.delete(ref);
-      e.reject(new RealtimeError('ack_timeout', `no message_ack within ${this.opts.ackTimeoutMs} ms; the message may or may not be stored`, { clientRef: ref }));
+      e.reject(new RealtimeError('ack_timeout', `no ${e.frame.event}_ack within ${this.opts.ackTimeoutMs} ms; the message may or may not be stored`, { clientRef: ref }));
     }, this.opts.ackTimeoutMs);
-    if (!this.rawSend(ws, 'message', e.data)) {
+    if (!this.rawSend(ws, e.frame.event, e.frame.data)) {
       // The socket is closing: not sent; keep it first in line and stop flushing.
       this.inflight.delete(ref);
       clearTimeout(e.timer);
@@ -803,16 +858,17 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       for (const m of fetched) stored.set(contentKey(m), m);
       const resend: OutboxEntry[] = [];
       for (const e of unconfirmed) {
-        const m = stored.get(contentKey(e.data));
+        const f = e.frame;
+        const m = f.event === 'message' ? stored.get(contentKey(f.data)) : undefined;
         if (m) {
           this.seen.add(m.message_id);
-          e.resolve({ message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, client_ref: e.data.client_ref });
-        } else if (allOk) {
+          e.resolve({ message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, client_ref: f.data.client_ref });
+        } else if (allOk && f.event === 'message') {
           resend.push(e);
         } else {
           e.reject(
             new RealtimeError('ack_lost', 'the connection dropped before the service acknowledged the message, and history could not confirm it; it may or may not be stored', {
-              clientRef: e.data.client_ref,
+              clientRef: f.data.client_ref,
             }),
           );
         }

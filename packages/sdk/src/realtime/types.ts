@@ -2,7 +2,7 @@
  * Types of the realtime client (SPEC §4.18, §6.1; DESIGN §6, §7): the injected WebSocket
  * implementation, frames, local events and errors.
  */
-import type { MessageInput, StoredMessage } from '../client/types.js';
+import type { MessageInput, RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult, RoomSecurityLevel, StoredMessage } from '../client/types.js';
 
 /** What the client reads from a WebSocket `message` event (`data` is a string for text frames). */
 export interface MessageEventLike {
@@ -79,6 +79,64 @@ export interface MessageAck {
   client_ref: string;
 }
 
+/** A room message to send: the `room_message` send frame (DESIGN §8.5), one envelope per recipient. */
+export interface OutgoingRoomMessage extends RoomMessageInput {
+  room_id: string;
+  /** Correlates the `room_message_ack` / error frame; generated when absent (at most 200 characters). */
+  client_ref?: string;
+}
+
+/** `room_message_ack` (DESIGN §8.5): the stored room message and each recipient's policy outcome. */
+export interface RoomMessageAck extends RoomMessageResult {
+  client_ref: string;
+}
+
+/**
+ * `room_message` receive frame (DESIGN §8.5): this device's envelope of a room message.
+ * `header` and `ciphertext` are base64; `cursor` is the room timeline position.
+ */
+export interface RoomMessageEvent {
+  room_id: string;
+  room_message_id: string;
+  sender_device_id: string;
+  header: string;
+  ciphertext: string;
+  message_type: string;
+  priority: string;
+  timestamp: string;
+  cursor: string;
+}
+
+/** `room_joined` (DESIGN §8.5): this device was added to a room; `conversations` are its own pairwise ones. */
+export interface RoomJoinedEvent {
+  room_id: string;
+  conversation_id: string;
+  name: string;
+  security_level: RoomSecurityLevel;
+  members: RoomMember[];
+  conversations: RoomConversation[];
+}
+
+/** `member_joined` (DESIGN §8.5; owner sockets and the room's other agent members): a device joined a room. */
+export interface MemberJoinedEvent {
+  room_id: string;
+  device_id: string;
+}
+
+/**
+ * `policy_alert` (DESIGN §8.5, owner sockets): a `notify` policy matched a message. Room
+ * messages carry `room_id`, A2A messages `channel_id`.
+ */
+export interface PolicyAlertEvent {
+  room_id?: string | null;
+  channel_id?: string | null;
+  policy_id: string | null;
+  sender_device_id: string;
+  recipient_device_id: string | null;
+  message_type: string;
+  [key: string]: unknown;
+}
+
 /** `typing` (SPEC §6.1): `device_id` is the typing device, filled in by the service. */
 export interface TypingEvent {
   conversation_id: string;
@@ -128,9 +186,11 @@ export interface ScanBlockedEvent {
  * - `queue_full`: the offline queue already holds `outboxSize` messages (the new one is refused);
  * - `closed`: `close()` was called before the message was acknowledged;
  * - `revoked` / `unauthorized`: the connection ended for good (4001 / 4401, 4003);
- * - `ack_timeout`: no `message_ack` within `ackTimeoutMs` (the message may or may not be stored);
+ * - `ack_timeout`: no `message_ack` / `room_message_ack` within `ackTimeoutMs` (the message may
+ *   or may not be stored);
  * - `ack_lost`: the socket dropped after sending and the client could not tell from history
- *   whether the service stored the message (no catch-up source, or catch-up failed);
+ *   whether the service stored the message (no catch-up source, or catch-up failed; always for
+ *   room messages, which are not re-sent blindly);
  * - `scan_blocked` / `scan_failed`: the outbound scanner blocked the plaintext / threw;
  * - `catch_up_failed`: fetching missed messages failed (retried while connected);
  * - `listener_failed`: a listener threw (the error is `cause`);
@@ -201,6 +261,18 @@ export interface RealtimeEvents {
   scan_blocked: (event: ScanBlockedEvent) => void;
   /** The counterpart is typing. */
   typing: (event: TypingEvent) => void;
+  /**
+   * This device's envelope of a room message (live; not caught up by the client, see
+   * `RoomMessenger.catchUp`), de-duplicated by room_message_id and handed over in arrival order;
+   * a returned promise is awaited before the next message (of either kind).
+   */
+  room_message: (message: RoomMessageEvent) => void | Promise<void>;
+  /** This device was added to a room. */
+  room_joined: (event: RoomJoinedEvent) => void;
+  /** A device joined a room (owner sockets). */
+  member_joined: (event: MemberJoinedEvent) => void;
+  /** A `notify` policy matched a message (owner sockets). */
+  policy_alert: (event: PolicyAlertEvent) => void;
   /** Any other service event (`device_pending`, `device_approved`, `device_linked`, …). */
   event: (event: ServerEvent) => void;
 }

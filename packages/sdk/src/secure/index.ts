@@ -1,14 +1,27 @@
 /**
  * Secure messaging (SPEC §1.2–1.3, §2.4, §4.5, §6.1): `SecureMessenger` keeps one end-to-end
  * session per conversation (MLS when both ends support it, else X3DH + Double Ratchet), decrypts
- * strictly in order and saves state before anything depends on it.
+ * strictly in order and saves state before anything depends on it; `RoomMessenger` adds rooms
+ * (DESIGN §8.5) with one pairwise session per room conversation.
  */
 export { SecureMessenger, DEVICE_RECENT, type SessionInfo } from './messenger.js';
 export { realtimeTransport, restTransport, ownerPeerResolver } from './transport.js';
+export {
+  RoomMessenger,
+  realtimeRoomTransport,
+  restRoomTransport,
+  type RoomInfo,
+  type RoomMessengerEvents,
+  type RoomMessengerOptions,
+  type RoomSendReceipt,
+  type RoomTransport,
+} from './rooms.js';
 export { messageTypeFor, defaultDecisionOption, decisionAnswer, readDecisionAnswer, type DecisionAnswer } from './decisions.js';
 export { MAX_SESSIONS } from './conversation.js';
 export {
   SecureMessengerError,
+  type ReceivedMessage,
+  type SealedWire,
   type SecureErrorCode,
   type SecureMessage,
   type SecureMessengerEvents,

@@ -24,6 +24,11 @@
  * - a failed write stops the messenger (`failed`), its memory rolled back to the saved state —
  *   exactly what a crash would leave. Open a new one from the same store to continue.
  *
+ * Rooms (DESIGN §8.5, `secure/rooms.ts`) reuse all of this through two entry points: `seal`
+ * encrypts one plaintext in several conversations without sending it, and `receive` takes a room
+ * envelope as a message of the pairwise room conversation with its sender (`room_id` set; its
+ * cursor stays out of the device-wide resume window).
+ *
  * Typical agent use (see `node/agent.ts`):
  * ```ts
  * const messenger = await SecureMessenger.open({ identity, store, client });
@@ -37,7 +42,6 @@
  * ```
  */
 import { ParleyApiError } from '../client/errors.js';
-import type { StoredMessage } from '../client/types.js';
 import { decodeContent, encodeContent, type Content } from '../content/types.js';
 import { decodeFrame, type WireMessage } from '../crypto/frame.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
@@ -59,6 +63,8 @@ import { emptyState, parseState, type HandledRef, type InboxEntry, type Messenge
 import { realtimeTransport } from './transport.js';
 import {
   SecureMessengerError,
+  type ReceivedMessage,
+  type SealedWire,
   type SecureMessage,
   type SecureMessengerEvents,
   type SecureMessengerOptions,
@@ -335,9 +341,39 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * conversation's session, save, then hand it to the `message` listeners. Messages are
    * processed one at a time in call order. Never rejects: problems are `error` events.
    */
-  receive(message: StoredMessage): Promise<void> {
+  receive(message: ReceivedMessage): Promise<void> {
     this.receiving = this.receiving.then(() => this.handle(message));
     return this.receiving;
+  }
+
+  /**
+   * Encrypt one plaintext in each of several conversations WITHOUT sending it: the wire fields
+   * come back, in the order of `conversationIds`, for the caller to send (a room message carries
+   * one per recipient, DESIGN §8.5). Sessions are started as needed — always X3DH + Double
+   * Ratchet, since an MLS session would need its Welcome sent first — and the new states are
+   * saved in one write before this resolves, so no message key is ever used twice. An existing
+   * MLS session is used when its Welcome is already stored. A sealed wire that is never sent only
+   * leaves a gap the peer's ratchet skips.
+   * @throws SecureMessengerError `unknown_conversation` (nothing is encrypted then), `send_failed`
+   *   (an MLS session whose Welcome is not stored yet), `stopped`, `persist_failed`.
+   */
+  seal(conversationIds: readonly string[], plaintext: Uint8Array): Promise<SealedWire[]> {
+    return this.exclusive(async () => {
+      this.ensureRunning();
+      const convs: LiveConversation[] = [];
+      for (const id of conversationIds) convs.push(await this.conversationFor(id));
+      const out: SealedWire[] = [];
+      for (const conv of convs) {
+        const session = conv.primarySession() ?? (await this.startSession(conv, false));
+        if (session.protocol === 'mls' && session.opening) {
+          throw new SecureMessengerError('send_failed', `the MLS session of conversation ${conv.id} awaits its Welcome; send() in it first`, { conversationId: conv.id });
+        }
+        const wire = await this.encryptIn(session, plaintext);
+        out.push({ conversation_id: conv.id, ...wire, protocol: session.protocol, session_id: session.id });
+      }
+      await this.persist();
+      return out;
+    });
   }
 
   /**
@@ -400,7 +436,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
 
   // ------------------------------------------------------------------ receiving
 
-  private async handle(m: StoredMessage): Promise<void> {
+  private async handle(m: ReceivedMessage): Promise<void> {
     if (this._failed) {
       if (!this.reportedStop) {
         this.reportedStop = true;
@@ -418,18 +454,20 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /** Decrypt and save one message (under the lock); returns the entry to deliver, if any. */
-  private async process(m: StoredMessage): Promise<InboxEntry | undefined> {
+  private async process(m: ReceivedMessage): Promise<InboxEntry | undefined> {
     if (this._failed) return undefined;
     let conv = this.conversations.get(m.conversation_id);
     if (this.recent.some((r) => r.id === m.message_id) || conv?.handled(m.message_id)) return undefined;
     const ref = { id: m.message_id, cursor: m.cursor };
+    // Room envelopes carry room timeline cursors: they stay out of the device-wide resume window.
+    const deviceWide = m.room_id === undefined;
     if (m.sender_device_id === this.deviceId) {
       // Our own message (history, or another socket of ours): nothing to decrypt. Saved with the next write.
-      this.remember(ref, conv);
+      this.remember(ref, conv, deviceWide);
       return undefined;
     }
     const fail = async (error: SecureMessengerError): Promise<undefined> => {
-      this.remember(ref, conv);
+      this.remember(ref, conv, deviceWide);
       await this.persist();
       this.emit('error', error);
       return undefined;
@@ -458,7 +496,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       if (err instanceof SecureMessengerError) return fail(new SecureMessengerError(err.code, err.message, { ...ids, cause: err.cause }));
       return fail(new SecureMessengerError('decrypt_failed', `message ${m.message_id} could not be decrypted (${describe(err)}); skipped`, { ...ids, cause: err }));
     }
-    this.remember(ref, conv);
+    this.remember(ref, conv, deviceWide);
     if (plaintext === undefined) {
       await this.persist(); // a session-control message (Welcome, commit)
       return undefined;
@@ -473,6 +511,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       priority: m.priority,
       ...(m.topic_id ? { topic_id: m.topic_id } : {}),
       ...(m.message_group_id ? { message_group_id: m.message_group_id } : {}),
+      ...(m.room_id !== undefined ? { room_id: m.room_id } : {}),
       protocol,
       plaintext: bytesToBase64(plaintext),
     };
@@ -583,9 +622,11 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     }
   }
 
-  private remember(ref: HandledRef, conv: LiveConversation | undefined): void {
-    this.recent.push(ref);
-    if (this.recent.length > DEVICE_RECENT) this.recent.splice(0, this.recent.length - DEVICE_RECENT);
+  private remember(ref: HandledRef, conv: LiveConversation | undefined, deviceWide = true): void {
+    if (deviceWide) {
+      this.recent.push(ref);
+      if (this.recent.length > DEVICE_RECENT) this.recent.splice(0, this.recent.length - DEVICE_RECENT);
+    }
     conv?.remember(ref);
   }
 
@@ -594,45 +635,51 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /** Start the session if needed, encrypt, save (under the lock). */
   private async prepare(conversationId: string, plaintext: Uint8Array, meta: SendOptions): Promise<Prepared> {
     this.ensureRunning();
-    let conv = this.conversations.get(conversationId);
-    if (!conv) {
-      let peer: PeerDevice | undefined;
-      try {
-        peer = this.options.resolvePeer ? await this.options.resolvePeer(conversationId) : undefined;
-      } catch (err) {
-        throw new SecureMessengerError('unknown_conversation', `could not resolve the peer of conversation ${conversationId}: ${describe(err)}`, { conversationId, cause: err });
-      }
-      if (!peer) throw new SecureMessengerError('unknown_conversation', `unknown conversation ${conversationId}: addConversation() first`, { conversationId });
-      conv = new LiveConversation(conversationId, checkPeer(peer));
-      this.conversations.set(conversationId, conv);
-    }
+    const conv = await this.conversationFor(conversationId);
     let session = conv.primarySession();
-    if (!session) session = await this.startSession(conv);
+    if (!session) session = await this.startSession(conv, true);
     const wires: OutgoingMessage[] = [];
     let opening: Prepared['opening'];
-    let wire: WireMessage;
-    if (session.protocol === 'mls') {
-      const groupId = session.groupId!;
-      if (session.opening && !session.openingInFlight) {
-        // The Welcome is not known to be stored yet: it goes (again) before this message.
-        wires.push({ conversation_id: conversationId, ...session.opening });
-        session.openingInFlight = true;
-        opening = { session, conversation: conv };
-      }
-      const epoch = this.mls!.epoch(groupId);
-      const bytes = await this.mls!.encrypt(groupId, plaintext);
-      wire = encodeMlsEnvelope({ groupId, kind: 'application', epoch, message: bytes });
-    } else {
-      wire = session.ratchet!.encrypt(plaintext);
+    if (session.protocol === 'mls' && session.opening && !session.openingInFlight) {
+      // The Welcome is not known to be stored yet: it goes (again) before this message.
+      wires.push({ conversation_id: conversationId, ...session.opening });
+      session.openingInFlight = true;
+      opening = { session, conversation: conv };
     }
+    const wire = await this.encryptIn(session, plaintext);
     wires.push({ conversation_id: conversationId, ...wire, ...meta });
     await this.persist();
     return { wires, opening, session };
   }
 
-  /** Choose the protocol (SPEC §1.3) and start a session this device initiates. */
-  private async startSession(conv: LiveConversation): Promise<LiveSession> {
-    const keyPackage = await this.claimPeerKeyPackage(conv);
+  /** A known conversation, or one whose peer `resolvePeer` answers (saved with the next write). */
+  private async conversationFor(conversationId: string): Promise<LiveConversation> {
+    const known = this.conversations.get(conversationId);
+    if (known) return known;
+    let peer: PeerDevice | undefined;
+    try {
+      peer = this.options.resolvePeer ? await this.options.resolvePeer(conversationId) : undefined;
+    } catch (err) {
+      throw new SecureMessengerError('unknown_conversation', `could not resolve the peer of conversation ${conversationId}: ${describe(err)}`, { conversationId, cause: err });
+    }
+    if (!peer) throw new SecureMessengerError('unknown_conversation', `unknown conversation ${conversationId}: addConversation() first`, { conversationId });
+    const conv = new LiveConversation(conversationId, checkPeer(peer));
+    this.conversations.set(conversationId, conv);
+    return conv;
+  }
+
+  /** Encrypt one plaintext in a session (advances its ratchet or MLS epoch state; not saved here). */
+  private async encryptIn(session: LiveSession, plaintext: Uint8Array): Promise<WireMessage> {
+    if (session.protocol !== 'mls') return session.ratchet!.encrypt(plaintext);
+    const groupId = session.groupId!;
+    const epoch = this.mls!.epoch(groupId);
+    const bytes = await this.mls!.encrypt(groupId, plaintext);
+    return encodeMlsEnvelope({ groupId, kind: 'application', epoch, message: bytes });
+  }
+
+  /** Choose the protocol (SPEC §1.3; MLS only when `allowMls`) and start a session this device initiates. */
+  private async startSession(conv: LiveConversation, allowMls: boolean): Promise<LiveSession> {
+    const keyPackage = allowMls ? await this.claimPeerKeyPackage(conv) : undefined;
     const protocol = selectProtocol(this.mlsAvailable, keyPackage !== undefined);
     let session: LiveSession | undefined;
     if (protocol === 'mls') {
@@ -808,6 +855,7 @@ function toSecureMessage(entry: InboxEntry, redelivered: boolean): SecureMessage
     priority: entry.priority,
     ...(entry.topic_id !== undefined ? { topic_id: entry.topic_id } : {}),
     ...(entry.message_group_id !== undefined ? { message_group_id: entry.message_group_id } : {}),
+    ...(entry.room_id !== undefined ? { room_id: entry.room_id } : {}),
     protocol: entry.protocol,
     plaintext,
     content,

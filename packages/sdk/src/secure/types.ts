@@ -5,7 +5,7 @@
  * §6.1 (the `message` frames it consumes and produces).
  */
 import type { ParleyClient } from '../client/rest.js';
-import type { MessageType, Priority } from '../client/types.js';
+import type { MessageType, Priority, StoredMessage } from '../client/types.js';
 import type { Content } from '../content/types.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
 import type { PeerDevice } from '../crypto/session.js';
@@ -34,6 +34,12 @@ export interface SecureMessage {
   priority: string;
   topic_id?: string;
   message_group_id?: string;
+  /**
+   * Set for a room message (DESIGN §8.5): the room. `message_id` is then the room_message_id,
+   * `conversation_id` the room's pairwise conversation with the sender, and `cursor` the room
+   * timeline cursor. See `secure/rooms.ts`.
+   */
+  room_id?: string;
   /** The protocol of the session that decrypted it (SPEC §1.3). */
   protocol: SessionProtocol;
   /** The decrypted bytes. */
@@ -47,6 +53,28 @@ export interface SecureMessage {
    * stopped before the application had it: it is handed over again after a restart.
    */
   redelivered: boolean;
+}
+
+/**
+ * What {@link SecureMessenger.receive} takes: a stored message (SPEC §6.1 receive frame), or a
+ * room envelope presented as a message of the pairwise conversation with its sender (`room_id`
+ * set; see `secure/rooms.ts`).
+ */
+export type ReceivedMessage = Omit<StoredMessage, 'topic_id' | 'message_group_id'> & {
+  topic_id?: string;
+  message_group_id?: string;
+  room_id?: string;
+};
+
+/** One output of {@link SecureMessenger.seal}: the wire fields of one conversation, not sent. */
+export interface SealedWire {
+  conversation_id: string;
+  /** base64 (SPEC §2.4). */
+  header_blob: string;
+  /** base64. */
+  ciphertext: string;
+  protocol: SessionProtocol;
+  session_id: string;
 }
 
 /** What a transport answers for a stored message (the `message_ack` or the REST 201 body). */

@@ -25,6 +25,19 @@ export function withTenant<T>(db: Db, tenantId: string, fn: (tx: Tx) => Promise<
 }
 
 /**
+ * Switch the tenant scope of an open {@link withTenant} transaction to `tenantId`
+ * (`app.tenant_id`, transaction-local; the role stays the application role, so RLS keeps
+ * filtering). This is how a two-party unit of work stays atomic: an A2A message or a federated
+ * channel transition reads and writes rows of both tenants (policy evaluations, held messages,
+ * the peer's device keys) inside ONE transaction, switching scope between the steps, instead of
+ * opening a second transaction or crossing tenants with superuser rights. Switch back when the
+ * remaining steps belong to the first tenant.
+ */
+export async function switchTenant(tx: Tx, tenantId: string): Promise<void> {
+  await tx.execute(sql`select set_config('app.tenant_id', ${tenantId}, true)`);
+}
+
+/**
  * Run `fn` in a transaction with the connection's own privileges, across tenants.
  * Use only where the SPEC requires it (enrollment by invite token, device-token auth lookups,
  * tenant creation, platform keys); `reason` documents why at the call site.

@@ -14,6 +14,7 @@ import { conversations, messages, topics } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
+import { enqueueMessagesInTx } from '../webhooks/outbox.js';
 import { TenantBatcher } from './batcher.js';
 
 /** Body of `POST /conversations/{id}/messages` and of the `message` send frame. */
@@ -65,7 +66,8 @@ type MessageRow = typeof messages.$inferSelect;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function decodeBase64(field: string, s: string): Buffer {
+/** Decode a base64 wire field (`header_blob`, `ciphertext`); 400 naming `field` when it is not base64. */
+export function decodeBase64(field: string, s: string): Buffer {
   if (s.length % 4 !== 0 || !BASE64.test(s)) throw badRequest(`${field} must be base64`);
   return Buffer.from(s, 'base64');
 }
@@ -133,8 +135,8 @@ function markDelivered(tx: Tx, ids: string[]) {
   return tx.execute(sql`update messages set delivered_at = now() where id = any(${sql.param(ids)}::uuid[]) and delivered_at is null`);
 }
 
-/** Bounded map used as a cache of immutable facts (conversation sides, topic groups). */
-class BoundedCache<V> extends Map<string, V> {
+/** Bounded map used as a cache of immutable facts (conversation sides, topic groups, A2A channel parties). */
+export class BoundedCache<V> extends Map<string, V> {
   constructor(private readonly max: number) {
     super();
   }
@@ -160,7 +162,14 @@ export class MessageService {
 
   constructor(private readonly deps: MessageServiceDeps) {
     this.writer = new TenantBatcher(
-      (tenantId, rows) => withTenant(deps.db, tenantId, (tx) => insertMessages(tx, rows)),
+      // The same transaction enqueues `message.received` webhooks for recipients with a webhook URL
+      // (outbox pattern, one more statement per batch; the notifier's webhook sink skips `message`).
+      (tenantId, rows) =>
+        withTenant(deps.db, tenantId, async (tx) => {
+          const seqs = await insertMessages(tx, rows);
+          await enqueueMessagesInTx(tx, rows.map((r) => r.id));
+          return seqs;
+        }),
       // One flush at a time: a tenant's batches then commit in seq order, so a reader paging by
       // cursor never sees seq N+1 committed before seq N (no skipped messages). Group commit keeps
       // the throughput: everything queued during a flush goes into the next one.

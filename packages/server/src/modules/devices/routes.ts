@@ -9,7 +9,8 @@ import { forbidden } from '../../lib/errors.js';
 import type { MessageService } from '../conversations/messages.js';
 import type { DeviceService } from './service.js';
 
-const DeviceOut = Type.Object({
+/** A device list entry (DESIGN §7), shared with `/owner-connections` and `/connections/{id}`. */
+export const DeviceOut = Type.Object({
   device_id: Uuid,
   name: Type.String(),
   platform: Nullable(Type.String()),

@@ -1,0 +1,424 @@
+/**
+ * `RoomMessenger`: end-to-end encrypted rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5) on top of a
+ * {@link SecureMessenger}, whose sessions, ordering and durability it reuses.
+ *
+ * - Encryption is pairwise: a room holds one conversation per member pair, and this device keeps
+ *   one session per room conversation it is in, with the other member as peer (X3DH + Double
+ *   Ratchet; see `SecureMessenger.seal`). Peer keys come from the room's member list
+ *   (`identity_public_key`, `ephemeral_public_key` per member in `GET /rooms/{id}`, the create
+ *   answer and `room_joined`), or, for members listed without keys, from `resolveMemberKeys`.
+ * - Sending encrypts the plaintext once per recipient and sends ONE room message carrying one
+ *   envelope each (`room_message` frame, or `POST /rooms/{id}/messages` for owners over REST).
+ *   The member list is re-read before each send when a REST client is given; when that fails the
+ *   last one known is used (so sends still queue while offline) and the service refuses the
+ *   message if it is stale.
+ * - Receiving hands each `room_message` envelope to the messenger as a message of the pairwise
+ *   conversation with its sender: decrypted in order, saved before the application sees it, and
+ *   delivered on the messenger's `message` event with `room_id` set (`message_id` = the
+ *   room_message_id, `cursor` = its timeline cursor).
+ * - Catch-up (`catchUp`, and on every reconnection when attached with a client): the room
+ *   timeline (`GET /rooms/{id}/messages`) is read from the room's resume point: the newest of its
+ *   conversations' resume cursors (each is the oldest of that conversation's recently handled
+ *   messages, so nothing handled is read twice and nothing unhandled is skipped). A held envelope
+ *   approved while this device was offline is older than that point and is not caught up.
+ * - The rooms this device is in (ids, names, pairwise conversations) are saved in the store
+ *   under `rooms-<device_id>` so a restarted process knows what to catch up.
+ *
+ * MLS rooms (one `*` envelope) are not supported here: every envelope is pairwise.
+ *
+ * ```ts
+ * const rooms = await RoomMessenger.open({ messenger, client, store });
+ * rooms.attach(rt);                      // room_message, room_joined, member_joined; sendRoom transport
+ * messenger.on('message', (m) => { if (m.room_id) console.log(m.room_id, m.content); });
+ * await rooms.sendText(roomId, 'hello room');
+ * ```
+ */
+import { ParleyNetworkError } from '../client/errors.js';
+import type { ParleyClient } from '../client/rest.js';
+import type { RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult } from '../client/types.js';
+import { encodeContent, type Content } from '../content/types.js';
+import type { PeerDevice } from '../crypto/session.js';
+import { defaultCompareCursors, type RealtimeClient } from '../realtime/client.js';
+import { TypedEmitter } from '../realtime/emitter.js';
+import type { OutgoingRoomMessage, RoomMessageEvent, ScanMeta } from '../realtime/types.js';
+import type { SessionStore } from '../storage.js';
+import { messageTypeFor } from './decisions.js';
+import type { SecureMessenger } from './messenger.js';
+import { SecureMessengerError, type SendOptions } from './types.js';
+
+/** How room messages leave the device: {@link realtimeRoomTransport} or {@link restRoomTransport}. */
+export interface RoomTransport {
+  /** Store one room message (wire fields only); resolves with the service's answer. */
+  send(message: OutgoingRoomMessage): Promise<RoomMessageResult>;
+  /** Optional outbound scanner (SPEC §6.1 rule 5), run on the plaintext before encryption. */
+  scan?(plaintext: Uint8Array, meta: ScanMeta): Promise<void>;
+}
+
+/** Send over a {@link RealtimeClient} (`sendRoom`: queued while offline, resolves with the `room_message_ack`). */
+export function realtimeRoomTransport(realtime: RealtimeClient): RoomTransport {
+  return {
+    send: (message) => realtime.sendRoom(message),
+    scan: (plaintext, meta) => realtime.scanOutbound(plaintext, meta),
+  };
+}
+
+/**
+ * Send with `POST /api/v1/rooms/{id}/messages` as owner device `deviceId` (`X-Device-Id`;
+ * default: the client's acting device).
+ */
+export function restRoomTransport(client: ParleyClient, deviceId?: string): RoomTransport {
+  return {
+    send({ room_id, client_ref: _ref, ...body }) {
+      return client.sendRoomMessage(room_id, body, deviceId === undefined ? undefined : { deviceId });
+    },
+  };
+}
+
+/** Options of {@link RoomMessenger.open}. */
+export interface RoomMessengerOptions {
+  /** The device's messenger: sessions, state and the `message` event room messages arrive on. */
+  messenger: SecureMessenger;
+  /** Where the list of rooms is saved (`rooms-<device_id>`); usually the messenger's store. */
+  store: SessionStore;
+  /** REST client acting as this device: reads room details and timelines (device JWT, or owner JWT + `X-Device-Id`). */
+  client?: ParleyClient;
+  /** Where room messages go; `attach(realtime)` sets it too. */
+  transport?: RoomTransport;
+  /** Keys of a member the room lists without keys (answer its server-published keys, or undefined). */
+  resolveMemberKeys?: (roomId: string, deviceId: string) => PeerDevice | undefined | Promise<PeerDevice | undefined>;
+  /** Cursor order of room timelines (default: numeric, as the service's). */
+  compareCursors?: (a: string, b: string) => number;
+}
+
+/** The part of a room this class needs: `Room`, `room_joined`, or the caller's own description. */
+export interface RoomInfo {
+  room_id: string;
+  /** The room timeline id. */
+  conversation_id: string;
+  name: string;
+  members: RoomMember[];
+  /** The room's pairwise conversations (those without this device are ignored). */
+  conversations: RoomConversation[];
+}
+
+/** What {@link RoomMessenger.send} resolves with: the service's answer plus the room and recipients. */
+export interface RoomSendReceipt extends RoomMessageResult {
+  room_id: string;
+  /** The devices an envelope was made for (each one's outcome is in `deliveries`). */
+  recipients: string[];
+}
+
+/** Events of {@link RoomMessenger}: problems not tied to a call (decrypted messages arrive on the messenger). */
+export interface RoomMessengerEvents {
+  error: (error: SecureMessengerError) => void;
+}
+
+/** One room in memory: peers by device id -> pairwise conversation id. */
+interface RoomState {
+  id: string;
+  timeline: string;
+  name: string;
+  peers: Map<string, string>;
+}
+
+interface SavedRooms {
+  v: 1;
+  format: 'parley-rooms';
+  device_id: string;
+  rooms: Record<string, { conversation_id: string; name: string; peers: Record<string, string> }>;
+}
+
+/** Page size of timeline catch-up reads (the service maximum, DESIGN §8.12). */
+const TIMELINE_PAGE = 200;
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** A room problem as a SecureMessengerError (kept as is when it already is one). */
+const asRoomError = (message: string, err: unknown) => (err instanceof SecureMessengerError ? err : new SecureMessengerError('unknown_conversation', message, { cause: err }));
+
+/** End-to-end encrypted rooms of one device (see the file comment). Create with {@link RoomMessenger.open}. */
+export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
+  private readonly messenger: SecureMessenger;
+  private readonly deviceId: string;
+  private readonly storeKey: string;
+  private readonly compare: (a: string, b: string) => number;
+  private transport: RoomTransport | undefined;
+  private rooms = new Map<string, RoomState>();
+  private receiving: Promise<void> = Promise.resolve();
+  private readonly sending = new Map<string, Promise<unknown>>();
+  private readonly detachers: (() => void)[] = [];
+
+  private constructor(private readonly options: RoomMessengerOptions) {
+    super((err, event) => {
+      if (event !== 'error') this.emit('error', new SecureMessengerError('listener_failed', `a "${String(event)}" listener failed: ${describe(err)}`, { cause: err }));
+    });
+    this.messenger = options.messenger;
+    this.deviceId = options.messenger.deviceId;
+    this.storeKey = `rooms-${this.deviceId}`;
+    this.compare = options.compareCursors ?? defaultCompareCursors;
+    this.transport = options.transport;
+  }
+
+  /**
+   * Open the room layer of `options.messenger`'s device, restoring its saved list of rooms.
+   * @throws Error when the saved list is corrupt or belongs to another device; the store's errors.
+   */
+  static async open(options: RoomMessengerOptions): Promise<RoomMessenger> {
+    const r = new RoomMessenger(options);
+    const text = await options.store.load(r.storeKey);
+    if (text !== undefined) {
+      const saved = JSON.parse(text) as SavedRooms;
+      if (saved?.format !== 'parley-rooms' || saved.v !== 1 || typeof saved.rooms !== 'object') throw new Error('not a Parley room list (v1)');
+      if (saved.device_id !== r.deviceId) throw new Error(`the saved room list belongs to device ${String(saved.device_id)}`);
+      for (const [id, s] of Object.entries(saved.rooms)) r.rooms.set(id, { id, timeline: s.conversation_id, name: s.name, peers: new Map(Object.entries(s.peers)) });
+    }
+    return r;
+  }
+
+  /** The rooms known to this device. */
+  roomIds(): string[] {
+    return [...this.rooms.keys()];
+  }
+
+  /** The other members of a room this device has a pairwise conversation with, and those conversations. */
+  peers(roomId: string): Map<string, string> {
+    return new Map(this.rooms.get(roomId)?.peers ?? []);
+  }
+
+  /** Use this transport for sending (replaces the current one). */
+  setTransport(transport: RoomTransport): void {
+    this.transport = transport;
+  }
+
+  /**
+   * Register a room (or its new member list): each pairwise conversation of this device becomes a
+   * messenger conversation with the other member as peer; removed members are forgotten.
+   * `keys` supplies members the room lists without keys (before `resolveMemberKeys`).
+   * @throws SecureMessengerError `unknown_conversation` when a member's keys are unknown (nothing
+   *   is changed for that member); Error when a conversation already has a peer with other keys.
+   */
+  async addRoom(room: RoomInfo, keys: readonly PeerDevice[] = []): Promise<void> {
+    const peers = new Map<string, string>();
+    const missing: string[] = [];
+    for (const c of room.conversations) {
+      if (c.device_ids.length !== 2 || !c.device_ids.includes(this.deviceId)) continue;
+      const peerId = c.device_ids[0] === this.deviceId ? c.device_ids[1]! : c.device_ids[0]!;
+      const peer = await this.memberKeys(room, peerId, keys);
+      if (!peer) {
+        missing.push(peerId);
+        continue;
+      }
+      await this.messenger.addConversation(c.conversation_id, peer);
+      peers.set(peerId, c.conversation_id);
+    }
+    this.rooms.set(room.room_id, { id: room.room_id, timeline: room.conversation_id, name: room.name, peers });
+    await this.save();
+    if (missing.length > 0) {
+      throw new SecureMessengerError('unknown_conversation', `room ${room.room_id}: no public keys for member(s) ${missing.join(', ')}; pass them to addRoom() or resolveMemberKeys`);
+    }
+  }
+
+  /** Re-read a room (`GET /rooms/{id}`) and register it. @throws TypeError without a client; as {@link addRoom}; ParleyApiError. */
+  async refresh(roomId: string): Promise<void> {
+    const client = this.options.client;
+    if (!client) throw new TypeError('RoomMessenger: refreshing a room needs options.client');
+    await this.addRoom(await client.getRoom(roomId));
+  }
+
+  /**
+   * Receive from a realtime client: `room_message` envelopes are decrypted (the client awaits
+   * each), `room_joined` registers the room, `member_joined` re-reads it, and every reconnection
+   * catches the known rooms up (with a client). Unless `options.transport` is false (owners that
+   * send over REST), it also becomes the transport. Returns a function that detaches.
+   */
+  attach(realtime: RealtimeClient, options: { transport?: boolean } = {}): () => void {
+    const report = (err: unknown) => this.emit('error', asRoomError(describe(err), err));
+    const offs = [
+      realtime.on('room_message', (m) => this.receive(m)),
+      realtime.on('room_joined', (e) => void this.addRoom(e).catch(report)),
+      realtime.on('member_joined', (e) => void (this.options.client ? this.refresh(e.room_id).catch(report) : undefined)),
+      realtime.on('stateChange', (e) => {
+        if (e.state === 'open' && this.options.client) for (const id of this.rooms.keys()) void this.catchUp(id).catch(report);
+      }),
+    ];
+    if (options.transport ?? true) this.transport = realtimeRoomTransport(realtime);
+    const off = () => offs.forEach((f) => f());
+    this.detachers.push(off);
+    return off;
+  }
+
+  /**
+   * Handle one `room_message` envelope addressed to this device: decrypted in the session of the
+   * pairwise conversation with its sender and delivered on the messenger's `message` event (see
+   * the file comment). Processed one at a time in call order; an unknown room or sender is
+   * re-read once with the client. Never rejects: problems are `error` events (here, or on the
+   * messenger for decryption).
+   */
+  receive(message: RoomMessageEvent): Promise<void> {
+    this.receiving = this.receiving.then(() => this.handle(message));
+    return this.receiving;
+  }
+
+  /**
+   * Read a room's timeline from its resume point and receive every envelope addressed to this
+   * device (in timeline order, queued with live messages so each is handled once).
+   * @returns how many entries carried an envelope for this device.
+   * @throws TypeError without a client; ParleyApiError / ParleyNetworkError from the timeline.
+   */
+  catchUp(roomId: string): Promise<number> {
+    const client = this.options.client;
+    if (!client) return Promise.reject(new TypeError('RoomMessenger: catch-up needs options.client'));
+    const run = this.receiving.then(async () => {
+      let since = this.resumeCursor(roomId);
+      let count = 0;
+      for (;;) {
+        const page = await client.roomTimeline(roomId, { since, limit: TIMELINE_PAGE });
+        for (const e of page.messages) {
+          if (!e.envelope || e.sender_device_id === this.deviceId) continue;
+          count++;
+          await this.handle({ room_id: roomId, room_message_id: e.room_message_id, sender_device_id: e.sender_device_id, header: e.envelope.header_blob, ciphertext: e.envelope.ciphertext, message_type: e.message_type, priority: e.priority, timestamp: e.timestamp, cursor: e.cursor });
+        }
+        if (page.messages.length < TIMELINE_PAGE || page.next_cursor === null) return count;
+        since = page.next_cursor;
+      }
+    });
+    this.receiving = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /**
+   * Where a room's catch-up resumes: the newest of its conversations' resume cursors (`0`, the
+   * beginning, when nothing was handled in the room yet).
+   */
+  resumeCursor(roomId: string): string {
+    let best = '0';
+    for (const conv of this.rooms.get(roomId)?.peers.values() ?? []) {
+      const c = this.messenger.resumeCursor(conv);
+      if (this.compare(c, best) > 0) best = c;
+    }
+    return best;
+  }
+
+  /**
+   * Encrypt structured content (SPEC §2.4) for every other member and send it as one room
+   * message. Errors as {@link sendPlaintext}.
+   */
+  send(roomId: string, content: Content, options: Pick<SendOptions, 'message_type' | 'priority'> = {}): Promise<RoomSendReceipt> {
+    const plaintext = encodeContent(content.type, content.payload);
+    const messageType = options.message_type ?? messageTypeFor(content.type);
+    return this.sendPlaintext(roomId, plaintext, { ...options, ...(messageType ? { message_type: messageType } : {}) });
+  }
+
+  /** {@link send} of a `text` content. */
+  sendText(roomId: string, text: string, options: Pick<SendOptions, 'message_type' | 'priority'> = {}): Promise<RoomSendReceipt> {
+    return this.send(roomId, { type: 'text', payload: { text } }, options);
+  }
+
+  /**
+   * Encrypt raw bytes once per other member (one envelope each) and send one room message.
+   * The member list is re-read first when a client is given (on failure the last known one is
+   * used, reported as an `error` event unless the network failed). Room messages of one room go
+   * to the transport in call order.
+   * @throws SecureMessengerError `no_transport`, `unknown_conversation` (unknown room, no other
+   *   member, or a member without keys), `send_failed` (transport error as `cause`), `stopped`,
+   *   `persist_failed`; the transport's scanner error when it refuses the plaintext.
+   */
+  async sendPlaintext(roomId: string, plaintext: Uint8Array, options: Pick<SendOptions, 'message_type' | 'priority'> = {}): Promise<RoomSendReceipt> {
+    const transport = this.transport;
+    if (!transport) throw new SecureMessengerError('no_transport', 'no room transport: call attach() or setTransport() first');
+    if (this.options.client) {
+      try {
+        await this.refresh(roomId);
+      } catch (err) {
+        // Send to the last known members: the service refuses the message if they are stale.
+        if (!this.rooms.has(roomId)) throw err;
+        if (!(err instanceof ParleyNetworkError)) this.emit('error', asRoomError(`re-reading room ${roomId} failed (${describe(err)}); sending to the last known members`, err));
+      }
+    }
+    const room = this.rooms.get(roomId);
+    if (!room) throw new SecureMessengerError('unknown_conversation', `unknown room ${roomId}: addRoom() first`);
+    const recipients = [...room.peers.keys()];
+    if (recipients.length === 0) throw new SecureMessengerError('unknown_conversation', `room ${roomId} has no other member to send to`);
+    const meta: Omit<RoomMessageInput, 'envelopes'> = {
+      ...(options.message_type !== undefined ? { message_type: options.message_type } : {}),
+      ...(options.priority !== undefined ? { priority: options.priority } : {}),
+    };
+    if (transport.scan) await transport.scan(plaintext, { conversation_id: room.timeline, room_id: roomId, ...meta });
+    const sealed = await this.messenger.seal(
+      recipients.map((d) => room.peers.get(d)!),
+      plaintext,
+    );
+    const envelopes = sealed.map((w, i) => ({ recipient_device_id: recipients[i]!, header_blob: w.header_blob, ciphertext: w.ciphertext }));
+    const previous = this.sending.get(roomId) ?? Promise.resolve();
+    const run = previous.then(() => transport.send({ room_id: roomId, ...meta, envelopes }));
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.sending.set(roomId, tail);
+    void tail.then(() => this.sending.get(roomId) === tail && this.sending.delete(roomId));
+    try {
+      return { ...(await run), room_id: roomId, recipients };
+    } catch (err) {
+      throw new SecureMessengerError('send_failed', `sending to room ${roomId} failed: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  /** Stop listening to attached realtime clients and wait for pending receives and sends. */
+  async close(): Promise<void> {
+    for (const off of this.detachers.splice(0)) off();
+    await this.receiving;
+    await Promise.all([...this.sending.values()]);
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async handle(m: RoomMessageEvent): Promise<void> {
+    if (m.sender_device_id === this.deviceId) return;
+    let conv = this.rooms.get(m.room_id)?.peers.get(m.sender_device_id);
+    if (conv === undefined && this.options.client) {
+      try {
+        await this.refresh(m.room_id);
+      } catch {
+        /* reported below if still unknown */
+      }
+      conv = this.rooms.get(m.room_id)?.peers.get(m.sender_device_id);
+    }
+    if (conv === undefined) {
+      this.emit('error', new SecureMessengerError('unknown_conversation', `room message ${m.room_message_id} from ${m.sender_device_id} in room ${m.room_id}: no pairwise conversation with that sender; skipped`, { messageId: m.room_message_id }));
+      return;
+    }
+    await this.messenger.receive({
+      message_id: m.room_message_id,
+      conversation_id: conv,
+      sender_device_id: m.sender_device_id,
+      header_blob: m.header,
+      ciphertext: m.ciphertext,
+      timestamp: m.timestamp,
+      cursor: m.cursor,
+      message_type: m.message_type,
+      priority: m.priority,
+      room_id: m.room_id,
+    });
+  }
+
+  private async memberKeys(room: RoomInfo, deviceId: string, keys: readonly PeerDevice[]): Promise<PeerDevice | undefined> {
+    const m = room.members.find((x) => x.device_id === deviceId);
+    if (m?.identity_public_key && m.ephemeral_public_key) return { device_id: deviceId, identity_public_key: m.identity_public_key, ephemeral_public_key: m.ephemeral_public_key };
+    const given = keys.find((k) => k.device_id === deviceId);
+    if (given) return given;
+    const known = this.rooms.get(room.room_id)?.peers.get(deviceId);
+    if (known !== undefined) return this.messenger.peer(known);
+    return this.options.resolveMemberKeys ? await this.options.resolveMemberKeys(room.room_id, deviceId) : undefined;
+  }
+
+  private async save(): Promise<void> {
+    const rooms: SavedRooms['rooms'] = {};
+    for (const r of this.rooms.values()) rooms[r.id] = { conversation_id: r.timeline, name: r.name, peers: Object.fromEntries(r.peers) };
+    const doc: SavedRooms = { v: 1, format: 'parley-rooms', device_id: this.deviceId, rooms };
+    await this.options.store.save(this.storeKey, JSON.stringify(doc));
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The hub-address registry (SPEC §2.8 address part, §4.10; DESIGN §8.13, §8.15, §8.18). A hub
+ * identity gives an agent a platform-wide unique, immutable `hub_address` (DID
+ * `did:hub:<address>`), optionally bound to one ACTIVE agent device of the tenant. This is the
+ * minimal registry A2A channels need (requests by address); DID documents, capability records,
+ * profiles, search and certification build on the same rows later.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { getDevice } from '../devices/repo.js';
+import * as repo from './repo.js';
+
+export type { HubIdentityRow } from './repo.js';
+
+/**
+ * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
+ * hyphen. Input is case-insensitive (uppercase is accepted and lowercased), so the pattern
+ * allows both cases; the stored form is lowercase.
+ */
+export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
+const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
+
+/** The stored (lowercase) form of a hub address, or null when it breaks DESIGN §8.13. */
+export function normalizeHubAddress(address: string): string | null {
+  return HUB_ADDRESS_RE.test(address) ? address.toLowerCase() : null;
+}
+
+/** `did:hub:<address>` (SPEC §2.8). */
+export const hubDid = (address: string) => `did:hub:${address}`;
+
+/** Registration body of `POST /hub/register` and `POST /hub/identities` (SPEC §2.8, DESIGN §8.15). */
+export interface HubRegistration {
+  hub_address: string;
+  display_name: string;
+  description?: string;
+  /** Capability names. */
+  capabilities?: string[];
+  /** The owner key: raw 32-byte Ed25519 public key, base64. */
+  public_key?: string;
+  /** An ACTIVE agent device of the tenant to bind (at most one identity per device). */
+  device_id?: string;
+}
+
+/** A hub identity on the wire. */
+export interface HubIdentityOut {
+  id: string;
+  hub_address: string;
+  did: string;
+  display_name: string;
+  description: string | null;
+  capabilities: string[];
+  public_key: string | null;
+  device_id: string | null;
+  trust_tier: string;
+  created_at: string;
+}
+
+const toOut = (h: repo.HubIdentityRow): HubIdentityOut => ({
+  id: h.id,
+  hub_address: h.hubAddress,
+  did: hubDid(h.hubAddress),
+  display_name: h.displayName,
+  description: h.description,
+  capabilities: h.capabilities as string[],
+  public_key: h.publicKey,
+  device_id: h.deviceId,
+  trust_tier: h.trustTier,
+  created_at: h.createdAt.toISOString(),
+});
+
+export class HubService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Register an identity for the tenant. The address is lowercased; capability names are
+   * de-duplicated (order kept).
+   * @throws 400 malformed address; 404 `device_id` unknown in this tenant; 400 not an agent
+   *   device; 409 device not ACTIVE, device already bound to an identity, or address taken
+   *   (platform-wide).
+   */
+  async register(tenantId: string, createdBy: string, input: HubRegistration): Promise<HubIdentityOut> {
+    const hubAddress = normalizeHubAddress(input.hub_address);
+    if (!hubAddress) throw badRequest('hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
+    const deviceId = input.device_id?.toLowerCase() ?? null;
+    try {
+      return await withTenant(this.db, tenantId, async (tx) => {
+        if (deviceId) await this.checkBindable(tx, deviceId);
+        const [row] = await repo.insertHubIdentity(tx, {
+          id: randomUUID(),
+          tenantId,
+          hubAddress,
+          deviceId,
+          displayName: input.display_name,
+          description: input.description ?? null,
+          publicKey: input.public_key ?? null,
+          capabilities: [...new Set(input.capabilities ?? [])],
+          createdBy,
+        });
+        return toOut(row!);
+      });
+    } catch (err) {
+      if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
+      throw err;
+    }
+  }
+
+  /** The tenant's identities, oldest first. */
+  list(tenantId: string): Promise<HubIdentityOut[]> {
+    return withTenant(this.db, tenantId, async (tx) => (await repo.listHubIdentities(tx)).map(toOut));
+  }
+
+  /** One identity of the tenant. @throws 404 unknown or another tenant's. */
+  async get(tenantId: string, id: string): Promise<HubIdentityOut> {
+    const row = await withTenant(this.db, tenantId, (tx) => repo.getHubIdentity(tx, id));
+    if (!row) throw notFound('hub identity');
+    return toOut(row);
+  }
+
+  /**
+   * The identity registered under `address` (any case), in any tenant, or null (also for a
+   * malformed address). Used by A2A channel requests, which name the responder by address.
+   */
+  async findByAddress(address: string): Promise<repo.HubIdentityRow | null> {
+    const hubAddress = normalizeHubAddress(address);
+    if (!hubAddress) return null;
+    const row = await crossTenant(this.db, 'hub addresses are public and unique platform-wide (SPEC §2.8)', (tx) => repo.getByAddress(tx, hubAddress));
+    return row ?? null;
+  }
+
+  /** The identity bound to `deviceId`, or null; runs in the caller's (tenant-scoped) transaction. */
+  async findByDevice(tx: Tx, deviceId: string): Promise<repo.HubIdentityRow | null> {
+    return (await repo.getByDevice(tx, deviceId)) ?? null;
+  }
+
+  /** DESIGN §8.18: an ACTIVE agent device of the tenant with no identity yet (row locked so concurrent binds serialize). */
+  private async checkBindable(tx: Tx, deviceId: string): Promise<void> {
+    const d = await getDevice(tx, deviceId, true);
+    if (!d) throw notFound('device');
+    if (d.kind !== 'agent') throw badRequest('device_id must name an agent device');
+    if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE agent device can be bound`);
+    if (await repo.getByDevice(tx, deviceId)) throw conflict('this device is already bound to a hub identity');
+  }
+}

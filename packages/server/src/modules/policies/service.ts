@@ -1,0 +1,384 @@
+/**
+ * Policies and held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5).
+ *
+ * - CRUD of a tenant's policies (`POST /policies {name, scope?, priority?, conditions, action,
+ *   enabled?}`); a room scope must name a room of the tenant (404 otherwise).
+ * - {@link PolicyDecider} for the message paths (rooms, A2A): evaluation inside the caller's
+ *   tenant-scoped transaction, one `policy_evaluations` record per (message, recipient).
+ * - Held messages: `held` -> `approved` (the releaser registered for the item's kind delivers it,
+ *   after commit) | `denied` | `expired` (after `heldTtlMs`, 72 h by default). Denied and expired
+ *   items lose their ciphertext (the envelope or A2A message keeps metadata only, outcome
+ *   `blocked`). A decision on an item that is no longer `held` answers 409.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions, type PolicyRule } from './engine.js';
+import * as repo from './repo.js';
+import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
+
+/** Held message states (DESIGN §8.3). */
+export const HELD_STATUSES = ['held', 'approved', 'denied', 'expired'] as const;
+export type HeldStatus = (typeof HELD_STATUSES)[number];
+
+/** Which message path releases a held item. */
+export type HeldKind = 'room' | 'a2a';
+
+/** A policy's scope on the wire: both null = tenant-wide. */
+export interface PolicyScope {
+  room_id: string | null;
+  skill: string | null;
+}
+
+/** A policy as answered by the routes (DESIGN §8.5). Timestamps are ISO 8601. */
+export interface PolicyOut {
+  policy_id: string;
+  name: string;
+  scope: PolicyScope;
+  priority: number;
+  conditions: PolicyConditions;
+  action: PolicyAction;
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Body of `POST /policies`. `scope` names a room or a skill (not both); absent, null or `{}` =
+ * tenant-wide. `priority` (default 0) orders policies: higher first; it only decides which of
+ * several equally restrictive matching policies is reported as the winner.
+ */
+export interface PolicyInput {
+  name: string;
+  scope?: { room_id?: string; skill?: string } | null;
+  priority?: number;
+  conditions: PolicyConditions;
+  action: PolicyAction;
+  enabled?: boolean;
+}
+
+/** Body of `PATCH /policies/{id}`: any subset of the create fields. */
+export type PolicyPatch = Partial<PolicyInput>;
+
+/**
+ * A held message as listed (DESIGN §8.5), never with ciphertext. `channel_id` is set for A2A
+ * holds (room_id is then null); `decided_at` is set once approved, denied or expired.
+ */
+export interface HeldOut {
+  held_message_id: string;
+  room_id: string | null;
+  channel_id: string | null;
+  sender_device_id: string;
+  recipient_device_id: string | null;
+  policy_id: string | null;
+  message_type: string;
+  priority: string;
+  status: HeldStatus;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+}
+
+/** Where errors of releasers go (no message content is ever logged). */
+export interface PolicyLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface PolicyServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  /** How long a message stays held before it expires, in milliseconds (HELD_MESSAGE_TTL_HOURS). */
+  heldTtlMs: number;
+  log?: PolicyLog;
+}
+
+const toPolicyOut = (p: repo.PolicyRow): PolicyOut => ({
+  policy_id: p.id,
+  name: p.name,
+  scope: { room_id: p.scopeRoomId, skill: p.scopeSkill },
+  priority: p.priority,
+  conditions: p.conditions as PolicyConditions,
+  action: p.action as PolicyAction,
+  enabled: p.enabled,
+  created_at: p.createdAt.toISOString(),
+  updated_at: p.updatedAt.toISOString(),
+});
+
+const toRule = (p: repo.PolicyRow): PolicyRule => ({
+  id: p.id,
+  action: p.action as PolicyAction,
+  conditions: p.conditions as PolicyConditions,
+  scopeRoomId: p.scopeRoomId,
+  scopeSkill: p.scopeSkill,
+  enabled: p.enabled,
+});
+
+/** The status a held row answers with: a lapsed `held` row is `expired` even before the job ran. */
+const effectiveStatus = (h: repo.HeldRow, now: Date): HeldStatus =>
+  h.status === 'held' && h.expiresAt <= now ? 'expired' : (h.status as HeldStatus);
+
+const toHeldOut = (h: repo.HeldRow, now = new Date()): HeldOut => ({
+  held_message_id: h.id,
+  room_id: h.roomId,
+  channel_id: h.channelId,
+  sender_device_id: h.senderDeviceId,
+  recipient_device_id: h.recipientDeviceId,
+  policy_id: h.policyId,
+  message_type: h.messageType,
+  priority: h.priority,
+  status: effectiveStatus(h, now),
+  created_at: h.createdAt.toISOString(),
+  expires_at: h.expiresAt.toISOString(),
+  decided_at: h.decidedAt?.toISOString() ?? null,
+});
+
+/** The held row as handed to its releaser (only the fields that are set). */
+function toRecord(h: repo.HeldRow): HeldRecord {
+  return {
+    id: h.id,
+    tenantId: h.tenantId,
+    ...(h.roomId ? { roomId: h.roomId } : {}),
+    ...(h.envelopeId ? { envelopeId: h.envelopeId } : {}),
+    ...(h.channelId ? { channelId: h.channelId } : {}),
+    ...(h.a2aMessageId ? { a2aMessageId: h.a2aMessageId } : {}),
+    senderDeviceId: h.senderDeviceId,
+    recipientDeviceId: h.recipientDeviceId,
+    policyId: h.policyId,
+    messageType: h.messageType,
+    priority: h.priority,
+  };
+}
+
+/** A held item belongs to A2A when it points at a channel or an A2A message, else to rooms. */
+const kindOf = (h: repo.HeldRow): HeldKind => (h.channelId || h.a2aMessageId ? 'a2a' : 'room');
+
+/** Normalise a wire scope; 400 when it names both a room and a skill. */
+function scopeColumns(scope: PolicyInput['scope']): { scopeRoomId: string | null; scopeSkill: string | null } {
+  const roomId = scope?.room_id ?? null;
+  const skill = scope?.skill ?? null;
+  if (roomId && skill) throw badRequest('scope names a room or a skill, not both');
+  return { scopeRoomId: roomId?.toLowerCase() ?? null, scopeSkill: skill };
+}
+
+export class PolicyService implements PolicyDecider {
+  private readonly releasers = new Map<HeldKind, HeldReleaser>();
+
+  constructor(private readonly deps: PolicyServiceDeps) {}
+
+  // ------------------------------------------------------------------ policies (CRUD)
+
+  /** Create a policy. @throws 400 for a scope naming both a room and a skill; 404 for an unknown room. */
+  create(tenantId: string, input: PolicyInput): Promise<PolicyOut> {
+    const scope = scopeColumns(input.scope);
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      await this.mustSeeRoom(tx, scope.scopeRoomId);
+      const now = new Date();
+      const [row] = await repo.insertPolicy(tx, {
+        id: randomUUID(),
+        tenantId,
+        name: input.name,
+        ...scope,
+        priority: input.priority ?? 0,
+        conditions: input.conditions,
+        action: input.action,
+        enabled: input.enabled ?? true,
+        createdAt: now,
+        updatedAt: now,
+      });
+      return toPolicyOut(row!);
+    });
+  }
+
+  /** The tenant's policies in evaluation order (priority descending, then oldest first). */
+  list(tenantId: string): Promise<PolicyOut[]> {
+    return withTenant(this.deps.db, tenantId, async (tx) => (await repo.listPolicies(tx)).map(toPolicyOut));
+  }
+
+  /** One policy. @throws 404 when unknown in this tenant. */
+  get(tenantId: string, id: string): Promise<PolicyOut> {
+    return withTenant(this.deps.db, tenantId, async (tx) => toPolicyOut(await this.mustGetPolicy(tx, id)));
+  }
+
+  /**
+   * Change any subset of a policy's fields (`scope: null` or `{}` makes it tenant-wide).
+   * @throws 404 for an unknown policy or scope room; 400 for a scope naming a room and a skill.
+   */
+  update(tenantId: string, id: string, patch: PolicyPatch): Promise<PolicyOut> {
+    const scope = patch.scope !== undefined ? scopeColumns(patch.scope) : undefined;
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      await this.mustGetPolicy(tx, id);
+      if (scope) await this.mustSeeRoom(tx, scope.scopeRoomId);
+      const [row] = await repo.updatePolicy(tx, id, {
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(scope ?? {}),
+        ...(patch.priority !== undefined ? { priority: patch.priority } : {}),
+        ...(patch.conditions !== undefined ? { conditions: patch.conditions } : {}),
+        ...(patch.action !== undefined ? { action: patch.action } : {}),
+        ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+        updatedAt: new Date(),
+      });
+      return toPolicyOut(row!);
+    });
+  }
+
+  /** Delete a policy. @throws 404 when unknown in this tenant. */
+  async delete(tenantId: string, id: string): Promise<void> {
+    const deleted = await withTenant(this.deps.db, tenantId, (tx) => repo.deletePolicy(tx, id));
+    if (deleted.length === 0) throw notFound('policy');
+  }
+
+  // ------------------------------------------------------------------ PolicyDecider
+
+  /**
+   * Evaluate each item against the tenant's enabled policies (loaded and compiled once per call)
+   * and write one `policy_evaluations` record per item in a single INSERT. `duration_us` is the
+   * item's own evaluation time in whole microseconds (loading and compiling are not included).
+   */
+  async decide(tx: Tx, tenantId: string, items: DecideItem[]): Promise<Evaluation[]> {
+    if (items.length === 0) return [];
+    const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(toRule));
+    const results: Evaluation[] = [];
+    const rows: repo.EvaluationInsert[] = [];
+    for (const item of items) {
+      const start = process.hrtime.bigint();
+      const ev = evaluate(compiled, item.ctx, item.defaultOutcome);
+      const durationUs = Number((process.hrtime.bigint() - start) / 1000n);
+      results.push(ev);
+      rows.push({
+        id: randomUUID(),
+        tenantId,
+        subjectKind: item.subjectKind,
+        subjectId: item.subjectId,
+        senderDeviceId: item.ctx.senderDeviceId,
+        recipientDeviceId: item.ctx.recipientDeviceId,
+        outcome: ev.outcome,
+        policyId: ev.policyId,
+        matchedPolicyIds: ev.matched,
+        durationUs,
+      });
+    }
+    await repo.insertEvaluations(tx, rows);
+    return results;
+  }
+
+  /** Whether any enabled policy of the tenant (the one `tx` is scoped to) has `rate_per_minute_over`. */
+  needsSenderRate(tx: Tx, tenantId: string): Promise<boolean> {
+    void tenantId;
+    return repo.anyEnabledUsesRate(tx);
+  }
+
+  /** Insert a `held` held message expiring `heldTtlMs` from now; answers its id. */
+  async hold(tx: Tx, tenantId: string, input: HoldInput): Promise<string> {
+    const id = randomUUID();
+    await repo.insertHeld(tx, {
+      id,
+      tenantId,
+      roomId: input.roomId ?? null,
+      envelopeId: input.envelopeId ?? null,
+      channelId: input.channelId ?? null,
+      a2aMessageId: input.a2aMessageId ?? null,
+      senderDeviceId: input.senderDeviceId,
+      recipientDeviceId: input.recipientDeviceId,
+      policyId: input.policyId,
+      messageType: input.messageType,
+      priority: input.priority,
+      status: 'held',
+      expiresAt: new Date(Date.now() + this.deps.heldTtlMs),
+    });
+    return id;
+  }
+
+  /** Send `policy_alert` with `data` to the tenant's owner sockets (and webhooks). Call after commit. */
+  alert(tenantId: string, data: Record<string, unknown>): Promise<void> {
+    return this.deps.notifier.toOwners(tenantId, 'policy_alert', data);
+  }
+
+  // ------------------------------------------------------------------ held messages
+
+  /**
+   * Set the function that delivers approved held items of a kind (rooms: `'room'`, A2A: `'a2a'`);
+   * a later registration for the same kind replaces the earlier one.
+   */
+  registerReleaser(kind: HeldKind, fn: HeldReleaser): void {
+    this.releasers.set(kind, fn);
+  }
+
+  /** Held messages of a status (default `held`), oldest first, by their effective status. */
+  listHeld(tenantId: string, opts: { status?: HeldStatus } = {}): Promise<HeldOut[]> {
+    const now = new Date();
+    return withTenant(this.deps.db, tenantId, async (tx) => (await repo.listHeld(tx, opts.status ?? 'held', now)).map((h) => toHeldOut(h, now)));
+  }
+
+  /**
+   * held -> approved by owner `sub`; after commit the releaser of the item's kind delivers it (a
+   * releaser failure is logged: the approval stands). @throws 404 unknown; 409 when not `held`.
+   */
+  async approve(tenantId: string, sub: string, id: string): Promise<HeldOut> {
+    const row = await this.settle(tenantId, sub, id, 'approved');
+    await this.release(row);
+    return toHeldOut(row);
+  }
+
+  /** held -> denied by owner `sub`; the held ciphertext is dropped. @throws 404 unknown; 409 when not `held`. */
+  async deny(tenantId: string, sub: string, id: string): Promise<HeldOut> {
+    return toHeldOut(await this.settle(tenantId, sub, id, 'denied'));
+  }
+
+  /**
+   * Expire every `held` message with `expires_at` <= `now`, in all tenants, dropping its held
+   * ciphertext. Answers how many expired.
+   */
+  expireDue(now = new Date()): Promise<number> {
+    return crossTenant(this.deps.db, 'maintenance: held-message expiry across tenants', async (tx) => {
+      const rows = await repo.expireDueHeld(tx, now);
+      await repo.wipeHeldPayloads(tx, rows);
+      return rows.length;
+    });
+  }
+
+  /**
+   * One decision in one transaction. A lapsed `held` row is expired (and wiped) in the same
+   * transaction, then answered 409 once that has committed.
+   */
+  private async settle(tenantId: string, sub: string, id: string, to: 'approved' | 'denied'): Promise<repo.HeldRow> {
+    const result = await withTenant(this.deps.db, tenantId, async (tx) => {
+      const held = await repo.getHeldForUpdate(tx, id);
+      if (!held) throw notFound('held message');
+      if (held.status !== 'held') throw conflict(`held message is already ${held.status}`);
+      const now = new Date();
+      const expired = held.expiresAt <= now;
+      const row = await repo.updateHeld(tx, id, expired ? { status: 'expired', decidedAt: now } : { status: to, decidedAt: now, decidedBy: sub });
+      if (row.status !== 'approved') await repo.wipeHeldPayloads(tx, [row]);
+      return row;
+    });
+    if (result.status === 'expired') throw conflict('held message is already expired');
+    return result;
+  }
+
+  private async release(row: repo.HeldRow): Promise<void> {
+    const kind = kindOf(row);
+    const releaser = this.releasers.get(kind);
+    if (!releaser) {
+      this.deps.log?.warn({ held_message_id: row.id, kind }, 'approved held message has no releaser for its kind');
+      return;
+    }
+    try {
+      await releaser(toRecord(row));
+    } catch (err) {
+      this.deps.log?.error({ err, held_message_id: row.id, kind }, 'releasing an approved held message failed');
+    }
+  }
+
+  private async mustGetPolicy(tx: Tx, id: string): Promise<repo.PolicyRow> {
+    const p = await repo.getPolicy(tx, id);
+    if (!p) throw notFound('policy');
+    return p;
+  }
+
+  private async mustSeeRoom(tx: Tx, roomId: string | null): Promise<void> {
+    if (roomId && !(await repo.roomExists(tx, roomId))) throw notFound('room');
+  }
+}

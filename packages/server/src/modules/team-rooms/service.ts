@@ -1,0 +1,73 @@
+/**
+ * Team rooms (SPEC §2.5, §4.13): rooms that belong to a workspace (`rooms.workspace_id`), created
+ * through the room module (`RoomService.create`, so members, pairwise conversations, policies
+ * and events are those of any room). Participants are members of the workspace or owner devices
+ * of the tenant (the humans overseeing the team); anything else is a 400.
+ *
+ * Listing: owners see every active team room of the tenant (optionally one workspace's); an
+ * API-key agent sees the team rooms of its workspaces in which its device participates, only the
+ * `X-Workspace-Id` workspace's when that header is sent.
+ */
+import type { Db } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { badRequest } from '../../lib/errors.js';
+import type { CreateRoomInput, RoomDetails, RoomService } from '../rooms/service.js';
+import * as workspacesRepo from '../workspaces/repo.js';
+import type { WorkspaceService } from '../workspaces/service.js';
+import * as repo from './repo.js';
+
+/** SPEC §2.5 team room summary, plus the workspace it belongs to. */
+export interface TeamRoomSummary {
+  id: string;
+  name: string;
+  participant_count: number;
+  workspace_id: string;
+}
+
+/** `POST /team-rooms` body. */
+export type CreateTeamRoomInput = Required<Pick<CreateRoomInput, 'workspace_id'>> & Omit<CreateRoomInput, 'workspace_id'>;
+
+/** Who lists team rooms: the owner (whole tenant) or an agent device (its own rooms). */
+export type TeamRoomViewer = { kind: 'owner' } | { kind: 'agent'; deviceId: string; workspaceId: string | null };
+
+export interface TeamRoomServiceDeps {
+  db: Db;
+  rooms: Pick<RoomService, 'create'>;
+  workspaces: Pick<WorkspaceService, 'mustGet'>;
+}
+
+const summary = (r: repo.TeamRoomRow): TeamRoomSummary => ({ id: r.id, name: r.name, participant_count: r.participantCount, workspace_id: r.workspaceId });
+
+export class TeamRoomService {
+  constructor(private readonly deps: TeamRoomServiceDeps) {}
+
+  /**
+   * Create a team room: the room (201 shape of `POST /rooms`) with `id` = `room_id`.
+   * The membership check and the room creation are two transactions: a member removed from the
+   * workspace in between still joins (the owner can remove it from the room).
+   * @throws 404 unknown workspace; 400 a participant that is neither a workspace member nor an
+   *   owner device of the tenant (and RoomService's 400s: not ACTIVE, more than 100 members).
+   */
+  async create(tenantId: string, createdBy: string, input: CreateTeamRoomInput): Promise<RoomDetails & { id: string }> {
+    const ids = [...new Set(input.member_device_ids.map((d) => d.toLowerCase()))];
+    await withTenant(this.deps.db, tenantId, async (tx) => {
+      await this.deps.workspaces.mustGet(tx, input.workspace_id);
+      const members = await workspacesRepo.memberIds(tx, input.workspace_id, ids);
+      const rest = ids.filter((id) => !members.has(id));
+      const owners = new Set((await workspacesRepo.devicesByIds(tx, rest)).filter((d) => d.kind === 'owner').map((d) => d.id));
+      const bad = rest.filter((id) => !owners.has(id));
+      if (bad.length > 0) throw badRequest(`team room participants must be members of the workspace or owner devices: ${bad.join(', ')}`);
+    });
+    const room = await this.deps.rooms.create(tenantId, createdBy, { ...input, member_device_ids: ids });
+    return { id: room.room_id, ...room };
+  }
+
+  /** Active team rooms visible to `viewer`, oldest first; `workspaceId` narrows to one workspace. */
+  list(tenantId: string, viewer: TeamRoomViewer, workspaceId?: string): Promise<TeamRoomSummary[]> {
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      if (viewer.kind === 'owner') return (await repo.listTeamRooms(tx, { workspaceId })).map(summary);
+      if (viewer.workspaceId && workspaceId && viewer.workspaceId !== workspaceId) return [];
+      return (await repo.listTeamRooms(tx, { workspaceId: viewer.workspaceId ?? workspaceId, deviceId: viewer.deviceId })).map(summary);
+    });
+  }
+}

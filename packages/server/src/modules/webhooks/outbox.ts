@@ -1,0 +1,60 @@
+/**
+ * Webhook outbox (DESIGN §8.11): events become `webhook_deliveries` rows, one per target device
+ * with a webhook URL, delivered later by the {@link WebhookWorker} whether or not the device is
+ * online. Bodies are built by `events.ts` (never ciphertext).
+ *
+ * Two ways in:
+ * - the {@link WebhookOutbox} sink the Notifier calls after each socket publish (its own
+ *   transaction, after the business commit): every webhook event except `message`;
+ * - {@link enqueueInTx} / {@link enqueueMessagesInTx} inside the caller's transaction, so the
+ *   delivery commits with the change that caused it. The message writer uses the latter for
+ *   `message` (one extra statement per group-commit batch), which is why the sink skips `message`.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import type { Audience } from '../../realtime/bus.js';
+import type { WebhookSink } from '../../realtime/notifier.js';
+import { isWebhookEvent, toWebhookPayload } from './events.js';
+import * as repo from './repo.js';
+
+/**
+ * Enqueue `event` for the audience inside `tx` (a transaction scoped to `tenantId`): one row per
+ * audience device with a webhook URL (listed devices, plus every ACTIVE owner device of the tenant
+ * when `audience.ownersOfTenant` is set), in one statement. Non-webhook events are ignored.
+ * Answers the number of deliveries enqueued.
+ */
+export async function enqueueInTx(tx: Tx, tenantId: string, audience: Audience, event: string, data: unknown): Promise<number> {
+  const payload = toWebhookPayload(event, data);
+  if (!payload) return 0;
+  const deviceIds = audience.deviceIds ?? [];
+  const owners = audience.ownersOfTenant !== undefined;
+  if (deviceIds.length === 0 && !owners) return 0;
+  return repo.insertForAudience(tx, tenantId, { deviceIds, owners }, payload);
+}
+
+/**
+ * Enqueue `message.received` for the recipients (with a webhook URL) of messages just inserted in
+ * `tx` (the message group-commit flush). One statement whatever the batch size.
+ */
+export function enqueueMessagesInTx(tx: Tx, messageIds: string[]): Promise<void> {
+  return messageIds.length === 0 ? Promise.resolve() : repo.insertForMessages(tx, messageIds);
+}
+
+/** The Notifier's webhook sink: enqueues every webhook event but `message` in its own tenant transaction. */
+export class WebhookOutbox implements WebhookSink {
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Never throws: a failed enqueue is logged (event name and tenant only) and the socket delivery stands. */
+  async enqueue(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void> {
+    if (event === 'message' || !isWebhookEvent(event)) return;
+    try {
+      await withTenant(this.db, tenantId, (tx) => enqueueInTx(tx, tenantId, audience, event, data));
+    } catch (err) {
+      this.log.warn({ err, event, tenantId }, 'webhook enqueue failed');
+    }
+  }
+}
