@@ -58,6 +58,7 @@ describe('REST route table drift', () => {
         'owner-or-device': ['deviceJwt', 'ownerJwt'],
         'owner-or-apikey': ['apiKey', 'ownerJwt'],
         'device-or-apikey': ['apiKey', 'deviceJwt'],
+        any: ['apiKey', 'deviceJwt', 'ownerJwt'],
       }[r.auth];
       if ([...schemes].sort().join() !== expected.join()) mismatches.push(`${name}: sdk ${r.auth}, server [${[...schemes].join(', ')}]`);
     }

@@ -93,6 +93,7 @@ const NEEDS: Record<Exclude<RouteAuth, 'none'>, string> = {
   'owner-or-device': 'a device or owner token',
   'owner-or-apikey': 'an owner token or an API key',
   'device-or-apikey': 'a device token or an API key',
+  any: 'a device token, an owner token or an API key',
 };
 
 export interface ParleyClientOptions {
@@ -235,6 +236,7 @@ export class ParleyClient {
   private async prefersApiKey(auth: RouteAuth): Promise<boolean> {
     if (auth === 'owner-or-apikey') return !(await resolveToken(this.ownerToken));
     if (auth === 'device-or-apikey') return !(await resolveToken(this.deviceToken));
+    if (auth === 'any') return !(await resolveToken(this.deviceToken)) && !(await resolveToken(this.ownerToken));
     return false;
   }
 
@@ -256,7 +258,7 @@ export class ParleyClient {
       // owner-or-device: the device JWT when the client has one, else the owner JWT (+ X-Device-Id).
       const ownerFirst = route.auth === 'owner' || route.auth === 'owner-or-apikey';
       const deviceToken = ownerFirst ? undefined : await resolveToken(this.deviceToken);
-      const asOwner = ownerFirst || (route.auth === 'owner-or-device' && !deviceToken);
+      const asOwner = ownerFirst || ((route.auth === 'owner-or-device' || route.auth === 'any') && !deviceToken);
       const token = opts.token ?? (asOwner ? await resolveToken(this.ownerToken) : deviceToken);
       if (!token) {
         const needs = NEEDS[route.auth];

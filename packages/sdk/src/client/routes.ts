@@ -21,9 +21,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  *   JWT with `X-Device-Id` naming the acting owner device;
  * - `owner-or-apikey`: owner JWT, or the API key (`X-API-Key`, optional `X-Workspace-Id`) of a
  *   third-party agent;
- * - `device-or-apikey`: the agent's device JWT, or its API key.
+ * - `device-or-apikey`: the agent's device JWT, or its API key;
+ * - `any`: the device JWT when the client has one, else the owner JWT, else the API key.
  */
-export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey';
+export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any';
 
 /** One row of the route table. */
 export interface RouteSpec {
@@ -104,12 +105,12 @@ export const ROUTES = {
   // rooms (SPEC §2.5, §4.6; DESIGN §8.5)
   createRoom: r('POST', v1('/rooms'), 'owner'),
   listRooms: r('GET', v1('/rooms'), 'owner'),
-  getRoom: r('GET', v1('/rooms/{id}'), 'owner-or-device'),
+  getRoom: r('GET', v1('/rooms/{id}'), 'any'),
   updateRoom: r('PATCH', v1('/rooms/{id}'), 'owner'),
   addRoomMember: r('POST', v1('/rooms/{id}/members'), 'owner'),
   removeRoomMember: r('DELETE', v1('/rooms/{id}/members/{device_id}'), 'owner'),
   sendRoomMessage: r('POST', v1('/rooms/{id}/messages'), 'owner'),
-  roomTimeline: r('GET', v1('/rooms/{id}/messages'), 'owner-or-device'),
+  roomTimeline: r('GET', v1('/rooms/{id}/messages'), 'any'),
   // policies, held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5)
   createPolicy: r('POST', v1('/policies'), 'owner'),
   listPolicies: r('GET', v1('/policies'), 'owner'),

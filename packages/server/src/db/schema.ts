@@ -550,7 +550,7 @@ export const a2aMessages = pgTable(
 
 /**
  * Webhook outbox (DESIGN §8.11): one row per (device, event), claimed by the delivery worker with
- * `FOR UPDATE SKIP LOCKED`; status pending | delivered | failed, exponential backoff via
+ * `FOR UPDATE SKIP LOCKED`; status pending | delivered | failed | cancelled, exponential backoff via
  * `next_attempt_at`.
  */
 export const webhookDeliveries = pgTable(

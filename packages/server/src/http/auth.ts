@@ -17,8 +17,9 @@ import { asUuid } from '../lib/ids.js';
  * - `owner-or-device`: either.
  * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), SPEC §4.13.
  * - `device-or-apikey`: device JWT or API key (an agent acting as itself).
+ * - `any`: owner JWT, device JWT or API key (reads open to owners and to member agents).
  */
-export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey';
+export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any';
 
 const ACCEPTS: Record<Exclude<AuthMode, 'none'>, readonly Principal['kind'][]> = {
   owner: ['owner'],
@@ -27,6 +28,7 @@ const ACCEPTS: Record<Exclude<AuthMode, 'none'>, readonly Principal['kind'][]> =
   'owner-or-device': ['owner', 'device'],
   'owner-or-apikey': ['owner', 'apikey'],
   'device-or-apikey': ['device', 'apikey'],
+  any: ['owner', 'device', 'apikey'],
 };
 const NEEDS: Record<Principal['kind'], string> = { owner: 'an owner token', device: 'a device token', apikey: 'an API key' };
 

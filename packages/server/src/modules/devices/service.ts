@@ -256,8 +256,8 @@ export class DeviceService {
   }
 
   /**
-   * Register (`url`) or clear (`null`) a device's webhook URL (delivery: DESIGN §8.11, a later
-   * issue). A new registration answers a fresh Standard Webhooks secret (`whsec_…`) once.
+   * Register (`url`) or clear (`null`) a device's webhook URL (delivery: DESIGN §8.11,
+   * modules/webhooks). A new registration answers a fresh Standard Webhooks secret (`whsec_…`) once.
    */
   setWebhook(tenantId: string, id: string, url: string | null) {
     return withTenant(this.db, tenantId, async (tx) => {

@@ -1,6 +1,6 @@
 /** Room routes (SPEC §4.6; DESIGN §8.5). Thin: the rules live in RoomService. */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { actingDevice, ownerOf } from '../../http/auth.js';
+import { actingDevice, agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, PageQuery, Timestamp, Uuid } from '../../http/schemas.js';
 import type { DeviceService } from '../devices/service.js';
@@ -43,8 +43,8 @@ const DeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ de
 const tags = ['rooms'];
 const security = [{ ownerJwt: [] }];
 const owner = { auth: 'owner' as const };
-const ownerOrDevice = { auth: 'owner-or-device' as const };
-const ownerOrDeviceSecurity: { [scheme: string]: string[] }[] = [{ ownerJwt: [] }, { deviceJwt: [] }];
+const anyPrincipal = { auth: 'any' as const };
+const anySecurity: { [scheme: string]: string[] }[] = [{ ownerJwt: [] }, { deviceJwt: [] }, { apiKey: [] }];
 
 export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices: DeviceService }> = async (app, { rooms, devices }) => {
   app.post(
@@ -79,12 +79,13 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
   app.get(
     '/rooms/:id',
     {
-      config: ownerOrDevice,
-      schema: { tags, security: ownerOrDeviceSecurity, summary: 'Room details with members (and their public keys) and conversations; a device must be a member', params: IdParams, response: { 200: RoomDetails, ...errorResponses(400, 401, 403, 404) } },
+      config: anyPrincipal,
+      schema: { tags, security: anySecurity, summary: 'Room details with members (and their public keys) and conversations; a device must be a member', params: IdParams, response: { 200: RoomDetails, ...errorResponses(400, 401, 403, 404) } },
     },
     async (req) => {
-      const p = req.principal!;
-      return p.kind === 'device' ? rooms.get(p.tenantId, req.params.id, p.deviceId) : rooms.get(ownerOf(req).tenantId, req.params.id);
+      if (req.principal?.kind === 'owner') return rooms.get(ownerOf(req).tenantId, req.params.id);
+      const agent = agentDeviceOf(req);
+      return rooms.get(agent.tenantId, req.params.id, agent.deviceId);
     },
   );
 
@@ -162,10 +163,10 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
   app.get(
     '/rooms/:id/messages',
     {
-      config: ownerOrDevice,
+      config: anyPrincipal,
       schema: {
         tags,
-        security: ownerOrDeviceSecurity,
+        security: anySecurity,
         summary: 'Aggregated timeline, oldest first; since = ISO timestamp or next_cursor',
         params: IdParams,
         headers: DeviceHeader,
@@ -175,7 +176,10 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
     },
     async (req) => {
       const p = req.principal!;
-      if (p.kind === 'device') return rooms.timeline(p.tenantId, req.params.id, { deviceId: p.deviceId, asMember: true }, req.query);
+      if (p.kind !== 'owner') {
+        const agent = agentDeviceOf(req);
+        return rooms.timeline(agent.tenantId, req.params.id, { deviceId: agent.deviceId, asMember: true }, req.query);
+      }
       const header = actingDevice(req, false);
       const { tenantId, deviceId } = header ? await devices.actingDevice(p, header) : { tenantId: ownerOf(req).tenantId, deviceId: undefined };
       return rooms.timeline(tenantId, req.params.id, { ...(deviceId ? { deviceId } : {}), asMember: false }, req.query);
