@@ -27,6 +27,7 @@ import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
+import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
 import { a2aRoutes } from './modules/a2a/routes.js';
@@ -126,6 +127,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
   await deviceTokens.init();
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
+  const secrets = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir));
   const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
   const notifier = new Notifier(bus);
   // The logger exists once `app` is built below; the closures only run later, at request time.
@@ -178,7 +180,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
   });
-  const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway });
+  const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const rooms = new RoomService({ db, notifier, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
@@ -189,7 +191,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const attachments = new AttachmentService({ db, blobs, maxBytes: config.limits.maxAttachmentBytes, log: app.log });
   const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'));
   notifier.setWebhookSink(new WebhookOutbox(db, app.log));
-  const webhookWorker = new WebhookWorker(db, config.webhooks, app.log);
+  const webhookWorker = new WebhookWorker(db, config.webhooks, secrets, app.log);
+  if (config.databaseUrl && !config.secretsKey) {
+    app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets-key; every instance sharing this database needs the same key');
+  }
   const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'));
 
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, federation } satisfies Parley);

@@ -3,6 +3,7 @@
  * Nothing in the service reads `process.env` at import time; `loadConfig(env)` is the only reader.
  */
 import path from 'node:path';
+import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
 
 /** Rate limits (SPEC §8, DESIGN §8.12). `max` requests per `windowMs` milliseconds. */
 export interface RateLimitConfig {
@@ -76,6 +77,12 @@ export interface Config {
   heldMessageTtlMs: number;
   /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
+  /**
+   * Key sealing secrets stored in the database (webhook signing secrets), base64 of 32 bytes
+   * (`SECRETS_KEY`); undefined uses a key generated once in `DATA_DIR/secrets-key`. Instances that
+   * share a PostgreSQL database must all be given the same value.
+   */
+  secretsKey: string | undefined;
 }
 
 /** Webhook delivery worker settings (DESIGN §8.11). */
@@ -88,6 +95,13 @@ export interface WebhookConfig {
   retryBaseMs: number;
   /** Attempts before a delivery is `failed` (`WEBHOOK_MAX_ATTEMPTS`, default 8, at least 1). */
   maxAttempts: number;
+  /**
+   * Deliver to loopback, private (RFC 1918, ULA), link-local, CGNAT and other non-public addresses
+   * (`WEBHOOK_ALLOW_PRIVATE`, default false: such targets are refused, SSRF guard).
+   */
+  allowPrivate: boolean;
+  /** Accept `http:` webhook URLs (`WEBHOOK_ALLOW_HTTP`, default false: `https:` only). */
+  allowHttp: boolean;
 }
 
 /** Thrown for an environment variable that cannot be parsed. */
@@ -99,6 +113,26 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
   return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** `SECRETS_KEY` when set, checked to be base64 of 32 bytes (never echoed in the error). */
+function secretsKey(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.SECRETS_KEY?.trim();
+  if (!raw) return undefined;
+  try {
+    decodeSecretsKey(raw);
+  } catch {
+    throw new ConfigError(`SECRETS_KEY must be base64 of ${SECRETS_KEY_BYTES} bytes (e.g. \`openssl rand -base64 32\`)`);
+  }
+  return raw;
 }
 
 const VERSION = '0.1.0';
@@ -168,6 +202,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000),
       retryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000),
       maxAttempts: Math.max(1, int(env, 'WEBHOOK_MAX_ATTEMPTS', 8)),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
     },
+    secretsKey: secretsKey(env),
   };
 }

@@ -12,6 +12,7 @@ import {
   integer,
   jsonb,
   index,
+  pgSequence,
   pgTable,
   primaryKey,
   text,
@@ -340,7 +341,19 @@ export const roomConversations = pgTable(
   (t) => [uniqueIndex('room_conversations_pair_idx').on(t.roomId, t.deviceA, t.deviceB)],
 );
 
-/** A room message (timeline entry); its per-recipient ciphertexts are `room_envelopes`. */
+/**
+ * Release positions of room envelopes (member timelines, DESIGN §8.5): one value per release, i.e.
+ * per room message at send time (its sender's position and that of every envelope released with
+ * it) and per held envelope at approval. Taken under a per-room transaction lock, so within a room
+ * positions commit in order and a member paging by cursor never skips one.
+ */
+export const roomReleaseSeq = pgSequence('room_release_seq');
+
+/**
+ * A room message (timeline entry); its per-recipient ciphertexts are `room_envelopes`. `seq`
+ * orders the owner timeline; `release_seq` is the sender's position in its member timeline
+ * (set at the end of the sending transaction).
+ */
 export const roomMessages = pgTable(
   'room_messages',
   {
@@ -352,6 +365,7 @@ export const roomMessages = pgTable(
     messageType: text('message_type').notNull(),
     priority: text('priority').notNull(),
     createdAt: createdAt(),
+    releaseSeq: bigint('release_seq', { mode: 'number' }),
   },
   (t) => [index('room_messages_room_seq_idx').on(t.roomId, t.seq), index('room_messages_sender_idx').on(t.senderDeviceId, t.createdAt)],
 );
@@ -359,7 +373,10 @@ export const roomMessages = pgTable(
 /**
  * One envelope per recipient (`recipient_device_id` null = every member, an MLS room's single
  * ciphertext). `outcome` is delivered | held | blocked | notified; a blocked or denied envelope
- * keeps no ciphertext.
+ * keeps no ciphertext, and an MLS carrier loses its ciphertext once every recipient row is
+ * blocked (trigger of migration 0009). `release_seq` (from `room_release_seq`) is set when the
+ * envelope is released to its recipient (at send, or at approval when held): the recipient's
+ * member-timeline position of the message.
  */
 export const roomEnvelopes = pgTable(
   'room_envelopes',
@@ -372,8 +389,9 @@ export const roomEnvelopes = pgTable(
     ciphertext: bytea('ciphertext'),
     outcome: text('outcome').notNull(),
     deliveredAt: ts('delivered_at'),
+    releaseSeq: bigint('release_seq', { mode: 'number' }),
   },
-  (t) => [index('room_envelopes_message_idx').on(t.roomMessageId), index('room_envelopes_recipient_idx').on(t.recipientDeviceId)],
+  (t) => [index('room_envelopes_message_idx').on(t.roomMessageId), index('room_envelopes_recipient_idx').on(t.recipientDeviceId, t.releaseSeq)],
 );
 
 /**

@@ -7,6 +7,7 @@ import { routeLimits } from '../../http/rate-limit.js';
 import { DeviceStatus, IdParams, KeyHex, MessageList, Nullable, PageQuery, SignatureHex, Timestamp, Uuid } from '../../http/schemas.js';
 import { forbidden } from '../../lib/errors.js';
 import type { MessageService } from '../conversations/messages.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/target.js';
 import type { DeviceService } from './service.js';
 
 /** A device list entry (DESIGN §7), shared with `/owner-connections` and `/connections/{id}`. */
@@ -26,7 +27,17 @@ export const DeviceOut = Type.Object({
 });
 const Keys = Type.Object({ device_id: Uuid, identity_public_key: Type.String(), ephemeral_public_key: Type.String(), fingerprint: Type.String() });
 const Link = Type.Object({ conversation_id: Uuid, message_group_id: Uuid, agent_device_id: Uuid, owner_device_id: Uuid });
-const WebhookBody = Type.Object({ url: Nullable(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 })) });
+/** Further rules (https unless allowed, no userinfo, no non-public IP literal) are the service's (webhooks/target.ts). */
+const WebhookBody = Type.Object({
+  url: Nullable(
+    Type.String({
+      format: 'uri',
+      pattern: '^https?://',
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      description: 'https URL (http only where the deployment allows it), without user:pass@; null clears',
+    }),
+  ),
+});
 const WebhookOut = Type.Object({ device_id: Uuid, webhook_url: Nullable(Type.String()), secret: Type.Optional(Type.String()) });
 const TokenOut = Type.Object({ device_id: Uuid, device_jwt: Type.String(), expires_at: Timestamp });
 

@@ -13,6 +13,7 @@ import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound, unauthorized } from '../../lib/errors.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { provisionAgent, provisionOwnerDevice } from '../conversations/provisioning.js';
@@ -21,6 +22,8 @@ import { activeDevices } from '../conversations/repo.js';
 import { effectiveStatus } from '../invites/service.js';
 import * as invitesRepo from '../invites/repo.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
+import { newWebhookSecret, sealWebhookSecret } from '../webhooks/secrets.js';
+import { webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';
 
@@ -111,6 +114,10 @@ export interface DeviceServiceDeps {
   notifier: Notifier;
   deviceTokens: DeviceTokenService;
   presence: Presence;
+  /** Seals webhook signing secrets at rest (modules/webhooks/secrets.ts). */
+  secrets: SecretBox;
+  /** Which webhook URLs may be registered (`WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE`). */
+  webhookTargets: TargetPolicy;
 }
 
 export class DeviceService {
@@ -257,14 +264,18 @@ export class DeviceService {
 
   /**
    * Register (`url`) or clear (`null`) a device's webhook URL (delivery: DESIGN §8.11,
-   * modules/webhooks). A new registration answers a fresh Standard Webhooks secret (`whsec_…`) once.
+   * modules/webhooks). A new registration answers a fresh Standard Webhooks secret (`whsec_…`)
+   * once; it is stored sealed (AES-256-GCM), never in clear. 400 for a URL the target policy
+   * refuses (not https — or http when allowed —, userinfo, too long, a non-public IP literal).
    */
   setWebhook(tenantId: string, id: string, url: string | null) {
+    const problem = url === null ? undefined : webhookUrlProblem(url, this.deps.webhookTargets);
+    if (problem) throw badRequest(problem);
     return withTenant(this.db, tenantId, async (tx) => {
       const d = await this.mustGet(tx, id, true);
       if (d.status === 'REVOKED') throw deviceRevoked();
-      const secret = url === null ? null : `whsec_${randomBytes(24).toString('base64')}`;
-      await repo.updateDevice(tx, id, { webhookUrl: url, webhookSecret: secret });
+      const secret = url === null ? null : newWebhookSecret();
+      await repo.updateDevice(tx, id, { webhookUrl: url, webhookSecret: secret && sealWebhookSecret(this.deps.secrets, id, secret) });
       return { device_id: id, webhook_url: url, ...(secret ? { secret } : {}) };
     });
   }

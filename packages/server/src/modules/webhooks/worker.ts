@@ -9,19 +9,30 @@
  * - `webhook-signature`: `v1,<base64 HMAC-SHA256(secret, "<id>.<timestamp>.<body>")>`;
  * - `content-type: application/json`.
  *
+ * The POST goes through `http.ts` (SSRF guard: only public addresses unless `allowPrivate`, the
+ * connection made to the checked addresses; `https:` only unless `allowHttp`). The secret is
+ * stored sealed (`secrets.ts`) and opened just before signing.
+ *
  * A 2xx answer marks the delivery `delivered`. Anything else (non-2xx, redirect, network error,
  * timeout) counts an attempt and retries after `retryBaseMs * 2^(attempts-1)` (capped at
  * `maxBackoffMs`, ±25 % jitter) until `maxAttempts`, then `failed` (last_status / last_error
- * kept). A delivery whose device cleared its URL, was revoked or deleted is `cancelled`.
+ * kept). A refused target (`blocked address`, `blocked url`) or a secret that does not open
+ * (`secret unreadable`) is `failed` at once: retrying cannot help. A delivery whose device cleared
+ * its URL, was revoked or deleted is `cancelled`.
  * Logs carry ids and statuses only: never the URL, the secret or the body.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { postWebhook } from './http.js';
 import * as repo from './repo.js';
+import { openWebhookSecret } from './secrets.js';
+import { BlockedTargetError, type TargetPolicy } from './target.js';
 
-export interface WebhookWorkerOptions {
+/** Worker settings: `WebhookConfig` (config.ts) plus test knobs. */
+export interface WebhookWorkerOptions extends TargetPolicy {
   /** Poll interval (ms) when the previous poll found less than a full batch. */
   pollMs: number;
   /** Per-request timeout (ms). */
@@ -46,9 +57,13 @@ export function backoffMs(attempts: number, baseMs: number, capMs: number, rando
 function reason(err: unknown, url: string): string {
   if (!(err instanceof Error)) return 'request failed';
   if (err.name === 'TimeoutError') return 'timeout';
-  const code = (err.cause as { code?: unknown } | undefined)?.code;
-  return (typeof code === 'string' ? `${err.message}: ${code}` : err.message).replaceAll(url, '[url]').slice(0, 200);
+  const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;
+  const text = typeof code === 'string' && !err.message.includes(code) ? `${err.message}: ${code}` : err.message;
+  return text.replaceAll(url, '[url]').slice(0, 200);
 }
+
+/** An attempt's outcome and whether it is final whatever the attempt count. */
+type Result = repo.AttemptOutcome & { final?: boolean };
 
 export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
@@ -56,9 +71,11 @@ export class WebhookWorker {
   private stopped = true;
   private abort = new AbortController();
 
+  /** `secrets` opens the stored webhook secrets (the key they were sealed with). */
   constructor(
     private readonly db: Db,
     private readonly opts: WebhookWorkerOptions,
+    private readonly secrets: SecretBox,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -111,33 +128,41 @@ export class WebhookWorker {
     return claimed.length;
   }
 
-  private async attempt(d: repo.ClaimedDelivery): Promise<void> {
+  /** Sign (with the freshly opened secret) and POST one delivery; answers its outcome, or undefined when shutting down. */
+  private async send(d: repo.ClaimedDelivery): Promise<Result | undefined> {
+    let secret: string;
+    try {
+      secret = openWebhookSecret(this.secrets, d.device_id, d.webhook_secret!);
+    } catch {
+      this.log.warn({ deliveryId: d.id, deviceId: d.device_id }, 'webhook secret does not open (SECRETS_KEY changed?)');
+      return { status: null, error: 'secret unreadable', final: true };
+    }
     const body = JSON.stringify(d.payload);
     const now = new Date();
-    let outcome: repo.AttemptOutcome;
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': d.id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(d.id, now, body),
+    };
     try {
-      const res = await fetch(d.webhook_url!, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': d.id,
-          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-          'webhook-signature': new Webhook(d.webhook_secret!).sign(d.id, now, body),
-        },
-        body,
-        signal: AbortSignal.any([AbortSignal.timeout(this.opts.timeoutMs), this.abort.signal]),
-      });
-      await res.body?.cancel().catch(() => undefined);
-      outcome = { status: res.status, error: res.ok ? null : `HTTP ${res.status}` };
+      const status = await postWebhook(d.webhook_url!, headers, body, { ...this.opts, signal: this.abort.signal });
+      return { status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` };
     } catch (err) {
-      if (this.abort.signal.aborted) return; // shutting down: the lease brings it back
-      outcome = { status: null, error: reason(err, d.webhook_url!) };
+      if (this.abort.signal.aborted) return undefined; // shutting down: the lease brings it back
+      if (err instanceof BlockedTargetError) return { status: null, error: err.message, final: true };
+      return { status: null, error: reason(err, d.webhook_url!) };
     }
+  }
+
+  private async attempt(d: repo.ClaimedDelivery): Promise<void> {
+    const result = await this.send(d);
+    if (!result) return;
+    const { final, ...outcome } = result;
     await withTenant(this.db, d.tenant_id, async (tx) => {
       if (outcome.error === null) return repo.markDelivered(tx, d.id, outcome);
       const attempts = d.attempts + 1;
-      const retry = attempts >= this.opts.maxAttempts ? null : backoffMs(attempts, this.opts.retryBaseMs, this.opts.maxBackoffMs ?? 3_600_000);
+      const retry = final || attempts >= this.opts.maxAttempts ? null : backoffMs(attempts, this.opts.retryBaseMs, this.opts.maxBackoffMs ?? 3_600_000);
       if (retry === null) this.log.warn({ deliveryId: d.id, deviceId: d.device_id, attempts, status: outcome.status }, 'webhook delivery failed for good');
       return repo.markFailed(tx, d.id, outcome, retry);
     }).catch((err: unknown) => this.log.warn({ err, deliveryId: d.id }, 'webhook delivery result not recorded'));
