@@ -3,7 +3,8 @@
  * memory, then `RoomMessenger` against a real server: an owner creates a room with two agents, an
  * agent's room message is encrypted once per recipient and both other members decrypt it, the
  * database holds no plaintext, an agent→agent block policy yields `blocked` for the agent and
- * `delivered` for the owner, catch-up after a restart, and the realtime client's `sendRoom`
+ * `delivered` for the owner, catch-up after a restart (a held message approved while the
+ * recipient was offline included; an owner device's too), and the realtime client's `sendRoom`
  * error path.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -285,6 +286,55 @@ describe('RoomMessenger against a real server', () => {
     expect(again.received.map(text).sort()).toEqual(['three', 'two']);
     await sleep(100);
     expect(again.received).toHaveLength(2);
+    expect(again.errors).toEqual([]);
+  });
+
+  it('catches up a held message approved while the recipient was offline, exactly once', async () => {
+    const { w, room, owner, agentA, agentB } = await setup();
+    await w.owner.createPolicy({ name: 'hold agent chatter', conditions: { sender_kinds: ['agent'], recipient_kinds: ['agent'] }, action: 'hold' });
+    const sent = await agentA.rooms.sendText(room.room_id, 'held while B was away');
+    const held = sent.deliveries.find((d) => d.recipient_device_id === agentB.identity.deviceId)!;
+    expect(held.outcome).toBe('held');
+    // B reads a later message, so its resume point is past the held message's send.
+    await owner.rooms.sendText(room.room_id, 'later, from the owner');
+    await waitFor(() => agentB.received.length === 1, 'B reads the owner');
+    await agentB.rt.settled();
+    agentB.rt.close();
+    await agentB.rooms.close();
+    await agentB.messenger.close();
+
+    expect((await w.owner.approveHeldMessage(held.held_message_id!)).status).toBe('approved');
+    const b = w.agents[1];
+    const again = await member(b.identity, b.client, () => b.client.currentDeviceToken(), false, agentB.store);
+    await waitFor(() => again.received.length === 1, 'B catches up the approved message');
+    expect(text(again.received[0]!)).toBe('held while B was away');
+    expect(again.received[0]!).toMatchObject({ room_id: room.room_id, message_id: sent.room_message_id, sender_device_id: agentA.identity.deviceId });
+    // Its cursor is its release position, after the owner's message B had read.
+    expect(Number(again.received[0]!.cursor)).toBeGreaterThan(Number(agentB.received[0]!.cursor));
+    expect(await again.rooms.catchUp(room.room_id)).toBe(0);
+    await sleep(100);
+    expect(again.received).toHaveLength(1);
+    expect(again.errors).toEqual([]);
+  });
+
+  it("an owner device's catch-up reads its member view (cursors of its room_message events)", async () => {
+    const { w, room, owner, agentA } = await setup();
+    await agentA.rooms.sendText(room.room_id, 'first');
+    await waitFor(() => owner.received.length === 1, 'the owner reads first');
+    // The owner-view cursor (send order) and the member-view cursor (release order) differ in kind;
+    // the owner's room layer pages the member view as its own device.
+    const memberView = await w.owner.roomTimeline(room.room_id, { view: 'member' });
+    expect(memberView.messages.map((e) => e.cursor)).toEqual([owner.received[0]!.cursor]);
+    await owner.rt.settled();
+    owner.rt.close();
+    await owner.rooms.close();
+    await owner.messenger.close();
+    await agentA.rooms.sendText(room.room_id, 'second');
+    const again = await member(w.ownerIdentity, w.owner, async () => w.ownerJwt, true, owner.store);
+    await waitFor(() => again.received.length === 1, 'the owner catches up second');
+    expect(text(again.received[0]!)).toBe('second');
+    await sleep(100);
+    expect(again.received).toHaveLength(1);
     expect(again.errors).toEqual([]);
   });
 

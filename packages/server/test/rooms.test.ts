@@ -1,7 +1,8 @@
 /**
  * Rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5): creation with pairwise conversations, membership,
- * details and updates, fan-out over real sockets (enrolled agents, API-key agents, owner
- * devices), MLS `*` envelopes, per-recipient policy outcomes, strict rooms, and the timeline.
+ * details (read with an owner token, a device token or an API key) and updates, fan-out over real
+ * sockets (enrolled agents, API-key agents, owner devices), MLS `*` envelopes, per-recipient
+ * policy outcomes, strict rooms, and the timeline.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +57,18 @@ describe('rooms', () => {
     const res = await api('POST', '/policies', owner.auth, body);
     expect(res.status).toBe(201);
     return res.body.policy_id as string;
+  };
+  /**
+   * An API-key agent of `who`: a key bound to fresh key material over its socket
+   * (`client_key_register`), with that socket and the `X-API-Key` header.
+   */
+  const apiKeyAgent = async (who: Owner = owner) => {
+    const key = (await api('POST', '/api-keys', who.auth, { name: 'third-party' })).body.key as string;
+    const ws = await pool.open(wsAddress(t.wsUrl, { token: key }));
+    const keys = newDeviceKeys();
+    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
+    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
+    return { ws, deviceId, auth: { 'x-api-key': key } };
   };
   /** Nothing of `event` arrived by the time a round trip through the service completed. */
   const expectNone = async (ws: WsClient, event: string) => {
@@ -141,6 +154,32 @@ describe('rooms', () => {
       expect((await api('GET', '/rooms/xyz')).status).toBe(400);
       expect((await api('GET', `/rooms/${room.room_id}`, {})).status).toBe(401);
       expect((await api('GET', '/rooms', {})).status).toBe(401);
+    });
+
+    it('GET /rooms/{id} and its timeline with X-API-Key: a member key reads them, a non-member or unbound key 403, a foreign one 404', async () => {
+      const member = await apiKeyAgent();
+      const outsider = await apiKeyAgent();
+      const foreign = await apiKeyAgent(other);
+      const room = await newRoom([member.deviceId, a1.deviceId]);
+      const read = await api('GET', `/rooms/${room.room_id}`, member.auth);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ room_id: room.room_id, conversations: [{ device_ids: [member.deviceId, a1.deviceId].sort() }] });
+      expect(read.body.members.map((m: any) => m.device_id).sort()).toEqual([member.deviceId, a1.deviceId].sort());
+
+      const wsA1 = await agentWs(a1);
+      wsA1.send('room_message', { room_id: room.room_id, envelopes: [envelope(member.deviceId, 'to the key')] });
+      const ack = (await wsA1.next('room_message_ack')).data;
+      const timeline = await api('GET', `/rooms/${room.room_id}/messages`, member.auth);
+      expect(timeline.status).toBe(200);
+      expect(timeline.body).toEqual({ messages: [expect.objectContaining({ room_message_id: ack.room_message_id, cursor: ack.cursor, envelope: { header_blob: b64(`hdr:${member.deviceId}`), ciphertext: b64('to the key') } })], next_cursor: ack.cursor });
+
+      for (const url of [`/rooms/${room.room_id}`, `/rooms/${room.room_id}/messages`]) {
+        expect((await api('GET', url, outsider.auth)).status, url).toBe(403);
+        expect((await api('GET', url, foreign.auth)).status, url).toBe(404);
+      }
+      const unbound = (await api('POST', '/api-keys', owner.auth, { name: 'unbound' })).body.key as string;
+      expect((await api('GET', `/rooms/${room.room_id}`, { 'x-api-key': unbound })).status).toBe(403);
+      expect((await api('GET', `/rooms/${room.room_id}`, { 'x-api-key': `svc_agent_sk_dev_${'0'.repeat(64)}` })).status).toBe(401);
     });
 
     it('mls_capable once every member published a KeyPackage', async () => {
@@ -260,11 +299,7 @@ describe('rooms', () => {
     });
 
     it('lets an API-key agent that is a member send and receive room messages', async () => {
-      const key = (await api('POST', '/api-keys', owner.auth, { name: 'third-party' })).body.key;
-      const wsKey = await pool.open(wsAddress(t.wsUrl, { token: key }));
-      const keys = newDeviceKeys();
-      wsKey.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-      const deviceId = (await wsKey.next('client_key_accepted')).data.device_id;
+      const { ws: wsKey, deviceId } = await apiKeyAgent();
       const room = await newRoom([deviceId, a1.deviceId]);
       const wsA1 = await agentWs(a1);
       wsKey.send('room_message', { room_id: room.room_id, envelopes: [envelope(a1.deviceId, 'from key')] });

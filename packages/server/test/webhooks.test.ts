@@ -3,84 +3,20 @@
  * the Standard Webhooks reference library. Owner-set and self-set URLs receive; messages to an
  * offline agent arrive as `message.received` without ciphertext; retries keep the `webhook-id`;
  * always-failing receivers end `failed`; clearing the URL cancels; wrong secrets and tampered
- * bodies fail verification; tenants stay apart.
+ * bodies fail verification; tenants stay apart; the signing secret is stored sealed, never in clear.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageOut } from '../src/modules/conversations/messages.js';
 import { toWebhookPayload } from '../src/modules/webhooks/events.js';
 import { WebhookWorker, backoffMs } from '../src/modules/webhooks/worker.js';
+import { SecretBox, loadSecretsKey } from '../src/lib/secret-box.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { Receiver, deliveriesOf, sleep, waitFor, type Received } from './webhook-receiver.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A local webhook receiver: answers each path from its script of statuses (then 200). */
-class Receiver {
-  readonly requests: Received[] = [];
-  private readonly scripts = new Map<string, (number | Promise<number>)[]>();
-  private server!: http.Server;
-  base = '';
-
-  async start(): Promise<void> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const path = req.url ?? '/';
-        this.requests.push({ path, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
-        const next = this.scripts.get(path)?.shift() ?? 200;
-        void Promise.resolve(next).then((status) => res.writeHead(status).end('ok'));
-      });
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  /** Answer the next requests to `path` with these statuses (a promise delays the answer). */
-  script(path: string, statuses: (number | Promise<number>)[]): void {
-    this.scripts.set(path, statuses);
-  }
-
-  to(path: string): Received[] {
-    return this.requests.filter((r) => r.path === path);
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
-
-async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-interface DeliveryRow {
-  id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  payload: unknown;
-}
 
 describe('webhook delivery', () => {
   let t: TestApp;
@@ -90,7 +26,7 @@ describe('webhook delivery', () => {
 
   beforeAll(async () => {
     await rx.start();
-    t = await startApp({ env: { RATE_LIMITS: 'off', WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '3000' } });
+    t = await startApp({ env: { RATE_LIMITS: 'off', WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOW_HTTP: 'true' } });
     owner = await newOwner(t);
     ownerDev = await registerOwnerDevice(t, owner);
   });
@@ -101,10 +37,7 @@ describe('webhook delivery', () => {
 
   const setHook = (url: string | null, deviceId: string, auth = owner.auth) =>
     t.request({ method: 'PATCH', url: `/api/v1/devices/${deviceId}/webhook`, headers: auth, payload: { url } });
-  const deliveries = async (deviceId: string): Promise<DeliveryRow[]> =>
-    ((await t.app.parley.database.db.execute(
-      sql`select id, event_type, status, attempts, last_status, last_error, payload from webhook_deliveries where device_id = ${deviceId} order by created_at`,
-    )) as unknown as { rows: DeliveryRow[] }).rows;
+  const deliveries = (deviceId: string) => deliveriesOf(t, deviceId);
   /** A PENDING agent device of `owner`'s tenant. */
   const pendingAgent = async (): Promise<string> => {
     const { res } = await enroll(t, (await createInvite(t, owner)).token);
@@ -255,7 +188,8 @@ describe('webhook delivery', () => {
   it('several workers (instances) never deliver the same row twice', async () => {
     const agent = await activeAgent(t, owner);
     await setHook(`${rx.base}/busy`, agent.deviceId);
-    const extra = [1, 2].map(() => new WebhookWorker(t.app.parley.database.db, { ...t.config.webhooks, pollMs: 5, batchSize: 3 }, t.app.log));
+    const secrets = new SecretBox(loadSecretsKey(t.config.secretsKey, t.config.dataDir));
+    const extra = [1, 2].map(() => new WebhookWorker(t.app.parley.database.db, { ...t.config.webhooks, pollMs: 5, batchSize: 3 }, secrets, t.app.log));
     extra.forEach((w) => w.start());
     try {
       await Promise.all(
@@ -270,6 +204,56 @@ describe('webhook delivery', () => {
     const ids = rx.to('/busy').map((r) => r.headers['webhook-id']);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
+  });
+
+  const storedSecret = async (deviceId: string): Promise<string | null> =>
+    ((await t.app.parley.database.db.execute(sql`select webhook_secret from devices where id = ${deviceId}`)) as unknown as { rows: { webhook_secret: string | null }[] })
+      .rows[0]!.webhook_secret;
+  const storeSecret = (deviceId: string, value: string) =>
+    t.app.parley.database.db.execute(sql`update devices set webhook_secret = ${value} where id = ${deviceId}`);
+
+  it('stores the signing secret sealed (AES-256-GCM, v1 format), never in clear, and still signs with it', async () => {
+    const agentId = await pendingAgent();
+    const reg = await setHook(`${rx.base}/sealed`, agentId);
+    const secret = reg.body.secret as string;
+    const stored = (await storedSecret(agentId))!;
+    expect(stored).toMatch(/^v1:[A-Za-z0-9+/]+=*:[A-Za-z0-9+/]+=*$/);
+    const row = (await t.app.parley.database.db.execute(sql`select row_to_json(d)::text as j from devices d where id = ${agentId}`)) as unknown as { rows: { j: string }[] };
+    const rawKey = secret.slice('whsec_'.length);
+    for (const form of [secret, rawKey, Buffer.from(rawKey, 'base64').toString('hex')]) expect(row.rows[0]!.j).not.toContain(form);
+    await approve(agentId);
+    const req = await waitFor(() => rx.to('/sealed')[0], 'device.approved');
+    expect(verify(secret, req).type).toBe('device.approved');
+    // Re-registration issues a new secret, sealed under a fresh IV.
+    const again = await setHook(`${rx.base}/sealed`, agentId);
+    expect(again.body.secret).not.toBe(secret);
+    expect(await storedSecret(agentId)).not.toBe(stored);
+  });
+
+  it('reads a legacy clear whsec_ secret, and seals it on the next registration', async () => {
+    const agentId = await pendingAgent();
+    await setHook(`${rx.base}/legacy`, agentId);
+    const legacy = `whsec_${Buffer.alloc(24, 9).toString('base64')}`;
+    await storeSecret(agentId, legacy);
+    await approve(agentId);
+    const req = await waitFor(() => rx.to('/legacy')[0], 'legacy-signed delivery');
+    expect(verify(legacy, req).type).toBe('device.approved');
+    const again = await setHook(`${rx.base}/legacy`, agentId);
+    const stored = (await storedSecret(agentId))!;
+    expect(stored).toMatch(/^v1:/);
+    expect(stored).not.toContain(legacy);
+    expect(stored).not.toContain(again.body.secret);
+  });
+
+  it('a sealed secret that does not open (copied from another device) fails the delivery at once as secret unreadable', async () => {
+    const [a, b] = [await pendingAgent(), await pendingAgent()];
+    await setHook(`${rx.base}/copied`, a);
+    await setHook(`${rx.base}/copied`, b);
+    await storeSecret(b, (await storedSecret(a))!);
+    await approve(b);
+    const row = await waitFor(async () => (await deliveries(b)).find((d) => d.status === 'failed'), 'failed delivery');
+    expect(row).toMatchObject({ attempts: 1, last_status: null, last_error: 'secret unreadable' });
+    expect(rx.to('/copied')).toEqual([]);
   });
 
   it('enqueues nothing for a device without a URL', async () => {

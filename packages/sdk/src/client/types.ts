@@ -584,10 +584,16 @@ export interface RoomTimelinePage {
   next_cursor: string | null;
 }
 
-/** Room timeline query: `since` is exclusive (cursor or ISO timestamp); `limit` 1–200. */
+/**
+ * Room timeline query: `since` is exclusive (cursor or ISO timestamp); `limit` 1–200. `view`:
+ * `owner` (default for owner tokens) lists every message in send order; `member` (devices and API
+ * keys always; owners with `X-Device-Id`) what the device sent or received, in release order
+ * (an approved held message appears when released). Cursors belong to one view.
+ */
 export interface RoomTimelineQuery {
   since?: string;
   limit?: number;
+  view?: 'owner' | 'member';
 }
 
 // ---------------------------------------------------------------- policies, held messages (SPEC §2.7, §3.8, §4.9)

@@ -16,11 +16,13 @@
  *   conversation with its sender: decrypted in order, saved before the application sees it, and
  *   delivered on the messenger's `message` event with `room_id` set (`message_id` = the
  *   room_message_id, `cursor` = its timeline cursor).
- * - Catch-up (`catchUp`, and on every reconnection when attached with a client): the room
- *   timeline (`GET /rooms/{id}/messages`) is read from the room's resume point: the newest of its
- *   conversations' resume cursors (each is the oldest of that conversation's recently handled
- *   messages, so nothing handled is read twice and nothing unhandled is skipped). A held envelope
- *   approved while this device was offline is older than that point and is not caught up.
+ * - Catch-up (`catchUp`, and on every reconnection when attached with a client): this device's
+ *   member view of the room timeline (`GET /rooms/{id}/messages?view=member`, as this device) is
+ *   read from the room's resume point: the newest of its conversations' resume cursors (each is
+ *   the oldest of that conversation's recently handled messages, so nothing handled is read twice
+ *   and nothing unhandled is skipped). Room cursors are release positions (the same in
+ *   `room_message` events and in the member view): a held envelope approved while this device was
+ *   offline sorts after everything released before its approval, so it is caught up, once.
  * - The rooms this device is in (ids, names, pairwise conversations) are saved in the store
  *   under `rooms-<device_id>` so a restarted process knows what to catch up.
  *
@@ -260,8 +262,8 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
   }
 
   /**
-   * Read a room's timeline from its resume point and receive every envelope addressed to this
-   * device (in timeline order, queued with live messages so each is handled once).
+   * Read this device's member view of a room's timeline from its resume point and receive every
+   * envelope released to it (in release order, queued with live messages so each is handled once).
    * @returns how many entries carried an envelope for this device.
    * @throws TypeError without a client; ParleyApiError / ParleyNetworkError from the timeline.
    */
@@ -272,7 +274,8 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
       let since = this.resumeCursor(roomId);
       let count = 0;
       for (;;) {
-        const page = await client.roomTimeline(roomId, { since, limit: TIMELINE_PAGE });
+        // The member view, as this device (owner clients send it as X-Device-Id).
+        const page = await client.roomTimeline(roomId, { since, limit: TIMELINE_PAGE, view: 'member' }, { deviceId: this.deviceId });
         for (const e of page.messages) {
           if (!e.envelope || e.sender_device_id === this.deviceId) continue;
           count++;

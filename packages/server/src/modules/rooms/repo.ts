@@ -1,8 +1,9 @@
 /** Room queries (tenant-scoped transactions; SPEC §2.5, §4.6; DESIGN §8.5). */
-import { and, asc, count, desc, eq, exists, gt, gte, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import {
   devices,
+  heldMessages,
   hubIdentities,
   mlsKeyPackages,
   policies,
@@ -160,6 +161,16 @@ export async function sharedEnvelope(tx: Tx, roomMessageId: string): Promise<Env
 
 export const updateEnvelope = (tx: Tx, id: string, set: Partial<typeof roomEnvelopes.$inferInsert>) => tx.update(roomEnvelopes).set(set).where(eq(roomEnvelopes.id, id));
 
+/** held -> delivered at release `position`; answers false when the envelope was no longer held. */
+export async function releaseHeldEnvelope(tx: Tx, id: string, position: number, at: Date): Promise<boolean> {
+  const rows = await tx
+    .update(roomEnvelopes)
+    .set({ outcome: 'delivered', deliveredAt: at, releaseSeq: position })
+    .where(and(eq(roomEnvelopes.id, id), eq(roomEnvelopes.outcome, 'held')))
+    .returning({ id: roomEnvelopes.id });
+  return rows.length > 0;
+}
+
 /** Envelopes of the listed room messages. */
 export const envelopesOf = (tx: Tx, roomMessageIds: string[]) =>
   roomMessageIds.length === 0 ? Promise.resolve([] as EnvelopeRow[]) : tx.select().from(roomEnvelopes).where(inArray(roomEnvelopes.roomMessageId, roomMessageIds));
@@ -167,30 +178,49 @@ export const envelopesOf = (tx: Tx, roomMessageIds: string[]) =>
 /** Outcomes under which an envelope reached (or may reach) its recipient. */
 export const RELEASED = ['delivered', 'notified'];
 
+/**
+ * The next release position of a room (DESIGN §8.5 member timelines): takes a transaction-scoped
+ * lock per room first, so a room's positions commit in the order they were taken and a member
+ * paging by cursor never sees position N+1 before N. Call it late in the transaction (the lock is
+ * held until commit).
+ */
+export async function nextReleasePosition(tx: Tx, roomId: string): Promise<number> {
+  const key = `room_release:${roomId}`;
+  // Both drivers answer `{rows}` for raw statements; the lock is taken before nextval (subquery first).
+  const result = (await tx.execute(sql`select nextval('room_release_seq') as pos from (select pg_advisory_xact_lock(hashtextextended(${key}, 0))) as l`)) as unknown as {
+    rows: { pos: string | number }[];
+  };
+  return Number(result.rows[0]!.pos);
+}
+
+/** The sender's member-timeline position of a message (its release at send). */
+export const setMessageRelease = (tx: Tx, id: string, position: number) => tx.update(roomMessages).set({ releaseSeq: position }).where(eq(roomMessages.id, id));
+
+/**
+ * Deny the `held` (not lapsed) held messages of a room addressed to a device (it left the room);
+ * answers them for {@link wipeHeldPayloads}-style cleanup. A later approval then answers 409.
+ */
+export const denyHeldTo = (tx: Tx, roomId: string, deviceId: string, now: Date) =>
+  tx
+    .update(heldMessages)
+    .set({ status: 'denied', decidedAt: now, decidedBy: 'system:member_removed' })
+    .where(and(eq(heldMessages.roomId, roomId), eq(heldMessages.recipientDeviceId, deviceId), eq(heldMessages.status, 'held'), gt(heldMessages.expiresAt, now)))
+    .returning({ envelopeId: heldMessages.envelopeId, a2aMessageId: heldMessages.a2aMessageId });
+
 export interface TimelinePage {
-  /** Exclusive lower bound: a seq, or a timestamp. */
-  since?: { seq: number } | { at: Date };
+  /** Exclusive lower bound: a cursor (owner view: `seq`; member view: release position), or a timestamp. */
+  since?: { cursor: number } | { at: Date };
   limit: number;
-  /** Only messages this device sent or received (a released envelope addressed to it). */
-  visibleTo?: string;
 }
 
 /**
- * One page of a room's messages, oldest first: without `since` the latest `limit`, with it the
- * next `limit` after it (DESIGN §7 history paging; the cursor is `seq`).
+ * One page of a room's messages in the owner view, oldest first: without `since` the latest
+ * `limit`, with it the next `limit` after it (DESIGN §7 history paging; the cursor is `seq`).
  */
 export async function timeline(tx: Tx, roomId: string, page: TimelinePage): Promise<RoomMessageRow[]> {
   const where: SQL[] = [eq(roomMessages.roomId, roomId)];
-  if (page.since && 'seq' in page.since) where.push(gt(roomMessages.seq, page.since.seq));
+  if (page.since && 'cursor' in page.since) where.push(gt(roomMessages.seq, page.since.cursor));
   else if (page.since) where.push(gt(roomMessages.createdAt, page.since.at));
-  if (page.visibleTo) {
-    const me = page.visibleTo;
-    const received = tx
-      .select({ one: sql`1` })
-      .from(roomEnvelopes)
-      .where(and(eq(roomEnvelopes.roomMessageId, roomMessages.id), eq(roomEnvelopes.recipientDeviceId, me), inArray(roomEnvelopes.outcome, RELEASED)));
-    where.push(or(eq(roomMessages.senderDeviceId, me), exists(received))!);
-  }
   const rows = await tx
     .select()
     .from(roomMessages)
@@ -199,4 +229,41 @@ export async function timeline(tx: Tx, roomId: string, page: TimelinePage): Prom
     .limit(page.limit);
   if (!page.since) rows.reverse();
   return rows;
+}
+
+/** A message of a member timeline at the member's position. */
+export interface MemberEntry {
+  row: RoomMessageRow;
+  /** The release position: the envelope's `release_seq` (received) or the message's (sent). */
+  position: number;
+}
+
+/**
+ * One page of a device's member timeline, oldest first, by release position (DESIGN §8.5): the
+ * messages it sent (at their send) and those released to it (at their release: a held envelope
+ * joins when approved, after everything released before). A timestamp `since` compares the
+ * release time (`delivered_at`, or `created_at` for sent messages).
+ */
+export async function memberTimeline(tx: Tx, roomId: string, deviceId: string, page: TimelinePage): Promise<MemberEntry[]> {
+  const after = !page.since ? sql`true` : 'cursor' in page.since ? sql`p.pos > ${page.since.cursor}` : sql`p.at > ${page.since.at.toISOString()}::timestamptz`;
+  const result = (await tx.execute(sql`
+    select p.id, p.pos from (
+      select m.id, m.release_seq as pos, m.created_at as at from room_messages m
+      where m.room_id = ${roomId} and m.sender_device_id = ${deviceId} and m.release_seq is not null
+      union all
+      select e.room_message_id, e.release_seq, e.delivered_at from room_envelopes e join room_messages m on m.id = e.room_message_id
+      where e.recipient_device_id = ${deviceId} and m.room_id = ${roomId} and e.release_seq is not null
+    ) as p
+    where ${after}
+    order by p.pos ${page.since ? sql`asc` : sql`desc`}
+    limit ${page.limit}`)) as unknown as { rows: { id: string; pos: string | number }[] };
+  const positions = result.rows.map((r) => ({ id: r.id, position: Number(r.pos) }));
+  if (!page.since) positions.reverse();
+  if (positions.length === 0) return [];
+  const rows = await tx
+    .select()
+    .from(roomMessages)
+    .where(inArray(roomMessages.id, positions.map((p) => p.id)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return positions.map((p) => ({ row: byId.get(p.id)!, position: p.position }));
 }

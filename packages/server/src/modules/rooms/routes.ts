@@ -1,6 +1,7 @@
 /** Room routes (SPEC §4.6; DESIGN §8.5). Thin: the rules live in RoomService. */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { actingDevice, agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { badRequest, forbidden } from '../../lib/errors.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, PageQuery, Timestamp, Uuid } from '../../http/schemas.js';
 import type { DeviceService } from '../devices/service.js';
@@ -34,11 +35,15 @@ const TimelineEntry = Type.Object({
   message_type: Type.String(),
   priority: Type.String(),
   timestamp: Timestamp,
-  cursor: Type.String({ description: 'opaque, total-ordered position; usable as `since`' }),
+  cursor: Type.String({ description: 'opaque, total-ordered position (owner view: send order; member view: release order); usable as `since`' }),
   deliveries: Type.Array(Type.Object({ recipient_device_id: Uuid, outcome: Type.String() })),
   envelope: Type.Optional(Type.Object({ header_blob: Type.String(), ciphertext: Type.String() })),
 });
 const DeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ description: "the owner's acting device" })) });
+const TimelineView = Type.Union([Type.Literal('owner'), Type.Literal('member')], {
+  description:
+    'owner (default for owner tokens): every message by send order; member (devices and API keys always; owners with X-Device-Id): what the device sent or received, by release order (an approved held message appears when released)',
+});
 
 const tags = ['rooms'];
 const security = [{ ownerJwt: [] }];
@@ -167,22 +172,25 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
       schema: {
         tags,
         security: anySecurity,
-        summary: 'Aggregated timeline, oldest first; since = ISO timestamp or next_cursor',
+        summary: 'Aggregated timeline, oldest first; since = ISO timestamp or next_cursor (of the same view)',
         params: IdParams,
         headers: DeviceHeader,
-        querystring: Type.Object({ since: PageQuery.since, limit: PageQuery.limit }),
+        querystring: Type.Object({ since: PageQuery.since, limit: PageQuery.limit, view: Type.Optional(TimelineView) }),
         response: { 200: Type.Object({ messages: Type.Array(TimelineEntry), next_cursor: Nullable(Type.String()) }), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req) => {
       const p = req.principal!;
+      const { view, ...page } = req.query;
       if (p.kind !== 'owner') {
+        if (view === 'owner') throw forbidden('only owners read the owner view; leave out view');
         const agent = agentDeviceOf(req);
-        return rooms.timeline(agent.tenantId, req.params.id, { deviceId: agent.deviceId, asMember: true }, req.query);
+        return rooms.timeline(agent.tenantId, req.params.id, { deviceId: agent.deviceId, asMember: true }, page);
       }
       const header = actingDevice(req, false);
+      if (view === 'member' && !header) throw badRequest('view=member needs X-Device-Id: the owner device to read as');
       const { tenantId, deviceId } = header ? await devices.actingDevice(p, header) : { tenantId: ownerOf(req).tenantId, deviceId: undefined };
-      return rooms.timeline(tenantId, req.params.id, { ...(deviceId ? { deviceId } : {}), asMember: false }, req.query);
+      return rooms.timeline(tenantId, req.params.id, { ...(deviceId ? { deviceId } : {}), asMember: view === 'member' }, page);
     },
   );
 };

@@ -12,7 +12,15 @@
  *
  * MLS storage: the `*` ciphertext is stored once, in a carrier envelope with recipient null and
  * outcome `shared`; each recipient gets an outcome row (recipient set, no ciphertext) that holds
- * its policy outcome, delivery time and held message.
+ * its policy outcome, delivery time, held message and release position. The carrier loses its
+ * ciphertext once every recipient row is blocked (database trigger, migration 0009).
+ *
+ * Timelines have two orders. The owner view lists every message by `seq` (send order). A member
+ * device's view lists what it sent and what was released to it by release position
+ * (`room_release_seq`): one position per message at send (the sender's, and every envelope
+ * delivered or notified then), and a fresh one per held envelope at approval, so a device that
+ * caught up before the approval still finds it after its cursor, exactly once. `room_message`
+ * events and send answers carry that member cursor.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
@@ -21,6 +29,7 @@ import { AppError, ErrorCode, badRequest, conflict, forbidden, notFound } from '
 import type { Notifier } from '../../realtime/notifier.js';
 import { decodeBase64, parseTimestamp } from '../conversations/messages.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
+import { wipeHeldPayloads } from '../policies/repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import * as repo from './repo.js';
 
@@ -118,6 +127,7 @@ export interface Delivery {
 export interface RoomSendResult {
   room_message_id: string;
   timestamp: string;
+  /** The sender's member-timeline position (also the cursor of every envelope released at send). */
   cursor: string;
   deliveries: Delivery[];
 }
@@ -133,6 +143,7 @@ export interface RoomMessageEvent {
   message_type: string;
   priority: string;
   timestamp: string;
+  /** The recipient's member-timeline position of this message (its release). */
   cursor: string;
 }
 
@@ -143,16 +154,20 @@ export interface TimelineEntry {
   message_type: string;
   priority: string;
   timestamp: string;
+  /** Owner view: the message's `seq`; member view: the viewer's release position. */
   cursor: string;
   deliveries: { recipient_device_id: string; outcome: string }[];
   /** The envelope addressed to the viewing device (or the MLS one), once released to it. */
   envelope?: { header_blob: string; ciphertext: string };
 }
 
-/** Who reads a timeline: an owner (optionally as one of its devices) or a member device. */
+/**
+ * Who reads a timeline: an owner (optionally as one of its devices: the owner view with that
+ * device's envelopes) or a member device (`asMember`, `deviceId` required: the member view).
+ */
 export interface TimelineViewer {
   deviceId?: string;
-  /** A member device reading for itself: must be a member, sees only its own messages and receipts. */
+  /** A member device reading for itself: must be a member, sees only its own messages and receipts, by release position. */
   asMember: boolean;
 }
 
@@ -203,10 +218,10 @@ const released = (o: Outcome) => o === 'delivered' || o === 'notified';
 
 /**
  * The envelope rows of a room message: one per target with its outcome (ciphertext kept unless
- * blocked); for MLS the targets' rows carry no ciphertext and one carrier row (recipient null,
- * outcome `shared`) holds it, unless every recipient is blocked.
+ * blocked; released ones at release `position`); for MLS the targets' rows carry no ciphertext
+ * and one carrier row (recipient null, outcome `shared`) holds it, unless every recipient is blocked.
  */
-function envelopeRows(tenantId: string, roomMessageId: string, targets: Target[], outcomes: Outcome[], envelopes: DecodedEnvelope[], now: Date): repo.NewEnvelope[] {
+function envelopeRows(tenantId: string, roomMessageId: string, targets: Target[], outcomes: Outcome[], envelopes: DecodedEnvelope[], now: Date, position: number): repo.NewEnvelope[] {
   const mls = envelopes[0]!.recipient === null;
   const byRecipient = new Map(envelopes.map((e) => [e.recipient, e]));
   const rows: repo.NewEnvelope[] = targets.map((t, i) => {
@@ -220,6 +235,7 @@ function envelopeRows(tenantId: string, roomMessageId: string, targets: Target[]
       ciphertext: own?.ciphertext ?? null,
       outcome: outcomes[i]!,
       deliveredAt: released(outcomes[i]!) ? now : null,
+      releaseSeq: released(outcomes[i]!) ? position : null,
     };
   });
   if (mls) {
@@ -230,6 +246,19 @@ function envelopeRows(tenantId: string, roomMessageId: string, targets: Target[]
   return rows;
 }
 const pairKey = (a: string, b: string): [string, string] => (a < b ? [a, b] : [b, a]);
+
+/** The `room_message` event of one envelope (`position`: the recipient's release position). */
+const roomMessageEvent = (m: repo.RoomMessageRow, header: Buffer, ciphertext: Buffer, position: number): RoomMessageEvent => ({
+  room_id: m.roomId,
+  room_message_id: m.id,
+  sender_device_id: m.senderDeviceId,
+  header: b64(header),
+  ciphertext: b64(ciphertext),
+  message_type: m.messageType,
+  priority: m.priority,
+  timestamp: m.createdAt.toISOString(),
+  cursor: String(position),
+});
 
 export class RoomService {
   constructor(private readonly deps: RoomServiceDeps) {
@@ -336,8 +365,10 @@ export class RoomService {
   }
 
   /**
-   * Remove a member (its conversations and messages stay for the history). Owners, the removed
-   * device and the remaining agent members get `member_left {room_id, device_id}`.
+   * Remove a member (its conversations and messages stay for the history). Messages still held
+   * for it in this room are denied in the same transaction (their ciphertext dropped; approving
+   * one later answers 409). Owners, the removed device and the remaining agent members get
+   * `member_left {room_id, device_id}`.
    * @throws 404 unknown room or not a member.
    */
   async removeMember(tenantId: string, roomId: string, deviceId: string): Promise<void> {
@@ -346,6 +377,7 @@ export class RoomService {
       await this.mustGet(tx, roomId, true);
       const [removed] = await repo.deleteMember(tx, roomId, id);
       if (!removed) throw notFound('room member');
+      await wipeHeldPayloads(tx, await repo.denyHeldTo(tx, roomId, id, new Date()));
       return { removed, rest: await repo.membersOf(tx, [roomId]) };
     });
     const data = { room_id: roomId, device_id: id };
@@ -358,7 +390,8 @@ export class RoomService {
    * Fan out one room message (DESIGN §8.5). Rules: the sender is a member (403); each recipient
    * is another member (400), at most once; an MLS envelope (`*`) is the only envelope; base64
    * fields (400); ciphertext within the limit (413). Policies are evaluated per recipient in the
-   * sending transaction; released envelopes are delivered after commit.
+   * sending transaction, which ends by taking the message's release position (the answer's and
+   * the events' `cursor`); released envelopes are delivered after commit.
    * @throws 404 unknown room, 409 archived room.
    */
   async send(tenantId: string, senderDeviceId: string, roomId: string, input: RoomSendInput): Promise<RoomSendResult> {
@@ -366,7 +399,7 @@ export class RoomService {
     const mls = envelopes[0]!.recipient === null;
     const meta = { senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', now: new Date() };
     const { policies } = this.deps;
-    const { result, releases, alerts } = await withTenant(this.deps.db, tenantId, async (tx) => {
+    const { msg, position, result, releases, alerts } = await withTenant(this.deps.db, tenantId, async (tx) => {
       const room = await this.mustGetOpen(tx, roomId, false);
       const kinds = new Map((await repo.membersOf(tx, [roomId])).map((m) => [m.deviceId, m.kind as DeviceKind]));
       const senderKind = kinds.get(senderDeviceId);
@@ -379,7 +412,10 @@ export class RoomService {
       const targets: Target[] = recipients.map((r) => ({ envelopeId: randomUUID(), recipient: r, kind: kinds.get(r)! }));
       const evaluations = await this.evaluate(tx, tenantId, room, { ...meta, senderKind }, targets);
       const outcomes = evaluations.map((e) => OUTCOME_OF[e.outcome]);
-      await repo.insertEnvelopes(tx, envelopeRows(tenantId, msg!.id, targets, outcomes, envelopes, meta.now));
+      // From here to commit the room's release lock is held: keep the rest short.
+      const position = await repo.nextReleasePosition(tx, roomId);
+      await repo.setMessageRelease(tx, msg!.id, position);
+      await repo.insertEnvelopes(tx, envelopeRows(tenantId, msg!.id, targets, outcomes, envelopes, meta.now, position));
 
       const deliveries: Delivery[] = [];
       for (const [i, t] of targets.entries()) {
@@ -397,15 +433,13 @@ export class RoomService {
       const alerts = targets.flatMap((t, i) =>
         outcomes[i] === 'notified' ? [{ room_id: roomId, policy_id: evaluations[i]!.policyId, sender_device_id: senderDeviceId, recipient_device_id: t.recipient, message_type: meta.messageType }] : [],
       );
-      const result: RoomSendResult = { room_message_id: msg!.id, timestamp: meta.now.toISOString(), cursor: String(msg!.seq), deliveries };
-      return { result, releases, alerts };
+      const result: RoomSendResult = { room_message_id: msg!.id, timestamp: meta.now.toISOString(), cursor: String(position), deliveries };
+      return { msg: msg!, position, result, releases, alerts };
     });
 
-    const base = { room_id: roomId, room_message_id: result.room_message_id, sender_device_id: senderDeviceId, message_type: meta.messageType, priority: meta.priority, timestamp: result.timestamp, cursor: result.cursor };
     for (const r of releases) {
       if (r.recipients.length === 0) continue;
-      const event: RoomMessageEvent = { ...base, header: b64(r.header), ciphertext: b64(r.ciphertext) };
-      await this.deps.notifier.toDevices(tenantId, r.recipients, 'room_message', event);
+      await this.deps.notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.header, r.ciphertext, position));
     }
     for (const a of alerts) await policies.alert(tenantId, a);
     return result;
@@ -446,24 +480,27 @@ export class RoomService {
   }
 
   /**
-   * The aggregated timeline, oldest first with `since` / `limit` paging (DESIGN §7; cursor =
-   * seq). Owners see every message with every delivery outcome; a member device sees the
-   * messages it sent (with their outcomes) and the ones released to it (with its own outcome).
+   * The aggregated timeline, oldest first with `since` / `limit` paging (DESIGN §7). Owners see
+   * every message with every delivery outcome, by `seq` (the cursor). A member device sees the
+   * messages it sent (with their outcomes) and the ones released to it (with its own outcome), by
+   * its release position (the cursor; a timestamp `since` compares release times), so an
+   * envelope approved later appears after what the device already read, once.
    * @throws 400 bad `since`, 403 a reading device that is not a member, 404 unknown room.
    */
   async timeline(tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<{ messages: TimelineEntry[]; next_cursor: string | null }> {
     const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
-    const since = q.since === undefined ? undefined : /^\d{1,15}$/.test(q.since) ? { seq: Number(q.since) } : { at: parseTimestamp(q.since) };
+    const since = q.since === undefined ? undefined : /^\d{1,15}$/.test(q.since) ? { cursor: Number(q.since) } : { at: parseTimestamp(q.since) };
     const me = viewer.deviceId;
     const messages = await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustGet(tx, roomId);
       if (viewer.asMember && !(me && (await repo.getMember(tx, roomId, me)))) throw forbidden('the device is not a member of this room');
-      const rows = await repo.timeline(tx, roomId, { ...(since ? { since } : {}), limit, ...(viewer.asMember ? { visibleTo: me } : {}) });
+      const page = { ...(since ? { since } : {}), limit };
+      const entries = viewer.asMember ? await repo.memberTimeline(tx, roomId, me!, page) : (await repo.timeline(tx, roomId, page)).map((row) => ({ row, position: row.seq }));
       const envelopes = await repo.envelopesOf(
         tx,
-        rows.map((r) => r.id),
+        entries.map((e) => e.row.id),
       );
-      return rows.map((m) => {
+      return entries.map(({ row: m, position }) => {
         const mine = envelopes.filter((e) => e.roomMessageId === m.id);
         const shared = mine.find((e) => e.recipientDeviceId === null);
         let deliveries = mine.filter((e) => e.recipientDeviceId !== null);
@@ -474,7 +511,7 @@ export class RoomService {
           message_type: m.messageType,
           priority: m.priority,
           timestamp: m.createdAt.toISOString(),
-          cursor: String(m.seq),
+          cursor: String(position),
           deliveries: deliveries.map((e) => ({ recipient_device_id: e.recipientDeviceId!, outcome: e.outcome })),
         };
         const own = me ? deliveries.find((e) => e.recipientDeviceId === me && repo.RELEASED.includes(e.outcome)) : undefined;
@@ -487,31 +524,29 @@ export class RoomService {
   }
 
   /**
-   * The `room` releaser (called by the policy module after an approval committed): marks the
-   * held envelope delivered and sends its `room_message` to the recipient.
+   * The `room` releaser (called by the policy module after an approval committed): the held
+   * envelope becomes delivered at a fresh release position (the recipient's member timeline lists
+   * it after everything released before) and its `room_message` goes to the recipient. A
+   * recipient that left the room in the meantime gets nothing: the envelope is dropped (outcome
+   * `blocked`, no ciphertext). An envelope no longer held is left alone.
    */
   async release(held: HeldRecord): Promise<void> {
     const envelopeId = held.envelopeId;
     if (!envelopeId) return;
     const event = await withTenant(this.deps.db, held.tenantId, async (tx) => {
       const env = await repo.getEnvelope(tx, envelopeId);
-      if (!env?.recipientDeviceId) return undefined;
+      if (!env?.recipientDeviceId || env.outcome !== 'held') return undefined;
       const msg = await repo.getRoomMessage(tx, env.roomMessageId);
+      if (!msg) return undefined;
+      if (!(await repo.getMember(tx, msg.roomId, env.recipientDeviceId))) {
+        await repo.updateEnvelope(tx, env.id, { outcome: 'blocked', headerBlob: null, ciphertext: null });
+        return undefined;
+      }
       const carrier = env.ciphertext ? env : await repo.sharedEnvelope(tx, env.roomMessageId);
-      if (!msg || !carrier?.ciphertext || !carrier.headerBlob) return undefined;
-      await repo.updateEnvelope(tx, env.id, { outcome: 'delivered', deliveredAt: new Date() });
-      const out: RoomMessageEvent = {
-        room_id: msg.roomId,
-        room_message_id: msg.id,
-        sender_device_id: msg.senderDeviceId,
-        header: b64(carrier.headerBlob),
-        ciphertext: b64(carrier.ciphertext),
-        message_type: msg.messageType,
-        priority: msg.priority,
-        timestamp: msg.createdAt.toISOString(),
-        cursor: String(msg.seq),
-      };
-      return { recipient: env.recipientDeviceId, out };
+      if (!carrier?.ciphertext || !carrier.headerBlob) return undefined;
+      const position = await repo.nextReleasePosition(tx, msg.roomId);
+      if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
+      return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, carrier.headerBlob, carrier.ciphertext, position) };
     });
     if (event) await this.deps.notifier.toDevices(held.tenantId, [event.recipient], 'room_message', event.out);
   }
