@@ -11,6 +11,8 @@
  * No test here opens a connection to anything but 127.0.0.1 / ::1.
  */
 import type dns from 'node:dns';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -89,6 +91,28 @@ describe('webhook target policy (pure)', () => {
     expect(await post('https://127.0.0.1:1/in')).toBe('blocked address');
     expect(await post('https://[::1]:1/in')).toBe('blocked address');
     expect(await postWebhook('https://hooks.example:1/in', {}, '{}', { ...strict, resolve: fixed('127.0.0.1', '::1') }).catch((e: Error) => e.message)).toBe('blocked address');
+  });
+
+  it('postWebhook, private targets allowed: answers the status, times out as TimeoutError, stops on abort', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/slow') return; // never answers
+      req.resume().on('end', () => res.writeHead(req.url === '/gone' ? 410 : 204).end());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://localhost:${(server.address() as AddressInfo).port}`;
+    const open = { allowHttp: true, allowPrivate: true, timeoutMs: 300 };
+    try {
+      expect(await postWebhook(`${base}/ok`, { 'content-type': 'application/json' }, '{"a":1}', open)).toBe(204);
+      expect(await postWebhook(`${base}/gone`, {}, '{}', open)).toBe(410);
+      await expect(postWebhook(`${base}/slow`, {}, '{}', open)).rejects.toMatchObject({ name: 'TimeoutError' });
+      const abort = new AbortController();
+      const pending = postWebhook(`${base}/slow`, {}, '{}', { ...open, timeoutMs: 5000, signal: abort.signal });
+      abort.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_HTTP default to false and parse booleans', () => {
