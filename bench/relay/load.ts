@@ -269,6 +269,8 @@ async function runPg(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
+// The parent died (e.g. interrupted): stop instead of loading a server that is gone.
+process.on('disconnect', () => process.exit(1));
 process.once('message', (msg: ParentToChild) => {
   const run = msg.spec.mode === 'ws' ? runWs : runPg;
   run(msg.spec).then(

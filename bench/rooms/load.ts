@@ -198,6 +198,8 @@ async function run(spec: RoomLoadSpec): Promise<RoomLoadResult> {
   };
 }
 
+// The parent died (e.g. interrupted): stop instead of loading a server that is gone.
+process.on('disconnect', () => process.exit(1));
 process.once('message', (msg: ParentToChild<RoomLoadSpec>) => {
   run(msg.spec).then(
     async (result) => {

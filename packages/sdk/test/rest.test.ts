@@ -153,7 +153,7 @@ describe('ParleyClient against a real server', () => {
     await rejects(renewDeviceToken(agent, agentId, (m) => wrongSigner.sign(m)), 401);
 
     // Webhooks and rename.
-    const hook = await agent.setSelfWebhook({ url: 'https://hooks.example.com/agent' });
+    const hook = await agent.setSelfWebhook({ url: 'https://hooks.example.invalid/agent' });
     expect(hook.secret).toMatch(/^whsec_/);
     expect((await owner.setDeviceWebhook(agentId, { url: null })).webhook_url).toBeNull();
     expect((await owner.renameDevice(agentId, { name: 'worker-2' })).name).toBe('worker-2');

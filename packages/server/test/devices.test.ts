@@ -371,7 +371,7 @@ describe('PATCH /api/v1/devices/{id}/revoke', () => {
       { method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages` },
       { method: 'GET', url: `/api/v1/devices/${agent.deviceId}/pending` },
       { method: 'GET', url: `/api/v1/devices/${other.deviceId}/pending` },
-      { method: 'PATCH', url: '/api/v1/devices/self/webhook', payload: { url: 'https://example.com/hook' } },
+      { method: 'PATCH', url: '/api/v1/devices/self/webhook', payload: { url: 'https://hook.example.invalid/hook' } },
       { method: 'GET', url: '/api/v1/devices' },
       { method: 'GET', url: '/api/v1/conversations' },
       { method: 'POST', url: `/api/v1/conversations/${agent.conversationId}/messages`, payload: { header_blob: 'aGRy', ciphertext: 'AQID' } },
@@ -542,13 +542,13 @@ describe('webhooks', () => {
     const owner = await newOwner(t);
     const agent = await activeAgent(t, owner);
     const url = `/api/v1/devices/${agent.deviceId}/webhook`;
-    const set = await t.request({ method: 'PATCH', url, headers: owner.auth, payload: { url: 'https://example.com/hook' } });
+    const set = await t.request({ method: 'PATCH', url, headers: owner.auth, payload: { url: 'https://hook.example.invalid/hook' } });
     expect(set.status).toBe(200);
     expect(set.body.device_id).toBe(agent.deviceId);
-    expect(set.body.webhook_url).toBe('https://example.com/hook');
+    expect(set.body.webhook_url).toBe('https://hook.example.invalid/hook');
     expect(set.body.secret).toMatch(/^whsec_.{16,}$/);
     const l = await listed(owner, agent.deviceId);
-    expect(l.webhook_url).toBe('https://example.com/hook');
+    expect(l.webhook_url).toBe('https://hook.example.invalid/hook');
     expect(JSON.stringify(await listDevices(owner))).not.toContain(set.body.secret);
 
     const reset = await t.request({ method: 'PATCH', url, headers: owner.auth, payload: { url: 'https://example.org/other' } });
@@ -567,24 +567,24 @@ describe('webhooks', () => {
     const owner = await newOwner(t);
     const agent = await activeAgent(t, owner);
     const url = `/api/v1/devices/${agent.deviceId}/webhook`;
-    for (const payload of [{}, { url: 'not a url' }, { url: 'ftp://example.com/x' }, { url: { href: 'https://example.com' } }, { url: 5 }]) {
+    for (const payload of [{}, { url: 'not a url' }, { url: 'ftp://example.com/x' }, { url: { href: 'https://example.invalid' } }, { url: 5 }]) {
       const res = await t.request({ method: 'PATCH', url, headers: owner.auth, payload });
       expect(res.status, JSON.stringify(payload)).toBe(400);
     }
     expect((await listed(owner, agent.deviceId)).webhook_url).toBeNull();
-    expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${randomUUID()}/webhook`, headers: owner.auth, payload: { url: 'https://example.com' } })).status).toBe(404);
+    expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${randomUUID()}/webhook`, headers: owner.auth, payload: { url: 'https://example.invalid' } })).status).toBe(404);
   });
 
   it('PATCH /devices/self/webhook with a device JWT sets and clears the caller webhook', async () => {
     const owner = await newOwner(t);
     const agent = await activeAgent(t, owner);
     const other = await activeAgent(t, owner);
-    const set = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers: agent.auth, payload: { url: 'https://agent.example.com/in' } });
+    const set = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers: agent.auth, payload: { url: 'https://agent.example.invalid/in' } });
     expect(set.status).toBe(200);
     expect(set.body.device_id).toBe(agent.deviceId);
-    expect(set.body.webhook_url).toBe('https://agent.example.com/in');
+    expect(set.body.webhook_url).toBe('https://agent.example.invalid/in');
     expect(set.body.secret).toMatch(/^whsec_/);
-    expect((await listed(owner, agent.deviceId)).webhook_url).toBe('https://agent.example.com/in');
+    expect((await listed(owner, agent.deviceId)).webhook_url).toBe('https://agent.example.invalid/in');
     expect((await listed(owner, other.deviceId)).webhook_url).toBeNull();
 
     const bad = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers: agent.auth, payload: { url: 'javascript:alert(1)' } });
@@ -599,7 +599,7 @@ describe('webhooks', () => {
 
   it('PATCH /devices/self/webhook answers 401 without auth or with a bad token', async () => {
     for (const headers of [{}, { authorization: 'Bearer garbage' }, { authorization: `Bearer ${await tamperedOwnerToken()}` }]) {
-      const res = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers, payload: { url: 'https://example.com' } });
+      const res = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers, payload: { url: 'https://example.invalid' } });
       expect(res.status).toBe(401);
     }
   });
@@ -902,7 +902,7 @@ describe('owner routes: authentication, tenant isolation and wrong credentials',
     { name: 'reject', opts: { method: 'PATCH', url: `/api/v1/devices/${pending.deviceId}/reject` } },
     { name: 'revoke', opts: { method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/revoke` } },
     { name: 'rename', opts: { method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}`, payload: { name: 'hijacked' } } },
-    { name: 'webhook', opts: { method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/webhook`, payload: { url: 'https://evil.example.com' } } },
+    { name: 'webhook', opts: { method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/webhook`, payload: { url: 'https://evil.example.invalid' } } },
     { name: 'delete', opts: { method: 'DELETE', url: `/api/v1/devices/${revoked.deviceId}` } },
     { name: 'remove', opts: { method: 'DELETE', url: `/api/v1/devices/${od2.deviceId}/remove`, headers: { 'x-device-id': odB.deviceId } } },
     { name: 'presence', opts: { method: 'GET', url: `/api/v1/devices/${agent.deviceId}/presence` } },
