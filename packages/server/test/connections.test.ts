@@ -54,7 +54,7 @@ describe('connections', () => {
     await t.close();
   });
 
-  const get = (url: string, auth: object = acme.auth) => t.request({ method: 'GET', url: `/api/v1${url}`, headers: auth });
+  const get = (url: string, auth: Record<string, string> = acme.auth) => t.request({ method: 'GET', url: `/api/v1${url}`, headers: auth });
 
   it('lists agent devices, A2A channels and federation agreements of the tenant', async () => {
     const res = await get('/connections');

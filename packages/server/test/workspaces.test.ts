@@ -23,8 +23,8 @@ describe('workspaces', () => {
   });
   afterAll(() => t.close());
 
-  const create = (payload: unknown, auth: object = owner.auth) => t.request({ method: 'POST', url: '/api/v1/workspaces', headers: auth, payload: payload as object });
-  const list = (auth: object = owner.auth) => t.request({ method: 'GET', url: '/api/v1/workspaces', headers: auth });
+  const create = (payload: unknown, auth: Record<string, string> = owner.auth) => t.request({ method: 'POST', url: '/api/v1/workspaces', headers: auth, payload: payload as object });
+  const list = (auth: Record<string, string> = owner.auth) => t.request({ method: 'GET', url: '/api/v1/workspaces', headers: auth });
 
   it('creates a workspace with members (201) and lists it with its member count', async () => {
     const res = await create({ name: 'Research', members: [{ device_id: a1.deviceId, role: 'admin' }, { device_id: a2.deviceId.toUpperCase() }] });
@@ -127,8 +127,8 @@ describe('workspaces', () => {
   });
 
   describe('team rooms', () => {
-    const createRoom = (payload: unknown, auth: object = owner.auth) => t.request({ method: 'POST', url: '/api/v1/team-rooms', headers: auth, payload: payload as object });
-    const listRooms = (query = '', auth: object = owner.auth) => t.request({ method: 'GET', url: `/api/v1/team-rooms${query}`, headers: auth });
+    const createRoom = (payload: unknown, auth: Record<string, string> = owner.auth) => t.request({ method: 'POST', url: '/api/v1/team-rooms', headers: auth, payload: payload as object });
+    const listRooms = (query = '', auth: Record<string, string> = owner.auth) => t.request({ method: 'GET', url: `/api/v1/team-rooms${query}`, headers: auth });
 
     it('creates a team room of workspace members and owner devices (201) and lists it', async () => {
       const ws = (await create({ name: 'Team', members: [{ device_id: a1.deviceId }, { device_id: a2.deviceId }] })).body;
