@@ -45,6 +45,39 @@ describe('attachments', () => {
     expect(Buffer.compare(fs.readFileSync(file), bytes)).toBe(0);
   });
 
+  /** A multipart/form-data body with the given parts (built by hand: what any HTTP client sends). */
+  const multipart = (parts: { name: string; filename?: string; data: Buffer }[]) => {
+    const boundary = `----parley${randomBytes(8).toString('hex')}`;
+    const chunks: Buffer[] = [];
+    for (const p of parts) {
+      const disposition = `form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}`;
+      chunks.push(Buffer.from(`--${boundary}\r\ncontent-disposition: ${disposition}\r\ncontent-type: application/octet-stream\r\n\r\n`), p.data, Buffer.from('\r\n'));
+    }
+    chunks.push(Buffer.from(`--${boundary}--\r\n`));
+    return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Buffer.concat(chunks) };
+  };
+
+  it('accepts a multipart "file" part and stores exactly its bytes', async () => {
+    const bytes = randomBytes(LIMIT); // exactly the limit: the multipart framing does not count against it
+    const m = multipart([{ name: 'file', filename: 'blob.bin', data: bytes }]);
+    const res = await upload({ ...agent.auth, ...m.headers }, m.body);
+    expect(res.status).toBe(201);
+    expect(res.body.size_bytes).toBe(LIMIT);
+    const dl = await t.app.inject({ method: 'GET', url: `/api/v1/attachments/${res.body.blob_id}`, headers: owner.auth });
+    expect(Buffer.compare(dl.rawPayload, bytes)).toBe(0);
+  });
+
+  it('refuses a multipart body without a "file" part (400) and one over the limit (413)', async () => {
+    const wrong = multipart([{ name: 'document', filename: 'x.bin', data: randomBytes(10) }]);
+    const r1 = await upload({ ...agent.auth, ...wrong.headers }, wrong.body);
+    expect(r1.status).toBe(400);
+    expect(r1.body.detail).toMatch(/file/);
+    const big = multipart([{ name: 'file', filename: 'big.bin', data: randomBytes(LIMIT + 1) }]);
+    const r2 = await upload({ ...agent.auth, ...big.headers }, big.body);
+    expect(r2.status).toBe(413);
+    expect(r2.body.detail).toBeTruthy();
+  });
+
   it('accepts an owner upload', async () => {
     const res = await upload({ ...owner.auth, ...octet }, Buffer.from([1, 2, 3]));
     expect(res.status).toBe(201);

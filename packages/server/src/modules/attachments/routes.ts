@@ -1,8 +1,11 @@
 /**
- * Attachment routes (SPEC §4.7, DESIGN §8.5): upload a raw `application/octet-stream` body,
- * download the same raw bytes. Owner JWT or device JWT of the same tenant.
+ * Attachment routes (SPEC §4.7, DESIGN §8.5): upload a raw `application/octet-stream` body or a
+ * `multipart/form-data` body whose single `file` part is the encrypted file; download the same
+ * raw bytes. Owner JWT or device JWT of the same tenant.
  */
+import multipart from '@fastify/multipart';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { tenantOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { Timestamp, Uuid } from '../../http/schemas.js';
@@ -13,9 +16,32 @@ const tags = ['attachments'];
 const security: { [scheme: string]: string[] }[] = [{ deviceJwt: [] }, { ownerJwt: [] }];
 const auth = { auth: 'owner-or-device' as const };
 
-/** Registers the attachment routes and, in their scope, the `application/octet-stream` body parser. */
+const MULTIPART = 'multipart/form-data';
+
+/**
+ * The uploaded bytes of a multipart request: exactly one part, a file field named `file`, at most
+ * `maxBytes` (413 beyond it, 400 for a missing or differently named part).
+ */
+async function multipartFile(req: FastifyRequest, maxBytes: number): Promise<Buffer> {
+  let part;
+  try {
+    part = await req.file({ limits: { fileSize: maxBytes, files: 1, fields: 0, parts: 1 } });
+  } catch (err) {
+    throw badRequest(`malformed multipart body: ${(err as Error).message}`);
+  }
+  if (!part || part.fieldname !== 'file') throw badRequest('the multipart body needs one file part named "file"');
+  try {
+    return await part.toBuffer();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError(ErrorCode.PayloadTooLarge, `attachment is larger than ${maxBytes} bytes`);
+    throw badRequest(`malformed multipart body: ${(err as Error).message}`);
+  }
+}
+
+/** Registers the attachment routes and, in their scope, the `application/octet-stream` and multipart body parsers. */
 export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: AttachmentService; maxBytes: number }> = async (app, { attachments, maxBytes }) => {
   app.addContentTypeParser(ATTACHMENT_CONTENT_TYPE, { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
+  await app.register(multipart, { limits: { fileSize: maxBytes, files: 1 } });
 
   app.post(
     '/attachments/upload',
@@ -25,8 +51,8 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: Attachme
       schema: {
         tags,
         security,
-        summary: `Upload an encrypted file as a raw application/octet-stream body (at most ${maxBytes} bytes)`,
-        consumes: [ATTACHMENT_CONTENT_TYPE],
+        summary: `Upload an encrypted file as a raw application/octet-stream body or a multipart "file" part (at most ${maxBytes} bytes)`,
+        consumes: [ATTACHMENT_CONTENT_TYPE, MULTIPART],
         response: {
           201: Type.Object({ blob_id: Uuid, size_bytes: Type.Integer(), content_type: Type.String(), created_at: Timestamp }),
           ...errorResponses(400, 401, 403, 413, 415),
@@ -34,7 +60,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: Attachme
       },
     },
     async (req, reply) => {
-      const body: unknown = req.body;
+      const body: unknown = req.isMultipart() ? await multipartFile(req, maxBytes) : req.body;
       if (body === undefined || body === null) throw badRequest('the request body is the encrypted file (application/octet-stream)');
       if (!Buffer.isBuffer(body)) throw new AppError(ErrorCode.UnsupportedMediaType, `upload the encrypted file as ${ATTACHMENT_CONTENT_TYPE}`);
       const principal = req.principal!;
