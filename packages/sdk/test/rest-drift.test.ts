@@ -59,7 +59,11 @@ describe('REST route table drift', () => {
         'owner-or-apikey': ['apiKey', 'ownerJwt'],
         'device-or-apikey': ['apiKey', 'deviceJwt'],
         any: ['apiKey', 'deviceJwt', 'ownerJwt'],
+        public: ['apiKey', 'deviceJwt', 'ownerJwt'],
       }[r.auth];
+      // Public routes list an empty requirement too (no credential needed); no other route does.
+      const optional = (op?.security ?? []).some((s) => Object.keys(s).length === 0);
+      if (optional !== (r.auth === 'public')) mismatches.push(`${name}: sdk ${r.auth}, server security ${optional ? 'optional' : 'required'}`);
       if ([...schemes].sort().join() !== expected.join()) mismatches.push(`${name}: sdk ${r.auth}, server [${[...schemes].join(', ')}]`);
     }
     expect(mismatches).toEqual([]);

@@ -19,6 +19,12 @@ export interface RateLimitConfig {
   defaultPerMin: number;
   /** Unauthenticated routes without a SPEC limit, per IP. */
   publicPerMin: number;
+  /** `GET /verify/{address}` and `POST /verify/credential`, per minute. SPEC §8: 30 public (per IP), 300 with an API key (per key). */
+  verifyPublicPerMin: number;
+  verifyApiKeyPerMin: number;
+  /** `GET /hub/{address}/did` (and the resolver routes), per minute. SPEC §8: 60 public, 600 with an API key. */
+  didPublicPerMin: number;
+  didApiKeyPerMin: number;
 }
 
 /** Limits of DESIGN §8.12 (sizes in bytes). */
@@ -183,6 +189,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       wsMessagesPerMin: int(env, 'RATE_LIMIT_WS_MESSAGES_PER_MIN', 60),
       defaultPerMin: int(env, 'RATE_LIMIT_DEFAULT_PER_MIN', 600),
       publicPerMin: int(env, 'RATE_LIMIT_PUBLIC_PER_MIN', 600),
+      verifyPublicPerMin: int(env, 'RATE_LIMIT_VERIFY_PUBLIC_PER_MIN', 30),
+      verifyApiKeyPerMin: int(env, 'RATE_LIMIT_VERIFY_API_KEY_PER_MIN', 300),
+      didPublicPerMin: int(env, 'RATE_LIMIT_DID_PUBLIC_PER_MIN', 60),
+      didApiKeyPerMin: int(env, 'RATE_LIMIT_DID_API_KEY_PER_MIN', 600),
     },
     limits: {
       maxCiphertextBytes: int(env, 'LIMIT_MESSAGE_BYTES', 256 * 1024),

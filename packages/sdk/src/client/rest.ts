@@ -87,7 +87,7 @@ export type TokenSource = string | (() => string | undefined | Promise<string | 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 /** Options of {@link ParleyClient}. */
-const NEEDS: Record<Exclude<RouteAuth, 'none'>, string> = {
+const NEEDS: Record<Exclude<RouteAuth, 'none' | 'public'>, string> = {
   owner: 'an owner token',
   device: 'a device token',
   'owner-or-device': 'a device or owner token',
@@ -236,6 +236,7 @@ export class ParleyClient {
   private async prefersApiKey(auth: RouteAuth): Promise<boolean> {
     if (auth === 'owner-or-apikey') return !(await resolveToken(this.ownerToken));
     if (auth === 'device-or-apikey') return !(await resolveToken(this.deviceToken));
+    if (auth === 'public') return true;
     if (auth === 'any') return !(await resolveToken(this.deviceToken)) && !(await resolveToken(this.ownerToken));
     return false;
   }
@@ -254,6 +255,9 @@ export class ParleyClient {
     if (viaApiKey) {
       headers['x-api-key'] = this.apiKey!;
       if (this.workspaceId) headers['x-workspace-id'] = this.workspaceId;
+    } else if (route.auth === 'public') {
+      const token = opts.token ?? (await resolveToken(this.deviceToken)) ?? (await resolveToken(this.ownerToken));
+      if (token) headers.authorization = `Bearer ${token}`;
     } else if (route.auth !== 'none') {
       // owner-or-device: the device JWT when the client has one, else the owner JWT (+ X-Device-Id).
       const ownerFirst = route.auth === 'owner' || route.auth === 'owner-or-apikey';

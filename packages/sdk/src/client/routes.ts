@@ -22,9 +22,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * - `owner-or-apikey`: owner JWT, or the API key (`X-API-Key`, optional `X-Workspace-Id`) of a
  *   third-party agent;
  * - `device-or-apikey`: the agent's device JWT, or its API key;
- * - `any`: the device JWT when the client has one, else the owner JWT, else the API key.
+ * - `any`: the device JWT when the client has one, else the owner JWT, else the API key;
+ * - `public`: no credential needed; the client sends its API key when it has one (higher rate
+ *   limits, fuller answers), else its device or owner JWT, else nothing.
  */
-export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any';
+export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any' | 'public';
 
 /** One row of the route table. */
 export interface RouteSpec {

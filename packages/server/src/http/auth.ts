@@ -18,10 +18,12 @@ import { asUuid } from '../lib/ids.js';
  * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), SPEC §4.13.
  * - `device-or-apikey`: device JWT or API key (an agent acting as itself).
  * - `any`: owner JWT, device JWT or API key (reads open to owners and to member agents).
+ * - `public`: no credential needed; one that is sent (bearer token or `X-API-Key`) is verified
+ *   (401 when invalid, DESIGN §8.15) and the route sees the principal (fuller answers, higher limits).
  */
-export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any';
+export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any' | 'public';
 
-const ACCEPTS: Record<Exclude<AuthMode, 'none'>, readonly Principal['kind'][]> = {
+const ACCEPTS: Record<Exclude<AuthMode, 'none' | 'public'>, readonly Principal['kind'][]> = {
   owner: ['owner'],
   'owner-any': ['owner'],
   device: ['device'],
@@ -118,6 +120,11 @@ export const authPlugin = fp(
       async (request) => {
         const bearer = bearerToken(request);
         const apiKey = header(request, 'x-api-key');
+        if (mode === 'public') {
+          if (!bearer && apiKey === undefined) return;
+          request.principal = bearer ? await opts.authenticator.authenticate(bearer, header(request, 'x-tenant-id')) : await opts.authenticator.apiKey(apiKey!, header(request, 'x-workspace-id'));
+          return;
+        }
         const principal: Principal =
           !bearer && apiKey !== undefined
             ? await opts.authenticator.apiKey(apiKey, header(request, 'x-workspace-id'))

@@ -38,9 +38,27 @@ export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitCon
   });
 }
 
+/**
+ * A public route's limit that is higher for API-key callers (SPEC §5 rule 3, §8): counted per key
+ * (its digest) when `X-API-Key` is sent, else per IP. A bogus key is counted under its own digest
+ * and then refused with 401 by authentication.
+ */
+function publicOrApiKey(name: string, publicMax: number, apiKeyMax: number) {
+  const hasKey = (r: FastifyRequest) => typeof r.headers['x-api-key'] === 'string' && r.headers['x-api-key'] !== '';
+  return {
+    max: (r: FastifyRequest) => (hasKey(r) ? apiKeyMax : publicMax),
+    timeWindow: 60_000,
+    keyGenerator: (r: FastifyRequest) => `${name}:${hasKey(r) ? principalKey(r) : 'ip:' + r.ip}`,
+  };
+}
+
 /** Route-level limits of SPEC §8, for `config.rateLimit` of the routes that have one. */
 export function routeLimits(cfg: RateLimitConfig) {
   return {
+    /** `GET /verify/{address}`, `POST /verify/credential`: 30/min public, 300/min with an API key. */
+    verify: publicOrApiKey('verify', cfg.verifyPublicPerMin, cfg.verifyApiKeyPerMin),
+    /** `GET /hub/{address}/did` and DID resolution: 60/min public, 600/min with an API key. */
+    did: publicOrApiKey('did', cfg.didPublicPerMin, cfg.didApiKeyPerMin),
     /** `POST /enroll`: 5 per IP per 10 minutes. */
     enroll: { max: cfg.enrollPer10Min, timeWindow: 600_000, keyGenerator: (r: FastifyRequest) => 'enroll:' + r.ip },
     /** `GET /devices/{id}/status`: 1 per 5 seconds per device. */
