@@ -52,7 +52,23 @@ import { ApiKeyService } from './modules/api-keys/service.js';
 import { federationRoutes } from './modules/federation/routes.js';
 import { FederationService } from './modules/federation/service.js';
 import { hubRoutes } from './modules/hub/routes.js';
+import { HubCapabilityService } from './modules/hub/capabilities.js';
+import { hubCapabilityRoutes } from './modules/hub/capabilities-routes.js';
+import { HubCertifyService } from './modules/hub/certify.js';
+import { hubCertifyRoutes } from './modules/hub/certify-routes.js';
+import { HubDirectoryService } from './modules/hub/directory.js';
+import { hubProfileRoutes } from './modules/hub/profile-routes.js';
+import { didResolverRoutes, hubDidRoutes } from './modules/hub/did-routes.js';
+import { HubDidService } from './modules/hub/did-service.js';
 import { HubService } from './modules/hub/service.js';
+import { trustContextUrl } from './modules/credentials/contexts.js';
+import { createDocumentLoader } from './modules/credentials/document-loader.js';
+import { PlatformIssuer } from './modules/credentials/issuer.js';
+import { credentialRoutes, trustContextRoutes } from './modules/credentials/routes.js';
+import { CredentialService } from './modules/credentials/service.js';
+import { CredentialVerifier } from './modules/credentials/verifier.js';
+import { verificationRoutes } from './modules/verification/routes.js';
+import { VerificationService } from './modules/verification/service.js';
 import { MlsService } from './modules/mls/service.js';
 import { inviteRoutes } from './modules/invites/routes.js';
 import { InviteService } from './modules/invites/service.js';
@@ -86,6 +102,8 @@ export interface Parley {
   policies: PolicyService;
   /** Hub-address registry (A2A resolves responders by address). */
   hub: HubService;
+  /** DID documents and resolution of hub identities (the credentials document loader resolves `did:hub` through it). */
+  hubDid: HubDidService;
   /** Federation agreements (A2A checks the active agreement between two tenants). */
   federation: FederationService;
 }
@@ -116,6 +134,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     overrides.database ??
     (await openDatabase({
       databaseUrl: config.databaseUrl,
+      poolSize: config.databasePoolMax,
       pgliteDir: path.join(config.dataDir, 'pglite'),
       inMemory: config.pgliteInMemory,
     }));
@@ -134,7 +153,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const policyLog = { warn: (o: object, m: string) => app.log.warn(o, m), error: (o: object, m: string) => app.log.error(o, m) };
   const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, log: policyLog });
   const apiKeys = new ApiKeyService(db, notifier);
-  const hub = new HubService(db);
+  // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (DESIGN §8.16).
+  const issuer = new PlatformIssuer(db, config.credentials.platformHubAddress, config.publicUrl);
+  await issuer.init();
+  const hub = new HubService(db, [issuer.address]);
+  const hubDid = new HubDidService({ db, publicUrl: config.publicUrl, platformDocument: (address) => issuer.platformDocument(address) });
+  const trustContext = trustContextUrl(config.publicUrl);
+  const ldLoader = () => createDocumentLoader({ trustContextUrl: trustContext, dids: hubDid });
   const federation = new FederationService(db);
   const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k) });
 
@@ -197,7 +222,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   }
   const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'));
 
-  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, federation } satisfies Parley);
+  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation } satisfies Parley);
 
   registerErrorHandling(app);
   registerParamNormalization(app);
@@ -227,6 +252,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(teamRoomRoutes, { prefix: API_PREFIX, teamRooms: new TeamRoomService({ db, rooms, workspaces }) });
   await app.register(connectionRoutes, { prefix: API_PREFIX, connections: new ConnectionService(db, gateway) });
   await app.register(hubRoutes, { prefix: API_PREFIX, hub });
+  await app.register(hubCapabilityRoutes, { prefix: API_PREFIX, capabilities: new HubCapabilityService(db) });
+  await app.register(hubProfileRoutes, { prefix: API_PREFIX, directory: new HubDirectoryService(db) });
+  await app.register(hubCertifyRoutes, { prefix: API_PREFIX, certify: new HubCertifyService(db) });
+  await app.register(hubDidRoutes, { prefix: API_PREFIX, hubDid, rateLimits: config.rateLimits });
+  await app.register(didResolverRoutes, { hubDid, rateLimits: config.rateLimits });
+  const credentials = new CredentialService({ db, issuer, trustContextUrl: trustContext, loader: ldLoader, ttlDays: config.credentials.ttlDays });
+  await app.register(credentialRoutes, { prefix: API_PREFIX, credentials, verifier: new CredentialVerifier({ db, loader: ldLoader }), rateLimits: config.rateLimits });
+  await app.register(verificationRoutes, { prefix: API_PREFIX, verification: new VerificationService(db, hub), rateLimits: config.rateLimits });
+  await app.register(trustContextRoutes, { trustContextUrl: trustContext });
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
   await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
   app.get(

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
+import { normalizeHubAddress } from './modules/hub/service.js';
 
 /** Rate limits (SPEC §8, DESIGN §8.12). `max` requests per `windowMs` milliseconds. */
 export interface RateLimitConfig {
@@ -61,6 +62,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL URL; undefined selects embedded PGlite under `dataDir/pglite`. */
   databaseUrl: string | undefined;
+  /** Most connections of the PostgreSQL pool (`DATABASE_POOL_MAX`, default 10, at least 1); unused with PGlite. */
+  databasePoolMax: number;
   /** In-memory PGlite (tests only): set by code, never by the environment. */
   pgliteInMemory?: boolean;
   redisUrl: string | undefined;
@@ -89,6 +92,19 @@ export interface Config {
    * share a PostgreSQL database must all be given the same value.
    */
   secretsKey: string | undefined;
+  /** Verifiable credentials issued by the service (DESIGN §8.16). */
+  credentials: CredentialsConfig;
+}
+
+/** The platform issuer of TrustTierCredentials (DESIGN §8.16). */
+export interface CredentialsConfig {
+  /**
+   * Hub address of the service's own issuer DID `did:hub:<address>` (`PLATFORM_HUB_ADDRESS`,
+   * default `parley`, stored lowercase); reserved: no hub identity can register it.
+   */
+  platformHubAddress: string;
+  /** Lifetime of an issued TrustTierCredential in days (`CREDENTIAL_TTL_DAYS`, default 30, at least 1). */
+  ttlDays: number;
 }
 
 /** Webhook delivery worker settings (DESIGN §8.11). */
@@ -141,6 +157,14 @@ function secretsKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** `PLATFORM_HUB_ADDRESS` (default `parley`), checked against the hub address rule (DESIGN §8.13). */
+function platformHubAddress(env: NodeJS.ProcessEnv): string {
+  const raw = env.PLATFORM_HUB_ADDRESS?.trim() || 'parley';
+  const address = normalizeHubAddress(raw);
+  if (!address) throw new ConfigError(`PLATFORM_HUB_ADDRESS must be a hub address (3-32 characters of a-z, 0-9 and "-"), got "${raw}"`);
+  return address;
+}
+
 const VERSION = '0.1.0';
 
 /**
@@ -168,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolMax: Math.max(1, int(env, 'DATABASE_POOL_MAX', 10)),
     redisUrl: env.REDIS_URL || undefined,
     s3: env.S3_BUCKET
       ? {
@@ -216,5 +241,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
     },
     secretsKey: secretsKey(env),
+    credentials: {
+      platformHubAddress: platformHubAddress(env),
+      ttlDays: Math.max(1, int(env, 'CREDENTIAL_TTL_DAYS', 30)),
+    },
   };
 }

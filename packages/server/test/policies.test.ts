@@ -210,12 +210,13 @@ describe('policies and held messages', () => {
       };
       const subjects = [randomUUID(), randomUUID(), randomUUID()];
       const evaluations = await withTenant(db, owner2.tenantId, async (tx) => {
-        expect(await policies.needsSenderRate(tx, owner2.tenantId)).toBe(false);
+        // No enabled policy reads the rate: the lazy count is never called.
+        const noRate = () => Promise.reject(new Error('senderRate must not be called'));
         return policies.decide(tx, owner2.tenantId, [
           { ctx: { ...base, messageType: 'artifact', priority: 'urgent' }, subjectKind: 'room_envelope', subjectId: subjects[0]!, defaultOutcome: 'allow' },
           { ctx: base, subjectKind: 'room_envelope', subjectId: subjects[1]!, defaultOutcome: 'allow' },
           { ctx: { ...base, recipientDeviceId: null }, subjectKind: 'a2a_message', subjectId: subjects[2]!, defaultOutcome: 'hold' },
-        ]);
+        ], noRate);
       });
       expect(evaluations).toEqual([
         { outcome: 'hold', policyId: holdArtifacts, matched: [holdArtifacts, notifyUrgent] },
@@ -235,15 +236,48 @@ describe('policies and held messages', () => {
       expect(await withTenant(db, owner2.tenantId, (tx) => policies.decide(tx, owner2.tenantId, []))).toEqual([]);
     });
 
-    it('knows when an enabled policy reads the sender rate', async () => {
+    it('counts the sender rate lazily: once per decide, only while an enabled policy reads it', async () => {
       const owner3 = await newOwner(t, 'Rates');
       const policies = t.app.parley.policies;
-      const needs = () => withTenant(db, owner3.tenantId, (tx) => policies.needsSenderRate(tx, owner3.tenantId));
-      expect(await needs()).toBe(false);
+      const base: EvaluationContext = {
+        roomId: null,
+        messageType: 'text',
+        priority: 'normal',
+        senderKind: 'agent',
+        recipientKind: 'agent',
+        senderDeviceId: randomUUID(),
+        recipientDeviceId: randomUUID(),
+        senderHubAddress: null,
+        senderTier: 'unverified',
+        crossTenant: false,
+        now: new Date(),
+      };
+      let calls = 0;
+      const decide = (rate: number, ctx: EvaluationContext = base) =>
+        withTenant(db, owner3.tenantId, (tx) =>
+          policies.decide(
+            tx,
+            owner3.tenantId,
+            [0, 1].map(() => ({ ctx, subjectKind: 'room_envelope' as const, subjectId: randomUUID(), defaultOutcome: 'allow' as const })),
+            () => {
+              calls++;
+              return Promise.resolve(rate);
+            },
+          ),
+        );
+      expect((await decide(9)).map((e) => e.outcome)).toEqual(['allow', 'allow']);
+      expect(calls).toBe(0);
       const p = (await createPolicy({ name: 'burst', conditions: { rate_per_minute_over: 5 }, action: 'hold' }, owner3.auth)).body;
-      expect(await needs()).toBe(true);
+      expect((await decide(9)).map((e) => e.outcome)).toEqual(['hold', 'hold']);
+      expect(calls).toBe(1);
+      expect((await decide(5)).map((e) => e.outcome)).toEqual(['allow', 'allow']);
+      expect(calls).toBe(2);
+      // A context that carries the rate already is not counted again.
+      expect((await decide(0, { ...base, senderRatePerMinute: 6 })).map((e) => e.outcome)).toEqual(['hold', 'hold']);
+      expect(calls).toBe(2);
       await api('PATCH', `/policies/${p.policy_id}`, { enabled: false }, owner3.auth);
-      expect(await needs()).toBe(false);
+      expect((await decide(9)).map((e) => e.outcome)).toEqual(['allow', 'allow']);
+      expect(calls).toBe(2);
     });
 
     it('alerts the owners with policy_alert', async () => {

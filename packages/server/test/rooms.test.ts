@@ -423,6 +423,49 @@ describe('rooms', () => {
       expect((await wsA2.next('room_message')).data.ciphertext).toBe(b64('from owner'));
     });
 
+    it('pipelines the frames of a socket (window > 1) and keeps the order: per sender across rooms, per room by cursor', async () => {
+      // Fresh senders: the rate test below counts a3's room messages of the last minute.
+      const [s1, s2] = [await activeAgent(t, owner), await activeAgent(t, owner)];
+      const r1 = await newRoom([s1.deviceId, a2.deviceId, s2.deviceId]);
+      const r2 = await newRoom([s1.deviceId, a2.deviceId]);
+      const [wsA1, wsA2, wsA3] = [await agentWs(s1), await agentWs(a2), await agentWs(s2)];
+      const n = 24;
+      for (let i = 0; i < n; i++) {
+        const room = i % 3 === 2 ? r2 : r1;
+        wsA1.send('room_message', { room_id: room.room_id, envelopes: [envelope(a2.deviceId, `a1:${i}`)], client_ref: `a1:${i}` });
+        // A failing frame in the stream does not stall or reorder the others.
+        if (i === 5) wsA1.send('room_message', { room_id: randomUUID(), envelopes: [envelope(a2.deviceId, 'lost')], client_ref: 'bad' });
+        // Another sender (s2) into r1 at the same time.
+        if (i % 2 === 0) wsA3.send('room_message', { room_id: r1.room_id, envelopes: [envelope(a2.deviceId, `a3:${i}`)], client_ref: `a3:${i}` });
+      }
+      const acks = new Map<string, Record<string, unknown>>();
+      for (let i = 0; i < n; i++) {
+        const ack = (await wsA1.next('room_message_ack')).data;
+        acks.set(ack.client_ref as string, ack);
+      }
+      expect((await wsA1.next('error')).data).toMatchObject({ status: 404, client_ref: 'bad' });
+      for (let i = 0; i < n / 2; i++) await wsA3.next('room_message_ack');
+
+      const got: Record<string, unknown>[] = [];
+      for (let i = 0; i < n + n / 2; i++) got.push((await wsA2.next('room_message')).data);
+      const text = (g: Record<string, unknown>) => Buffer.from(g.ciphertext as string, 'base64').toString();
+      // s1's messages arrive in send order, across both rooms.
+      expect(got.filter((g) => g.sender_device_id === s1.deviceId).map(text)).toEqual(Array.from({ length: n }, (_, i) => `a1:${i}`));
+      // Each event carries the cursor its ack announced, and a room's events arrive by ascending cursor.
+      for (const g of got.filter((g) => g.sender_device_id === s1.deviceId)) expect(g.cursor).toBe(acks.get(text(g))!.cursor);
+      for (const room of [r1, r2]) {
+        const cursors = got.filter((g) => g.room_id === room.room_id).map((g) => Number(g.cursor));
+        expect(cursors).toEqual([...cursors].sort((x, y) => x - y));
+      }
+      // a2's member timeline of r1 lists them in the same order.
+      const timeline = await api('GET', `/rooms/${r1.room_id}/messages?limit=100`, a2.auth);
+      expect(timeline.status).toBe(200);
+      expect((timeline.body.messages as { room_message_id: string }[]).map((m) => m.room_message_id)).toEqual(
+        got.filter((g) => g.room_id === r1.room_id).map((g) => g.room_message_id),
+      );
+      await expectNone(wsA2, 'room_message');
+    });
+
     it('rate_per_minute_over counts the sender room messages of the last minute', async () => {
       const room = await newRoom([a3.deviceId, a2.deviceId]);
       await createPolicy({ name: 'burst', scope: { room_id: room.room_id }, conditions: { rate_per_minute_over: 2 }, action: 'block' });

@@ -3,7 +3,8 @@
  * the Standard Webhooks reference library. Owner-set and self-set URLs receive; messages to an
  * offline agent arrive as `message.received` without ciphertext; retries keep the `webhook-id`;
  * always-failing receivers end `failed`; clearing the URL cancels; wrong secrets and tampered
- * bodies fail verification; tenants stay apart; the signing secret is stored sealed, never in clear.
+ * bodies fail verification; a room message reaches each released recipient once (a held one once
+ * it is approved); tenants stay apart; the signing secret is stored sealed, never in clear.
  */
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
@@ -138,6 +139,67 @@ describe('webhook delivery', () => {
     const rows = await deliveries(agent.deviceId);
     expect(rows.filter((d) => d.event_type === 'message.received')).toHaveLength(1);
     await waitFor(async () => (await deliveries(agent.deviceId))[0]!.status === 'delivered', 'delivered');
+  });
+
+  it('a room message reaches each released recipient webhook once as room.message, a held one once after approval', async () => {
+    const [a, b, c] = [await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner)];
+    const secrets = new Map<string, string>();
+    for (const [agent, path] of [[a, '/room-a'], [b, '/room-b']] as const) {
+      const reg = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/webhook', headers: agent.auth, payload: { url: `${rx.base}${path}` } });
+      expect(reg.status).toBe(200);
+      secrets.set(path, reg.body.secret as string);
+    }
+    const room = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: owner.auth, payload: { name: 'hooks', member_device_ids: [ownerDev.deviceId, a.deviceId, b.deviceId, c.deviceId] } });
+    expect(room.status).toBe(201);
+    const roomId = room.body.room_id as string;
+    const policy = await t.request({
+      method: 'POST',
+      url: '/api/v1/policies',
+      headers: owner.auth,
+      payload: { name: 'hold b', scope: { room_id: roomId }, conditions: { recipient_device_ids: [b.deviceId] }, action: 'hold' },
+    });
+    expect(policy.status).toBe(201);
+    const ciphertext = b64('room plaintext that must never reach a webhook');
+    const sent = await t.request({
+      method: 'POST',
+      url: `/api/v1/rooms/${roomId}/messages`,
+      headers: { ...owner.auth, 'x-device-id': ownerDev.deviceId },
+      payload: { priority: 'high', envelopes: [a, b, c].map((x) => ({ recipient_device_id: x.deviceId, header_blob: b64('hdr'), ciphertext })) },
+    });
+    expect(sent.status).toBe(201);
+    const outcomes = Object.fromEntries((sent.body.deliveries as { recipient_device_id: string; outcome: string; held_message_id?: string }[]).map((d) => [d.recipient_device_id, d]));
+    expect([outcomes[a.deviceId]!.outcome, outcomes[b.deviceId]!.outcome, outcomes[c.deviceId]!.outcome]).toEqual(['delivered', 'held', 'delivered']);
+    const expected = {
+      room_id: roomId,
+      room_message_id: sent.body.room_message_id,
+      sender_device_id: ownerDev.deviceId,
+      message_type: 'text',
+      priority: 'high',
+      timestamp: sent.body.timestamp,
+    };
+    const roomMessages = async (deviceId: string) => (await deliveries(deviceId)).filter((d) => d.event_type === 'room.message');
+    /** Requests of type room.message a receiver path got (the agents also get room.joined). */
+    const received = (path: string) => rx.to(path).filter((r) => r.body.includes('"type":"room.message"'));
+
+    const atSend = await waitFor(() => received('/room-a')[0], 'room.message for a');
+    expect(atSend.body).not.toContain(ciphertext);
+    expect(atSend.body).not.toMatch(/ciphertext|header|cursor/);
+    expect(verify(secrets.get('/room-a')!, atSend)).toMatchObject({ type: 'room.message', data: expected });
+    expect(await roomMessages(b.deviceId)).toEqual([]); // held: nothing yet
+
+    const approved = await t.request({ method: 'POST', url: `/api/v1/policies/held-messages/${outcomes[b.deviceId]!.held_message_id}/approve`, headers: owner.auth });
+    expect(approved.status).toBe(200);
+    const atRelease = await waitFor(() => received('/room-b')[0], 'room.message for b');
+    expect(verify(secrets.get('/room-b')!, atRelease)).toMatchObject({ type: 'room.message', data: expected });
+
+    await sleep(100);
+    // Exactly once each (the notifier's sink skips room_message); none for c (no URL) or the sender.
+    expect(received('/room-a')).toHaveLength(1);
+    expect(received('/room-b')).toHaveLength(1);
+    expect(await roomMessages(a.deviceId)).toHaveLength(1);
+    expect(await roomMessages(b.deviceId)).toHaveLength(1);
+    expect(await roomMessages(c.deviceId)).toEqual([]);
+    expect(await roomMessages(ownerDev.deviceId)).toEqual([]);
   });
 
   it('retries a failing receiver with the same webhook-id and records attempts = 3', async () => {

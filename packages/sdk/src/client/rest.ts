@@ -9,6 +9,8 @@
  * device routes send the device JWT; public routes send no credentials. Errors are thrown as
  * {@link ParleyApiError} (`{status, detail, retryAfter?}`) or {@link ParleyNetworkError}.
  */
+import type { DIDDocument, DIDResolutionResult } from 'did-resolver';
+import type { DidUpdateRequest } from '../did/update.js';
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
@@ -721,5 +723,37 @@ export class ParleyClient {
   /** `POST /api/v1/policies/held-messages/{id}/deny` (owner): drop the held envelope; 409 when already decided. */
   denyHeldMessage(heldMessageId: string, opts?: RequestOptions): Promise<HeldMessage> {
     return this.call('denyHeldMessage', { params: { id: heldMessageId }, opts });
+  }
+
+  // ------------------------------------------------------------ DID documents (SPEC §2.8, §4.10, §8; DESIGN §8.15)
+
+  /**
+   * `GET /api/v1/hub/resolve/{address}` (public; 60/min per IP, 600/min with an API key): the DID
+   * resolution result of a hub address. An unknown address throws a 404 ParleyApiError, a
+   * malformed one 400 (the body is a resolution result with `didResolutionMetadata.error`; use
+   * the `did-resolver` driver `getResolver` to receive it as a value instead).
+   */
+  resolveHub(address: string, opts?: RequestOptions): Promise<DIDResolutionResult> {
+    return this.call('resolveHub', { params: { address }, opts });
+  }
+
+  /** `GET /api/v1/hub/{hub_address}/did` (public; 60/min per IP, 600/min with an API key): the DID document; 404 unknown. */
+  getDidDocument(hubAddress: string, opts?: RequestOptions): Promise<DIDDocument> {
+    return this.call('getDidDocument', { params: { hub_address: hubAddress }, opts });
+  }
+
+  /**
+   * `PATCH /api/v1/hub/{hub_address}/did` (owner): add a verification method, with a body signed
+   * by the identity's owner key (`signDidUpdate`). Answers the updated DID document (new method
+   * `#key-<n>`). 403 bad signature; 400 timestamp more than 5 minutes off or bad key; 409 replayed
+   * or older timestamp, key already present, or no owner key; 404 another tenant's identity.
+   */
+  updateDid(hubAddress: string, body: DidUpdateRequest, opts?: RequestOptions): Promise<DIDDocument> {
+    return this.call('updateDid', { params: { hub_address: hubAddress }, body, opts });
+  }
+
+  /** `GET /1.0/identifiers/{did}` (public; the DIF Universal Resolver driver path): as {@link resolveHub}, by DID; 400 for another DID method. */
+  resolveDid(did: string, opts?: RequestOptions): Promise<DIDResolutionResult> {
+    return this.call('resolveDid', { params: { did }, opts });
   }
 }

@@ -5,7 +5,7 @@
  * it with the service's OpenAPI document (`GET /api/v1/openapi.json`).
  *
  * Path templates use OpenAPI's `{name}` placeholders; paths are absolute (the `/api/v1` prefix is
- * part of the template, `/health` and `/.well-known/jwks.json` live outside it).
+ * part of the template, `/health`, `/.well-known/jwks.json` and `/1.0/identifiers/{did}` live outside it).
  */
 
 /** HTTP methods used by the API. */
@@ -126,6 +126,24 @@ export const ROUTES = {
   createHubIdentity: r('POST', v1('/hub/identities'), 'owner'),
   listHubIdentities: r('GET', v1('/hub/identities'), 'owner'),
   getHubIdentity: r('GET', v1('/hub/identities/{id}'), 'owner'),
+  // capabilities, public profiles, search, certification (SPEC §2.8, §3.3, §4.10; DESIGN §8.15, §8.16)
+  listHubCapabilities: r('GET', v1('/hub/{hub_address}/capabilities'), 'owner'),
+  registerHubCapability: r('POST', v1('/hub/{hub_address}/capabilities'), 'owner'),
+  getHubProfile: r('GET', v1('/hub/{hub_address}/profile'), 'public'),
+  updateHubProfile: r('PATCH', v1('/hub/{hub_address}/profile'), 'owner'),
+  searchHub: r('GET', v1('/hub/search'), 'public'),
+  certifyHubIdentity: r('POST', v1('/hub/identities/{id}/certify'), 'owner'),
+  // DID documents and resolution (SPEC §4.10, §8; DESIGN §8.15); `/1.0/identifiers` is the DIF Universal Resolver driver path, outside /api/v1
+  resolveHub: r('GET', v1('/hub/resolve/{address}'), 'public'),
+  getDidDocument: r('GET', v1('/hub/{hub_address}/did'), 'public'),
+  updateDid: r('PATCH', v1('/hub/{hub_address}/did'), 'owner'),
+  resolveDid: r('GET', '/1.0/identifiers/{did}', 'public'),
+  // verification and credentials (SPEC §2.10, §4.11, §8; DESIGN §8.16); the trust context lives outside /api/v1
+  verifyAgent: r('GET', v1('/verify/{hub_address}'), 'public'),
+  verifyCredential: r('POST', v1('/verify/credential'), 'public'),
+  issueCredential: r('POST', v1('/hub/identities/{id}/credentials'), 'owner'),
+  revokeCredential: r('POST', v1('/hub/credentials/{id}/revoke'), 'owner'),
+  trustContext: r('GET', '/contexts/trust/v1', 'none'),
   // federation agreements (SPEC §2.12, §4.13)
   proposeFederation: r('POST', v1('/federation/agreements'), 'owner'),
   listFederationAgreements: r('GET', v1('/federation/agreements'), 'owner'),

@@ -34,6 +34,7 @@ export interface DatabaseOptions {
   pgliteDir?: string;
   /** In-memory PGlite (tests). */
   inMemory?: boolean;
+  /** Most connections of the PostgreSQL pool (default 10; `DATABASE_POOL_MAX`); ignored by PGlite. */
   poolSize?: number;
 }
 

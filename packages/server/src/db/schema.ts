@@ -190,6 +190,19 @@ export const signingKeys = pgTable('signing_keys', {
 });
 
 /**
+ * The service's own non-JWT keys, one per `purpose` (today `vc-issuer`: the Ed25519 key that signs
+ * TrustTierCredentials under the platform DID, DESIGN §8.16), shared by every instance. Platform
+ * table (no tenant_id; the application role has no grant on it). Keys are multibase
+ * (`z` + base58btc of the multicodec-prefixed key, as Ed25519VerificationKey2020 exports them).
+ */
+export const platformKeys = pgTable('platform_keys', {
+  purpose: text('purpose').primaryKey(),
+  publicKeyMultibase: text('public_key_multibase').notNull(),
+  privateKeyMultibase: text('private_key_multibase').notNull(),
+  createdAt: createdAt(),
+});
+
+/**
  * MLS KeyPackages (RFC 9420 §10) published by a device and claimed one at a time by whoever adds
  * that device to a group. Opaque bytes to the service.
  */

@@ -6,6 +6,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
+/**
+ * OpenAPI security of `public` routes (src/http/auth.ts): no credential needed (the empty
+ * requirement), or any of the three, verified when sent.
+ */
+export const PUBLIC_SECURITY: Record<string, string[]>[] = [{}, { apiKey: [] }, { ownerJwt: [] }, { deviceJwt: [] }];
+
 export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
     openapi: {

@@ -71,17 +71,36 @@ export interface FrameSender {
   socketId: string;
 }
 
+/** An ack frame a module handler answers; the gateway adds the frame's `client_ref`. */
+export interface FrameAck {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The unordered rest of a frame's work: `ack` settles after the handler's ordered part resolved
+ * and the socket's next frame may already be running (an ack, nothing, or an error frame).
+ */
+export interface DeferredAck {
+  ack: Promise<FrameAck | void>;
+}
+
 /**
  * A frame type served by a module (rooms: `room_message`; A2A: `a2a_message`, …), registered with
  * {@link Gateway.registerFrame}. `check` validates `data` (400 error frame on failure);
- * `rateLimited` counts the frame against the per-device message limit (SPEC §8); `handle` runs in
- * the socket's arrival order and may answer an ack frame, to which the frame's `client_ref` is
- * added. Thrown AppErrors become error frames carrying the `client_ref`.
+ * `rateLimited` counts the frame against the per-device message limit (SPEC §8). `handle` runs in
+ * the socket's arrival order: the socket's next frame starts once the promise it returns settles.
+ * It answers an ack frame (to which the frame's `client_ref` is added), nothing, or a
+ * {@link DeferredAck}: then only the part before it resolved is ordered, and the ack (or error) is
+ * sent whenever `ack` settles, so a sender's window above 1 pipelines (as `message` frames do
+ * with prepare / commit). A handler that defers keeps whatever order its frames need itself (rooms:
+ * the release position is taken in the ordered part; frames.ts). Thrown AppErrors become error
+ * frames carrying the `client_ref`.
  */
 export interface FrameHandler<T> {
   check: { Check(v: unknown): v is T; Errors(v: unknown): Iterable<{ path: string; message: string }> };
   rateLimited?: boolean;
-  handle(sender: FrameSender, data: T): Promise<{ event: string; data: Record<string, unknown> } | void>;
+  handle(sender: FrameSender, data: T): Promise<FrameAck | DeferredAck | void>;
 }
 
 interface Corkable {
@@ -307,11 +326,16 @@ export class Gateway implements Presence {
     }
   }
 
+  /** Rate limit and run the handler's ordered part in order; a deferred ack is sent when it settles, off the chain. */
   private async onModuleFrame(c: Conn, h: FrameHandler<never>, data: never, clientRef: string | undefined): Promise<void> {
+    const answer = (ack: FrameAck | void) => {
+      if (ack) this.send(c, ack.event, { ...ack.data, ...(clientRef ? { client_ref: clientRef } : {}) });
+    };
     try {
       if (h.rateLimited) await this.consumeRate(c);
-      const ack = await h.handle({ tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id }, data);
-      if (ack) this.send(c, ack.event, { ...ack.data, ...(clientRef ? { client_ref: clientRef } : {}) });
+      const out = await h.handle({ tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id }, data);
+      if (out && 'ack' in out) out.ack.then(answer, (err: unknown) => this.frameError(c, err, clientRef));
+      else answer(out);
     } catch (err) {
       this.frameError(c, err, clientRef);
     }

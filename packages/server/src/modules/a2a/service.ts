@@ -579,12 +579,14 @@ export class A2aService {
     await this.deps.notifier.toDevices(senderTenant, [row.senderDeviceId], 'a2a_message', out, excludeSocket);
   }
 
-  /** One policy decision in `tenantId`'s scope (the transaction must be scoped to it). */
+  /**
+   * One policy decision in `tenantId`'s scope (the transaction must be scoped to it). The sender's
+   * rate is counted only when a policy reads it, once per message: the count is kept on `ctx`, so
+   * the peer tenant's decision reuses the home tenant's.
+   */
   private async evaluate(tx: Tx, tenantId: string, ctx: EvaluationContext, subjectId: string): Promise<Evaluation> {
-    if (ctx.senderRatePerMinute === undefined && (await this.deps.policies.needsSenderRate(tx, tenantId))) {
-      ctx.senderRatePerMinute = await repo.countSentSince(tx, ctx.senderDeviceId, new Date(ctx.now.getTime() - 60_000));
-    }
-    const [evaluation] = await this.deps.policies.decide(tx, tenantId, [{ ctx, subjectKind: 'a2a_message', subjectId, defaultOutcome: 'allow' }]);
+    const senderRate = async () => (ctx.senderRatePerMinute ??= await repo.countSentSince(tx, ctx.senderDeviceId, new Date(ctx.now.getTime() - 60_000)));
+    const [evaluation] = await this.deps.policies.decide(tx, tenantId, [{ ctx, subjectKind: 'a2a_message', subjectId, defaultOutcome: 'allow' }], senderRate);
     return evaluation!;
   }
 

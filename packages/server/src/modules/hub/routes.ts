@@ -5,9 +5,13 @@ import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
 import { HUB_ADDRESS_PATTERN, type HubService } from './service.js';
 
-const CapabilityName = Type.String({ minLength: 1, maxLength: 100 });
+/** A capability name (registration `capabilities` entries, registered capabilities, search filter). */
+export const CapabilityName = Type.String({ minLength: 1, maxLength: 100 });
+/** `{hub_address}` route parameter (DESIGN §8.13; any case, matched lowercase). */
+export const HubAddressParams = Type.Object({ hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'hub address (DESIGN §8.13), any case' }) });
+/** OpenAPI security of `public` routes: no credential, or any of the three (verified when sent). */
 /** 32 bytes in padded base64 is 43 characters + "=", the last one with its two low bits zero. */
-const PublicKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$', description: 'raw 32-byte Ed25519 public key, base64 (the owner key)' });
+const PublicKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$', description: 'raw 32-byte Ed25519 public key, base64 (the owner key); must decode to a curve point not of small order' });
 
 const Registration = Type.Object({
   hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: '3-32 characters a-z 0-9 "-", no leading/trailing "-"; stored lowercase, unique platform-wide, immutable' }),

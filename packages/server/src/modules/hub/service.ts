@@ -2,14 +2,18 @@
  * The hub-address registry (SPEC §2.8 address part, §4.10; DESIGN §8.13, §8.15, §8.18). A hub
  * identity gives an agent a platform-wide unique, immutable `hub_address` (DID
  * `did:hub:<address>`), optionally bound to one ACTIVE agent device of the tenant. This is the
- * minimal registry A2A channels need (requests by address); DID documents, capability records,
- * profiles, search and certification build on the same rows later.
+ * registry A2A channels resolve addresses with; DID documents (did-service.ts), capability
+ * records (capabilities.ts), profiles and search (directory.ts) and certification (certify.ts)
+ * build on the same rows. Every write that changes an identity's names, description or
+ * capabilities recomputes its `search_document` in the same transaction
+ * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
+import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
 
 export type { HubIdentityRow } from './repo.js';
@@ -26,6 +30,13 @@ const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
 export function normalizeHubAddress(address: string): string | null {
   return HUB_ADDRESS_RE.test(address) ? address.toLowerCase() : null;
 }
+
+/**
+ * Addresses no identity can register (409, as if taken): the static path segments that share
+ * `/hub/{segment}/…` with `/hub/{hub_address}/…` routes, so every registered address keeps all of
+ * its routes reachable.
+ */
+export const ROUTE_RESERVED_ADDRESSES: readonly string[] = ['identities', 'register', 'resolve', 'search', 'credentials'];
 
 /** `did:hub:<address>` (SPEC §2.8). */
 export const hubDid = (address: string) => `did:hub:${address}`;
@@ -70,19 +81,46 @@ const toOut = (h: repo.HubIdentityRow): HubIdentityOut => ({
   created_at: h.createdAt.toISOString(),
 });
 
+/**
+ * The tenant's identity at `address` (any case), read inside a {@link withTenant} transaction
+ * (another tenant's identity is invisible); `forUpdate` locks the row.
+ * @throws 404 malformed, unknown or another tenant's address.
+ */
+export async function ownIdentityAt(tx: Tx, address: string, forUpdate = false): Promise<repo.HubIdentityRow> {
+  const hubAddress = normalizeHubAddress(address);
+  const row = hubAddress ? await repo.getByAddress(tx, hubAddress, forUpdate) : undefined;
+  if (!row) throw notFound('hub identity');
+  return row;
+}
+
 export class HubService {
-  constructor(private readonly db: Db) {}
+  private readonly reserved: ReadonlySet<string>;
+
+  /**
+   * @param reservedAddresses addresses no identity may register besides
+   *   {@link ROUTE_RESERVED_ADDRESSES} (e.g. the platform issuer's own address, DESIGN §8.16).
+   */
+  constructor(
+    private readonly db: Db,
+    reservedAddresses: Iterable<string> = [],
+  ) {
+    this.reserved = new Set([...ROUTE_RESERVED_ADDRESSES, ...[...reservedAddresses].map((a) => a.toLowerCase())]);
+  }
 
   /**
    * Register an identity for the tenant. The address is lowercased; capability names are
-   * de-duplicated (order kept).
-   * @throws 400 malformed address; 404 `device_id` unknown in this tenant; 400 not an agent
-   *   device; 409 device not ACTIVE, device already bound to an identity, or address taken
-   *   (platform-wide).
+   * de-duplicated (order kept); `public_key` must be the base64 of a valid Ed25519 public key
+   * (a curve point outside the small-order subgroup, see ed25519.ts). The search document is
+   * written in the same transaction.
+   * @throws 400 malformed address or invalid `public_key`; 404 `device_id` unknown in this
+   *   tenant; 400 not an agent device; 409 device not ACTIVE, device already bound to an
+   *   identity, address reserved or taken (platform-wide).
    */
   async register(tenantId: string, createdBy: string, input: HubRegistration): Promise<HubIdentityOut> {
     const hubAddress = normalizeHubAddress(input.hub_address);
     if (!hubAddress) throw badRequest('hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
+    if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
+    if (input.public_key !== undefined && !decodeOwnerKey(input.public_key)) throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
     const deviceId = input.device_id?.toLowerCase() ?? null;
     try {
       return await withTenant(this.db, tenantId, async (tx) => {
@@ -98,6 +136,7 @@ export class HubService {
           capabilities: [...new Set(input.capabilities ?? [])],
           createdBy,
         });
+        await repo.refreshSearchDocument(tx, row!.id);
         return toOut(row!);
       });
     } catch (err) {

@@ -35,28 +35,33 @@ export const updatePolicy = (tx: Tx, id: string, set: Partial<typeof policies.$i
 
 export const deletePolicy = (tx: Tx, id: string) => tx.delete(policies).where(eq(policies.id, id)).returning({ id: policies.id });
 
-/** Whether any enabled policy has a `rate_per_minute_over` condition. */
-export async function anyEnabledUsesRate(tx: Tx): Promise<boolean> {
-  const [row] = await tx
-    .select({ id: policies.id })
-    .from(policies)
-    .where(and(eq(policies.enabled, true), sql`${policies.conditions} -> 'rate_per_minute_over' is not null`))
-    .limit(1);
-  return row !== undefined;
-}
-
 /** Whether a room with this id is visible in the scoped tenant. */
 export async function roomExists(tx: Tx, id: string): Promise<boolean> {
   const [row] = await tx.select({ id: rooms.id }).from(rooms).where(eq(rooms.id, id));
   return row !== undefined;
 }
 
-/** One multi-row INSERT of evaluation records (a no-op for an empty list). */
+/**
+ * Insert evaluation records with one statement of array parameters (`unnest`), whatever their
+ * number (a no-op for an empty list); `created_at` takes its default. `matched_policy_ids`
+ * travels as JSON text per row.
+ */
 export async function insertEvaluations(tx: Tx, rows: EvaluationInsert[]): Promise<void> {
-  if (rows.length > 0) await tx.insert(policyEvaluations).values(rows);
+  if (rows.length === 0) return;
+  const col = <T>(f: (r: EvaluationInsert) => T) => sql.param(rows.map(f));
+  await tx.execute(sql`
+    insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
+                                    outcome, policy_id, matched_policy_ids, duration_us)
+    select * from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.tenantId)}::uuid[], ${col((r) => r.subjectKind)}::text[],
+                         ${col((r) => r.subjectId)}::uuid[], ${col((r) => r.senderDeviceId)}::uuid[], ${col((r) => r.recipientDeviceId ?? null)}::uuid[],
+                         ${col((r) => r.outcome)}::text[], ${col((r) => r.policyId ?? null)}::uuid[],
+                         ${col((r) => JSON.stringify(r.matchedPolicyIds ?? []))}::jsonb[], ${col((r) => r.durationUs)}::integer[])`);
 }
 
-export const insertHeld = (tx: Tx, row: typeof heldMessages.$inferInsert) => tx.insert(heldMessages).values(row);
+/** Insert held messages (one statement; a no-op for an empty list). */
+export async function insertHeld(tx: Tx, rows: (typeof heldMessages.$inferInsert)[]): Promise<void> {
+  if (rows.length > 0) await tx.insert(heldMessages).values(rows);
+}
 
 /**
  * Held messages by effective status at `now`, oldest first: a `held` row whose `expires_at` has

@@ -236,15 +236,19 @@ export class PolicyService implements PolicyDecider {
    * Evaluate each item against the tenant's enabled policies (loaded and compiled once per call)
    * and write one `policy_evaluations` record per item in a single INSERT. `duration_us` is the
    * item's own evaluation time in whole microseconds (loading and compiling are not included).
+   * `senderRate` is called once, only when a compiled policy `usesRate` (see {@link PolicyDecider.decide}).
    */
-  async decide(tx: Tx, tenantId: string, items: DecideItem[]): Promise<Evaluation[]> {
+  async decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]> {
     if (items.length === 0) return [];
     const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(toRule));
+    const wantsRate = senderRate && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
+    const rate = wantsRate ? await senderRate() : undefined;
     const results: Evaluation[] = [];
     const rows: repo.EvaluationInsert[] = [];
     for (const item of items) {
+      const ctx = rate !== undefined && item.ctx.senderRatePerMinute === undefined ? { ...item.ctx, senderRatePerMinute: rate } : item.ctx;
       const start = process.hrtime.bigint();
-      const ev = evaluate(compiled, item.ctx, item.defaultOutcome);
+      const ev = evaluate(compiled, ctx, item.defaultOutcome);
       const durationUs = Number((process.hrtime.bigint() - start) / 1000n);
       results.push(ev);
       rows.push({
@@ -252,8 +256,8 @@ export class PolicyService implements PolicyDecider {
         tenantId,
         subjectKind: item.subjectKind,
         subjectId: item.subjectId,
-        senderDeviceId: item.ctx.senderDeviceId,
-        recipientDeviceId: item.ctx.recipientDeviceId,
+        senderDeviceId: ctx.senderDeviceId,
+        recipientDeviceId: ctx.recipientDeviceId,
         outcome: ev.outcome,
         policyId: ev.policyId,
         matchedPolicyIds: ev.matched,
@@ -264,17 +268,17 @@ export class PolicyService implements PolicyDecider {
     return results;
   }
 
-  /** Whether any enabled policy of the tenant (the one `tx` is scoped to) has `rate_per_minute_over`. */
-  needsSenderRate(tx: Tx, tenantId: string): Promise<boolean> {
-    void tenantId;
-    return repo.anyEnabledUsesRate(tx);
-  }
-
   /** Insert a `held` held message expiring `heldTtlMs` from now; answers its id. */
   async hold(tx: Tx, tenantId: string, input: HoldInput): Promise<string> {
-    const id = randomUUID();
-    await repo.insertHeld(tx, {
-      id,
+    const [id] = await this.holdAll(tx, tenantId, [input]);
+    return id!;
+  }
+
+  /** Insert `held` held messages expiring `heldTtlMs` from now, in one statement; answers their ids in order. */
+  async holdAll(tx: Tx, tenantId: string, inputs: HoldInput[]): Promise<string[]> {
+    const expiresAt = new Date(Date.now() + this.deps.heldTtlMs);
+    const rows = inputs.map((input) => ({
+      id: randomUUID(),
       tenantId,
       roomId: input.roomId ?? null,
       envelopeId: input.envelopeId ?? null,
@@ -286,9 +290,10 @@ export class PolicyService implements PolicyDecider {
       messageType: input.messageType,
       priority: input.priority,
       status: 'held',
-      expiresAt: new Date(Date.now() + this.deps.heldTtlMs),
-    });
-    return id;
+      expiresAt,
+    }));
+    await repo.insertHeld(tx, rows);
+    return rows.map((r) => r.id);
   }
 
   /** Send `policy_alert` with `data` to the tenant's owner sockets (and webhooks). Call after commit. */

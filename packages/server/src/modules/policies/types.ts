@@ -41,15 +41,19 @@ export interface HeldRecord extends HoldInput {
 export interface PolicyDecider {
   /**
    * Evaluate the enabled policies of `tenantId` (loaded once per call, within `tx`, which must be
-   * scoped to that tenant) for each item, write one `svc.policy.evaluate` record per item, and
-   * answer one Evaluation per item in order. For `rate_per_minute_over`, the caller fills
-   * `ctx.senderRatePerMinute` (see `needsSenderRate`).
+   * scoped to that tenant) for each item, write one `svc.policy.evaluate` record per item (one
+   * statement), and answer one Evaluation per item in order.
+   *
+   * `senderRate` is the items' sender's message count over the last minute, computed lazily: it is
+   * called at most once, and only when an enabled policy has `rate_per_minute_over`; its answer
+   * fills `ctx.senderRatePerMinute` of every item that does not carry one already (all items of
+   * one call share one sender). Without it, a rate condition sees 0 unless the context carries it.
    */
-  decide(tx: Tx, tenantId: string, items: DecideItem[]): Promise<Evaluation[]>;
-  /** Whether any enabled policy of the tenant reads the sender's message rate. */
-  needsSenderRate(tx: Tx, tenantId: string): Promise<boolean>;
+  decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]>;
   /** Create a `held` held message (expires after the configured hold time, 72 h by default); answers its id. */
   hold(tx: Tx, tenantId: string, input: HoldInput): Promise<string>;
+  /** {@link hold} for several messages in one statement; answers their ids in input order (none for an empty list). */
+  holdAll(tx: Tx, tenantId: string, inputs: HoldInput[]): Promise<string[]>;
   /**
    * Tell owners: `policy_alert {room_id, policy_id, sender_device_id, recipient_device_id,
    * message_type}` to every owner socket of the tenant (and their webhooks); A2A adds `channel_id`.

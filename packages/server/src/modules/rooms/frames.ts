@@ -46,19 +46,46 @@ export type RoomMessageFrame = Static<typeof RoomMessageFrame>;
 
 const checkRoomMessage = TypeCompiler.Compile(RoomMessageFrame);
 
-/** Serve `room_message` frames on the gateway (rate limited like `message`, SPEC §8). */
+/**
+ * Serve `room_message` frames on the gateway (rate limited like `message`, SPEC §8), pipelined:
+ * the socket's next frame starts as soon as this one's release position is taken (or it failed),
+ * and its ack follows when its send completes. Order stays what a serial chain gave:
+ * - release positions: the next frame of the socket takes its position after this one (it only
+ *   starts once this one holds its position, and a room's positions are taken under a lock held to
+ *   commit), so recipients' member timelines list a sender's messages in send order;
+ * - frames: a send publishes after the socket's previous send has published (`after`) and after
+ *   every earlier position of its room (release-order.ts), so recipients receive a sender's
+ *   messages in send order, across rooms too;
+ * - acks may overtake each other in principle; clients match them by `client_ref`.
+ */
 export function registerRoomFrames(gateway: Gateway, rooms: RoomService): void {
+  /** Per socket: settles when its newest send has published or failed (removed once idle). */
+  const lastSend = new Map<string, Promise<unknown>>();
   gateway.registerFrame('room_message', {
     check: checkRoomMessage,
     rateLimited: true,
     async handle(sender, data) {
       const { room_id: roomId, message_type, priority, envelopes } = data;
-      const result = await rooms.send(sender.tenantId, sender.deviceId, roomId.toLowerCase(), {
-        envelopes,
-        ...(message_type ? { message_type } : {}),
-        ...(priority ? { priority } : {}),
+      let positioned!: () => void;
+      const ordered = new Promise<void>((resolve) => (positioned = resolve));
+      const after = lastSend.get(sender.socketId);
+      const sending = rooms.send(
+        sender.tenantId,
+        sender.deviceId,
+        roomId.toLowerCase(),
+        { envelopes, ...(message_type ? { message_type } : {}), ...(priority ? { priority } : {}) },
+        { positioned, ...(after ? { after } : {}) },
+      );
+      const settled = sending.then(
+        () => undefined,
+        () => undefined,
+      );
+      lastSend.set(sender.socketId, settled);
+      void settled.then(() => {
+        if (lastSend.get(sender.socketId) === settled) lastSend.delete(sender.socketId);
       });
-      return { event: 'room_message_ack', data: { ...result } };
+      await ordered;
+      return { ack: sending.then((result) => ({ event: 'room_message_ack', data: { ...result } })) };
     },
   });
 }

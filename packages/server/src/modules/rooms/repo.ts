@@ -4,7 +4,6 @@ import type { Tx } from '../../db/client.js';
 import {
   devices,
   heldMessages,
-  hubIdentities,
   mlsKeyPackages,
   policies,
   roomConversations,
@@ -20,7 +19,6 @@ export type MemberRow = typeof roomMembers.$inferSelect;
 export type RoomConversationRow = typeof roomConversations.$inferSelect;
 export type RoomMessageRow = typeof roomMessages.$inferSelect;
 export type EnvelopeRow = typeof roomEnvelopes.$inferSelect;
-export type NewEnvelope = typeof roomEnvelopes.$inferInsert;
 
 /** Outcome of the MLS carrier envelope (recipient null): the per-recipient outcomes live on rows without ciphertext. */
 export const SHARED_OUTCOME = 'shared';
@@ -85,6 +83,40 @@ export async function getMember(tx: Tx, roomId: string, deviceId: string): Promi
   return row;
 }
 
+/** What a room send reads before it writes (DESIGN §8.5), in one statement: see {@link sendContext}. */
+export interface SendContext {
+  securityLevel: string;
+  archived: boolean;
+  /** Every member with its kind (no keys: the send needs none). */
+  members: { deviceId: string; kind: string }[];
+  /** The hub identity bound to the sender, if any. */
+  senderHub: { hubAddress: string; trustTier: string } | undefined;
+}
+
+/**
+ * The room (security level, archived), its members' device ids and kinds, and the hub address and
+ * trust tier of `senderDeviceId`, in one statement (one row per member); undefined for an unknown
+ * room. The room row is not locked: sends do not serialise against each other here.
+ */
+export async function sendContext(tx: Tx, roomId: string, senderDeviceId: string): Promise<SendContext | undefined> {
+  const result = (await tx.execute(sql`
+    select r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, h.hub_address, h.trust_tier
+    from rooms r
+    left join room_members m on m.room_id = r.id
+    left join lateral (select hub_address, trust_tier from hub_identities where device_id = ${senderDeviceId} limit 1) h on true
+    where r.id = ${roomId}`)) as unknown as {
+    rows: { security_level: string; archived: boolean; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null }[];
+  };
+  const first = result.rows[0];
+  if (!first) return undefined;
+  return {
+    securityLevel: first.security_level,
+    archived: first.archived,
+    members: result.rows.flatMap((r) => (r.device_id && r.kind ? [{ deviceId: r.device_id, kind: r.kind }] : [])),
+    senderHub: first.hub_address !== null && first.trust_tier !== null ? { hubAddress: first.hub_address, trustTier: first.trust_tier } : undefined,
+  };
+}
+
 export const deleteMember = (tx: Tx, roomId: string, deviceId: string) =>
   tx
     .delete(roomMembers)
@@ -118,16 +150,6 @@ export const policiesByIds = (tx: Tx, ids: string[]) =>
 export const scopePolicies = (tx: Tx, roomId: string, ids: string[]) =>
   tx.update(policies).set({ scopeRoomId: roomId, updatedAt: new Date() }).where(inArray(policies.id, ids));
 
-/** Hub address and trust tier of the identity bound to a device, if any. */
-export async function hubIdentityOf(tx: Tx, deviceId: string): Promise<{ hubAddress: string; trustTier: string } | undefined> {
-  const [row] = await tx
-    .select({ hubAddress: hubIdentities.hubAddress, trustTier: hubIdentities.trustTier })
-    .from(hubIdentities)
-    .where(eq(hubIdentities.deviceId, deviceId))
-    .limit(1);
-  return row;
-}
-
 /** Room messages a device sent since `since` (all rooms of the tenant). */
 export async function sentSince(tx: Tx, deviceId: string, since: Date): Promise<number> {
   const [row] = await tx
@@ -137,8 +159,6 @@ export async function sentSince(tx: Tx, deviceId: string, since: Date): Promise<
   return Number(row?.n ?? 0);
 }
 
-export const insertRoomMessage = (tx: Tx, row: typeof roomMessages.$inferInsert) => tx.insert(roomMessages).values(row).returning();
-export const insertEnvelopes = (tx: Tx, rows: NewEnvelope[]) => tx.insert(roomEnvelopes).values(rows);
 
 export async function getEnvelope(tx: Tx, id: string): Promise<EnvelopeRow | undefined> {
   const [row] = await tx.select().from(roomEnvelopes).where(eq(roomEnvelopes.id, id));
@@ -178,6 +198,10 @@ export const envelopesOf = (tx: Tx, roomMessageIds: string[]) =>
 /** Outcomes under which an envelope reached (or may reach) its recipient. */
 export const RELEASED = ['delivered', 'notified'];
 
+/** The room release lock, then the next release position (the subquery runs first). */
+const lockedPosition = (roomId: string) =>
+  sql`select nextval('room_release_seq') as pos from (select pg_advisory_xact_lock(hashtextextended(${`room_release:${roomId}`}, 0))) as l`;
+
 /**
  * The next release position of a room (DESIGN §8.5 member timelines): takes a transaction-scoped
  * lock per room first, so a room's positions commit in the order they were taken and a member
@@ -185,16 +209,55 @@ export const RELEASED = ['delivered', 'notified'];
  * held until commit).
  */
 export async function nextReleasePosition(tx: Tx, roomId: string): Promise<number> {
-  const key = `room_release:${roomId}`;
-  // Both drivers answer `{rows}` for raw statements; the lock is taken before nextval (subquery first).
-  const result = (await tx.execute(sql`select nextval('room_release_seq') as pos from (select pg_advisory_xact_lock(hashtextextended(${key}, 0))) as l`)) as unknown as {
-    rows: { pos: string | number }[];
-  };
+  // Both drivers answer `{rows}` for raw statements.
+  const result = (await tx.execute(lockedPosition(roomId))) as unknown as { rows: { pos: string | number }[] };
   return Number(result.rows[0]!.pos);
 }
 
-/** The sender's member-timeline position of a message (its release at send). */
-export const setMessageRelease = (tx: Tx, id: string, position: number) => tx.update(roomMessages).set({ releaseSeq: position }).where(eq(roomMessages.id, id));
+/** A room message as the send path stores it (`created_at` given; `seq` and `release_seq` set by the database). */
+export type NewRoomMessage = Pick<RoomMessageRow, 'id' | 'tenantId' | 'roomId' | 'senderDeviceId' | 'messageType' | 'priority' | 'createdAt'>;
+
+/**
+ * An envelope row of a send: its recipient (null for the MLS carrier), bytes (null when none are
+ * kept) and outcome; `delivered` and `notified` ones are released at the message's position.
+ */
+export interface NewEnvelope {
+  id: string;
+  recipientDeviceId: string | null;
+  headerBlob: Buffer | null;
+  ciphertext: Buffer | null;
+  outcome: string;
+}
+
+/**
+ * Store a room message and its envelopes at the room's next release position, in ONE statement:
+ * the room's release lock and position ({@link nextReleasePosition}), the message with that
+ * `release_seq`, and the envelopes from array parameters (`unnest`, bytes as hex text), released
+ * ones with `delivered_at` = the message's `created_at` and `release_seq` = the position. Answers
+ * the position. Call it last but for the commit: the lock is held until then.
+ */
+export async function insertAtNextPosition(tx: Tx, m: NewRoomMessage, envelopes: NewEnvelope[]): Promise<number> {
+  const col = <T>(f: (e: NewEnvelope) => T) => sql.param(envelopes.map(f));
+  const at = m.createdAt.toISOString();
+  const result = (await tx.execute(sql`
+    with pos as (${lockedPosition(m.roomId)}),
+    msg as (
+      insert into room_messages (id, tenant_id, room_id, sender_device_id, message_type, priority, created_at, release_seq)
+      select ${m.id}::uuid, ${m.tenantId}::uuid, ${m.roomId}::uuid, ${m.senderDeviceId}::uuid, ${m.messageType}::text, ${m.priority}::text, ${at}::timestamptz, pos.pos
+      from pos
+    ),
+    env as (
+      insert into room_envelopes (id, tenant_id, room_message_id, recipient_device_id, header_blob, ciphertext, outcome, delivered_at, release_seq)
+      select e.id, ${m.tenantId}::uuid, ${m.id}::uuid, e.recipient, decode(e.header_hex, 'hex'), decode(e.ciphertext_hex, 'hex'), e.outcome,
+             case when e.outcome in ('delivered', 'notified') then ${at}::timestamptz end,
+             case when e.outcome in ('delivered', 'notified') then pos.pos end
+      from pos, unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.recipientDeviceId)}::uuid[], ${col((e) => e.headerBlob?.toString('hex') ?? null)}::text[],
+                       ${col((e) => e.ciphertext?.toString('hex') ?? null)}::text[], ${col((e) => e.outcome)}::text[])
+           as e(id, recipient, header_hex, ciphertext_hex, outcome)
+    )
+    select pos from pos`)) as unknown as { rows: { pos: string | number }[] };
+  return Number(result.rows[0]!.pos);
+}
 
 /**
  * Deny the `held` (not lapsed) held messages of a room addressed to a device (it left the room);

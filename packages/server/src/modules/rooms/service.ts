@@ -31,6 +31,8 @@ import { decodeBase64, parseTimestamp } from '../conversations/messages.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import { wipeHeldPayloads } from '../policies/repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, PolicyDecider } from '../policies/types.js';
+import { enqueueInTx } from '../webhooks/outbox.js';
+import { ReleaseOrder, type Turn } from './release-order.js';
 import * as repo from './repo.js';
 
 export const SECURITY_LEVELS = ['standard', 'strict'] as const;
@@ -176,6 +178,18 @@ export interface TimelineQuery {
   limit?: number;
 }
 
+/**
+ * Hooks that let a socket pipeline its `room_message` frames while keeping their order
+ * (rooms/frames.ts; DESIGN §8.5): the next frame may start once this one's release position is
+ * taken, since its own position then comes later; and its frames are published after `after`.
+ */
+export interface SendOrder {
+  /** Called once the message's release position is taken, or when the send failed before (at most once matters; later calls are no-ops for the caller). */
+  positioned(): void;
+  /** Settles once the same socket's previous send has published (or failed): this one publishes after it. */
+  after?: Promise<unknown>;
+}
+
 export interface RoomServiceDeps {
   db: Db;
   notifier: Notifier;
@@ -218,49 +232,56 @@ const released = (o: Outcome) => o === 'delivered' || o === 'notified';
 
 /**
  * The envelope rows of a room message: one per target with its outcome (ciphertext kept unless
- * blocked; released ones at release `position`); for MLS the targets' rows carry no ciphertext
- * and one carrier row (recipient null, outcome `shared`) holds it, unless every recipient is blocked.
+ * blocked; the repo releases `delivered` / `notified` ones at the message's position); for MLS the
+ * targets' rows carry no ciphertext and one carrier row (recipient null, outcome `shared`) holds
+ * it, unless every recipient is blocked.
  */
-function envelopeRows(tenantId: string, roomMessageId: string, targets: Target[], outcomes: Outcome[], envelopes: DecodedEnvelope[], now: Date, position: number): repo.NewEnvelope[] {
+function envelopeRows(targets: Target[], outcomes: Outcome[], envelopes: DecodedEnvelope[]): repo.NewEnvelope[] {
   const mls = envelopes[0]!.recipient === null;
   const byRecipient = new Map(envelopes.map((e) => [e.recipient, e]));
   const rows: repo.NewEnvelope[] = targets.map((t, i) => {
     const own = mls || outcomes[i] === 'blocked' ? undefined : byRecipient.get(t.recipient);
-    return {
-      id: t.envelopeId,
-      tenantId,
-      roomMessageId,
-      recipientDeviceId: t.recipient,
-      headerBlob: own?.header ?? null,
-      ciphertext: own?.ciphertext ?? null,
-      outcome: outcomes[i]!,
-      deliveredAt: released(outcomes[i]!) ? now : null,
-      releaseSeq: released(outcomes[i]!) ? position : null,
-    };
+    return { id: t.envelopeId, recipientDeviceId: t.recipient, headerBlob: own?.header ?? null, ciphertext: own?.ciphertext ?? null, outcome: outcomes[i]! };
   });
   if (mls) {
     const keep = outcomes.some((o) => o !== 'blocked');
     const { header, ciphertext } = envelopes[0]!;
-    rows.unshift({ id: randomUUID(), tenantId, roomMessageId, recipientDeviceId: null, headerBlob: keep ? header : null, ciphertext: keep ? ciphertext : null, outcome: repo.SHARED_OUTCOME });
+    rows.unshift({ id: randomUUID(), recipientDeviceId: null, headerBlob: keep ? header : null, ciphertext: keep ? ciphertext : null, outcome: repo.SHARED_OUTCOME });
   }
   return rows;
 }
 const pairKey = (a: string, b: string): [string, string] => (a < b ? [a, b] : [b, a]);
 
-/** The `room_message` event of one envelope (`position`: the recipient's release position). */
-const roomMessageEvent = (m: repo.RoomMessageRow, header: Buffer, ciphertext: Buffer, position: number): RoomMessageEvent => ({
+/** The fields of a room message shared by its `room_message` events and its `room.message` webhook body. */
+const messageFields = (m: repo.NewRoomMessage) => ({
   room_id: m.roomId,
   room_message_id: m.id,
   sender_device_id: m.senderDeviceId,
-  header: b64(header),
-  ciphertext: b64(ciphertext),
   message_type: m.messageType,
   priority: m.priority,
   timestamp: m.createdAt.toISOString(),
+});
+
+/** The `room_message` event of one envelope (`position`: the recipient's release position). */
+const roomMessageEvent = (m: repo.NewRoomMessage, header: Buffer, ciphertext: Buffer, position: number): RoomMessageEvent => ({
+  ...messageFields(m),
+  header: b64(header),
+  ciphertext: b64(ciphertext),
   cursor: String(position),
 });
 
+/**
+ * Enqueue the `room.message` webhook of a message for its released `recipients` inside the
+ * sending (or releasing) transaction: the body has no per-recipient field, so one statement
+ * covers them all (the Notifier's webhook sink skips `room_message`, webhooks/outbox.ts).
+ */
+const enqueueWebhooks = (tx: Tx, tenantId: string, m: repo.NewRoomMessage, recipients: string[]) =>
+  recipients.length === 0 ? Promise.resolve(0) : enqueueInTx(tx, tenantId, { deviceIds: recipients }, 'room_message', messageFields(m));
+
 export class RoomService {
+  /** This instance's publish order of room messages (release-position order per room). */
+  private readonly order = new ReleaseOrder();
+
   constructor(private readonly deps: RoomServiceDeps) {
     deps.policies.registerReleaser('room', (held) => this.release(held));
   }
@@ -391,71 +412,95 @@ export class RoomService {
    * is another member (400), at most once; an MLS envelope (`*`) is the only envelope; base64
    * fields (400); ciphertext within the limit (413). Policies are evaluated per recipient in the
    * sending transaction, which ends by taking the message's release position (the answer's and
-   * the events' `cursor`); released envelopes are delivered after commit.
+   * the events' `cursor`) while storing the message and its envelopes (one statement); the
+   * `room.message` webhooks of the released recipients are enqueued in the same transaction.
+   * Released envelopes are published after commit, all at once, in release-position order per
+   * room (release-order.ts). `order` pipelines a socket's frames (rooms/frames.ts).
    * @throws 404 unknown room, 409 archived room.
    */
-  async send(tenantId: string, senderDeviceId: string, roomId: string, input: RoomSendInput): Promise<RoomSendResult> {
-    const envelopes = this.decode(input.envelopes);
-    const mls = envelopes[0]!.recipient === null;
-    const meta = { senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', now: new Date() };
-    const { policies } = this.deps;
-    const { msg, position, result, releases, alerts } = await withTenant(this.deps.db, tenantId, async (tx) => {
-      const room = await this.mustGetOpen(tx, roomId, false);
-      const kinds = new Map((await repo.membersOf(tx, [roomId])).map((m) => [m.deviceId, m.kind as DeviceKind]));
-      const senderKind = kinds.get(senderDeviceId);
-      if (!senderKind) throw forbidden('the sending device is not a member of this room');
-      const recipients = mls ? [...kinds.keys()].filter((d) => d !== senderDeviceId) : envelopes.map((e) => e.recipient!);
-      for (const r of recipients) if (!kinds.has(r) || r === senderDeviceId) throw badRequest(`recipient ${r} is not another member of this room`);
-      if (recipients.length === 0) throw badRequest('the room has no other member to send to');
+  async send(tenantId: string, senderDeviceId: string, roomId: string, input: RoomSendInput, order?: SendOrder): Promise<RoomSendResult> {
+    const { policies, notifier } = this.deps;
+    let turn: Turn | undefined;
+    try {
+      const envelopes = this.decode(input.envelopes);
+      const mls = envelopes[0]!.recipient === null;
+      const meta = { senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', now: new Date() };
+      const { msg, position, result, releases, alerts } = await withTenant(this.deps.db, tenantId, async (tx) => {
+        const room = await repo.sendContext(tx, roomId, senderDeviceId);
+        if (!room) throw notFound('room');
+        if (room.archived) throw conflict('the room is archived');
+        const kinds = new Map(room.members.map((m) => [m.deviceId, m.kind as DeviceKind]));
+        const senderKind = kinds.get(senderDeviceId);
+        if (!senderKind) throw forbidden('the sending device is not a member of this room');
+        const recipients = mls ? [...kinds.keys()].filter((d) => d !== senderDeviceId) : envelopes.map((e) => e.recipient!);
+        for (const r of recipients) if (!kinds.has(r) || r === senderDeviceId) throw badRequest(`recipient ${r} is not another member of this room`);
+        if (recipients.length === 0) throw badRequest('the room has no other member to send to');
 
-      const [msg] = await repo.insertRoomMessage(tx, { id: randomUUID(), tenantId, roomId, senderDeviceId, messageType: meta.messageType, priority: meta.priority, createdAt: meta.now });
-      const targets: Target[] = recipients.map((r) => ({ envelopeId: randomUUID(), recipient: r, kind: kinds.get(r)! }));
-      const evaluations = await this.evaluate(tx, tenantId, room, { ...meta, senderKind }, targets);
-      const outcomes = evaluations.map((e) => OUTCOME_OF[e.outcome]);
-      // From here to commit the room's release lock is held: keep the rest short.
-      const position = await repo.nextReleasePosition(tx, roomId);
-      await repo.setMessageRelease(tx, msg!.id, position);
-      await repo.insertEnvelopes(tx, envelopeRows(tenantId, msg!.id, targets, outcomes, envelopes, meta.now, position));
+        const msg: repo.NewRoomMessage = { id: randomUUID(), tenantId, roomId, senderDeviceId, messageType: meta.messageType, priority: meta.priority, createdAt: meta.now };
+        const targets: Target[] = recipients.map((r) => ({ envelopeId: randomUUID(), recipient: r, kind: kinds.get(r)! }));
+        const evaluations = await this.evaluate(tx, tenantId, { id: roomId, ...room }, { ...meta, senderKind }, targets);
+        const outcomes = evaluations.map((e) => OUTCOME_OF[e.outcome]);
+        await enqueueWebhooks(tx, tenantId, msg, targets.filter((_, i) => released(outcomes[i]!)).map((t) => t.recipient));
 
-      const deliveries: Delivery[] = [];
-      for (const [i, t] of targets.entries()) {
-        const d: Delivery = { recipient_device_id: t.recipient, outcome: outcomes[i]! };
-        if (d.outcome === 'held') {
-          const hold = { roomId, envelopeId: t.envelopeId, senderDeviceId, recipientDeviceId: t.recipient, policyId: evaluations[i]!.policyId, messageType: meta.messageType, priority: meta.priority };
-          d.held_message_id = await policies.hold(tx, tenantId, hold);
-        }
-        deliveries.push(d);
-      }
-      const byRecipient = new Map(envelopes.map((e) => [e.recipient, e]));
-      const releases: Release[] = mls
-        ? [{ ...envelopes[0]!, recipients: targets.filter((_, i) => released(outcomes[i]!)).map((t) => t.recipient) }]
-        : targets.flatMap((t, i) => (released(outcomes[i]!) ? [{ ...byRecipient.get(t.recipient)!, recipients: [t.recipient] }] : []));
-      const alerts = targets.flatMap((t, i) =>
-        outcomes[i] === 'notified' ? [{ room_id: roomId, policy_id: evaluations[i]!.policyId, sender_device_id: senderDeviceId, recipient_device_id: t.recipient, message_type: meta.messageType }] : [],
-      );
-      const result: RoomSendResult = { room_message_id: msg!.id, timestamp: meta.now.toISOString(), cursor: String(position), deliveries };
-      return { msg: msg!, position, result, releases, alerts };
-    });
+        // The message, its envelopes and its release position in one statement; from here to commit
+        // the room's release lock is held: keep the rest short.
+        const position = await repo.insertAtNextPosition(tx, msg, envelopeRows(targets, outcomes, envelopes));
+        turn = this.order.enter(roomId);
+        order?.positioned();
+        const heldAt = targets.flatMap((_, i) => (outcomes[i] === 'held' ? [i] : []));
+        const heldIds = await policies.holdAll(
+          tx,
+          tenantId,
+          heldAt.map((i) => ({ roomId, envelopeId: targets[i]!.envelopeId, senderDeviceId, recipientDeviceId: targets[i]!.recipient, policyId: evaluations[i]!.policyId, messageType: meta.messageType, priority: meta.priority })),
+        );
+        const heldIdOf = new Map(heldAt.map((i, k) => [i, heldIds[k]!]));
+        const deliveries: Delivery[] = targets.map((t, i) => ({
+          recipient_device_id: t.recipient,
+          outcome: outcomes[i]!,
+          ...(heldIdOf.has(i) ? { held_message_id: heldIdOf.get(i)! } : {}),
+        }));
+        const byRecipient = new Map(envelopes.map((e) => [e.recipient, e]));
+        const releases: Release[] = mls
+          ? [{ ...envelopes[0]!, recipients: targets.filter((_, i) => released(outcomes[i]!)).map((t) => t.recipient) }]
+          : targets.flatMap((t, i) => (released(outcomes[i]!) ? [{ ...byRecipient.get(t.recipient)!, recipients: [t.recipient] }] : []));
+        const alerts = targets.flatMap((t, i) =>
+          outcomes[i] === 'notified' ? [{ room_id: roomId, policy_id: evaluations[i]!.policyId, sender_device_id: senderDeviceId, recipient_device_id: t.recipient, message_type: meta.messageType }] : [],
+        );
+        const result: RoomSendResult = { room_message_id: msg.id, timestamp: meta.now.toISOString(), cursor: String(position), deliveries };
+        return { msg, position, result, releases, alerts };
+      });
 
-    for (const r of releases) {
-      if (r.recipients.length === 0) continue;
-      await this.deps.notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.header, r.ciphertext, position));
+      // After commit: publish in release order (earlier sends of the room, and the sender's earlier
+      // frames, first), every recipient's frame at once (no webhook transaction per recipient).
+      await turn!.ready;
+      await order?.after;
+      await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.header, r.ciphertext, position))));
+      turn!.done();
+      for (const a of alerts) await policies.alert(tenantId, a);
+      return result;
+    } finally {
+      turn?.done();
+      order?.positioned();
     }
-    for (const a of alerts) await policies.alert(tenantId, a);
-    return result;
   }
 
   /**
    * Run the policy engine once per recipient (DESIGN §8.5): sender hub address and tier from
    * its hub identity (`unverified` without one), the sender's room-message count of the last
-   * minute (this message included) when a policy reads it, same tenant; by default `hold` for
-   * an agent sender in a strict room, else `allow`.
+   * minute (this message included; counted only when a policy reads it), same tenant; by default
+   * `hold` for an agent sender in a strict room, else `allow`.
    */
-  private async evaluate(tx: Tx, tenantId: string, room: repo.RoomRow, meta: SendMeta & { senderKind: DeviceKind }, targets: Target[]): Promise<Evaluation[]> {
-    const { policies } = this.deps;
-    const hub = await repo.hubIdentityOf(tx, meta.senderDeviceId);
+  private async evaluate(
+    tx: Tx,
+    tenantId: string,
+    room: Pick<repo.SendContext, 'securityLevel' | 'senderHub'> & { id: string },
+    meta: SendMeta & { senderKind: DeviceKind },
+    targets: Target[],
+  ): Promise<Evaluation[]> {
+    const hub = room.senderHub;
     const tier: Tier = TIERS.includes(hub?.trustTier as Tier) ? (hub!.trustTier as Tier) : 'unverified';
-    const rate = (await policies.needsSenderRate(tx, tenantId)) ? await repo.sentSince(tx, meta.senderDeviceId, new Date(meta.now.getTime() - 60_000)) : undefined;
+    // The message is not stored yet: count it.
+    const senderRate = async () => (await repo.sentSince(tx, meta.senderDeviceId, new Date(meta.now.getTime() - 60_000))) + 1;
     const defaultOutcome: PolicyAction = meta.senderKind === 'agent' && room.securityLevel === 'strict' ? 'hold' : 'allow';
     const items: DecideItem[] = targets.map((t) => ({
       subjectKind: 'room_envelope',
@@ -473,10 +518,9 @@ export class RoomService {
         senderTier: tier,
         crossTenant: false,
         now: meta.now,
-        ...(rate !== undefined ? { senderRatePerMinute: rate } : {}),
       },
     }));
-    return policies.decide(tx, tenantId, items);
+    return this.deps.policies.decide(tx, tenantId, items, senderRate);
   }
 
   /**
@@ -533,22 +577,31 @@ export class RoomService {
   async release(held: HeldRecord): Promise<void> {
     const envelopeId = held.envelopeId;
     if (!envelopeId) return;
-    const event = await withTenant(this.deps.db, held.tenantId, async (tx) => {
-      const env = await repo.getEnvelope(tx, envelopeId);
-      if (!env?.recipientDeviceId || env.outcome !== 'held') return undefined;
-      const msg = await repo.getRoomMessage(tx, env.roomMessageId);
-      if (!msg) return undefined;
-      if (!(await repo.getMember(tx, msg.roomId, env.recipientDeviceId))) {
-        await repo.updateEnvelope(tx, env.id, { outcome: 'blocked', headerBlob: null, ciphertext: null });
-        return undefined;
-      }
-      const carrier = env.ciphertext ? env : await repo.sharedEnvelope(tx, env.roomMessageId);
-      if (!carrier?.ciphertext || !carrier.headerBlob) return undefined;
-      const position = await repo.nextReleasePosition(tx, msg.roomId);
-      if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
-      return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, carrier.headerBlob, carrier.ciphertext, position) };
-    });
-    if (event) await this.deps.notifier.toDevices(held.tenantId, [event.recipient], 'room_message', event.out);
+    let turn: Turn | undefined;
+    try {
+      const event = await withTenant(this.deps.db, held.tenantId, async (tx) => {
+        const env = await repo.getEnvelope(tx, envelopeId);
+        if (!env?.recipientDeviceId || env.outcome !== 'held') return undefined;
+        const msg = await repo.getRoomMessage(tx, env.roomMessageId);
+        if (!msg) return undefined;
+        if (!(await repo.getMember(tx, msg.roomId, env.recipientDeviceId))) {
+          await repo.updateEnvelope(tx, env.id, { outcome: 'blocked', headerBlob: null, ciphertext: null });
+          return undefined;
+        }
+        const carrier = env.ciphertext ? env : await repo.sharedEnvelope(tx, env.roomMessageId);
+        if (!carrier?.ciphertext || !carrier.headerBlob) return undefined;
+        const position = await repo.nextReleasePosition(tx, msg.roomId);
+        turn = this.order.enter(msg.roomId);
+        if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
+        await enqueueWebhooks(tx, held.tenantId, msg, [env.recipientDeviceId]);
+        return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, carrier.headerBlob, carrier.ciphertext, position) };
+      });
+      if (!event) return;
+      await turn!.ready;
+      await this.deps.notifier.toDevices(held.tenantId, [event.recipient], 'room_message', event.out);
+    } finally {
+      turn?.done();
+    }
   }
 
   /** Validate and decode envelopes (no database): `*` alone, distinct recipients, base64, size. */

@@ -5,10 +5,12 @@
  *
  * Two ways in:
  * - the {@link WebhookOutbox} sink the Notifier calls after each socket publish (its own
- *   transaction, after the business commit): every webhook event except `message`;
+ *   transaction, after the business commit): every webhook event except those in {@link IN_TX_EVENTS};
  * - {@link enqueueInTx} / {@link enqueueMessagesInTx} inside the caller's transaction, so the
  *   delivery commits with the change that caused it. The message writer uses the latter for
- *   `message` (one extra statement per group-commit batch), which is why the sink skips `message`.
+ *   `message` (one extra statement per group-commit batch), and the room module for
+ *   `room_message` (one statement per room message for all its released recipients, and one per
+ *   released held envelope), which is why the sink skips both.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Tx } from '../../db/client.js';
@@ -41,7 +43,13 @@ export function enqueueMessagesInTx(tx: Tx, messageIds: string[]): Promise<void>
   return messageIds.length === 0 ? Promise.resolve() : repo.insertForMessages(tx, messageIds);
 }
 
-/** The Notifier's webhook sink: enqueues every webhook event but `message` in its own tenant transaction. */
+/**
+ * Events whose webhooks their writers enqueue in their own transaction (`message`: the message
+ * group commit; `room_message`: RoomService send and held release), skipped by the sink.
+ */
+export const IN_TX_EVENTS: ReadonlySet<string> = new Set(['message', 'room_message']);
+
+/** The Notifier's webhook sink: enqueues every webhook event but {@link IN_TX_EVENTS} in its own tenant transaction. */
 export class WebhookOutbox implements WebhookSink {
   constructor(
     private readonly db: Db,
@@ -50,7 +58,7 @@ export class WebhookOutbox implements WebhookSink {
 
   /** Never throws: a failed enqueue is logged (event name and tenant only) and the socket delivery stands. */
   async enqueue(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void> {
-    if (event === 'message' || !isWebhookEvent(event)) return;
+    if (IN_TX_EVENTS.has(event) || !isWebhookEvent(event)) return;
     try {
       await withTenant(this.db, tenantId, (tx) => enqueueInTx(tx, tenantId, audience, event, data));
     } catch (err) {

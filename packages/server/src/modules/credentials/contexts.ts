@@ -1,0 +1,51 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types of untyped libraries, also for programs (tests) that include no src/*.d.ts
+/// <reference path="./vendor.d.ts" />
+/**
+ * JSON-LD contexts of DESIGN §8.16: the standard ones the service bundles (from their maintained
+ * packages, never fetched) and the service's own vocabulary context, served at
+ * `GET /contexts/trust/v1`.
+ */
+import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
+import didContext from 'did-context';
+import ed25519Context from 'ed25519-signature-2020-context';
+
+/** VC Data Model 1.1 context. */
+export const CREDENTIALS_V1_URL = 'https://www.w3.org/2018/credentials/v1';
+/** VC Data Model 2.0 context (bundled by @digitalbazaar/credentials-context, so v2 credentials are accepted). */
+export const CREDENTIALS_V2_URL = 'https://www.w3.org/ns/credentials/v2';
+/** DID Core v1 context. */
+export const DID_V1_URL = didContext.CONTEXT_URL;
+/** Ed25519Signature2020 suite context. */
+export const ED25519_2020_URL = ed25519Context.CONTEXT_URL;
+
+/** Path of the service vocabulary context, at the root (outside `/api/v1`), DESIGN §8.16. */
+export const TRUST_CONTEXT_PATH = '/contexts/trust/v1';
+
+/** The trust context's URL for a deployment: `PUBLIC_URL` + {@link TRUST_CONTEXT_PATH}. */
+export const trustContextUrl = (publicUrl: string) => `${publicUrl}${TRUST_CONTEXT_PATH}`;
+
+/**
+ * The service vocabulary context served at `url`: `TrustTierCredential` (a credential type) and
+ * `trustTier` (the subject's tier, a plain string `certified` | `enterprise`), each defined as
+ * `<url>#<term>`. Protected, like the VC contexts, so a later context cannot redefine the terms.
+ */
+export function trustContext(url: string): { '@context': Record<string, unknown> } {
+  return {
+    '@context': {
+      '@version': 1.1,
+      '@protected': true,
+      TrustTierCredential: { '@id': `${url}#TrustTierCredential` },
+      trustTier: { '@id': `${url}#trustTier` },
+    },
+  };
+}
+
+/**
+ * The bundled standard contexts by URL: credentials v1 and v2 (and v2's undefined-terms
+ * context), DID v1, Ed25519Signature2020 v1.
+ */
+export const STANDARD_CONTEXTS: ReadonlyMap<string, object> = new Map<string, object>([
+  ...credentialsContexts,
+  ...didContext.contexts,
+  ...ed25519Context.contexts,
+]);

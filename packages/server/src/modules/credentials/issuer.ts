@@ -1,0 +1,86 @@
+/**
+ * The platform issuer (DESIGN §8.16): the service's own Ed25519 key, under the DID
+ * `did:hub:<PLATFORM_HUB_ADDRESS>` (default `did:hub:parley`), signs the TrustTierCredentials it
+ * issues. The key lives in the `platform_keys` platform table (purpose `vc-issuer`; the
+ * application role cannot read it), created by the first instance that starts and loaded by every
+ * other, so all instances sign with the same key. The address is reserved: no hub identity can
+ * register it (HubService's reserved addresses), and the DID resolves to the document built here
+ * (HubDidService's `platformDocument` hook).
+ */
+import { eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { platformKeys } from '../../db/schema.js';
+import { crossTenant } from '../../db/tenant.js';
+import { buildDidDocument, ED25519_2020, messagingEndpoint, type DidDocument } from '../hub/did.js';
+import { hubDid } from '../hub/service.js';
+import { generateEd25519, type Ed25519Multibase, type SigningKey } from './ld.js';
+
+/** `platform_keys.purpose` of the credential-issuing key. */
+export const ISSUER_KEY_PURPOSE = 'vc-issuer';
+/** Fragment of the issuing key in the platform DID document (`did:hub:<address>#key-1`). */
+export const ISSUER_KEY_ID = 'key-1';
+
+const REASON = 'platform keys (DESIGN §8.16): a platform table without tenant_id';
+
+export class PlatformIssuer {
+  /** `did:hub:<platform address>`. */
+  readonly did: string;
+  /** The proof's `verificationMethod`: `<did>#key-1`. */
+  readonly verificationMethod: string;
+  private key: Ed25519Multibase | undefined;
+  private document: DidDocument | undefined;
+
+  /**
+   * @param address the platform hub address (`config.credentials.platformHubAddress`, lowercase).
+   * @param publicUrl `PUBLIC_URL`: the document's messaging service endpoint, as for every `did:hub` document.
+   */
+  constructor(
+    private readonly db: Db,
+    readonly address: string,
+    private readonly publicUrl: string,
+  ) {
+    this.did = hubDid(address);
+    this.verificationMethod = `${this.did}#${ISSUER_KEY_ID}`;
+  }
+
+  /**
+   * Load the issuing key, creating it when the database has none. Concurrent first starts are
+   * safe: the insert does nothing on conflict and every instance then reads the one stored key.
+   */
+  async init(): Promise<void> {
+    let row = await this.load();
+    if (!row) {
+      const fresh = await generateEd25519();
+      await crossTenant(this.db, REASON, (tx) => tx.insert(platformKeys).values({ purpose: ISSUER_KEY_PURPOSE, ...fresh }).onConflictDoNothing());
+      row = await this.load();
+    }
+    if (!row) throw new Error('platform issuer key could not be created');
+    this.key = { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
+    this.document = buildDidDocument({
+      address: this.address,
+      ownerKey: null,
+      methods: [{ keyId: ISSUER_KEY_ID, type: ED25519_2020, publicKeyMultibase: row.publicKeyMultibase }],
+      wsUrl: messagingEndpoint(this.publicUrl),
+    });
+  }
+
+  /**
+   * The platform DID document (W3C DID Core, the same builder as every `did:hub` document: the
+   * issuing key as `#key-1` in `verificationMethod`, `authentication` and `assertionMethod`) when
+   * `address` is the platform address, else null. The hook HubDidService consults first.
+   */
+  platformDocument(address: string): DidDocument | null {
+    return address === this.address && this.document ? this.document : null;
+  }
+
+  /** The key that signs credentials. @throws before {@link init}. */
+  signingKey(): SigningKey {
+    if (!this.key) throw new Error('PlatformIssuer.init() has not run');
+    return { id: this.verificationMethod, controller: this.did, ...this.key };
+  }
+
+  private async load() {
+    const [row] = await crossTenant(this.db, REASON, (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, ISSUER_KEY_PURPOSE)));
+    return row;
+  }
+}

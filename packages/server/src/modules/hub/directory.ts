@@ -1,0 +1,125 @@
+/**
+ * Public profiles and search of hub identities (SPEC §2.8 public profile, §4.10; DESIGN §8.15).
+ *
+ * - Profile: hub_address, display_name, description, trust_tier, trust_score (the stored score,
+ *   else SPEC §3.9's 0.5 fallback until the trust engine computes one), capabilities (the names
+ *   given at registration, then registered capability names not among them), enrolled_at (the
+ *   bound device's enrolment, else the identity's creation), last_active (the bound device's
+ *   last_seen, else null). Reading is public and crosses tenants (addresses are public and unique
+ *   platform-wide); the owner updates display_name and description.
+ * - Search: PostgreSQL full-text search over `search_document` (repo.ts), suspended identities
+ *   excluded; anonymous callers get at most {@link ANONYMOUS_SEARCH_LIMIT} results, authenticated
+ *   callers up to `limit`.
+ */
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { badRequest, notFound } from '../../lib/errors.js';
+import * as repo from './repo.js';
+import { normalizeHubAddress, ownIdentityAt } from './service.js';
+
+/** SPEC §3.9: the score of every dimension (hence the composite) before the trust engine has data. */
+export const TRUST_SCORE_FALLBACK = 0.5;
+/** Most results an anonymous search answers (DESIGN §8.15: "anonymous callers get at most 10"). */
+export const ANONYMOUS_SEARCH_LIMIT = 10;
+/** `limit` of a search without one (SPEC §8). */
+export const DEFAULT_SEARCH_LIMIT = 20;
+
+const PUBLIC_READ = 'hub profiles and search are public; addresses are unique platform-wide (SPEC §2.8, §4.10)';
+
+/** A public profile (SPEC §2.8). */
+export interface HubProfile {
+  hub_address: string;
+  display_name: string;
+  description: string | null;
+  trust_tier: string;
+  /** 0.0-1.0; 0.5 until the trust engine has computed a score (SPEC §3.9). */
+  trust_score: number;
+  /** Capability names: named at registration ∪ registered. */
+  capabilities: string[];
+  enrolled_at: string;
+  /** The bound device's last_seen, or null. */
+  last_active: string | null;
+}
+
+/** Body of `PATCH /hub/{hub_address}/profile` (at least one field; `description: null` clears it). */
+export interface ProfileUpdate {
+  display_name?: string;
+  description?: string | null;
+}
+
+/** Query of `GET /hub/search` after validation (SPEC §4.10). */
+export interface SearchQuery {
+  query?: string;
+  tier?: repo.TrustTier;
+  capability?: string;
+  /** 1..100; default {@link DEFAULT_SEARCH_LIMIT}. */
+  limit?: number;
+}
+
+/** Profiles of `rows`, in order, with their registered capability names merged in. */
+async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]> {
+  const registered = new Map<string, string[]>();
+  const names = await repo.capabilityNames(tx, rows.map((r) => r.identity.id));
+  for (const c of names) registered.set(c.identityId, [...(registered.get(c.identityId) ?? []), c.name]);
+  return rows.map(({ identity: h, enrolledAt, lastSeen }) => ({
+    hub_address: h.hubAddress,
+    display_name: h.displayName,
+    description: h.description,
+    trust_tier: h.trustTier,
+    trust_score: h.trustScore ?? TRUST_SCORE_FALLBACK,
+    capabilities: [...new Set([...(h.capabilities as string[]), ...(registered.get(h.id) ?? [])])],
+    enrolled_at: (enrolledAt ?? h.createdAt).toISOString(),
+    last_active: lastSeen?.toISOString() ?? null,
+  }));
+}
+
+async function profileAt(tx: Tx, hubAddress: string): Promise<HubProfile | undefined> {
+  const row = await repo.getProfileRow(tx, hubAddress);
+  return row ? (await toProfiles(tx, [row]))[0] : undefined;
+}
+
+export class HubDirectoryService {
+  constructor(private readonly db: Db) {}
+
+  /** The public profile at `address` (any case, any tenant). @throws 404 unknown or malformed address. */
+  async profile(address: string): Promise<HubProfile> {
+    const hubAddress = normalizeHubAddress(address);
+    const profile = hubAddress ? await crossTenant(this.db, PUBLIC_READ, (tx) => profileAt(tx, hubAddress)) : undefined;
+    if (!profile) throw notFound('hub identity');
+    return profile;
+  }
+
+  /**
+   * Update display_name and/or description of the tenant's identity; the search document is
+   * refreshed in the same transaction. @returns the updated profile.
+   * @throws 400 neither field given; 404 unknown or another tenant's address.
+   */
+  async updateProfile(tenantId: string, address: string, update: ProfileUpdate): Promise<HubProfile> {
+    if (update.display_name === undefined && update.description === undefined) throw badRequest('give display_name and/or description');
+    return withTenant(this.db, tenantId, async (tx) => {
+      const identity = await ownIdentityAt(tx, address, true);
+      await repo.updateHubIdentity(tx, identity.id, {
+        ...(update.display_name !== undefined ? { displayName: update.display_name } : {}),
+        ...(update.description !== undefined ? { description: update.description } : {}),
+      });
+      await repo.refreshSearchDocument(tx, identity.id);
+      return (await profileAt(tx, identity.hubAddress))!;
+    });
+  }
+
+  /**
+   * Search active identities platform-wide (SPEC §4.10). A blank `query` is no text filter.
+   * @param authenticated false for anonymous callers: at most {@link ANONYMOUS_SEARCH_LIMIT} results.
+   */
+  search(q: SearchQuery, authenticated: boolean): Promise<HubProfile[]> {
+    const requested = q.limit ?? DEFAULT_SEARCH_LIMIT;
+    const text = q.query?.trim();
+    const filter: repo.SearchFilter = {
+      minTier: q.tier ?? 'unverified',
+      limit: authenticated ? requested : Math.min(requested, ANONYMOUS_SEARCH_LIMIT),
+      ...(text ? { text } : {}),
+      ...(q.capability !== undefined ? { capability: q.capability } : {}),
+    };
+    return crossTenant(this.db, PUBLIC_READ, async (tx) => toProfiles(tx, await repo.searchProfileRows(tx, filter)));
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Verify agent (SPEC §4.11, `GET /verify/{hub_address}`): what a third party may learn about a
+ * hub address without trusting the caller. Status:
+ * - `not_found`: no identity has this address (the platform issuer's reserved address included:
+ *   it names no agent);
+ * - `suspended`: the identity is suspended, or its bound device is revoked (or deleted);
+ * - `verified`: the identity is active, its tier is certified or enterprise, and its bound device
+ *   is ACTIVE;
+ * - `unverified`: any other registered identity (tier unverified, or no ACTIVE bound device yet).
+ *
+ * Trust scores (SPEC §2.9, §3.9): until the trust engine exists there is no per-window telemetry,
+ * so every window answers the same values: the 12 dimensions at SPEC §3.9's 0.5 fallback and
+ * `composite` = the identity's stored `trust_score` when set (certification reads the same
+ * column), else 0.5. The answer echoes the requested `window`. `active_grants` is 0 until Skill
+ * Permission Tokens exist.
+ */
+import type { Db } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { getDevice, type DeviceRow } from '../devices/repo.js';
+import { TRUST_TIERS, type HubIdentityRow } from '../hub/repo.js';
+import { hubDid, type HubService } from '../hub/service.js';
+import { TRUST_SCORE_FALLBACK } from '../hub/directory.js';
+
+/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default. */
+export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
+export type TrustWindow = (typeof TRUST_WINDOWS)[number];
+
+/** The 12 trust dimensions of SPEC §2.9, in table order. */
+export const TRUST_DIMENSIONS = [
+  'uptime',
+  'responsiveness',
+  'reliability',
+  'task_success',
+  'efficiency',
+  'volume',
+  'tool_accuracy',
+  'error_discipline',
+  'compliance',
+  'token_efficiency',
+  'behavioral_consistency',
+  'version_health',
+] as const;
+export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
+
+/** SPEC §3.9: the score of a dimension without data. */
+
+export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;
+export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
+
+/** `composite` plus the 12 dimensions, each 0.0-1.0. */
+export type TrustScores = { composite: number } & Record<TrustDimension, number>;
+
+/** The verify-agent answer (SPEC §4.11). Fields other than `did`, `status`, `window` and `active_grants` are null for `not_found`. */
+export interface AgentVerification {
+  did: string;
+  status: VerifyStatus;
+  trust_tier: string | null;
+  trust_scores: TrustScores | null;
+  /** The window the scores are for (the requested one). */
+  window: TrustWindow;
+  /** Active Skill Permission Tokens (0 until they exist). */
+  active_grants: number;
+  /** The bound device's enrolment time, else the identity's registration time. */
+  enrolled_at: string | null;
+  /** The bound device's last activity, or null. */
+  last_seen: string | null;
+  /** The last certification run (`last_attestation_at`), or null. */
+  last_attestation: string | null;
+}
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+/** Scores for an identity before the trust engine (see the module comment). */
+export function fallbackScores(identity: Pick<HubIdentityRow, 'trustScore'>): TrustScores {
+  const dims = Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, TRUST_SCORE_FALLBACK])) as Record<TrustDimension, number>;
+  return { composite: identity.trustScore === null ? TRUST_SCORE_FALLBACK : clamp01(identity.trustScore), ...dims };
+}
+
+/** The status rule of the module comment. */
+export function agentStatus(identity: Pick<HubIdentityRow, 'status' | 'trustTier'>, device: Pick<DeviceRow, 'status' | 'deletedAt'> | undefined): Exclude<VerifyStatus, 'not_found'> {
+  if (identity.status === 'suspended' || device?.status === 'REVOKED' || device?.deletedAt) return 'suspended';
+  const certified = TRUST_TIERS.indexOf(identity.trustTier as (typeof TRUST_TIERS)[number]) >= TRUST_TIERS.indexOf('certified');
+  return certified && device?.status === 'ACTIVE' ? 'verified' : 'unverified';
+}
+
+export class VerificationService {
+  constructor(
+    private readonly db: Db,
+    private readonly hub: HubService,
+  ) {}
+
+  /**
+   * Verify the agent at `address` (a well-formed hub address, any case). Unknown addresses answer
+   * `status: not_found`, never an error.
+   */
+  async verifyAgent(address: string, window: TrustWindow): Promise<AgentVerification> {
+    const identity = await this.hub.findByAddress(address);
+    if (!identity) {
+      return { did: hubDid(address.toLowerCase()), status: 'not_found', trust_tier: null, trust_scores: null, window, active_grants: 0, enrolled_at: null, last_seen: null, last_attestation: null };
+    }
+    // The bound device lives in the identity's tenant: read it there (RLS), not across tenants.
+    const device = identity.deviceId ? await withTenant(this.db, identity.tenantId, (tx) => getDevice(tx, identity.deviceId!)) : undefined;
+    return {
+      did: hubDid(identity.hubAddress),
+      status: agentStatus(identity, device),
+      trust_tier: identity.trustTier,
+      trust_scores: fallbackScores(identity),
+      window,
+      active_grants: 0,
+      enrolled_at: (device?.enrolledAt ?? identity.createdAt).toISOString(),
+      last_seen: device?.lastSeen?.toISOString() ?? null,
+      last_attestation: identity.lastAttestationAt?.toISOString() ?? null,
+    };
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Certification (SPEC §3.3 `POST /hub/identities/{id}/certify`; DESIGN §8.16): the five checks,
+ * each failing alone; the tier rises only when they all pass (unverified → certified → enterprise
+ * with the trust score), never falls here; every change recorded once in hub_tier_changes with
+ * the checks; last_attestation_at on every run; capabilities follow the tier; route matrix.
+ * Trust scores are set directly as the superuser (the trust engine comes later).
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { certificationChecks, qualifiedTier } from '../src/modules/hub/certify.js';
+import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
+import { startApp, type TestApp } from './harness.js';
+import { newDeviceKeys } from './keys.js';
+
+let seq = 0;
+const addr = () => `cert-${Date.now().toString(36)}-${++seq}`;
+const ownerKey = () => Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
+const CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'];
+const DAY = 24 * 3600_000;
+
+interface Candidate {
+  id: string;
+  address: string;
+  agent: Agent;
+}
+
+describe('hub certification', () => {
+  let t: TestApp;
+  let a: Owner;
+  let b: Owner;
+
+  const exec = async <T = Record<string, unknown>>(q: ReturnType<typeof sql>) => ((await t.app.parley.database.db.execute(q)) as unknown as { rows: T[] }).rows;
+  const certify = (id: string, headers: Record<string, string> = a.auth) => t.request({ method: 'POST', url: `/api/v1/hub/identities/${id}/certify`, headers });
+  const setScore = (id: string, score: number | null) => exec(sql`update hub_identities set trust_score = ${score} where id = ${id}`);
+  const tierChanges = (id: string) =>
+    exec<{ from_tier: string; to_tier: string; reason: string; checks: unknown }>(sql`select from_tier, to_tier, reason, checks from hub_tier_changes where identity_id = ${id} order by created_at`);
+  const identityRow = async (id: string) =>
+    (await exec<{ trust_tier: string; certified_at: string | Date | null; last_attestation_at: string | Date | null }>(sql`select trust_tier, certified_at, last_attestation_at from hub_identities where id = ${id}`))[0]!;
+  const capabilityTiers = async (id: string) =>
+    Object.fromEntries((await exec<{ name: string; certification_tier: string }>(sql`select name, certification_tier from hub_capabilities where identity_id = ${id}`)).map((r) => [r.name, r.certification_tier]));
+
+  /** An identity that passes every check once given a score: owner key, bound ACTIVE agent seen now, a capability with schema and SLA. */
+  async function candidate(owner: Owner, opts: { publicKey?: boolean; sla?: boolean } = {}): Promise<Candidate> {
+    const agent = await activeAgent(t, owner);
+    const reg = await t.request({
+      method: 'POST',
+      url: '/api/v1/hub/identities',
+      headers: owner.auth,
+      payload: { hub_address: addr(), display_name: 'Candidate', device_id: agent.deviceId, ...(opts.publicKey === false ? {} : { public_key: ownerKey() }) },
+    });
+    expect(reg.status).toBe(201);
+    const cap = { name: 'translate', version: '1.0.0', input_schema: { type: 'object' }, ...(opts.sla === false ? {} : { sla: { latency_p95_ms: 500, uptime_sla: 0.99 } }) };
+    expect((await t.request({ method: 'POST', url: `/api/v1/hub/${reg.body.hub_address}/capabilities`, headers: owner.auth, payload: cap })).status).toBe(201);
+    await exec(sql`update devices set last_seen = now() where id = ${agent.deviceId}`);
+    return { id: reg.body.id, address: reg.body.hub_address, agent };
+  }
+
+  const failed = (body: { checks: { check: string; passed: boolean }[] }) => body.checks.filter((c) => !c.passed).map((c) => c.check);
+
+  beforeAll(async () => {
+    // Every candidate enrolls an agent: lift the per-IP enrollment limit (SPEC §8: 5 per 10 minutes).
+    t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
+    a = await newOwner(t, 'Tenant A');
+    b = await newOwner(t, 'Tenant B');
+  });
+  afterAll(() => t.close());
+
+  it('answers all five checks, and without a computed score (0.5 fallback) does not upgrade', async () => {
+    const c = await candidate(a);
+    const res = await certify(c.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ identity_id: c.id, tier: 'unverified', upgraded: false });
+    expect(res.body.checks.map((x: { check: string }) => x.check)).toEqual(CHECKS);
+    for (const x of res.body.checks) expect(x.detail).toEqual(expect.any(String));
+    expect(failed(res.body)).toEqual(['trust_score']);
+    expect(res.body.checks[4].detail).toMatch(/0\.5/);
+    expect(await tierChanges(c.id)).toEqual([]);
+    const row = await identityRow(c.id);
+    expect(row.certified_at).toBeNull();
+    expect(row.last_attestation_at).not.toBeNull();
+  });
+
+  it('upgrades unverified → certified → enterprise with the score, recording each change once', async () => {
+    const c = await candidate(a);
+    // A capability without an SLA is not certified with the identity.
+    expect((await t.request({ method: 'POST', url: `/api/v1/hub/${c.address}/capabilities`, headers: a.auth, payload: { name: 'draft', version: '0.1', input_schema: {} } })).status).toBe(201);
+    await setScore(c.id, 0.65);
+    const first = await certify(c.id);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ identity_id: c.id, tier: 'certified', upgraded: true });
+    expect(failed(first.body)).toEqual([]);
+    const afterFirst = await identityRow(c.id);
+    expect(afterFirst.trust_tier).toBe('certified');
+    expect(afterFirst.certified_at).not.toBeNull();
+    expect(await capabilityTiers(c.id)).toEqual({ translate: 'certified', draft: 'unverified' });
+    expect((await t.request({ method: 'GET', url: `/api/v1/hub/${c.address}/profile` })).body.trust_tier).toBe('certified');
+
+    // Again with the same score: no change, nothing recorded, but a new attestation time.
+    await new Promise((r) => setTimeout(r, 5));
+    const again = await certify(c.id);
+    expect(again.body).toMatchObject({ tier: 'certified', upgraded: false });
+    expect(failed(again.body)).toEqual([]);
+    const afterAgain = await identityRow(c.id);
+    expect(new Date(afterAgain.last_attestation_at!).getTime()).toBeGreaterThan(new Date(afterFirst.last_attestation_at!).getTime());
+    expect(new Date(afterAgain.certified_at!).getTime()).toBe(new Date(afterFirst.certified_at!).getTime());
+    let changes = await tierChanges(c.id);
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toMatchObject({ from_tier: 'unverified', to_tier: 'certified', reason: 'certify' });
+    expect(changes[0]!.checks).toEqual(first.body.checks);
+
+    await setScore(c.id, 0.8);
+    const ent = await certify(c.id);
+    expect(ent.body).toMatchObject({ tier: 'enterprise', upgraded: true });
+    changes = await tierChanges(c.id);
+    expect(changes.map((x) => [x.from_tier, x.to_tier])).toEqual([
+      ['unverified', 'certified'],
+      ['certified', 'enterprise'],
+    ]);
+    expect(await capabilityTiers(c.id)).toEqual({ translate: 'enterprise', draft: 'unverified' });
+    expect((await certify(c.id)).body).toMatchObject({ tier: 'enterprise', upgraded: false });
+    expect(await tierChanges(c.id)).toHaveLength(2);
+  });
+
+  it('goes straight from unverified to enterprise with a high score (one change recorded)', async () => {
+    const c = await candidate(a);
+    await setScore(c.id, 0.93);
+    expect((await certify(c.id)).body).toMatchObject({ tier: 'enterprise', upgraded: true });
+    expect((await tierChanges(c.id)).map((x) => [x.from_tier, x.to_tier])).toEqual([['unverified', 'enterprise']]);
+  });
+
+  it('never lowers the tier: a falling score fails the check but the tier stays', async () => {
+    const c = await candidate(a);
+    await setScore(c.id, 0.85);
+    expect((await certify(c.id)).body.tier).toBe('enterprise');
+    await setScore(c.id, 0.3);
+    const res = await certify(c.id);
+    expect(res.body).toMatchObject({ tier: 'enterprise', upgraded: false });
+    expect(failed(res.body)).toEqual(['trust_score']);
+    expect(await tierChanges(c.id)).toHaveLength(1);
+  });
+
+  describe('each check failing alone keeps the identity unverified', () => {
+    type Case = [name: string, failing: string[], breakIt: (c: Candidate) => Promise<unknown>, opts?: { publicKey?: boolean; sla?: boolean }];
+    const none = async () => undefined;
+    const cases: Case[] = [
+      ['owner_key: none registered', ['owner_key'], none, { publicKey: false }],
+      // A stored key that is no valid point (e.g. written before validation existed): the all-zero key has order 4.
+      ['owner_key: not a valid point', ['owner_key'], (c) => exec(sql`update hub_identities set public_key = ${Buffer.alloc(32).toString('base64')} where id = ${c.id}`)],
+      ['bound_device: device REVOKED', ['bound_device'], (c) => exec(sql`update devices set status = 'REVOKED' where id = ${c.agent.deviceId}`)],
+      // Unbinding also leaves no device whose activity could be observed.
+      ['bound_device: none bound', ['bound_device', 'activity'], (c) => exec(sql`update hub_identities set device_id = null where id = ${c.id}`)],
+      ['capabilities: none with an sla', ['capabilities'], none, { sla: false }],
+      ['activity: seen 8 days ago', ['activity'], (c) => exec(sql`update devices set last_seen = ${new Date(Date.now() - 8 * DAY).toISOString()} where id = ${c.agent.deviceId}`)],
+      ['activity: never seen', ['activity'], (c) => exec(sql`update devices set last_seen = null where id = ${c.agent.deviceId}`)],
+      ['trust_score: 0.59', ['trust_score'], (c) => setScore(c.id, 0.59)],
+    ];
+    it.each(cases)('%s', async (_name, failing, breakIt, opts) => {
+      const c = await candidate(a, opts);
+      await setScore(c.id, 0.95);
+      await breakIt(c);
+      const res = await certify(c.id);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ tier: 'unverified', upgraded: false });
+      expect(failed(res.body)).toEqual(failing);
+      expect(await tierChanges(c.id)).toEqual([]);
+      expect(await capabilityTiers(c.id)).toEqual({ translate: 'unverified' });
+    });
+  });
+
+  it('qualifies at exactly the thresholds (0.6 certified, 0.8 enterprise) and counts 7 days of activity inclusively', () => {
+    const now = new Date('2026-01-10T00:00:00Z');
+    const facts = {
+      publicKey: ownerKey(),
+      device: { id: randomUUID(), kind: 'agent', status: 'ACTIVE', lastSeen: new Date(now.getTime() - 7 * DAY) },
+      capabilities: [{ inputSchema: {}, sla: { latency_p95_ms: 1, uptime_sla: 1 } }],
+      now,
+    };
+    for (const [score, tier] of [
+      [0.6, 'certified'],
+      [0.79, 'certified'],
+      [0.8, 'enterprise'],
+      [0.5999, 'unverified'],
+      [null, 'unverified'],
+    ] as const) {
+      expect(qualifiedTier(certificationChecks({ ...facts, trustScore: score }), score), String(score)).toBe(tier);
+    }
+    const stale = certificationChecks({ ...facts, device: { ...facts.device, lastSeen: new Date(now.getTime() - 7 * DAY - 1) }, trustScore: 0.9 });
+    expect(stale.find((c) => c.check === 'activity')!.passed).toBe(false);
+  });
+
+  it('route matrix: 401 without auth, 403 device token, 404 across tenants and unknown, 400 bad id, 409 suspended', async () => {
+    const c = await candidate(a);
+    expect((await certify(c.id, {})).status).toBe(401);
+    expect((await certify(c.id, { authorization: 'Bearer nope' })).status).toBe(401);
+    expect((await certify(c.id, c.agent.auth)).status).toBe(403);
+    await setScore(c.id, 0.9);
+    expect((await certify(c.id, b.auth)).status).toBe(404);
+    expect(await tierChanges(c.id)).toEqual([]);
+    expect((await identityRow(c.id)).last_attestation_at).toBeNull();
+    expect((await certify(randomUUID())).status).toBe(404);
+    expect((await certify('not-a-uuid')).status).toBe(400);
+    expect((await certify(c.id.toUpperCase())).status).toBe(200);
+    await exec(sql`update hub_identities set status = 'suspended' where id = ${c.id}`);
+    const suspended = await certify(c.id);
+    expect(suspended.status).toBe(409);
+    expect(suspended.body.detail).toMatch(/suspended/);
+  });
+});
