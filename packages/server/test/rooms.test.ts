@@ -131,17 +131,18 @@ describe('rooms', () => {
         { name: 'x', member_device_ids: [a1.deviceId], workspace_id: 'nope' },
       ];
       for (const body of bad) expect((await createRoom(body)).status, JSON.stringify(body).slice(0, 80)).toBe(400);
-      expect((await createRoom({ name: 'x', member_device_ids: [a1.deviceId], workspace_id: randomUUID() })).status).toBe(404);
+      // team rooms only through POST /team-rooms, which checks workspace membership
+      expect((await createRoom({ name: 'x', member_device_ids: [a1.deviceId], workspace_id: randomUUID() })).status).toBe(400);
       expect((await api('POST', '/rooms', {}, { name: 'x', member_device_ids: [a1.deviceId] })).status).toBe(401);
       expect((await api('POST', '/rooms', a1.auth, { name: 'x', member_device_ids: [a1.deviceId] })).status).toBe(403);
     });
 
-    it('makes a team room when workspace_id names a workspace of the tenant', async () => {
+    it('refuses workspace_id: team rooms are made by POST /team-rooms', async () => {
       const workspaceId = randomUUID();
       await withTenant(t.app.parley.database.db, owner.tenantId, (tx) => tx.insert(workspaces).values({ id: workspaceId, tenantId: owner.tenantId, name: 'team', createdBy: owner.sub }));
-      const room = await newRoom([a1.deviceId, a2.deviceId], { workspace_id: workspaceId, security_level: 'strict' });
-      expect(room).toMatchObject({ workspace_id: workspaceId, security_level: 'strict' });
-      expect((await createRoom({ name: 'x', member_device_ids: [otherAgent.deviceId], workspace_id: workspaceId }, other)).status).toBe(404);
+      const res = await createRoom({ name: 'x', member_device_ids: [a1.deviceId, a2.deviceId], workspace_id: workspaceId });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/team-rooms/);
     });
 
     it('GET /rooms/{id}: member devices read it, others 403; unknown and foreign rooms 404; bad id 400; no auth 401', async () => {

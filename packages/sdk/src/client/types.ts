@@ -517,8 +517,6 @@ export interface CreateRoomRequest {
   name: string;
   member_device_ids: string[];
   security_level?: RoomSecurityLevel;
-  /** Makes a team room of this workspace. */
-  workspace_id?: string;
 }
 
 /** `PATCH /api/v1/rooms/{id}` body; `policies` scopes existing policies of the tenant to the room. */

@@ -64,14 +64,16 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
           name: Name,
           member_device_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_MEMBERS }),
           security_level: Type.Optional(SecurityLevel),
-          workspace_id: Type.Optional(Uuid),
+          workspace_id: Type.Optional(Type.String({ format: 'uuid', description: 'refused (400): team rooms are created with POST /team-rooms, which checks workspace membership' })),
         }),
         response: { 201: RoomDetails, ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req, reply) => {
       const o = ownerOf(req);
-      return reply.status(201).send(await rooms.create(o.tenantId, o.sub, req.body));
+      const { workspace_id: workspaceId, ...input } = req.body;
+      if (workspaceId !== undefined) throw badRequest('create team rooms with POST /api/v1/team-rooms (it checks that participants belong to the workspace)');
+      return reply.status(201).send(await rooms.create(o.tenantId, o.sub, input));
     },
   );
 
