@@ -3,6 +3,7 @@
  *
  * - `client/`: typed REST client for every server route, agent enrollment with proof of possession.
  * - `did/`: the `did:hub` driver for the `did-resolver` package, DID update signing, key multibase.
+ * - `credentials/`: the bundled JSON-LD contexts and an offline document loader for verifying credentials.
  * - `crypto/`: keys, X3DH + Double Ratchet sessions and their wire frames (SPEC §1.3, §2.4).
  * - `mls/`: MLS (RFC 9420) groups over ts-mls, protocol selection.
  * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1).
@@ -17,6 +18,7 @@ export * from './client/routes.js';
 export * from './client/types.js';
 export * from './client/enrollment.js';
 export * from './did/index.js';
+export * from './credentials/index.js';
 export * from './crypto/index.js';
 export * from './mls/index.js';
 export * from './realtime/client.js';

@@ -11,6 +11,7 @@
  */
 import type { DIDDocument, DIDResolutionResult } from 'did-resolver';
 import type { DidUpdateRequest } from '../did/update.js';
+import type { JsonLdContextDocument } from '../credentials/contexts.js';
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
@@ -80,6 +81,19 @@ import type {
   RoomTimelineQuery,
   UpdatePolicyRequest,
   UpdateRoomRequest,
+  AgentVerification,
+  CertifyResult,
+  CredentialVerification,
+  HubCapability,
+  HubCapabilityInput,
+  HubIdentity,
+  HubProfile,
+  HubSearchQuery,
+  IssuedCredential,
+  RegisterHubRequest,
+  TrustTierCredential,
+  UpdateHubProfileRequest,
+  VerifyAgentQuery,
 } from './types.js';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -723,6 +737,122 @@ export class ParleyClient {
   /** `POST /api/v1/policies/held-messages/{id}/deny` (owner): drop the held envelope; 409 when already decided. */
   denyHeldMessage(heldMessageId: string, opts?: RequestOptions): Promise<HeldMessage> {
     return this.call('denyHeldMessage', { params: { id: heldMessageId }, opts });
+  }
+
+  // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)
+
+  /**
+   * `POST /api/v1/hub/register` (owner): register a hub identity (address, `did:hub` DID) for the
+   * tenant (201); the same as {@link createHubIdentity}. 400 bad address, key or body; 404 unknown
+   * `device_id`; 409 address taken or reserved, device not ACTIVE or already bound.
+   */
+  registerHub(body: RegisterHubRequest, opts?: RequestOptions): Promise<HubIdentity> {
+    return this.call('registerHub', { body, opts });
+  }
+
+  /** `POST /api/v1/hub/identities` (owner): as {@link registerHub} (201). */
+  createHubIdentity(body: RegisterHubRequest, opts?: RequestOptions): Promise<HubIdentity> {
+    return this.call('createHubIdentity', { body, opts });
+  }
+
+  /** `GET /api/v1/hub/identities` (owner): the tenant's hub identities. */
+  async listHubIdentities(opts?: RequestOptions): Promise<HubIdentity[]> {
+    return (await this.call<{ identities: HubIdentity[] }>('listHubIdentities', { opts })).identities;
+  }
+
+  /** `GET /api/v1/hub/identities/{id}` (owner): one identity; 404 unknown or another tenant's. */
+  getHubIdentity(identityId: string, opts?: RequestOptions): Promise<HubIdentity> {
+    return this.call('getHubIdentity', { params: { id: identityId }, opts });
+  }
+
+  /** `GET /api/v1/hub/{hub_address}/capabilities` (owner): the identity's registered capabilities; 404 another tenant's. */
+  async listHubCapabilities(hubAddress: string, opts?: RequestOptions): Promise<HubCapability[]> {
+    return (await this.call<{ capabilities: HubCapability[] }>('listHubCapabilities', { params: { hub_address: hubAddress }, opts })).capabilities;
+  }
+
+  /**
+   * `POST /api/v1/hub/{hub_address}/capabilities` (owner): register a capability (201). 400 when
+   * `input_schema` is no valid JSON Schema or the version is malformed; 404 another tenant's
+   * identity; 409 this name and version are already registered.
+   */
+  registerHubCapability(hubAddress: string, body: HubCapabilityInput, opts?: RequestOptions): Promise<HubCapability> {
+    return this.call('registerHubCapability', { params: { hub_address: hubAddress }, body, opts });
+  }
+
+  /** `GET /api/v1/hub/{hub_address}/profile` (public): the public profile; 404 unknown address. */
+  getHubProfile(hubAddress: string, opts?: RequestOptions): Promise<HubProfile> {
+    return this.call('getHubProfile', { params: { hub_address: hubAddress }, opts });
+  }
+
+  /** `PATCH /api/v1/hub/{hub_address}/profile` (owner): change `display_name` and/or `description`; 404 another tenant's identity. */
+  updateHubProfile(hubAddress: string, body: UpdateHubProfileRequest, opts?: RequestOptions): Promise<HubProfile> {
+    return this.call('updateHubProfile', { params: { hub_address: hubAddress }, body, opts });
+  }
+
+  /**
+   * `GET /api/v1/hub/search` (public): profiles matching free text, a minimum tier and/or a
+   * capability, best match first. Without a credential at most 10 results (the client sends its
+   * API key, device or owner token when it has one).
+   */
+  async searchHub(query: HubSearchQuery = {}, opts?: RequestOptions): Promise<HubProfile[]> {
+    return (await this.call<{ results: HubProfile[] }>('searchHub', { query, opts })).results;
+  }
+
+  /**
+   * `POST /api/v1/hub/identities/{id}/certify` (owner): run the five certification checks and
+   * raise the tier when they pass (certified at trust score ≥ 0.6, enterprise ≥ 0.8); answered
+   * either way, never lowers the tier. 404 another tenant's identity; 409 identity suspended.
+   */
+  certifyHubIdentity(identityId: string, opts?: RequestOptions): Promise<CertifyResult> {
+    return this.call('certifyHubIdentity', { params: { id: identityId }, opts });
+  }
+
+  // ------------------------------------------------------------ verification, credentials (SPEC §2.10, §4.11; DESIGN §8.16)
+
+  /**
+   * `GET /api/v1/verify/{hub_address}` (public; 30/min per IP, 300/min with an API key): status,
+   * tier and trust scores of an agent. An unknown well-formed address answers `status:
+   * "not_found"`; a malformed one is 400.
+   */
+  verifyAgent(hubAddress: string, query: VerifyAgentQuery = {}, opts?: RequestOptions): Promise<AgentVerification> {
+    return this.call('verifyAgent', { params: { hub_address: hubAddress }, query, opts });
+  }
+
+  /**
+   * `POST /api/v1/verify/credential` (public; same limits as {@link verifyAgent}): the service runs
+   * the `signature`, `issuer`, `expiration`, `revocation` and `subject` checks on `credential` (any
+   * JSON object). A failing credential answers `valid: false`; 413 over 64 KiB. To verify without
+   * the service, use `createDocumentLoader` with `@digitalbazaar/vc`.
+   */
+  verifyCredential(credential: object, opts?: RequestOptions): Promise<CredentialVerification> {
+    return this.call('verifyCredential', { body: { credential }, opts });
+  }
+
+  /**
+   * `POST /api/v1/hub/identities/{id}/credentials` (owner): a TrustTierCredential for a certified
+   * or enterprise identity, signed by the platform issuer (201). 403 tier below certified or
+   * identity suspended; 404 another tenant's identity.
+   */
+  issueCredential(identityId: string, opts?: RequestOptions): Promise<TrustTierCredential> {
+    return this.call('issueCredential', { params: { id: identityId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/hub/credentials/{id}/revoke` (owner): revoke a credential issued for the tenant
+   * (`id`: the credential `id` `urn:uuid:…` or its bare UUID); verification then fails
+   * `revocation`. 404 unknown or another tenant's; 409 already revoked.
+   */
+  revokeCredential(credentialId: string, opts?: RequestOptions): Promise<IssuedCredential> {
+    return this.call('revokeCredential', { params: { id: credentialId }, opts });
+  }
+
+  /**
+   * `GET /contexts/trust/v1` (public, outside `/api/v1`): the service's JSON-LD vocabulary context
+   * (`TrustTierCredential`, `trustTier`). The SDK bundles the same document (`trustContext`), so
+   * verification never needs to fetch it.
+   */
+  trustContext(opts?: RequestOptions): Promise<JsonLdContextDocument> {
+    return this.call('trustContext', { opts });
   }
 
   // ------------------------------------------------------------ DID documents (SPEC §2.8, §4.10, §8; DESIGN §8.15)

@@ -3,9 +3,12 @@
 /**
  * JSON-LD contexts of DESIGN §8.16: the standard ones the service bundles (from their maintained
  * packages, never fetched) and the service's own vocabulary context, served at
- * `GET /contexts/trust/v1`.
+ * `GET /contexts/trust/v1`. The trust context is defined once, in the SDK
+ * (`@parley/sdk/contexts/trust-v1.json`, a plain JSON file needing no build), which bundles it
+ * for offline verification; this module only places it at the deployment's URL.
  */
 import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
+import trustTemplate from '@parley/sdk/contexts/trust-v1.json' with { type: 'json' };
 import didContext from 'did-context';
 import ed25519Context from 'ed25519-signature-2020-context';
 
@@ -28,16 +31,15 @@ export const trustContextUrl = (publicUrl: string) => `${publicUrl}${TRUST_CONTE
  * The service vocabulary context served at `url`: `TrustTierCredential` (a credential type) and
  * `trustTier` (the subject's tier, a plain string `certified` | `enterprise`), each defined as
  * `<url>#<term>`. Protected, like the VC contexts, so a later context cannot redefine the terms.
+ * The SDK's template holds the terms with fragment `@id`s (`#<term>`); each is prefixed with
+ * `url`, exactly as the SDK's `trustContext(url)` does, so both documents are equal.
  */
 export function trustContext(url: string): { '@context': Record<string, unknown> } {
-  return {
-    '@context': {
-      '@version': 1.1,
-      '@protected': true,
-      TrustTierCredential: { '@id': `${url}#TrustTierCredential` },
-      trustTier: { '@id': `${url}#trustTier` },
-    },
-  };
+  const terms = Object.entries(trustTemplate['@context'] as Record<string, unknown>).map(([term, def]) => {
+    const id = def && typeof def === 'object' ? (def as { '@id'?: unknown })['@id'] : undefined;
+    return [term, typeof id === 'string' && id.startsWith('#') ? { ...(def as object), '@id': `${url}${id}` } : def];
+  });
+  return { '@context': Object.fromEntries(terms) };
 }
 
 /**
