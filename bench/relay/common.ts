@@ -1,6 +1,7 @@
 /**
- * Types and helpers shared by the relay benchmark's orchestrator (run.ts), its load generator
- * (load.ts, a child process) and the bare `ws` relay baseline (bare-relay.ts).
+ * Types and helpers of the relay benchmark's orchestrator (run.ts), its load generator (load.ts, a
+ * child process) and the bare `ws` relay baseline (bare-relay.ts); the spec, result, phase, latency
+ * and header parts are shared with the room fan-out benchmark (bench/rooms).
  */
 
 /** One side of a conversation: the device and the WebSocket URL its socket connects to. */
@@ -30,18 +31,25 @@ export interface PhaseSpec {
   maxMessages: number | undefined;
 }
 
-/** What the parent asks the load generator to do. */
-export interface LoadSpec {
-  /** `ws`: both sides of every pair send `message` frames; `pg`: one autocommit INSERT per message per writer. */
-  mode: 'ws' | 'pg';
+/**
+ * What every benchmark's load spec carries (bench/relay `LoadSpec`, bench/rooms `RoomLoadSpec`):
+ * the scenario's label, the send window, the phases and the drain limit.
+ */
+export interface LoadSpecBase {
   label: string;
-  pairs: Pair[];
-  /** ws: most unacknowledged `message` frames per socket (pg: always 1 per connection). */
+  /** Most unacknowledged messages per sending socket (pg mode: always 1 per connection). */
   window: number;
   phases: PhaseSpec[];
   drainTimeoutMs: number;
-  /** Bytes of the (random, opaque) ciphertext of each message. */
+  /** Bytes of the (random, opaque) ciphertext of each message (room message: of each envelope). */
   ciphertextBytes: number;
+}
+
+/** What the parent asks the relay load generator to do. */
+export interface LoadSpec extends LoadSpecBase {
+  /** `ws`: both sides of every pair send `message` frames; `pg`: one autocommit INSERT per message per writer. */
+  mode: 'ws' | 'pg';
+  pairs: Pair[];
   /** pg mode only. */
   databaseUrl?: string;
   tenantId?: string;
@@ -73,22 +81,26 @@ export interface PhaseResult {
   clientCpuMs: number;
 }
 
-export interface LoadResult {
+/** The counters every load generator reports for one scenario, warm-up and drain included, all phases. */
+export interface LoadTotals {
+  connectMs: number;
+  /** Messages sent (ws) or INSERTs issued (pg). */
+  sent: number;
+  /** Acknowledgement frames (ws) or successful INSERTs (pg). */
+  acked: number;
+  /** Delivery frames received by recipients (ws); equal to `acked` for pg. */
+  delivered: number;
+  errors: number;
+  firstError?: string;
+  /** True when everything sent was acknowledged and delivered before each drain timed out. */
+  drained: boolean;
+}
+
+export interface LoadResult extends LoadTotals {
   label: string;
   mode: 'ws' | 'pg';
   /** Sockets (ws) or connections (pg) used. */
   connections: number;
-  connectMs: number;
-  /** Messages sent (ws) or INSERTs issued (pg), warm-up and drain included, all phases. */
-  sent: number;
-  /** `message_ack` frames (ws) or successful INSERTs (pg). */
-  acked: number;
-  /** `message` frames received by the recipient side (ws); equal to `acked` for pg. */
-  delivered: number;
-  errors: number;
-  firstError?: string;
-  /** True when every sent message was acknowledged and delivered before each drain timed out. */
-  drained: boolean;
   phases: PhaseResult[];
 }
 

@@ -5,7 +5,7 @@
  * window is reported to the parent over IPC (`mark`) so it can sample server-side resources.
  */
 import { performance } from 'node:perf_hooks';
-import { Samples, type ChildToParent, type PhaseResult, type PhaseSpec } from './common.js';
+import { Samples, type ChildToParent, type ParentToChild, type PhaseResult, type PhaseSpec } from './common.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -18,6 +18,27 @@ export const cpuMs = () => {
 /** Send one IPC message to the parent; resolves once it is written. */
 export function reply<R>(msg: ChildToParent<R>): Promise<void> {
   return new Promise((resolve) => process.send!(msg, () => resolve()));
+}
+
+/**
+ * The load generator's entry point: wait for the parent's one `run` message, answer `run(spec)` as
+ * a `result` (or `failed` with the error's stack) and exit (0, or 1 after a failure). Exits with 1
+ * when the parent goes away (e.g. interrupted) instead of loading a server that is gone.
+ */
+export function serveLoad<S, R>(run: (spec: S) => Promise<R>): void {
+  process.on('disconnect', () => process.exit(1));
+  process.once('message', (msg: ParentToChild<S>) => {
+    run(msg.spec).then(
+      async (result) => {
+        await reply<R>({ type: 'result', result });
+        process.exit(0);
+      },
+      async (err: unknown) => {
+        await reply<R>({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        process.exit(1);
+      },
+    );
+  });
 }
 
 /** Measurement state of one phase. */

@@ -30,60 +30,31 @@
  * BENCH_WARMUP_S, BENCH_MESSAGES, BENCH_WINDOW, BENCH_RATE, BENCH_SCENARIOS, BENCH_DATABASE_URL
  * (or DATABASE_URL).
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { FormatRegistry } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import { startBareRelay } from './bare-relay.js';
-import { ResourceSampler, type Resources } from './resources.js';
-import { assertLoopback, call, enrollAgent, fmt, forkLoad, machineLines, newTenant, num, printTable, ratio, startBenchServer, type BenchServer } from './setup.js';
+import { benchArgs, commonOptions, num, runMain } from './cli.js';
 import type { LoadResult, LoadSpec, Pair, PhaseResult, PhaseSpec } from './common.js';
+import { fmt, latencyText, printTable, ratio, resourceLine, resourcesHeading } from './report.js';
+import { ResourceSampler } from './resources.js';
+import { call, enrollAgent, forkLoad, machineLines, newTenant, startBenchServer, type BenchServer } from './setup.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
 
 // ---------------------------------------------------------------- options
 
-const { values: argv } = parseArgs({
-  options: {
-    pairs: { type: 'string' },
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    messages: { type: 'string' },
-    window: { type: 'string' },
-    rate: { type: 'string' },
-    'database-url': { type: 'string' },
-    scenarios: { type: 'string' },
-    help: { type: 'boolean' },
-  },
-  allowPositionals: false,
-});
-if (argv.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
-  process.exit(0);
-}
-
-const env = process.env;
+const arg = benchArgs(import.meta.url, ['pairs']);
 const opts = {
-  pairs: Math.floor(num('pairs', argv.pairs ?? env.BENCH_PAIRS, 50)),
-  durationS: num('duration', argv.duration ?? env.BENCH_DURATION_S, 6),
-  warmupS: num('warmup', argv.warmup ?? env.BENCH_WARMUP_S, 2),
-  messages: argv.messages ?? env.BENCH_MESSAGES ? Math.floor(num('messages', argv.messages ?? env.BENCH_MESSAGES, 1)) : undefined,
-  window: Math.floor(num('window', argv.window ?? env.BENCH_WINDOW, 16)),
-  /** Offered load of the paced (open-loop) phase, msgs/s over all senders; 0 skips that phase. */
-  rate: (argv.rate ?? env.BENCH_RATE) === '0' ? 0 : num('rate', argv.rate ?? env.BENCH_RATE, 5000),
-  adminUrl: argv['database-url'] ?? env.BENCH_DATABASE_URL ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  scenarios: new Set((argv.scenarios ?? env.BENCH_SCENARIOS ?? 'ws,pg,parley').split(',').map((s) => s.trim())),
-  ciphertextBytes: 200,
+  ...commonOptions(arg, { durationS: 6, warmupS: 2, window: 16, rate: 5000, scenarios: ['ws', 'pg', 'parley'] }),
+  pairs: Math.floor(num('pairs', arg('pairs', 'BENCH_PAIRS'), 50)),
 };
-for (const s of opts.scenarios) if (!['ws', 'pg', 'parley'].includes(s)) throw new Error(`unknown scenario "${s}" (ws, pg, parley)`);
 if (opts.durationS + opts.warmupS > 30) throw new Error('warm-up + duration is capped at 30 s per phase to keep the run bounded');
 if (opts.pairs > 500) throw new Error('pairs is capped at 500');
-assertLoopback(opts.adminUrl);
 
 // ---------------------------------------------------------------- helpers
 
@@ -244,8 +215,7 @@ async function main(): Promise<number> {
     const markdown = printTable(header, rows);
 
     const phaseLine = (p: PhaseResult) =>
-      `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.measuredMessages} msgs in ${fmt(p.measuredMs / 1000, 2)} s = ${fmt(p.msgsPerSec, 0)}/s; ` +
-      `latency p50 ${fmt(p.latency.p50, 2)} p90 ${fmt(p.latency.p90, 2)} p99 ${fmt(p.latency.p99, 2)} max ${fmt(p.latency.max, 2)} mean ${fmt(p.latency.mean, 2)} ms (${p.latency.count} samples)`;
+      `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.measuredMessages} msgs in ${fmt(p.measuredMs / 1000, 2)} s = ${fmt(p.msgsPerSec, 0)}/s; ${latencyText(p.latency)}`;
     console.log('\ndetails:');
     for (const r of results) {
       console.log(
@@ -254,19 +224,9 @@ async function main(): Promise<number> {
       );
       for (const p of r.phases) console.log(`    ${phaseLine(p)}`);
     }
-    console.log('\nresources in the measured windows (CPU in % of one core; the machine has ' + os.cpus().length + ' cores; "machine" counts every process, the bench\'s and others\'):');
-    const pct = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(0)}%`);
+    console.log(`\n${resourcesHeading()}`);
     for (const r of results) {
-      for (const p of r.phases) {
-        const res: Resources | undefined = sampler.results.get(`${r.label}/${p.name}`);
-        const client = (100 * p.clientCpuMs) / p.measuredMs;
-        const perMsg = (ms: number | undefined) => (ms === undefined ? '-' : `${((1000 * ms) / p.measuredMessages).toFixed(0)} µs`);
-        console.log(
-          `  ${r.label} / ${p.name}: server ${pct(res?.serverCpuPct)}, load generator ${pct(client)}, postgres backends ${pct(res?.pgCpuPct)}, machine ${pct(res?.machineCpuPct)}; ` +
-            `CPU per message: server ${perMsg(res && (res.serverCpuPct * p.measuredMs) / 100)}, postgres ${perMsg(res?.pgCpuPct === undefined ? undefined : (res.pgCpuPct * p.measuredMs) / 100)}; ` +
-            `server event-loop delay p50 ${fmt(res?.loopDelayP50Ms ?? NaN, 1)} p99 ${fmt(res?.loopDelayP99Ms ?? NaN, 1)} max ${fmt(res?.loopDelayMaxMs ?? NaN, 1)} ms`,
-        );
-      }
+      for (const p of r.phases) console.log(resourceLine(r.label, p, sampler.results.get(`${r.label}/${p.name}`), { unit: 'message', count: p.measuredMessages }));
     }
 
     console.log('\npersistence checks:');
@@ -299,10 +259,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -2,7 +2,8 @@
  * Set-up shared by the benchmarks that drive the real app on PostgreSQL (bench/relay, bench/rooms):
  * a fresh database per run, the app (buildApp) listening on 127.0.0.1 with rate limits off and
  * silent logs, HTTP calls through `app.inject`, agent provisioning (invite -> enroll -> approve ->
- * activate), the forked load generator, the machine description and table printing.
+ * activate), the forked load generator and the machine description. Command-line options: cli.ts;
+ * report formatting: report.ts.
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,20 +17,6 @@ import { loadConfig } from '../../packages/server/src/config.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import type { ChildToParent } from './common.js';
 import type { ResourceSampler } from './resources.js';
-
-/** Throws unless `url` names a loopback host: the benchmarks create and drop databases. */
-export function assertLoopback(url: string): void {
-  const host = new URL(url).hostname;
-  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) throw new Error(`refusing to run against ${host}: 127.0.0.1 only`);
-}
-
-/** Parse a positive number option (argv or environment), `fallback` when absent. */
-export function num(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return n;
-}
 
 /** Fresh database `parley_bench_<ms>_<hex>`; bench databases left behind by an interrupted run (older than 15 minutes) are dropped first. */
 export async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -210,17 +197,4 @@ export async function machineLines(sql: pg.Client): Promise<string[]> {
     `cpus: ${cpus.length} x ${cpus[0]?.model.trim() ?? '?'}, memory ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
     `node ${process.version}; ${pgInfo.version.split(' on ')[0]} on 127.0.0.1 (same machine): synchronous_commit=${pgInfo.sc}, fsync=${pgInfo.fsync}, wal_sync_method=${pgInfo.wsm}, commit_delay=${pgInfo.cd}, shared_buffers=${pgInfo.sb}`,
   ];
-}
-
-export const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-export const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
-
-/** Print `rows` under `header` as an aligned text table (first column left-aligned); answer the same table in Markdown. */
-export function printTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
-  return [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }

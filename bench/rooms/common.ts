@@ -2,7 +2,7 @@
  * Types shared by the room fan-out benchmark's orchestrator (run.ts), its load generator (load.ts,
  * a child process) and the bare `ws` fan-out baseline (bare-fanout.ts). Wire shapes: DESIGN §8.5.
  */
-import type { LatencySummary, PhaseSpec } from '../relay/common.js';
+import type { LatencySummary, LoadSpecBase, LoadTotals } from '../relay/common.js';
 
 /** One room member: its device and the WebSocket URL its socket connects to (credentials included). */
 export interface RoomMember {
@@ -10,20 +10,13 @@ export interface RoomMember {
   url: string;
 }
 
-/** What the parent asks the load generator to do. */
-export interface RoomLoadSpec {
-  label: string;
+/** What the parent asks the load generator to do (`window`: unacknowledged `room_message` frames per sender). */
+export interface RoomLoadSpec extends LoadSpecBase {
   roomId: string;
   /** Every member gets one socket; each room message carries one envelope per other member. */
   members: RoomMember[];
   /** The first `senders` members send; all members receive. */
   senders: number;
-  /** Most unacknowledged `room_message` frames per sender. */
-  window: number;
-  phases: PhaseSpec[];
-  drainTimeoutMs: number;
-  /** Bytes of the (random, opaque) ciphertext of each envelope. */
-  ciphertextBytes: number;
   /** `message_type` of every room message ('text'; the policies scenario's policies match only 'artifact'). */
   messageType: string;
 }
@@ -49,23 +42,17 @@ export interface RoomPhaseResult {
   clientCpuMs: number;
 }
 
-export interface RoomLoadResult {
+/**
+ * A room scenario's outcome. `sent`/`acked` count room messages (`room_message_ack` frames),
+ * `delivered` the `room_message` frames recipients received; `drained`: every room message was
+ * acknowledged and every announced delivery received before each drain timed out.
+ */
+export interface RoomLoadResult extends LoadTotals {
   label: string;
   sockets: number;
-  connectMs: number;
-  /** Room messages sent, warm-up and drain included, all phases. */
-  sent: number;
-  /** `room_message_ack` frames. */
-  acked: number;
   /** Deliveries the acks announced (outcome `delivered` or `notified`): the `room_message` frames to expect. */
   expectedDeliveries: number;
   /** Deliveries whose outcome was `held` or `blocked`. */
   withheld: number;
-  /** `room_message` frames received by recipients. */
-  delivered: number;
-  errors: number;
-  firstError?: string;
-  /** True when every room message was acknowledged and every announced delivery received before each drain timed out. */
-  drained: boolean;
   phases: RoomPhaseResult[];
 }

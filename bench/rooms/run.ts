@@ -41,16 +41,16 @@
  * BENCH_SCENARIOS, BENCH_DATABASE_URL (or DATABASE_URL).
  */
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { benchArgs, commonOptions, num, runMain } from '../relay/cli.js';
 import type { PhaseSpec } from '../relay/common.js';
+import { fmt, latencyText, printTable, ratio, resourceLine, resourcesHeading } from '../relay/report.js';
 import { ResourceSampler } from '../relay/resources.js';
-import { assertLoopback, call, enrollAgent, fmt, forkLoad, machineLines, newTenant, num, printTable, startBenchServer, type ActiveAgent } from '../relay/setup.js';
+import { call, enrollAgent, forkLoad, machineLines, newTenant, startBenchServer, type ActiveAgent } from '../relay/setup.js';
 import { startBareFanout } from './bare-fanout.js';
 import type { RoomLoadResult, RoomLoadSpec, RoomMember, RoomPhaseResult } from './common.js';
 
@@ -59,48 +59,16 @@ const repoRoot = path.resolve(here, '../..');
 
 // ---------------------------------------------------------------- options
 
-const { values: argv } = parseArgs({
-  options: {
-    members: { type: 'string' },
-    senders: { type: 'string' },
-    window: { type: 'string' },
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    'paced-duration': { type: 'string' },
-    rate: { type: 'string' },
-    policies: { type: 'string' },
-    messages: { type: 'string' },
-    'database-url': { type: 'string' },
-    scenarios: { type: 'string' },
-    help: { type: 'boolean' },
-  },
-  allowPositionals: false,
-});
-if (argv.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
-  process.exit(0);
-}
-
-const env = process.env;
-const SCENARIOS = ['ws', 'parley', 'policies'] as const;
-const members = Math.floor(num('members', argv.members ?? env.BENCH_MEMBERS, 50));
+const arg = benchArgs(import.meta.url, ['members', 'senders', 'paced-duration', 'policies']);
+const members = Math.floor(num('members', arg('members', 'BENCH_MEMBERS'), 50));
 const opts = {
+  ...commonOptions(arg, { durationS: 7, warmupS: 3, window: 1, rate: 5, scenarios: ['ws', 'parley', 'policies'] }),
   members,
-  senders: Math.floor(num('senders', argv.senders ?? env.BENCH_SENDERS, members)),
-  window: Math.floor(num('window', argv.window ?? env.BENCH_WINDOW, 1)),
-  durationS: num('duration', argv.duration ?? env.BENCH_DURATION_S, 7),
-  warmupS: num('warmup', argv.warmup ?? env.BENCH_WARMUP_S, 3),
+  senders: Math.floor(num('senders', arg('senders', 'BENCH_SENDERS'), members)),
   /** Measured seconds of the paced phase (after a 1 s warm-up: it starts from a drained system). */
-  pacedS: num('paced-duration', argv['paced-duration'] ?? env.BENCH_PACED_S, 4),
-  /** Offered room messages/s of the paced (open-loop) phase; 0 skips it. */
-  rate: (argv.rate ?? env.BENCH_RATE) === '0' ? 0 : num('rate', argv.rate ?? env.BENCH_RATE, 5),
-  policies: Math.floor(num('policies', argv.policies ?? env.BENCH_POLICIES, 100)),
-  messages: (argv.messages ?? env.BENCH_MESSAGES) ? Math.floor(num('messages', argv.messages ?? env.BENCH_MESSAGES, 1)) : undefined,
-  adminUrl: argv['database-url'] ?? env.BENCH_DATABASE_URL ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  scenarios: new Set((argv.scenarios ?? env.BENCH_SCENARIOS ?? SCENARIOS.join(',')).split(',').map((s) => s.trim())),
-  ciphertextBytes: 200,
+  pacedS: num('paced-duration', arg('paced-duration', 'BENCH_PACED_S'), 4),
+  policies: Math.floor(num('policies', arg('policies', 'BENCH_POLICIES'), 100)),
 };
-for (const s of opts.scenarios) if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`unknown scenario "${s}" (${SCENARIOS.join(', ')})`);
 if (opts.members < 2 || opts.members > 200) throw new Error('members must be 2..200');
 if (opts.senders > opts.members) throw new Error('senders must be <= members');
 if (opts.policies > 500) throw new Error('policies is capped at 500');
@@ -108,14 +76,6 @@ const PACED_WARMUP_S = 1;
 if (opts.scenarios.size * (opts.durationS + opts.warmupS + (opts.rate ? PACED_WARMUP_S + opts.pacedS : 0)) > 60) {
   throw new Error('the planned phases (scenarios x (warm-up + duration + paced phase)) are capped at 60 s to keep the run bounded');
 }
-assertLoopback(opts.adminUrl);
-
-/** `a / b` as `1.23x`, with enough digits for ratios far below 1 (`0.0123x`). */
-const ratio = (a: number, b: number | undefined) => {
-  if (!b || !Number.isFinite(a)) return '-';
-  const r = a / b;
-  return `${r >= 10 ? r.toFixed(1) : r >= 0.1 ? r.toFixed(2) : r.toPrecision(2)}x`;
-};
 
 // ---------------------------------------------------------------- set-up
 
@@ -288,8 +248,7 @@ async function main(): Promise<number> {
     const markdown = printTable(header, rows);
 
     const phaseLine = (p: RoomPhaseResult) =>
-      `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.roomMessages} room msgs, ${p.deliveries} deliveries in ${fmt(p.measuredMs / 1000, 2)} s; ` +
-      `latency p50 ${fmt(p.latency.p50, 2)} p90 ${fmt(p.latency.p90, 2)} p99 ${fmt(p.latency.p99, 2)} max ${fmt(p.latency.max, 2)} mean ${fmt(p.latency.mean, 2)} ms (${p.latency.count} samples)`;
+      `${p.name}${p.rate ? ` @${p.rate}/s` : ''}: ${p.roomMessages} room msgs, ${p.deliveries} deliveries in ${fmt(p.measuredMs / 1000, 2)} s; ${latencyText(p.latency)}`;
     console.log('\ndetails:');
     for (const r of results) {
       console.log(
@@ -298,19 +257,10 @@ async function main(): Promise<number> {
       );
       for (const p of r.phases) console.log(`    ${phaseLine(p)}`);
     }
-    console.log(`\nresources in the measured windows (CPU in % of one core; the machine has ${os.cpus().length} cores; "machine" counts every process, the bench's and others'):`);
-    const pct = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(0)}%`);
+    console.log(`\n${resourcesHeading()}`);
     for (const r of results) {
       for (const p of r.phases) {
-        const res = sampler.results.get(`${r.label}/${p.name}`);
-        const client = (100 * p.clientCpuMs) / p.measuredMs;
-        const cpu = (percent: number | undefined) => (percent === undefined ? undefined : (percent * p.measuredMs) / 100);
-        const per = (ms: number | undefined, n: number) => (ms === undefined || n === 0 ? '-' : `${((1000 * ms) / n).toFixed(0)} µs`);
-        console.log(
-          `  ${r.label} / ${p.name}: server ${pct(res?.serverCpuPct)}, load generator ${pct(client)}, postgres backends ${pct(res?.pgCpuPct)}, machine ${pct(res?.machineCpuPct)}; ` +
-            `CPU per room message: server ${per(cpu(res?.serverCpuPct), p.roomMessages)}, postgres ${per(cpu(res?.pgCpuPct), p.roomMessages)}, load generator ${per(p.clientCpuMs, p.roomMessages)}; ` +
-            `server event-loop delay p50 ${fmt(res?.loopDelayP50Ms ?? NaN, 1)} p99 ${fmt(res?.loopDelayP99Ms ?? NaN, 1)} max ${fmt(res?.loopDelayMaxMs ?? NaN, 1)} ms`,
-        );
+        console.log(resourceLine(r.label, p, sampler.results.get(`${r.label}/${p.name}`), { unit: 'room message', count: p.roomMessages, client: true }));
       }
     }
 
@@ -327,10 +277,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -3,6 +3,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
+import { ownerTransition } from '../../http/transition.js';
 import { API_KEY_ENVS, type ApiKeyService } from './service.js';
 
 const Env = Type.Union(API_KEY_ENVS.map((e) => Type.Literal(e)));
@@ -48,22 +49,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
     async (req) => ({ api_keys: await apiKeys.list(ownerOf(req).tenantId) }),
   );
 
-  app.post(
-    '/api-keys/:id/revoke',
-    { config: owner, schema: { tags, security, summary: 'Revoke an API key (and its device)', params: IdParams, response: { 200: ApiKeyOut, ...errorResponses(400, 401, 403, 404, 409) } } },
-    async (req) => apiKeys.revoke(ownerOf(req).tenantId, req.params.id),
-  );
-
-  app.post(
-    '/api-keys/:id/rotate',
-    {
-      config: owner,
-      schema: { tags, security, summary: 'Atomic replacement: the old key is revoked and a new one returned once', params: IdParams, response: { 200: WithKey, ...errorResponses(400, 401, 403, 404, 409) } },
-    },
-    async (req) => {
-      const o = ownerOf(req);
-      return apiKeys.rotate(o.tenantId, o.sub, req.params.id);
-    },
+  ownerTransition(app, '/api-keys/:id/revoke', { tags, summary: 'Revoke an API key (and its device)', response: ApiKeyOut }, (o, id) => apiKeys.revoke(o.tenantId, id));
+  ownerTransition(app, '/api-keys/:id/rotate', { tags, summary: 'Atomic replacement: the old key is revoked and a new one returned once', response: WithKey }, (o, id) =>
+    apiKeys.rotate(o.tenantId, o.sub, id),
   );
 
   app.delete(

@@ -3,6 +3,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
+import { ownerTransition } from '../../http/transition.js';
 import type { FederationService } from './service.js';
 
 const Status = Type.Union(['pending', 'active', 'expired', 'revoked'].map((s) => Type.Literal(s)));
@@ -54,13 +55,8 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ federation: Federatio
     async (req) => ({ agreements: await federation.list(ownerOf(req).tenantId) }),
   );
 
-  app.post(
-    '/federation/agreements/:id/accept',
-    { config: owner, schema: { tags, security, summary: 'The partner tenant accepts: pending -> active', params: IdParams, response: { 200: AgreementOut, ...transitionErrors } } },
-    async (req) => {
-      const o = ownerOf(req);
-      return federation.accept(o.tenantId, o.sub, req.params.id);
-    },
+  ownerTransition(app, '/federation/agreements/:id/accept', { tags, summary: 'The partner tenant accepts: pending -> active', response: AgreementOut }, (o, id) =>
+    federation.accept(o.tenantId, o.sub, id),
   );
 
   app.post(
@@ -79,9 +75,5 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ federation: Federatio
     async (req) => federation.renew(ownerOf(req).tenantId, req.params.id, req.body.expires_at),
   );
 
-  app.post(
-    '/federation/agreements/:id/revoke',
-    { config: owner, schema: { tags, security, summary: 'Either party revokes (terminal)', params: IdParams, response: { 200: AgreementOut, ...transitionErrors } } },
-    async (req) => federation.revoke(ownerOf(req).tenantId, req.params.id),
-  );
+  ownerTransition(app, '/federation/agreements/:id/revoke', { tags, summary: 'Either party revokes (terminal)', response: AgreementOut }, (o, id) => federation.revoke(o.tenantId, id));
 };

@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
+import { ownerTransition } from '../../http/transition.js';
 import { POLICY_ACTIONS, PolicyConditions } from './engine.js';
 import { HELD_STATUSES, type PolicyService } from './service.js';
 
@@ -140,27 +141,10 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService }
     async (req) => ({ held_messages: await policies.listHeld(ownerOf(req).tenantId, req.query.status ? { status: req.query.status } : {}) }),
   );
 
-  app.post(
-    '/policies/held-messages/:id/approve',
-    {
-      config: owner,
-      schema: { tags, security, summary: 'Approve a held message; fan-out proceeds', params: IdParams, response: { 200: HeldOut, ...errorResponses(400, 401, 403, 404, 409) } },
-    },
-    async (req) => {
-      const o = ownerOf(req);
-      return policies.approve(o.tenantId, o.sub, req.params.id);
-    },
+  ownerTransition(app, '/policies/held-messages/:id/approve', { tags, summary: 'Approve a held message; fan-out proceeds', response: HeldOut }, (o, id) =>
+    policies.approve(o.tenantId, o.sub, id),
   );
-
-  app.post(
-    '/policies/held-messages/:id/deny',
-    {
-      config: owner,
-      schema: { tags, security, summary: 'Deny a held message; its ciphertext is dropped', params: IdParams, response: { 200: HeldOut, ...errorResponses(400, 401, 403, 404, 409) } },
-    },
-    async (req) => {
-      const o = ownerOf(req);
-      return policies.deny(o.tenantId, o.sub, req.params.id);
-    },
+  ownerTransition(app, '/policies/held-messages/:id/deny', { tags, summary: 'Deny a held message; its ciphertext is dropped', response: HeldOut }, (o, id) =>
+    policies.deny(o.tenantId, o.sub, id),
   );
 };

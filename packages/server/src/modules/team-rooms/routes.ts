@@ -3,18 +3,16 @@
  * optional `X-Workspace-Id`). Thin: rules live in service.ts and the room module.
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { Uuid } from '../../http/schemas.js';
 import { RoomDetails, SecurityLevel } from '../rooms/routes.js';
 import { MAX_MEMBERS } from '../rooms/service.js';
+import { workspaceHeader, workspaceViewerOf } from '../workspaces/routes.js';
 import type { TeamRoomService } from './service.js';
 
 const TeamRoom = Type.Object({ id: Uuid, ...RoomDetails.properties });
 const Summary = Type.Object({ id: Uuid, name: Type.String(), participant_count: Type.Integer(), workspace_id: Uuid });
-const WorkspaceHeader = Type.Object({
-  'x-workspace-id': Type.Optional(Type.String({ description: "API-key callers: only this workspace's team rooms (the key must be a member)" })),
-});
 
 const tags = ['team-rooms'];
 
@@ -50,18 +48,14 @@ export const teamRoomRoutes: FastifyPluginAsyncTypebox<{ teamRooms: TeamRoomServ
         tags,
         security: [{ ownerJwt: [] }, { apiKey: [] }],
         summary: "List team rooms: all of the tenant's for the owner, those the key's device participates in for an API key",
-        headers: WorkspaceHeader,
+        headers: workspaceHeader("API-key callers: only this workspace's team rooms (the key must be a member)"),
         querystring: Type.Object({ workspace_id: Type.Optional(Uuid) }),
         response: { 200: Type.Object({ team_rooms: Type.Array(Summary) }), ...errorResponses(400, 401, 403) },
       },
     },
     async (req) => {
-      const p = req.principal;
-      if (p?.kind === 'apikey') {
-        const { tenantId, deviceId } = agentDeviceOf(req);
-        return { team_rooms: await teamRooms.list(tenantId, { kind: 'agent', deviceId, workspaceId: p.workspaceId }, req.query.workspace_id) };
-      }
-      return { team_rooms: await teamRooms.list(ownerOf(req).tenantId, { kind: 'owner' }, req.query.workspace_id) };
+      const { tenantId, viewer } = workspaceViewerOf(req);
+      return { team_rooms: await teamRooms.list(tenantId, viewer, req.query.workspace_id) };
     },
   );
 };

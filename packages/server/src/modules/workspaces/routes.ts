@@ -4,6 +4,7 @@
  * Thin: rules live in service.ts.
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Timestamp, Uuid } from '../../http/schemas.js';
@@ -20,9 +21,29 @@ const Summary = Type.Object({
   role: Type.Union([Type.Literal('owner'), Role]),
   member_count: Type.Optional(Type.Integer({ description: 'owners only' })),
 });
-const WorkspaceHeader = Type.Object({
-  'x-workspace-id': Type.Optional(Type.String({ description: 'API-key callers: list only this workspace (the key must be a member)' })),
-});
+
+/** The optional `X-Workspace-Id` header of an owner-or-API-key listing; `description` says what it narrows. */
+export const workspaceHeader = (description: string) => Type.Object({ 'x-workspace-id': Type.Optional(Type.String({ description })) });
+
+/**
+ * Who calls an owner-or-API-key listing (`GET /workspaces`, `GET /team-rooms`; SPEC §4.13): the
+ * owner (the whole tenant), or the agent device an API key acts as with the workspace its
+ * `X-Workspace-Id` named (validated by the authenticator; null when absent).
+ */
+export type WorkspaceViewer = { kind: 'owner' } | { kind: 'agent'; deviceId: string; workspaceId: string | null };
+
+/**
+ * The tenant and viewer of a request on an `owner-or-apikey` route. 403 for an API key whose
+ * client has not registered key material yet, or an owner without a tenant (auth.ts).
+ */
+export function workspaceViewerOf(req: FastifyRequest): { tenantId: string; viewer: WorkspaceViewer } {
+  const p = req.principal;
+  if (p?.kind === 'apikey') {
+    const { tenantId, deviceId } = agentDeviceOf(req);
+    return { tenantId, viewer: { kind: 'agent', deviceId, workspaceId: p.workspaceId } };
+  }
+  return { tenantId: ownerOf(req).tenantId, viewer: { kind: 'owner' } };
+}
 
 const tags = ['workspaces'];
 const security = [{ ownerJwt: [] }];
@@ -55,17 +76,13 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspaceS
         tags,
         security: [{ ownerJwt: [] }, { apiKey: [] }],
         summary: "List workspaces: every tenant workspace for the owner, the key's own workspaces for an API key",
-        headers: WorkspaceHeader,
+        headers: workspaceHeader('API-key callers: list only this workspace (the key must be a member)'),
         response: { 200: Type.Object({ workspaces: Type.Array(Summary) }), ...errorResponses(400, 401, 403) },
       },
     },
     async (req) => {
-      const p = req.principal;
-      if (p?.kind === 'apikey') {
-        const { tenantId, deviceId } = agentDeviceOf(req);
-        return { workspaces: await workspaces.listForAgent(tenantId, deviceId, p.workspaceId) };
-      }
-      return { workspaces: await workspaces.listForOwner(ownerOf(req).tenantId) };
+      const { tenantId, viewer } = workspaceViewerOf(req);
+      return { workspaces: await (viewer.kind === 'agent' ? workspaces.listForAgent(tenantId, viewer.deviceId, viewer.workspaceId) : workspaces.listForOwner(tenantId)) };
     },
   );
 
