@@ -689,3 +689,55 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`)],
 );
+
+// ---------------------------------------------------------------------------------------------
+// Issue 6 (first part): decisions, tenant settings, scan rules.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Decision requests (SPEC §2.4 decision_request, §4.15; DESIGN §8.4, §8.19): `pending` ->
+ * `approved` | `denied` | `deferred` | `expired` (deadline passed, auto_action fired once).
+ */
+export const decisions = pgTable(
+  'decisions',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    description: text('description'),
+    options: jsonb('options').notNull(),
+    deadline: ts('deadline'),
+    autoAction: jsonb('auto_action'),
+    status: text('status').notNull().default('pending'),
+    optionId: text('option_id'),
+    note: text('note'),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+    resolvedAt: ts('resolved_at'),
+    resolvedBy: text('resolved_by'),
+  },
+  (t) => [index('decisions_tenant_status_idx').on(t.tenantId, t.status), index('decisions_deadline_idx').on(t.deadline).where(sql`status in ('pending', 'deferred')`)],
+);
+
+/** Tenant settings (SPEC §4.14; DESIGN §8.22): one flat JSON object per tenant, validated field by field. */
+export const tenantSettings = pgTable('tenant_settings', {
+  tenantId: uuid('tenant_id').primaryKey().references(() => tenants.id, { onDelete: 'cascade' }),
+  settings: jsonb('settings').notNull().default({}),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+  updatedBy: text('updated_by'),
+});
+
+/** Versioned client-side scan rule sets (SPEC §4.14): the newest version is current. */
+export const scanRuleSets = pgTable(
+  'scan_rule_sets',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    rules: jsonb('rules').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('scan_rule_sets_version_idx').on(t.tenantId, t.version)],
+);
