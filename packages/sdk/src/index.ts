@@ -24,6 +24,7 @@ export * from './mls/index.js';
 export * from './realtime/client.js';
 export * from './realtime/types.js';
 export * from './realtime/catch-up.js';
+export * from './realtime/scan-rules.js';
 export * from './content/types.js';
 export * from './storage.js';
 export * from './secure/index.js';

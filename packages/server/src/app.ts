@@ -18,18 +18,21 @@ import { DevIdentityProvider } from './auth/dev-idp.js';
 import { DeviceTokenService } from './auth/device-tokens.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/client.js';
+import { openDatabase, type Database, type Tx } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { authPlugin } from './http/auth.js';
 import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
+import { decisionRoutes } from './modules/decisions/routes.js';
+import { DecisionService } from './modules/decisions/service.js';
 import { a2aRoutes } from './modules/a2a/routes.js';
 import { A2aService } from './modules/a2a/service.js';
 import { attachmentRoutes } from './modules/attachments/routes.js';
@@ -75,6 +78,10 @@ import { InviteService } from './modules/invites/service.js';
 import { policyRoutes } from './modules/policies/routes.js';
 import { PolicyService } from './modules/policies/service.js';
 import { pushRoutes } from './modules/push/routes.js';
+import { scanRuleRoutes } from './modules/scan-rules/routes.js';
+import { ScanRuleService } from './modules/scan-rules/service.js';
+import { settingsRoutes } from './modules/settings/routes.js';
+import { SettingsService, defaultSettings } from './modules/settings/service.js';
 import { registerRoomFrames } from './modules/rooms/frames.js';
 import { roomRoutes } from './modules/rooms/routes.js';
 import { RoomService } from './modules/rooms/service.js';
@@ -151,7 +158,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const notifier = new Notifier(bus);
   // The logger exists once `app` is built below; the closures only run later, at request time.
   const policyLog = { warn: (o: object, m: string) => app.log.warn(o, m), error: (o: object, m: string) => app.log.error(o, m) };
-  const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, log: policyLog });
+  // Tenant settings honoured by other services inside their own transactions (DESIGN §8.22).
+  const settings = new SettingsService(db, defaultSettings(config.heldMessageTtlMs));
+  const heldTtlMsOf = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).held_message_ttl_hours * 3_600_000;
+  const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, heldTtlMsOf, log: policyLog });
   const apiKeys = new ApiKeyService(db, notifier);
   // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (DESIGN §8.16).
   const issuer = new PlatformIssuer(db, config.credentials.platformHubAddress, config.publicUrl);
@@ -208,7 +218,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
-  const rooms = new RoomService({ db, notifier, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
+  const rooms = new RoomService({ db, notifier, policies, defaultSecurityLevel, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   registerRoomFrames(gateway, rooms);
   const a2a = new A2aService({ db, notifier, hubs: hub, federation, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   registerA2aFrames(gateway, a2a);
@@ -221,6 +232,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets-key; every instance sharing this database needs the same key');
   }
   const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'));
+  const decisions = new DecisionService({ db, notifier, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'));
 
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation } satisfies Parley);
 
@@ -246,6 +259,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(pushRoutes, { prefix: API_PREFIX, push: new PushService(db) });
   await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys });
   await app.register(policyRoutes, { prefix: API_PREFIX, policies });
+  await app.register(settingsRoutes, { prefix: API_PREFIX, settings });
+  await app.register(scanRuleRoutes, { prefix: API_PREFIX, scanRules: new ScanRuleService(db, settings) });
   await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices });
   const workspaces = new WorkspaceService(db);
   await app.register(workspaceRoutes, { prefix: API_PREFIX, workspaces });
@@ -263,6 +278,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(trustContextRoutes, { trustContextUrl: trustContext });
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
   await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
+  await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
@@ -273,6 +289,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopExpiry();
     await webhookWorker.stop();
     stopHeldExpiry();
+    stopDecisionDeadlines();
     gateway.close();
     await messages.drain();
     await bus.close();

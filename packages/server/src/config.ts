@@ -84,6 +84,8 @@ export interface Config {
   inviteTtlMs: number;
   /** How long a held message awaits a decision before it expires, in milliseconds (DESIGN §8.3: 72 h). */
   heldMessageTtlMs: number;
+  /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; DESIGN §8.19). */
+  decisionDeadlineIntervalMs: number;
   /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
   /**
@@ -232,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceTokenTtlSec: int(env, 'DEVICE_TOKEN_TTL_SEC', 24 * 3600),
     inviteTtlMs: 10 * 60 * 1000,
     heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
+    decisionDeadlineIntervalMs: Math.max(100, int(env, 'DECISION_DEADLINE_INTERVAL_MS', 10_000)),
     webhooks: {
       pollMs: Math.max(1, int(env, 'WEBHOOK_POLL_MS', 1000)),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000),

@@ -16,6 +16,11 @@ import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
   AttachmentInfo,
+  CreateDecisionRequest,
+  Decision,
+  DecisionListQuery,
+  DecisionPage,
+  ResolveDecisionRequest,
   PushRegistration,
   RegisterPushTokenRequest,
   ActivateRequest,
@@ -80,6 +85,11 @@ import type {
   RoomTimelinePage,
   RoomTimelineQuery,
   UpdatePolicyRequest,
+  ScanRule,
+  ScanRuleSet,
+  ScanRuleVersion,
+  TenantSettings,
+  TenantSettingsPatch,
   UpdateRoomRequest,
   AgentVerification,
   CertifyResult,
@@ -737,6 +747,57 @@ export class ParleyClient {
   /** `POST /api/v1/policies/held-messages/{id}/deny` (owner): drop the held envelope; 409 when already decided. */
   denyHeldMessage(heldMessageId: string, opts?: RequestOptions): Promise<HeldMessage> {
     return this.call('denyHeldMessage', { params: { id: heldMessageId }, opts });
+  }
+
+  // ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)
+
+  /** `GET /api/v1/settings` (owner): the tenant settings, defaults filled in. */
+  getSettings(opts?: RequestOptions): Promise<TenantSettings> {
+    return this.call('getSettings', { opts });
+  }
+
+  /** `PATCH /api/v1/settings` (owner): set the given keys (`null` resets one); answers the full object. 400 for an unknown key or an out-of-range value. */
+  updateSettings(body: TenantSettingsPatch, opts?: RequestOptions): Promise<TenantSettings> {
+    return this.call('updateSettings', { body, opts });
+  }
+
+  /** `GET /api/v1/scan-rules` (any): the current client-side scan rule set; feed it to `scannerFromRules`. */
+  getScanRules(opts?: RequestOptions): Promise<ScanRuleSet> {
+    return this.call('getScanRules', { opts });
+  }
+
+  /** `POST /api/v1/scan-rules` (owner): save `rules` as the next version. 400 for a pattern that does not compile. */
+  updateScanRules(rules: ScanRule[], opts?: RequestOptions): Promise<ScanRuleSet> {
+    return this.call('updateScanRules', { body: { rules }, opts });
+  }
+
+  /** `GET /api/v1/scan-rules/versions` (owner): saved versions, newest first. */
+  async listScanRuleVersions(opts?: RequestOptions): Promise<ScanRuleVersion[]> {
+    return (await this.call<{ versions: ScanRuleVersion[] }>('listScanRuleVersions', { opts })).versions;
+  }
+
+  // ------------------------------------------------------------ decisions (SPEC §2.4, §4.15; DESIGN §8.4, §8.19)
+
+  /**
+   * `POST /api/v1/decisions` (agent device JWT or API key, or the owner naming the agent in
+   * `device_id`): ask the owner a structured question (201, status `pending`). 400 for duplicate
+   * option ids, a past deadline or an `auto_action.option_id` naming no option.
+   */
+  createDecision(body: CreateDecisionRequest, opts?: RequestOptions): Promise<Decision> {
+    return this.call('createDecision', { body, opts });
+  }
+
+  /** `GET /api/v1/decisions` (owner): decisions awaiting the owner (pending and deferred), oldest first; pass `next_cursor` as `cursor`. */
+  listDecisions(query: DecisionListQuery = {}, opts?: RequestOptions): Promise<DecisionPage> {
+    return this.call('listDecisions', { query, opts });
+  }
+
+  /**
+   * `POST /api/v1/decisions/{id}/resolve` (owner): approve, deny or defer; the agent receives
+   * `decision_response`. 409 when already decided, deferred twice, or past its deadline.
+   */
+  resolveDecision(decisionId: string, body: ResolveDecisionRequest, opts?: RequestOptions): Promise<Decision> {
+    return this.call('resolveDecision', { params: { id: decisionId }, body, opts });
   }
 
   // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)

@@ -121,6 +121,16 @@ export const ROUTES = {
   listHeldMessages: r('GET', v1('/policies/held-messages'), 'owner'),
   approveHeldMessage: r('POST', v1('/policies/held-messages/{id}/approve'), 'owner'),
   denyHeldMessage: r('POST', v1('/policies/held-messages/{id}/deny'), 'owner'),
+  // tenant settings, client-side scan rules (SPEC §4.14; DESIGN §8.22)
+  getSettings: r('GET', v1('/settings'), 'owner'),
+  updateSettings: r('PATCH', v1('/settings'), 'owner'),
+  getScanRules: r('GET', v1('/scan-rules'), 'any'),
+  updateScanRules: r('POST', v1('/scan-rules'), 'owner'),
+  listScanRuleVersions: r('GET', v1('/scan-rules/versions'), 'owner'),
+  // decisions (SPEC §2.4, §4.15; DESIGN §8.19)
+  createDecision: r('POST', v1('/decisions'), 'any'),
+  listDecisions: r('GET', v1('/decisions'), 'owner'),
+  resolveDecision: r('POST', v1('/decisions/{id}/resolve'), 'owner'),
   // hub address registry (SPEC §4.10, DESIGN §8.13/§8.15)
   registerHub: r('POST', v1('/hub/register'), 'owner'),
   createHubIdentity: r('POST', v1('/hub/identities'), 'owner'),

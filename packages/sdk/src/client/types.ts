@@ -5,6 +5,8 @@
  * `ciphertext` are base64 strings (SPEC §2.4).
  */
 
+import type { AutoAction, DecisionOption, DecisionRequest } from '../content/types.js';
+
 /** Device status (SPEC §2.3, uppercase everywhere on the wire per DESIGN §7). */
 export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
 
@@ -895,4 +897,113 @@ export interface CredentialVerification {
   subject: string | null;
   /** The first type other than `VerifiableCredential`, or null. */
   credential_type: string | null;
+}
+
+// ---------------------------------------------------------------- decisions (SPEC §2.4, §2.16, §4.15; DESIGN §8.4, §8.19)
+// Option, auto_action and request shapes are the content types of content/types.ts.
+
+/** Decision status (DESIGN §8.4): `pending` and `deferred` still await the owner. */
+export type DecisionStatus = 'pending' | 'approved' | 'denied' | 'deferred' | 'expired';
+
+/**
+ * `POST /api/v1/decisions` body: the decision_request fields (1 to 20 options with distinct ids,
+ * at most one default; `deadline` in the future); `device_id` names the agent, required from an owner.
+ */
+export interface CreateDecisionRequest extends DecisionRequest {
+  device_id?: string;
+}
+
+/** A decision request and its outcome. */
+export interface Decision {
+  decision_id: string;
+  /** The agent device that asked (and receives `decision_response`). */
+  device_id: string;
+  title: string;
+  description: string | null;
+  options: DecisionOption[];
+  deadline: string | null;
+  auto_action: AutoAction | null;
+  status: DecisionStatus;
+  option_id: string | null;
+  note: string | null;
+  /** Owner subject, or `device:<device_id>` when the agent created it. */
+  created_by: string;
+  created_at: string;
+  resolved_at: string | null;
+  /** Owner subject, or `system:deadline` on expiry. */
+  resolved_by: string | null;
+}
+
+/** `GET /api/v1/decisions` query (DESIGN §8.22). */
+export interface DecisionListQuery {
+  cursor?: string;
+  limit?: number;
+}
+
+/** A page of awaiting decisions; `next_cursor` is null on the last page. */
+export interface DecisionPage {
+  decisions: Decision[];
+  next_cursor: string | null;
+}
+
+/** `POST /api/v1/decisions/{id}/resolve` body; approve without `option_id` takes the default option. */
+export interface ResolveDecisionRequest {
+  resolution: 'approve' | 'deny' | 'defer';
+  option_id?: string;
+  note?: string;
+}
+
+/**
+ * `decision_response` event data (SPEC §6.1; DESIGN §8.19), sent to the agent device on every
+ * resolution and on expiry (`resolution: "expired"` with the fired `auto_action`, null when none).
+ */
+export interface DecisionResponseEvent {
+  decision_id: string;
+  resolution: 'approve' | 'deny' | 'defer' | 'expired';
+  option_id: string | null;
+  note: string | null;
+  auto_action?: AutoAction | null;
+}
+
+// ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)
+
+/** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads. */
+export interface TenantSettings {
+  /** Hours a held message awaits approval before it expires (1..720). */
+  held_message_ttl_hours: number;
+  /** Security level of a room created without one. */
+  default_room_security_level: 'standard' | 'strict';
+  /** False: `GET /scan-rules` answers an empty rule set. */
+  scan_rules_enabled: boolean;
+}
+
+/** `PATCH /settings` body: any subset of the keys; `null` resets a key to its default. */
+export type TenantSettingsPatch = { [K in keyof TenantSettings]?: TenantSettings[K] | null };
+
+/** One client-side scan rule: `pattern` is a JavaScript RegExp source, `flags` among `imsuv`. */
+export interface ScanRule {
+  id: string;
+  name: string;
+  pattern: string;
+  flags?: string;
+  /** `block` stops the send; `warn` reports the match and sends. */
+  action: 'block' | 'warn';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+}
+
+/** `GET /scan-rules`: the current set (version 0 = built-in, `updated_at` then null). */
+export interface ScanRuleSet {
+  version: number;
+  rules: ScanRule[];
+  updated_at: string | null;
+  /** False when the tenant turned client-side scanning off (`rules` is then empty). */
+  enabled: boolean;
+}
+
+/** One saved version of the rule set. */
+export interface ScanRuleVersion {
+  version: number;
+  rule_count: number;
+  created_by: string;
+  created_at: string;
 }

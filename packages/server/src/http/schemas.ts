@@ -29,6 +29,26 @@ export const MessageType = Type.Union(
 );
 export const Priority = Type.Union(['low', 'normal', 'high', 'urgent'].map((s) => Type.Literal(s)));
 
+/**
+ * A copy of `schema` in which every `additionalProperties: false` refuses unknown keys. The app's
+ * validator runs with `removeAdditional: true`, which silently drops such keys; a policy must not
+ * silently lose a condition and a setting must not silently be ignored, so an unknown key is a
+ * 400 naming it (DESIGN §8.5, §8.22).
+ */
+export function refuseUnknownKeys<T extends TSchema>(schema: T): T {
+  const walk = (s: unknown): unknown => {
+    if (Array.isArray(s)) return s.map(walk);
+    if (s === null || typeof s !== 'object') return s;
+    const out: Record<string | symbol, unknown> = {};
+    for (const k of Reflect.ownKeys(s)) {
+      const v = (s as Record<string | symbol, unknown>)[k];
+      out[k] = k === 'additionalProperties' && v === false ? Type.Never({ description: 'unknown keys are refused' }) : walk(v);
+    }
+    return out;
+  };
+  return walk(schema) as T;
+}
+
 export const IdParams = Type.Object({ id: Uuid });
 
 /** `since` (ISO timestamp or `next_cursor`), `limit` (DESIGN §8.12: default 50, max 200). */

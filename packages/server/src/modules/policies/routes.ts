@@ -3,32 +3,12 @@
  * `/policies/held-messages` is a static path; `/policies/{id}` takes UUIDs only.
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { TSchema } from '@sinclair/typebox';
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
+import { IdParams, Nullable, Timestamp, Uuid, refuseUnknownKeys } from '../../http/schemas.js';
 import { ownerTransition } from '../../http/transition.js';
 import { POLICY_ACTIONS, PolicyConditions } from './engine.js';
 import { HELD_STATUSES, type PolicyService } from './service.js';
-
-/**
- * A copy of `schema` in which every `additionalProperties: false` refuses unknown keys. The app's
- * validator runs with `removeAdditional: true`, which silently drops such keys; a policy must not
- * silently lose a condition, so an unknown condition key is a 400 (DESIGN §8.5).
- */
-function refuseUnknownKeys<T extends TSchema>(schema: T): T {
-  const walk = (s: unknown): unknown => {
-    if (Array.isArray(s)) return s.map(walk);
-    if (s === null || typeof s !== 'object') return s;
-    const out: Record<string | symbol, unknown> = {};
-    for (const k of Reflect.ownKeys(s)) {
-      const v = (s as Record<string | symbol, unknown>)[k];
-      out[k] = k === 'additionalProperties' && v === false ? Type.Never({ description: 'unknown keys are refused' }) : walk(v);
-    }
-    return out;
-  };
-  return walk(schema) as T;
-}
 
 const Action = Type.Union(POLICY_ACTIONS.map((a) => Type.Literal(a)));
 const Name = Type.String({ minLength: 1, maxLength: 200 });

@@ -92,6 +92,11 @@ export interface PolicyServiceDeps {
   notifier: Notifier;
   /** How long a message stays held before it expires, in milliseconds (HELD_MESSAGE_TTL_HOURS). */
   heldTtlMs: number;
+  /**
+   * The tenant's held-message TTL in milliseconds, read inside the holding transaction (the
+   * `held_message_ttl_hours` tenant setting, DESIGN §8.22); `heldTtlMs` when absent.
+   */
+  heldTtlMsOf?: (tx: Tx, tenantId: string) => Promise<number>;
   log?: PolicyLog;
 }
 
@@ -268,15 +273,19 @@ export class PolicyService implements PolicyDecider {
     return results;
   }
 
-  /** Insert a `held` held message expiring `heldTtlMs` from now; answers its id. */
+  /** Insert a `held` held message expiring after the tenant's held-message TTL; answers its id. */
   async hold(tx: Tx, tenantId: string, input: HoldInput): Promise<string> {
     const [id] = await this.holdAll(tx, tenantId, [input]);
     return id!;
   }
 
-  /** Insert `held` held messages expiring `heldTtlMs` from now, in one statement; answers their ids in order. */
+  /**
+   * Insert `held` held messages expiring after the tenant's held-message TTL (`heldTtlMsOf`, else
+   * `heldTtlMs`), in one statement; answers their ids in order.
+   */
   async holdAll(tx: Tx, tenantId: string, inputs: HoldInput[]): Promise<string[]> {
-    const expiresAt = new Date(Date.now() + this.deps.heldTtlMs);
+    const ttlMs = this.deps.heldTtlMsOf ? await this.deps.heldTtlMsOf(tx, tenantId) : this.deps.heldTtlMs;
+    const expiresAt = new Date(Date.now() + ttlMs);
     const rows = inputs.map((input) => ({
       id: randomUUID(),
       tenantId,

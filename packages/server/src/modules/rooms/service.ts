@@ -195,6 +195,11 @@ export interface RoomServiceDeps {
   notifier: Notifier;
   /** The policy engine; the service registers its `room` releaser on it. */
   policies: RoomPolicies;
+  /**
+   * The tenant's default room security level, read inside the creating transaction (the
+   * `default_room_security_level` tenant setting, DESIGN §8.22); `standard` when absent.
+   */
+  defaultSecurityLevel?: (tx: Tx, tenantId: string) => Promise<SecurityLevel>;
   maxCiphertextBytes: number;
   listDefault: number;
   listMax: number;
@@ -289,7 +294,8 @@ export class RoomService {
   /**
    * Create a room with its members and one pairwise conversation per member pair, in one
    * transaction; members get `room_joined`, owners `member_joined` per member. Used by
-   * `POST /rooms` and by team rooms (`workspace_id` set).
+   * `POST /rooms` and by team rooms (`workspace_id` set). Without `security_level` the room gets
+   * the tenant's `default_room_security_level` setting.
    * @throws 400 when a member is not an ACTIVE device of the tenant or there are more than 100;
    *   404 for an unknown workspace.
    */
@@ -304,7 +310,7 @@ export class RoomService {
         tenantId,
         timelineId: randomUUID(),
         name: input.name,
-        securityLevel: input.security_level ?? 'standard',
+        securityLevel: input.security_level ?? (await this.deps.defaultSecurityLevel?.(tx, tenantId)) ?? 'standard',
         workspaceId: input.workspace_id ?? null,
         createdBy,
       });

@@ -1,0 +1,266 @@
+/**
+ * Decisions (SPEC §2.4 decision_request, §2.16, §3.8, §4.15, §6.1 decision_response; DESIGN §8.4,
+ * §8.19, §8.22). An agent asks its owner a structured question; the owner approves, denies or
+ * defers it; a deadline that passes while the decision still awaits fires its auto_action once.
+ *
+ * States: `pending` -> `approved` | `denied` | `deferred` | `expired`; `deferred` -> `approved` |
+ * `denied` | `expired` (a deferred decision stays open: it is listed, can be decided later, and its
+ * deadline still fires). Any other transition answers 409.
+ *
+ * Events: the owners' sockets get `decision_created` (the decision) when one is created; the agent
+ * device gets `decision_response {decision_id, resolution, option_id, note}` on every resolution
+ * (defer included) and `decision_response {…, resolution: "expired", auto_action}` on expiry.
+ * Events are sent after the transaction commits, by the one transaction that changed the row.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import { getDevice } from '../devices/repo.js';
+import * as repo from './repo.js';
+
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+export const RESOLUTIONS = ['approve', 'deny', 'defer'] as const;
+export const DECISION_STATUSES = ['pending', 'approved', 'denied', 'deferred', 'expired'] as const;
+
+/** One choice offered by a decision request (SPEC §2.4). */
+export interface DecisionOption {
+  option_id: string;
+  label: string;
+  risk_level: (typeof RISK_LEVELS)[number];
+  is_default?: boolean;
+}
+
+/** What fires when the deadline passes (DESIGN §8.19); `option_id` names one of the options. */
+export interface AutoAction {
+  resolution: 'approve' | 'deny';
+  option_id?: string;
+}
+
+/** The SPEC §2.4 decision_request fields (`deadline` ISO 8601, in the future). */
+export interface DecisionInput {
+  title: string;
+  description?: string;
+  options: DecisionOption[];
+  deadline?: string;
+  auto_action?: AutoAction;
+}
+
+/** A decision as answered by the routes and sent in `decision_created`. Times are ISO 8601. */
+export interface DecisionOut {
+  decision_id: string;
+  device_id: string;
+  title: string;
+  description: string | null;
+  options: DecisionOption[];
+  deadline: string | null;
+  auto_action: AutoAction | null;
+  status: (typeof DECISION_STATUSES)[number];
+  option_id: string | null;
+  note: string | null;
+  created_by: string;
+  created_at: string;
+  resolved_at: string | null;
+  resolved_by: string | null;
+}
+
+/** Resolve body (DESIGN §8.19). */
+export interface ResolveInput {
+  resolution: (typeof RESOLUTIONS)[number];
+  option_id?: string;
+  note?: string;
+}
+
+/** `decision_response` data (SPEC §6.1; DESIGN §8.19): `auto_action` only on expiry (null when none was set). */
+export interface DecisionResponse {
+  decision_id: string;
+  resolution: 'approve' | 'deny' | 'defer' | 'expired';
+  option_id: string | null;
+  note: string | null;
+  auto_action?: AutoAction | null;
+}
+
+/** Who creates a decision: an owner on behalf of `device_id`, or the agent device itself. */
+export type DecisionCreator = { kind: 'owner'; sub: string; deviceId: string | undefined } | { kind: 'agent'; deviceId: string; deviceKind: 'owner' | 'agent'; bodyDeviceId: string | undefined };
+
+export interface DecisionServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  listDefault: number;
+  listMax: number;
+  /** Most decisions one deadline-job tick expires (the next tick takes the rest); default 500. */
+  expiryBatch?: number;
+}
+
+const STATUS_OF = { approve: 'approved', deny: 'denied', defer: 'deferred' } as const;
+
+export const toDecisionOut = (r: repo.DecisionRow): DecisionOut => ({
+  decision_id: r.id,
+  device_id: r.deviceId,
+  title: r.title,
+  description: r.description,
+  options: r.options as DecisionOption[],
+  deadline: r.deadline?.toISOString() ?? null,
+  auto_action: (r.autoAction as AutoAction | null) ?? null,
+  status: r.status as DecisionOut['status'],
+  option_id: r.optionId,
+  note: r.note,
+  created_by: r.createdBy,
+  created_at: r.createdAt.toISOString(),
+  resolved_at: r.resolvedAt?.toISOString() ?? null,
+  resolved_by: r.resolvedBy,
+});
+
+/** The `decision_response` of an expired row (its auto_action's option, or null). */
+const expiryResponse = (r: repo.DecisionRow): DecisionResponse => ({
+  decision_id: r.id,
+  resolution: 'expired',
+  option_id: r.optionId,
+  note: null,
+  auto_action: (r.autoAction as AutoAction | null) ?? null,
+});
+
+/** Cursor of the awaiting list: `<created_at ms>.<id>` (opaque to clients). */
+const encodeCursor = (r: repo.DecisionRow) => `${r.createdAt.getTime()}.${r.id}`;
+function decodeCursor(c: string): repo.DecisionCursor {
+  const m = /^(\d{1,15})\.([0-9a-f-]{36})$/i.exec(c);
+  if (!m) throw badRequest('cursor must be a next_cursor value');
+  return { at: new Date(Number(m[1])), id: m[2]!.toLowerCase() };
+}
+
+/** 400 unless the options are distinct, at most one is the default, and `auto_action` names one of them. */
+function checkRequest(input: DecisionInput, now: Date): void {
+  const ids = new Set(input.options.map((o) => o.option_id));
+  if (ids.size !== input.options.length) throw badRequest('options must have distinct option_id values');
+  if (input.options.filter((o) => o.is_default).length > 1) throw badRequest('at most one option may be is_default');
+  if (input.deadline !== undefined && !(new Date(input.deadline) > now)) throw badRequest('deadline must be in the future');
+  const auto = input.auto_action?.option_id;
+  if (auto !== undefined && !ids.has(auto)) throw badRequest('auto_action.option_id must name one of the options');
+}
+
+export class DecisionService {
+  private readonly batch: number;
+
+  constructor(private readonly deps: DecisionServiceDeps) {
+    this.batch = deps.expiryBatch ?? 500;
+  }
+
+  /**
+   * Create a pending decision for an ACTIVE agent device of the tenant (DESIGN §8.19). An owner
+   * names it in `device_id` (400 when missing, 404 when not in the tenant, 400 when not an ACTIVE
+   * agent); an agent creates its own (a different `device_id` is 403; an owner device's JWT 403).
+   * Owners' sockets get `decision_created`.
+   */
+  async create(tenantId: string, creator: DecisionCreator, input: DecisionInput): Promise<DecisionOut> {
+    const now = new Date();
+    checkRequest(input, now);
+    const deviceId = this.targetDevice(creator);
+    const out = await withTenant(this.deps.db, tenantId, async (tx) => {
+      const d = await getDevice(tx, deviceId);
+      if (!d || d.deletedAt) throw notFound('device');
+      if (d.kind !== 'agent' || d.status !== 'ACTIVE') throw badRequest('device_id must name an ACTIVE agent device');
+      const [row] = await repo.insertDecision(tx, {
+        id: randomUUID(),
+        tenantId,
+        deviceId,
+        title: input.title,
+        description: input.description ?? null,
+        options: input.options,
+        deadline: input.deadline === undefined ? null : new Date(input.deadline),
+        autoAction: input.auto_action ?? null,
+        createdBy: creator.kind === 'owner' ? creator.sub : `device:${deviceId}`,
+        // Millisecond precision (not now() microseconds) so that list cursors compare exactly.
+        createdAt: now,
+      });
+      return toDecisionOut(row!);
+    });
+    await this.deps.notifier.toOwners(tenantId, 'decision_created', out);
+    return out;
+  }
+
+  /** Awaiting decisions (pending and deferred), oldest first; `next_cursor` is null on the last page. */
+  list(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ decisions: DecisionOut[]; next_cursor: string | null }> {
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      const rows = await repo.listAwaiting(tx, after, limit + 1);
+      const page = rows.slice(0, limit);
+      return { decisions: page.map(toDecisionOut), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+    });
+  }
+
+  /**
+   * Resolve an awaiting decision (approve, deny or defer) and send the agent `decision_response`.
+   * `option_id` must name an option (400); approve without one takes the default option, if any.
+   * 404 for an unknown decision (or another tenant's), 409 when it is already decided, when a
+   * deferred one is deferred again, or when its deadline has passed (it is expired then and
+   * there, and the agent gets the expiry response, exactly as the deadline job would send it).
+   */
+  async resolve(tenantId: string, sub: string, id: string, input: ResolveInput): Promise<DecisionOut> {
+    const now = new Date();
+    const { row, expired } = await withTenant(this.deps.db, tenantId, async (tx) => {
+      const d = await repo.getDecisionForUpdate(tx, id);
+      if (!d) throw notFound('decision');
+      if (!(repo.AWAITING as readonly string[]).includes(d.status)) throw conflict(`decision is already ${d.status}`);
+      if (d.deadline && d.deadline <= now) return { row: await this.expireLocked(tx, d, now), expired: true };
+      if (input.resolution === 'defer' && d.status === 'deferred') throw conflict('decision is already deferred');
+      const options = d.options as DecisionOption[];
+      if (input.option_id !== undefined && !options.some((o) => o.option_id === input.option_id)) throw badRequest('option_id must name one of the options');
+      const optionId = input.option_id ?? (input.resolution === 'approve' ? options.find((o) => o.is_default)?.option_id : undefined) ?? null;
+      const row = await repo.updateDecision(tx, d.id, {
+        status: STATUS_OF[input.resolution],
+        optionId,
+        note: input.note ?? null,
+        resolvedAt: now,
+        resolvedBy: sub,
+      });
+      return { row, expired: false };
+    });
+    if (expired) {
+      await this.announceExpiry([row]);
+      throw conflict('decision is already expired: its deadline passed');
+    }
+    await this.deps.notifier.toDevices(tenantId, [row.deviceId], 'decision_response', {
+      decision_id: row.id,
+      resolution: input.resolution,
+      option_id: row.optionId,
+      note: row.note,
+    } satisfies DecisionResponse);
+    return toDecisionOut(row);
+  }
+
+  /**
+   * One deadline-job tick (DESIGN §8.4, §8.19): claim every awaiting decision whose deadline is
+   * `<= now` across tenants (one statement, `FOR UPDATE SKIP LOCKED`, see repo.claimDue), mark it
+   * `expired`, and after commit send its agent `decision_response {resolution: "expired",
+   * auto_action}`. Safe to run concurrently on any number of instances: each decision is claimed
+   * by exactly one transaction, so it expires and is announced once. Returns how many expired.
+   */
+  async expireDue(now = new Date()): Promise<number> {
+    const rows = await crossTenant(this.deps.db, 'maintenance: the decision deadline job claims due decisions of every tenant', (tx) =>
+      repo.claimDue(tx, now, this.batch),
+    );
+    await this.announceExpiry(rows);
+    return rows.length;
+  }
+
+  private async expireLocked(tx: Tx, d: repo.DecisionRow, now: Date): Promise<repo.DecisionRow> {
+    const auto = d.autoAction as AutoAction | null;
+    return repo.updateDecision(tx, d.id, { status: 'expired', optionId: auto?.option_id ?? null, resolvedAt: now, resolvedBy: repo.DEADLINE_ACTOR });
+  }
+
+  private async announceExpiry(rows: repo.DecisionRow[]): Promise<void> {
+    for (const r of rows) await this.deps.notifier.toDevices(r.tenantId, [r.deviceId], 'decision_response', expiryResponse(r));
+  }
+
+  private targetDevice(creator: DecisionCreator): string {
+    if (creator.kind === 'owner') {
+      if (!creator.deviceId) throw badRequest('device_id is required when an owner creates a decision on behalf of an agent');
+      return creator.deviceId;
+    }
+    if (creator.deviceKind !== 'agent') throw forbidden('only agent devices request decisions; owners name the agent in device_id');
+    if (creator.bodyDeviceId !== undefined && creator.bodyDeviceId !== creator.deviceId) throw forbidden('an agent creates decisions for itself only');
+    return creator.deviceId;
+  }
+}

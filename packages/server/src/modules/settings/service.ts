@@ -1,0 +1,93 @@
+/**
+ * Tenant settings (SPEC §4.14; DESIGN §8.22): a flat JSON object, validated field by field.
+ * Only the keys an owner set are stored (`tenant_settings.settings`); reads fill in the defaults,
+ * so a changed platform default (e.g. HELD_MESSAGE_TTL_HOURS) reaches every tenant that did not
+ * override it. `PATCH` sets the given keys; `null` resets a key to its default.
+ *
+ * Every setting here is honoured by the service (docs/decisions.md "Tenant settings"):
+ * - `held_message_ttl_hours` (integer 1..720): how long a held message awaits a decision
+ *   (PolicyService.holdAll reads it through {@link SettingsService.read});
+ * - `default_room_security_level` (`standard` | `strict`): the level of a room created without one
+ *   (RoomService.create);
+ * - `scan_rules_enabled` (boolean): when false `GET /scan-rules` answers an empty rule set, so
+ *   clients stop scanning outbound plaintext.
+ */
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { SECURITY_LEVELS, type SecurityLevel } from '../rooms/service.js';
+import * as repo from './repo.js';
+
+export { SECURITY_LEVELS };
+
+/** Bounds of `held_message_ttl_hours` (1 hour .. 30 days). */
+export const HELD_TTL_HOURS = { min: 1, max: 720 } as const;
+
+/** The effective settings of a tenant (every key present). */
+export interface TenantSettings {
+  held_message_ttl_hours: number;
+  default_room_security_level: SecurityLevel;
+  scan_rules_enabled: boolean;
+}
+
+/** A `PATCH /settings` body: any subset of the keys; `null` resets a key to its default. */
+export type SettingsPatch = { [K in keyof TenantSettings]?: TenantSettings[K] | null };
+
+/** The platform defaults, given the configured held-message TTL (HELD_MESSAGE_TTL_HOURS). */
+export function defaultSettings(heldTtlMs: number): TenantSettings {
+  return { held_message_ttl_hours: Math.round(heldTtlMs / 3_600_000), default_room_security_level: 'standard', scan_rules_enabled: true };
+}
+
+export class SettingsService {
+  private readonly keys: (keyof TenantSettings)[];
+
+  /** @param defaults the value of every setting a tenant did not set ({@link defaultSettings}). */
+  constructor(
+    private readonly db: Db,
+    private readonly defaults: TenantSettings,
+  ) {
+    this.keys = Object.keys(defaults) as (keyof TenantSettings)[];
+  }
+
+  /** The tenant's effective settings (defaults filled in). */
+  get(tenantId: string): Promise<TenantSettings> {
+    return withTenant(this.db, tenantId, (tx) => this.read(tx, tenantId));
+  }
+
+  /**
+   * The tenant's effective settings inside an open tenant-scoped transaction (for services that
+   * honour a setting in the same unit of work, e.g. holding a message or creating a room).
+   */
+  async read(tx: Tx, tenantId: string): Promise<TenantSettings> {
+    return this.effective((await repo.getSettingsRow(tx, tenantId))?.settings);
+  }
+
+  /**
+   * Merge `patch` into the stored overrides in one transaction (the row is locked, so concurrent
+   * patches of different keys both survive): a value sets the key, `null` removes the override.
+   * The patch is validated by the route schema (types, ranges, unknown keys). Answers the
+   * effective settings.
+   */
+  update(tenantId: string, updatedBy: string, patch: SettingsPatch): Promise<TenantSettings> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const stored = { ...this.known((await repo.getSettingsRow(tx, tenantId, true))?.settings) };
+      for (const k of this.keys) {
+        if (!Object.hasOwn(patch, k)) continue;
+        const v = patch[k];
+        if (v === null || v === undefined) delete stored[k];
+        else stored[k] = v;
+      }
+      await repo.upsertSettings(tx, tenantId, stored, updatedBy);
+      return this.effective(stored);
+    });
+  }
+
+  /** The stored overrides restricted to the known keys (a key dropped by a later release is ignored). */
+  private known(stored: unknown): Record<string, unknown> {
+    const s = stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
+    return Object.fromEntries(this.keys.filter((k) => Object.hasOwn(s, k) && s[k] !== null).map((k) => [k, s[k]]));
+  }
+
+  private effective(stored: unknown): TenantSettings {
+    return { ...this.defaults, ...this.known(stored) } as TenantSettings;
+  }
+}
