@@ -741,3 +741,48 @@ export const scanRuleSets = pgTable(
   },
   (t) => [uniqueIndex('scan_rule_sets_version_idx').on(t.tenantId, t.version)],
 );
+
+/**
+ * The tenant audit log (SPEC §4.14; DESIGN §8.10): append-only, hash-chained per tenant:
+ * `hash = BLAKE2b-256(prev_hash || JCS(event))`; `seq` orders a tenant's chain (1, 2, …).
+ */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    type: text('type').notNull(),
+    actor: text('actor').notNull(),
+    subject: text('subject'),
+    data: jsonb('data').notNull().default({}),
+    createdAt: createdAt(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [uniqueIndex('audit_events_chain_idx').on(t.tenantId, t.seq), index('audit_events_type_idx').on(t.tenantId, t.type, t.createdAt)],
+);
+
+/** Telemetry spans (SPEC §2.15, §4.14): OTLP spans of a tenant's agents, attributes as JSON. */
+export const telemetrySpans = pgTable(
+  'telemetry_spans',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull(),
+    traceId: text('trace_id').notNull(),
+    spanId: text('span_id').notNull(),
+    parentSpanId: text('parent_span_id'),
+    name: text('name').notNull(),
+    kind: integer('kind').notNull().default(0),
+    startTime: ts('start_time').notNull(),
+    endTime: ts('end_time').notNull(),
+    durationUs: bigint('duration_us', { mode: 'number' }).notNull(),
+    statusCode: integer('status_code').notNull().default(0),
+    statusMessage: text('status_message'),
+    attributes: jsonb('attributes').notNull().default({}),
+    resource: jsonb('resource').notNull().default({}),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+  },
+  (t) => [index('telemetry_spans_device_time_idx').on(t.tenantId, t.deviceId, t.startTime), index('telemetry_spans_name_idx').on(t.tenantId, t.name, t.startTime)],
+);
