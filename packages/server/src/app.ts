@@ -31,6 +31,8 @@ import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { AuditService } from './modules/audit/service.js';
 import { decisionRoutes } from './modules/decisions/routes.js';
 import { DecisionService } from './modules/decisions/service.js';
 import { a2aRoutes } from './modules/a2a/routes.js';
@@ -80,6 +82,8 @@ import { PolicyService } from './modules/policies/service.js';
 import { pushRoutes } from './modules/push/routes.js';
 import { scanRuleRoutes } from './modules/scan-rules/routes.js';
 import { ScanRuleService } from './modules/scan-rules/service.js';
+import { telemetryRoutes } from './modules/telemetry/routes.js';
+import { TelemetryService } from './modules/telemetry/service.js';
 import { settingsRoutes } from './modules/settings/routes.js';
 import { SettingsService, defaultSettings } from './modules/settings/service.js';
 import { registerRoomFrames } from './modules/rooms/frames.js';
@@ -279,6 +283,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
   await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
+  await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
+  await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db) });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },

@@ -10,6 +10,9 @@
  *       Print an Ed25519 signature (hex), e.g. the enrollment proof of possession.
  *   listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]
  *       Connect to the WebSocket gateway and print every frame (answers pings).
+ *   audit-verify --tenant <id>
+ *       Recompute a tenant's audit hash chain (DESIGN §8.10); prints {valid, checked, first_broken},
+ *       exit code 0 when valid, 1 when broken (PGlite: stop the server first).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,13 +22,15 @@ import { generateKeys, signHex } from './cli/dev-keys.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
+import { AuditService } from './modules/audit/service.js';
 
 const USAGE = `usage:
   npm run -s cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>]
   npm run -s cli -- migrate
   npm run -s cli -- keygen
   npm run -s cli -- sign --key <identity_private_key> (--text <utf8> | --hex <hex>)
-  npm run -s cli -- listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]`;
+  npm run -s cli -- listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]
+  npm run -s cli -- audit-verify --tenant <tenant_id>`;
 
 /** Print every frame of a socket until it closes; resolves with the close code. */
 function listen(url: string): Promise<number> {
@@ -96,6 +101,21 @@ async function main(argv: string[]): Promise<number> {
     const base = values.url ?? `${config.publicUrl.replace(/^http/, 'ws')}/api/v1/ws`;
     const q = new URLSearchParams({ token: values.token, ...(values['device-id'] ? { device_id: values['device-id'] } : {}) });
     return listen(`${base}?${q.toString()}`);
+  }
+  if (command === 'audit-verify') {
+    const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' } } });
+    if (!values.tenant || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(values.tenant)) {
+      console.error(USAGE);
+      return 2;
+    }
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') });
+    try {
+      const verdict = await new AuditService(database.db).verify(values.tenant);
+      console.log(JSON.stringify(verdict));
+      return verdict.valid ? 0 : 1;
+    } finally {
+      await database.close();
+    }
   }
   console.error(USAGE);
   return 2;

@@ -16,9 +16,15 @@ import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
   AttachmentInfo,
+  AuditChainVerdict,
+  AuditEventPage,
+  AuditEventQuery,
   CreateDecisionRequest,
   Decision,
   DecisionListQuery,
+  TelemetryQuery,
+  TelemetrySpanPage,
+  TelemetrySummary,
   DecisionPage,
   ResolveDecisionRequest,
   PushRegistration,
@@ -776,6 +782,32 @@ export class ParleyClient {
     return (await this.call<{ versions: ScanRuleVersion[] }>('listScanRuleVersions', { opts })).versions;
   }
 
+  // ------------------------------------------------------------ telemetry (SPEC §2.15, §4.14; DESIGN §8.18)
+
+  /**
+   * `POST /api/v1/telemetry/ingest` (agent device JWT or API key): an OTLP/HTTP JSON
+   * `ExportTraceServiceRequest` (ids hex, int64 times as strings). All or nothing: 400 names the
+   * first bad span. Standard OTLP exporters may post here directly (JSON or protobuf).
+   */
+  ingestTelemetry(request: Record<string, unknown>, opts?: RequestOptions): Promise<{ partialSuccess: { rejectedSpans: number; errorMessage: string } }> {
+    return this.call('ingestTelemetry', { body: request, opts });
+  }
+
+  /** `GET /api/v1/telemetry/{hub_id}` (owner): an agent's spans (hub_id = device_id or hub address), newest first. */
+  listTelemetry(hubId: string, query: TelemetryQuery = {}, opts?: RequestOptions): Promise<TelemetrySpanPage> {
+    return this.call('listTelemetry', { params: { hub_id: hubId }, query, opts });
+  }
+
+  /** `GET /api/v1/telemetry/{hub_id}/summary` (owner): per-name count, error rate, p50/p95 (default window: last 24 h). */
+  getTelemetrySummary(hubId: string, query: { since?: string; until?: string } = {}, opts?: RequestOptions): Promise<TelemetrySummary> {
+    return this.call('getTelemetrySummary', { params: { hub_id: hubId }, query, opts });
+  }
+
+  /** `GET /api/v1/dashboard/activity` (owner): recent spans across the tenant's agents, newest first. */
+  getDashboardActivity(query: { cursor?: string; limit?: number } = {}, opts?: RequestOptions): Promise<TelemetrySpanPage> {
+    return this.call('getDashboardActivity', { query, opts });
+  }
+
   // ------------------------------------------------------------ decisions (SPEC §2.4, §4.15; DESIGN §8.4, §8.19)
 
   /**
@@ -798,6 +830,18 @@ export class ParleyClient {
    */
   resolveDecision(decisionId: string, body: ResolveDecisionRequest, opts?: RequestOptions): Promise<Decision> {
     return this.call('resolveDecision', { params: { id: decisionId }, body, opts });
+  }
+
+  // ------------------------------------------------------------ audit log (SPEC §4.14; DESIGN §8.10, §8.22)
+
+  /** `GET /api/v1/audit/events` (owner): the hash-chained trail, newest first; pass `next_cursor` as `cursor`. 400 for a bad filter. */
+  listAuditEvents(query: AuditEventQuery = {}, opts?: RequestOptions): Promise<AuditEventPage> {
+    return this.call('listAuditEvents', { query, opts });
+  }
+
+  /** `GET /api/v1/audit/verify` (owner): recompute the tenant's chain; `first_broken` names the first bad link. */
+  verifyAudit(opts?: RequestOptions): Promise<AuditChainVerdict> {
+    return this.call('verifyAudit', { opts });
   }
 
   // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)

@@ -127,10 +127,18 @@ export const ROUTES = {
   getScanRules: r('GET', v1('/scan-rules'), 'any'),
   updateScanRules: r('POST', v1('/scan-rules'), 'owner'),
   listScanRuleVersions: r('GET', v1('/scan-rules/versions'), 'owner'),
+  // telemetry: OTLP/HTTP ingest, span queries, summary, dashboard activity (SPEC §2.15, §4.14; DESIGN §8.18)
+  ingestTelemetry: r('POST', v1('/telemetry/ingest'), 'device-or-apikey'),
+  listTelemetry: r('GET', v1('/telemetry/{hub_id}'), 'owner'),
+  getTelemetrySummary: r('GET', v1('/telemetry/{hub_id}/summary'), 'owner'),
+  getDashboardActivity: r('GET', v1('/dashboard/activity'), 'owner'),
   // decisions (SPEC §2.4, §4.15; DESIGN §8.19)
   createDecision: r('POST', v1('/decisions'), 'any'),
   listDecisions: r('GET', v1('/decisions'), 'owner'),
   resolveDecision: r('POST', v1('/decisions/{id}/resolve'), 'owner'),
+  // audit log (SPEC §4.14; DESIGN §8.10, §8.22)
+  listAuditEvents: r('GET', v1('/audit/events'), 'owner'),
+  verifyAudit: r('GET', v1('/audit/verify'), 'owner'),
   // hub address registry (SPEC §4.10, DESIGN §8.13/§8.15)
   registerHub: r('POST', v1('/hub/register'), 'owner'),
   createHubIdentity: r('POST', v1('/hub/identities'), 'owner'),

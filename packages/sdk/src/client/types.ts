@@ -934,6 +934,50 @@ export interface Decision {
   resolved_by: string | null;
 }
 
+/** A stored telemetry span (SPEC §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
+export interface TelemetrySpan {
+  id: string;
+  device_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: number;
+  start_time: string;
+  end_time: string;
+  duration_us: number;
+  status: 'unset' | 'ok' | 'error';
+  status_message: string | null;
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+  received_at: string;
+}
+
+/** A page of spans, newest first; pass `next_cursor` as `cursor`. */
+export interface TelemetrySpanPage {
+  spans: TelemetrySpan[];
+  next_cursor: string | null;
+}
+
+/** `GET /api/v1/telemetry/{hub_id}` filters (`since` inclusive, `until` exclusive, on start_time). */
+export interface TelemetryQuery {
+  name?: string;
+  trace_id?: string;
+  status?: 'unset' | 'ok' | 'error';
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** `GET /api/v1/telemetry/{hub_id}/summary`: per span name over [since, until) (durations µs). */
+export interface TelemetrySummary {
+  device_id: string;
+  since: string;
+  until: string;
+  spans: { name: string; count: number; error_count: number; error_rate: number; p50_duration_us: number; p95_duration_us: number }[];
+}
+
 /** `GET /api/v1/decisions` query (DESIGN §8.22). */
 export interface DecisionListQuery {
   cursor?: string;
@@ -1006,4 +1050,41 @@ export interface ScanRuleVersion {
   rule_count: number;
   created_by: string;
   created_at: string;
+}
+
+/** One audit event (DESIGN §8.22); `hash = BLAKE2b-256(prev_hash || JCS(event))`, the first `prev_hash` is 64 zeros. */
+export interface AuditEvent {
+  event_id: string;
+  /** One of the documented types, e.g. `invite.created`, `device.revoked`, `api_key.rotated`. */
+  type: string;
+  actor: string;
+  subject: string | null;
+  data: unknown;
+  created_at: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** `GET /api/v1/audit/events` query: filters (times ISO 8601, inclusive), `cursor` and `limit` (1-200, default 50). */
+export interface AuditEventQuery {
+  type?: string;
+  actor?: string;
+  subject?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** A page of audit events, newest first; `next_cursor` is null on the last page. */
+export interface AuditEventPage {
+  events: AuditEvent[];
+  next_cursor: string | null;
+}
+
+/** `GET /api/v1/audit/verify` answer. */
+export interface AuditChainVerdict {
+  valid: boolean;
+  checked: number;
+  first_broken: { seq: number; event_id: string; reason: string } | null;
 }

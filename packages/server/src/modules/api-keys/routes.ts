@@ -49,7 +49,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
     async (req) => ({ api_keys: await apiKeys.list(ownerOf(req).tenantId) }),
   );
 
-  ownerTransition(app, '/api-keys/:id/revoke', { tags, summary: 'Revoke an API key (and its device)', response: ApiKeyOut }, (o, id) => apiKeys.revoke(o.tenantId, id));
+  ownerTransition(app, '/api-keys/:id/revoke', { tags, summary: 'Revoke an API key (and its device)', response: ApiKeyOut }, (o, id) => apiKeys.revoke(o.tenantId, id, o.sub));
   ownerTransition(app, '/api-keys/:id/rotate', { tags, summary: 'Atomic replacement: the old key is revoked and a new one returned once', response: WithKey }, (o, id) =>
     apiKeys.rotate(o.tenantId, o.sub, id),
   );
@@ -58,7 +58,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
     '/api-keys/:id',
     { config: owner, schema: { tags, security, summary: 'Delete an API key and its associated device', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } },
     async (req, reply) => {
-      await apiKeys.delete(ownerOf(req).tenantId, req.params.id);
+      await apiKeys.delete(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub);
       return reply.status(204).send(null);
     },
   );

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, randomToken, verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
 import { provisionAgent } from '../conversations/provisioning.js';
@@ -81,7 +82,11 @@ export class ApiKeyService {
 
   /** Create a key; the answer carries the raw `key` once. */
   create(tenantId: string, createdBy: string, name: string, env: ApiKeyEnv = 'dev'): Promise<ApiKeyOut & { key: string }> {
-    return withTenant(this.db, tenantId, (tx) => this.insert(tx, tenantId, createdBy, name, env, null));
+    return withTenant(this.db, tenantId, async (tx) => {
+      const created = await this.insert(tx, tenantId, createdBy, name, env, null);
+      await appendAudit(tx, tenantId, { type: 'api_key.created', actor: createdBy, subject: created.id, data: { name, env } });
+      return created;
+    });
   }
 
   list(tenantId: string): Promise<ApiKeyOut[]> {
@@ -89,9 +94,10 @@ export class ApiKeyService {
   }
 
   /** active -> revoked (409 when already revoked); the bound device is revoked with it. */
-  async revoke(tenantId: string, id: string): Promise<ApiKeyOut> {
+  async revoke(tenantId: string, id: string, actor = 'owner'): Promise<ApiKeyOut> {
     const { key, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const k = await this.mustGetActive(tx, id);
+      await appendAudit(tx, tenantId, { type: 'api_key.revoked', actor, subject: id, data: { device_id: k.deviceId } });
       return { key: await this.end(tx, k), deviceId: k.deviceId };
     });
     if (deviceId) await this.notifier.closeDevice(deviceId, CLOSE.revoked, 'api key revoked');
@@ -107,14 +113,16 @@ export class ApiKeyService {
     const { created, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const old = await this.mustGetActive(tx, id);
       await this.end(tx, old);
-      return { created: await this.insert(tx, tenantId, createdBy, old.name, old.env as ApiKeyEnv, old.id), deviceId: old.deviceId };
+      const created = await this.insert(tx, tenantId, createdBy, old.name, old.env as ApiKeyEnv, old.id);
+      await appendAudit(tx, tenantId, { type: 'api_key.rotated', actor: createdBy, subject: id, data: { new_id: created.id, device_id: old.deviceId } });
+      return { created, deviceId: old.deviceId };
     });
     if (deviceId) await this.notifier.closeDevice(deviceId, CLOSE.revoked, 'api key rotated');
     return created;
   }
 
   /** Delete a key (any state) and its associated device (SPEC §2.6). */
-  async delete(tenantId: string, id: string): Promise<void> {
+  async delete(tenantId: string, id: string, actor = 'owner'): Promise<void> {
     const deviceId = await withTenant(this.db, tenantId, async (tx) => {
       const k = await repo.getApiKey(tx, id);
       if (!k) throw notFound('api key');
@@ -123,6 +131,7 @@ export class ApiKeyService {
         await deleteKeyPackagesOf(tx, k.deviceId);
       }
       await repo.deleteApiKey(tx, id);
+      await appendAudit(tx, tenantId, { type: 'api_key.deleted', actor, subject: id, data: { device_id: k.deviceId } });
       return k.deviceId;
     });
     if (deviceId) await this.notifier.closeDevice(deviceId, CLOSE.revoked, 'api key deleted');

@@ -189,7 +189,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
     app.patch(
       `/devices/:id/${action}`,
       { config: owner, schema: { tags, security: ownerSec, summary, params: IdParams, response: { 200: DeviceOut, ...errorResponses(400, 401, 403, 404, 409) } } },
-      async (req) => devices[action](ownerOf(req).tenantId, req.params.id),
+      async (req) => devices[action](ownerOf(req).tenantId, req.params.id, ownerOf(req).sub),
     );
   }
 
@@ -218,7 +218,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
     '/devices/:id',
     { config: owner, schema: { tags, security: ownerSec, summary: 'Delete a REVOKED device (history kept)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } },
     async (req, reply) => {
-      await devices.delete(ownerOf(req).tenantId, req.params.id);
+      await devices.delete(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub);
       return reply.status(204).send(null);
     },
   );

@@ -12,6 +12,7 @@ import type { DeviceTokenService } from '../../auth/device-tokens.js';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound, unauthorized } from '../../lib/errors.js';
@@ -159,6 +160,7 @@ export class DeviceService {
         inviteId: invite.id,
       });
       await invitesRepo.updateInvite(tx, invite.id, { status: 'consumed', consumedAt: new Date(), deviceId: id });
+      await appendAudit(tx, found.tenantId, { type: 'device.enrolled', actor: `invite:${invite.id}`, subject: id, data: { fingerprint: row!.fingerprint, platform: row!.platform } });
       return row!;
     });
     await this.deps.notifier.toOwners(found.tenantId, 'device_pending', {
@@ -217,20 +219,20 @@ export class DeviceService {
   }
 
   /** PENDING -> APPROVED; the agent receives `device_approved`. */
-  approve(tenantId: string, id: string): Promise<DeviceOut> {
-    return this.transition(tenantId, id, ['PENDING'], 'APPROVED', { approvedAt: new Date() }, (d) =>
+  approve(tenantId: string, id: string, actor = 'owner'): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING'], 'APPROVED', { approvedAt: new Date() }, actor, (d) =>
       this.deps.notifier.toDevices(tenantId, [d.id], 'device_approved', { device_id: d.id }),
     );
   }
 
   /** PENDING -> REVOKED (owner rejects, SPEC §3.1). */
-  reject(tenantId: string, id: string): Promise<DeviceOut> {
-    return this.transition(tenantId, id, ['PENDING'], 'REVOKED', { revokedAt: new Date() });
+  reject(tenantId: string, id: string, actor = 'owner'): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING'], 'REVOKED', { revokedAt: new Date() }, actor);
   }
 
   /** PENDING | APPROVED | ACTIVE -> REVOKED; every socket of the device is closed with 4001. */
-  revoke(tenantId: string, id: string): Promise<DeviceOut> {
-    return this.transition(tenantId, id, ['PENDING', 'APPROVED', 'ACTIVE'], 'REVOKED', { revokedAt: new Date() }, (d) =>
+  revoke(tenantId: string, id: string, actor = 'owner'): Promise<DeviceOut> {
+    return this.transition(tenantId, id, ['PENDING', 'APPROVED', 'ACTIVE'], 'REVOKED', { revokedAt: new Date() }, actor, (d) =>
       this.deps.notifier.closeDevice(d.id, CLOSE.revoked, 'device revoked'),
     );
   }
@@ -241,6 +243,7 @@ export class DeviceService {
     from: DeviceStatus[],
     to: DeviceStatus,
     set: Partial<repo.DeviceRow>,
+    actor: string,
     after?: (d: repo.DeviceRow) => Promise<void>,
   ): Promise<DeviceOut> {
     const updated = await withTenant(this.db, tenantId, async (tx) => {
@@ -248,6 +251,7 @@ export class DeviceService {
       if (!from.includes(d.status as DeviceStatus)) throw conflict(`device is ${d.status}; cannot become ${to}`);
       const [row] = await repo.updateDevice(tx, id, { ...set, status: to });
       if (to === 'REVOKED') await deleteKeyPackagesOf(tx, id);
+      await appendAudit(tx, tenantId, { type: to === 'APPROVED' ? 'device.approved' : 'device.revoked', actor, subject: id, data: { from: d.status } });
       return row!;
     });
     await after?.(updated);
@@ -281,11 +285,12 @@ export class DeviceService {
   }
 
   /** `DELETE /devices/{id}`: only a REVOKED device (409 otherwise); its history stays. */
-  delete(tenantId: string, id: string): Promise<void> {
+  delete(tenantId: string, id: string, actor = 'owner'): Promise<void> {
     return withTenant(this.db, tenantId, async (tx) => {
       const d = await this.mustGet(tx, id, true);
       if (d.status !== 'REVOKED') throw conflict(`device is ${d.status}; revoke it before deleting`);
       await repo.updateDevice(tx, id, { deletedAt: new Date() });
+      await appendAudit(tx, tenantId, { type: 'device.deleted', actor, subject: id });
     });
   }
 

@@ -56,7 +56,7 @@ export const inviteRoutes: FastifyPluginAsyncTypebox<{ invites: InviteService }>
       config: owner,
       schema: { tags, security, summary: 'Revoke an active invite (409 unless active)', params: IdParams, response: { 200: InviteOut, ...errorResponses(400, 401, 403, 404, 409) } },
     },
-    async (req) => invites.revoke(ownerOf(req).tenantId, req.params.id),
+    async (req) => invites.revoke(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub),
   );
 
   app.delete(

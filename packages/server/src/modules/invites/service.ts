@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { hashSecret, randomToken } from '../../lib/crypto.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import * as repo from './repo.js';
@@ -52,16 +53,18 @@ export class InviteService {
   /** Create an invite; the answer carries the raw token, which is never stored or shown again. */
   async create(tenantId: string, createdBy: string, label?: string): Promise<InviteOut & { token: string }> {
     const token = randomToken(INVITE_TOKEN_PREFIX);
-    const [row] = await withTenant(this.db, tenantId, (tx) =>
-      repo.insertInvite(tx, {
+    const [row] = await withTenant(this.db, tenantId, async (tx) => {
+      const inserted = await repo.insertInvite(tx, {
         id: randomUUID(),
         tenantId,
         tokenHash: hashSecret(token),
         label: label ?? null,
         createdBy,
         expiresAt: new Date(Date.now() + this.ttlMs),
-      }),
-    );
+      });
+      await appendAudit(tx, tenantId, { type: 'invite.created', actor: createdBy, subject: inserted[0]!.id, data: { label: label ?? null } });
+      return inserted;
+    });
     return { ...toInviteOut(row!), token };
   }
 
@@ -70,12 +73,13 @@ export class InviteService {
   }
 
   /** active -> revoked; 409 for any other state (consumed, expired, revoked). */
-  revoke(tenantId: string, id: string): Promise<InviteOut> {
+  revoke(tenantId: string, id: string, actor = 'owner'): Promise<InviteOut> {
     return withTenant(this.db, tenantId, async (tx) => {
       const row = await this.mustGet(tx, id);
       const status = effectiveStatus(row);
       if (status !== 'active') throw conflict(`invite is ${status}; only an active invite can be revoked`);
       const [updated] = await repo.updateInvite(tx, id, { status: 'revoked', revokedAt: new Date() });
+      await appendAudit(tx, tenantId, { type: 'invite.revoked', actor, subject: id });
       return toInviteOut(updated!);
     });
   }

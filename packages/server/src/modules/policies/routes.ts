@@ -72,7 +72,7 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService }
         response: { 201: PolicyOut, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (req, reply) => reply.status(201).send(await policies.create(ownerOf(req).tenantId, req.body)),
+    async (req, reply) => reply.status(201).send(await policies.create(ownerOf(req).tenantId, req.body, ownerOf(req).sub)),
   );
 
   app.get(
@@ -94,14 +94,14 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService }
         response: { 200: PolicyOut, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (req) => policies.update(ownerOf(req).tenantId, req.params.id, req.body),
+    async (req) => policies.update(ownerOf(req).tenantId, req.params.id, req.body, ownerOf(req).sub),
   );
 
   app.delete(
     '/policies/:id',
     { config: owner, schema: { tags, security, summary: 'Delete a policy', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } },
     async (req, reply) => {
-      await policies.delete(ownerOf(req).tenantId, req.params.id);
+      await policies.delete(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub);
       return reply.status(204).send(null);
     },
   );

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions, type PolicyRule } from './engine.js';
@@ -176,7 +177,7 @@ export class PolicyService implements PolicyDecider {
   // ------------------------------------------------------------------ policies (CRUD)
 
   /** Create a policy. @throws 400 for a scope naming both a room and a skill; 404 for an unknown room. */
-  create(tenantId: string, input: PolicyInput): Promise<PolicyOut> {
+  create(tenantId: string, input: PolicyInput, actor = 'owner'): Promise<PolicyOut> {
     const scope = scopeColumns(input.scope);
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustSeeRoom(tx, scope.scopeRoomId);
@@ -193,6 +194,7 @@ export class PolicyService implements PolicyDecider {
         createdAt: now,
         updatedAt: now,
       });
+      await appendAudit(tx, tenantId, { type: 'policy.created', actor, subject: row!.id, data: { name: input.name, action: input.action } });
       return toPolicyOut(row!);
     });
   }
@@ -211,7 +213,7 @@ export class PolicyService implements PolicyDecider {
    * Change any subset of a policy's fields (`scope: null` or `{}` makes it tenant-wide).
    * @throws 404 for an unknown policy or scope room; 400 for a scope naming a room and a skill.
    */
-  update(tenantId: string, id: string, patch: PolicyPatch): Promise<PolicyOut> {
+  update(tenantId: string, id: string, patch: PolicyPatch, actor = 'owner'): Promise<PolicyOut> {
     const scope = patch.scope !== undefined ? scopeColumns(patch.scope) : undefined;
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustGetPolicy(tx, id);
@@ -225,13 +227,18 @@ export class PolicyService implements PolicyDecider {
         ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
         updatedAt: new Date(),
       });
+      await appendAudit(tx, tenantId, { type: 'policy.updated', actor, subject: id, data: { fields: Object.keys(patch).sort() } });
       return toPolicyOut(row!);
     });
   }
 
   /** Delete a policy. @throws 404 when unknown in this tenant. */
-  async delete(tenantId: string, id: string): Promise<void> {
-    const deleted = await withTenant(this.deps.db, tenantId, (tx) => repo.deletePolicy(tx, id));
+  async delete(tenantId: string, id: string, actor = 'owner'): Promise<void> {
+    const deleted = await withTenant(this.deps.db, tenantId, async (tx) => {
+      const rows = await repo.deletePolicy(tx, id);
+      if (rows.length > 0) await appendAudit(tx, tenantId, { type: 'policy.deleted', actor, subject: id });
+      return rows;
+    });
     if (deleted.length === 0) throw notFound('policy');
   }
 
@@ -366,6 +373,7 @@ export class PolicyService implements PolicyDecider {
       const expired = held.expiresAt <= now;
       const row = await repo.updateHeld(tx, id, expired ? { status: 'expired', decidedAt: now } : { status: to, decidedAt: now, decidedBy: sub });
       if (row.status !== 'approved') await repo.wipeHeldPayloads(tx, [row]);
+      if (!expired) await appendAudit(tx, tenantId, { type: to === 'approved' ? 'held_message.approved' : 'held_message.denied', actor: sub, subject: id });
       return row;
     });
     if (result.status === 'expired') throw conflict('held message is already expired');

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { badRequest } from '../../lib/errors.js';
 import type { SettingsService } from '../settings/service.js';
 import { DEFAULT_SCAN_RULES } from './defaults.js';
@@ -87,6 +88,7 @@ export class ScanRuleService {
       await repo.lockRuleSets(tx, tenantId);
       const version = ((await repo.latestRuleSet(tx))?.version ?? 0) + 1;
       await repo.insertRuleSet(tx, { id: randomUUID(), tenantId, version, rules, createdBy });
+      await appendAudit(tx, tenantId, { type: 'scan_rules.updated', actor: createdBy, data: { version, rule_count: rules.length } });
       return this.view(tx, tenantId);
     });
   }

@@ -14,6 +14,7 @@
  */
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
 import { SECURITY_LEVELS, type SecurityLevel } from '../rooms/service.js';
 import * as repo from './repo.js';
 
@@ -77,6 +78,7 @@ export class SettingsService {
         else stored[k] = v;
       }
       await repo.upsertSettings(tx, tenantId, stored, updatedBy);
+      await appendAudit(tx, tenantId, { type: 'settings.updated', actor: updatedBy, data: { keys: Object.keys(patch).sort() } });
       return this.effective(stored);
     });
   }

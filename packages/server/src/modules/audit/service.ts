@@ -1,0 +1,133 @@
+/**
+ * The tenant audit log (SPEC §4.14; DESIGN §8.10, §8.22). {@link appendAudit} records an event
+ * inside the caller's own transaction, so the entry commits (or rolls back) with the action;
+ * {@link AuditService} answers the owner's queries and recomputes the chain.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { badRequest } from '../../lib/errors.js';
+import { eventHash, GENESIS_HASH, verifyChain, type ChainRow, type ChainVerdict } from './chain.js';
+import type { AuditInput } from './events.js';
+import * as repo from './repo.js';
+
+/**
+ * Append one event to `tenantId`'s chain within `tx` (which must be scoped to that tenant).
+ * Appends of a tenant are serialised with a transaction-level advisory lock on a tenant-derived
+ * key, then the newest `(seq, hash)` is read and the next link inserted.
+ */
+export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): Promise<void> {
+  await repo.lockChain(tx, tenantId);
+  const last = await repo.lastLink(tx, tenantId);
+  const prevHash = last?.hash ?? GENESIS_HASH;
+  const createdAt = new Date();
+  const event = {
+    event_id: randomUUID(),
+    tenant_id: tenantId,
+    seq: (last?.seq ?? 0) + 1,
+    type: input.type,
+    actor: input.actor,
+    subject: input.subject ?? null,
+    data: input.data ?? {},
+    created_at: createdAt.toISOString(),
+  };
+  await repo.insertAuditEvent(tx, {
+    id: event.event_id,
+    tenantId,
+    seq: event.seq,
+    type: event.type,
+    actor: event.actor,
+    subject: event.subject,
+    data: event.data,
+    createdAt,
+    prevHash,
+    hash: eventHash(prevHash, event),
+  });
+}
+
+/** An audit event as answered by `GET /audit/events` (DESIGN §8.22). */
+export interface AuditEventOut {
+  event_id: string;
+  type: string;
+  actor: string;
+  subject: string | null;
+  data: unknown;
+  created_at: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** Query of `GET /audit/events`: filters, `cursor` (a previous `next_cursor`) and `limit` (default 50). */
+export interface AuditQuery {
+  type?: string;
+  actor?: string;
+  subject?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+const toChainRow = (r: repo.AuditRow): ChainRow => ({
+  event_id: r.id,
+  tenant_id: r.tenantId,
+  seq: r.seq,
+  type: r.type,
+  actor: r.actor,
+  subject: r.subject,
+  data: r.data,
+  created_at: r.createdAt.toISOString(),
+  prev_hash: r.prevHash,
+  hash: r.hash,
+});
+
+const toOut = (r: repo.AuditRow): AuditEventOut => ({
+  event_id: r.id,
+  type: r.type,
+  actor: r.actor,
+  subject: r.subject,
+  data: r.data,
+  created_at: r.createdAt.toISOString(),
+  prev_hash: r.prevHash,
+  hash: r.hash,
+});
+
+function parseTime(name: string, v: string | undefined): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw badRequest(`${name} must be an ISO 8601 timestamp`);
+  return d;
+}
+
+/** Recompute `tenantId`'s chain in `tx` (shared by the route and the CLI). */
+export async function verifyTenantChain(tx: Tx, tenantId: string): Promise<ChainVerdict> {
+  return verifyChain((await repo.chainOf(tx, tenantId)).map(toChainRow));
+}
+
+export class AuditService {
+  constructor(private readonly db: Db) {}
+
+  /** Newest first; `next_cursor` is the last answered event's `seq` when more may follow, else null. */
+  async list(tenantId: string, q: AuditQuery): Promise<{ events: AuditEventOut[]; next_cursor: string | null }> {
+    if (q.cursor !== undefined && !/^[1-9]\d{0,14}$/.test(q.cursor)) throw badRequest('cursor must be a next_cursor value');
+    const limit = q.limit ?? 50;
+    const rows = await withTenant(this.db, tenantId, (tx) =>
+      repo.listAuditEvents(tx, tenantId, {
+        type: q.type,
+        actor: q.actor,
+        subject: q.subject,
+        since: parseTime('since', q.since),
+        until: parseTime('until', q.until),
+        beforeSeq: q.cursor === undefined ? undefined : Number(q.cursor),
+        limit,
+      }),
+    );
+    const last = rows.at(-1);
+    return { events: rows.map(toOut), next_cursor: rows.length === limit && last ? String(last.seq) : null };
+  }
+
+  /** Recompute the tenant's chain (`GET /audit/verify`). */
+  verify(tenantId: string): Promise<ChainVerdict> {
+    return withTenant(this.db, tenantId, (tx) => verifyTenantChain(tx, tenantId));
+  }
+}

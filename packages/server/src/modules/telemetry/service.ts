@@ -1,0 +1,163 @@
+/**
+ * Telemetry (SPEC §2.15, §4.14; DESIGN §8.18): OTLP span ingest by an agent (device JWT or API
+ * key; the spans belong to the calling device) and owner queries — an agent's spans, a per-name
+ * summary and the tenant-wide recent activity. Everything runs under the tenant's RLS; another
+ * tenant's agent is invisible (404).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { badRequest, notFound } from '../../lib/errors.js';
+import { getDevice } from '../devices/repo.js';
+import { getByAddress } from '../hub/repo.js';
+import type { ExportRequestJson } from './otlp.js';
+import { toSpans } from './otlp.js';
+import * as repo from './repo.js';
+
+export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
+export type SpanStatus = (typeof SPAN_STATUSES)[number];
+
+/** A stored span as answered (times ISO 8601; `duration_us` microseconds). */
+export interface SpanOut {
+  id: string;
+  device_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: number;
+  start_time: string;
+  end_time: string;
+  duration_us: number;
+  status: SpanStatus;
+  status_message: string | null;
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+  received_at: string;
+}
+
+/** Per-name summary entry (`error_rate` in [0, 1]; durations in whole µs, continuous percentiles rounded). */
+export interface SummaryEntry {
+  name: string;
+  count: number;
+  error_count: number;
+  error_rate: number;
+  p50_duration_us: number;
+  p95_duration_us: number;
+}
+
+/** Query filters of `GET /telemetry/{hub_id}` (since/until on start_time, until exclusive). */
+export interface SpanQuery {
+  name?: string;
+  trace_id?: string;
+  status?: SpanStatus;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+const toOut = (s: repo.SpanRow): SpanOut => ({
+  id: s.id,
+  device_id: s.deviceId,
+  trace_id: s.traceId,
+  span_id: s.spanId,
+  parent_span_id: s.parentSpanId,
+  name: s.name,
+  kind: s.kind,
+  start_time: s.startTime.toISOString(),
+  end_time: s.endTime.toISOString(),
+  duration_us: s.durationUs,
+  status: SPAN_STATUSES[s.statusCode] ?? 'unset',
+  status_message: s.statusMessage,
+  attributes: s.attributes as Record<string, unknown>,
+  resource: s.resource as Record<string, unknown>,
+  received_at: s.receivedAt.toISOString(),
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Opaque keyset cursor: base64url of `{start_time ISO}|{id}`. */
+const encodeCursor = (s: repo.SpanRow) => Buffer.from(`${s.startTime.toISOString()}|${s.id}`).toString('base64url');
+function decodeCursor(c: string): { startTime: Date; id: string } {
+  const [t, id] = Buffer.from(c, 'base64url').toString().split('|');
+  const startTime = new Date(t ?? '');
+  if (!id || !UUID.test(id) || Number.isNaN(startTime.getTime())) throw badRequest('cursor: not a next_cursor value');
+  return { startTime, id };
+}
+
+function time(v: string | undefined, name: string): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw badRequest(`${name}: not an ISO 8601 timestamp`);
+  return d;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+export class TelemetryService {
+  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number }) {}
+
+  /**
+   * Validate and store every span of one export request for the calling agent device, in one
+   * multi-row INSERT. All or nothing: 400 on any invalid span (see `toSpans`). Returns the count.
+   */
+  async ingest(tenantId: string, deviceId: string, body: ExportRequestJson): Promise<number> {
+    const spans = toSpans(body);
+    await withTenant(this.opts.db, tenantId, (tx) => repo.insertSpans(tx, spans.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }))));
+    return spans.length;
+  }
+
+  /** An agent's spans, newest first, keyset-paginated (`next_cursor`). 404 for an unknown agent. */
+  async list(tenantId: string, hubId: string, q: SpanQuery): Promise<{ spans: SpanOut[]; next_cursor: string | null }> {
+    return withTenant(this.opts.db, tenantId, async (tx) => {
+      const deviceId = await this.agentOf(tx, hubId);
+      return this.page(tx, { deviceId, name: q.name, traceId: q.trace_id?.toLowerCase(), statusCode: q.status ? SPAN_STATUSES.indexOf(q.status) : undefined, ...this.window(q) }, q);
+    });
+  }
+
+  /** Recent spans across the tenant's agents (`GET /dashboard/activity`), newest first. */
+  activity(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ spans: SpanOut[]; next_cursor: string | null }> {
+    return withTenant(this.opts.db, tenantId, (tx) => this.page(tx, {}, q));
+  }
+
+  /** Per-name count, error rate and p50/p95 duration over [since, until) (default: the last 24 h). */
+  async summary(tenantId: string, hubId: string, q: { since?: string; until?: string }): Promise<{ device_id: string; since: string; until: string; spans: SummaryEntry[] }> {
+    const until = time(q.until, 'until') ?? new Date();
+    const since = time(q.since, 'since') ?? new Date(until.getTime() - DAY_MS);
+    if (since >= until) throw badRequest('since must be before until');
+    return withTenant(this.opts.db, tenantId, async (tx) => {
+      const deviceId = await this.agentOf(tx, hubId);
+      const rows = await repo.summarize(tx, deviceId, since, until);
+      return {
+        device_id: deviceId,
+        since: since.toISOString(),
+        until: until.toISOString(),
+        spans: rows.map((r) => ({ name: r.name, count: r.count, error_count: r.errors, error_rate: r.count ? r.errors / r.count : 0, p50_duration_us: Math.round(r.p50), p95_duration_us: Math.round(r.p95) })),
+      };
+    });
+  }
+
+  private window(q: { since?: string; until?: string }) {
+    return { since: time(q.since, 'since'), until: time(q.until, 'until') };
+  }
+
+  private async page(tx: Tx, f: repo.SpanFilter, q: { cursor?: string; limit?: number }) {
+    const limit = Math.min(q.limit ?? this.opts.listDefault, this.opts.listMax);
+    const rows = await repo.listSpans(tx, { ...f, before: q.cursor ? decodeCursor(q.cursor) : undefined }, limit + 1);
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    return { spans: page.map(toOut), next_cursor: more ? encodeCursor(page.at(-1)!) : null };
+  }
+
+  /** `{hub_id}` = an agent device id or its hub address (DESIGN §8.18); 404 when not this tenant's agent. */
+  private async agentOf(tx: Tx, hubId: string): Promise<string> {
+    if (UUID.test(hubId)) {
+      const d = await getDevice(tx, hubId.toLowerCase());
+      if (d && d.kind === 'agent') return d.id;
+    }
+    const h = await getByAddress(tx, hubId);
+    if (h?.deviceId) return h.deviceId;
+    throw notFound('agent');
+  }
+}
