@@ -26,7 +26,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { BoundedCache, decodeBase64, parseTimestamp } from '../conversations/messages.js';
+import { BoundedCache, decodeBase64 } from '../conversations/messages.js';
+import { pageLimit, parseSince } from '../../lib/paging.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import type { FederationService } from '../federation/service.js';
 import type { HubService } from '../hub/service.js';
@@ -537,9 +538,9 @@ export class A2aService {
    * @throws 400 bad `since`; 403 not a party; 404 unknown channel.
    */
   async history(agent: A2aSender, channelId: string, q: { since?: string; limit?: number }): Promise<{ messages: A2aMessageOut[]; next_cursor: string | null }> {
-    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
-    const after =
-      q.since === undefined ? {} : /^\d{1,15}$/.test(q.since) ? { afterSeq: Number(q.since) } : { afterTime: parseTimestamp(q.since) };
+    const limit = pageLimit(q.limit, this.deps);
+    const since = q.since === undefined ? undefined : parseSince(q.since);
+    const after = since === undefined ? {} : 'seq' in since ? { afterSeq: since.seq } : { afterTime: since.at };
     const rows = await withTenant(this.deps.db, agent.tenantId, async (tx) => {
       const c = await repo.getChannel(tx, channelId);
       if (!c) throw notFound('channel');

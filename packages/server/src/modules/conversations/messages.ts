@@ -16,6 +16,7 @@ import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/
 import type { Notifier } from '../../realtime/notifier.js';
 import { enqueueMessagesInTx } from '../webhooks/outbox.js';
 import { TenantBatcher } from './batcher.js';
+import { pageLimit, parseSince } from '../../lib/paging.js';
 
 /** Body of `POST /conversations/{id}/messages` and of the `message` send frame. */
 export interface SendInput {
@@ -86,23 +87,6 @@ export function toMessageOut(m: Pick<MessageRow, 'id' | 'seq' | 'conversationId'
     message_group_id: m.groupId,
     cursor: String(m.seq),
   };
-}
-
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-
-/**
- * A strict ISO 8601 date-time (with zone) between 1970 and 9999, as a Date.
- * @throws 400 for anything else, including impossible dates such as 2024-02-30.
- */
-export function parseTimestamp(s: string): Date {
-  const m = ISO_8601.exec(s);
-  const t = Date.parse(s);
-  if (m && !Number.isNaN(t)) {
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const day = new Date(Date.UTC(y, mo - 1, d));
-    if (y >= 1970 && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d) return new Date(t);
-  }
-  throw badRequest('since must be an ISO 8601 date-time with a zone (e.g. 2026-01-31T12:00:00Z) or a next_cursor value');
 }
 
 /**
@@ -295,12 +279,12 @@ export class MessageService {
   }
 
   private async page(tenantId: string, cond: SQL[], q: HistoryQuery): Promise<{ messages: MessageOut[]; next_cursor: string | null }> {
-    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
+    const limit = pageLimit(q.limit, this.deps);
     const where = [...cond];
     if (q.topic_id) where.push(eq(messages.topicId, q.topic_id));
     if (q.since !== undefined) {
-      if (/^\d{1,15}$/.test(q.since)) where.push(gt(messages.seq, Number(q.since)));
-      else where.push(gt(messages.createdAt, parseTimestamp(q.since)));
+      const since = parseSince(q.since);
+      where.push('seq' in since ? gt(messages.seq, since.seq) : gt(messages.createdAt, since.at));
     }
     const rows = await withTenant(this.deps.db, tenantId, (tx) =>
       tx

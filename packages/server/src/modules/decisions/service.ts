@@ -19,6 +19,7 @@ import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { getDevice } from '../devices/repo.js';
 import * as repo from './repo.js';
+import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 
 export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
 export const RESOLUTIONS = ['approve', 'deny', 'defer'] as const;
@@ -121,14 +122,6 @@ const expiryResponse = (r: repo.DecisionRow): DecisionResponse => ({
   auto_action: (r.autoAction as AutoAction | null) ?? null,
 });
 
-/** Cursor of the awaiting list: `<created_at ms>.<id>` (opaque to clients). */
-const encodeCursor = (r: repo.DecisionRow) => `${r.createdAt.getTime()}.${r.id}`;
-function decodeCursor(c: string): repo.DecisionCursor {
-  const m = /^(\d{1,15})\.([0-9a-f-]{36})$/i.exec(c);
-  if (!m) throw badRequest('cursor must be a next_cursor value');
-  return { at: new Date(Number(m[1])), id: m[2]!.toLowerCase() };
-}
-
 /** 400 unless the options are distinct, at most one is the default, and `auto_action` names one of them. */
 function checkRequest(input: DecisionInput, now: Date): void {
   const ids = new Set(input.options.map((o) => o.option_id));
@@ -181,12 +174,12 @@ export class DecisionService {
 
   /** Awaiting decisions (pending and deferred), oldest first; `next_cursor` is null on the last page. */
   list(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ decisions: DecisionOut[]; next_cursor: string | null }> {
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
-    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
+    const after = q.cursor === undefined ? undefined : decodeKeyset(q.cursor);
+    const limit = pageLimit(q.limit, this.deps);
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const rows = await repo.listAwaiting(tx, after, limit + 1);
       const page = rows.slice(0, limit);
-      return { decisions: page.map(toDecisionOut), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+      return { decisions: page.map(toDecisionOut), next_cursor: rows.length > limit ? encodeKeyset(page.at(-1)!.createdAt, page.at(-1)!.id) : null };
     });
   }
 

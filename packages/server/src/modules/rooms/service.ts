@@ -27,7 +27,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { decodeBase64, parseTimestamp } from '../conversations/messages.js';
+import { decodeBase64 } from '../conversations/messages.js';
+import { pageLimit, parseSince } from '../../lib/paging.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import { wipeHeldPayloads } from '../policies/repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, PolicyDecider } from '../policies/types.js';
@@ -538,8 +539,9 @@ export class RoomService {
    * @throws 400 bad `since`, 403 a reading device that is not a member, 404 unknown room.
    */
   async timeline(tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<{ messages: TimelineEntry[]; next_cursor: string | null }> {
-    const limit = Math.min(q.limit ?? this.deps.listDefault, this.deps.listMax);
-    const since = q.since === undefined ? undefined : /^\d{1,15}$/.test(q.since) ? { cursor: Number(q.since) } : { at: parseTimestamp(q.since) };
+    const limit = pageLimit(q.limit, this.deps);
+    const parsed = q.since === undefined ? undefined : parseSince(q.since);
+    const since = parsed === undefined ? undefined : 'seq' in parsed ? { cursor: parsed.seq } : parsed;
     const me = viewer.deviceId;
     const messages = await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustGet(tx, roomId);

@@ -13,6 +13,8 @@ import { getByAddress } from '../hub/repo.js';
 import type { ExportRequestJson } from './otlp.js';
 import { toSpans } from './otlp.js';
 import * as repo from './repo.js';
+import { decodeKeyset, encodeKeyset, pageLimit, parseTimestamp } from '../../lib/paging.js';
+import { asUuid } from '../../lib/ids.js';
 
 export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
 export type SpanStatus = (typeof SPAN_STATUSES)[number];
@@ -75,23 +77,8 @@ const toOut = (s: repo.SpanRow): SpanOut => ({
   received_at: s.receivedAt.toISOString(),
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Opaque keyset cursor: base64url of `{start_time ISO}|{id}`. */
-const encodeCursor = (s: repo.SpanRow) => Buffer.from(`${s.startTime.toISOString()}|${s.id}`).toString('base64url');
-function decodeCursor(c: string): { startTime: Date; id: string } {
-  const [t, id] = Buffer.from(c, 'base64url').toString().split('|');
-  const startTime = new Date(t ?? '');
-  if (!id || !UUID.test(id) || Number.isNaN(startTime.getTime())) throw badRequest('cursor: not a next_cursor value');
-  return { startTime, id };
-}
-
-function time(v: string | undefined, name: string): Date | undefined {
-  if (v === undefined) return undefined;
-  const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw badRequest(`${name}: not an ISO 8601 timestamp`);
-  return d;
-}
+/** A `since` / `until` query value. @throws 400 when not an ISO 8601 date-time. */
+const time = (v: string | undefined, name: string): Date | undefined => (v === undefined ? undefined : parseTimestamp(v, name));
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -143,17 +130,20 @@ export class TelemetryService {
   }
 
   private async page(tx: Tx, f: repo.SpanFilter, q: { cursor?: string; limit?: number }) {
-    const limit = Math.min(q.limit ?? this.opts.listDefault, this.opts.listMax);
-    const rows = await repo.listSpans(tx, { ...f, before: q.cursor ? decodeCursor(q.cursor) : undefined }, limit + 1);
+    const limit = pageLimit(q.limit, this.opts);
+    const before = q.cursor ? decodeKeyset(q.cursor) : undefined;
+    const rows = await repo.listSpans(tx, { ...f, before: before && { startTime: before.at, id: before.id } }, limit + 1);
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
-    return { spans: page.map(toOut), next_cursor: more ? encodeCursor(page.at(-1)!) : null };
+    const last = page.at(-1);
+    return { spans: page.map(toOut), next_cursor: more && last ? encodeKeyset(last.startTime, last.id) : null };
   }
 
   /** `{hub_id}` = an agent device id or its hub address (DESIGN §8.18); 404 when not this tenant's agent. */
   private async agentOf(tx: Tx, hubId: string): Promise<string> {
-    if (UUID.test(hubId)) {
-      const d = await getDevice(tx, hubId.toLowerCase());
+    const deviceId = asUuid(hubId);
+    if (deviceId) {
+      const d = await getDevice(tx, deviceId);
       if (d && d.kind === 'agent') return d.id;
     }
     const h = await getByAddress(tx, hubId);
