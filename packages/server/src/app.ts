@@ -285,6 +285,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db) });
+  // [wiring: trust engine + job]
+  // [wiring: trust routes]
+  // [wiring: grants]
+  // [wiring: shadow]
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
@@ -296,6 +300,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await webhookWorker.stop();
     stopHeldExpiry();
     stopDecisionDeadlines();
+    // [onClose: trust job]
     gateway.close();
     await messages.drain();
     await bus.close();

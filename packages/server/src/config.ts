@@ -86,6 +86,12 @@ export interface Config {
   heldMessageTtlMs: number;
   /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; DESIGN §8.19). */
   decisionDeadlineIntervalMs: number;
+  /** Trust recompute period (SPEC §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
+  trustRecomputeIntervalMs: number;
+  /** How often each instance checks whether a cluster-wide scheduled job is due (`JOB_POLL_INTERVAL_MS`, default 60 s). */
+  jobPollIntervalMs: number;
+  /** Skill Permission Token lifetime (DESIGN §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
+  sptTtlSec: number;
   /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
   /**
@@ -235,6 +241,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inviteTtlMs: 10 * 60 * 1000,
     heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
     decisionDeadlineIntervalMs: Math.max(100, int(env, 'DECISION_DEADLINE_INTERVAL_MS', 10_000)),
+    trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
+    jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
+    sptTtlSec: Math.min(86_400, Math.max(60, int(env, 'SPT_TTL_SECONDS', 900))),
     webhooks: {
       pollMs: Math.max(1, int(env, 'WEBHOOK_POLL_MS', 1000)),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000),

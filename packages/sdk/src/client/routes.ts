@@ -139,6 +139,29 @@ export const ROUTES = {
   // audit log (SPEC §4.14; DESIGN §8.10, §8.22)
   listAuditEvents: r('GET', v1('/audit/events'), 'owner'),
   verifyAudit: r('GET', v1('/audit/verify'), 'owner'),
+  // trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14; docs/trust-scoring.md)
+  getTrustFleet: r('GET', v1('/trust-scores/fleet'), 'owner'),
+  recomputeTrust: r('POST', v1('/trust-scores/recompute'), 'owner'),
+  getTrustScore: r('GET', v1('/trust-scores/{agent_id}'), 'owner'),
+  getTrustHistory: r('GET', v1('/trust-scores/{agent_id}/history'), 'owner'),
+  getTrustReport: r('GET', v1('/trust-scores/{agent_id}/report'), 'owner'),
+  getTrustDrift: r('GET', v1('/trust-scores/{agent_id}/drift'), 'owner'),
+  recalibrateTrustDrift: r('POST', v1('/trust-scores/{agent_id}/drift/recalibrate'), 'owner'),
+  // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7)
+  issueGrant: r('POST', v1('/grants'), 'any'),
+  listGrants: r('GET', v1('/grants'), 'owner'),
+  validateGrant: r('POST', v1('/grants/validate'), 'public'),
+  getGrantKeys: r('GET', v1('/grants/jwks'), 'none'),
+  revokeGrant: r('POST', v1('/grants/{jti}/revoke'), 'owner'),
+  checkSkillPolicy: r('POST', v1('/skills/check'), 'any'),
+  // shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)
+  createShadowSession: r('POST', v1('/shadow/sessions'), 'owner'),
+  listShadowSessions: r('GET', v1('/shadow/sessions'), 'owner'),
+  getShadowSession: r('GET', v1('/shadow/sessions/{session_id}'), 'owner'),
+  recordShadowDecision: r('POST', v1('/shadow/sessions/{session_id}/record-human-decision'), 'owner'),
+  getShadowGraduationCheck: r('GET', v1('/shadow/sessions/{session_id}/graduation-check'), 'owner'),
+  graduateShadowSession: r('POST', v1('/shadow/sessions/{session_id}/graduate'), 'owner'),
+  demoteShadowSession: r('POST', v1('/shadow/sessions/{session_id}/demote'), 'owner'),
   // hub address registry (SPEC §4.10, DESIGN §8.13/§8.15)
   registerHub: r('POST', v1('/hub/register'), 'owner'),
   createHubIdentity: r('POST', v1('/hub/identities'), 'owner'),

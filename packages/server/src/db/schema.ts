@@ -786,3 +786,164 @@ export const telemetrySpans = pgTable(
   },
   (t) => [index('telemetry_spans_device_time_idx').on(t.tenantId, t.deviceId, t.startTime), index('telemetry_spans_name_idx').on(t.tenantId, t.name, t.startTime)],
 );
+
+// ---------------------------------------------------------------------------------------------
+// Issue 6: trust scoring, skill permission tokens, shadow sessions
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Device presence by hour (SPEC §2.9 `uptime`, DESIGN §8.2): one row per device and UTC hour in
+ * which the device was seen; written with `last_seen` (throttled), read by the trust engine.
+ */
+export const devicePresence = pgTable(
+  'device_presence',
+  {
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull(),
+    hour: ts('hour').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.hour] }), index('device_presence_tenant_idx').on(t.tenantId, t.hour)],
+);
+
+/**
+ * Trust score snapshots (SPEC §2.9, §3.9, §4.12): one row per agent, window (`7d`|`30d`|`90d`)
+ * and recompute. `dimensions` holds the 12 values 0.0-1.0; `sources` says per dimension whether
+ * it came from `telemetry`, the `fleet_median` or the 48-hour `warmup` fallback. The newest row
+ * per (device, window) is the current score; the `7d` rows are the history and the tier input.
+ */
+export const trustSnapshots = pgTable(
+  'trust_snapshots',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    window: text('window').notNull(),
+    composite: doublePrecision('composite').notNull(),
+    dimensions: jsonb('dimensions').notNull(),
+    sources: jsonb('sources').notNull().default({}),
+    percentile: integer('percentile').notNull(),
+    tier: text('tier').notNull(),
+    computedAt: ts('computed_at').notNull(),
+  },
+  (t) => [index('trust_snapshots_device_idx').on(t.tenantId, t.deviceId, t.window, t.computedAt)],
+);
+
+/**
+ * Per-day dimension values of an agent (UTC day; the input of PSI drift, SPEC §4.12): only the
+ * dimensions that had data that day are present in `dimensions`. Upserted by each recompute.
+ */
+export const trustDailyScores = pgTable(
+  'trust_daily_scores',
+  {
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    dimensions: jsonb('dimensions').notNull(),
+    computedAt: ts('computed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.day] }), index('trust_daily_scores_tenant_idx').on(t.tenantId, t.deviceId, t.day)],
+);
+
+/**
+ * PSI drift baselines (SPEC §4.12): per agent and dimension, the binned distribution (`bins`,
+ * proportions summing to 1) of the daily values of the first stable 30-day window, or of the
+ * window chosen at the last manual recalibration (`reason` `initial` | `recalibrated`).
+ */
+export const trustBaselines = pgTable(
+  'trust_baselines',
+  {
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    dimension: text('dimension').notNull(),
+    bins: jsonb('bins').notNull(),
+    samples: integer('samples').notNull(),
+    windowStart: text('window_start').notNull(),
+    windowEnd: text('window_end').notNull(),
+    reason: text('reason').notNull(),
+    establishedAt: ts('established_at').notNull(),
+    establishedBy: text('established_by').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.dimension] }), index('trust_baselines_tenant_idx').on(t.tenantId)],
+);
+
+/**
+ * Cluster-wide schedule of periodic jobs (platform table, no tenant_id): a run is claimed by the
+ * one instance whose `UPDATE … WHERE next_run_at <= now() RETURNING` succeeds (DESIGN §8 "jobs").
+ */
+export const scheduledJobs = pgTable('scheduled_jobs', {
+  name: text('name').primaryKey(),
+  nextRunAt: ts('next_run_at').notNull(),
+  lastRunAt: ts('last_run_at'),
+  lastRunBy: text('last_run_by'),
+  lastResult: jsonb('last_result'),
+});
+
+/**
+ * Skill Permission Tokens (DESIGN §8.7): one row per issued SPT (`jti`). The revocation list is
+ * the rows with `revoked_at` set; an SPT is active while not revoked and `expires_at` is ahead.
+ * `tier` is the trust tier the grant was issued under (a downgrade below it revokes the grant).
+ */
+export const skillGrants = pgTable(
+  'skill_grants',
+  {
+    jti: uuid('jti').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    subject: text('subject').notNull(),
+    skill: text('skill').notNull(),
+    tier: text('tier').notNull(),
+    audience: text('audience').notNull(),
+    issuedBy: text('issued_by').notNull(),
+    issuedAt: ts('issued_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    revokedReason: text('revoked_reason'),
+  },
+  (t) => [index('skill_grants_device_idx').on(t.tenantId, t.deviceId, t.expiresAt)],
+);
+
+/**
+ * Shadow sessions (SPEC §2.14, §3.4; DESIGN §8.8, §8.20): one agent, skill and decision class.
+ * `level` shadow | supervised | autonomous; `level_since` starts the evidence that gates count.
+ */
+export const shadowSessions = pgTable(
+  'shadow_sessions',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    skillName: text('skill_name').notNull(),
+    decisionClass: text('decision_class').notNull(),
+    minObservations: integer('min_observations').notNull(),
+    agreementThreshold: doublePrecision('agreement_threshold').notNull(),
+    criticalMissWindowHours: doublePrecision('critical_miss_window_hours').notNull(),
+    level: text('level').notNull().default('shadow'),
+    levelSince: ts('level_since').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('shadow_sessions_device_idx').on(t.tenantId, t.deviceId)],
+);
+
+/** Observations of a shadow session (SPEC §2.14): the agent's recommendation next to the human decision. */
+export const shadowObservations = pgTable(
+  'shadow_observations',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    sessionId: uuid('session_id').notNull().references(() => shadowSessions.id, { onDelete: 'cascade' }),
+    observationId: text('observation_id').notNull(),
+    level: text('level').notNull(),
+    agentAction: text('agent_action').notNull(),
+    agentConfidence: doublePrecision('agent_confidence'),
+    agentReasoning: text('agent_reasoning'),
+    humanAction: text('human_action').notNull(),
+    humanNotes: text('human_notes'),
+    agreed: boolean('agreed').notNull(),
+    criticalMiss: boolean('critical_miss').notNull().default(false),
+    recordedBy: text('recorded_by').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+  },
+  (t) => [uniqueIndex('shadow_observations_id_idx').on(t.sessionId, t.observationId), index('shadow_observations_session_idx').on(t.sessionId, t.recordedAt)],
+);

@@ -21,26 +21,8 @@ import { TRUST_TIERS, type HubIdentityRow } from '../hub/repo.js';
 import { hubDid, type HubService } from '../hub/service.js';
 import { TRUST_SCORE_FALLBACK } from '../hub/directory.js';
 
-/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default. */
-export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
-export type TrustWindow = (typeof TRUST_WINDOWS)[number];
-
-/** The 12 trust dimensions of SPEC §2.9, in table order. */
-export const TRUST_DIMENSIONS = [
-  'uptime',
-  'responsiveness',
-  'reliability',
-  'task_success',
-  'efficiency',
-  'volume',
-  'tool_accuracy',
-  'error_discipline',
-  'compliance',
-  'token_efficiency',
-  'behavioral_consistency',
-  'version_health',
-] as const;
-export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
+export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '../trust/types.js';
+import { TRUST_DIMENSIONS, type TrustDimension, type TrustWindow } from '../trust/types.js';
 
 /** SPEC §3.9: the score of a dimension without data. */
 

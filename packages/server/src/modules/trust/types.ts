@@ -1,0 +1,110 @@
+/**
+ * Shared vocabulary of the trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14;
+ * docs/trust-scoring.md): dimension keys and weights, windows, tier thresholds, and the per-day
+ * signal record that the repository extracts from the database and the pure scoring functions
+ * (dimensions.ts, fallbacks.ts, fleet.ts, psi.ts, tiers.ts) consume.
+ */
+
+/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default and the tier input. */
+export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
+export type TrustWindow = (typeof TRUST_WINDOWS)[number];
+
+/** Length of each window in days. */
+export const WINDOW_DAYS: Record<TrustWindow, number> = { '7d': 7, '30d': 30, '90d': 90 };
+
+/** The 12 trust dimensions of SPEC §2.9, in table order. */
+export const TRUST_DIMENSIONS = [
+  'uptime',
+  'responsiveness',
+  'reliability',
+  'task_success',
+  'efficiency',
+  'volume',
+  'tool_accuracy',
+  'error_discipline',
+  'compliance',
+  'token_efficiency',
+  'behavioral_consistency',
+  'version_health',
+] as const;
+export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
+
+/** SPEC §2.9 weights; they sum to 1.00. */
+export const DIMENSION_WEIGHTS: Record<TrustDimension, number> = {
+  uptime: 0.1,
+  responsiveness: 0.12,
+  reliability: 0.08,
+  task_success: 0.1,
+  efficiency: 0.08,
+  volume: 0.07,
+  tool_accuracy: 0.08,
+  error_discipline: 0.05,
+  compliance: 0.07,
+  token_efficiency: 0.1,
+  behavioral_consistency: 0.1,
+  version_health: 0.05,
+};
+
+/** SPEC §3.9: the score of every dimension during the first 48 hours (and of a dimension nobody has data for). */
+export const NEUTRAL_SCORE = 0.5;
+/** SPEC §3.9: the warm-up during which every dimension scores {@link NEUTRAL_SCORE}. */
+export const WARMUP_HOURS = 48;
+/** SPEC §3.3: the upgrade hold (the score must stay at or above the threshold this long). */
+export const TIER_HOLD_DAYS = 7;
+
+/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
+export const TIERS = ['unverified', 'certified', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+/** Minimum composite score per tier (SPEC §3.3). */
+export const TIER_THRESHOLDS: Record<Tier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
+
+/** Where a dimension's value came from (SPEC §3.9). */
+export type DimensionSource = 'telemetry' | 'fleet_median' | 'warmup';
+
+/** The 12 values, each 0.0-1.0. */
+export type DimensionScores = Record<TrustDimension, number>;
+
+/**
+ * Everything the engine knows about one agent on one UTC day (`day` = `YYYY-MM-DD`). Counters are
+ * additive, so a window is the concatenation of its days. Extracted by trust/repo.ts.
+ */
+export interface DailySignals {
+  day: string;
+  /** Distinct UTC hours of the day in which the device was seen (device_presence), 0-24. */
+  presenceHours: number;
+  /** Hours of the day during which the agent existed (after activation, before now), 0-24. */
+  observedHours: number;
+  /** Resolution latencies (seconds) of the agent's decisions resolved this day (created → resolved). */
+  decisionLatenciesSec: number[];
+  /** The agent's decisions that expired unanswered this day. */
+  decisionsExpired: number;
+  /** All spans started this day, and those with status ERROR (OTLP status code 2). */
+  spans: number;
+  errorSpans: number;
+  /** Error spans followed, in the same trace, by a later span of the same name that did not fail. */
+  recoveredErrors: number;
+  /** `svc.task` spans, and those not ERROR. */
+  tasks: number;
+  tasksOk: number;
+  /** `svc.tool` spans, and those not ERROR. */
+  tools: number;
+  toolsOk: number;
+  /** Tokens reported on `svc.task` spans (gen_ai.usage.input_tokens + output_tokens, or svc.tokens), all and successful ones. */
+  taskTokens: number;
+  taskTokensOk: number;
+  /** Messages the agent sent (direct, room and A2A). */
+  messages: number;
+  /** `svc.policy.evaluate` records where the agent was the sender, and those that blocked or held. */
+  policyEvaluations: number;
+  policyViolations: number;
+  /** Span count per span name (the behavioural mix). */
+  spanNames: Record<string, number>;
+  /** Per `service.version` resource attribute: spans, error spans, first start time (ISO 8601) seen this day. */
+  versions: Record<string, { spans: number; errors: number; firstSeen: string }>;
+}
+
+/** One 7-day score in the tier history (ascending by `at`). */
+export interface ScorePoint {
+  at: Date;
+  composite: number;
+}
