@@ -3,8 +3,8 @@
 /**
  * The SDK's hub identity methods and offline credential verification against a real server over
  * HTTP (SPEC §2.8, §2.10, §3.3, §4.10, §4.11; DESIGN §8.15, §8.16): register an identity, add a
- * capability, read and update the profile, search, verify the agent, certify it (trust score set
- * as the superuser: the trust engine comes later), obtain a TrustTierCredential, verify it offline
+ * capability, read and update the profile, search, verify the agent, certify it (7-day score
+ * history seeded as the superuser), obtain a TrustTierCredential, verify it offline
  * with @digitalbazaar/vc and the SDK's document loader (which fetches nothing but `did:hub`
  * resolutions) and through `POST /verify/credential`, then revoke it.
  */
@@ -175,7 +175,12 @@ describe('hub identities, verification and credentials through the SDK', () => {
     expect(first.checks.filter((c) => !c.passed).map((c) => c.check)).toEqual(['trust_score']);
     await rejects(owner.issueCredential(identity.id), 403);
 
+    // A 7d score of 0.7 held for 8 days (daily snapshots of the bound device: certify reads the held score, SPEC §3.3).
     await superuser(sql`update hub_identities set trust_score = 0.7 where id = ${identity.id}`);
+    await superuser(sql`
+      insert into trust_snapshots (id, tenant_id, device_id, "window", composite, dimensions, percentile, tier, computed_at)
+      select gen_random_uuid(), tenant_id, device_id, '7d', 0.7, '{}'::jsonb, 50, 'unverified', now() - g * interval '1 day' - interval '1 second'
+      from hub_identities, generate_series(0, 8) g where id = ${identity.id}`);
     const second = await owner.certifyHubIdentity(identity.id);
     expect(second).toMatchObject({ identity_id: identity.id, tier: 'certified', upgraded: true });
     expect(second.checks.every((c) => c.passed && typeof c.detail === 'string')).toBe(true);

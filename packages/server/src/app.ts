@@ -28,13 +28,25 @@ import { registerRateLimits } from './http/rate-limit.js';
 import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
+import { scheduleTrustRecompute } from './jobs/trust-recompute.js';
+import { TrustEngine } from './modules/trust/engine.js';
+import { TrustDriftService } from './modules/trust/drift.js';
+import { TrustQueryService } from './modules/trust/query.js';
+import { TrustReportService } from './modules/trust/report.js';
+import { trustRoutes } from './modules/trust/routes.js';
 import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { AuditService } from './modules/audit/service.js';
 import { decisionRoutes } from './modules/decisions/routes.js';
+import { grantRoutes } from './modules/grants/routes.js';
+import { SptKeys } from './modules/grants/keys.js';
+import { GrantService } from './modules/grants/service.js';
+import { SptTokens } from './modules/grants/tokens.js';
 import { DecisionService } from './modules/decisions/service.js';
+import { shadowRoutes } from './modules/shadow/routes.js';
+import { ShadowService } from './modules/shadow/service.js';
 import { a2aRoutes } from './modules/a2a/routes.js';
 import { A2aService } from './modules/a2a/service.js';
 import { attachmentRoutes } from './modules/attachments/routes.js';
@@ -286,9 +298,44 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db) });
   // [wiring: trust engine + job]
-  // [wiring: trust routes]
-  // [wiring: grants]
-  // [wiring: shadow]
+  const trustEngine = new TrustEngine({ db, log: app.log });
+  const stopTrustJob = scheduleTrustRecompute({
+    db,
+    engine: trustEngine,
+    intervalMs: config.trustRecomputeIntervalMs,
+    pollMs: config.jobPollIntervalMs,
+    onError: (err) => app.log.warn({ err }, 'trust recompute job failed'),
+  });
+  // Trust score routes (SPEC §4.12): scores, fleet, history, drift, compliance reports, recompute.
+  await app.register(trustRoutes, {
+    prefix: API_PREFIX,
+    scores: new TrustQueryService({ db }),
+    drift: new TrustDriftService({ db }),
+    reports: new TrustReportService({ db }),
+    engine: trustEngine,
+  });
+  // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
+  const sptKeys = new SptKeys(db);
+  await sptKeys.init();
+  const skillLimiter: RateLimiterAbstract | undefined = !config.rateLimits.enabled
+    ? undefined
+    : redis
+      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-skill', points: config.rateLimits.skillChecksPerMin, duration: 60 })
+      : new RateLimiterMemory({ points: config.rateLimits.skillChecksPerMin, duration: 60 });
+  const grants = new GrantService({
+    db,
+    keys: sptKeys,
+    tokens: new SptTokens(sptKeys, issuer.did),
+    limiter: skillLimiter,
+    checksPerMin: config.rateLimits.skillChecksPerMin,
+    publicUrl: config.publicUrl,
+    ttlSec: config.sptTtlSec,
+    listDefault: config.limits.listDefault,
+    listMax: config.limits.listMax,
+    policies,
+  });
+  await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
+  await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   app.get(
     `${API_PREFIX}/ws`,
     { websocket: true, schema: { hide: true } },
@@ -301,6 +348,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopHeldExpiry();
     stopDecisionDeadlines();
     // [onClose: trust job]
+    await stopTrustJob();
     gateway.close();
     await messages.drain();
     await bus.close();

@@ -26,6 +26,11 @@ export interface RateLimitConfig {
   /** `GET /hub/{address}/did` (and the resolver routes), per minute. SPEC §8: 60 public, 600 with an API key. */
   didPublicPerMin: number;
   didApiKeyPerMin: number;
+  /** `POST /grants/validate`, per minute: 30 public (per IP), 300 with an API key (per key), like verify (DESIGN §8.7). */
+  grantValidatePublicPerMin: number;
+  grantValidateApiKeyPerMin: number;
+  /** Skill policy checks per agent and skill per minute: the pipeline's `rate` stage (`SKILL_CHECKS_PER_MIN`, default 60; DESIGN §8.6). */
+  skillChecksPerMin: number;
 }
 
 /** Limits of DESIGN §8.12 (sizes in bytes). */
@@ -226,6 +231,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       verifyApiKeyPerMin: int(env, 'RATE_LIMIT_VERIFY_API_KEY_PER_MIN', 300),
       didPublicPerMin: int(env, 'RATE_LIMIT_DID_PUBLIC_PER_MIN', 60),
       didApiKeyPerMin: int(env, 'RATE_LIMIT_DID_API_KEY_PER_MIN', 600),
+      grantValidatePublicPerMin: int(env, 'RATE_LIMIT_GRANT_VALIDATE_PUBLIC_PER_MIN', 30),
+      grantValidateApiKeyPerMin: int(env, 'RATE_LIMIT_GRANT_VALIDATE_API_KEY_PER_MIN', 300),
+      skillChecksPerMin: Math.max(1, int(env, 'SKILL_CHECKS_PER_MIN', 60)),
     },
     limits: {
       maxCiphertextBytes: int(env, 'LIMIT_MESSAGE_BYTES', 256 * 1024),

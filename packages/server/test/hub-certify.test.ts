@@ -1,14 +1,16 @@
 /**
  * Certification (SPEC §3.3 `POST /hub/identities/{id}/certify`; DESIGN §8.16): the five checks,
  * each failing alone; the tier rises only when they all pass (unverified → certified → enterprise
- * with the trust score), never falls here; every change recorded once in hub_tier_changes with
- * the checks; last_attestation_at on every run; capabilities follow the tier; route matrix.
- * Trust scores are set directly as the superuser (the trust engine comes later).
+ * with the HELD score of the last 7 days) and falls at once when the latest 7d score is below the
+ * current tier; every change recorded once in hub_tier_changes with the checks and audited
+ * (`hub.tier_changed`); last_attestation_at on every run; capabilities follow the tier; route
+ * matrix. Scores are seeded as 7d trust_snapshots (superuser SQL) covering the last 8 days.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certificationChecks, qualifiedTier } from '../src/modules/hub/certify.js';
+import { TRUST_DIMENSIONS } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { newDeviceKeys } from './keys.js';
@@ -32,7 +34,22 @@ describe('hub certification', () => {
 
   const exec = async <T = Record<string, unknown>>(q: ReturnType<typeof sql>) => ((await t.app.parley.database.db.execute(q)) as unknown as { rows: T[] }).rows;
   const certify = (id: string, headers: Record<string, string> = a.auth) => t.request({ method: 'POST', url: `/api/v1/hub/identities/${id}/certify`, headers });
-  const setScore = (id: string, score: number | null) => exec(sql`update hub_identities set trust_score = ${score} where id = ${id}`);
+  /**
+   * The bound device's 7d score history: one snapshot a day from 8 days ago to now, all at `score`
+   * (so the held score over the last 7 days is `score`); null clears the history.
+   */
+  const setScore = async (id: string, score: number | null) => {
+    const [row] = await exec<{ tenant_id: string; device_id: string | null }>(sql`select tenant_id, device_id from hub_identities where id = ${id}`);
+    if (!row?.device_id) throw new Error('setScore needs a bound device');
+    await exec(sql`delete from trust_snapshots where device_id = ${row.device_id}`);
+    if (score === null) return;
+    const dims = JSON.stringify(Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, score])));
+    for (let day = 8; day >= 0; day--) {
+      const at = new Date(Date.now() - day * DAY - 1000).toISOString();
+      await exec(sql`insert into trust_snapshots (id, tenant_id, device_id, "window", composite, dimensions, sources, percentile, tier, computed_at)
+                     values (${randomUUID()}, ${row.tenant_id}, ${row.device_id}, '7d', ${score}, ${dims}::jsonb, '{}'::jsonb, 50, 'unverified', ${at}::timestamptz)`);
+    }
+  };
   const tierChanges = (id: string) =>
     exec<{ from_tier: string; to_tier: string; reason: string; checks: unknown }>(sql`select from_tier, to_tier, reason, checks from hub_tier_changes where identity_id = ${id} order by created_at`);
   const identityRow = async (id: string) =>
@@ -66,7 +83,7 @@ describe('hub certification', () => {
   });
   afterAll(() => t.close());
 
-  it('answers all five checks, and without a computed score (0.5 fallback) does not upgrade', async () => {
+  it('answers all five checks, and without a 7-day score history does not upgrade', async () => {
     const c = await candidate(a);
     const res = await certify(c.id);
     expect(res.status).toBe(200);
@@ -74,7 +91,7 @@ describe('hub certification', () => {
     expect(res.body.checks.map((x: { check: string }) => x.check)).toEqual(CHECKS);
     for (const x of res.body.checks) expect(x.detail).toEqual(expect.any(String));
     expect(failed(res.body)).toEqual(['trust_score']);
-    expect(res.body.checks[4].detail).toMatch(/0\.5/);
+    expect(res.body.checks[4].detail).toMatch(/not held for 7 days/);
     expect(await tierChanges(c.id)).toEqual([]);
     const row = await identityRow(c.id);
     expect(row.certified_at).toBeNull();
@@ -129,15 +146,38 @@ describe('hub certification', () => {
     expect((await tierChanges(c.id)).map((x) => [x.from_tier, x.to_tier])).toEqual([['unverified', 'enterprise']]);
   });
 
-  it('never lowers the tier: a falling score fails the check but the tier stays', async () => {
+  it('lowers the tier at once when the latest score falls below it (SPEC §3.3 downgrade), audited', async () => {
     const c = await candidate(a);
     await setScore(c.id, 0.85);
     expect((await certify(c.id)).body.tier).toBe('enterprise');
+    await setScore(c.id, 0.7);
+    const mid = await certify(c.id);
+    expect(mid.body).toMatchObject({ tier: 'certified', upgraded: false });
+    expect(await capabilityTiers(c.id)).toEqual({ translate: 'certified' });
     await setScore(c.id, 0.3);
     const res = await certify(c.id);
-    expect(res.body).toMatchObject({ tier: 'enterprise', upgraded: false });
+    expect(res.body).toMatchObject({ tier: 'unverified', upgraded: false });
     expect(failed(res.body)).toEqual(['trust_score']);
-    expect(await tierChanges(c.id)).toHaveLength(1);
+    expect((await tierChanges(c.id)).map((x) => [x.from_tier, x.to_tier, x.reason])).toEqual([
+      ['unverified', 'enterprise', 'certify'],
+      ['enterprise', 'certified', 'certify'],
+      ['certified', 'unverified', 'certify'],
+    ]);
+    expect(await capabilityTiers(c.id)).toEqual({ translate: 'unverified' });
+    const audit = await exec<{ actor: string; data: { from: string; to: string; score: number; reason: string } }>(
+      sql`select actor, data from audit_events where type = 'hub.tier_changed' and subject = ${c.id} order by seq`,
+    );
+    expect(audit.map((e) => [e.data.from, e.data.to, e.data.score, e.data.reason])).toEqual([
+      ['unverified', 'enterprise', 0.85, 'certify'],
+      ['enterprise', 'certified', 0.7, 'certify'],
+      ['certified', 'unverified', 0.3, 'certify'],
+    ]);
+    expect(audit[0]!.actor).toBe(a.sub);
+    const spans = await exec<{ attributes: Record<string, unknown> }>(
+      sql`select attributes from telemetry_spans where device_id = ${c.agent.deviceId} and name = 'svc.trust' order by start_time`,
+    );
+    expect(spans.map((x) => x.attributes['svc.trust.to_tier'])).toEqual(['enterprise', 'certified', 'unverified']);
+    expect(spans[0]!.attributes).toMatchObject({ operation: 'tier_change', 'svc.trust.from_tier': 'unverified', 'svc.trust.reason': 'certify' });
   });
 
   describe('each check failing alone keeps the identity unverified', () => {
@@ -148,8 +188,8 @@ describe('hub certification', () => {
       // A stored key that is no valid point (e.g. written before validation existed): the all-zero key has order 4.
       ['owner_key: not a valid point', ['owner_key'], (c) => exec(sql`update hub_identities set public_key = ${Buffer.alloc(32).toString('base64')} where id = ${c.id}`)],
       ['bound_device: device REVOKED', ['bound_device'], (c) => exec(sql`update devices set status = 'REVOKED' where id = ${c.agent.deviceId}`)],
-      // Unbinding also leaves no device whose activity could be observed.
-      ['bound_device: none bound', ['bound_device', 'activity'], (c) => exec(sql`update hub_identities set device_id = null where id = ${c.id}`)],
+      // Unbinding also leaves no device whose activity or score history could be observed.
+      ['bound_device: none bound', ['bound_device', 'activity', 'trust_score'], (c) => exec(sql`update hub_identities set device_id = null where id = ${c.id}`)],
       ['capabilities: none with an sla', ['capabilities'], none, { sla: false }],
       ['activity: seen 8 days ago', ['activity'], (c) => exec(sql`update devices set last_seen = ${new Date(Date.now() - 8 * DAY).toISOString()} where id = ${c.agent.deviceId}`)],
       ['activity: never seen', ['activity'], (c) => exec(sql`update devices set last_seen = null where id = ${c.agent.deviceId}`)],
@@ -183,9 +223,9 @@ describe('hub certification', () => {
       [0.5999, 'unverified'],
       [null, 'unverified'],
     ] as const) {
-      expect(qualifiedTier(certificationChecks({ ...facts, trustScore: score }), score), String(score)).toBe(tier);
+      expect(qualifiedTier(certificationChecks({ ...facts, heldScore: score }), score), String(score)).toBe(tier);
     }
-    const stale = certificationChecks({ ...facts, device: { ...facts.device, lastSeen: new Date(now.getTime() - 7 * DAY - 1) }, trustScore: 0.9 });
+    const stale = certificationChecks({ ...facts, device: { ...facts.device, lastSeen: new Date(now.getTime() - 7 * DAY - 1) }, heldScore: 0.9 });
     expect(stale.find((c) => c.check === 'activity')!.passed).toBe(false);
   });
 

@@ -1,8 +1,9 @@
 /**
  * Verify agent (SPEC §4.11, §8): `GET /verify/{hub_address}` — status (verified, unverified,
- * suspended, not_found), tier, trust scores (SPEC §2.9 keys, SPEC §3.9 fallback), timestamps,
- * the window parameter, public access with credential checks, and the SPEC §8 limits (per IP,
- * higher per API key).
+ * suspended, not_found), tier, trust scores (SPEC §2.9 keys: the latest snapshot of the requested
+ * window, else the SPEC §3.9 fallback), active grants (active SPTs of the bound device),
+ * timestamps, the window parameter, public access with credential checks, and the SPEC §8 limits
+ * (per IP, higher per API key).
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { devices, hubIdentities } from '../src/db/schema.js';
 import { TRUST_DIMENSIONS } from '../src/modules/verification/service.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { dims, TrustSeed } from './trust-fixtures.js';
 
 let seq = 0;
 const addr = (prefix = 'vfy') => `${prefix}-${Date.now().toString(36)}-${++seq}`;
@@ -79,6 +81,37 @@ describe('GET /verify/{hub_address}', () => {
     expect((await get(address)).body.status).toBe('verified');
     expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/revoke`, headers: a.auth })).status).toBe(200);
     expect((await get(address)).body).toMatchObject({ status: 'suspended', trust_tier: 'certified' });
+  });
+
+  it('trust_scores come from the latest snapshot of the requested window, the SPEC §3.9 fallback without one', async () => {
+    const seed = new TrustSeed(t);
+    const agent = await activeAgent(t, a);
+    const address = await register(a, agent.deviceId);
+    await update(address, { trustScore: 0.66 });
+    const now = Date.now();
+    await seed.snapshot({ tenantId: a.tenantId, deviceId: agent.deviceId, window: '30d', at: new Date(now - 7200_000), composite: 0.2, dimensions: dims(0.2) });
+    await seed.snapshot({ tenantId: a.tenantId, deviceId: agent.deviceId, window: '30d', at: new Date(now - 3600_000), composite: 0.71, dimensions: dims(0.7, { uptime: 0.93, compliance: 0 }) });
+    const month = await get(address, '?window=30d');
+    expect(month.body.trust_scores).toEqual({ composite: 0.71, ...dims(0.7, { uptime: 0.93, compliance: 0 }) });
+    // No 7d snapshot: 0.5 per dimension and the identity's stored score as composite.
+    const week = await get(address);
+    expect(week.body.trust_scores).toEqual({ composite: 0.66, ...dims(0.5) });
+  });
+
+  it('active_grants counts the bound device’s active SPTs (not revoked, not expired)', async () => {
+    const seed = new TrustSeed(t);
+    const agent = await activeAgent(t, a);
+    const other = await activeAgent(t, a);
+    const address = await register(a, agent.deviceId);
+    expect((await get(address)).body.active_grants).toBe(0);
+    await seed.grant(a.tenantId, agent.deviceId, 'active');
+    await seed.grant(a.tenantId, agent.deviceId, 'active', 'enterprise');
+    await seed.grant(a.tenantId, agent.deviceId, 'revoked');
+    await seed.grant(a.tenantId, agent.deviceId, 'expired');
+    await seed.grant(a.tenantId, other.deviceId, 'active');
+    expect((await get(address)).body.active_grants).toBe(2);
+    // An identity without a bound device has none.
+    expect((await get(await register(a))).body.active_grants).toBe(0);
   });
 
   it('an unknown address answers 200 not_found (the platform issuer address too); a malformed one 400', async () => {

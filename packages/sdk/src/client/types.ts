@@ -614,6 +614,8 @@ export interface PolicyConditions {
   recipient_device_ids?: string[];
   sender_hub_addresses?: string[];
   sender_tier_below?: 'certified' | 'enterprise';
+  /** Matches an agent whose trust score (latest 7-day composite; 0.5 before one exists) is below this value, 0-1. */
+  trust_score_below?: number;
   /** UTC hours `from` <= h < `to`, wrapping midnight when `from` > `to`. */
   hours_utc?: { from: number; to: number };
   rate_per_minute_over?: number;

@@ -59,6 +59,8 @@ export function routeLimits(cfg: RateLimitConfig) {
     verify: publicOrApiKey('verify', cfg.verifyPublicPerMin, cfg.verifyApiKeyPerMin),
     /** `GET /hub/{address}/did` and DID resolution: 60/min public, 600/min with an API key. */
     did: publicOrApiKey('did', cfg.didPublicPerMin, cfg.didApiKeyPerMin),
+    /** `POST /grants/validate`: 30/min public, 300/min with an API key (DESIGN §8.7, like verify). */
+    grantValidate: publicOrApiKey('grant-validate', cfg.grantValidatePublicPerMin, cfg.grantValidateApiKeyPerMin),
     /** `POST /enroll`: 5 per IP per 10 minutes. */
     enroll: { max: cfg.enrollPer10Min, timeWindow: 600_000, keyGenerator: (r: FastifyRequest) => 'enroll:' + r.ip },
     /** `GET /devices/{id}/status`: 1 per 5 seconds per device. */

@@ -10,6 +10,7 @@ import { IdParams, Nullable, PageQuery, Timestamp, Uuid } from '../../http/schem
 import { HUB_ADDRESS_PATTERN } from '../hub/service.js';
 import { A2aMessageFields } from './frames.js';
 import { CHANNEL_STATUSES } from './repo.js';
+import { auditActor } from '../audit/parties.js';
 import type { A2aActor, A2aService } from './service.js';
 
 const Status = Type.Union(CHANNEL_STATUSES.map((s) => Type.Literal(s)));
@@ -59,9 +60,12 @@ const ownerSecurity = [{ ownerJwt: [] }];
 
 /** The caller of an owner-or-API-key route: the owner's tenant, or the API key's bound device. */
 function actorOf(req: FastifyRequest): A2aActor {
-  if (req.principal?.kind === 'owner') return { kind: 'owner', tenantId: ownerOf(req).tenantId };
+  if (req.principal?.kind === 'owner') {
+    const o = ownerOf(req);
+    return { kind: 'owner', tenantId: o.tenantId, actor: o.sub };
+  }
   const { tenantId, deviceId } = agentDeviceOf(req);
-  return { kind: 'agent', tenantId, deviceId };
+  return { kind: 'agent', tenantId, deviceId, actor: auditActor(req.principal!) };
 }
 
 export const a2aRoutes: FastifyPluginAsyncTypebox<{ a2a: A2aService }> = async (app, { a2a }) => {
@@ -107,7 +111,7 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<{ a2a: A2aService }> = async (
       config: owner,
       schema: { tags, security: ownerSecurity, summary: "Approve a pending channel (the responder's owner)", params: IdParams, response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 409) } },
     },
-    async (req) => a2a.approve(ownerOf(req).tenantId, req.params.id),
+    async (req) => a2a.approve(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub),
   );
 
   app.post(
@@ -116,7 +120,7 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<{ a2a: A2aService }> = async (
       config: owner,
       schema: { tags, security: ownerSecurity, summary: "Reject a pending channel (the responder's owner; terminal)", params: IdParams, response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 409) } },
     },
-    async (req) => a2a.reject(ownerOf(req).tenantId, req.params.id),
+    async (req) => a2a.reject(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub),
   );
 
   app.post(

@@ -20,6 +20,12 @@
  * delivered by {@link A2aService.release} once an owner approves it.
  *
  * Federated messages always carry a W3C `traceparent` (generated when the sender sent none).
+ *
+ * Audit (docs/decisions.md "Audit coverage"): request, approve, reject and revoke record
+ * `a2a_channel.requested | approved | rejected | revoked` (subject: the channel id) in the
+ * transaction of the transition, in the acting tenant's chain (actor: owner `sub`,
+ * `api_key:<id>` or `device:<id>`) and, for a federated channel, also in the other tenant's chain
+ * (actor `tenant:<acting tenant id>`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
@@ -33,6 +39,7 @@ import type { FederationService } from '../federation/service.js';
 import type { HubService } from '../hub/service.js';
 import { TIERS, stricter, type Evaluation, type EvaluationContext, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { HeldRecord, HeldReleaser, PolicyDecider } from '../policies/types.js';
+import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
 import * as repo from './repo.js';
 
 /** The policy module as A2A uses it: the decider contract plus the releaser registry. */
@@ -53,8 +60,11 @@ export interface A2aDeps {
   listMax: number;
 }
 
-/** Who acts on a channel route: an owner of a tenant, or an agent device (device JWT or API key). */
-export type A2aActor = { kind: 'owner'; tenantId: string } | { kind: 'agent'; tenantId: string; deviceId: string };
+/**
+ * Who acts on a channel route: an owner of a tenant, or an agent device (device JWT or API key).
+ * `actor` is the audit actor of the principal (audit/parties.ts `auditActor`).
+ */
+export type A2aActor = { kind: 'owner'; tenantId: string; actor: string } | { kind: 'agent'; tenantId: string; deviceId: string; actor: string };
 
 /** The agent device behind a frame or an agent REST call. */
 export interface A2aSender {
@@ -288,6 +298,22 @@ export class A2aService {
         status: 'pending',
         createdAt: new Date(),
       });
+      await appendAuditToParties(
+        tx,
+        home,
+        twoPartyEvents(home, peer.tenantId, actor.actor, {
+          type: 'a2a_channel.requested',
+          subject: row!.id,
+          data: {
+            initiator_hub_address: mine.hubAddress,
+            responder_hub_address: peer.hubAddress,
+            initiator_device_id: initiatorDeviceId,
+            responder_device_id: responderDeviceId,
+            capability: row!.capability,
+            federated,
+          },
+        }),
+      );
       return row!;
     });
     const out = { channel_id: channel.id, ...toChannelOut(channel) };
@@ -309,11 +335,12 @@ export class A2aService {
    * @throws 403 the caller is the initiator side's owner, or the federation agreement ended;
    *   404 not visible to the tenant; 409 not pending.
    */
-  async approve(tenantId: string, id: string): Promise<ChannelOut> {
+  async approve(tenantId: string, id: string, actor = 'owner'): Promise<ChannelOut> {
     await this.agreementGate(await this.factsOf(tenantId, id));
     const { channel, devices } = await withTenant(this.deps.db, tenantId, async (tx) => {
       const c = await this.lockForResponder(tx, tenantId, id, 'approve');
       const channel = await repo.updateChannel(tx, id, { status: 'approved', approvedAt: new Date() });
+      await appendAuditToParties(tx, tenantId, twoPartyEvents(tenantId, c.tenantId, actor, { type: 'a2a_channel.approved', subject: id, data: { from: c.status, to: 'approved' } }));
       const initiator = await inScope(tx, tenantId, c.tenantId, () => getDevice(tx, c.initiatorDeviceId));
       const responder = await getDevice(tx, c.responderDeviceId);
       return { channel, devices: { initiator, responder } };
@@ -338,10 +365,12 @@ export class A2aService {
    * gets `a2a_channel_rejected {channel_id}`.
    * @throws 403 initiator side's owner; 404 not visible; 409 not pending.
    */
-  async reject(tenantId: string, id: string): Promise<ChannelOut> {
+  async reject(tenantId: string, id: string, actor = 'owner'): Promise<ChannelOut> {
     const channel = await withTenant(this.deps.db, tenantId, async (tx) => {
-      await this.lockForResponder(tx, tenantId, id, 'reject');
-      return repo.updateChannel(tx, id, { status: 'rejected', closedAt: new Date(), closedReason: 'rejected' });
+      const c = await this.lockForResponder(tx, tenantId, id, 'reject');
+      const updated = await repo.updateChannel(tx, id, { status: 'rejected', closedAt: new Date(), closedReason: 'rejected' });
+      await appendAuditToParties(tx, tenantId, twoPartyEvents(tenantId, c.tenantId, actor, { type: 'a2a_channel.rejected', subject: id, data: { from: c.status, to: 'rejected' } }));
+      return updated;
     });
     await this.deps.notifier.toDevices(channel.tenantId, [channel.initiatorDeviceId], 'a2a_channel_rejected', { channel_id: channel.id });
     return toChannelOut(channel);
@@ -359,7 +388,10 @@ export class A2aService {
       if (!c) throw notFound('channel');
       if (actor.kind === 'agent') roleOf(c, actor.deviceId);
       if (!repo.OPEN_STATUSES.includes(c.status as repo.ChannelStatus)) throw conflict(`channel is ${c.status}`);
-      return repo.updateChannel(tx, id, { status: 'revoked', closedAt: new Date(), closedReason: `revoked by ${actor.kind === 'owner' ? 'owner' : 'agent'} of tenant ${actor.tenantId}` });
+      const updated = await repo.updateChannel(tx, id, { status: 'revoked', closedAt: new Date(), closedReason: `revoked by ${actor.kind === 'owner' ? 'owner' : 'agent'} of tenant ${actor.tenantId}` });
+      const other = c.tenantId === actor.tenantId ? c.partnerTenantId : c.tenantId;
+      await appendAuditToParties(tx, actor.tenantId, twoPartyEvents(actor.tenantId, other, actor.actor, { type: 'a2a_channel.revoked', subject: id, data: { from: c.status, to: 'revoked' } }));
+      return updated;
     });
     const data = { channel_id: channel.id };
     await this.deps.notifier.toDevices(channel.tenantId, [channel.initiatorDeviceId], 'a2a_channel_revoked', data);

@@ -22,6 +22,28 @@ export const ISSUER_KEY_ID = 'key-1';
 
 const REASON = 'platform keys (DESIGN §8.16): a platform table without tenant_id';
 
+async function readPlatformKey(db: Db, purpose: string) {
+  const [row] = await crossTenant(db, REASON, (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, purpose)));
+  return row;
+}
+
+/**
+ * The platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, …) from `platform_keys`,
+ * created when the database has none. Concurrent first starts are safe: the insert does nothing
+ * on conflict and every instance then reads the one stored key, so all instances share it.
+ * @throws when the key can be neither read nor created.
+ */
+export async function loadPlatformKey(db: Db, purpose: string): Promise<Ed25519Multibase> {
+  let row = await readPlatformKey(db, purpose);
+  if (!row) {
+    const fresh = await generateEd25519();
+    await crossTenant(db, REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh }).onConflictDoNothing());
+    row = await readPlatformKey(db, purpose);
+  }
+  if (!row) throw new Error(`platform key "${purpose}" could not be created`);
+  return { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
+}
+
 export class PlatformIssuer {
   /** `did:hub:<platform address>`. */
   readonly did: string;
@@ -43,19 +65,10 @@ export class PlatformIssuer {
     this.verificationMethod = `${this.did}#${ISSUER_KEY_ID}`;
   }
 
-  /**
-   * Load the issuing key, creating it when the database has none. Concurrent first starts are
-   * safe: the insert does nothing on conflict and every instance then reads the one stored key.
-   */
+  /** Load the issuing key, creating it when the database has none ({@link loadPlatformKey}). */
   async init(): Promise<void> {
-    let row = await this.load();
-    if (!row) {
-      const fresh = await generateEd25519();
-      await crossTenant(this.db, REASON, (tx) => tx.insert(platformKeys).values({ purpose: ISSUER_KEY_PURPOSE, ...fresh }).onConflictDoNothing());
-      row = await this.load();
-    }
-    if (!row) throw new Error('platform issuer key could not be created');
-    this.key = { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
+    const row = await loadPlatformKey(this.db, ISSUER_KEY_PURPOSE);
+    this.key = row;
     this.document = buildDidDocument({
       address: this.address,
       ownerKey: null,
@@ -77,10 +90,5 @@ export class PlatformIssuer {
   signingKey(): SigningKey {
     if (!this.key) throw new Error('PlatformIssuer.init() has not run');
     return { id: this.verificationMethod, controller: this.did, ...this.key };
-  }
-
-  private async load() {
-    const [row] = await crossTenant(this.db, REASON, (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, ISSUER_KEY_PURPOSE)));
-    return row;
   }
 }

@@ -79,7 +79,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteOptions>
         response: { 201: TrustTierCredentialOut, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (req, reply) => reply.status(201).send((await credentials.issue(ownerOf(req).tenantId, req.params.id)) as never),
+    async (req, reply) => reply.status(201).send((await credentials.issue(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub)) as never),
   );
 
   app.post(
@@ -94,7 +94,7 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<CredentialRouteOptions>
         response: { 200: IssuedCredentialOut, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (req) => credentials.revoke(ownerOf(req).tenantId, req.params.id),
+    async (req) => credentials.revoke(ownerOf(req).tenantId, req.params.id, ownerOf(req).sub),
   );
 
   app.post(

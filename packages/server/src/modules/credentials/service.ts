@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
+import { appendAudit } from '../audit/service.js';
 import { didTimestamp } from '../hub/did.js';
 import { getHubIdentity, TRUST_TIERS } from '../hub/repo.js';
 import { hubDid } from '../hub/service.js';
@@ -64,11 +65,12 @@ export class CredentialService {
    * TrustTierCredential], `issuer` the platform DID, `issuanceDate` now, `expirationDate` now +
    * `ttlDays` (both whole seconds, UTC), `credentialSubject` {id: `did:hub:<address>`,
    * trustTier}, and an Ed25519Signature2020 `proof`. Recorded in `issued_credentials` in the same
-   * transaction.
+   * transaction, with the `credential.issued` audit event by `actor` (credential id, identity,
+   * subject DID, tier, expiry; never the proof).
    * @throws 404 unknown or another tenant's identity; 403 identity suspended, or its tier below
    *   certified (the detail names the tier).
    */
-  issue(tenantId: string, identityId: string): Promise<JsonObject> {
+  issue(tenantId: string, identityId: string, actor = 'owner'): Promise<JsonObject> {
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const identity = await getHubIdentity(tx, identityId);
       if (!identity) throw notFound('hub identity');
@@ -92,6 +94,12 @@ export class CredentialService {
       };
       const signed = await signCredential(credential, this.opts.issuer.signingKey(), this.opts.loader());
       await repo.insertIssuedCredential(tx, { id, tenantId, identityId: identity.id, type: TRUST_TIER_CREDENTIAL, subject, issuedAt, expiresAt });
+      await appendAudit(tx, tenantId, {
+        type: 'credential.issued',
+        actor,
+        subject: id,
+        data: { identity_id: identity.id, credential_subject: subject, trust_tier: identity.trustTier, expires_at: expiresAt.toISOString() },
+      });
       return signed;
     });
   }
@@ -99,15 +107,17 @@ export class CredentialService {
   /**
    * Revoke a credential the tenant issued: `revoked_at` = now; verification then reports
    * `revocation: false`. `credentialId` is the credential `id` (`urn:uuid:…`) or its bare UUID.
+   * Records `credential.revoked` by `actor` in the same transaction.
    * @throws 404 unknown, or issued for another tenant; 409 already revoked.
    */
-  revoke(tenantId: string, credentialId: string): Promise<IssuedCredentialOut> {
+  revoke(tenantId: string, credentialId: string, actor = 'owner'): Promise<IssuedCredentialOut> {
     const id = normalizeCredentialId(credentialId);
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const row = await repo.getIssuedCredential(tx, id, true);
       if (!row) throw notFound('credential');
       if (row.revokedAt) throw conflict(`credential was already revoked at ${row.revokedAt.toISOString()}`);
       const [updated] = await repo.setRevoked(tx, id, new Date());
+      await appendAudit(tx, tenantId, { type: 'credential.revoked', actor, subject: id, data: { identity_id: row.identityId, credential_subject: row.subject } });
       return toOut(updated!);
     });
   }

@@ -5,6 +5,7 @@
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { auditActor } from '../audit/parties.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../../http/schemas.js';
 import { DECISION_STATUSES, RESOLUTIONS, RISK_LEVELS, type DecisionCreator, type DecisionService } from './service.js';
@@ -81,7 +82,7 @@ export const decisionRoutes: FastifyPluginAsyncTypebox<{ decisions: DecisionServ
       } else {
         const a = agentDeviceOf(req);
         tenantId = a.tenantId;
-        creator = { kind: 'agent', deviceId: a.deviceId, deviceKind: a.kind, bodyDeviceId: req.body.device_id };
+        creator = { kind: 'agent', deviceId: a.deviceId, deviceKind: a.kind, bodyDeviceId: req.body.device_id, actor: auditActor(p!) };
       }
       return reply.status(201).send(await decisions.create(tenantId, creator, req.body));
     },

@@ -11,6 +11,12 @@
  * device gets `decision_response {decision_id, resolution, option_id, note}` on every resolution
  * (defer included) and `decision_response {…, resolution: "expired", auto_action}` on expiry.
  * Events are sent after the transaction commits, by the one transaction that changed the row.
+ *
+ * Audit (docs/decisions.md "Audit coverage"): `decision.created` (actor: owner `sub`, or the
+ * agent's `device:<id>` / `api_key:<id>`), `decision.resolved` (owner `sub`; data: resolution and
+ * option id, never the note) and `decision.expired` (actor `system`, also when a late resolution
+ * finds the deadline passed) are recorded in the transaction that changed the row. Titles,
+ * descriptions, options and notes are content and stay out of the log.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
@@ -18,6 +24,9 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { getDevice } from '../devices/repo.js';
+import type { AuditInput } from '../audit/events.js';
+import { appendAuditToParties } from '../audit/parties.js';
+import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 
@@ -82,8 +91,16 @@ export interface DecisionResponse {
   auto_action?: AutoAction | null;
 }
 
-/** Who creates a decision: an owner on behalf of `device_id`, or the agent device itself. */
-export type DecisionCreator = { kind: 'owner'; sub: string; deviceId: string | undefined } | { kind: 'agent'; deviceId: string; deviceKind: 'owner' | 'agent'; bodyDeviceId: string | undefined };
+/**
+ * Who creates a decision: an owner on behalf of `device_id`, or the agent device itself. An
+ * agent's `actor` is its audit actor (`api_key:<id>` or `device:<id>`; default `device:<deviceId>`).
+ */
+export type DecisionCreator =
+  | { kind: 'owner'; sub: string; deviceId: string | undefined }
+  | { kind: 'agent'; deviceId: string; deviceKind: 'owner' | 'agent'; bodyDeviceId: string | undefined; actor?: string };
+
+/** The audit actor of the deadline job (`decision.expired`). */
+export const EXPIRY_AUDIT_ACTOR = 'system';
 
 export interface DecisionServiceDeps {
   db: Db;
@@ -120,6 +137,14 @@ const expiryResponse = (r: repo.DecisionRow): DecisionResponse => ({
   option_id: r.optionId,
   note: null,
   auto_action: (r.autoAction as AutoAction | null) ?? null,
+});
+
+/** The `decision.expired` event of an expired row (`from`: the awaiting status it left, when known). */
+const expiryAudit = (r: repo.DecisionRow, from?: string): AuditInput => ({
+  type: 'decision.expired',
+  actor: EXPIRY_AUDIT_ACTOR,
+  subject: r.id,
+  data: { ...(from ? { from } : {}), auto_action: (r.autoAction as AutoAction | null)?.resolution ?? null, option_id: r.optionId },
 });
 
 /** 400 unless the options are distinct, at most one is the default, and `auto_action` names one of them. */
@@ -166,6 +191,12 @@ export class DecisionService {
         // Millisecond precision (not now() microseconds) so that list cursors compare exactly.
         createdAt: now,
       });
+      await appendAudit(tx, tenantId, {
+        type: 'decision.created',
+        actor: creator.kind === 'owner' ? creator.sub : (creator.actor ?? `device:${deviceId}`),
+        subject: row!.id,
+        data: { device_id: deviceId, option_count: input.options.length, deadline: row!.deadline?.toISOString() ?? null, auto_action: input.auto_action?.resolution ?? null },
+      });
       return toDecisionOut(row!);
     });
     await this.deps.notifier.toOwners(tenantId, 'decision_created', out);
@@ -208,6 +239,7 @@ export class DecisionService {
         resolvedAt: now,
         resolvedBy: sub,
       });
+      await appendAudit(tx, tenantId, { type: 'decision.resolved', actor: sub, subject: d.id, data: { from: d.status, resolution: input.resolution, option_id: optionId } });
       return { row, expired: false };
     });
     if (expired) {
@@ -228,19 +260,26 @@ export class DecisionService {
    * `<= now` across tenants (one statement, `FOR UPDATE SKIP LOCKED`, see repo.claimDue), mark it
    * `expired`, and after commit send its agent `decision_response {resolution: "expired",
    * auto_action}`. Safe to run concurrently on any number of instances: each decision is claimed
-   * by exactly one transaction, so it expires and is announced once. Returns how many expired.
+   * by exactly one transaction, so it expires and is announced once. Each expiry records
+   * `decision.expired` (actor `system`) in its tenant's chain in the same transaction, chains
+   * locked in tenant-id order. Returns how many expired.
    */
   async expireDue(now = new Date()): Promise<number> {
-    const rows = await crossTenant(this.deps.db, 'maintenance: the decision deadline job claims due decisions of every tenant', (tx) =>
-      repo.claimDue(tx, now, this.batch),
-    );
+    const rows = await crossTenant(this.deps.db, 'maintenance: the decision deadline job claims due decisions of every tenant', async (tx) => {
+      const claimed = await repo.claimDue(tx, now, this.batch);
+      const entries = claimed.map((r) => ({ tenantId: r.tenantId, event: expiryAudit(r) }));
+      await appendAuditToParties(tx, null, entries);
+      return claimed;
+    });
     await this.announceExpiry(rows);
     return rows.length;
   }
 
   private async expireLocked(tx: Tx, d: repo.DecisionRow, now: Date): Promise<repo.DecisionRow> {
     const auto = d.autoAction as AutoAction | null;
-    return repo.updateDecision(tx, d.id, { status: 'expired', optionId: auto?.option_id ?? null, resolvedAt: now, resolvedBy: repo.DEADLINE_ACTOR });
+    const row = await repo.updateDecision(tx, d.id, { status: 'expired', optionId: auto?.option_id ?? null, resolvedAt: now, resolvedBy: repo.DEADLINE_ACTOR });
+    await appendAudit(tx, d.tenantId, expiryAudit(row, d.status));
+    return row;
   }
 
   private async announceExpiry(rows: repo.DecisionRow[]): Promise<void> {

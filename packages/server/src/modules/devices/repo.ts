@@ -24,12 +24,22 @@ export const listDevices = (tx: Tx) => tx.select().from(devices).where(isNull(de
 export const updateDevice = (tx: Tx, id: string, set: Partial<typeof devices.$inferInsert>) =>
   tx.update(devices).set(set).where(eq(devices.id, id)).returning();
 
-/** Set last_seen to `at` unless it is already later. */
-export const touchDevice = (tx: Tx, id: string, at: Date) =>
-  tx
+/**
+ * Set last_seen to `at` unless it is already later, and record the UTC hour of `at` in
+ * `device_presence` (SPEC §2.9 `uptime`; one row per device and hour, `on conflict do nothing`),
+ * both in the caller's transaction. LastSeenTracker throttles calls to one per 30 s per device.
+ */
+export async function touchDevice(tx: Tx, id: string, at: Date): Promise<void> {
+  await tx
     .update(devices)
     .set({ lastSeen: at })
     .where(and(eq(devices.id, id), sql`(${devices.lastSeen} is null or ${devices.lastSeen} < ${at.toISOString()})`));
+  const hour = new Date(Math.floor(at.getTime() / 3_600_000) * 3_600_000);
+  await tx.execute(sql`
+    insert into device_presence (tenant_id, device_id, hour)
+    select tenant_id, id, ${hour.toISOString()}::timestamptz from devices where id = ${id}
+    on conflict do nothing`);
+}
 
 export async function pendingCount(tx: Tx, deviceId: string): Promise<number> {
   const [row] = await tx

@@ -198,20 +198,20 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
     { config: { auth: 'device' }, schema: { tags, security: deviceSec, summary: "Register or clear the calling device's webhook URL", body: WebhookBody, response: { 200: WebhookOut, ...errorResponses(400, 401, 403) } } },
     async (req) => {
       const d = deviceOf(req);
-      return devices.setWebhook(d.tenantId, d.deviceId, req.body.url);
+      return devices.setWebhook(d.tenantId, d.deviceId, req.body.url, `device:${d.deviceId}`);
     },
   );
 
   app.patch(
     '/devices/:id/webhook',
     { config: owner, schema: { tags, security: ownerSec, summary: "Register or clear a device's webhook URL", params: IdParams, body: WebhookBody, response: { 200: WebhookOut, ...errorResponses(400, 401, 403, 404) } } },
-    async (req) => devices.setWebhook(ownerOf(req).tenantId, req.params.id, req.body.url),
+    async (req) => devices.setWebhook(ownerOf(req).tenantId, req.params.id, req.body.url, ownerOf(req).sub),
   );
 
   app.patch(
     '/devices/:id',
     { config: owner, schema: { tags, security: ownerSec, summary: 'Rename a device', params: IdParams, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 200: DeviceOut, ...errorResponses(400, 401, 403, 404) } } },
-    async (req) => devices.rename(ownerOf(req).tenantId, req.params.id, req.body.name),
+    async (req) => devices.rename(ownerOf(req).tenantId, req.params.id, req.body.name, ownerOf(req).sub),
   );
 
   app.delete(

@@ -28,6 +28,15 @@ import { webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';
 
+/** The host (and port) of a webhook URL, as audit events record it (never path, query or userinfo). */
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
+}
+
 export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
 
 /** Answers whether a device has an open socket (realtime gateway). */
@@ -258,10 +267,12 @@ export class DeviceService {
     return toDeviceOut(updated);
   }
 
-  rename(tenantId: string, id: string, name: string): Promise<DeviceOut> {
+  /** Rename a device; records `device.renamed` (old and new name) by `actor`. @throws 404 unknown device. */
+  rename(tenantId: string, id: string, name: string, actor = 'owner'): Promise<DeviceOut> {
     return withTenant(this.db, tenantId, async (tx) => {
-      await this.mustGet(tx, id, true);
+      const d = await this.mustGet(tx, id, true);
       const [row] = await repo.updateDevice(tx, id, { name });
+      await appendAudit(tx, tenantId, { type: 'device.renamed', actor, subject: id, data: { from: d.name, to: name } });
       return toDeviceOut(row!);
     });
   }
@@ -271,8 +282,10 @@ export class DeviceService {
    * modules/webhooks). A new registration answers a fresh Standard Webhooks secret (`whsec_…`)
    * once; it is stored sealed (AES-256-GCM), never in clear. 400 for a URL the target policy
    * refuses (not https — or http when allowed —, userinfo, too long, a non-public IP literal).
+   * Records `webhook.registered` (data: the URL's host only — never its path, query or the
+   * secret) or `webhook.cleared` by `actor` (owner `sub` or `device:<id>`).
    */
-  setWebhook(tenantId: string, id: string, url: string | null) {
+  setWebhook(tenantId: string, id: string, url: string | null, actor = 'owner') {
     const problem = url === null ? undefined : webhookUrlProblem(url, this.deps.webhookTargets);
     if (problem) throw badRequest(problem);
     return withTenant(this.db, tenantId, async (tx) => {
@@ -280,6 +293,13 @@ export class DeviceService {
       if (d.status === 'REVOKED') throw deviceRevoked();
       const secret = url === null ? null : newWebhookSecret();
       await repo.updateDevice(tx, id, { webhookUrl: url, webhookSecret: secret && sealWebhookSecret(this.deps.secrets, id, secret) });
+      await appendAudit(
+        tx,
+        tenantId,
+        url === null
+          ? { type: 'webhook.cleared', actor, subject: id, data: { previous_host: d.webhookUrl ? hostOf(d.webhookUrl) : null } }
+          : { type: 'webhook.registered', actor, subject: id, data: { host: hostOf(url) } },
+      );
       return { device_id: id, webhook_url: url, ...(secret ? { secret } : {}) };
     });
   }
@@ -296,7 +316,7 @@ export class DeviceService {
 
   /**
    * `POST /devices/register`: an owner device with its keys, ACTIVE at once, with a conversation
-   * to every ACTIVE agent.
+   * to every ACTIVE agent. Records `device.registered` by the owner.
    */
   async registerOwnerDevice(
     owner: OwnerPrincipal & { tenantId: string },
@@ -319,6 +339,7 @@ export class DeviceService {
         approvedAt: new Date(),
         activatedAt: new Date(),
       });
+      await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
       return provisionOwnerDevice(tx, owner.tenantId, id);
     });
     return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: conversations.map(linkOf) };
@@ -338,7 +359,7 @@ export class DeviceService {
   /**
    * `DELETE /devices/{id}/remove`: the acting owner device (`X-Device-Id`, an ACTIVE owner device
    * of the caller) removes an owner device of the tenant: it is revoked (sockets closed 4001) and
-   * deleted; conversation history stays.
+   * deleted; conversation history stays. Records `device.removed` by the owner.
    */
   async removeOwnerDevice(owner: OwnerPrincipal & { tenantId: string }, id: string, actingDeviceId: string): Promise<void> {
     await withTenant(this.db, owner.tenantId, async (tx) => {
@@ -347,6 +368,7 @@ export class DeviceService {
       if (d.kind !== 'owner') throw badRequest('only owner devices are removed here; revoke agent devices');
       await repo.updateDevice(tx, id, { status: 'REVOKED', revokedAt: d.revokedAt ?? new Date(), deletedAt: new Date() });
       await deleteKeyPackagesOf(tx, id);
+      await appendAudit(tx, owner.tenantId, { type: 'device.removed', actor: owner.sub, subject: id, data: { from: d.status, acting_device_id: actingDeviceId } });
     });
     await this.deps.notifier.closeDevice(id, CLOSE.revoked, 'device removed');
   }

@@ -72,8 +72,8 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ federation: Federatio
         response: { 200: AgreementOut, ...transitionErrors },
       },
     },
-    async (req) => federation.renew(ownerOf(req).tenantId, req.params.id, req.body.expires_at),
+    async (req) => federation.renew(ownerOf(req).tenantId, req.params.id, req.body.expires_at, ownerOf(req).sub),
   );
 
-  ownerTransition(app, '/federation/agreements/:id/revoke', { tags, summary: 'Either party revokes (terminal)', response: AgreementOut }, (o, id) => federation.revoke(o.tenantId, id));
+  ownerTransition(app, '/federation/agreements/:id/revoke', { tags, summary: 'Either party revokes (terminal)', response: AgreementOut }, (o, id) => federation.revoke(o.tenantId, id, o.sub));
 };

@@ -5,11 +5,18 @@
  * `expired` is derived from `expires_at` (a pending or active agreement whose expiry has passed).
  * At most one live (pending or active, unexpired) agreement exists per tenant pair. Federated A2A
  * channels need an active agreement ({@link FederationService.activeAgreementBetween}).
+ *
+ * Audit (docs/decisions.md "Audit coverage"): every transition records `federation.proposed |
+ * accepted | renewed | revoked` (subject: the agreement id) in BOTH tenants' chains, in the
+ * transaction of the transition: the acting tenant's chain names the owner (`sub`), the other
+ * tenant's chain names the acting tenant (`tenant:<id>`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import type { AuditEventType } from '../audit/events.js';
+import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
 import * as repo from './repo.js';
 
 export type AgreementStatus = 'pending' | 'active' | 'expired' | 'revoked';
@@ -106,6 +113,15 @@ export class FederationService {
         expiresAt,
         createdBy,
       });
+      await appendAuditToParties(
+        tx,
+        tenantId,
+        twoPartyEvents(tenantId, partner, createdBy, {
+          type: 'federation.proposed',
+          subject: row!.id,
+          data: { tenant_id: tenantId, partner_tenant_id: partner, trust_floor: row!.trustFloor, audit_sharing: row!.auditSharing, expires_at: expiresAt.toISOString() },
+        }),
+      );
       return toOut(row!, tenantId, now);
     });
   }
@@ -121,7 +137,7 @@ export class FederationService {
    * @throws 404 not a party; 403 the caller is the proposer; 409 active, expired or revoked.
    */
   accept(tenantId: string, acceptedBy: string, id: string): Promise<AgreementOut> {
-    return this.transition(tenantId, id, async (tx, a, now) => {
+    return this.transition(tenantId, id, acceptedBy, 'federation.accepted', async (tx, a, now) => {
       if (a.partnerTenantId !== tenantId) throw forbidden('only the partner tenant can accept an agreement');
       const status = statusOf(a, now);
       if (status !== 'pending') throw conflict(`agreement is ${status}`);
@@ -135,8 +151,8 @@ export class FederationService {
    * @throws 400 expiry not in the future or not later than the current one; 404 not a party;
    *   409 revoked, or (for an expired one) another live agreement with the same tenant exists.
    */
-  renew(tenantId: string, id: string, expiresAtIso: string): Promise<AgreementOut> {
-    return this.transition(tenantId, id, async (tx, a, now) => {
+  renew(tenantId: string, id: string, expiresAtIso: string, actor = 'owner'): Promise<AgreementOut> {
+    return this.transition(tenantId, id, actor, 'federation.renewed', async (tx, a, now) => {
       const expiresAt = futureExpiry(expiresAtIso, now);
       const status = statusOf(a, now);
       if (status === 'revoked') throw conflict('agreement is revoked');
@@ -150,8 +166,8 @@ export class FederationService {
   }
 
   /** Either party ends the agreement for good (revoked is terminal). @throws 404 not a party; 409 already revoked. */
-  revoke(tenantId: string, id: string): Promise<AgreementOut> {
-    return this.transition(tenantId, id, async (tx, a, now) => {
+  revoke(tenantId: string, id: string, actor = 'owner'): Promise<AgreementOut> {
+    return this.transition(tenantId, id, actor, 'federation.revoked', async (tx, a, now) => {
       if (a.status === 'revoked') throw conflict('agreement is already revoked');
       return repo.updateAgreement(tx, a.id, { status: 'revoked', revokedAt: now });
     });
@@ -167,10 +183,15 @@ export class FederationService {
     return { id: a.id, trust_floor: a.trustFloor, allowed_capabilities: a.allowedCapabilities as string[], expires_at: a.expiresAt.toISOString() };
   }
 
-  /** Lock the agreement (404 when the scope cannot see it), apply `fn`, answer the updated row. */
+  /**
+   * Lock the agreement (404 when the scope cannot see it), apply `fn`, record `type` by `actor`
+   * in both parties' chains (data: the status before and after, and the expiry), answer the updated row.
+   */
   private transition(
     tenantId: string,
     id: string,
+    actor: string,
+    type: AuditEventType,
     fn: (tx: Tx, a: repo.AgreementRow, now: Date) => Promise<repo.AgreementRow[]>,
   ): Promise<AgreementOut> {
     return withTenant(this.db, tenantId, async (tx) => {
@@ -178,6 +199,16 @@ export class FederationService {
       const a = await repo.getAgreementForUpdate(tx, id);
       if (!a) throw notFound('federation agreement');
       const [row] = await fn(tx, a, now);
+      const other = a.tenantId === tenantId ? a.partnerTenantId : a.tenantId;
+      await appendAuditToParties(
+        tx,
+        tenantId,
+        twoPartyEvents(tenantId, other, actor, {
+          type,
+          subject: a.id,
+          data: { from: statusOf(a, now), to: statusOf(row!, now), expires_at: row!.expiresAt.toISOString() },
+        }),
+      );
       return toOut(row!, tenantId, now);
     });
   }

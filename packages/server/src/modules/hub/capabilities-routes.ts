@@ -69,6 +69,6 @@ export const hubCapabilityRoutes: FastifyPluginAsyncTypebox<{ capabilities: HubC
         response: { 201: CapabilityOut, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (req, reply) => reply.status(201).send(await capabilities.register(ownerOf(req).tenantId, req.params.hub_address, req.body)),
+    async (req, reply) => reply.status(201).send(await capabilities.register(ownerOf(req).tenantId, req.params.hub_address, req.body, ownerOf(req).sub)),
   );
 };

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict } from '../../lib/errors.js';
+import { appendAudit } from '../audit/service.js';
 import { assertJsonSchema } from './json-schema.js';
 import * as repo from './repo.js';
 import { ownIdentityAt } from './service.js';
@@ -66,11 +67,12 @@ export class HubCapabilityService {
 
   /**
    * Register a capability; it starts `unverified` (the next certify run certifies it). The
-   * identity's search document is refreshed in the same transaction.
+   * identity's search document is refreshed in the same transaction, which also records
+   * `hub.capability_registered` (subject: the identity id; data: address, name, version) by `actor`.
    * @throws 400 `input_schema` is not a valid JSON Schema (the detail names the problem);
    *   404 unknown or another tenant's address; 409 the identity already has this name + version.
    */
-  async register(tenantId: string, address: string, input: CapabilityInput): Promise<CapabilityOut> {
+  async register(tenantId: string, address: string, input: CapabilityInput, actor = 'owner'): Promise<CapabilityOut> {
     assertJsonSchema(input.input_schema);
     try {
       return await withTenant(this.db, tenantId, async (tx) => {
@@ -86,6 +88,12 @@ export class HubCapabilityService {
           sla: input.sla ?? null,
         });
         await repo.refreshSearchDocument(tx, identity.id);
+        await appendAudit(tx, tenantId, {
+          type: 'hub.capability_registered',
+          actor,
+          subject: identity.id,
+          data: { hub_address: identity.hubAddress, capability_id: row!.id, name: input.name, version: input.version },
+        });
         return toOut(row!);
       });
     } catch (err) {

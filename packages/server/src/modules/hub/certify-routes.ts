@@ -31,6 +31,9 @@ export const hubCertifyRoutes: FastifyPluginAsyncTypebox<{ certify: HubCertifySe
         response: { 200: CertifyOut, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (req) => certify.certify(ownerOf(req).tenantId, req.params.id),
+    async (req) => {
+      const owner = ownerOf(req);
+      return certify.certify(owner.tenantId, req.params.id, owner.sub);
+    },
   );
 };

@@ -1,6 +1,10 @@
 /**
- * Certification of hub identities (SPEC §3.3 `POST /hub/identities/{id}/certify`, DESIGN §8.16,
- * docs/decisions.md "Hub certification"). A run evaluates five checks and answers them all:
+ * Certification and trust-tier changes of hub identities (SPEC §3.3, §6.2 `POST
+ * /hub/identities/{id}/certify`; DESIGN §8.16; docs/decisions.md "Hub certification", "Trust
+ * engine"). ONE function, {@link decideTier}, decides and applies every tier change: the certify
+ * route and the trust recompute (trust/engine.ts) both call it inside their transaction.
+ *
+ * A certify run evaluates five checks and answers them all:
  *
  * | check          | passes when |
  * |----------------|-------------|
@@ -8,28 +12,38 @@
  * | `bound_device` | the identity is bound to an ACTIVE agent device |
  * | `capabilities` | at least one registered capability has an `input_schema` and an `sla` |
  * | `activity`     | the bound device was seen within the last 7 days |
- * | `trust_score`  | score ≥ 0.6 (the certified threshold; enterprise needs ≥ 0.8) |
+ * | `trust_score`  | the HELD score ≥ 0.6: the lowest 7-day composite in effect over the last 7 days (trust/tiers.ts `heldScoreOf`); fails while the history does not cover 7 days |
  *
- * The score is `hub_identities.trust_score`, or SPEC §3.9's 0.5 fallback while the trust engine
- * has not computed one (so a real upgrade needs a score). The identity rises to the highest tier
- * whose checks all pass (certified: all five; enterprise: all five and score ≥ 0.8) and never
- * falls here (downgrades belong to the trust engine). A change writes one `hub_tier_changes` row
- * (reason `certify`, the checks) and sets `certified_at`, in the same transaction that locks the
- * identity, so concurrent runs record an upgrade once; every run sets `last_attestation_at`.
- * Capabilities that have an SLA then carry the identity's tier as `certification_tier` (a
- * capability registered later stays `unverified` until the next run).
+ * Tier rules (SPEC §3.3, trust/tiers.ts `evaluateTier` over the bound device's 7d snapshots):
+ * - downgrade, at once, when the latest 7d composite is below the current tier's threshold (to
+ *   the tier of that score), by the recompute and by certify alike;
+ * - upgrade only when evaluateTier allows it (the held score reached the new threshold for the
+ *   whole 7-day hold) AND the four non-score checks pass AND the identity is `active`.
+ * Every change, in the caller's transaction, with the identity row locked: `trust_tier` (and
+ * `certified_at` on an upgrade), a `hub_tier_changes` row (reason `certify` | `trust_recompute`,
+ * the checks), audit `hub.tier_changed {from, to, score, reason}`, a `svc.trust` span (operation
+ * `tier_change`) on the agent's device; on an upgrade the capabilities with an SLA carry the new
+ * tier; on a downgrade the agent's active SPTs issued above the new tier are revoked
+ * (`tier_downgrade`) and capabilities certified above it are restricted to it.
  */
-import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/client.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/client.js';
+import { hubCapabilities, hubIdentities } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../lib/errors.js';
+import { appendAudit } from '../audit/service.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { TRUST_SCORE_FALLBACK } from './directory.js';
+import { revokeGrantsAboveTier } from '../grants/repo.js';
+import { insertSpans } from '../telemetry/repo.js';
+import { tierSeries } from '../trust/repo.js';
+import { evaluateTier, type TierEvaluation } from '../trust/tiers.js';
+import { TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, TIERS, type ScorePoint, type Tier } from '../trust/types.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
 
 /** Minimum trust score per tier (SPEC §3.3). */
-export const TIER_THRESHOLDS = { certified: 0.6, enterprise: 0.8 } as const;
+export const TIER_THRESHOLDS = { certified: TRUST_TIER_THRESHOLDS.certified, enterprise: TRUST_TIER_THRESHOLDS.enterprise } as const;
 /** How recently the bound device must have been seen (`activity` check). */
 export const ACTIVITY_WINDOW_MS = 7 * 24 * 3600_000;
 
@@ -61,12 +75,13 @@ export interface CertifyFacts {
   /** The bound device (null when none is bound, or it was deleted). */
   device: Pick<DeviceRow, 'id' | 'kind' | 'status' | 'lastSeen'> | null;
   capabilities: ReadonlyArray<Pick<repo.HubCapabilityRow, 'inputSchema' | 'sla'>>;
-  /** The stored trust score, or null before the trust engine computed one. */
-  trustScore: number | null;
+  /** The held score over the last 7 days (trust/tiers.ts heldScoreOf), or null when the 7d history does not cover 7 days yet. */
+  heldScore: number | null;
   now: Date;
 }
 
-const rank = (t: string) => Math.max(0, repo.TRUST_TIERS.indexOf(t as repo.TrustTier));
+const rank = (t: string) => Math.max(0, TIERS.indexOf(t as Tier));
+const asTier = (t: string): Tier => (TIERS.includes(t as Tier) ? (t as Tier) : 'unverified');
 
 /** The five checks of a certify run (pure). */
 export function certificationChecks(f: CertifyFacts): CertifyCheck[] {
@@ -95,45 +110,196 @@ export function certificationChecks(f: CertifyFacts): CertifyCheck[] {
       : f.now.getTime() - seen.getTime() <= ACTIVITY_WINDOW_MS
         ? { check: 'activity', passed: true, detail: `the bound device was last seen ${seen.toISOString()} (within 7 days)` }
         : { check: 'activity', passed: false, detail: `the bound device was last seen ${seen.toISOString()}, more than 7 days ago` };
-  const score = f.trustScore ?? TRUST_SCORE_FALLBACK;
-  const source = f.trustScore === null ? ` (no score computed yet: SPEC §3.9 fallback ${TRUST_SCORE_FALLBACK})` : '';
-  const trust: CertifyCheck = {
-    check: 'trust_score',
-    passed: score >= TIER_THRESHOLDS.certified,
-    detail: `trust score ${score}${source}; certified needs >= ${TIER_THRESHOLDS.certified}, enterprise >= ${TIER_THRESHOLDS.enterprise}`,
-  };
+  const needs = `certified needs a held score >= ${TIER_THRESHOLDS.certified}, enterprise >= ${TIER_THRESHOLDS.enterprise}`;
+  const trust: CertifyCheck =
+    f.heldScore === null
+      ? {
+          check: 'trust_score',
+          passed: false,
+          detail: `the trust score has not held for ${TIER_HOLD_DAYS} days yet (the 7-day score history does not cover the last ${TIER_HOLD_DAYS} days); ${needs}`,
+        }
+      : {
+          check: 'trust_score',
+          passed: f.heldScore >= TIER_THRESHOLDS.certified,
+          detail: `held trust score ${round4(f.heldScore)} (the lowest 7-day score over the last ${TIER_HOLD_DAYS} days); ${needs}`,
+        };
   return [ownerKey, bound, caps, activity, trust];
 }
 
-/** The highest tier the checks qualify for (pure): unverified unless all pass; enterprise when the score also reaches 0.8. */
-export function qualifiedTier(checks: readonly CertifyCheck[], trustScore: number | null): repo.TrustTier {
-  if (!checks.every((c) => c.passed)) return 'unverified';
-  return (trustScore ?? TRUST_SCORE_FALLBACK) >= TIER_THRESHOLDS.enterprise ? 'enterprise' : 'certified';
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/** The highest tier the checks qualify for (pure): unverified unless all pass; enterprise when the held score also reaches 0.8. */
+export function qualifiedTier(checks: readonly CertifyCheck[], heldScore: number | null): repo.TrustTier {
+  if (heldScore === null || !checks.every((c) => c.passed)) return 'unverified';
+  return heldScore >= TIER_THRESHOLDS.enterprise ? 'enterprise' : 'certified';
+}
+
+/** Load the facts of the checks of identity `h` and run them. */
+export async function loadChecks(tx: Tx, h: repo.HubIdentityRow, heldScore: number | null, now: Date): Promise<CertifyCheck[]> {
+  const device = h.deviceId ? ((await getDevice(tx, h.deviceId)) ?? null) : null;
+  return certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), heldScore, now });
+}
+
+/** The 7d score history of a device for tier decisions: the latest composite (≤ now) and the hold series (trust/repo.ts tierSeries). */
+export async function scoreHistory(tx: Tx, tenantId: string, deviceId: string | null, now: Date): Promise<{ latest: number | null; series: ScorePoint[] }> {
+  if (!deviceId) return { latest: null, series: [] };
+  const series = (await tierSeries(tx, tenantId, [deviceId], now, TIER_HOLD_DAYS)).get(deviceId) ?? [];
+  return { latest: series.length > 0 ? series[series.length - 1]!.composite : null, series };
+}
+
+/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`). */
+export type TierChangeReason = 'certify' | 'trust_recompute';
+
+/** Input of {@link decideTier}. */
+export interface TierDecisionInput {
+  tenantId: string;
+  /** The identity, read FOR UPDATE in this transaction (its `trust_tier` is the current tier). */
+  identity: repo.HubIdentityRow;
+  /** The latest 7d composite (null: none computed yet → no change). */
+  latest: number | null;
+  /** The 7d composites of the hold, ascending, the latest included (trust/repo.ts tierSeries). */
+  series: readonly ScorePoint[];
+  now: Date;
+  reason: TierChangeReason;
+  /** Audit actor: the owner's `sub`, or `system` for the recompute. */
+  actor: string;
+  /** Run the checks even when no upgrade is possible (certify answers them every time). */
+  alwaysCheck?: boolean;
+}
+
+/** Outcome of {@link decideTier}. */
+export interface TierDecision {
+  from: Tier;
+  to: Tier;
+  changed: boolean;
+  direction: 'up' | 'down' | 'none';
+  /** evaluateTier's held score (null: the history does not cover the hold). */
+  heldScore: number | null;
+  /** The checks, when they ran (certify, or an upgrade candidate). */
+  checks: CertifyCheck[] | null;
+  evaluation: TierEvaluation | null;
+}
+
+/**
+ * Decide the identity's tier from its 7d score history and apply a change (see the module
+ * comment for the rules and side effects). Runs in the caller's transaction.
+ */
+export async function decideTier(tx: Tx, input: TierDecisionInput): Promise<TierDecision> {
+  const { identity: h, now } = input;
+  const from = asTier(h.trustTier);
+  const evaluation = input.latest === null ? null : evaluateTier({ current: from, latest: input.latest, series: input.series, now });
+  const heldScore = evaluation?.heldScore ?? null;
+  const wantsUp = evaluation?.direction === 'up' && h.status === 'active';
+  const checks = input.alwaysCheck || wantsUp ? await loadChecks(tx, h, heldScore, now) : null;
+  let to = from;
+  if (evaluation?.direction === 'down') to = evaluation.tier;
+  else if (wantsUp && checks!.every((c) => c.passed)) to = evaluation!.tier;
+  const direction = rank(to) > rank(from) ? 'up' : rank(to) < rank(from) ? 'down' : 'none';
+  if (direction !== 'none') {
+    const score = direction === 'down' ? input.latest! : heldScore!;
+    await applyTierChange(tx, { tenantId: input.tenantId, identity: h, from, to, score, reason: input.reason, actor: input.actor, checks: checks ?? [], now });
+  }
+  return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation };
+}
+
+/** A tier change to apply ({@link applyTierChange}). */
+interface TierChange {
+  tenantId: string;
+  identity: repo.HubIdentityRow;
+  from: Tier;
+  to: Tier;
+  /** The score that justified it: the latest composite (down) or the held score (up). */
+  score: number;
+  reason: TierChangeReason;
+  actor: string;
+  checks: CertifyCheck[];
+  now: Date;
+}
+
+/** Apply one tier change with all its side effects (module comment), in `tx`. */
+async function applyTierChange(tx: Tx, c: TierChange): Promise<void> {
+  const up = rank(c.to) > rank(c.from);
+  const h = c.identity;
+  await repo.updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}) });
+  await repo.insertTierChange(tx, { id: randomUUID(), tenantId: c.tenantId, identityId: h.id, fromTier: c.from, toTier: c.to, reason: c.reason, checks: c.checks, createdAt: c.now });
+  const score = round4(c.score);
+  await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason } });
+  if (up) {
+    await repo.certifyCapabilities(tx, h.id, c.to);
+  } else {
+    if (h.deviceId) await revokeGrantsAboveTier(tx, h.deviceId, c.to, 'tier_downgrade', c.now);
+    await restrictCapabilities(tx, h.id, c.to);
+  }
+  if (h.deviceId) {
+    await insertSpans(tx, [
+      {
+        id: randomUUID(),
+        tenantId: c.tenantId,
+        deviceId: h.deviceId,
+        traceId: randomBytes(16).toString('hex'),
+        spanId: randomBytes(8).toString('hex'),
+        parentSpanId: null,
+        name: 'svc.trust',
+        kind: 1,
+        startTime: c.now,
+        endTime: c.now,
+        durationUs: 0,
+        statusCode: 0,
+        statusMessage: null,
+        attributes: {
+          operation: 'tier_change',
+          'svc.trust.from_tier': c.from,
+          'svc.trust.to_tier': c.to,
+          'svc.trust.score': score,
+          'svc.trust.reason': c.reason,
+          'svc.hub_identity_id': h.id,
+        },
+        resource: { 'service.name': 'parley' },
+      },
+    ]);
+  }
+  // Keep the row the caller holds in step with what was written.
+  h.trustTier = c.to;
+}
+
+/** Capabilities certified above `tier` fall to `tier` (SPEC §3.3: active capabilities are restricted on a downgrade). */
+async function restrictCapabilities(tx: Tx, identityId: string, tier: Tier): Promise<void> {
+  const above = TIERS.slice(TIERS.indexOf(tier) + 1);
+  if (above.length === 0) return;
+  await tx
+    .update(hubCapabilities)
+    .set({ certificationTier: tier })
+    .where(and(eq(hubCapabilities.identityId, identityId), inArray(hubCapabilities.certificationTier, [...above])));
+}
+
+/** Lock several identities of the tenant (FOR UPDATE), by id. */
+export async function lockIdentities(tx: Tx, ids: readonly string[]): Promise<Map<string, repo.HubIdentityRow>> {
+  if (ids.length === 0) return new Map();
+  const found = await tx.select().from(hubIdentities).where(sql`${hubIdentities.id} = any(${sql.param([...ids])}::uuid[])`).for('update');
+  return new Map(found.map((r) => [r.id, r]));
 }
 
 export class HubCertifyService {
   constructor(private readonly db: Db) {}
 
   /**
-   * Run the certification checks of the tenant's identity `id` and raise its tier when they
-   * pass (see the module comment). Answers whether or not it upgrades.
+   * Run the certification checks of the tenant's identity `id` and decide its tier with
+   * {@link decideTier} (see the module comment). Answers whether or not it changes; every run
+   * sets `last_attestation_at`, and capabilities with an SLA carry the (new) tier when it is
+   * above unverified. `actor` is the owner's `sub` (audit).
    * @throws 404 unknown or another tenant's identity; 409 the identity is suspended.
    */
-  certify(tenantId: string, id: string): Promise<CertifyResult> {
+  certify(tenantId: string, id: string, actor = 'owner'): Promise<CertifyResult> {
     return withTenant(this.db, tenantId, async (tx) => {
       const h = await repo.getHubIdentity(tx, id, true);
       if (!h) throw notFound('hub identity');
       if (h.status !== 'active') throw conflict(`hub identity is ${h.status}`);
       const now = new Date();
-      const device = h.deviceId ? ((await getDevice(tx, h.deviceId)) ?? null) : null;
-      const checks = certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), trustScore: h.trustScore, now });
-      const reached = qualifiedTier(checks, h.trustScore);
-      const tier = rank(reached) > rank(h.trustTier) ? reached : (h.trustTier as repo.TrustTier);
-      const upgraded = tier !== h.trustTier;
-      await repo.updateHubIdentity(tx, h.id, { lastAttestationAt: now, ...(upgraded ? { trustTier: tier, certifiedAt: now, updatedAt: now } : {}) });
-      if (upgraded) await repo.insertTierChange(tx, { id: randomUUID(), tenantId, identityId: h.id, fromTier: h.trustTier, toTier: tier, reason: 'certify', checks });
-      if (tier !== 'unverified') await repo.certifyCapabilities(tx, h.id, tier);
-      return { identity_id: h.id, tier, upgraded, checks };
+      const { latest, series } = await scoreHistory(tx, tenantId, h.deviceId, now);
+      const decision = await decideTier(tx, { tenantId, identity: h, latest, series, now, reason: 'certify', actor, alwaysCheck: true });
+      await repo.updateHubIdentity(tx, h.id, { lastAttestationAt: now });
+      if (decision.to !== 'unverified') await repo.certifyCapabilities(tx, h.id, decision.to);
+      return { identity_id: h.id, tier: decision.to, upgraded: decision.direction === 'up', checks: decision.checks! };
     });
   }
 }

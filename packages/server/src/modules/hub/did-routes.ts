@@ -123,7 +123,7 @@ export const hubDidRoutes: FastifyPluginAsyncTypebox<DidRouteOptions> = async (a
         response: { 200: DidDocumentOut, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (req) => hubDid.addVerificationMethod(ownerOf(req).tenantId, req.params.hub_address, req.body),
+    async (req) => hubDid.addVerificationMethod(ownerOf(req).tenantId, req.params.hub_address, req.body, ownerOf(req).sub),
   );
 };
 

@@ -30,6 +30,7 @@ import {
   type DocumentMetadata,
 } from './did.js';
 import { isEd25519PublicKey } from './ed25519.js';
+import { appendAudit } from '../audit/service.js';
 import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
@@ -113,7 +114,8 @@ export class HubDidService {
   /**
    * Add a verification method to the identity's DID document (DESIGN §8.15), in one transaction
    * that locks the identity row (concurrent updates serialize). The new method gets the id
-   * `key-<n>`, n = number of methods in the document (owner key included) + 1.
+   * `key-<n>`, n = number of methods in the document (owner key included) + 1. Records
+   * `hub.did_updated` (the new key id and its multibase public key) by `actor` in the same transaction.
    * @returns the updated DID document.
    * @throws 404 unknown address in this tenant; 409 no owner key registered; 403 signature does
    *   not verify with the owner key; 400 timestamp more than 5 minutes from now, or
@@ -121,7 +123,7 @@ export class HubDidService {
    *   or another method type;
    *   409 timestamp not newer than the last accepted update (replay); 409 key already in the document.
    */
-  async addVerificationMethod(tenantId: string, address: string, body: DidUpdateRequest, now = new Date()): Promise<DidDocument> {
+  async addVerificationMethod(tenantId: string, address: string, body: DidUpdateRequest, actor = 'owner', now = new Date()): Promise<DidDocument> {
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const identity = await ownIdentityAt(tx, address, true);
       if (!identity.publicKey) throw conflict('this hub identity has no owner key (registration public_key), so its DID document cannot be updated');
@@ -142,6 +144,12 @@ export class HubDidService {
         .values({ id: randomUUID(), tenantId, identityId: identity.id, keyId: `key-${current.verificationMethod.length + 1}`, type: ED25519_2020, publicKeyMultibase: method.publicKeyMultibase })
         .returning();
       await updateHubIdentity(tx, identity.id, { didUpdatedAt: new Date(at), updatedAt: now });
+      await appendAudit(tx, tenantId, {
+        type: 'hub.did_updated',
+        actor,
+        subject: identity.id,
+        data: { hub_address: identity.hubAddress, key_id: added!.keyId, key_type: added!.type, public_key_multibase: added!.publicKeyMultibase },
+      });
       return this.build(identity, [...methods, added!]);
     });
   }

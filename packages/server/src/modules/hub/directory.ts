@@ -14,6 +14,7 @@
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
+import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
@@ -91,10 +92,11 @@ export class HubDirectoryService {
 
   /**
    * Update display_name and/or description of the tenant's identity; the search document is
-   * refreshed in the same transaction. @returns the updated profile.
+   * refreshed and `hub.profile_updated` (the changed field names, not their values) recorded by
+   * `actor` in the same transaction. @returns the updated profile.
    * @throws 400 neither field given; 404 unknown or another tenant's address.
    */
-  async updateProfile(tenantId: string, address: string, update: ProfileUpdate): Promise<HubProfile> {
+  async updateProfile(tenantId: string, address: string, update: ProfileUpdate, actor = 'owner'): Promise<HubProfile> {
     if (update.display_name === undefined && update.description === undefined) throw badRequest('give display_name and/or description');
     return withTenant(this.db, tenantId, async (tx) => {
       const identity = await ownIdentityAt(tx, address, true);
@@ -103,6 +105,8 @@ export class HubDirectoryService {
         ...(update.description !== undefined ? { description: update.description } : {}),
       });
       await repo.refreshSearchDocument(tx, identity.id);
+      const fields = (['display_name', 'description'] as const).filter((f) => update[f] !== undefined);
+      await appendAudit(tx, tenantId, { type: 'hub.profile_updated', actor, subject: identity.id, data: { hub_address: identity.hubAddress, fields } });
       return (await profileAt(tx, identity.hubAddress))!;
     });
   }

@@ -77,6 +77,6 @@ export const hubProfileRoutes: FastifyPluginAsyncTypebox<{ directory: HubDirecto
         response: { 200: ProfileOut, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (req) => directory.updateProfile(ownerOf(req).tenantId, req.params.hub_address, req.body),
+    async (req) => directory.updateProfile(ownerOf(req).tenantId, req.params.hub_address, req.body, ownerOf(req).sub),
   );
 };

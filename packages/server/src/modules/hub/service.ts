@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { appendAudit } from '../audit/service.js';
 import { getDevice } from '../devices/repo.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
@@ -111,7 +112,7 @@ export class HubService {
    * Register an identity for the tenant. The address is lowercased; capability names are
    * de-duplicated (order kept); `public_key` must be the base64 of a valid Ed25519 public key
    * (a curve point outside the small-order subgroup, see ed25519.ts). The search document is
-   * written in the same transaction.
+   * written in the same transaction, and so is the `hub.registered` audit event by `createdBy`.
    * @throws 400 malformed address or invalid `public_key`; 404 `device_id` unknown in this
    *   tenant; 400 not an agent device; 409 device not ACTIVE, device already bound to an
    *   identity, address reserved or taken (platform-wide).
@@ -137,6 +138,7 @@ export class HubService {
           createdBy,
         });
         await repo.refreshSearchDocument(tx, row!.id);
+        await appendAudit(tx, tenantId, { type: 'hub.registered', actor: createdBy, subject: row!.id, data: { hub_address: hubAddress, device_id: deviceId, owner_key: row!.publicKey !== null } });
         return toOut(row!);
       });
     } catch (err) {

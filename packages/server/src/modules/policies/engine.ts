@@ -35,6 +35,9 @@ export const PolicyConditions = Type.Object(
     recipient_device_ids: Type.Optional(List(Uuid)),
     sender_hub_addresses: Type.Optional(List(Type.String({ minLength: 3, maxLength: 32 }))),
     sender_tier_below: Type.Optional(Type.Union([Type.Literal('certified'), Type.Literal('enterprise')])),
+    trust_score_below: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'matches a sender whose trust score (the latest 7-day composite, 0.0-1.0; none yet = 0.5, SPEC §3.9) is below this (DESIGN §8.6)' }),
+    ),
     hours_utc: Type.Optional(Type.Object({ from: HourUtc, to: HourUtc }, { additionalProperties: false })),
     rate_per_minute_over: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
     cross_tenant: Type.Optional(Type.Boolean()),
@@ -65,6 +68,12 @@ export interface EvaluationContext {
   recipientDeviceId: string | null;
   senderHubAddress: string | null;
   senderTier: Tier;
+  /**
+   * The sender's trust score 0.0-1.0 (`hub_identities.trust_score`); null (no score yet) and
+   * undefined (not known to the caller) count as {@link NEUTRAL_TRUST_SCORE}. Read only when a
+   * policy has `trust_score_below`; PolicyService.decide fills it in place when it is undefined.
+   */
+  senderTrustScore?: number | null;
   crossTenant: boolean;
   now: Date;
   senderRatePerMinute?: number;
@@ -84,8 +93,15 @@ export interface CompiledPolicy {
   action: PolicyAction;
   rank: number;
   usesRate: boolean;
+  /** The policy has `trust_score_below` (its callers need the sender's trust score). */
+  usesTrustScore: boolean;
+  /** The policy is a trust floor: it has `trust_score_below` or `sender_tier_below` (DESIGN §8.6). */
+  trustFloor: boolean;
   applies(ctx: EvaluationContext): boolean;
 }
+
+/** SPEC §3.9: the trust score of an agent without one yet. */
+export const NEUTRAL_TRUST_SCORE = 0.5;
 
 const rank = (a: PolicyAction) => POLICY_ACTIONS.indexOf(a);
 
@@ -131,6 +147,10 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
     const floor = TIERS.indexOf(c.sender_tier_below);
     tests.push((x) => TIERS.indexOf(x.senderTier) < floor);
   }
+  if (c.trust_score_below !== undefined) {
+    const floor = c.trust_score_below;
+    tests.push((x) => (x.senderTrustScore ?? NEUTRAL_TRUST_SCORE) < floor);
+  }
   if (c.hours_utc) {
     const { from, to } = c.hours_utc;
     tests.push((x) => inHours(x.now.getUTCHours(), from, to));
@@ -148,6 +168,8 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
     action: p.action,
     rank: rank(p.action),
     usesRate: c.rate_per_minute_over !== undefined,
+    usesTrustScore: c.trust_score_below !== undefined,
+    trustFloor: c.trust_score_below !== undefined || c.sender_tier_below !== undefined,
     applies: (x) => {
       for (const t of tests) if (!t(x)) return false;
       return true;

@@ -16,6 +16,7 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
+import { getByDevice } from '../hub/repo.js';
 import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions, type PolicyRule } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
@@ -249,12 +250,25 @@ export class PolicyService implements PolicyDecider {
    * and write one `policy_evaluations` record per item in a single INSERT. `duration_us` is the
    * item's own evaluation time in whole microseconds (loading and compiling are not included).
    * `senderRate` is called once, only when a compiled policy `usesRate` (see {@link PolicyDecider.decide}).
+   * When a compiled policy `usesTrustScore` (`trust_score_below`), an item whose context carries no
+   * `senderTrustScore` gets its sender's (the hub identity bound to the sender device, read in `tx`;
+   * null without one) written into its context in place, so that a second evaluation of the same
+   * context (A2A's peer tenant, whose scope cannot see the sender's identity) uses the same score.
    */
   async decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]> {
     if (items.length === 0) return [];
     const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(toRule));
     const wantsRate = senderRate && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
     const rate = wantsRate ? await senderRate() : undefined;
+    if (compiled.some((p) => p.usesTrustScore)) {
+      const scores = new Map<string, number | null>();
+      for (const item of items) {
+        if (item.ctx.senderTrustScore !== undefined) continue;
+        const sender = item.ctx.senderDeviceId;
+        if (!scores.has(sender)) scores.set(sender, (await getByDevice(tx, sender))?.trustScore ?? null);
+        item.ctx.senderTrustScore = scores.get(sender)!;
+      }
+    }
     const results: Evaluation[] = [];
     const rows: repo.EvaluationInsert[] = [];
     for (const item of items) {

@@ -4,6 +4,7 @@ import { agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { Nullable, Timestamp, Uuid } from '../../http/schemas.js';
 import { decodeProtobufRequest, exportResponse, exportResponseProtobuf, MAX_OTLP_BODY_BYTES, OTLP_PROTOBUF, type ExportRequestJson } from './otlp.js';
+import { decodeContentEncoding } from './gzip.js';
 import { SPAN_STATUSES, type TelemetryService } from './service.js';
 
 const Loose = { additionalProperties: true };
@@ -71,12 +72,14 @@ export const telemetryRoutes: FastifyPluginAsyncTypebox<{ telemetry: TelemetrySe
     {
       config: { auth: 'device-or-apikey' },
       bodyLimit: MAX_OTLP_BODY_BYTES,
+      // Content-Encoding: gzip (OTLP exporters' `compression: gzip`); the body limit applies after decompression.
+      preParsing: decodeContentEncoding,
       schema: {
         tags,
         security: [{ deviceJwt: [] }, { apiKey: [] }],
-        summary: 'Ingest OTLP/HTTP trace spans (JSON or protobuf) for the calling agent; all or nothing',
+        summary: 'Ingest OTLP/HTTP trace spans (JSON or protobuf, optionally Content-Encoding: gzip) for the calling agent; all or nothing',
         body: ExportRequest,
-        response: { 200: ExportResponse, ...errorResponses(400, 401, 403, 413) },
+        response: { 200: ExportResponse, ...errorResponses(400, 401, 403, 413, 415) },
       },
     },
     async (req, reply) => {

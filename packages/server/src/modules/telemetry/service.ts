@@ -7,14 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { badRequest, notFound } from '../../lib/errors.js';
-import { getDevice } from '../devices/repo.js';
-import { getByAddress } from '../hub/repo.js';
+import { badRequest } from '../../lib/errors.js';
+import { resolveAgentId } from '../devices/agent-ref.js';
 import type { ExportRequestJson } from './otlp.js';
 import { toSpans } from './otlp.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit, parseTimestamp } from '../../lib/paging.js';
-import { asUuid } from '../../lib/ids.js';
 
 export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
 export type SpanStatus = (typeof SPAN_STATUSES)[number];
@@ -139,15 +137,8 @@ export class TelemetryService {
     return { spans: page.map(toOut), next_cursor: more && last ? encodeKeyset(last.startTime, last.id) : null };
   }
 
-  /** `{hub_id}` = an agent device id or its hub address (DESIGN §8.18); 404 when not this tenant's agent. */
-  private async agentOf(tx: Tx, hubId: string): Promise<string> {
-    const deviceId = asUuid(hubId);
-    if (deviceId) {
-      const d = await getDevice(tx, deviceId);
-      if (d && d.kind === 'agent') return d.id;
-    }
-    const h = await getByAddress(tx, hubId);
-    if (h?.deviceId) return h.deviceId;
-    throw notFound('agent');
+  /** `{hub_id}` = an agent device id or its hub address (DESIGN §8.18, devices/agent-ref.ts); 404 when not this tenant's agent. */
+  private agentOf(tx: Tx, hubId: string): Promise<string> {
+    return resolveAgentId(tx, hubId);
   }
 }

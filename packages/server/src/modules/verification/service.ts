@@ -8,23 +8,25 @@
  *   is ACTIVE;
  * - `unverified`: any other registered identity (tier unverified, or no ACTIVE bound device yet).
  *
- * Trust scores (SPEC §2.9, §3.9): until the trust engine exists there is no per-window telemetry,
- * so every window answers the same values: the 12 dimensions at SPEC §3.9's 0.5 fallback and
- * `composite` = the identity's stored `trust_score` when set (certification reads the same
- * column), else 0.5. The answer echoes the requested `window`. `active_grants` is 0 until Skill
- * Permission Tokens exist.
+ * Trust scores (SPEC §2.9, §3.9, §4.12): the bound device's newest trust-engine snapshot of the
+ * requested window (`composite` and the 12 dimensions). Before the engine has scored that window
+ * (or without a bound device) the answer is today's SPEC §3.9 fallback: the 12 dimensions at 0.5
+ * and `composite` = the identity's stored `trust_score` when set (the engine keeps it equal to the
+ * latest 7-day composite), else 0.5. `active_grants` counts the bound device's active Skill
+ * Permission Tokens now (not revoked, not expired; 0 without a bound device).
  */
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
+import { countActiveGrants } from '../grants/repo.js';
 import { TRUST_TIERS, type HubIdentityRow } from '../hub/repo.js';
 import { hubDid, type HubService } from '../hub/service.js';
 import { TRUST_SCORE_FALLBACK } from '../hub/directory.js';
+import { latestSnapshot, type SnapshotRow } from '../trust/query-repo.js';
+import { storedDimensions } from '../trust/query.js';
 
 export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '../trust/types.js';
 import { TRUST_DIMENSIONS, type TrustDimension, type TrustWindow } from '../trust/types.js';
-
-/** SPEC §3.9: the score of a dimension without data. */
 
 export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;
 export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
@@ -40,7 +42,7 @@ export interface AgentVerification {
   trust_scores: TrustScores | null;
   /** The window the scores are for (the requested one). */
   window: TrustWindow;
-  /** Active Skill Permission Tokens (0 until they exist). */
+  /** Active Skill Permission Tokens of the bound device. */
   active_grants: number;
   /** The bound device's enrolment time, else the identity's registration time. */
   enrolled_at: string | null;
@@ -52,10 +54,16 @@ export interface AgentVerification {
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
-/** Scores for an identity before the trust engine (see the module comment). */
+/** Scores for an identity before the trust engine has scored the window (see the module comment). */
 export function fallbackScores(identity: Pick<HubIdentityRow, 'trustScore'>): TrustScores {
   const dims = Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, TRUST_SCORE_FALLBACK])) as Record<TrustDimension, number>;
   return { composite: identity.trustScore === null ? TRUST_SCORE_FALLBACK : clamp01(identity.trustScore), ...dims };
+}
+
+/** Scores from a snapshot of the window (module comment), or {@link fallbackScores} without one. */
+export function verifyScores(identity: Pick<HubIdentityRow, 'trustScore'>, snapshot: Pick<SnapshotRow, 'composite' | 'dimensions'> | undefined): TrustScores {
+  if (!snapshot) return fallbackScores(identity);
+  return { composite: clamp01(snapshot.composite), ...storedDimensions(snapshot.dimensions) };
 }
 
 /** The status rule of the module comment. */
@@ -80,15 +88,24 @@ export class VerificationService {
     if (!identity) {
       return { did: hubDid(address.toLowerCase()), status: 'not_found', trust_tier: null, trust_scores: null, window, active_grants: 0, enrolled_at: null, last_seen: null, last_attestation: null };
     }
-    // The bound device lives in the identity's tenant: read it there (RLS), not across tenants.
-    const device = identity.deviceId ? await withTenant(this.db, identity.tenantId, (tx) => getDevice(tx, identity.deviceId!)) : undefined;
+    // The bound device, its snapshot and grants live in the identity's tenant: read them there (RLS), not across tenants.
+    const deviceId = identity.deviceId;
+    const now = new Date();
+    const bound = deviceId
+      ? await withTenant(this.db, identity.tenantId, async (tx) => ({
+          device: await getDevice(tx, deviceId),
+          snapshot: await latestSnapshot(tx, deviceId, window),
+          grants: await countActiveGrants(tx, deviceId, now),
+        }))
+      : undefined;
+    const device = bound?.device;
     return {
       did: hubDid(identity.hubAddress),
       status: agentStatus(identity, device),
       trust_tier: identity.trustTier,
-      trust_scores: fallbackScores(identity),
+      trust_scores: verifyScores(identity, bound?.snapshot),
       window,
-      active_grants: 0,
+      active_grants: bound?.grants ?? 0,
       enrolled_at: (device?.enrolledAt ?? identity.createdAt).toISOString(),
       last_seen: device?.lastSeen?.toISOString() ?? null,
       last_attestation: identity.lastAttestationAt?.toISOString() ?? null,

@@ -1,0 +1,43 @@
+/**
+ * Scheduled job: the periodic trust recompute (SPEC §3.9, §8: every 6 hours by default,
+ * `TRUST_RECOMPUTE_INTERVAL_HOURS`). Cluster-wide: however many instances share the database,
+ * one of them runs {@link TrustEngine.recomputeAll} per interval (jobs/cluster-schedule.ts), and
+ * `scheduled_jobs.last_result` records its counts and duration. On a database that never ran it,
+ * the first run is due one interval after the first poll (not at once: docs/decisions.md "Trust
+ * engine"), so an instance that just started does not rescore the fleet straight away.
+ */
+import type { Db } from '../db/client.js';
+import type { TrustEngine } from '../modules/trust/engine.js';
+import { scheduleClusterJob } from './cluster-schedule.js';
+
+/** `scheduled_jobs.name` of the trust recompute. */
+export const TRUST_RECOMPUTE_JOB = 'trust_recompute';
+
+/** Options of {@link scheduleTrustRecompute}. */
+export interface TrustRecomputeJobOptions {
+  db: Db;
+  engine: Pick<TrustEngine, 'recomputeAll'>;
+  /** config.trustRecomputeIntervalMs */
+  intervalMs: number;
+  /** config.jobPollIntervalMs */
+  pollMs: number;
+  onError: (err: unknown) => void;
+  instanceId?: string;
+}
+
+/** Start the cluster-wide trust recompute; returns `stop()` (resolves after a run in progress). */
+export function scheduleTrustRecompute(o: TrustRecomputeJobOptions): () => Promise<void> {
+  return scheduleClusterJob({
+    db: o.db,
+    name: TRUST_RECOMPUTE_JOB,
+    intervalMs: o.intervalMs,
+    pollMs: o.pollMs,
+    onError: o.onError,
+    firstRunAfterMs: o.intervalMs,
+    ...(o.instanceId ? { instanceId: o.instanceId } : {}),
+    run: async () => {
+      const s = await o.engine.recomputeAll();
+      return { tenants: s.tenants, failed_tenants: s.failedTenants, agents: s.agents, snapshots: s.snapshots, tier_changes: s.tierChanges };
+    },
+  });
+}

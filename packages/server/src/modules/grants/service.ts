@@ -1,0 +1,284 @@
+/**
+ * Skill Permission Tokens (DESIGN §8.7; SPEC §3.3, §4.11, §5 rule 8) and the skill policy check
+ * (DESIGN §8.6; SPEC §4.19, §7).
+ *
+ * - Issue (`POST /grants`): identity -> trust_floor -> rules of the pipeline, then the tier rule of
+ *   SPEC §3.3: an agent asking for itself needs tier >= certified ("automated approvals"); an owner
+ *   issuing on the agent's behalf is the manual approval an unverified agent needs, at any tier
+ *   (and approves a rules `hold`). The row in `skill_grants` and the `grant.issued` audit event
+ *   (never the token) are written in one transaction.
+ * - Validate (`POST /grants/validate`, public): signature, expiration, revocation, skill, audience.
+ *   Revocation is looked up by `jti` across tenants: the validator is a third party that knows
+ *   no tenant, and a `jti` is a random UUID that reveals nothing but its own state.
+ * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
+import { appendAudit } from '../audit/service.js';
+import { getDevice } from '../devices/repo.js';
+import { getByAddress } from '../hub/repo.js';
+import { hubDid, normalizeHubAddress } from '../hub/service.js';
+import type { PolicyService } from '../policies/service.js';
+import { TIERS, type Tier } from '../trust/types.js';
+import type { SptKeys } from './keys.js';
+import { checkSkillPolicy, type PipelineAnswer, type PipelineDeps, type ResolvedTarget, type SkillCheckInput } from './pipeline.js';
+import * as repo from './repo.js';
+import type { SptClaims, SptTokens } from './tokens.js';
+
+/** The checks of `POST /grants/validate`, in order. */
+export const GRANT_CHECKS = ['signature', 'expiration', 'revocation', 'skill', 'audience'] as const;
+export type GrantCheck = (typeof GRANT_CHECKS)[number];
+
+/** Who calls: an owner (naming the agent in `device_id`) or the agent itself (device JWT or API key). */
+export type GrantCaller =
+  | { kind: 'owner'; sub: string }
+  | { kind: 'agent'; deviceId: string; deviceKind: 'owner' | 'agent'; actor: string };
+
+/** `POST /grants` body. `ttl_seconds` may only shorten the configured lifetime (longer values are capped). */
+export interface IssueInput {
+  skill: string;
+  device_id?: string;
+  audience?: string;
+  ttl_seconds?: number;
+}
+
+/** `POST /grants` answer (201). Times ISO 8601. */
+export interface IssuedGrant {
+  token: string;
+  jti: string;
+  skill: string;
+  tier: Tier;
+  audience: string;
+  expires_at: string;
+  subject: string;
+  device_id: string;
+}
+
+/** A grant as listed (never the token). `active`: not revoked and not expired now. */
+export interface GrantOut {
+  jti: string;
+  device_id: string;
+  subject: string;
+  skill: string;
+  tier: string;
+  audience: string;
+  issued_by: string;
+  issued_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+  active: boolean;
+}
+
+/** `POST /grants/validate` answer: `claims` only when the signature verifies. */
+export interface ValidationOut {
+  valid: boolean;
+  checks: { check: GrantCheck; passed: boolean }[];
+  claims?: SptClaims;
+}
+
+/** `POST /skills/check` body. `args` is accepted for the tool interface but never stored or evaluated. */
+export interface CheckInput {
+  skill: string;
+  device_id?: string;
+  target?: string;
+  tool?: string;
+  model?: string;
+  args?: unknown;
+  spt?: string;
+}
+
+export interface GrantServiceDeps {
+  db: Db;
+  keys: SptKeys;
+  tokens: SptTokens;
+  /** The pipeline's rate limiter (undefined when rate limits are off) and its points per minute. */
+  limiter: RateLimiterAbstract | undefined;
+  checksPerMin: number;
+  /** Default audience: the service's PUBLIC_URL. */
+  publicUrl: string;
+  /** SPT lifetime in seconds (`SPT_TTL_SECONDS`, default 900). */
+  ttlSec: number;
+  listDefault: number;
+  listMax: number;
+  /** For `policy_alert` when a `notify` policy matched (after commit). */
+  policies?: Pick<PolicyService, 'alert'>;
+}
+
+const toGrantOut = (r: repo.SkillGrantRow, now: Date): GrantOut => ({
+  jti: r.jti,
+  device_id: r.deviceId,
+  subject: r.subject,
+  skill: r.skill,
+  tier: r.tier,
+  audience: r.audience,
+  issued_by: r.issuedBy,
+  issued_at: r.issuedAt.toISOString(),
+  expires_at: r.expiresAt.toISOString(),
+  revoked_at: r.revokedAt?.toISOString() ?? null,
+  revoked_reason: r.revokedReason,
+  active: r.revokedAt === null && r.expiresAt > now,
+});
+
+const DID_HUB = /^did:hub:(.+)$/i;
+
+export class GrantService {
+  private readonly pipeline: PipelineDeps;
+
+  constructor(private readonly deps: GrantServiceDeps) {
+    this.pipeline = { tokens: deps.tokens, limiter: deps.limiter, checksPerMin: deps.checksPerMin };
+  }
+
+  /** `GET /grants/jwks`: the SPT verification key as a JWKS. */
+  jwks() {
+    return this.deps.keys.jwks();
+  }
+
+  /**
+   * Issue an SPT (see the module comment). @throws 400 owner without `device_id`, or a device that
+   * is not an agent; 404 device not in the tenant; 403 an agent naming another device, an owner
+   * device's JWT, a pipeline denial (detail `<stage>: <reason>`) or an agent below certified.
+   */
+  async issue(tenantId: string, caller: GrantCaller, input: IssueInput): Promise<IssuedGrant> {
+    const deviceId = this.agentDevice(caller, input.device_id);
+    const actor = caller.kind === 'owner' ? caller.sub : caller.actor;
+    const now = new Date();
+    const iat = Math.floor(now.getTime() / 1000);
+    const exp = iat + Math.min(input.ttl_seconds ?? this.deps.ttlSec, this.deps.ttlSec);
+    const audience = input.audience ?? this.deps.publicUrl;
+    const { out, notify } = await withTenant(this.deps.db, tenantId, async (tx) => {
+      await this.mustBeAgent(tx, deviceId);
+      const r = await checkSkillPolicy(tx, this.pipeline, { tenantId, deviceId, skill: input.skill, actor, mode: 'issue', ownerApproved: caller.kind === 'owner', now });
+      if (!r.answer.allowed) throw forbidden(`${r.answer.decided_by}: ${r.answer.reason}`);
+      const identity = r.identity!;
+      const tier = TIERS.includes(identity.trustTier as Tier) ? (identity.trustTier as Tier) : 'unverified';
+      if (caller.kind === 'agent' && TIERS.indexOf(tier) < TIERS.indexOf('certified')) {
+        throw forbidden(`an agent issues its own SPTs from the certified tier up (SPEC §3.3: automated approvals); this agent is ${tier}: its owner must issue the grant (manual approval)`);
+      }
+      const jti = randomUUID();
+      const subject = hubDid(identity.hubAddress);
+      const token = await this.deps.tokens.sign({ sub: subject, skill: input.skill, tier, aud: audience, jti, iat, exp });
+      const expiresAt = new Date(exp * 1000);
+      await repo.insertGrant(tx, { jti, tenantId, deviceId, subject, skill: input.skill, tier, audience, issuedBy: actor, issuedAt: now, expiresAt });
+      await appendAudit(tx, tenantId, { type: 'grant.issued', actor, subject: jti, data: { device_id: deviceId, skill: input.skill, tier, audience, expires_at: expiresAt.toISOString() } });
+      const out: IssuedGrant = { token, jti, skill: input.skill, tier, audience, expires_at: expiresAt.toISOString(), subject, device_id: deviceId };
+      return { out, notify: r.notifyPolicyId };
+    });
+    if (notify) await this.alert(tenantId, notify, deviceId, input.skill, 'grant');
+    return out;
+  }
+
+  /** The tenant's grants, newest first, filtered by agent device and state; cursor-paginated. */
+  list(tenantId: string, q: { device_id?: string; active?: boolean; cursor?: string; limit?: number }): Promise<{ grants: GrantOut[]; next_cursor: string | null }> {
+    const after = q.cursor === undefined ? undefined : decodeKeyset(q.cursor);
+    const limit = pageLimit(q.limit, this.deps);
+    const now = new Date();
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      const rows = await repo.listGrants(tx, { deviceId: q.device_id?.toLowerCase(), active: q.active, now, after, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return { grants: page.map((r) => toGrantOut(r, now)), next_cursor: rows.length > limit && last ? encodeKeyset(last.issuedAt, last.jti) : null };
+    });
+  }
+
+  /** Put a grant on the revocation list and audit `grant.revoked`. @throws 404 unknown (or another tenant's), 409 already revoked. */
+  revoke(tenantId: string, actor: string, jti: string, reason: string | undefined): Promise<GrantOut> {
+    const now = new Date();
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      const g = await repo.getGrant(tx, jti.toLowerCase(), true);
+      if (!g) throw notFound('grant');
+      if (g.revokedAt) throw conflict(`grant is already revoked (at ${g.revokedAt.toISOString()})`);
+      const row = await repo.revokeGrant(tx, g.jti, reason ?? 'revoked by the owner', now);
+      await appendAudit(tx, tenantId, { type: 'grant.revoked', actor, subject: g.jti, data: { device_id: g.deviceId, skill: g.skill, reason: row.revokedReason } });
+      return toGrantOut(row, now);
+    });
+  }
+
+  /**
+   * Validate a token for a third party. A token that is not an SPT of this service fails
+   * `signature`, and then every other check fails too (its claims cannot be trusted). `skill` and
+   * `audience` pass when not asked for.
+   */
+  async validate(input: { token: string; skill?: string; audience?: string }): Promise<ValidationOut> {
+    const claims = await this.deps.tokens.verifySignature(input.token);
+    if (!claims) return { valid: false, checks: GRANT_CHECKS.map((check) => ({ check, passed: false })) };
+    const row = await crossTenant(this.deps.db, 'SPT validation (DESIGN §8.7): a public third party checks the revocation list by jti', (tx) => repo.getGrant(tx, claims.jti));
+    const passed: Record<GrantCheck, boolean> = {
+      signature: true,
+      expiration: claims.exp * 1000 > Date.now(),
+      revocation: row !== undefined && row.revokedAt === null,
+      skill: input.skill === undefined || input.skill === claims.skill,
+      audience: input.audience === undefined || input.audience === claims.aud,
+    };
+    const checks = GRANT_CHECKS.map((check) => ({ check, passed: passed[check] }));
+    return { valid: checks.every((c) => c.passed), checks, claims };
+  }
+
+  /**
+   * The skill policy check (`POST /skills/check`): the pipeline answer, allowed or not. Owners name
+   * the agent in `device_id`; a `target` (hub address or `did:hub:`) switches to delegation mode.
+   * @throws 400 owner without `device_id`, a malformed target or the caller as target; 403 an agent
+   * naming another device or an owner device's JWT; 404 a device not in the tenant.
+   */
+  async check(tenantId: string, caller: GrantCaller, input: CheckInput): Promise<PipelineAnswer> {
+    const deviceId = this.agentDevice(caller, input.device_id);
+    const target = input.target !== undefined ? await this.resolveTarget(input.target) : undefined;
+    const base: SkillCheckInput = {
+      tenantId,
+      deviceId,
+      skill: input.skill,
+      ...(target ? { target } : {}),
+      ...(input.spt !== undefined ? { spt: input.spt } : {}),
+      ...(input.tool !== undefined ? { tool: input.tool } : {}),
+      ...(input.model !== undefined ? { model: input.model } : {}),
+      actor: caller.kind === 'owner' ? caller.sub : caller.actor,
+      mode: 'check',
+      now: new Date(),
+    };
+    const r = await withTenant(this.deps.db, tenantId, async (tx) => {
+      await this.mustBeAgent(tx, deviceId);
+      return checkSkillPolicy(tx, this.pipeline, base);
+    });
+    if (r.notifyPolicyId) await this.alert(tenantId, r.notifyPolicyId, deviceId, input.skill, 'check');
+    return r.answer;
+  }
+
+  /**
+   * A delegation target (hub address or `did:hub:<address>`, any case) resolved platform-wide:
+   * addresses are public and unique (SPEC §2.8), so the lookup crosses tenants; an unknown one
+   * answers `tenantId: null` (the identity stage then fails). @throws 400 when malformed.
+   */
+  async resolveTarget(target: string): Promise<ResolvedTarget> {
+    const raw = DID_HUB.exec(target)?.[1] ?? target;
+    const address = normalizeHubAddress(raw);
+    if (!address) throw badRequest('target must be a hub address or did:hub:<hub_address>');
+    const row = await crossTenant(this.deps.db, 'hub addresses are public and unique platform-wide (SPEC §2.8): a delegation target may live in any tenant', (tx) => getByAddress(tx, address));
+    return { did: hubDid(address), address, tenantId: row?.tenantId ?? null };
+  }
+
+  /** The agent device a request is about (same rules as decisions, DESIGN §8.19). */
+  private agentDevice(caller: GrantCaller, named: string | undefined): string {
+    if (caller.kind === 'owner') {
+      if (!named) throw badRequest('device_id is required when an owner acts on behalf of an agent');
+      return named.toLowerCase();
+    }
+    if (caller.deviceKind !== 'agent') throw forbidden('only agent devices act for themselves; owners name the agent in device_id');
+    if (named !== undefined && named.toLowerCase() !== caller.deviceId) throw forbidden('an agent acts for itself only; leave out device_id');
+    return caller.deviceId;
+  }
+
+  /** 404 unless the device is in the tenant; 400 unless it is an agent device. */
+  private async mustBeAgent(tx: Tx, deviceId: string): Promise<void> {
+    const d = await getDevice(tx, deviceId);
+    if (!d) throw notFound('device');
+    if (d.kind !== 'agent') throw badRequest('device_id must name an agent device');
+  }
+
+  private async alert(tenantId: string, policyId: string, deviceId: string, skill: string, operation: 'check' | 'grant'): Promise<void> {
+    await this.deps.policies?.alert(tenantId, { policy_id: policyId, sender_device_id: deviceId, skill, operation, room_id: null, recipient_device_id: null, message_type: 'skill_invocation' });
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14; docs/trust-scoring.md for the
+ * formulas, docs/decisions.md "Trust engine" for the choices made here). A recompute of one tenant
+ * is ONE tenant-scoped transaction:
+ *
+ * 1. extract 90 UTC days of DailySignals for every scored agent at once (trust/repo.ts, one query
+ *    per source);
+ * 2. per window (7d, 30d, 90d = the N UTC days ending today): measure each agent in two passes
+ *    (first tokensPerSuccessfulTask for the fleet median, then measureDimensions), take the fleet
+ *    medians, apply the §3.9 fallbacks (48-hour warm-up from activation, fleet median for missing
+ *    dimensions), composite and percentile rank within the tenant fleet;
+ * 3. tiers (SPEC §3.3) of agents with a bound hub identity: hub/certify.ts decideTier over the
+ *    identity's 7d history plus this run's composite (downgrade at once, upgrade after the 7-day
+ *    hold when the certification checks pass), with all side effects;
+ * 4. writes: trust_snapshots (3 per agent, computed_at = now, tier after step 3), per-day
+ *    dimension values (trust_daily_scores) of the days touched since the previous run, the initial
+ *    PSI baselines (first stable 30-day window from activation day + 2), and
+ *    `hub_identities.trust_score` = the latest 7d composite.
+ *
+ * Time comes in as `now` (an injected clock for tests and benchmarks); events after `now` are not
+ * read. {@link TrustEngine.recomputeAll} iterates every tenant (crossTenant listing of ids), one
+ * transaction per tenant; a failing tenant is logged and skipped.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import { decideTier, lockIdentities } from '../hub/certify.js';
+import { compositeScore, measureDimensions, tokensPerSuccessfulTask } from './dimensions.js';
+import { applyFallbacks } from './fallbacks.js';
+import { fleetMedians, median, percentileRank } from './fleet.js';
+import { baselineFor, chooseBaselineWindow } from './psi.js';
+import * as repo from './repo.js';
+import {
+  TIER_HOLD_DAYS,
+  TRUST_DIMENSIONS,
+  TRUST_WINDOWS,
+  WINDOW_DAYS,
+  type DailySignals,
+  type DimensionScores,
+  type DimensionSource,
+  type Tier,
+  type TrustDimension,
+  type TrustWindow,
+} from './types.js';
+
+const HOUR_MS = 3_600_000;
+/** Days of signals read per recompute: the longest window. */
+export const EXTRACT_DAYS = Math.max(...TRUST_WINDOWS.map((w) => WINDOW_DAYS[w]));
+/** Days of data after which a first baseline can exist (BASELINE_DAYS after the 2-day warm-up). */
+const BASELINE_EARLIEST_DAYS = 30 + 2;
+
+/** Counts of a recompute (one tenant, or all of them). */
+export interface RecomputeSummary {
+  tenants: number;
+  /** Tenants whose recompute failed (logged; recomputeAll only). */
+  failedTenants: number;
+  agents: number;
+  snapshots: number;
+  dailyScores: number;
+  baselines: number;
+  tierChanges: number;
+  durationMs: number;
+}
+
+const emptySummary = (): RecomputeSummary => ({ tenants: 0, failedTenants: 0, agents: 0, snapshots: 0, dailyScores: 0, baselines: 0, tierChanges: 0, durationMs: 0 });
+
+/** One agent's score in one window. */
+export interface AgentWindowScore {
+  measured: Partial<DimensionScores>;
+  dimensions: DimensionScores;
+  sources: Record<TrustDimension, DimensionSource>;
+  composite: number;
+  percentile: number;
+}
+
+/** Scores of a fleet per window and the 7d fleet median of tokens per successful task. */
+export interface FleetScores {
+  windows: Record<TrustWindow, Map<string, AgentWindowScore>>;
+  /** Median over the agents of tokensPerSuccessfulTask in the 7d window (token_efficiency of daily values); null when nobody has one. */
+  medianTokens7d: number | null;
+}
+
+/**
+ * Score every agent in every window (pure; steps 2 of the module comment). `signals`: each
+ * agent's days ascending (trust/repo.ts extractSignals); agents without an entry score on no data.
+ */
+export function scoreFleet(agents: readonly repo.TrustAgent[], signals: ReadonlyMap<string, readonly DailySignals[]>, now: Date): FleetScores {
+  const today = repo.utcDay(now);
+  const windows = {} as Record<TrustWindow, Map<string, AgentWindowScore>>;
+  let medianTokens7d: number | null = null;
+  for (const w of TRUST_WINDOWS) {
+    const first = repo.addDays(today, -(WINDOW_DAYS[w] - 1));
+    const days = new Map(agents.map((a) => [a.deviceId, (signals.get(a.deviceId) ?? []).filter((d) => d.day >= first)]));
+    // Pass 1: the fleet median of tokens per successful task.
+    const perSuccess = agents.map((a) => tokensPerSuccessfulTask(days.get(a.deviceId)!)).filter((x): x is number => x !== null);
+    const fleetMedianTokensPerSuccess = median(perSuccess);
+    if (w === '7d') medianTokens7d = fleetMedianTokensPerSuccess;
+    // Pass 2: every dimension, the fleet medians, the fallbacks.
+    const measured = agents.map((a) => measureDimensions(days.get(a.deviceId)!, { fleetMedianTokensPerSuccess }));
+    const medians = fleetMedians(measured);
+    const scored = agents.map((a, i) => {
+      const { dimensions, sources } = applyFallbacks(measured[i]!, { ageHours: (now.getTime() - a.since.getTime()) / HOUR_MS, fleetMedians: medians });
+      return { measured: measured[i]!, dimensions, sources, composite: compositeScore(dimensions) };
+    });
+    const composites = scored.map((s) => s.composite);
+    windows[w] = new Map(agents.map((a, i) => [a.deviceId, { ...scored[i]!, percentile: percentileRank(scored[i]!.composite, composites) }]));
+  }
+  return { windows, medianTokens7d };
+}
+
+/** Dependencies of the engine. */
+export interface TrustEngineDeps {
+  db: Db;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+}
+
+export class TrustEngine {
+  constructor(private readonly deps: TrustEngineDeps) {}
+
+  /**
+   * Recompute every score of one tenant at `now` (module comment), in one transaction.
+   * Returns the counts written (`tenants` = 1).
+   */
+  recomputeTenant(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
+    const started = performance.now();
+    return withTenant(this.deps.db, tenantId, async (tx) => {
+      const summary = { ...emptySummary(), tenants: 1 };
+      const agents = await repo.listAgents(tx, tenantId);
+      summary.agents = agents.length;
+      if (agents.length === 0) return { ...summary, durationMs: performance.now() - started };
+      const today = repo.utcDay(now);
+      const signals = await repo.extractSignals(tx, tenantId, agents, repo.addDays(today, -(EXTRACT_DAYS - 1)), now);
+      const scores = scoreFleet(agents, signals, now);
+      const w7 = scores.windows['7d'];
+
+      // Tiers of agents bound to a hub identity (SPEC §3.3).
+      const tierOf = new Map<string, Tier>();
+      const bound = agents.filter((a) => a.identityId !== null);
+      const locked = await lockIdentities(
+        tx,
+        bound.map((a) => a.identityId!),
+      );
+      const series = await repo.tierSeries(
+        tx,
+        tenantId,
+        bound.map((a) => a.deviceId),
+        now,
+        TIER_HOLD_DAYS,
+      );
+      for (const a of bound) {
+        const identity = locked.get(a.identityId!);
+        if (!identity) continue;
+        const latest = w7.get(a.deviceId)!.composite;
+        const history = [...(series.get(a.deviceId) ?? []).filter((p) => p.at.getTime() < now.getTime()), { at: now, composite: latest }];
+        const decision = await decideTier(tx, { tenantId, identity, latest, series: history, now, reason: 'trust_recompute', actor: 'system' });
+        if (decision.changed) {
+          summary.tierChanges++;
+          this.deps.log.info({ tenantId, identityId: identity.id, from: decision.from, to: decision.to }, 'trust tier changed');
+        }
+        tierOf.set(a.deviceId, decision.to);
+      }
+
+      // Snapshots: 3 windows per agent.
+      const snapshots: repo.SnapshotInsert[] = [];
+      for (const w of TRUST_WINDOWS) {
+        for (const a of agents) {
+          const s = scores.windows[w].get(a.deviceId)!;
+          snapshots.push({ deviceId: a.deviceId, window: w, composite: s.composite, dimensions: s.dimensions, sources: s.sources, percentile: s.percentile, tier: tierOf.get(a.deviceId) ?? 'unverified' });
+        }
+      }
+      const lastAt = await repo.lastComputedAt(tx, tenantId);
+      await repo.insertSnapshots(tx, tenantId, now, snapshots);
+      summary.snapshots = snapshots.length;
+
+      // Per-day dimension values of the days touched since the previous run (one day back for late spans).
+      const daily: repo.DailyScoreUpsert[] = [];
+      const ctx = { fleetMedianTokensPerSuccess: scores.medianTokens7d };
+      for (const a of agents) {
+        const prev = lastAt.get(a.deviceId);
+        const fromDay = prev ? repo.addDays(repo.utcDay(prev), -1) : '';
+        for (const d of signals.get(a.deviceId) ?? []) {
+          if (d.day < fromDay) continue;
+          const dimensions = measureDimensions([d], ctx);
+          if (Object.keys(dimensions).length > 0) daily.push({ deviceId: a.deviceId, day: d.day, dimensions });
+        }
+      }
+      await repo.upsertDailyScores(tx, tenantId, now, daily);
+      summary.dailyScores = daily.length;
+
+      // Initial baselines (SPEC §4.12): agents without one, old enough to have a 30-day window.
+      const withBaseline = await repo.devicesWithBaseline(tx, tenantId);
+      const candidates = agents.filter((a) => !withBaseline.has(a.deviceId) && repo.addDays(repo.utcDay(a.since), BASELINE_EARLIEST_DAYS - 1) <= today);
+      const dailyRows = await repo.dailyRowsOf(
+        tx,
+        tenantId,
+        candidates.map((a) => a.deviceId),
+      );
+      const baselines: repo.BaselineInsert[] = [];
+      for (const a of candidates) {
+        const window = chooseBaselineWindow(dailyRows.get(a.deviceId) ?? [], { notBefore: repo.addDays(repo.utcDay(a.since), 2), mode: 'first' });
+        if (!window) continue;
+        for (const dimension of TRUST_DIMENSIONS) {
+          const b = baselineFor(window.rows, dimension);
+          if (b) baselines.push({ deviceId: a.deviceId, dimension, bins: b.bins, samples: b.samples, windowStart: window.start, windowEnd: window.end });
+        }
+      }
+      await repo.insertInitialBaselines(tx, tenantId, now, baselines);
+      summary.baselines = baselines.length;
+
+      // The profile's trust_score: the latest 7d composite of the bound identity.
+      await repo.setIdentityScores(
+        tx,
+        bound.map((a) => ({ identityId: a.identityId!, score: w7.get(a.deviceId)!.composite })),
+      );
+      return { ...summary, durationMs: performance.now() - started };
+    });
+  }
+
+  /**
+   * Recompute every tenant at `now`, one transaction each (tenant ids listed across tenants:
+   * the periodic job is platform-wide). A tenant that fails is logged and counted in
+   * `failedTenants`; the others still run.
+   */
+  async recomputeAll(now: Date = new Date()): Promise<RecomputeSummary> {
+    const started = performance.now();
+    const ids = await crossTenant(this.deps.db, 'the trust recompute job visits every tenant', (tx) => repo.listTenantIds(tx));
+    const total = emptySummary();
+    for (const id of ids) {
+      try {
+        const s = await this.recomputeTenant(id, now);
+        total.tenants++;
+        total.agents += s.agents;
+        total.snapshots += s.snapshots;
+        total.dailyScores += s.dailyScores;
+        total.baselines += s.baselines;
+        total.tierChanges += s.tierChanges;
+      } catch (err) {
+        total.failedTenants++;
+        this.deps.log.error({ err, tenantId: id }, 'trust recompute of a tenant failed');
+      }
+    }
+    return { ...total, durationMs: performance.now() - started };
+  }
+}

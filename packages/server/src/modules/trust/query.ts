@@ -1,0 +1,177 @@
+/**
+ * Trust score queries (SPEC §2.9, §3.9, §4.12; DESIGN §8.14, §8.18, §8.21): an agent's current
+ * score per window, the tenant fleet overview and an agent's 7-day history. Read-only over what
+ * the trust engine wrote (trust/engine.ts); scores are never computed here.
+ *
+ * - Current score: the newest `trust_snapshots` row of the agent for the window. Before the engine
+ *   has scored the agent (a new agent between two recomputes) the answer is SPEC §3.9's warm-up
+ *   answer: every dimension 0.5 with source `warmup`, composite 0.5, percentile 50,
+ *   `computed_at` = now ({@link warmupScore}).
+ * - `tier` is the agent's current tier: its hub identity's `trust_tier` (certify may have changed
+ *   it since the snapshot), `unverified` for an agent without a hub identity. History points carry
+ *   the tier stored with each snapshot instead (the tier at that time).
+ * - `agent_id` is always the device id, whichever reference the caller used (DESIGN §8.18).
+ */
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
+import { fleetStats } from './fleet.js';
+import * as q from './query-repo.js';
+import { NEUTRAL_SCORE, TIERS, TRUST_DIMENSIONS, type DimensionScores, type DimensionSource, type Tier, type TrustDimension, type TrustWindow } from './types.js';
+
+/** Percentile answered before the engine has scored an agent (the middle of the fleet). */
+export const WARMUP_PERCENTILE = 50;
+/** `GET /trust-scores/{agent_id}/history` `days`: default and bounds (inclusive). */
+export const HISTORY_DAYS = { default: 30, min: 1, max: 365 } as const;
+const DAY_MS = 24 * 3600_000;
+
+/** SPEC §2.9 answer of `GET /trust-scores/{agent_id}`, plus the per-dimension `sources` (SPEC §3.9). */
+export interface TrustScoreOut {
+  agent_id: string;
+  hub_address: string | null;
+  window: TrustWindow;
+  /** Weighted composite, 0.0-1.0. */
+  composite_score: number;
+  tier: Tier;
+  dimensions: DimensionScores;
+  /** Percentile rank in the tenant fleet for this window, integer 0-100. */
+  percentile: number;
+  /** ISO 8601 time of the recompute (now for the warm-up answer). */
+  computed_at: string;
+  sources: Record<TrustDimension, DimensionSource>;
+}
+
+/** One agent in the fleet overview. */
+export interface FleetAgentOut {
+  agent_id: string;
+  hub_address: string | null;
+  composite_score: number;
+  tier: Tier;
+  percentile: number;
+}
+
+/** Per-dimension fleet statistics (null when no agent has a snapshot). */
+export type FleetDimensionStats = Record<TrustDimension, { median: number | null; stddev: number | null; mean: number | null }>;
+
+/** `GET /trust-scores/fleet`: `computed_at` is the newest snapshot's time (null when no agent has one). */
+export interface FleetOut {
+  window: TrustWindow;
+  computed_at: string | null;
+  count: number;
+  agents: FleetAgentOut[];
+  dimensions: FleetDimensionStats;
+}
+
+/** A tier change as answered by history and report (`changed_at` ISO 8601). */
+export interface TierChangeOut {
+  from_tier: string;
+  to_tier: string;
+  reason: string;
+  changed_at: string;
+}
+
+/** `GET /trust-scores/{agent_id}/history`: 7-day snapshots of the last `days` days, oldest first. */
+export interface HistoryOut {
+  agent_id: string;
+  days: number;
+  history: { computed_at: string; composite_score: number; tier: Tier; dimensions: DimensionScores }[];
+  tier_changes: TierChangeOut[];
+}
+
+/** A stored tier as a {@link Tier} (anything unexpected reads as `unverified`). */
+export const asTier = (t: string | null | undefined): Tier => (TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified';
+
+/** The agent's current tier (module comment). */
+export const agentTier = (a: AgentRef): Tier => asTier(a.identity?.trustTier);
+
+/** The 12 values of a stored `dimensions` object (a missing or non-numeric key reads as {@link NEUTRAL_SCORE}). */
+export function storedDimensions(raw: unknown): DimensionScores {
+  const o = (raw ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, typeof o[d] === 'number' ? o[d] : NEUTRAL_SCORE])) as DimensionScores;
+}
+
+function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
+  const o = (raw ?? {}) as Record<string, unknown>;
+  const ok = (v: unknown): v is DimensionSource => v === 'telemetry' || v === 'fleet_median' || v === 'warmup';
+  return Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, ok(o[d]) ? o[d] : 'warmup'])) as Record<TrustDimension, DimensionSource>;
+}
+
+/** SPEC §3.9's answer before any snapshot (module comment). */
+export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScoreOut {
+  return {
+    agent_id: agent.device.id,
+    hub_address: agent.identity?.hubAddress ?? null,
+    window,
+    composite_score: NEUTRAL_SCORE,
+    tier: agentTier(agent),
+    dimensions: Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, NEUTRAL_SCORE])) as DimensionScores,
+    percentile: WARMUP_PERCENTILE,
+    computed_at: now.toISOString(),
+    sources: Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 'warmup'])) as Record<TrustDimension, DimensionSource>,
+  };
+}
+
+/** The score answer of `agent` from its snapshot, or the warm-up answer when there is none. */
+export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScoreOut {
+  if (!snapshot) return warmupScore(agent, window, now);
+  return {
+    agent_id: agent.device.id,
+    hub_address: agent.identity?.hubAddress ?? null,
+    window,
+    composite_score: snapshot.composite,
+    tier: agentTier(agent),
+    dimensions: storedDimensions(snapshot.dimensions),
+    percentile: snapshot.percentile,
+    computed_at: snapshot.computedAt.toISOString(),
+    sources: storedSources(snapshot.sources),
+  };
+}
+
+export const tierChangeOut = (r: q.TierChangeRow): TierChangeOut => ({ from_tier: r.fromTier, to_tier: r.toTier, reason: r.reason, changed_at: r.createdAt.toISOString() });
+
+/** The current score of a resolved agent (inside the caller's tenant transaction). */
+export async function currentScore(tx: Tx, agent: AgentRef, window: TrustWindow, now: Date): Promise<TrustScoreOut> {
+  return scoreOut(agent, window, await q.latestSnapshot(tx, agent.device.id, window), now);
+}
+
+export class TrustQueryService {
+  constructor(private readonly opts: { db: Db; now?: () => Date }) {}
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date();
+  }
+
+  /** `GET /trust-scores/{agent_id}`. @throws 404 when `agentRef` names no agent of the tenant. */
+  score(tenantId: string, agentRef: string, window: TrustWindow): Promise<TrustScoreOut> {
+    return withTenant(this.opts.db, tenantId, async (tx) => currentScore(tx, await resolveAgent(tx, agentRef), window, this.now()));
+  }
+
+  /** `GET /trust-scores/fleet`: the newest snapshot of each agent; statistics by fleet.ts `fleetStats` (population std dev). */
+  async fleet(tenantId: string, window: TrustWindow): Promise<FleetOut> {
+    const rows = await withTenant(this.opts.db, tenantId, (tx) => q.latestSnapshotsOfFleet(tx, window));
+    const newest = rows.reduce<Date | null>((m, r) => (m === null || r.computedAt > m ? r.computedAt : m), null);
+    return {
+      window,
+      computed_at: newest?.toISOString() ?? null,
+      count: rows.length,
+      agents: rows.map((r) => ({ agent_id: r.deviceId, hub_address: r.hubAddress, composite_score: r.composite, tier: asTier(r.identityTier), percentile: r.percentile })),
+      dimensions: fleetStats(rows.map((r) => storedDimensions(r.dimensions))),
+    };
+  }
+
+  /** `GET /trust-scores/{agent_id}/history`: `days` in {@link HISTORY_DAYS} (the route validates). @throws 404 as {@link score}. */
+  history(tenantId: string, agentRef: string, days: number): Promise<HistoryOut> {
+    const since = new Date(this.now().getTime() - days * DAY_MS);
+    return withTenant(this.opts.db, tenantId, async (tx) => {
+      const agent = await resolveAgent(tx, agentRef);
+      const snaps = await q.snapshotsSince(tx, agent.device.id, '7d', since);
+      const changes = agent.identity ? await q.tierChangesSince(tx, agent.identity.id, since) : [];
+      return {
+        agent_id: agent.device.id,
+        days,
+        history: snaps.map((s) => ({ computed_at: s.computedAt.toISOString(), composite_score: s.composite, tier: asTier(s.tier), dimensions: storedDimensions(s.dimensions) })),
+        tier_changes: changes.map(tierChangeOut),
+      };
+    });
+  }
+}

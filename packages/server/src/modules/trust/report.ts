@@ -1,0 +1,106 @@
+/**
+ * Compliance report of one agent (SPEC §3.3 "compliance reports" are an enterprise-tier feature,
+ * §4.12 `GET /trust-scores/{agent_id}/report`; docs/decisions.md "Trust score routes"). Built in one
+ * tenant-scoped transaction, so every section describes the same moment. Not stored: `report_id`
+ * is a fresh UUID per generation. Sections:
+ *
+ * - `agent`: device id, hub address, DID, display name, current tier, enrolment time;
+ * - `scores`: the current answer of each window (7d, 30d, 90d) as `GET /trust-scores/{agent_id}`
+ *   gives it (SPEC §3.9 warm-up answer when the engine has not scored the window yet);
+ * - `tier_changes`: the identity's tier changes of the last {@link REPORT_TIER_CHANGE_DAYS} days;
+ * - `policy`: policy evaluations where the agent was the sender in the last
+ *   {@link REPORT_PERIOD_DAYS} days, per outcome; violations = `block` + `hold` (as the
+ *   `compliance` dimension counts them);
+ * - `drift`: the 30-day drift answer (drift.ts);
+ * - `active_grants`: active Skill Permission Tokens now;
+ * - `audit`: audit events of the last 30 days that concern the agent (subject = its device or
+ *   identity id, or actor = the device) and whether the tenant's whole hash chain verifies.
+ *
+ * 403 unless the agent's current tier is `enterprise` (an agent without a hub identity is
+ * `unverified`); 404 for an unknown or other tenant's agent.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { forbidden } from '../../lib/errors.js';
+import { verifyTenantChain } from '../audit/service.js';
+import { resolveAgent } from '../devices/agent-ref.js';
+import { countActiveGrants } from '../grants/repo.js';
+import { hubDid } from '../hub/service.js';
+import { agentDrift, type DriftOut } from './drift.js';
+import { agentTier, currentScore, tierChangeOut, type TierChangeOut, type TrustScoreOut } from './query.js';
+import * as q from './query-repo.js';
+import { TRUST_WINDOWS, type Tier, type TrustWindow } from './types.js';
+
+/** Period of the policy and audit sections, days. */
+export const REPORT_PERIOD_DAYS = 30;
+/** Period of the tier-change section, days (the longest score window). */
+export const REPORT_TIER_CHANGE_DAYS = 90;
+/** Policy outcomes that count as violations. */
+export const VIOLATION_OUTCOMES = ['block', 'hold'] as const;
+const DAY_MS = 24 * 3600_000;
+
+/** One window's score in the report (the score answer without the agent fields). */
+export type ReportScore = Pick<TrustScoreOut, 'composite_score' | 'dimensions' | 'percentile' | 'computed_at' | 'sources'>;
+
+/** The compliance report (module comment); every time is ISO 8601. */
+export interface ComplianceReport {
+  report_id: string;
+  generated_at: string;
+  agent: { agent_id: string; hub_address: string | null; did: string | null; display_name: string | null; tier: Tier; enrolled_at: string };
+  scores: Record<TrustWindow, ReportScore>;
+  tier_changes: TierChangeOut[];
+  policy: { period_days: number; evaluations: number; violations: number; by_outcome: Record<string, number> };
+  drift: DriftOut;
+  active_grants: number;
+  audit: { period_days: number; events_30d: number; chain_valid: boolean };
+}
+
+export class TrustReportService {
+  constructor(private readonly opts: { db: Db; now?: () => Date }) {}
+
+  /** Build the report of `agentRef` (module comment). @throws 404 unknown agent; 403 below the enterprise tier. */
+  report(tenantId: string, agentRef: string): Promise<ComplianceReport> {
+    const now = this.opts.now?.() ?? new Date();
+    const periodStart = new Date(now.getTime() - REPORT_PERIOD_DAYS * DAY_MS);
+    return withTenant(this.opts.db, tenantId, async (tx) => {
+      const agent = await resolveAgent(tx, agentRef);
+      const tier = agentTier(agent);
+      if (tier !== 'enterprise') throw forbidden(`compliance reports are reserved for the enterprise tier (SPEC §3.3); this agent's tier is ${tier}`);
+      const deviceId = agent.device.id;
+      const scores = {} as Record<TrustWindow, ReportScore>;
+      for (const w of TRUST_WINDOWS) {
+        const s = await currentScore(tx, agent, w, now);
+        scores[w] = { composite_score: s.composite_score, dimensions: s.dimensions, percentile: s.percentile, computed_at: s.computed_at, sources: s.sources };
+      }
+      const identity = agent.identity;
+      const changes = identity ? await q.tierChangesSince(tx, identity.id, new Date(now.getTime() - REPORT_TIER_CHANGE_DAYS * DAY_MS)) : [];
+      const byOutcome = await q.policyOutcomesSince(tx, deviceId, periodStart);
+      const evaluations = Object.values(byOutcome).reduce((a, b) => a + b, 0);
+      const violations = VIOLATION_OUTCOMES.reduce((a, o) => a + (byOutcome[o] ?? 0), 0);
+      const subjects = identity ? [deviceId, identity.id] : [deviceId];
+      return {
+        report_id: randomUUID(),
+        generated_at: now.toISOString(),
+        agent: {
+          agent_id: deviceId,
+          hub_address: identity?.hubAddress ?? null,
+          did: identity ? hubDid(identity.hubAddress) : null,
+          display_name: identity?.displayName ?? null,
+          tier,
+          enrolled_at: agent.device.enrolledAt.toISOString(),
+        },
+        scores,
+        tier_changes: changes.map(tierChangeOut),
+        policy: { period_days: REPORT_PERIOD_DAYS, evaluations, violations, by_outcome: byOutcome },
+        drift: await agentDrift(tx, agent, '30d', now),
+        active_grants: await countActiveGrants(tx, deviceId, now),
+        audit: {
+          period_days: REPORT_PERIOD_DAYS,
+          events_30d: await q.countAgentAuditEvents(tx, subjects, `device:${deviceId}`, periodStart),
+          chain_valid: (await verifyTenantChain(tx, tenantId)).valid,
+        },
+      };
+    });
+  }
+}
