@@ -214,11 +214,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,
   });
-  const limiter: RateLimiterAbstract | undefined = !config.rateLimits.enabled
-    ? undefined
-    : redis
-      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-ws', points: config.rateLimits.wsMessagesPerMin, duration: 60 })
-      : new RateLimiterMemory({ points: config.rateLimits.wsMessagesPerMin, duration: 60 });
+  // Per-minute limiters shared by every instance through Redis when configured; none with RATE_LIMITS=off.
+  const perMinuteLimiter = (keyPrefix: string, points: number): RateLimiterAbstract | undefined =>
+    !config.rateLimits.enabled
+      ? undefined
+      : redis
+        ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60 })
+        : new RateLimiterMemory({ points, duration: 60 });
+  const limiter = perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin);
   const gateway = new Gateway({
     db,
     bus,
@@ -297,7 +300,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db) });
-  // [wiring: trust engine + job]
   const trustEngine = new TrustEngine({ db, log: app.log });
   const stopTrustJob = scheduleTrustRecompute({
     db,
@@ -317,11 +319,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
   const sptKeys = new SptKeys(db);
   await sptKeys.init();
-  const skillLimiter: RateLimiterAbstract | undefined = !config.rateLimits.enabled
-    ? undefined
-    : redis
-      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: 'parley-skill', points: config.rateLimits.skillChecksPerMin, duration: 60 })
-      : new RateLimiterMemory({ points: config.rateLimits.skillChecksPerMin, duration: 60 });
+  const skillLimiter = perMinuteLimiter('parley-skill', config.rateLimits.skillChecksPerMin);
   const grants = new GrantService({
     db,
     keys: sptKeys,
@@ -347,7 +345,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await webhookWorker.stop();
     stopHeldExpiry();
     stopDecisionDeadlines();
-    // [onClose: trust job]
     await stopTrustJob();
     gateway.close();
     await messages.drain();

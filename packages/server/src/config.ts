@@ -31,6 +31,8 @@ export interface RateLimitConfig {
   grantValidateApiKeyPerMin: number;
   /** Skill policy checks per agent and skill per minute: the pipeline's `rate` stage (`SKILL_CHECKS_PER_MIN`, default 60; DESIGN §8.6). */
   skillChecksPerMin: number;
+  /** `POST /trust-scores/recompute` per tenant per minute (`RATE_LIMIT_TRUST_RECOMPUTE_PER_MIN`, default 2; docs/decisions.md "Trust score routes"). */
+  trustRecomputePerMin: number;
 }
 
 /** Limits of DESIGN §8.12 (sizes in bytes). */
@@ -234,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       grantValidatePublicPerMin: int(env, 'RATE_LIMIT_GRANT_VALIDATE_PUBLIC_PER_MIN', 30),
       grantValidateApiKeyPerMin: int(env, 'RATE_LIMIT_GRANT_VALIDATE_API_KEY_PER_MIN', 300),
       skillChecksPerMin: Math.max(1, int(env, 'SKILL_CHECKS_PER_MIN', 60)),
+      trustRecomputePerMin: Math.max(1, int(env, 'RATE_LIMIT_TRUST_RECOMPUTE_PER_MIN', 2)),
     },
     limits: {
       maxCiphertextBytes: int(env, 'LIMIT_MESSAGE_BYTES', 256 * 1024),

@@ -2,7 +2,7 @@
  * Skill Permission Tokens (DESIGN §8.7; SPEC §3.3, §5 rule 8): issuance (owner on behalf of any
  * tier, agent for itself from certified up, API key), the token verified independently with jose
  * against the published JWKS, validation checks (signature, expiration, revocation, skill,
- * audience) including tampered and expired tokens, list and revoke (owner), downgrade revocation
+ * audience, the audience required) including tampered and expired tokens, list and revoke (owner), downgrade revocation
  * through revokeGrantsAboveTier, the shared signing key, and the public validate rate limits.
  */
 import { eq } from 'drizzle-orm';
@@ -32,6 +32,8 @@ describe('Skill Permission Tokens', () => {
   const pool = new WsPool();
 
   const db = () => t.app.parley.database.db;
+  /** The default audience of issued SPTs (PUBLIC_URL): what a validator names itself as. */
+  const aud = () => t.config.publicUrl;
   const setIdentity = (hubAddress: string, set: Partial<typeof hubIdentities.$inferInsert>) => db().update(hubIdentities).set(set).where(eq(hubIdentities.hubAddress, hubAddress));
   const register = async (owner: Owner, deviceId: string) => {
     const hub_address = addr();
@@ -187,7 +189,7 @@ describe('Skill Permission Tokens', () => {
   });
 
   describe('POST /grants/validate', () => {
-    it('a fresh token is valid; skill and audience are checked when asked; claims are returned', async () => {
+    it('a fresh token is valid; skill is checked when asked, audience always; claims are returned', async () => {
       const g = await ownerIssue({ audience: 'https://tools.example' });
       const ok = await validate({ token: g.token, skill: 'translate', audience: 'https://tools.example' });
       expect(ok.status).toBe(200);
@@ -197,6 +199,22 @@ describe('Skill Permission Tokens', () => {
       const wrong = await validate({ token: g.token, skill: 'summarize', audience: 'https://elsewhere.example' });
       expect(wrong.body.valid).toBe(false);
       expect(checksOf(wrong.body)).toEqual({ signature: true, expiration: true, revocation: true, skill: false, audience: false });
+      const noSkill = await validate({ token: g.token, audience: 'https://tools.example' });
+      expect(noSkill.body.valid).toBe(true);
+    });
+
+    it('audience is required (RFC 7519 §4.1.3): absent or empty is 400, not a pass', async () => {
+      const g = await ownerIssue();
+      for (const payload of [{ token: g.token }, { token: g.token, skill: 'translate' }, { token: g.token, audience: '' }, { token: g.token, audience: 'x'.repeat(513) }]) {
+        const r = await validate(payload);
+        expect(r.status, JSON.stringify(payload).slice(0, 80)).toBe(400);
+        expect(r.body.detail).toMatch(/audience/);
+      }
+      const ok = await validate({ token: g.token, audience: aud() });
+      expect(ok.body.valid).toBe(true);
+      const other = await validate({ token: g.token, audience: 'https://tools.example' });
+      expect(other.body.valid).toBe(false);
+      expect(checksOf(other.body)).toMatchObject({ signature: true, revocation: true, audience: false });
     });
 
     it('a tampered token fails the signature check; garbage too; 400 only when token is not a string', async () => {
@@ -204,13 +222,13 @@ describe('Skill Permission Tokens', () => {
       const [h, p, s] = g.token.split('.');
       const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
       const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, skill: 'admin' })).toString('base64url')}.${s}`;
-      const res = await validate({ token: forged });
+      const res = await validate({ token: forged, audience: aud() });
       expect(res.status).toBe(200);
       expect(res.body.valid).toBe(false);
       expect(checksOf(res.body).signature).toBe(false);
       expect(res.body.claims).toBeUndefined();
       for (const token of ['', 'abc', 'a.b.c', g.token.slice(0, -4) + 'AAAA']) {
-        const r = await validate({ token });
+        const r = await validate({ token, audience: aud() });
         expect(r.status, token).toBe(200);
         expect(r.body.valid).toBe(false);
       }
@@ -229,7 +247,7 @@ describe('Skill Permission Tokens', () => {
       const claims = JSON.parse(Buffer.from(g.token.split('.')[1], 'base64url').toString());
       const now = Math.floor(Date.now() / 1000);
       const expired = await new SignJWT({ ...claims, iat: now - 1000, exp: now - 100 }).setProtectedHeader(decodeProtectedHeader(g.token) as never).sign(key);
-      const res = await validate({ token: expired });
+      const res = await validate({ token: expired, audience: aud() });
       expect(res.body.valid).toBe(false);
       expect(checksOf(res.body)).toMatchObject({ signature: true, expiration: false, revocation: true });
     });
@@ -245,7 +263,7 @@ describe('Skill Permission Tokens', () => {
         .setIssuedAt()
         .setExpirationTime('5m')
         .sign(privateKey);
-      const res = await validate({ token: fake });
+      const res = await validate({ token: fake, audience: aud() });
       expect(res.body.valid).toBe(false);
       expect(checksOf(res.body).signature).toBe(false);
     });
@@ -293,7 +311,7 @@ describe('Skill Permission Tokens', () => {
       expect(res.body.revoked_at).not.toBeNull();
       const again = await revoke(g.jti);
       expect(again.status).toBe(409);
-      const v = await validate({ token: g.token });
+      const v = await validate({ token: g.token, audience: aud() });
       expect(v.body.valid).toBe(false);
       expect(checksOf(v.body)).toMatchObject({ signature: true, expiration: true, revocation: false });
       expect(await auditOf('grant.revoked', g.jti)).toHaveLength(1);
@@ -317,10 +335,10 @@ describe('Skill Permission Tokens', () => {
       })();
       const revoked = await withTenant(db(), a.tenantId, (tx) => revokeGrantsAboveTier(tx, self.deviceId, 'unverified', 'tier downgrade to unverified', new Date()));
       expect(revoked.sort()).toEqual([certified.body.jti, manual.jti].sort());
-      const v = await validate({ token: certified.body.token });
+      const v = await validate({ token: certified.body.token, audience: aud() });
       expect(v.body.valid).toBe(false);
       expect(checksOf(v.body).revocation).toBe(false);
-      expect((await validate({ token: lowGrant.token })).body.valid).toBe(true);
+      expect((await validate({ token: lowGrant.token, audience: aud() })).body.valid).toBe(true);
       const listed = await list(`?device_id=${self.deviceId}&active=false`);
       expect(listed.body.grants.every((g: any) => g.revoked_reason === 'tier downgrade to unverified')).toBe(true);
     });
@@ -350,7 +368,7 @@ describe('POST /grants/validate rate limits', () => {
   it('counts per IP publicly and per API key (higher); 429 carries Retry-After', async () => {
     const owner = await newOwner(t);
     const key = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'v' } });
-    const call = (headers: Record<string, string> = {}) => t.request({ method: 'POST', url: '/api/v1/grants/validate', headers, payload: { token: 'abc' } });
+    const call = (headers: Record<string, string> = {}) => t.request({ method: 'POST', url: '/api/v1/grants/validate', headers, payload: { token: 'abc', audience: 'https://tools.example' } });
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
     const limited = await call();

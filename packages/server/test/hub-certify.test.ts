@@ -3,13 +3,16 @@
  * each failing alone; the tier rises only when they all pass (unverified → certified → enterprise
  * with the HELD score of the last 7 days) and falls at once when the latest 7d score is below the
  * current tier; every change recorded once in hub_tier_changes with the checks and audited
- * (`hub.tier_changed`); last_attestation_at on every run; capabilities follow the tier; route
- * matrix. Scores are seeded as 7d trust_snapshots (superuser SQL) covering the last 8 days.
+ * (`hub.tier_changed`, with the SPTs a downgrade revoked); every run audited (`hub.certified`);
+ * no upgrade on stale scores (latest older than the age limit, or none inside the hold);
+ * last_attestation_at on every run; capabilities follow the tier; route matrix. Scores are seeded
+ * as 7d trust_snapshots (superuser SQL) covering the last 8 days.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { certificationChecks, qualifiedTier } from '../src/modules/hub/certify.js';
+import { certificationChecks, SCORE_MAX_AGE_MS, scoreFreshness, scoreMaxAgeMs } from '../src/modules/hub/certify.js';
+import { tierForScore } from '../src/modules/trust/tiers.js';
 import { TRUST_DIMENSIONS } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
@@ -36,15 +39,16 @@ describe('hub certification', () => {
   const certify = (id: string, headers: Record<string, string> = a.auth) => t.request({ method: 'POST', url: `/api/v1/hub/identities/${id}/certify`, headers });
   /**
    * The bound device's 7d score history: one snapshot a day from 8 days ago to now, all at `score`
-   * (so the held score over the last 7 days is `score`); null clears the history.
+   * (so the held score over the last 7 days is `score`); null clears the history. `days` lists
+   * the snapshot ages in days instead (e.g. [9] = one snapshot 9 days old).
    */
-  const setScore = async (id: string, score: number | null) => {
+  const setScore = async (id: string, score: number | null, days: number[] = [8, 7, 6, 5, 4, 3, 2, 1, 0]) => {
     const [row] = await exec<{ tenant_id: string; device_id: string | null }>(sql`select tenant_id, device_id from hub_identities where id = ${id}`);
     if (!row?.device_id) throw new Error('setScore needs a bound device');
     await exec(sql`delete from trust_snapshots where device_id = ${row.device_id}`);
     if (score === null) return;
     const dims = JSON.stringify(Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, score])));
-    for (let day = 8; day >= 0; day--) {
+    for (const day of days) {
       const at = new Date(Date.now() - day * DAY - 1000).toISOString();
       await exec(sql`insert into trust_snapshots (id, tenant_id, device_id, "window", composite, dimensions, sources, percentile, tier, computed_at)
                      values (${randomUUID()}, ${row.tenant_id}, ${row.device_id}, '7d', ${score}, ${dims}::jsonb, '{}'::jsonb, 50, 'unverified', ${at}::timestamptz)`);
@@ -139,6 +143,82 @@ describe('hub certification', () => {
     expect(await tierChanges(c.id)).toHaveLength(2);
   });
 
+  it('audits every run as hub.certified {tier, upgraded, checks}', async () => {
+    const c = await candidate(a);
+    await certify(c.id);
+    await setScore(c.id, 0.7);
+    const up = await certify(c.id);
+    expect(up.body).toMatchObject({ tier: 'certified', upgraded: true });
+    const events = await exec<{ actor: string; data: { tier: string; upgraded: boolean; checks: { check: string; passed: boolean }[] } }>(
+      sql`select actor, data from audit_events where type = 'hub.certified' and subject = ${c.id} order by seq`,
+    );
+    expect(events).toHaveLength(2);
+    expect(events.map((e) => [e.actor, e.data.tier, e.data.upgraded])).toEqual([
+      [a.sub, 'unverified', false],
+      [a.sub, 'certified', true],
+    ]);
+    expect(events[0]!.data.checks).toEqual(CHECKS.map((check) => ({ check, passed: check !== 'trust_score' })));
+    expect(events[1]!.data.checks).toEqual(CHECKS.map((check) => ({ check, passed: true })));
+  });
+
+  it('does not upgrade on stale scores: one old snapshot, or a history that stopped more than 24 hours ago', async () => {
+    const c = await candidate(a);
+    // One 0.95 snapshot 9 days old: it "covers" the hold, but nothing was computed inside it.
+    await setScore(c.id, 0.95, [9]);
+    let res = await certify(c.id);
+    expect(res.body).toMatchObject({ tier: 'unverified', upgraded: false });
+    expect(failed(res.body)).toEqual(['trust_score']);
+    expect(res.body.checks[4].detail).toMatch(/stale/);
+    // Daily snapshots that stopped 2 days ago (the recompute has not run since).
+    await setScore(c.id, 0.95, [9, 8, 7, 6, 5, 4, 3, 2]);
+    res = await certify(c.id);
+    expect(res.body).toMatchObject({ tier: 'unverified', upgraded: false });
+    expect(res.body.checks[4].detail).toMatch(/stale.*computed at/);
+    expect(await tierChanges(c.id)).toEqual([]);
+    // A fresh score (computed within the last 24 hours) completes it.
+    await setScore(c.id, 0.95, [9, 8, 7, 6, 5, 4, 3, 2, 0.5]);
+    expect((await certify(c.id)).body).toMatchObject({ tier: 'enterprise', upgraded: true });
+  });
+
+  it('scoreFreshness and scoreMaxAgeMs: the latest score within the limit and some score inside the hold', () => {
+    const now = new Date('2026-01-10T00:00:00Z');
+    const p = (hoursAgo: number) => ({ at: new Date(now.getTime() - hoursAgo * 3600_000), composite: 0.9 });
+    expect(scoreMaxAgeMs(6 * 3600_000)).toBe(SCORE_MAX_AGE_MS);
+    expect(scoreMaxAgeMs(20 * 3600_000)).toBe(40 * 3600_000);
+    expect(scoreFreshness([p(200), p(24)], now, SCORE_MAX_AGE_MS)).toBeNull();
+    expect(scoreFreshness([p(200), p(24.01)], now, SCORE_MAX_AGE_MS)).toEqual({ latestAt: p(24.01).at, maxAgeMs: SCORE_MAX_AGE_MS });
+    expect(scoreFreshness([], now, SCORE_MAX_AGE_MS)).toEqual({ latestAt: null, maxAgeMs: SCORE_MAX_AGE_MS });
+    // A limit beyond the hold still needs a point inside the hold.
+    expect(scoreFreshness([p(24 * 7 + 1)], now, 30 * 24 * 3600_000)).not.toBeNull();
+    expect(scoreFreshness([p(24 * 7 - 1)], now, 30 * 24 * 3600_000)).toBeNull();
+    // Points after now are ignored.
+    expect(scoreFreshness([p(48), p(-1)], now, SCORE_MAX_AGE_MS)).not.toBeNull();
+  });
+
+  it('records the SPTs a downgrade revoked in hub.tier_changed (revoked_grants)', async () => {
+    const c = await candidate(a);
+    await setScore(c.id, 0.9);
+    expect((await certify(c.id)).body.tier).toBe('enterprise');
+    const issued = Date.now();
+    const grant = (tier: string) =>
+      exec<{ jti: string }>(sql`
+        insert into skill_grants (jti, tenant_id, device_id, subject, skill, tier, audience, issued_by, issued_at, expires_at)
+        values (${randomUUID()}, ${a.tenantId}, ${c.agent.deviceId}, 'did:hub:x', 'translate', ${tier}, 'did:hub:y', 'system',
+                ${new Date(issued - 60_000).toISOString()}::timestamptz, ${new Date(issued + 3600_000).toISOString()}::timestamptz)
+        returning jti`);
+    const [enterpriseGrant] = await grant('enterprise');
+    await grant('certified');
+    await setScore(c.id, 0.7);
+    expect((await certify(c.id)).body.tier).toBe('certified');
+    const audit = await exec<{ data: { from: string; to: string; revoked_grants: string[] } }>(
+      sql`select data from audit_events where type = 'hub.tier_changed' and subject = ${c.id} order by seq`,
+    );
+    expect(audit.map((e) => [e.data.from, e.data.to, e.data.revoked_grants])).toEqual([
+      ['unverified', 'enterprise', []],
+      ['enterprise', 'certified', [enterpriseGrant!.jti]],
+    ]);
+  });
+
   it('goes straight from unverified to enterprise with a high score (one change recorded)', async () => {
     const c = await candidate(a);
     await setScore(c.id, 0.93);
@@ -208,7 +288,7 @@ describe('hub certification', () => {
     });
   });
 
-  it('qualifies at exactly the thresholds (0.6 certified, 0.8 enterprise) and counts 7 days of activity inclusively', () => {
+  it('the trust_score check passes from exactly 0.6 (tiers at 0.6 certified, 0.8 enterprise) and 7 days of activity count inclusively', () => {
     const now = new Date('2026-01-10T00:00:00Z');
     const facts = {
       publicKey: ownerKey(),
@@ -223,10 +303,16 @@ describe('hub certification', () => {
       [0.5999, 'unverified'],
       [null, 'unverified'],
     ] as const) {
-      expect(qualifiedTier(certificationChecks({ ...facts, heldScore: score }), score), String(score)).toBe(tier);
+      const checks = certificationChecks({ ...facts, heldScore: score });
+      expect(checks.every((c) => c.passed), String(score)).toBe(tier !== 'unverified');
+      if (score !== null) expect(tierForScore(score), String(score)).toBe(tier);
     }
-    const stale = certificationChecks({ ...facts, device: { ...facts.device, lastSeen: new Date(now.getTime() - 7 * DAY - 1) }, heldScore: 0.9 });
-    expect(stale.find((c) => c.check === 'activity')!.passed).toBe(false);
+    const stale = { latestAt: new Date(now.getTime() - 2 * DAY), maxAgeMs: DAY };
+    const staleCheck = certificationChecks({ ...facts, heldScore: 0.9, staleScore: stale }).find((c) => c.check === 'trust_score')!;
+    expect(staleCheck.passed).toBe(false);
+    expect(staleCheck.detail).toContain(stale.latestAt.toISOString());
+    const inactive = certificationChecks({ ...facts, device: { ...facts.device, lastSeen: new Date(now.getTime() - 7 * DAY - 1) }, heldScore: 0.9 });
+    expect(inactive.find((c) => c.check === 'activity')!.passed).toBe(false);
   });
 
   it('route matrix: 401 without auth, 403 device token, 404 across tenants and unknown, 400 bad id, 409 suspended', async () => {

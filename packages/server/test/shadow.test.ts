@@ -3,10 +3,12 @@
  * every route (success, 400, 401, 403 for a device token, 404 across tenants), the full flow
  * shadow -> supervised -> autonomous with fresh evidence per level, demotion, critical misses,
  * audit events, and two concurrent graduations promoting once. Time-dependent rules (the
- * critical-miss window edge, evidence reset at a level change) run through a second
+ * critical-miss window edge, evidence reset at a level change, a clock lagging level_since) run through a second
  * ShadowService on the app's database with a controllable clock.
  */
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shadowObservations } from '../src/db/schema.js';
 import { ShadowService } from '../src/modules/shadow/service.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
@@ -528,6 +530,31 @@ describe('shadow sessions', () => {
       c = await svc.graduationCheck(owner.tenantId, s.session_id);
       expect(c.gates.min_observations.actual).toBe(0);
       expect((await svc.get(owner.tenantId, s.session_id)).stats).toEqual({ observations: 0, agreed: 0, agreement_rate: 0, critical_misses: 0 });
+    });
+
+    it('a clock read before a level change (behind level_since) never dates evidence before the level nor moves level_since back', async () => {
+      const s = await svc.create(owner.tenantId, owner.sub, { device_id: agent.deviceId, skill_name: `clock-${++seq}`, decision_class: 'c', config: { min_observations: 1, agreement_threshold: 1 } });
+      tick(H);
+      await rec(s.session_id, 'a', 'a');
+      tick(H);
+      const up = await svc.graduate(owner.tenantId, owner.sub, s.session_id);
+      const levelSince = up.level_since;
+      // A record whose clock lags the graduation that committed while it waited for its lock:
+      // stored at the new level, dated at level_since (not before it), so it counts.
+      tick(-30 * 60_000);
+      const late = await rec(s.session_id, 'a', 'a');
+      expect(late).toMatchObject({ level: 'supervised', recorded_at: levelSince, stats: { observations: 1, agreed: 1 } });
+      const [row] = await t.app.parley.database.db.select().from(shadowObservations).where(eq(shadowObservations.observationId, `clk-${seq}`));
+      expect(row!.recordedAt.toISOString()).toBe(levelSince);
+      expect((await svc.graduationCheck(owner.tenantId, s.session_id)).gates.min_observations).toEqual({ required: 1, actual: 1, met: true });
+      // Graduate and demote with the lagging clock: level_since never moves backwards.
+      const top = await svc.graduate(owner.tenantId, owner.sub, s.session_id);
+      expect(top).toMatchObject({ level: 'autonomous', level_since: levelSince });
+      tick(-H);
+      const down = await svc.demote(owner.tenantId, owner.sub, s.session_id, { level: 'shadow', reason: 'lagging clock' });
+      expect(down).toMatchObject({ level: 'shadow', level_since: levelSince });
+      // Shadow evidence from before the first graduation still does not count after the demotion.
+      expect((await svc.get(owner.tenantId, s.session_id)).stats.observations).toBe(0);
     });
   });
 });

@@ -220,7 +220,8 @@ describe('skill policy pipeline', () => {
       const wrongSkill = await check(s.agent.auth, { skill: skillName('else'), spt: own.token });
       expect(wrongSkill.body).toMatchObject({ allowed: false, decided_by: 'grant', reason: expect.stringMatching(/is for skill/) });
       const [h, p, sig] = own.token.split('.');
-      const tampered = `${h}.${p}.${sig!.slice(0, -2)}${sig!.endsWith('A') ? 'B' : 'A'}A`;
+      // One character inside the signature changed (its last characters carry padding bits).
+      const tampered = `${h}.${p}.${sig!.slice(0, 10)}${sig![10] === 'A' ? 'B' : 'A'}${sig!.slice(11)}`;
       const bad = await check(s.agent.auth, { skill, spt: tampered });
       expect(bad.body).toMatchObject({ allowed: false, decided_by: 'grant', reason: expect.stringMatching(/signature/) });
       expect((await t.request({ method: 'POST', url: `/api/v1/grants/${own.jti}/revoke`, headers: a.auth })).status).toBe(200);
@@ -265,7 +266,7 @@ describe('skill policy pipeline', () => {
       expect(await audits('skill.delegation_rejected', noGrant.agent.deviceId)).toHaveLength(0);
     });
 
-    it('targets in another tenant are judged there (RLS scope switched); unknown or revoked targets fail identity', async () => {
+    it('targets in another tenant are judged there (RLS scope switched); unknown or revoked targets fail identity, another tenant’s with a generic detail', async () => {
       const far = await subject(b, 'enterprise', 0.2);
       const rejected = await check(caller.agent.auth, { skill, target: far.address });
       expect(rejected.body).toMatchObject({ allowed: false, decided_by: 'trust_floor' });
@@ -278,9 +279,22 @@ describe('skill policy pipeline', () => {
       expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${gone.agent.deviceId}/revoke`, headers: a.auth })).status).toBe(200);
       const revoked = await check(caller.agent.auth, { skill, target: gone.address });
       expect(revoked.body).toMatchObject({ allowed: false, decided_by: 'identity', reason: expect.stringMatching(/REVOKED/) });
+      const near = await subject(a, 'certified', 0.9);
+      await setIdentity(near.address, { status: 'suspended' });
+      const nearSuspended = await check(caller.agent.auth, { skill, target: near.address });
+      expect(nearSuspended.body).toMatchObject({ allowed: false, decided_by: 'identity', reason: expect.stringMatching(/suspended/) });
+
+      // Another tenant's target: neither its identity state nor its device state leaks.
       await setIdentity(far.address, { status: 'suspended' });
       const suspended = await check(caller.agent.auth, { skill, target: far.address });
-      expect(suspended.body).toMatchObject({ allowed: false, decided_by: 'identity', reason: expect.stringMatching(/suspended/) });
+      expect(suspended.body).toMatchObject({ allowed: false, decided_by: 'identity', reason: `the target agent did:hub:${far.address} is not active` });
+      const farGone = await subject(b, 'certified', 0.9);
+      expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${farGone.agent.deviceId}/revoke`, headers: b.auth })).status).toBe(200);
+      const farRevoked = await check(caller.agent.auth, { skill, target: farGone.address });
+      expect(farRevoked.body).toMatchObject({ allowed: false, decided_by: 'identity', reason: `the target agent did:hub:${farGone.address} is not active` });
+      expect(JSON.stringify(farRevoked.body)).not.toMatch(/REVOKED|deleted|bound/);
+      const denied = await audits('skill.check_denied', caller.agent.deviceId);
+      expect(denied.some((e) => e.data.reason === `the target agent did:hub:${farGone.address} is not active`)).toBe(true);
     });
 
     it('the caller as target, or a malformed target, is 400', async () => {
@@ -381,7 +395,8 @@ describe('skill policy pipeline', () => {
 describe.skipIf(!process.env.TEST_REDIS_URL)('skill pipeline rate stage on Redis', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp({ env: { REDIS_URL: process.env.TEST_REDIS_URL!, SKILL_CHECKS_PER_MIN: '2' } });
+    // The enroll limit lives in the shared Redis too: repeated runs must not exhaust it.
+    t = await startApp({ env: { REDIS_URL: process.env.TEST_REDIS_URL!, SKILL_CHECKS_PER_MIN: '2', RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
   });
   afterAll(() => t.close());
 

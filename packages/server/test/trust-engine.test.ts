@@ -4,7 +4,7 @@
  * `recomputeTenant(tenantId, now)` with an injected clock over simulated days. Checked: 3 windows ×
  * 12 dimensions per agent with values extracted from the seeded rows; the 48-hour warm-up; fleet
  * median substitution and percentile rank in a fleet of 3; per-day values and the initial PSI
- * baseline; tier hysteresis (no upgrade before 7 days of held 7d snapshots, upgrade on day 7 with
+ * baseline (complete days only: never today's partial day); tier hysteresis (no upgrade before 7 days of held 7d snapshots, upgrade on day 7 with
  * recomputes every 6 h, immediate downgrade on one bad window with grant revocation, tier change
  * record, audit event and `svc.trust` span).
  */
@@ -281,6 +281,24 @@ describe('trust engine', () => {
     expect(second.baselines).toBe(0);
     expect(second.dailyScores).toBe(2); // 06-09, 06-10
     expect((await exec(sql`select 1 from trust_baselines where device_id = ${a.deviceId}`)).length).toBe(base.length);
+  });
+
+  it('builds the initial baseline from complete days only: not while its 30-day window would end today', async () => {
+    const owner = await newOwner(t, 'Complete days');
+    // Activation day + 31 = today (06-10): the first window after the warm-up is 05-12 … 06-10.
+    const since = at('2026-05-10T00:00:00Z');
+    const a = await agentActivatedAt(owner, since);
+    await presence(owner, a.deviceId, since, 32 * 24);
+    for (let d = 0; d < 32; d++) await spans(owner, a.deviceId, plus(since, d * DAY + 3600_000), { name: 'svc.task', n: 4, errors: d % 4 === 0 ? 1 : 0 });
+    const first = await engine.recomputeTenant(owner.tenantId, NOW);
+    expect(first.baselines).toBe(0);
+    expect(await exec(sql`select 1 from trust_baselines where device_id = ${a.deviceId}`)).toEqual([]);
+    // The next day, 06-10 is complete: the window 05-12 … 06-10 becomes the baseline.
+    const tomorrow = plus(NOW, DAY);
+    const second = await engine.recomputeTenant(owner.tenantId, tomorrow);
+    expect(second.baselines).toBeGreaterThan(0);
+    const base = await exec<{ window_start: string; window_end: string }>(sql`select distinct window_start, window_end from trust_baselines where device_id = ${a.deviceId}`);
+    expect(base).toEqual([{ window_start: '2026-05-12', window_end: '2026-06-10' }]);
   });
 
   it('tier hysteresis: no upgrade before 7 days of held snapshots, upgrade on day 7, one bad window demotes at once with side effects', async () => {

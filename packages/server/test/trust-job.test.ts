@@ -1,17 +1,19 @@
 /**
  * The cluster-wide trust recompute job (SPEC §3.9 "recomputed periodically", §8; jobs/
- * cluster-schedule.ts): the `scheduled_jobs` lease is won by exactly one of the instances racing
- * for a due run, so the job runs once per interval however many instances poll. On PostgreSQL
- * the racers use separate pools (real concurrent transactions); on PGlite they share the one
- * connection.
+ * cluster-schedule.ts): the `scheduled_jobs` lease, on the database clock, is won by exactly one
+ * of the instances racing for a due run, so the job runs once per interval however many instances
+ * poll; the run lock (session advisory lock + in-process guard) keeps a run that outlasts the
+ * interval from being overlapped. On PostgreSQL the racers use separate pools (real concurrent
+ * sessions); on PGlite they share the one connection.
  */
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database, type Db } from '../src/db/client.js';
-import { claimRun, scheduleClusterJob } from '../src/jobs/cluster-schedule.js';
+import { claimRun, scheduleClusterJob, withJobLock } from '../src/jobs/cluster-schedule.js';
 import { TRUST_RECOMPUTE_JOB } from '../src/jobs/trust-recompute.js';
 import { activeAgent, newOwner } from './flows.js';
-import { startApp, type TestApp } from './harness.js';
+import { backend, startApp, type TestApp } from './harness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,20 +50,78 @@ describe('cluster-wide trust recompute job', () => {
     await a?.close();
   });
 
-  it('claimRun: exactly one of many racing callers wins a due run, none before the next is due', async () => {
+  it('claimRun: exactly one of many racing callers wins a due run, on the database clock; none before the next is due', async () => {
     const dbs = [a.app.parley.database.db, db2];
-    const now = new Date(Date.now() - 1000);
-    const race = (at: Date) => Promise.all(Array.from({ length: 8 }, (_, i) => claimRun(dbs[i % 2]!, 'race-test', 60_000, at, `instance-${i}`)));
-    const first = await race(now);
+    const race = () => Promise.all(Array.from({ length: 8 }, (_, i) => claimRun(dbs[i % 2]!, 'race-test', 60_000, `instance-${i}`)));
+    const first = await race();
     expect(first.filter(Boolean)).toHaveLength(1);
-    const [row] = await exec<{ last_run_by: string; next_run_at: unknown }>(sql`select last_run_by, next_run_at from scheduled_jobs where name = 'race-test'`);
+    const [row] = await exec<{ last_run_by: string; gap_ms: number; age_ms: number }>(
+      sql`select last_run_by, extract(epoch from next_run_at - last_run_at)::float8 * 1000 as gap_ms, extract(epoch from now() - last_run_at)::float8 * 1000 as age_ms
+          from scheduled_jobs where name = 'race-test'`,
+    );
     expect(row!.last_run_by).toBe(`instance-${first.indexOf(true)}`);
-    expect(new Date(row!.next_run_at as string).getTime()).toBe(now.getTime() + 60_000);
-    expect((await race(new Date(now.getTime() + 59_999))).filter(Boolean)).toHaveLength(0);
-    expect((await race(new Date(now.getTime() + 60_000))).filter(Boolean)).toHaveLength(1);
-    // A job seen for the first time with a later first due time is not due yet.
-    expect(await claimRun(db2, 'later-test', 60_000, now, 'x', new Date(now.getTime() + 1000))).toBe(false);
-    expect(await claimRun(db2, 'later-test', 60_000, new Date(now.getTime() + 1000), 'x')).toBe(true);
+    // next_run_at = the database's now() + interval, last_run_at = the database's now().
+    expect(Number(row!.gap_ms)).toBe(60_000);
+    expect(Number(row!.age_ms)).toBeGreaterThanOrEqual(0);
+    expect(Number(row!.age_ms)).toBeLessThan(10_000);
+    expect((await race()).filter(Boolean)).toHaveLength(0);
+    // Due again once the database clock passes next_run_at (moved back here instead of waiting a minute).
+    await exec(sql`update scheduled_jobs set next_run_at = now() - interval '1 millisecond' where name = 'race-test'`);
+    expect((await race()).filter(Boolean)).toHaveLength(1);
+    // A job seen for the first time with a first delay is not due yet: its row is due one delay after the database's now().
+    expect(await claimRun(db2, 'later-test', 60_000, 'x', 60_000)).toBe(false);
+    const [later] = await exec<{ due_in_ms: number }>(sql`select extract(epoch from next_run_at - now())::float8 * 1000 as due_in_ms from scheduled_jobs where name = 'later-test'`);
+    expect(Number(later!.due_in_ms)).toBeGreaterThan(50_000);
+    expect(Number(later!.due_in_ms)).toBeLessThanOrEqual(60_000);
+    await exec(sql`update scheduled_jobs set next_run_at = now() - interval '1 millisecond' where name = 'later-test'`);
+    expect(await claimRun(db2, 'later-test', 60_000, 'x', 60_000)).toBe(true);
+  });
+
+  it('a run longer than the interval is never overlapped by the next one, whichever instance polls', async () => {
+    const intervalMs = 100;
+    let running = 0;
+    let maxRunning = 0;
+    const spans: { start: number; end: number }[] = [];
+    const run = async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      const start = Date.now();
+      await sleep(350);
+      spans.push({ start, end: Date.now() });
+      running--;
+      return { runs: spans.length };
+    };
+    const errors: unknown[] = [];
+    const stops = [
+      scheduleClusterJob({ db: a.app.parley.database.db, name: 'long-test', intervalMs, pollMs: 15, run, onError: (e) => errors.push(e), instanceId: 'long-a' }),
+      scheduleClusterJob({ db: db2, name: 'long-test', intervalMs, pollMs: 15, run, onError: (e) => errors.push(e), instanceId: 'long-b' }),
+    ];
+    await sleep(1600);
+    await Promise.all(stops.map((s) => s()));
+    expect(errors).toEqual([]);
+    expect(maxRunning).toBe(1);
+    expect(spans.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end);
+  });
+
+  it.skipIf(backend !== 'postgres')('withJobLock: skipped while another session holds the job lock, run once it is released', async () => {
+    const raw = a.app.parley.database.raw;
+    if (raw.kind !== 'pg') throw new Error('postgres only');
+    const other = new pg.Client({ connectionString: raw.url });
+    await other.connect();
+    try {
+      await other.query(`select pg_advisory_lock(hashtextextended('job:lock-test', 0))`);
+      let calls = 0;
+      const fn = async () => ++calls;
+      expect(await withJobLock(db2, 'lock-test', fn)).toEqual({ ran: false });
+      expect(calls).toBe(0);
+      await other.query(`select pg_advisory_unlock(hashtextextended('job:lock-test', 0))`);
+      expect(await withJobLock(db2, 'lock-test', fn)).toEqual({ ran: true, value: 1 });
+      // Released after the run: the other session can take it at once.
+      expect((await other.query(`select pg_try_advisory_lock(hashtextextended('job:lock-test', 0)) as ok`)).rows[0].ok).toBe(true);
+    } finally {
+      await other.end();
+    }
   });
 
   it('two polling loops on the same database run the job once per interval', async () => {

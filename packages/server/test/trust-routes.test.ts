@@ -2,15 +2,18 @@
  * Trust score routes (SPEC §2.9, §3.9, §4.12; DESIGN §8.18, §8.21): current score (snapshot or the
  * SPEC §3.9 warm-up answer), fleet overview against a hand computation, history with tier changes,
  * PSI drift against a hand computation from seeded daily rows and baselines, recalibration (409
- * without enough data, then 200 and audited), recompute through the engine, and per route the
- * matrix: 400 bad input, 401 without auth, 403 for a device token, 404 across tenants.
+ * without enough complete days, then 200 and audited), recompute through the engine (per-tenant
+ * rate limit; 409 while another recompute of the tenant runs, which the job skips), and per route
+ * the matrix: 400 bad input, 401 without auth, 403 for a device token, 404 across tenants.
  */
 import { and, eq } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEvents, trustBaselines, trustSnapshots } from '../src/db/schema.js';
+import { auditEvents, devices, trustBaselines, trustSnapshots } from '../src/db/schema.js';
+import { TrustEngine } from '../src/modules/trust/engine.js';
 import { TRUST_DIMENSIONS, type TrustDimension } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
-import { startApp, type TestApp } from './harness.js';
+import { backend, startApp, type TestApp } from './harness.js';
 import { DAY_MS, daysAgo, dims, registerIdentity, TrustSeed } from './trust-fixtures.js';
 
 describe('trust score routes', () => {
@@ -105,7 +108,7 @@ describe('trust score routes', () => {
   describe('GET /trust-scores/fleet', () => {
     it('lists the newest snapshot per agent with per-dimension median, population std dev and mean', async () => {
       const owner = await newOwner(t, 'Fleet');
-      const [x, y, z, unscored] = [await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner)];
+      const [x, y, z, unscored, revoked] = [await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner), await activeAgent(t, owner)];
       const xi = await registerIdentity(t, owner, x.deviceId);
       await seed.setTier(xi.id, 'enterprise');
       const now = Date.now();
@@ -118,13 +121,17 @@ describe('trust score routes', () => {
       // Another window and another tenant: not part of this overview.
       await seed.snapshot({ tenantId: owner.tenantId, deviceId: x.deviceId, window: '30d', at: at(1), composite: 0.1, dimensions: dims(0.1) });
       await seed.snapshot({ tenantId: b.tenantId, deviceId: otherAgent.deviceId, at: at(1), composite: 0.3, dimensions: dims(0.3) });
+      // A revoked agent's last snapshots stay stored but leave the overview.
+      await seed.snapshot({ tenantId: owner.tenantId, deviceId: revoked!.deviceId, at: at(2), composite: 0.05, dimensions: dims(0.05) });
+      await t.app.parley.database.db.update(devices).set({ status: 'REVOKED' }).where(eq(devices.id, revoked!.deviceId));
 
       const res = await get('/trust-scores/fleet', owner.auth);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ window: '7d', computed_at: at(4).toISOString(), count: 3 });
       const byId = new Map((res.body.agents as { agent_id: string }[]).map((r) => [r.agent_id, r]));
       expect([...byId.keys()].sort()).toEqual([x.deviceId, y.deviceId, z.deviceId].sort());
-      expect(byId.has(unscored.deviceId)).toBe(false);
+      expect(byId.has(unscored!.deviceId)).toBe(false);
+      expect(byId.has(revoked!.deviceId)).toBe(false);
       expect(byId.get(x.deviceId)).toEqual({ agent_id: x.deviceId, hub_address: xi.address, composite_score: 0.45, tier: 'enterprise', percentile: 17 });
       expect(byId.get(y.deviceId)).toEqual({ agent_id: y.deviceId, hub_address: null, composite_score: 0.55, tier: 'unverified', percentile: 50 });
 
@@ -288,6 +295,21 @@ describe('trust score routes', () => {
       expect(drift.body.dimensions.compliance).toBeNull();
     });
 
+    it('recalibrate: only complete days count (today is still running)', async () => {
+      const r = await activeAgent(t, a);
+      // Today and the 19 days before: 20 rows, but only 19 complete days → not enough.
+      for (let i = 0; i <= 19; i++) await seed.daily(a.tenantId, r.deviceId, daysAgo(i), { uptime: i === 0 ? 0.05 : 0.95 });
+      const early = await post(`/trust-scores/${r.deviceId}/drift/recalibrate`);
+      expect(early.status).toBe(409);
+      expect(early.body.detail).toMatch(/19 complete day/);
+      await seed.daily(a.tenantId, r.deviceId, daysAgo(20), { uptime: 0.95 });
+      const res = await post(`/trust-scores/${r.deviceId}/drift/recalibrate`);
+      expect(res.status).toBe(200);
+      expect(res.body.baseline).toMatchObject({ window_start: daysAgo(30), window_end: daysAgo(1) });
+      // Today's 0.05 is not in the baseline: every sample in bin 9.
+      expect(res.body.dimensions.uptime).toEqual({ bins: [0, 0, 0, 0, 0, 0, 0, 0, 0, 1], samples: 20 });
+    });
+
     it('recalibrate: 401, 403, 404 matrix', async () => {
       await agentMatrix('POST', '/drift/recalibrate');
     });
@@ -318,6 +340,56 @@ describe('trust score routes', () => {
     it('401 without auth, 403 for a device token', async () => {
       expect((await post('/trust-scores/recompute', {})).status).toBe(401);
       expect((await post('/trust-scores/recompute', agent.auth)).status).toBe(403);
+    });
+
+    it('rate limit: 2 per minute per TENANT (shared by its owners), other tenants unaffected', async () => {
+      const limited = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
+      try {
+        const owner = await newOwner(limited, 'Limited');
+        const other = await newOwner(limited, 'Other');
+        // The same owner with a second credential: a per-principal limit would count it apart.
+        const second = { authorization: `Bearer ${await limited.ownerToken(owner.sub, { nonce: 'second' })}` };
+        expect(second.authorization).not.toBe(owner.auth.authorization);
+        const send = (headers: Record<string, string>) => limited.request({ method: 'POST', url: '/api/v1/trust-scores/recompute', headers });
+        expect((await send(owner.auth)).status).toBe(200);
+        expect((await send(second)).status).toBe(200);
+        const third = await send(owner.auth);
+        expect(third.status).toBe(429);
+        expect(third.headers['retry-after']).toBeDefined();
+        expect((await send(second)).status).toBe(429);
+        expect((await send(other.auth)).status).toBe(200);
+        // Refused before counting: no credential → 401, not 429.
+        expect((await send({})).status).toBe(401);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it.skipIf(backend !== 'postgres')('409 while another recompute of the tenant holds its lock; the job skips that tenant', async () => {
+      const owner = await newOwner(t, 'Busy');
+      const busy = await activeAgent(t, owner);
+      const raw = t.app.parley.database.raw;
+      if (raw.kind !== 'pg') throw new Error('postgres only');
+      const other = new pg.Client({ connectionString: raw.url });
+      await other.connect();
+      const db = t.app.parley.database.db;
+      try {
+        await other.query('begin');
+        await other.query(`select pg_advisory_xact_lock(hashtextextended('trust:' || $1, 0))`, [owner.tenantId]);
+        const res = await post('/trust-scores/recompute', owner.auth);
+        expect(res.status).toBe(409);
+        expect(res.body.detail).toMatch(/already running/);
+        const engine = new TrustEngine({ db, log: t.app.log });
+        const all = await engine.recomputeAll();
+        expect(all.skippedTenants).toBe(1);
+        expect(all.failedTenants).toBe(0);
+        expect(await db.select().from(trustSnapshots).where(eq(trustSnapshots.deviceId, busy.deviceId))).toEqual([]);
+        await other.query('commit');
+        expect((await post('/trust-scores/recompute', owner.auth)).status).toBe(200);
+        expect(await db.select().from(trustSnapshots).where(eq(trustSnapshots.deviceId, busy.deviceId))).toHaveLength(3);
+      } finally {
+        await other.end();
+      }
     });
   });
 });

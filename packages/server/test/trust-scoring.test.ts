@@ -7,7 +7,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { NEUTRAL_TRUST_SCORE, TIERS as POLICY_TIERS } from '../src/modules/policies/engine.js';
+import { TRUST_TIERS } from '../src/modules/hub/repo.js';
+import { windowScores } from '../src/modules/trust/query.js';
+import { verifyScores } from '../src/modules/verification/service.js';
 import {
+  clamp01,
   compositeScore,
   latencyScore,
   measureDimensions,
@@ -30,7 +35,12 @@ import {
 } from '../src/modules/trust/psi.js';
 import { evaluateTier, tierForScore } from '../src/modules/trust/tiers.js';
 import {
+  asTier,
   DIMENSION_WEIGHTS,
+  emptySignals,
+  NEUTRAL_SCORE,
+  tierRank,
+  TIERS,
   TRUST_DIMENSIONS,
   type DailySignals,
   type DimensionScores,
@@ -40,28 +50,7 @@ import {
 
 /** A day with every counter at zero, then the overrides. */
 function sig(day: string, o: Partial<DailySignals> = {}): DailySignals {
-  return {
-    day,
-    presenceHours: 0,
-    observedHours: 0,
-    decisionLatenciesSec: [],
-    decisionsExpired: 0,
-    spans: 0,
-    errorSpans: 0,
-    recoveredErrors: 0,
-    tasks: 0,
-    tasksOk: 0,
-    tools: 0,
-    toolsOk: 0,
-    taskTokens: 0,
-    taskTokensOk: 0,
-    messages: 0,
-    policyEvaluations: 0,
-    policyViolations: 0,
-    spanNames: {},
-    versions: {},
-    ...o,
-  };
+  return { ...emptySignals(day), ...o };
 }
 const NO_FLEET = { fleetMedianTokensPerSuccess: null };
 const measure = (days: DailySignals[], fleet: number | null = null) => measureDimensions(days, { fleetMedianTokensPerSuccess: fleet });
@@ -450,6 +439,17 @@ describe('baseline windows', () => {
     expect(chooseBaselineWindow(rows('2025-01-01', 60, (i) => i < 30 || i >= 50), { notBefore: '2025-01-01', mode: 'latest' })).toBeNull();
   });
 
+  it("'before' drops the running day (and later ones): only complete days form a baseline", () => {
+    // 30 rows Jan 1-30; with Jan 30 = today the first window is not complete yet.
+    const month = rows('2025-01-01', 30, () => true);
+    expect(chooseBaselineWindow(month, { notBefore: '2025-01-01', before: '2025-01-30', mode: 'first' })).toBeNull();
+    expect(chooseBaselineWindow(month, { notBefore: '2025-01-01', before: '2025-01-31', mode: 'first' })).toMatchObject({ start: '2025-01-01', end: '2025-01-30' });
+    // 'latest' ends at the last row BEFORE today.
+    const w = chooseBaselineWindow(history, { notBefore: '2025-01-01', before: '2025-03-31', mode: 'latest' });
+    expect(w).toMatchObject({ start: '2025-03-01', end: '2025-03-30' });
+    expect(w!.rows.map((r) => r.day)).not.toContain('2025-03-31');
+  });
+
   it('null without enough data or without a complete window', () => {
     expect(chooseBaselineWindow([], { notBefore: '2025-01-01', mode: 'first' })).toBeNull();
     expect(chooseBaselineWindow(rows('2025-01-01', 15, () => true), { notBefore: '2025-01-01', mode: 'first' })).toBeNull();
@@ -586,5 +586,49 @@ describe('tiers (SPEC §3.3)', () => {
     // points after now are ignored; a custom hold of 1 day
     expect(evaluateTier({ current: 'unverified', latest: 0.7, series: [{ at: at(0), composite: 0.7 }, { at: at(1), composite: 0.7 }, { at: at(1.5), composite: 0.1 }], now: at(1), holdDays: 1 })).toMatchObject({ tier: 'certified', direction: 'up' });
     expect(() => evaluateTier({ current: 'unverified', latest: 0.7, series, now: at(1), holdDays: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('one source for shared trust values (tiers, the §3.9 neutral score, the window scores)', () => {
+  it('policies and hub use the trust vocabulary’s tier list and neutral score, not copies', () => {
+    expect(POLICY_TIERS).toBe(TIERS);
+    expect(TRUST_TIERS).toBe(TIERS);
+    expect(NEUTRAL_TRUST_SCORE).toBe(NEUTRAL_SCORE);
+    expect(NEUTRAL_SCORE).toBe(0.5);
+  });
+
+  it('asTier / tierRank: stored strings to tiers; anything unknown is unverified', () => {
+    expect(TIERS.map((t) => [asTier(t), tierRank(t)])).toEqual([['unverified', 0], ['certified', 1], ['enterprise', 2]]);
+    for (const bad of [null, undefined, '', 'Certified', 'gold', 'ENTERPRISE']) {
+      expect(asTier(bad), String(bad)).toBe('unverified');
+      expect(tierRank(bad), String(bad)).toBe(0);
+    }
+  });
+
+  it('clamp01', () => {
+    expect([-1, 0, 0.25, 1, 1.5, Infinity, -Infinity].map(clamp01)).toEqual([0, 0, 0.25, 1, 1, 1, 0]);
+  });
+
+  it('windowScores: the snapshot’s values clamped; the SPEC §3.9 warm-up values (all 0.5) without one', () => {
+    const neutral = Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 0.5]));
+    expect(windowScores(undefined)).toEqual({ composite: 0.5, dimensions: neutral });
+    const stored = { ...Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 0.7])), uptime: 1.2, compliance: -0.1, volume: 'x' } as Record<string, unknown>;
+    delete stored.efficiency;
+    expect(windowScores({ composite: 0.71, dimensions: stored })).toEqual({
+      composite: 0.71,
+      dimensions: { ...Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 0.7])), uptime: 1, compliance: 0, volume: 0.5, efficiency: 0.5 },
+    });
+    expect(windowScores({ composite: 1.3, dimensions: {} }).composite).toBe(1);
+    expect(windowScores({ composite: Number.NaN, dimensions: null }).composite).toBe(0.5);
+  });
+
+  it('verify-agent’s trust_scores are windowScores flattened (one builder)', () => {
+    fc.assert(
+      fc.property(fc.option(fc.record({ composite: fc.double({ noNaN: true }), dimensions: fc.dictionary(fc.constantFrom(...TRUST_DIMENSIONS), fc.double()) }), { nil: undefined }), (snap) => {
+        const w = windowScores(snap);
+        expect(verifyScores(snap)).toEqual({ composite: w.composite, ...w.dimensions });
+        for (const v of [w.composite, ...Object.values(w.dimensions)]) expect(v >= 0 && v <= 1).toBe(true);
+      }),
+    );
   });
 });

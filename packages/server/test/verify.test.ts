@@ -1,7 +1,8 @@
 /**
  * Verify agent (SPEC §4.11, §8): `GET /verify/{hub_address}` — status (verified, unverified,
  * suspended, not_found), tier, trust scores (SPEC §2.9 keys: the latest snapshot of the requested
- * window, else the SPEC §3.9 fallback), active grants (active SPTs of the bound device),
+ * window, else the SPEC §3.9 warm-up values — the same values GET /trust-scores answers), active
+ * grants (active SPTs of the bound device),
  * timestamps, the window parameter, public access with credential checks, and the SPEC §8 limits
  * (per IP, higher per API key).
  */
@@ -30,7 +31,8 @@ describe('GET /verify/{hub_address}', () => {
   };
 
   beforeAll(async () => {
-    t = await startApp();
+    // The SPEC §8 limits have their own suite below; these tests make more requests than 30/min.
+    t = await startApp({ env: { RATE_LIMIT_VERIFY_PUBLIC_PER_MIN: '1000' } });
     a = await newOwner(t, 'Verify tenant');
   });
   afterAll(() => t.close());
@@ -49,7 +51,8 @@ describe('GET /verify/{hub_address}', () => {
     expect(res.body).toMatchObject({ did: `did:hub:${address}`, status: 'verified', trust_tier: 'certified', last_attestation: attested.toISOString() });
     expect(Object.keys(res.body.trust_scores).sort()).toEqual(['composite', ...TRUST_DIMENSIONS].sort());
     expect(TRUST_DIMENSIONS).toHaveLength(12);
-    expect(res.body.trust_scores.composite).toBe(0.73);
+    // No snapshot yet: SPEC §3.9 warm-up values, not the identity's stored (7-day) trust_score.
+    expect(res.body.trust_scores.composite).toBe(0.5);
     for (const d of TRUST_DIMENSIONS) expect(res.body.trust_scores[d]).toBe(0.5);
     const [device] = await t.app.parley.database.db.select().from(devices).where(eq(devices.id, agent.deviceId));
     expect(res.body.enrolled_at).toBe(device!.enrolledAt.toISOString());
@@ -80,10 +83,11 @@ describe('GET /verify/{hub_address}', () => {
     await update(address, { trustTier: 'certified' });
     expect((await get(address)).body.status).toBe('verified');
     expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/revoke`, headers: a.auth })).status).toBe(200);
-    expect((await get(address)).body).toMatchObject({ status: 'suspended', trust_tier: 'certified' });
+    // Revocation also demotes the bound identity (devices/service.ts retireAgentDevice).
+    expect((await get(address)).body).toMatchObject({ status: 'suspended', trust_tier: 'unverified' });
   });
 
-  it('trust_scores come from the latest snapshot of the requested window, the SPEC §3.9 fallback without one', async () => {
+  it('trust_scores come from the latest snapshot of the requested window, the SPEC §3.9 warm-up values without one', async () => {
     const seed = new TrustSeed(t);
     const agent = await activeAgent(t, a);
     const address = await register(a, agent.deviceId);
@@ -93,9 +97,28 @@ describe('GET /verify/{hub_address}', () => {
     await seed.snapshot({ tenantId: a.tenantId, deviceId: agent.deviceId, window: '30d', at: new Date(now - 3600_000), composite: 0.71, dimensions: dims(0.7, { uptime: 0.93, compliance: 0 }) });
     const month = await get(address, '?window=30d');
     expect(month.body.trust_scores).toEqual({ composite: 0.71, ...dims(0.7, { uptime: 0.93, compliance: 0 }) });
-    // No 7d snapshot: 0.5 per dimension and the identity's stored score as composite.
+    // No 7d snapshot: 0.5 everywhere (the stored trust_score 0.66 is not answered).
     const week = await get(address);
-    expect(week.body.trust_scores).toEqual({ composite: 0.66, ...dims(0.5) });
+    expect(week.body.trust_scores).toEqual({ composite: 0.5, ...dims(0.5) });
+
+    // A 7d snapshot (and the stored 7-day trust_score) never answers for 90d, which has no snapshot.
+    await seed.snapshot({ tenantId: a.tenantId, deviceId: agent.deviceId, window: '7d', at: new Date(now - 60_000), composite: 0.66, dimensions: dims(0.66) });
+    expect((await get(address)).body.trust_scores).toEqual({ composite: 0.66, ...dims(0.66) });
+    expect((await get(address, '?window=90d')).body.trust_scores).toEqual({ composite: 0.5, ...dims(0.5) });
+
+    // Every window: the same composite and dimensions as GET /trust-scores/{agent_id}.
+    for (const w of ['7d', '30d', '90d']) {
+      const scores = await t.request({ method: 'GET', url: `/api/v1/trust-scores/${agent.deviceId}?window=${w}`, headers: a.auth });
+      expect(scores.status, w).toBe(200);
+      const { composite, ...dimensions } = (await get(address, `?window=${w}`)).body.trust_scores as Record<string, number>;
+      expect({ composite, dimensions }, w).toEqual({ composite: scores.body.composite_score, dimensions: scores.body.dimensions });
+    }
+  });
+
+  it('a device-less identity answers the SPEC §3.9 warm-up values for every window, whatever its stored trust_score', async () => {
+    const address = await register(a);
+    await update(address, { trustScore: 0.91 });
+    for (const w of ['7d', '30d', '90d']) expect((await get(address, `?window=${w}`)).body.trust_scores, w).toEqual({ composite: 0.5, ...dims(0.5) });
   });
 
   it('active_grants counts the bound device’s active SPTs (not revoked, not expired)', async () => {

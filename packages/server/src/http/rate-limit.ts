@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
+import { tenantOf } from './auth.js';
 
 function credential(request: FastifyRequest): string | undefined {
   const cred = request.headers.authorization ?? request.headers['x-api-key'];
@@ -63,6 +64,17 @@ export function routeLimits(cfg: RateLimitConfig) {
     grantValidate: publicOrApiKey('grant-validate', cfg.grantValidatePublicPerMin, cfg.grantValidateApiKeyPerMin),
     /** `POST /enroll`: 5 per IP per 10 minutes. */
     enroll: { max: cfg.enrollPer10Min, timeWindow: 600_000, keyGenerator: (r: FastifyRequest) => 'enroll:' + r.ip },
+    /**
+     * `POST /trust-scores/recompute`: 2 per minute per TENANT (every owner of it shares the
+     * budget). Counted in `preHandler`, after authentication, so the key is the caller's tenant;
+     * unauthenticated requests are refused before they count.
+     */
+    trustRecompute: {
+      max: cfg.trustRecomputePerMin,
+      timeWindow: 60_000,
+      hook: 'preHandler' as const,
+      keyGenerator: (r: FastifyRequest) => 'trust-recompute:' + tenantOf(r),
+    },
     /** `GET /devices/{id}/status`: 1 per 5 seconds per device. */
     deviceStatus: {
       max: cfg.deviceStatusPer5s,

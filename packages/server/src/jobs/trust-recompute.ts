@@ -2,7 +2,8 @@
  * Scheduled job: the periodic trust recompute (SPEC §3.9, §8: every 6 hours by default,
  * `TRUST_RECOMPUTE_INTERVAL_HOURS`). Cluster-wide: however many instances share the database,
  * one of them runs {@link TrustEngine.recomputeAll} per interval (jobs/cluster-schedule.ts), and
- * `scheduled_jobs.last_result` records its counts and duration. On a database that never ran it,
+ * `scheduled_jobs.last_result` records its counts and duration (`skipped_tenants`: tenants whose
+ * recompute was already running through `POST /trust-scores/recompute`). On a database that never ran it,
  * the first run is due one interval after the first poll (not at once: docs/decisions.md "Trust
  * engine"), so an instance that just started does not rescore the fleet straight away.
  */
@@ -37,7 +38,7 @@ export function scheduleTrustRecompute(o: TrustRecomputeJobOptions): () => Promi
     ...(o.instanceId ? { instanceId: o.instanceId } : {}),
     run: async () => {
       const s = await o.engine.recomputeAll();
-      return { tenants: s.tenants, failed_tenants: s.failedTenants, agents: s.agents, snapshots: s.snapshots, tier_changes: s.tierChanges };
+      return { tenants: s.tenants, failed_tenants: s.failedTenants, skipped_tenants: s.skippedTenants, agents: s.agents, snapshots: s.snapshots, tier_changes: s.tierChanges };
     },
   });
 }

@@ -37,7 +37,8 @@ import { pageLimit, parseSince } from '../../lib/paging.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import type { FederationService } from '../federation/service.js';
 import type { HubService } from '../hub/service.js';
-import { TIERS, stricter, type Evaluation, type EvaluationContext, type PolicyAction, type Tier } from '../policies/engine.js';
+import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
+import { asTier, tierRank, type Tier } from '../trust/types.js';
 import type { HeldRecord, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
 import * as repo from './repo.js';
@@ -205,7 +206,6 @@ export function newTraceparent(): string {
 }
 
 const isFederated = (c: ChannelFacts) => c.tenantId !== c.partnerTenantId;
-const tierOf = (v: string | null | undefined): Tier => (TIERS as readonly string[]).includes(v ?? '') ? (v as Tier) : 'unverified';
 
 /** The party side of `deviceId`. @throws 403 when the device is not one of the two agents. */
 function roleOf(c: ChannelFacts, deviceId: string): Role {
@@ -268,8 +268,8 @@ export class A2aService {
       const rd = await inScope(tx, home, peer.tenantId, () => getDevice(tx, responderDeviceId));
       if (!rd || rd.status !== 'ACTIVE') throw conflict(`hub address ${peer.hubAddress} is not bound to an ACTIVE agent device`);
       const need: Tier = federated ? 'enterprise' : 'certified';
-      const have = tierOf(mine.trustTier);
-      if (TIERS.indexOf(have) < TIERS.indexOf(need)) {
+      const have = asTier(mine.trustTier);
+      if (tierRank(have) < tierRank(need)) {
         throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (SPEC §3.3); ${mine.hubAddress} is ${have}`);
       }
       if (federated) {
@@ -494,7 +494,7 @@ export class A2aService {
         senderDeviceId: sender.deviceId,
         recipientDeviceId: peer.deviceId,
         senderHubAddress: identity?.hubAddress ?? (role === 'initiator' ? c.initiatorHubAddress : c.responderHubAddress),
-        senderTier: tierOf(identity?.trustTier),
+        senderTier: asTier(identity?.trustTier),
         crossTenant: federated,
         now,
       };

@@ -13,9 +13,9 @@ import { fingerprint, hashSecret, randomToken, verifyEd25519 } from '../../lib/c
 import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
 import { provisionAgent } from '../conversations/provisioning.js';
 import { activeDevices } from '../conversations/repo.js';
-import { getDevice, insertDevice } from '../devices/repo.js';
+import { getDevice, insertDevice, updateDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
-import { updateDevice } from '../devices/repo.js';
+import { retireAgentDevice } from '../devices/service.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
 import * as repo from './repo.js';
 
@@ -98,7 +98,7 @@ export class ApiKeyService {
     const { key, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const k = await this.mustGetActive(tx, id);
       await appendAudit(tx, tenantId, { type: 'api_key.revoked', actor, subject: id, data: { device_id: k.deviceId } });
-      return { key: await this.end(tx, k), deviceId: k.deviceId };
+      return { key: await this.end(tx, k, actor), deviceId: k.deviceId };
     });
     if (deviceId) await this.notifier.closeDevice(deviceId, CLOSE.revoked, 'api key revoked');
     return key;
@@ -112,7 +112,7 @@ export class ApiKeyService {
   async rotate(tenantId: string, createdBy: string, id: string): Promise<ApiKeyOut & { key: string }> {
     const { created, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const old = await this.mustGetActive(tx, id);
-      await this.end(tx, old);
+      await this.end(tx, old, createdBy);
       const created = await this.insert(tx, tenantId, createdBy, old.name, old.env as ApiKeyEnv, old.id);
       await appendAudit(tx, tenantId, { type: 'api_key.rotated', actor: createdBy, subject: id, data: { new_id: created.id, device_id: old.deviceId } });
       return { created, deviceId: old.deviceId };
@@ -127,8 +127,10 @@ export class ApiKeyService {
       const k = await repo.getApiKey(tx, id);
       if (!k) throw notFound('api key');
       if (k.deviceId) {
-        await updateDevice(tx, k.deviceId, { status: 'REVOKED', revokedAt: new Date(), deletedAt: new Date() });
+        const now = new Date();
+        await updateDevice(tx, k.deviceId, { status: 'REVOKED', revokedAt: now, deletedAt: now });
         await deleteKeyPackagesOf(tx, k.deviceId);
+        await retireAgentDevice(tx, tenantId, k.deviceId, 'device_deleted', actor, now);
       }
       await repo.deleteApiKey(tx, id);
       await appendAudit(tx, tenantId, { type: 'api_key.deleted', actor, subject: id, data: { device_id: k.deviceId } });
@@ -218,11 +220,13 @@ export class ApiKeyService {
     return { ...toOut(row!), key };
   }
 
-  private async end(tx: Tx, k: repo.ApiKeyRow): Promise<ApiKeyOut> {
+  /** Revoke the key and retire its bound device (its SPTs revoked, its hub identity demoted). */
+  private async end(tx: Tx, k: repo.ApiKeyRow, actor: string): Promise<ApiKeyOut> {
     const now = new Date();
     if (k.deviceId) {
       await updateDevice(tx, k.deviceId, { status: 'REVOKED', revokedAt: now });
       await deleteKeyPackagesOf(tx, k.deviceId);
+      await retireAgentDevice(tx, k.tenantId, k.deviceId, 'device_revoked', actor, now);
     }
     const [row] = await repo.updateApiKey(tx, k.id, { status: 'revoked', revokedAt: now });
     return toOut(row!);

@@ -6,6 +6,10 @@
  *
  * Transition rules: a request for a transition the current state does not allow answers 409;
  * every multi-step write is one tenant-scoped transaction.
+ *
+ * Revoking or deleting a device retires the agent in the same transaction
+ * ({@link retireAgentDevice}): its active Skill Permission Tokens are revoked and its hub identity
+ * falls to `unverified` (DESIGN §8.7; SPEC §3.3; docs/decisions.md "Skill Permission Tokens…").
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeviceTokenService } from '../../auth/device-tokens.js';
@@ -13,6 +17,8 @@ import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
+import { revokeAllGrantsOf, lockIdentitiesOfDevice } from '../grants/repo.js';
+import { decideTier } from '../hub/certify.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound, unauthorized } from '../../lib/errors.js';
@@ -27,6 +33,26 @@ import { newWebhookSecret, sealWebhookSecret } from '../webhooks/secrets.js';
 import { webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';
+
+/** Why an agent device is retired: `skill_grants.revoked_reason` of its SPTs. */
+export type RetireReason = 'device_revoked' | 'device_deleted';
+
+/**
+ * Retire an agent device inside the caller's transaction (the device row already locked FOR
+ * UPDATE, so a concurrent SPT issue — which holds it FOR SHARE — has committed or waits):
+ * revoke every active SPT of the device (`revoked_reason` = `reason`), then demote every hub
+ * identity bound to it to `unverified` through hub/certify.ts `decideTier` (identity locked FOR
+ * UPDATE; a latest score of 0 forces the fall; reason `device_revoked`: a `hub_tier_changes` row,
+ * audit `hub.tier_changed`, capabilities restricted, a `svc.trust` span). An identity already
+ * unverified is left as is. Answers the revoked `jti`s (for the caller's audit event).
+ */
+export async function retireAgentDevice(tx: Tx, tenantId: string, deviceId: string, reason: RetireReason, actor: string, now: Date): Promise<string[]> {
+  const revoked = await revokeAllGrantsOf(tx, deviceId, reason, now);
+  for (const identity of await lockIdentitiesOfDevice(tx, deviceId)) {
+    await decideTier(tx, { tenantId, identity, latest: 0, series: [{ at: now, composite: 0 }], now, reason: 'device_revoked', actor });
+  }
+  return revoked;
+}
 
 /** The host (and port) of a webhook URL, as audit events record it (never path, query or userinfo). */
 function hostOf(url: string): string | null {
@@ -239,7 +265,11 @@ export class DeviceService {
     return this.transition(tenantId, id, ['PENDING'], 'REVOKED', { revokedAt: new Date() }, actor);
   }
 
-  /** PENDING | APPROVED | ACTIVE -> REVOKED; every socket of the device is closed with 4001. */
+  /**
+   * PENDING | APPROVED | ACTIVE -> REVOKED; every socket of the device is closed with 4001. The
+   * agent is retired in the same transaction ({@link retireAgentDevice}); audit `device.revoked`
+   * data `{from, revoked_grants: [jti…]}`.
+   */
   revoke(tenantId: string, id: string, actor = 'owner'): Promise<DeviceOut> {
     return this.transition(tenantId, id, ['PENDING', 'APPROVED', 'ACTIVE'], 'REVOKED', { revokedAt: new Date() }, actor, (d) =>
       this.deps.notifier.closeDevice(d.id, CLOSE.revoked, 'device revoked'),
@@ -259,8 +289,17 @@ export class DeviceService {
       const d = await this.mustGet(tx, id, true);
       if (!from.includes(d.status as DeviceStatus)) throw conflict(`device is ${d.status}; cannot become ${to}`);
       const [row] = await repo.updateDevice(tx, id, { ...set, status: to });
-      if (to === 'REVOKED') await deleteKeyPackagesOf(tx, id);
-      await appendAudit(tx, tenantId, { type: to === 'APPROVED' ? 'device.approved' : 'device.revoked', actor, subject: id, data: { from: d.status } });
+      let revokedGrants: string[] | undefined;
+      if (to === 'REVOKED') {
+        await deleteKeyPackagesOf(tx, id);
+        revokedGrants = await retireAgentDevice(tx, tenantId, id, 'device_revoked', actor, new Date());
+      }
+      await appendAudit(tx, tenantId, {
+        type: to === 'APPROVED' ? 'device.approved' : 'device.revoked',
+        actor,
+        subject: id,
+        data: { from: d.status, ...(revokedGrants ? { revoked_grants: revokedGrants } : {}) },
+      });
       return row!;
     });
     await after?.(updated);
@@ -304,13 +343,19 @@ export class DeviceService {
     });
   }
 
-  /** `DELETE /devices/{id}`: only a REVOKED device (409 otherwise); its history stays. */
+  /**
+   * `DELETE /devices/{id}`: only a REVOKED device (409 otherwise); its history stays. Retires the
+   * agent again ({@link retireAgentDevice}, reason `device_deleted`: normally nothing is left to
+   * revoke); audit `device.deleted` data `{revoked_grants: [jti…]}`.
+   */
   delete(tenantId: string, id: string, actor = 'owner'): Promise<void> {
     return withTenant(this.db, tenantId, async (tx) => {
       const d = await this.mustGet(tx, id, true);
       if (d.status !== 'REVOKED') throw conflict(`device is ${d.status}; revoke it before deleting`);
-      await repo.updateDevice(tx, id, { deletedAt: new Date() });
-      await appendAudit(tx, tenantId, { type: 'device.deleted', actor, subject: id });
+      const now = new Date();
+      await repo.updateDevice(tx, id, { deletedAt: now });
+      const revokedGrants = await retireAgentDevice(tx, tenantId, id, 'device_deleted', actor, now);
+      await appendAudit(tx, tenantId, { type: 'device.deleted', actor, subject: id, data: { revoked_grants: revokedGrants } });
     });
   }
 

@@ -32,8 +32,9 @@ import { appendAudit } from '../audit/service.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import { getByAddress, getByDevice, type HubIdentityRow } from '../hub/repo.js';
 import { hubDid } from '../hub/service.js';
-import { compilePolicies, evaluate, NEUTRAL_TRUST_SCORE, TIERS, type EvaluationContext, type PolicyAction, type PolicyConditions, type PolicyRule, type Tier } from '../policies/engine.js';
-import { listPolicies } from '../policies/repo.js';
+import { compilePolicies, evaluate, type EvaluationContext, type PolicyRule } from '../policies/engine.js';
+import { listPolicies, toPolicyRule } from '../policies/repo.js';
+import { asTier, NEUTRAL_SCORE } from '../trust/types.js';
 import { activeGrantFor, getGrant } from './repo.js';
 import type { SptTokens } from './tokens.js';
 
@@ -115,8 +116,7 @@ export interface SkillCheckResult {
   notifyPolicyId: string | null;
 }
 
-const tierOf = (t: string | undefined): Tier => (TIERS.includes(t as Tier) ? (t as Tier) : 'unverified');
-const scoreText = (s: number | null) => (s === null ? `none yet (counts as ${NEUTRAL_TRUST_SCORE})` : s.toFixed(2));
+const scoreText = (s: number | null) => (s === null ? `none yet (counts as ${NEUTRAL_SCORE})` : s.toFixed(2));
 
 interface Judged {
   device: DeviceRow | undefined;
@@ -138,7 +138,10 @@ async function judgeCaller(tx: Tx, deviceId: string): Promise<Judged> {
 
 /**
  * The identity facts of a delegation target, read in the target's tenant (switching the scope of
- * `tx` there and back to `homeTenant`: RLS stays on). @throws 400 when the target is the caller.
+ * `tx` there and back to `homeTenant`: RLS stays on). A target in another tenant that is not in
+ * standing fails with one generic detail: the caller learns neither the state of another tenant's
+ * device (revoked, pending, deleted) nor whether the identity is bound or suspended.
+ * @throws 400 when the target is the caller.
  */
 async function judgeTarget(tx: Tx, homeTenant: string, callerDeviceId: string, target: ResolvedTarget): Promise<Judged> {
   if (!target.tenantId) return { device: undefined, identity: undefined, failure: `no agent has the hub address ${target.address}` };
@@ -152,6 +155,7 @@ async function judgeTarget(tx: Tx, homeTenant: string, callerDeviceId: string, t
     else if (identity.status !== 'active') failure = `hub identity ${target.did} is ${identity.status}`;
     else if (!identity.deviceId) failure = `hub identity ${target.did} is bound to no agent device`;
     else if (!device || device.status !== 'ACTIVE') failure = `the agent device of ${target.did} is ${device?.status ?? 'deleted'}, not ACTIVE`;
+    if (failure && identity && target.tenantId !== homeTenant) failure = `the target agent ${target.did} is not active`;
     return { device, identity, failure };
   } finally {
     if (target.tenantId !== homeTenant) await switchTenant(tx, homeTenant);
@@ -170,22 +174,13 @@ function skillContext(input: SkillCheckInput, sender: { deviceId: string; identi
     senderDeviceId: sender.deviceId,
     recipientDeviceId,
     senderHubAddress: sender.identity?.hubAddress ?? null,
-    senderTier: tierOf(sender.identity?.trustTier),
+    senderTier: asTier(sender.identity?.trustTier),
     senderTrustScore: sender.identity?.trustScore ?? null,
     crossTenant: !!input.target?.tenantId && input.target.tenantId !== input.tenantId,
     now: input.now,
   };
 }
 
-const toRule = (p: Awaited<ReturnType<typeof listPolicies>>[number]): PolicyRule & { name: string } => ({
-  id: p.id,
-  name: p.name,
-  action: p.action as PolicyAction,
-  conditions: p.conditions as PolicyConditions,
-  scopeRoomId: p.scopeRoomId,
-  scopeSkill: p.scopeSkill,
-  enabled: p.enabled,
-});
 
 const isFloor = (r: PolicyRule) => r.conditions.trust_score_below !== undefined || r.conditions.sender_tier_below !== undefined;
 
@@ -245,7 +240,7 @@ export async function checkSkillPolicy(tx: Tx, deps: PipelineDeps, input: SkillC
   );
 
   if (stages.at(-1)!.passed) {
-    const rules = (await listPolicies(tx, true)).map(toRule).filter((r) => r.scopeRoomId === null && (r.scopeSkill === null || r.scopeSkill === input.skill));
+    const rules = (await listPolicies(tx, true)).map(toPolicyRule).filter((r) => r.scopeRoomId === null && (r.scopeSkill === null || r.scopeSkill === input.skill));
     const names = new Map(rules.map((r) => [r.id, r.name]));
     const named = (id: string | null) => `policy "${names.get(id ?? '') ?? '?'}" (${id})`;
     const floor = rules.filter((r) => r.scopeSkill === input.skill && isFloor(r));

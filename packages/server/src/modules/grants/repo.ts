@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { skillGrants } from '../../db/schema.js';
+import { devices, hubIdentities, skillGrants } from '../../db/schema.js';
 import { TIERS, type Tier } from '../trust/types.js';
 
 export type SkillGrantRow = typeof skillGrants.$inferSelect;
@@ -90,4 +90,74 @@ export function listGrants(tx: Tx, q: GrantListQuery): Promise<SkillGrantRow[]> 
 export async function revokeGrant(tx: Tx, jti: string, reason: string | null, now: Date): Promise<SkillGrantRow> {
   const [row] = await tx.update(skillGrants).set({ revokedAt: now, revokedReason: reason }).where(eq(skillGrants.jti, jti)).returning();
   return row!;
+}
+
+/**
+ * Revoke every active SPT of `deviceId` (device revoked or deleted, hub identity suspended):
+ * a grant never outlives the agent it was issued to. Returns the revoked `jti`s.
+ */
+export async function revokeAllGrantsOf(tx: Tx, deviceId: string, reason: string, now: Date): Promise<string[]> {
+  const rows = await tx
+    .update(skillGrants)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(eq(skillGrants.deviceId, deviceId), isNull(skillGrants.revokedAt), gt(skillGrants.expiresAt, now)))
+    .returning({ jti: skillGrants.jti });
+  return rows.map((r) => r.jti);
+}
+
+/**
+ * Lock the agent an SPT is about to be issued to, FOR SHARE: its device row and the hub identity
+ * bound to it (at most one). Held until the issuing transaction ends, so a concurrent tier
+ * decision (hub/certify.ts `decideTier`, which locks the identity FOR UPDATE and revokes the grants
+ * of a lost tier) or a device revocation (device row FOR UPDATE, then `revokeAllGrantsOf`) either
+ * commits before the issuer reads the tier and device state (and the issuer sees the new values)
+ * or waits for the issue to commit (and then revokes the new grant too). Lock order device ->
+ * identity, as in the device revocation.
+ */
+export async function lockAgentShared(tx: Tx, deviceId: string): Promise<void> {
+  await tx.select({ id: devices.id }).from(devices).where(eq(devices.id, deviceId)).for('share');
+  await tx.select({ id: hubIdentities.id }).from(hubIdentities).where(eq(hubIdentities.deviceId, deviceId)).for('share');
+}
+
+/**
+ * The hub identities bound to `deviceId` (at most one by the binding rule), locked FOR UPDATE
+ * (the lock {@link lockAgentShared} and `decideTier` expect), oldest first.
+ */
+export function lockIdentitiesOfDevice(tx: Tx, deviceId: string): Promise<(typeof hubIdentities.$inferSelect)[]> {
+  return tx.select().from(hubIdentities).where(eq(hubIdentities.deviceId, deviceId)).orderBy(hubIdentities.createdAt).for('update');
+}
+
+/** A grant with the standing of the agent it was issued to ({@link grantStanding}). */
+export interface GrantStanding {
+  grant: SkillGrantRow;
+  /** The device's status (`ACTIVE`…), or null when the row is gone. */
+  deviceStatus: string | null;
+  /** When the device was deleted (null: not deleted). */
+  deviceDeletedAt: Date | null;
+  /** The hub identity bound to the grant's device now: its address and status (null: none bound). */
+  identity: { hubAddress: string; status: string } | null;
+}
+
+/**
+ * One grant by `jti` joined with its device and the hub identity bound to that device: what the
+ * `revocation` check of `POST /grants/validate` needs (a grant of a revoked or deleted device, or of
+ * an identity that is suspended or no longer bound, is revoked in effect). Called inside
+ * `crossTenant` by the public validator.
+ */
+export async function grantStanding(tx: Tx, jti: string): Promise<GrantStanding | undefined> {
+  const [row] = await tx
+    .select({ grant: skillGrants, deviceStatus: devices.status, deviceDeletedAt: devices.deletedAt, hubAddress: hubIdentities.hubAddress, identityStatus: hubIdentities.status })
+    .from(skillGrants)
+    .leftJoin(devices, eq(devices.id, skillGrants.deviceId))
+    .leftJoin(hubIdentities, eq(hubIdentities.deviceId, skillGrants.deviceId))
+    .where(eq(skillGrants.jti, jti))
+    .orderBy(hubIdentities.createdAt)
+    .limit(1);
+  if (!row) return undefined;
+  return {
+    grant: row.grant,
+    deviceStatus: row.deviceStatus,
+    deviceDeletedAt: row.deviceDeletedAt,
+    identity: row.hubAddress !== null && row.identityStatus !== null ? { hubAddress: row.hubAddress, status: row.identityStatus } : null,
+  };
 }

@@ -64,7 +64,7 @@ const ClaimsOut = Type.Object({
 const ValidateBody = Type.Object({
   token: Type.String({ description: 'the SPT to validate' }),
   skill: Type.Optional(Skill),
-  audience: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  audience: Type.String({ minLength: 1, maxLength: 512, description: 'who validates: must equal the token’s `aud` (required, RFC 7519 §4.1.3)' }),
 });
 const ValidateOut = Type.Object({
   valid: Type.Boolean(),
@@ -164,7 +164,7 @@ export const grantRoutes: FastifyPluginAsyncTypebox<{ grants: GrantService; rate
         tags,
         security: PUBLIC_SECURITY,
         summary: 'Validate an SPT (signature, expiration, revocation, skill, audience)',
-        description: 'A token that fails a check answers 200 with valid: false; only a body whose token is not a string is 400.',
+        description: 'A token that fails a check answers 200 with valid: false; a body whose token is not a string, or without audience, is 400.',
         body: ValidateBody,
         response: { 200: ValidateOut, ...errorResponses(400, 401, 413, 429) },
       },

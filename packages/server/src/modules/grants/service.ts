@@ -7,9 +7,12 @@
  *   issuing on the agent's behalf is the manual approval an unverified agent needs, at any tier
  *   (and approves a rules `hold`). The row in `skill_grants` and the `grant.issued` audit event
  *   (never the token) are written in one transaction.
- * - Validate (`POST /grants/validate`, public): signature, expiration, revocation, skill, audience.
+ * - Validate (`POST /grants/validate`, public): signature, expiration, revocation, skill, audience
+ *   (`audience` is required: RFC 7519 §4.1.3, a recipient must identify itself in `aud`).
  *   Revocation is looked up by `jti` across tenants: the validator is a third party that knows
- *   no tenant, and a `jti` is a random UUID that reveals nothing but its own state.
+ *   no tenant, and a `jti` is a random UUID that reveals nothing but its own state. A grant is
+ *   revoked in effect as soon as its agent is no longer in standing: device not ACTIVE (revoked,
+ *   deleted) or its hub identity suspended or unbound (DeviceService also revokes the rows then).
  * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
  */
 import { randomUUID } from 'node:crypto';
@@ -23,7 +26,7 @@ import { getDevice } from '../devices/repo.js';
 import { getByAddress } from '../hub/repo.js';
 import { hubDid, normalizeHubAddress } from '../hub/service.js';
 import type { PolicyService } from '../policies/service.js';
-import { TIERS, type Tier } from '../trust/types.js';
+import { asTier, tierRank, type Tier } from '../trust/types.js';
 import type { SptKeys } from './keys.js';
 import { checkSkillPolicy, type PipelineAnswer, type PipelineDeps, type ResolvedTarget, type SkillCheckInput } from './pipeline.js';
 import * as repo from './repo.js';
@@ -126,6 +129,15 @@ const toGrantOut = (r: repo.SkillGrantRow, now: Date): GrantOut => ({
 
 const DID_HUB = /^did:hub:(.+)$/i;
 
+/** Not revoked, and the agent it was issued to is still in standing (see GrantService.validate). */
+const inStanding = (s: repo.GrantStanding): boolean =>
+  s.grant.revokedAt === null &&
+  s.deviceStatus === 'ACTIVE' &&
+  s.deviceDeletedAt === null &&
+  s.identity !== null &&
+  s.identity.status === 'active' &&
+  hubDid(s.identity.hubAddress) === s.grant.subject;
+
 export class GrantService {
   private readonly pipeline: PipelineDeps;
 
@@ -152,11 +164,14 @@ export class GrantService {
     const audience = input.audience ?? this.deps.publicUrl;
     const { out, notify } = await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustBeAgent(tx, deviceId);
+      // Before the pipeline reads the tier and device state: a concurrent downgrade or device
+      // revocation either commits first (and is seen) or waits for this grant (and revokes it).
+      await repo.lockAgentShared(tx, deviceId);
       const r = await checkSkillPolicy(tx, this.pipeline, { tenantId, deviceId, skill: input.skill, actor, mode: 'issue', ownerApproved: caller.kind === 'owner', now });
       if (!r.answer.allowed) throw forbidden(`${r.answer.decided_by}: ${r.answer.reason}`);
       const identity = r.identity!;
-      const tier = TIERS.includes(identity.trustTier as Tier) ? (identity.trustTier as Tier) : 'unverified';
-      if (caller.kind === 'agent' && TIERS.indexOf(tier) < TIERS.indexOf('certified')) {
+      const tier = asTier(identity.trustTier);
+      if (caller.kind === 'agent' && tierRank(tier) < tierRank('certified')) {
         throw forbidden(`an agent issues its own SPTs from the certified tier up (SPEC §3.3: automated approvals); this agent is ${tier}: its owner must issue the grant (manual approval)`);
       }
       const jti = randomUUID();
@@ -200,19 +215,22 @@ export class GrantService {
 
   /**
    * Validate a token for a third party. A token that is not an SPT of this service fails
-   * `signature`, and then every other check fails too (its claims cannot be trusted). `skill` and
-   * `audience` pass when not asked for.
+   * `signature`, and then every other check fails too (its claims cannot be trusted). `audience`
+   * (required: the validator names itself, RFC 7519 §4.1.3) must equal `aud`; `skill` passes when
+   * not asked for. `revocation` passes only when the grant is registered and not revoked, its
+   * device is ACTIVE and not deleted, and the hub identity bound to that device is `active` and is
+   * still the token's subject.
    */
-  async validate(input: { token: string; skill?: string; audience?: string }): Promise<ValidationOut> {
+  async validate(input: { token: string; skill?: string; audience: string }): Promise<ValidationOut> {
     const claims = await this.deps.tokens.verifySignature(input.token);
     if (!claims) return { valid: false, checks: GRANT_CHECKS.map((check) => ({ check, passed: false })) };
-    const row = await crossTenant(this.deps.db, 'SPT validation (DESIGN §8.7): a public third party checks the revocation list by jti', (tx) => repo.getGrant(tx, claims.jti));
+    const standing = await crossTenant(this.deps.db, 'SPT validation (DESIGN §8.7): a public third party checks the revocation list by jti', (tx) => repo.grantStanding(tx, claims.jti));
     const passed: Record<GrantCheck, boolean> = {
       signature: true,
       expiration: claims.exp * 1000 > Date.now(),
-      revocation: row !== undefined && row.revokedAt === null,
+      revocation: standing !== undefined && inStanding(standing),
       skill: input.skill === undefined || input.skill === claims.skill,
-      audience: input.audience === undefined || input.audience === claims.aud,
+      audience: input.audience === claims.aud,
     };
     const checks = GRANT_CHECKS.map((check) => ({ check, passed: passed[check] }));
     return { valid: checks.every((c) => c.passed), checks, claims };

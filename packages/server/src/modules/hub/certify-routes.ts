@@ -1,9 +1,13 @@
-/** Certification route (SPEC §3.3, §4.10; DESIGN §8.16): `POST /hub/identities/{id}/certify` (owner). */
+/**
+ * Certification route (SPEC §3.3, §4.10; DESIGN §8.16): `POST /hub/identities/{id}/certify` (owner).
+ * An upgrade needs a latest 7d score at most max(24 h, 2 × `TRUST_RECOMPUTE_INTERVAL_HOURS`) old
+ * (hub/certify.ts `scoreMaxAgeMs`, from the app's configuration).
+ */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Uuid } from '../../http/schemas.js';
-import type { HubCertifyService } from './certify.js';
+import { scoreMaxAgeMs, type HubCertifyService } from './certify.js';
 
 const CertifyOut = Type.Object({
   identity_id: Uuid,
@@ -19,6 +23,7 @@ const CertifyOut = Type.Object({
 });
 
 export const hubCertifyRoutes: FastifyPluginAsyncTypebox<{ certify: HubCertifyService }> = async (app, { certify }) => {
+  const maxScoreAgeMs = scoreMaxAgeMs(app.parley.config.trustRecomputeIntervalMs);
   app.post(
     '/hub/identities/:id/certify',
     {
@@ -33,7 +38,7 @@ export const hubCertifyRoutes: FastifyPluginAsyncTypebox<{ certify: HubCertifySe
     },
     async (req) => {
       const owner = ownerOf(req);
-      return certify.certify(owner.tenantId, req.params.id, owner.sub);
+      return certify.certify(owner.tenantId, req.params.id, owner.sub, { maxScoreAgeMs });
     },
   );
 };

@@ -12,19 +12,24 @@
  * | `bound_device` | the identity is bound to an ACTIVE agent device |
  * | `capabilities` | at least one registered capability has an `input_schema` and an `sla` |
  * | `activity`     | the bound device was seen within the last 7 days |
- * | `trust_score`  | the HELD score ≥ 0.6: the lowest 7-day composite in effect over the last 7 days (trust/tiers.ts `heldScoreOf`); fails while the history does not cover 7 days |
+ * | `trust_score`  | the HELD score ≥ 0.6: the lowest 7-day composite in effect over the last 7 days (trust/tiers.ts `heldScoreOf`); fails while the history does not cover 7 days, and while the scores are stale (below) |
  *
  * Tier rules (SPEC §3.3, trust/tiers.ts `evaluateTier` over the bound device's 7d snapshots):
  * - downgrade, at once, when the latest 7d composite is below the current tier's threshold (to
  *   the tier of that score), by the recompute and by certify alike;
  * - upgrade only when evaluateTier allows it (the held score reached the new threshold for the
- *   whole 7-day hold) AND the four non-score checks pass AND the identity is `active`.
+ *   whole 7-day hold) AND the scores are FRESH (the latest 7d score at most `maxScoreAgeMs` old —
+ *   default {@link SCORE_MAX_AGE_MS}, the certify route uses {@link scoreMaxAgeMs} of the recompute
+ *   interval — and at least one score inside the hold: a single old snapshot never satisfies the
+ *   hold) AND the four non-score checks pass AND the identity is `active`.
  * Every change, in the caller's transaction, with the identity row locked: `trust_tier` (and
- * `certified_at` on an upgrade), a `hub_tier_changes` row (reason `certify` | `trust_recompute`,
- * the checks), audit `hub.tier_changed {from, to, score, reason}`, a `svc.trust` span (operation
- * `tier_change`) on the agent's device; on an upgrade the capabilities with an SLA carry the new
- * tier; on a downgrade the agent's active SPTs issued above the new tier are revoked
- * (`tier_downgrade`) and capabilities certified above it are restricted to it.
+ * `certified_at` on an upgrade), a `hub_tier_changes` row (reason `certify` | `trust_recompute` |
+ * `device_revoked`, the checks), audit `hub.tier_changed {from, to, score, reason,
+ * revoked_grants}`, a `svc.trust` span (operation `tier_change`) on the agent's device; on an
+ * upgrade the capabilities with an SLA carry the new tier; on a downgrade the agent's active SPTs
+ * issued above the new tier are revoked (`tier_downgrade`; their `jti`s are the audit's
+ * `revoked_grants`, empty on an upgrade) and capabilities certified above it are restricted to it.
+ * A certify run is audited as `hub.certified {tier, upgraded, checks: [{check, passed}]}` as well.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -38,7 +43,7 @@ import { revokeGrantsAboveTier } from '../grants/repo.js';
 import { insertSpans } from '../telemetry/repo.js';
 import { tierSeries } from '../trust/repo.js';
 import { evaluateTier, type TierEvaluation } from '../trust/tiers.js';
-import { TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, TIERS, type ScorePoint, type Tier } from '../trust/types.js';
+import { asTier, TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, tierRank, TIERS, type ScorePoint, type Tier } from '../trust/types.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
 
@@ -46,6 +51,31 @@ import * as repo from './repo.js';
 export const TIER_THRESHOLDS = { certified: TRUST_TIER_THRESHOLDS.certified, enterprise: TRUST_TIER_THRESHOLDS.enterprise } as const;
 /** How recently the bound device must have been seen (`activity` check). */
 export const ACTIVITY_WINDOW_MS = 7 * 24 * 3600_000;
+/** Default age limit of the latest 7d score for an upgrade (24 h; docs/decisions.md "Trust engine"). */
+export const SCORE_MAX_AGE_MS = 24 * 3600_000;
+const HOLD_MS = TIER_HOLD_DAYS * 24 * 3600_000;
+
+/** The age limit of the latest 7d score for an upgrade with recomputes every `recomputeIntervalMs`: max(24 h, 2 × the interval), so one missed run never blocks certification. */
+export const scoreMaxAgeMs = (recomputeIntervalMs: number): number => Math.max(SCORE_MAX_AGE_MS, 2 * recomputeIntervalMs);
+
+/** The scores are too old to upgrade on ({@link scoreFreshness}): the time of the latest score (null: none) and the limit. */
+export interface StaleScore {
+  latestAt: Date | null;
+  maxAgeMs: number;
+}
+
+/**
+ * Whether a 7d score history (ascending, points after `now` ignored) is fresh enough to upgrade on:
+ * its latest point is at most `maxAgeMs` old AND some point lies inside the hold (now − 7 d, now].
+ * Answers null when fresh, else the {@link StaleScore}.
+ */
+export function scoreFreshness(series: readonly ScorePoint[], now: Date, maxAgeMs: number): StaleScore | null {
+  const nowMs = now.getTime();
+  const past = series.filter((p) => p.at.getTime() <= nowMs);
+  const latestAt = past.length > 0 ? past[past.length - 1]!.at : null;
+  const inHold = past.some((p) => p.at.getTime() > nowMs - HOLD_MS);
+  return latestAt !== null && nowMs - latestAt.getTime() <= maxAgeMs && inHold ? null : { latestAt, maxAgeMs };
+}
 
 /** Names of the certification checks, in answer order. */
 export type CheckName = 'owner_key' | 'bound_device' | 'capabilities' | 'activity' | 'trust_score';
@@ -77,11 +107,10 @@ export interface CertifyFacts {
   capabilities: ReadonlyArray<Pick<repo.HubCapabilityRow, 'inputSchema' | 'sla'>>;
   /** The held score over the last 7 days (trust/tiers.ts heldScoreOf), or null when the 7d history does not cover 7 days yet. */
   heldScore: number | null;
+  /** Set when the scores are too old to certify on ({@link scoreFreshness}); absent or null: fresh. */
+  staleScore?: StaleScore | null;
   now: Date;
 }
-
-const rank = (t: string) => Math.max(0, TIERS.indexOf(t as Tier));
-const asTier = (t: string): Tier => (TIERS.includes(t as Tier) ? (t as Tier) : 'unverified');
 
 /** The five checks of a certify run (pure). */
 export function certificationChecks(f: CertifyFacts): CertifyCheck[] {
@@ -118,26 +147,26 @@ export function certificationChecks(f: CertifyFacts): CertifyCheck[] {
           passed: false,
           detail: `the trust score has not held for ${TIER_HOLD_DAYS} days yet (the 7-day score history does not cover the last ${TIER_HOLD_DAYS} days); ${needs}`,
         }
-      : {
-          check: 'trust_score',
-          passed: f.heldScore >= TIER_THRESHOLDS.certified,
-          detail: `held trust score ${round4(f.heldScore)} (the lowest 7-day score over the last ${TIER_HOLD_DAYS} days); ${needs}`,
-        };
+      : f.staleScore
+        ? {
+            check: 'trust_score',
+            passed: false,
+            detail: `the trust score is stale: the latest 7-day score ${f.staleScore.latestAt ? `was computed at ${f.staleScore.latestAt.toISOString()}` : 'is missing'}, a score within the last ${round4(f.staleScore.maxAgeMs / 3_600_000)} hours and inside the ${TIER_HOLD_DAYS}-day hold is needed (run POST /trust-scores/recompute); ${needs}`,
+          }
+        : {
+            check: 'trust_score',
+            passed: f.heldScore >= TIER_THRESHOLDS.certified,
+            detail: `held trust score ${round4(f.heldScore)} (the lowest 7-day score over the last ${TIER_HOLD_DAYS} days); ${needs}`,
+          };
   return [ownerKey, bound, caps, activity, trust];
 }
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
-/** The highest tier the checks qualify for (pure): unverified unless all pass; enterprise when the held score also reaches 0.8. */
-export function qualifiedTier(checks: readonly CertifyCheck[], heldScore: number | null): repo.TrustTier {
-  if (heldScore === null || !checks.every((c) => c.passed)) return 'unverified';
-  return heldScore >= TIER_THRESHOLDS.enterprise ? 'enterprise' : 'certified';
-}
-
 /** Load the facts of the checks of identity `h` and run them. */
-export async function loadChecks(tx: Tx, h: repo.HubIdentityRow, heldScore: number | null, now: Date): Promise<CertifyCheck[]> {
+export async function loadChecks(tx: Tx, h: repo.HubIdentityRow, heldScore: number | null, now: Date, staleScore: StaleScore | null = null): Promise<CertifyCheck[]> {
   const device = h.deviceId ? ((await getDevice(tx, h.deviceId)) ?? null) : null;
-  return certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), heldScore, now });
+  return certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), heldScore, staleScore, now });
 }
 
 /** The 7d score history of a device for tier decisions: the latest composite (≤ now) and the hold series (trust/repo.ts tierSeries). */
@@ -147,8 +176,8 @@ export async function scoreHistory(tx: Tx, tenantId: string, deviceId: string | 
   return { latest: series.length > 0 ? series[series.length - 1]!.composite : null, series };
 }
 
-/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`). */
-export type TierChangeReason = 'certify' | 'trust_recompute';
+/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`); `device_revoked`: the bound device was revoked or deleted (devices/service.ts). */
+export type TierChangeReason = 'certify' | 'trust_recompute' | 'device_revoked';
 
 /** Input of {@link decideTier}. */
 export interface TierDecisionInput {
@@ -165,6 +194,8 @@ export interface TierDecisionInput {
   actor: string;
   /** Run the checks even when no upgrade is possible (certify answers them every time). */
   alwaysCheck?: boolean;
+  /** Age limit of the latest score of `series` for an upgrade (default {@link SCORE_MAX_AGE_MS}; {@link scoreFreshness}). */
+  maxScoreAgeMs?: number;
 }
 
 /** Outcome of {@link decideTier}. */
@@ -178,6 +209,8 @@ export interface TierDecision {
   /** The checks, when they ran (certify, or an upgrade candidate). */
   checks: CertifyCheck[] | null;
   evaluation: TierEvaluation | null;
+  /** The SPTs revoked by a downgrade (`jti`s; empty otherwise). */
+  revokedGrants: string[];
 }
 
 /**
@@ -190,16 +223,18 @@ export async function decideTier(tx: Tx, input: TierDecisionInput): Promise<Tier
   const evaluation = input.latest === null ? null : evaluateTier({ current: from, latest: input.latest, series: input.series, now });
   const heldScore = evaluation?.heldScore ?? null;
   const wantsUp = evaluation?.direction === 'up' && h.status === 'active';
-  const checks = input.alwaysCheck || wantsUp ? await loadChecks(tx, h, heldScore, now) : null;
+  const stale = scoreFreshness(input.series, now, input.maxScoreAgeMs ?? SCORE_MAX_AGE_MS);
+  const checks = input.alwaysCheck || wantsUp ? await loadChecks(tx, h, heldScore, now, stale) : null;
   let to = from;
   if (evaluation?.direction === 'down') to = evaluation.tier;
-  else if (wantsUp && checks!.every((c) => c.passed)) to = evaluation!.tier;
-  const direction = rank(to) > rank(from) ? 'up' : rank(to) < rank(from) ? 'down' : 'none';
+  else if (wantsUp && stale === null && checks!.every((c) => c.passed)) to = evaluation!.tier;
+  const direction = tierRank(to) > tierRank(from) ? 'up' : tierRank(to) < tierRank(from) ? 'down' : 'none';
+  let revokedGrants: string[] = [];
   if (direction !== 'none') {
     const score = direction === 'down' ? input.latest! : heldScore!;
-    await applyTierChange(tx, { tenantId: input.tenantId, identity: h, from, to, score, reason: input.reason, actor: input.actor, checks: checks ?? [], now });
+    revokedGrants = await applyTierChange(tx, { tenantId: input.tenantId, identity: h, from, to, score, reason: input.reason, actor: input.actor, checks: checks ?? [], now });
   }
-  return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation };
+  return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation, revokedGrants };
 }
 
 /** A tier change to apply ({@link applyTierChange}). */
@@ -216,20 +251,21 @@ interface TierChange {
   now: Date;
 }
 
-/** Apply one tier change with all its side effects (module comment), in `tx`. */
-async function applyTierChange(tx: Tx, c: TierChange): Promise<void> {
-  const up = rank(c.to) > rank(c.from);
+/** Apply one tier change with all its side effects (module comment), in `tx`; answers the `jti`s of the SPTs a downgrade revoked. */
+async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
+  const up = tierRank(c.to) > tierRank(c.from);
   const h = c.identity;
   await repo.updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}) });
   await repo.insertTierChange(tx, { id: randomUUID(), tenantId: c.tenantId, identityId: h.id, fromTier: c.from, toTier: c.to, reason: c.reason, checks: c.checks, createdAt: c.now });
-  const score = round4(c.score);
-  await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason } });
+  let revoked: string[] = [];
   if (up) {
     await repo.certifyCapabilities(tx, h.id, c.to);
   } else {
-    if (h.deviceId) await revokeGrantsAboveTier(tx, h.deviceId, c.to, 'tier_downgrade', c.now);
+    if (h.deviceId) revoked = await revokeGrantsAboveTier(tx, h.deviceId, c.to, 'tier_downgrade', c.now);
     await restrictCapabilities(tx, h.id, c.to);
   }
+  const score = round4(c.score);
+  await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason, revoked_grants: revoked } });
   if (h.deviceId) {
     await insertSpans(tx, [
       {
@@ -260,6 +296,7 @@ async function applyTierChange(tx: Tx, c: TierChange): Promise<void> {
   }
   // Keep the row the caller holds in step with what was written.
   h.trustTier = c.to;
+  return revoked;
 }
 
 /** Capabilities certified above `tier` fall to `tier` (SPEC §3.3: active capabilities are restricted on a downgrade). */
@@ -279,27 +316,47 @@ export async function lockIdentities(tx: Tx, ids: readonly string[]): Promise<Ma
   return new Map(found.map((r) => [r.id, r]));
 }
 
+/** Options of {@link HubCertifyService.certify}. */
+export interface CertifyOptions {
+  /** Age limit of the latest 7d score for an upgrade (default {@link SCORE_MAX_AGE_MS}; the route passes {@link scoreMaxAgeMs} of the recompute interval). */
+  maxScoreAgeMs?: number;
+}
+
 export class HubCertifyService {
   constructor(private readonly db: Db) {}
 
   /**
    * Run the certification checks of the tenant's identity `id` and decide its tier with
    * {@link decideTier} (see the module comment). Answers whether or not it changes; every run
-   * sets `last_attestation_at`, and capabilities with an SLA carry the (new) tier when it is
-   * above unverified. `actor` is the owner's `sub` (audit).
+   * sets `last_attestation_at`, is audited as `hub.certified {tier, upgraded, checks: [{check,
+   * passed}]}`, and (when the tier did not just rise: the upgrade did it already) capabilities
+   * with an SLA carry the tier when it is above unverified. `actor` is the owner's `sub` (audit).
    * @throws 404 unknown or another tenant's identity; 409 the identity is suspended.
    */
-  certify(tenantId: string, id: string, actor = 'owner'): Promise<CertifyResult> {
+  certify(tenantId: string, id: string, actor = 'owner', opts: CertifyOptions = {}): Promise<CertifyResult> {
     return withTenant(this.db, tenantId, async (tx) => {
       const h = await repo.getHubIdentity(tx, id, true);
       if (!h) throw notFound('hub identity');
       if (h.status !== 'active') throw conflict(`hub identity is ${h.status}`);
       const now = new Date();
       const { latest, series } = await scoreHistory(tx, tenantId, h.deviceId, now);
-      const decision = await decideTier(tx, { tenantId, identity: h, latest, series, now, reason: 'certify', actor, alwaysCheck: true });
+      const decision = await decideTier(tx, {
+        tenantId,
+        identity: h,
+        latest,
+        series,
+        now,
+        reason: 'certify',
+        actor,
+        alwaysCheck: true,
+        ...(opts.maxScoreAgeMs !== undefined ? { maxScoreAgeMs: opts.maxScoreAgeMs } : {}),
+      });
       await repo.updateHubIdentity(tx, h.id, { lastAttestationAt: now });
-      if (decision.to !== 'unverified') await repo.certifyCapabilities(tx, h.id, decision.to);
-      return { identity_id: h.id, tier: decision.to, upgraded: decision.direction === 'up', checks: decision.checks! };
+      const upgraded = decision.direction === 'up';
+      if (!upgraded && decision.to !== 'unverified') await repo.certifyCapabilities(tx, h.id, decision.to);
+      const checks = decision.checks!;
+      await appendAudit(tx, tenantId, { type: 'hub.certified', actor, subject: h.id, data: { tier: decision.to, upgraded, checks: checks.map((c) => ({ check: c.check, passed: c.passed })) } });
+      return { identity_id: h.id, tier: decision.to, upgraded, checks };
     });
   }
 }

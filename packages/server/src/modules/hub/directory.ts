@@ -2,11 +2,11 @@
  * Public profiles and search of hub identities (SPEC §2.8 public profile, §4.10; DESIGN §8.15).
  *
  * - Profile: hub_address, display_name, description, trust_tier, trust_score (the stored score,
- *   else SPEC §3.9's 0.5 fallback until the trust engine computes one), capabilities (the names
- *   given at registration, then registered capability names not among them), enrolled_at (the
- *   bound device's enrolment, else the identity's creation), last_active (the bound device's
- *   last_seen, else null). Reading is public and crosses tenants (addresses are public and unique
- *   platform-wide); the owner updates display_name and description.
+ *   else SPEC §3.9's 0.5, trust/types.ts NEUTRAL_SCORE, until the trust engine computes one),
+ *   capabilities (the names given at registration, then registered capability names not among
+ *   them), enrolled_at (the bound device's enrolment, else the identity's creation), last_active
+ *   (the bound device's last_seen, else null). Reading is public and crosses tenants (addresses
+ *   are public and unique platform-wide); the owner updates display_name and description.
  * - Search: PostgreSQL full-text search over `search_document` (repo.ts), suspended identities
  *   excluded; anonymous callers get at most {@link ANONYMOUS_SEARCH_LIMIT} results, authenticated
  *   callers up to `limit`.
@@ -15,11 +15,10 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { appendAudit } from '../audit/service.js';
+import { NEUTRAL_SCORE } from '../trust/types.js';
 import * as repo from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
-/** SPEC §3.9: the score of every dimension (hence the composite) before the trust engine has data. */
-export const TRUST_SCORE_FALLBACK = 0.5;
 /** Most results an anonymous search answers (DESIGN §8.15: "anonymous callers get at most 10"). */
 export const ANONYMOUS_SEARCH_LIMIT = 10;
 /** `limit` of a search without one (SPEC §8). */
@@ -67,7 +66,7 @@ async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]
     display_name: h.displayName,
     description: h.description,
     trust_tier: h.trustTier,
-    trust_score: h.trustScore ?? TRUST_SCORE_FALLBACK,
+    trust_score: h.trustScore ?? NEUTRAL_SCORE,
     capabilities: [...new Set([...(h.capabilities as string[]), ...(registered.get(h.id) ?? [])])],
     enrolled_at: (enrolledAt ?? h.createdAt).toISOString(),
     last_active: lastSeen?.toISOString() ?? null,

@@ -2,14 +2,14 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema.js';
-import { TIERS, type Tier } from '../policies/engine.js';
+import { TIERS, tierRank, type Tier } from '../trust/types.js';
 
 /** A stored hub identity (SPEC §2.8). */
 export type HubIdentityRow = typeof hubIdentities.$inferSelect;
 /** A registered capability (SPEC §2.8). */
 export type HubCapabilityRow = typeof hubCapabilities.$inferSelect;
 
-/** Trust tiers, lowest first (SPEC §3.3, DESIGN §8.21): the policy engine's list. */
+/** Trust tiers, lowest first (SPEC §3.3, DESIGN §8.21): trust/types.ts TIERS under the name existing importers use. */
 export const TRUST_TIERS = TIERS;
 export type TrustTier = Tier;
 
@@ -141,8 +141,8 @@ export function searchProfileRows(tx: Tx, f: SearchFilter): Promise<ProfileRow[]
   const where: SQL[] = [eq(hubIdentities.status, 'active')];
   const query = f.text === undefined ? undefined : sql`websearch_to_tsquery(${CFG}, ${f.text})`;
   if (query) where.push(sql`${hubIdentities.searchDocument} @@ ${query}`);
-  const minRank = TRUST_TIERS.indexOf(f.minTier);
-  if (minRank > 0) where.push(inArray(hubIdentities.trustTier, [...TRUST_TIERS.slice(minRank)]));
+  const minRank = tierRank(f.minTier);
+  if (minRank > 0) where.push(inArray(hubIdentities.trustTier, [...TIERS.slice(minRank)]));
   if (f.capability !== undefined) {
     where.push(sql`(
       exists (select 1 from jsonb_array_elements_text(${hubIdentities.capabilities}) as n where lower(n) = lower(${f.capability}))

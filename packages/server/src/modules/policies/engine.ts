@@ -8,14 +8,14 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Uuid } from '../../http/schemas.js';
+import { NEUTRAL_SCORE, TIERS, tierRank, type Tier } from '../trust/types.js';
 
 /** Policy actions from least to most restrictive (DESIGN §8.5). */
 export const POLICY_ACTIONS = ['allow', 'notify', 'hold', 'block'] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
-/** Trust tiers from lowest to highest (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
-export const TIERS = ['unverified', 'certified', 'enterprise'] as const;
-export type Tier = (typeof TIERS)[number];
+/** Trust tiers, lowest first: the one list of trust/types.ts, re-exported for existing importers. */
+export { TIERS, type Tier };
 
 const Kind = Type.Union([Type.Literal('owner'), Type.Literal('agent')]);
 const List = <T extends Parameters<typeof Type.Array>[0]>(t: T) => Type.Array(t, { minItems: 1, maxItems: 100 });
@@ -70,7 +70,7 @@ export interface EvaluationContext {
   senderTier: Tier;
   /**
    * The sender's trust score 0.0-1.0 (`hub_identities.trust_score`); null (no score yet) and
-   * undefined (not known to the caller) count as {@link NEUTRAL_TRUST_SCORE}. Read only when a
+   * undefined (not known to the caller) count as {@link NEUTRAL_SCORE}. Read only when a
    * policy has `trust_score_below`; PolicyService.decide fills it in place when it is undefined.
    */
   senderTrustScore?: number | null;
@@ -100,8 +100,8 @@ export interface CompiledPolicy {
   applies(ctx: EvaluationContext): boolean;
 }
 
-/** SPEC §3.9: the trust score of an agent without one yet. */
-export const NEUTRAL_TRUST_SCORE = 0.5;
+/** SPEC §3.9: the trust score of an agent without one yet: trust/types.ts NEUTRAL_SCORE (0.5), under the name existing importers use. */
+export const NEUTRAL_TRUST_SCORE = NEUTRAL_SCORE;
 
 const rank = (a: PolicyAction) => POLICY_ACTIONS.indexOf(a);
 
@@ -144,12 +144,12 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
   anyOf(c.recipient_device_ids?.map((d) => d.toLowerCase()), (x) => x.recipientDeviceId);
   anyOf(c.sender_hub_addresses?.map((a) => a.toLowerCase()), (x) => x.senderHubAddress);
   if (c.sender_tier_below) {
-    const floor = TIERS.indexOf(c.sender_tier_below);
-    tests.push((x) => TIERS.indexOf(x.senderTier) < floor);
+    const floor = tierRank(c.sender_tier_below);
+    tests.push((x) => tierRank(x.senderTier) < floor);
   }
   if (c.trust_score_below !== undefined) {
     const floor = c.trust_score_below;
-    tests.push((x) => (x.senderTrustScore ?? NEUTRAL_TRUST_SCORE) < floor);
+    tests.push((x) => (x.senderTrustScore ?? NEUTRAL_SCORE) < floor);
   }
   if (c.hours_utc) {
     const { from, to } = c.hours_utc;

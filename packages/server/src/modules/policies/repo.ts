@@ -6,6 +6,7 @@
 import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { a2aMessages, heldMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema.js';
+import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
 export type PolicyRow = typeof policies.$inferSelect;
 export type HeldRow = typeof heldMessages.$inferSelect;
@@ -108,3 +109,14 @@ export async function wipeHeldPayloads(tx: Tx, held: readonly Pick<HeldRow, 'env
   if (envelopeIds.length > 0) await tx.update(roomEnvelopes).set(wiped).where(inArray(roomEnvelopes.id, envelopeIds));
   if (a2aIds.length > 0) await tx.update(a2aMessages).set(wiped).where(inArray(a2aMessages.id, a2aIds));
 }
+
+/** A stored policy as the engine's rule (with its name, for answers that cite the deciding policy). */
+export const toPolicyRule = (p: PolicyRow): PolicyRule & { name: string } => ({
+  id: p.id,
+  name: p.name,
+  action: p.action as PolicyAction,
+  conditions: p.conditions as PolicyConditions,
+  scopeRoomId: p.scopeRoomId,
+  scopeSkill: p.scopeSkill,
+  enabled: p.enabled,
+});

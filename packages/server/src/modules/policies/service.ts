@@ -17,7 +17,7 @@ import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { getByDevice } from '../hub/repo.js';
-import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions, type PolicyRule } from './engine.js';
+import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
 
@@ -114,14 +114,6 @@ const toPolicyOut = (p: repo.PolicyRow): PolicyOut => ({
   updated_at: p.updatedAt.toISOString(),
 });
 
-const toRule = (p: repo.PolicyRow): PolicyRule => ({
-  id: p.id,
-  action: p.action as PolicyAction,
-  conditions: p.conditions as PolicyConditions,
-  scopeRoomId: p.scopeRoomId,
-  scopeSkill: p.scopeSkill,
-  enabled: p.enabled,
-});
 
 /** The status a held row answers with: a lapsed `held` row is `expired` even before the job ran. */
 const effectiveStatus = (h: repo.HeldRow, now: Date): HeldStatus =>
@@ -257,7 +249,7 @@ export class PolicyService implements PolicyDecider {
    */
   async decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]> {
     if (items.length === 0) return [];
-    const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(toRule));
+    const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(repo.toPolicyRule));
     const wantsRate = senderRate && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
     const rate = wantsRate ? await senderRate() : undefined;
     if (compiled.some((p) => p.usesTrustScore)) {

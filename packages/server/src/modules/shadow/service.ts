@@ -8,6 +8,10 @@
  * Concurrency: graduate and demote lock the session row (`FOR UPDATE`), so two concurrent
  * graduations promote once (the second sees the new level, with no evidence yet, and gets 409);
  * recording locks it `FOR SHARE`, so an observation is stored with the level it was recorded at.
+ * Record, graduate and demote read the clock AFTER taking that lock, and never earlier than the
+ * locked row's `level_since` ({@link atOrAfter}): an observation stored at a level is never
+ * dated before that level began (a level change committing while the record waited for its lock
+ * would otherwise leave it uncounted), and `level_since` never moves backwards.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
@@ -127,6 +131,9 @@ const toOut = (r: repo.SessionRow, stats?: repo.LevelStats): SessionOut => ({
   stats: toStats(stats),
 });
 
+/** The later of `now` and `floor` (a clock behind the locked row's `level_since` reads as `level_since`). */
+export const atOrAfter = (now: Date, floor: Date): Date => (now.getTime() < floor.getTime() ? new Date(floor.getTime()) : now);
+
 /** 400 unless `value` has a non-blank content; answers it trimmed. */
 function text(value: string, field: string): string {
   const v = value.trim();
@@ -209,7 +216,8 @@ export class ShadowService {
 
   /**
    * Record one human decision next to the agent's recommendation. `agreed` = the actions match
-   * (gates.ts `actionsAgree`). `critical_miss: true` on an agreement is 400. A duplicate
+   * (gates.ts `actionsAgree`); `recorded_at` = now read after the session's share lock, never
+   * before its level_since. `critical_miss: true` on an agreement is 400. A duplicate
    * `observation_id` in the session is 409; unknown session 404. A critical miss is audited
    * (`shadow_session.observation_recorded`); ordinary observations are not.
    */
@@ -220,10 +228,10 @@ export class ShadowService {
     const agreed = actionsAgree(agentAction, humanAction);
     const criticalMiss = input.critical_miss ?? false;
     if (criticalMiss && agreed) throw badRequest('critical_miss applies to a disagreement only: the human decision matches the agent recommendation');
-    const now = this.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id, 'share');
       if (!s) throw notFound('shadow session');
+      const now = atOrAfter(this.now(), s.levelSince);
       const row = await repo.insertObservation(tx, {
         id: randomUUID(),
         tenantId,
@@ -266,13 +274,14 @@ export class ShadowService {
 
   /**
    * Promote one level when every gate is met (SPEC §3.4). 409 at `autonomous`, 409 naming the
-   * failing gates otherwise; on success level_since = now, audited `shadow_session.graduated`.
+   * failing gates otherwise; on success level_since = now (read after the lock, never before the
+   * current level_since), audited `shadow_session.graduated`.
    */
   async graduate(tenantId: string, actor: string, id: string): Promise<SessionOut> {
-    const now = this.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id, 'update');
       if (!s) throw notFound('shadow session');
+      const now = atOrAfter(this.now(), s.levelSince);
       const c = await this.check(tx, s, now);
       if (c.next_level === null) throw conflict('the session is already autonomous, the highest level');
       if (!c.eligible) throw conflict(failingGates(c));
@@ -295,14 +304,14 @@ export class ShadowService {
 
   /**
    * Demote to `input.level`, strictly below the current level (400 otherwise, so always 400 at
-   * `shadow`); level_since = now; audited `shadow_session.demoted` with the reason.
+   * `shadow`); level_since = now (as in {@link graduate}); audited `shadow_session.demoted` with the reason.
    */
   async demote(tenantId: string, actor: string, id: string, input: DemoteInput): Promise<SessionOut> {
     const reason = text(input.reason, 'reason');
-    const now = this.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id, 'update');
       if (!s) throw notFound('shadow session');
+      const now = atOrAfter(this.now(), s.levelSince);
       const current = s.level as ShadowLevel;
       if (!isLower(input.level, current)) throw badRequest(`level must be below the current level ${current}`);
       const row = await repo.updateSession(tx, s.id, { level: input.level, levelSince: now, updatedAt: now });

@@ -24,7 +24,8 @@ export const VOLUME_SPIKE_MIN = 20;
 /** behavioral_consistency: the PSI at which the score reaches 0 (score = max(0, 1 − PSI / 0.5)). */
 export const CONSISTENCY_ZERO_PSI = 0.5;
 
-const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
+/** `x` clamped to [0,1] (NaN stays NaN: callers check finiteness first). The one clamp of the trust scores. */
+export const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 const sum = (days: readonly DailySignals[], f: (d: DailySignals) => number): number =>
   days.reduce((s, d) => s + (Number.isFinite(f(d)) ? Math.max(0, f(d)) : 0), 0);
 

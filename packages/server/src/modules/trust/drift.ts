@@ -12,8 +12,9 @@
  * - No baseline yet (the first stable 30 days have not passed): `baseline: null`, every dimension
  *   null, `alert: false`.
  * - Recalibration replaces all of the agent's baselines by the bins of the most recent 30 days
- *   that end at its last daily row (psi.ts `chooseBaselineWindow` mode `latest`; every stored
- *   daily row counts, the warm-up days included, as they hold measured values), reason
+ *   that end at its last daily row of a COMPLETE day (before today; psi.ts `chooseBaselineWindow`
+ *   mode `latest`; every stored daily row of a complete day counts, the warm-up days included, as
+ *   they hold measured values), reason
  *   `recalibrated`, `established_by` = the owner's subject, audited as
  *   `trust.baseline_recalibrated`; 409 when that window has too little data.
  */
@@ -25,9 +26,8 @@ import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
 import { getDevice } from '../devices/repo.js';
 import { BASELINE_DAYS, BASELINE_MIN_COVERAGE, baselineFor, binProportions, chooseBaselineWindow, driftStatus, psi, PSI_BINS, type DailyDimensionRow, type DriftStatus } from './psi.js';
 import * as q from './query-repo.js';
+import { utcDay, windowStartDay } from './days.js';
 import { TRUST_DIMENSIONS, WINDOW_DAYS, type DimensionScores, type TrustDimension, type TrustWindow } from './types.js';
-
-const DAY_MS = 24 * 3600_000;
 
 /** The baseline an answer is relative to (days `YYYY-MM-DD`, UTC; `established_at` ISO 8601). */
 export interface BaselineOut {
@@ -63,11 +63,6 @@ export interface RecalibrateOut {
   baseline: BaselineOut;
   dimensions: Record<TrustDimension, { bins: number[]; samples: number } | null>;
 }
-
-/** UTC day (`YYYY-MM-DD`) of `d`. */
-export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);
-/** First day of the N-day window ending on `now`'s UTC day (inclusive). */
-export const windowStartDay = (now: Date, days: number): string => utcDay(new Date(now.getTime() - (days - 1) * DAY_MS));
 
 const baselineOut = (r: q.BaselineRow): BaselineOut => ({ window_start: r.windowStart, window_end: r.windowEnd, established_at: r.establishedAt.toISOString(), reason: r.reason });
 
@@ -136,18 +131,21 @@ export class TrustDriftService {
   /**
    * `POST /trust-scores/{agent_id}/drift/recalibrate` by owner `sub` (module comment). The agent's
    * device row is locked for the transaction, so concurrent recalibrations apply one after the other.
-   * @throws 404 as {@link drift}; 409 when the most recent 30 days hold too little data.
+   * @throws 404 as {@link drift}; 409 when the 30 days ending at the last complete day with a row hold too little data.
    */
   recalibrate(tenantId: string, sub: string, agentRef: string): Promise<RecalibrateOut> {
     const now = this.now();
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const agent = await resolveAgent(tx, agentRef);
       await getDevice(tx, agent.device.id, true);
-      const rows = toDailyDimensionRows(await q.dailyScores(tx, agent.device.id));
+      const today = utcDay(now);
+      const rows = toDailyDimensionRows(await q.dailyScores(tx, agent.device.id)).filter((r) => r.day < today);
       const chosen = rows.length === 0 ? null : chooseBaselineWindow(rows, { notBefore: rows[0]!.day, mode: 'latest', days: BASELINE_DAYS });
       if (!chosen) {
         const need = Math.ceil(BASELINE_DAYS * BASELINE_MIN_COVERAGE);
-        throw conflict(`not enough data to recalibrate: at least ${need} of the ${BASELINE_DAYS} days ending at the agent's last scored day need daily trust scores (${rows.length} day(s) recorded in all)`);
+        throw conflict(
+          `not enough data to recalibrate: at least ${need} of the ${BASELINE_DAYS} days ending at the agent's last complete scored day need daily trust scores (${rows.length} complete day(s) recorded in all; today does not count until it is over)`,
+        );
       }
       const dimensions = {} as RecalibrateOut['dimensions'];
       const inserts: Parameters<typeof q.replaceBaselines>[2] = [];

@@ -14,17 +14,25 @@
  *    hold when the certification checks pass), with all side effects;
  * 4. writes: trust_snapshots (3 per agent, computed_at = now, tier after step 3), per-day
  *    dimension values (trust_daily_scores) of the days touched since the previous run, the initial
- *    PSI baselines (first stable 30-day window from activation day + 2), and
- *    `hub_identities.trust_score` = the latest 7d composite.
+ *    PSI baselines (first stable 30-day window from activation day + 2, COMPLETE days only: the
+ *    window ends before today), and `hub_identities.trust_score` = the latest 7d composite.
+ *
+ * Runs of one tenant never overlap: the transaction first takes the advisory lock
+ * `pg_try_advisory_xact_lock(hashtextextended('trust:' || tenant_id, 0))` (released at commit);
+ * when another run holds it, {@link RecomputeBusyError} (409) is thrown — the route answers it,
+ * {@link TrustEngine.recomputeAll} skips the tenant (`skippedTenants`).
  *
  * Time comes in as `now` (an injected clock for tests and benchmarks); events after `now` are not
  * read. {@link TrustEngine.recomputeAll} iterates every tenant (crossTenant listing of ids), one
  * transaction per tenant; a failing tenant is logged and skipped.
  */
+import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import { AppError, ErrorCode } from '../../lib/errors.js';
 import { decideTier, lockIdentities } from '../hub/certify.js';
+import { addDays, utcDay, windowStartDay } from './days.js';
 import { compositeScore, measureDimensions, tokensPerSuccessfulTask } from './dimensions.js';
 import { applyFallbacks } from './fallbacks.js';
 import { fleetMedians, median, percentileRank } from './fleet.js';
@@ -46,14 +54,35 @@ import {
 const HOUR_MS = 3_600_000;
 /** Days of signals read per recompute: the longest window. */
 export const EXTRACT_DAYS = Math.max(...TRUST_WINDOWS.map((w) => WINDOW_DAYS[w]));
-/** Days of data after which a first baseline can exist (BASELINE_DAYS after the 2-day warm-up). */
-const BASELINE_EARLIEST_DAYS = 30 + 2;
+/**
+ * Days after the activation day from which a first baseline can exist: the 2-day warm-up, then
+ * the 30-day window, which must be complete (its last day, activation day + 31, before today).
+ */
+const BASELINE_EARLIEST_DAYS = 2 + 30;
+
+/** Another recompute of the tenant holds its advisory lock (409; the job skips the tenant). */
+export class RecomputeBusyError extends AppError {
+  constructor() {
+    super(ErrorCode.Conflict, 'a trust recompute of this tenant is already running; retry when it has finished');
+  }
+}
+
+/**
+ * Take the tenant's recompute lock for the rest of the transaction, without waiting
+ * (`pg_try_advisory_xact_lock`). @throws RecomputeBusyError when another transaction holds it.
+ */
+async function lockTenantRecompute(tx: Tx, tenantId: string): Promise<void> {
+  const res = (await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${'trust:' + tenantId}, 0)) as ok`)) as unknown as { rows: { ok: boolean }[] };
+  if (res.rows[0]?.ok !== true) throw new RecomputeBusyError();
+}
 
 /** Counts of a recompute (one tenant, or all of them). */
 export interface RecomputeSummary {
   tenants: number;
   /** Tenants whose recompute failed (logged; recomputeAll only). */
   failedTenants: number;
+  /** Tenants skipped because another recompute of theirs was running (recomputeAll only). */
+  skippedTenants: number;
   agents: number;
   snapshots: number;
   dailyScores: number;
@@ -62,7 +91,7 @@ export interface RecomputeSummary {
   durationMs: number;
 }
 
-const emptySummary = (): RecomputeSummary => ({ tenants: 0, failedTenants: 0, agents: 0, snapshots: 0, dailyScores: 0, baselines: 0, tierChanges: 0, durationMs: 0 });
+const emptySummary = (): RecomputeSummary => ({ tenants: 0, failedTenants: 0, skippedTenants: 0, agents: 0, snapshots: 0, dailyScores: 0, baselines: 0, tierChanges: 0, durationMs: 0 });
 
 /** One agent's score in one window. */
 export interface AgentWindowScore {
@@ -85,11 +114,10 @@ export interface FleetScores {
  * agent's days ascending (trust/repo.ts extractSignals); agents without an entry score on no data.
  */
 export function scoreFleet(agents: readonly repo.TrustAgent[], signals: ReadonlyMap<string, readonly DailySignals[]>, now: Date): FleetScores {
-  const today = repo.utcDay(now);
   const windows = {} as Record<TrustWindow, Map<string, AgentWindowScore>>;
   let medianTokens7d: number | null = null;
   for (const w of TRUST_WINDOWS) {
-    const first = repo.addDays(today, -(WINDOW_DAYS[w] - 1));
+    const first = windowStartDay(now, WINDOW_DAYS[w]);
     const days = new Map(agents.map((a) => [a.deviceId, (signals.get(a.deviceId) ?? []).filter((d) => d.day >= first)]));
     // Pass 1: the fleet median of tokens per successful task.
     const perSuccess = agents.map((a) => tokensPerSuccessfulTask(days.get(a.deviceId)!)).filter((x): x is number => x !== null);
@@ -120,16 +148,18 @@ export class TrustEngine {
   /**
    * Recompute every score of one tenant at `now` (module comment), in one transaction.
    * Returns the counts written (`tenants` = 1).
+   * @throws RecomputeBusyError (409) when another recompute of the tenant is running.
    */
   recomputeTenant(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
     const started = performance.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
+      await lockTenantRecompute(tx, tenantId);
       const summary = { ...emptySummary(), tenants: 1 };
       const agents = await repo.listAgents(tx, tenantId);
       summary.agents = agents.length;
       if (agents.length === 0) return { ...summary, durationMs: performance.now() - started };
-      const today = repo.utcDay(now);
-      const signals = await repo.extractSignals(tx, tenantId, agents, repo.addDays(today, -(EXTRACT_DAYS - 1)), now);
+      const today = utcDay(now);
+      const signals = await repo.extractSignals(tx, tenantId, agents, windowStartDay(now, EXTRACT_DAYS), now);
       const scores = scoreFleet(agents, signals, now);
       const w7 = scores.windows['7d'];
 
@@ -177,7 +207,7 @@ export class TrustEngine {
       const ctx = { fleetMedianTokensPerSuccess: scores.medianTokens7d };
       for (const a of agents) {
         const prev = lastAt.get(a.deviceId);
-        const fromDay = prev ? repo.addDays(repo.utcDay(prev), -1) : '';
+        const fromDay = prev ? addDays(utcDay(prev), -1) : '';
         for (const d of signals.get(a.deviceId) ?? []) {
           if (d.day < fromDay) continue;
           const dimensions = measureDimensions([d], ctx);
@@ -187,9 +217,10 @@ export class TrustEngine {
       await repo.upsertDailyScores(tx, tenantId, now, daily);
       summary.dailyScores = daily.length;
 
-      // Initial baselines (SPEC §4.12): agents without one, old enough to have a 30-day window.
+      // Initial baselines (SPEC §4.12): agents without one, old enough to have a complete 30-day
+      // window after the warm-up (activation day + 32 ≤ today); today's partial day never counts.
       const withBaseline = await repo.devicesWithBaseline(tx, tenantId);
-      const candidates = agents.filter((a) => !withBaseline.has(a.deviceId) && repo.addDays(repo.utcDay(a.since), BASELINE_EARLIEST_DAYS - 1) <= today);
+      const candidates = agents.filter((a) => !withBaseline.has(a.deviceId) && addDays(utcDay(a.since), BASELINE_EARLIEST_DAYS) <= today);
       const dailyRows = await repo.dailyRowsOf(
         tx,
         tenantId,
@@ -197,7 +228,7 @@ export class TrustEngine {
       );
       const baselines: repo.BaselineInsert[] = [];
       for (const a of candidates) {
-        const window = chooseBaselineWindow(dailyRows.get(a.deviceId) ?? [], { notBefore: repo.addDays(repo.utcDay(a.since), 2), mode: 'first' });
+        const window = chooseBaselineWindow(dailyRows.get(a.deviceId) ?? [], { notBefore: addDays(utcDay(a.since), 2), before: today, mode: 'first' });
         if (!window) continue;
         for (const dimension of TRUST_DIMENSIONS) {
           const b = baselineFor(window.rows, dimension);
@@ -219,7 +250,8 @@ export class TrustEngine {
   /**
    * Recompute every tenant at `now`, one transaction each (tenant ids listed across tenants:
    * the periodic job is platform-wide). A tenant that fails is logged and counted in
-   * `failedTenants`; the others still run.
+   * `failedTenants`, one whose recompute is already running (the route) is counted in
+   * `skippedTenants`; the others still run.
    */
   async recomputeAll(now: Date = new Date()): Promise<RecomputeSummary> {
     const started = performance.now();
@@ -235,6 +267,11 @@ export class TrustEngine {
         total.baselines += s.baselines;
         total.tierChanges += s.tierChanges;
       } catch (err) {
+        if (err instanceof RecomputeBusyError) {
+          total.skippedTenants++;
+          this.deps.log.info({ tenantId: id }, 'trust recompute of a tenant skipped: another one is running');
+          continue;
+        }
         total.failedTenants++;
         this.deps.log.error({ err, tenantId: id }, 'trust recompute of a tenant failed');
       }

@@ -2,6 +2,7 @@
  * SPEC §3.9 fallbacks (docs/trust-scoring.md "Fallbacks"): the 48-hour warm-up, and the fleet
  * median for a dimension the agent has no data for. Pure: the agent's age comes in as an argument.
  */
+import { clamp01 } from './dimensions.js';
 import {
   NEUTRAL_SCORE,
   TRUST_DIMENSIONS,
@@ -11,7 +12,6 @@ import {
   type TrustDimension,
 } from './types.js';
 
-const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 const usable = (v: number | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**

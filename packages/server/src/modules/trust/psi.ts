@@ -134,24 +134,27 @@ function hasData(r: DailyDimensionRow): boolean {
 /**
  * The baseline window of SPEC §4.12 (docs/trust-scoring.md "Baseline"). A window is `days` (default
  * 30) consecutive UTC days [start, end]; it is STABLE when at least ceil(days × 2/3) of its days
- * (20 of 30) have a row with data. Rows before `notBefore` are ignored in both modes.
+ * (20 of 30) have a row with data. Rows before `notBefore` are ignored in both modes, and so are
+ * rows on or after `before` when given (callers pass today: the running day is incomplete, only
+ * complete days feed a baseline).
  * - mode 'first': the earliest stable window that starts on a day with data (≥ notBefore) and ends
- *   at or before the last row's day (the window must be complete).
- * - mode 'latest' (recalibration): the window that ends at the last row's day, if stable.
+ *   at or before the last (kept) row's day (the window must be complete).
+ * - mode 'latest' (recalibration): the window that ends at the last (kept) row's day, if stable.
  * Returns {start, end, rows in the window}, or null when there is no such window.
  * @throws RangeError on a malformed day string or a non-positive `days`.
  */
 export function chooseBaselineWindow(
   rows: readonly DailyDimensionRow[],
-  o: { notBefore: string; mode: 'first' | 'latest'; days?: number },
+  o: { notBefore: string; before?: string; mode: 'first' | 'latest'; days?: number },
 ): { start: string; end: string; rows: DailyDimensionRow[] } | null {
   const days = o.days ?? BASELINE_DAYS;
   if (!Number.isInteger(days) || days < 1) throw new RangeError(`days must be a positive integer, got ${days}`);
   const minDays = Math.ceil(days * BASELINE_MIN_COVERAGE);
   const floor = dayNumber(o.notBefore);
+  const ceiling = o.before === undefined ? Infinity : dayNumber(o.before);
   const usable = rows
     .map((r) => ({ r, n: dayNumber(r.day) }))
-    .filter((x) => x.n >= floor)
+    .filter((x) => x.n >= floor && x.n < ceiling)
     .sort((a, b) => a.n - b.n);
   if (usable.length === 0) return null;
   const last = usable[usable.length - 1]!.n;

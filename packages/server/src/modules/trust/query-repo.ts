@@ -8,6 +8,7 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { auditEvents, devices, hubIdentities, hubTierChanges, policyEvaluations, trustBaselines, trustDailyScores, trustSnapshots } from '../../db/schema.js';
+import { SCORED_DEVICE_STATUSES } from './repo.js';
 import type { TrustWindow } from './types.js';
 
 /** A stored snapshot (`dimensions` / `sources` are jsonb objects keyed by dimension). */
@@ -31,14 +32,16 @@ export async function latestSnapshot(tx: Tx, deviceId: string, window: TrustWind
 }
 
 /**
- * The newest `window` snapshot of every agent of the tenant that has one and is not deleted,
- * with the address and tier of the hub identity bound to it (null when none), ordered by device id.
+ * The newest `window` snapshot of every agent of the tenant that has one, is not deleted and is
+ * still scored (device status in {@link SCORED_DEVICE_STATUSES}: a revoked agent's stale snapshots
+ * leave the overview), with the address and tier of the hub identity bound to it (null when
+ * none), ordered by device id.
  */
 export async function latestSnapshotsOfFleet(tx: Tx, window: TrustWindow): Promise<(SnapshotRow & { hubAddress: string | null; identityTier: string | null })[]> {
   const rows = await tx
     .selectDistinctOn([trustSnapshots.deviceId], { snapshot: trustSnapshots, hubAddress: hubIdentities.hubAddress, identityTier: hubIdentities.trustTier })
     .from(trustSnapshots)
-    .innerJoin(devices, and(eq(devices.id, trustSnapshots.deviceId), isNull(devices.deletedAt)))
+    .innerJoin(devices, and(eq(devices.id, trustSnapshots.deviceId), isNull(devices.deletedAt), inArray(devices.status, [...SCORED_DEVICE_STATUSES])))
     .leftJoin(hubIdentities, eq(hubIdentities.deviceId, trustSnapshots.deviceId))
     .where(eq(trustSnapshots.window, window))
     .orderBy(trustSnapshots.deviceId, desc(trustSnapshots.computedAt), desc(trustSnapshots.id), asc(hubIdentities.createdAt));

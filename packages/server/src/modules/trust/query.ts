@@ -4,9 +4,10 @@
  * the trust engine wrote (trust/engine.ts); scores are never computed here.
  *
  * - Current score: the newest `trust_snapshots` row of the agent for the window. Before the engine
- *   has scored the agent (a new agent between two recomputes) the answer is SPEC §3.9's warm-up
- *   answer: every dimension 0.5 with source `warmup`, composite 0.5, percentile 50,
- *   `computed_at` = now ({@link warmupScore}).
+ *   has scored the agent for that window (a new agent between two recomputes) the answer is
+ *   SPEC §3.9's warm-up answer: every dimension 0.5 with source `warmup`, composite 0.5,
+ *   percentile 50, `computed_at` = now ({@link warmupScore}). {@link windowScores} is the one
+ *   builder of these values: verify-agent (verification/service.ts) answers the same scores.
  * - `tier` is the agent's current tier: its hub identity's `trust_tier` (certify may have changed
  *   it since the snapshot), `unverified` for an agent without a hub identity. History points carry
  *   the tier stored with each snapshot instead (the tier at that time).
@@ -15,9 +16,10 @@
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
+import { clamp01 } from './dimensions.js';
 import { fleetStats } from './fleet.js';
 import * as q from './query-repo.js';
-import { NEUTRAL_SCORE, TIERS, TRUST_DIMENSIONS, type DimensionScores, type DimensionSource, type Tier, type TrustDimension, type TrustWindow } from './types.js';
+import { asTier, NEUTRAL_SCORE, TRUST_DIMENSIONS, type DimensionScores, type DimensionSource, type Tier, type TrustDimension, type TrustWindow } from './types.js';
 
 /** Percentile answered before the engine has scored an agent (the middle of the fleet). */
 export const WARMUP_PERCENTILE = 50;
@@ -78,16 +80,35 @@ export interface HistoryOut {
   tier_changes: TierChangeOut[];
 }
 
-/** A stored tier as a {@link Tier} (anything unexpected reads as `unverified`). */
-export const asTier = (t: string | null | undefined): Tier => (TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified';
-
 /** The agent's current tier (module comment). */
 export const agentTier = (a: AgentRef): Tier => asTier(a.identity?.trustTier);
 
-/** The 12 values of a stored `dimensions` object (a missing or non-numeric key reads as {@link NEUTRAL_SCORE}). */
+/**
+ * The 12 values of a stored `dimensions` object, each clamped to [0,1] (a missing or non-finite
+ * key reads as {@link NEUTRAL_SCORE}).
+ */
 export function storedDimensions(raw: unknown): DimensionScores {
   const o = (raw ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, typeof o[d] === 'number' ? o[d] : NEUTRAL_SCORE])) as DimensionScores;
+  const value = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? clamp01(v) : NEUTRAL_SCORE);
+  return Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, value(o[d])])) as DimensionScores;
+}
+
+/** The composite and the 12 dimensions of one window, each 0.0-1.0. */
+export interface WindowScores {
+  composite: number;
+  dimensions: DimensionScores;
+}
+
+/**
+ * THE score values of an agent for a window (SPEC §2.9, §3.9), shared by `GET /trust-scores` and
+ * verify-agent: the window's newest snapshot (composite clamped to [0,1], dimensions by
+ * {@link storedDimensions}), or without one SPEC §3.9's warm-up values: composite and every
+ * dimension {@link NEUTRAL_SCORE} (0.5). Never another window's score and never the identity's
+ * stored `trust_score` (that is the 7-day composite).
+ */
+export function windowScores(snapshot: Pick<q.SnapshotRow, 'composite' | 'dimensions'> | undefined): WindowScores {
+  if (!snapshot) return { composite: NEUTRAL_SCORE, dimensions: storedDimensions(undefined) };
+  return { composite: Number.isFinite(snapshot.composite) ? clamp01(snapshot.composite) : NEUTRAL_SCORE, dimensions: storedDimensions(snapshot.dimensions) };
 }
 
 function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
@@ -98,13 +119,14 @@ function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
 
 /** SPEC §3.9's answer before any snapshot (module comment). */
 export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScoreOut {
+  const { composite, dimensions } = windowScores(undefined);
   return {
     agent_id: agent.device.id,
     hub_address: agent.identity?.hubAddress ?? null,
     window,
-    composite_score: NEUTRAL_SCORE,
+    composite_score: composite,
     tier: agentTier(agent),
-    dimensions: Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, NEUTRAL_SCORE])) as DimensionScores,
+    dimensions,
     percentile: WARMUP_PERCENTILE,
     computed_at: now.toISOString(),
     sources: Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 'warmup'])) as Record<TrustDimension, DimensionSource>,
@@ -114,13 +136,14 @@ export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): Tr
 /** The score answer of `agent` from its snapshot, or the warm-up answer when there is none. */
 export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScoreOut {
   if (!snapshot) return warmupScore(agent, window, now);
+  const { composite, dimensions } = windowScores(snapshot);
   return {
     agent_id: agent.device.id,
     hub_address: agent.identity?.hubAddress ?? null,
     window,
-    composite_score: snapshot.composite,
+    composite_score: composite,
     tier: agentTier(agent),
-    dimensions: storedDimensions(snapshot.dimensions),
+    dimensions,
     percentile: snapshot.percentile,
     computed_at: snapshot.computedAt.toISOString(),
     sources: storedSources(snapshot.sources),

@@ -24,10 +24,10 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import type { DailyDimensionRow } from './psi.js';
-import { TIERS, type DailySignals, type DimensionScores, type DimensionSource, type ScorePoint, type Tier, type TrustDimension, type TrustWindow } from './types.js';
+import { addDays, DAY_MS, dayStart, utcDay } from './days.js';
+import { emptySignals, type DailySignals, type DimensionScores, type DimensionSource, type ScorePoint, type Tier, type TrustDimension, type TrustWindow } from './types.js';
 
 const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /** Device statuses whose agents are scored (docs/decisions.md "Trust engine": ACTIVE only). */
 export const SCORED_DEVICE_STATUSES = ['ACTIVE'] as const;
@@ -38,10 +38,6 @@ export interface TrustAgent {
   /** Activation time (fallback: enrolment time): the start of the agent's age and of its observed hours. */
   since: Date;
   identityId: string | null;
-  /** The bound identity's stored tier (`unverified` without one). */
-  tier: Tier;
-  /** The bound identity's status (`active` | `suspended`), null without one. */
-  identityStatus: string | null;
 }
 
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
@@ -52,14 +48,6 @@ async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
 /** JSON columns come back parsed from both drivers; tolerate a string just in case. */
 const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 const iso = (d: Date) => d.toISOString();
-const asTier = (t: unknown): Tier => (TIERS.includes(t as Tier) ? (t as Tier) : 'unverified');
-
-/** `YYYY-MM-DD` of a time (UTC). */
-export const utcDay = (d: Date | number): string => new Date(d).toISOString().slice(0, 10);
-/** Start (00:00 UTC) of the day `YYYY-MM-DD`. */
-export const dayStart = (day: string): Date => new Date(`${day}T00:00:00.000Z`);
-/** The UTC day `n` days after (negative: before) `day`. */
-export const addDays = (day: string, n: number): string => utcDay(dayStart(day).getTime() + n * DAY_MS);
 const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /**
@@ -71,50 +59,18 @@ export async function listAgents(tx: Tx, tenantId: string): Promise<TrustAgent[]
     SCORED_DEVICE_STATUSES.map((s) => sql`${s}`),
     sql`, `,
   );
-  const out = await rows<{ id: string; since_ms: number; identity_id: string | null; trust_tier: string | null; identity_status: string | null }>(
+  const out = await rows<{ id: string; since_ms: number; identity_id: string | null }>(
     tx,
     sql`
-      select d.id, extract(epoch from coalesce(d.activated_at, d.created_at))::float8 * 1000 as since_ms,
-             h.id as identity_id, h.trust_tier, h.status as identity_status
+      select d.id, extract(epoch from coalesce(d.activated_at, d.created_at))::float8 * 1000 as since_ms, h.id as identity_id
       from devices d
       left join lateral (
-        select id, trust_tier, status from hub_identities where device_id = d.id order by created_at, id limit 1
+        select id from hub_identities where device_id = d.id order by created_at, id limit 1
       ) h on true
       where d.tenant_id = ${tenantId} and d.kind = 'agent' and d.deleted_at is null and d.status in (${statuses})
       order by d.id`,
   );
-  return out.map((r) => ({
-    deviceId: r.id,
-    since: new Date(Number(r.since_ms)),
-    identityId: r.identity_id,
-    tier: asTier(r.trust_tier),
-    identityStatus: r.identity_status,
-  }));
-}
-
-/** An all-zero DailySignals record of `day`. */
-export function emptySignals(day: string, observedHours = 0): DailySignals {
-  return {
-    day,
-    presenceHours: 0,
-    observedHours,
-    decisionLatenciesSec: [],
-    decisionsExpired: 0,
-    spans: 0,
-    errorSpans: 0,
-    recoveredErrors: 0,
-    tasks: 0,
-    tasksOk: 0,
-    tools: 0,
-    toolsOk: 0,
-    taskTokens: 0,
-    taskTokensOk: 0,
-    messages: 0,
-    policyEvaluations: 0,
-    policyViolations: 0,
-    spanNames: {},
-    versions: {},
-  };
+  return out.map((r) => ({ deviceId: r.id, since: new Date(Number(r.since_ms)), identityId: r.identity_id }));
 }
 
 /**

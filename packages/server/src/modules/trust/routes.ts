@@ -3,7 +3,9 @@
  * - `GET /trust-scores/fleet?window=` fleet overview (registered before `{agent_id}`; the router
  *   prefers the static segment anyway, so an agent whose hub address is `fleet` is reached by its
  *   device id);
- * - `POST /trust-scores/recompute` runs the trust engine for the caller's tenant now;
+ * - `POST /trust-scores/recompute` runs the trust engine for the caller's tenant now (rate limit
+ *   `RATE_LIMIT_TRUST_RECOMPUTE_PER_MIN` per tenant, default 2/min → 429; 409 while another
+ *   recompute of the tenant — the scheduled job or another request — is running);
  * - `GET /trust-scores/{agent_id}?window=` current score; `…/history?days=`; `…/report?format=`
  *   (JSON, or a standalone HTML download with `format=html` or `Accept: text/html`);
  *   `…/drift?window=`; `POST …/drift/recalibrate`.
@@ -12,6 +14,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ownerOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
+import { routeLimits } from '../../http/rate-limit.js';
 import { Nullable, Timestamp, Uuid } from '../../http/schemas.js';
 import type { TrustDriftService } from './drift.js';
 import type { TrustEngine } from './engine.js';
@@ -111,6 +114,7 @@ export const trustRoutes: FastifyPluginAsyncTypebox<{ scores: TrustQueryService;
   app,
   { scores, drift, reports, engine },
 ) => {
+  const limits = routeLimits(app.parley.config.rateLimits);
   app.get(
     '/trust-scores/fleet',
     {
@@ -129,12 +133,12 @@ export const trustRoutes: FastifyPluginAsyncTypebox<{ scores: TrustQueryService;
   app.post(
     '/trust-scores/recompute',
     {
-      config,
+      config: { ...config, rateLimit: limits.trustRecompute },
       schema: {
         tags,
         security,
-        summary: "Recompute the trust scores of the caller's tenant now (normally every 6 hours)",
-        response: { 200: RecomputeOut, ...errorResponses(401, 403) },
+        summary: "Recompute the trust scores of the caller's tenant now (normally every 6 hours); 409 while another recompute of the tenant runs, 2 per minute per tenant",
+        response: { 200: RecomputeOut, ...errorResponses(401, 403, 409, 429) },
       },
     },
     async (req) => {

@@ -55,6 +55,10 @@ export const TIER_HOLD_DAYS = 7;
 /** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
 export const TIERS = ['unverified', 'certified', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
+/** A stored tier string as a {@link Tier}; anything unknown (or null) reads as `unverified`. */
+export const asTier = (t: string | null | undefined): Tier => ((TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified');
+/** The tier's rank, 0 (unverified) to 2 (enterprise). */
+export const tierRank = (t: string | null | undefined): number => TIERS.indexOf(asTier(t));
 /** Minimum composite score per tier (SPEC §3.3). */
 export const TIER_THRESHOLDS: Record<Tier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
 
@@ -101,6 +105,31 @@ export interface DailySignals {
   spanNames: Record<string, number>;
   /** Per `service.version` resource attribute: spans, error spans, first start time (ISO 8601) seen this day. */
   versions: Record<string, { spans: number; errors: number; firstSeen: string }>;
+}
+
+/** An all-zero DailySignals record of `day`. */
+export function emptySignals(day: string, observedHours = 0): DailySignals {
+  return {
+    day,
+    presenceHours: 0,
+    observedHours,
+    decisionLatenciesSec: [],
+    decisionsExpired: 0,
+    spans: 0,
+    errorSpans: 0,
+    recoveredErrors: 0,
+    tasks: 0,
+    tasksOk: 0,
+    tools: 0,
+    toolsOk: 0,
+    taskTokens: 0,
+    taskTokensOk: 0,
+    messages: 0,
+    policyEvaluations: 0,
+    policyViolations: 0,
+    spanNames: {},
+    versions: {},
+  };
 }
 
 /** One 7-day score in the tier history (ascending by `at`). */

@@ -20,7 +20,7 @@ const AgentVerificationOut = Type.Object({
   status: Type.Union(VERIFY_STATUSES.map((s) => Type.Literal(s))),
   trust_tier: Nullable(Type.String({ description: 'unverified | certified | enterprise; null when not_found' })),
   trust_scores: Nullable(
-    Type.Object({ composite: Score, ...Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, Score])) }, { description: "SPEC §2.9 dimensions from the agent's latest snapshot of the window; SPEC §3.9 fallback (0.5) before the trust engine has scored it" }),
+    Type.Object({ composite: Score, ...Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, Score])) }, { description: "SPEC §2.9 composite and dimensions of the window, the same values GET /trust-scores/{agent_id} answers: the agent's latest snapshot of the window; SPEC §3.9 warm-up values (all 0.5) before the trust engine has scored it" }),
   ),
   window: Type.Union(TRUST_WINDOWS.map((w) => Type.Literal(w))),
   active_grants: Type.Integer({ minimum: 0, description: 'active Skill Permission Tokens of the bound device' }),

@@ -8,25 +8,25 @@
  *   is ACTIVE;
  * - `unverified`: any other registered identity (tier unverified, or no ACTIVE bound device yet).
  *
- * Trust scores (SPEC §2.9, §3.9, §4.12): the bound device's newest trust-engine snapshot of the
- * requested window (`composite` and the 12 dimensions). Before the engine has scored that window
- * (or without a bound device) the answer is today's SPEC §3.9 fallback: the 12 dimensions at 0.5
- * and `composite` = the identity's stored `trust_score` when set (the engine keeps it equal to the
- * latest 7-day composite), else 0.5. `active_grants` counts the bound device's active Skill
- * Permission Tokens now (not revoked, not expired; 0 without a bound device).
+ * Trust scores (SPEC §2.9, §3.9, §4.12): exactly the values `GET /trust-scores/{agent_id}?window=`
+ * answers for the bound device (trust/query.ts `windowScores`, the one builder): the newest
+ * trust-engine snapshot of the requested window, or before the engine has scored that window (or
+ * without a bound device) SPEC §3.9's warm-up answer, composite and the 12 dimensions at 0.5. The
+ * identity's stored `trust_score` (the 7-day composite) is never answered for another window.
+ * `active_grants` counts the bound device's active Skill Permission Tokens now (not revoked, not
+ * expired; 0 without a bound device).
  */
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import { countActiveGrants } from '../grants/repo.js';
-import { TRUST_TIERS, type HubIdentityRow } from '../hub/repo.js';
+import type { HubIdentityRow } from '../hub/repo.js';
 import { hubDid, type HubService } from '../hub/service.js';
-import { TRUST_SCORE_FALLBACK } from '../hub/directory.js';
 import { latestSnapshot, type SnapshotRow } from '../trust/query-repo.js';
-import { storedDimensions } from '../trust/query.js';
+import { windowScores } from '../trust/query.js';
+import { tierRank, type TrustDimension, type TrustWindow } from '../trust/types.js';
 
 export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '../trust/types.js';
-import { TRUST_DIMENSIONS, type TrustDimension, type TrustWindow } from '../trust/types.js';
 
 export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;
 export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
@@ -52,24 +52,19 @@ export interface AgentVerification {
   last_attestation: string | null;
 }
 
-const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
-
-/** Scores for an identity before the trust engine has scored the window (see the module comment). */
-export function fallbackScores(identity: Pick<HubIdentityRow, 'trustScore'>): TrustScores {
-  const dims = Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, TRUST_SCORE_FALLBACK])) as Record<TrustDimension, number>;
-  return { composite: identity.trustScore === null ? TRUST_SCORE_FALLBACK : clamp01(identity.trustScore), ...dims };
-}
-
-/** Scores from a snapshot of the window (module comment), or {@link fallbackScores} without one. */
-export function verifyScores(identity: Pick<HubIdentityRow, 'trustScore'>, snapshot: Pick<SnapshotRow, 'composite' | 'dimensions'> | undefined): TrustScores {
-  if (!snapshot) return fallbackScores(identity);
-  return { composite: clamp01(snapshot.composite), ...storedDimensions(snapshot.dimensions) };
+/**
+ * The window's scores as `trust_scores` (module comment): trust/query.ts `windowScores` of the
+ * window's snapshot, flattened; the SPEC §3.9 warm-up values (all 0.5) without one.
+ */
+export function verifyScores(snapshot: Pick<SnapshotRow, 'composite' | 'dimensions'> | undefined): TrustScores {
+  const { composite, dimensions } = windowScores(snapshot);
+  return { composite, ...dimensions };
 }
 
 /** The status rule of the module comment. */
 export function agentStatus(identity: Pick<HubIdentityRow, 'status' | 'trustTier'>, device: Pick<DeviceRow, 'status' | 'deletedAt'> | undefined): Exclude<VerifyStatus, 'not_found'> {
   if (identity.status === 'suspended' || device?.status === 'REVOKED' || device?.deletedAt) return 'suspended';
-  const certified = TRUST_TIERS.indexOf(identity.trustTier as (typeof TRUST_TIERS)[number]) >= TRUST_TIERS.indexOf('certified');
+  const certified = tierRank(identity.trustTier) >= tierRank('certified');
   return certified && device?.status === 'ACTIVE' ? 'verified' : 'unverified';
 }
 
@@ -103,7 +98,7 @@ export class VerificationService {
       did: hubDid(identity.hubAddress),
       status: agentStatus(identity, device),
       trust_tier: identity.trustTier,
-      trust_scores: verifyScores(identity, bound?.snapshot),
+      trust_scores: verifyScores(bound?.snapshot),
       window,
       active_grants: bound?.grants ?? 0,
       enrolled_at: (device?.enrolledAt ?? identity.createdAt).toISOString(),
