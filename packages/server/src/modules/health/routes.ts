@@ -61,7 +61,13 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
         version: opts.version,
         encryption: { protocols: ['mls', 'x3dh-double-ratchet'], aead: 'XChaCha20-Poly1305', identity: 'Ed25519', fingerprint: 'BLAKE2b' },
         realtime: { websocket: `${opts.apiPrefix}/ws`, ping_interval_s: 30, dead_timeout_s: 90 },
-        features: ['tenants', 'invites', 'enrollment', 'devices', 'conversations', 'topics', 'websocket'],
+        features: [
+          'tenants', 'invites', 'enrollment', 'devices', 'conversations', 'topics', 'websocket', 'mls', 'api-keys', 'attachments',
+          'push', 'webhooks', 'rooms', 'policies', 'a2a', 'federation', 'workspaces', 'hub', 'did', 'credentials', 'verification',
+          'telemetry', 'trust-scores', 'skill-permission-tokens', 'shadow-sessions', 'decisions', 'audit', 'settings', 'scan-rules',
+        ],
+        telemetry: { otlp_http: `${opts.apiPrefix}/telemetry/ingest`, encodings: ['application/json', 'application/x-protobuf'], compression: ['gzip'] },
+        trust: { windows: ['7d', '30d', '90d'], tiers: ['unverified', 'certified', 'enterprise'], dimensions: 12 },
       }));
     },
     { prefix: opts.apiPrefix },

@@ -119,23 +119,11 @@ function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
 
 /** SPEC §3.9's answer before any snapshot (module comment). */
 export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScoreOut {
-  const { composite, dimensions } = windowScores(undefined);
-  return {
-    agent_id: agent.device.id,
-    hub_address: agent.identity?.hubAddress ?? null,
-    window,
-    composite_score: composite,
-    tier: agentTier(agent),
-    dimensions,
-    percentile: WARMUP_PERCENTILE,
-    computed_at: now.toISOString(),
-    sources: Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 'warmup'])) as Record<TrustDimension, DimensionSource>,
-  };
+  return scoreOut(agent, window, undefined, now);
 }
 
-/** The score answer of `agent` from its snapshot, or the warm-up answer when there is none. */
+/** The score answer of `agent` from its snapshot, or SPEC §3.9's warm-up answer when there is none. */
 export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScoreOut {
-  if (!snapshot) return warmupScore(agent, window, now);
   const { composite, dimensions } = windowScores(snapshot);
   return {
     agent_id: agent.device.id,
@@ -144,9 +132,9 @@ export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.Snaps
     composite_score: composite,
     tier: agentTier(agent),
     dimensions,
-    percentile: snapshot.percentile,
-    computed_at: snapshot.computedAt.toISOString(),
-    sources: storedSources(snapshot.sources),
+    percentile: snapshot ? snapshot.percentile : WARMUP_PERCENTILE,
+    computed_at: (snapshot ? snapshot.computedAt : now).toISOString(),
+    sources: snapshot ? storedSources(snapshot.sources) : (Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 'warmup'])) as Record<TrustDimension, DimensionSource>),
   };
 }
 
