@@ -110,6 +110,53 @@ import type {
   TrustTierCredential,
   UpdateHubProfileRequest,
   VerifyAgentQuery,
+  A2aChannel,
+  A2aChannelStatus,
+  A2aHistoryQuery,
+  A2aMessageInput,
+  A2aMessagePage,
+  A2aSendResult,
+  Connection,
+  ConnectionDetail,
+  ConnectionType,
+  CreateShadowSessionRequest,
+  CreateTeamRoomRequest,
+  CreateWorkspaceRequest,
+  DemoteShadowSessionRequest,
+  FederationAgreement,
+  Grant,
+  GrantJwks,
+  GrantListQuery,
+  GrantPage,
+  GrantValidation,
+  IssuedGrant,
+  IssueGrantRequest,
+  OwnerConnection,
+  ProposeFederationRequest,
+  RecordShadowDecisionRequest,
+  RequestA2aChannelRequest,
+  RequestedA2aChannel,
+  ShadowGraduationCheck,
+  ShadowObservation,
+  ShadowSession,
+  ShadowSessionListQuery,
+  ShadowSessionPage,
+  SkillCheckRequest,
+  SkillCheckResult,
+  TeamRoom,
+  TeamRoomSummary,
+  TrustDrift,
+  TrustDriftRecalibration,
+  TrustFleet,
+  TrustHistory,
+  TrustRecomputeSummary,
+  TrustReport,
+  TrustScore,
+  TrustWindowQuery,
+  ValidateGrantRequest,
+  Workspace,
+  WorkspaceRole,
+  WorkspaceSummary,
 } from './types.js';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -990,5 +1037,256 @@ export class ParleyClient {
   /** `GET /1.0/identifiers/{did}` (public; the DIF Universal Resolver driver path): as {@link resolveHub}, by DID; 400 for another DID method. */
   resolveDid(did: string, opts?: RequestOptions): Promise<DIDResolutionResult> {
     return this.call('resolveDid', { params: { did }, opts });
+  }
+
+  // ------------------------------------------------------------ trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21)
+  // `agentId` is the agent's device id or hub address; answers carry the device id. 404 unknown or another tenant's agent.
+
+  /** `GET /api/v1/trust-scores/fleet` (owner; DESIGN §8.14): each agent's latest score and per-dimension median, stddev and mean (default window `7d`). */
+  getTrustFleet(query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustFleet> {
+    return this.call('getTrustFleet', { query, opts });
+  }
+
+  /**
+   * `POST /api/v1/trust-scores/recompute` (owner; SPEC §4.12, DESIGN §8.14): run the trust engine
+   * for the tenant now (normally every 6 hours). 409 while another recompute of the tenant runs;
+   * 429 over the per-tenant limit (default 2 per minute; `retryAfter` on the error).
+   */
+  recomputeTrust(opts?: RequestOptions): Promise<TrustRecomputeSummary> {
+    return this.call('recomputeTrust', { opts });
+  }
+
+  /** `GET /api/v1/trust-scores/{agent_id}` (owner; SPEC §2.9, §3.9): the current score of the 12 dimensions for a window (default `7d`; the §3.9 warm-up answer before the first recompute). */
+  getTrustScore(agentId: string, query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustScore> {
+    return this.call('getTrustScore', { params: { agent_id: agentId }, query, opts });
+  }
+
+  /** `GET /api/v1/trust-scores/{agent_id}/history` (owner; SPEC §4.12): 7-day scores over the last `days` days (service default and bounds apply; 400 outside them), oldest first, with tier changes. */
+  getTrustHistory(agentId: string, query: { days?: number } = {}, opts?: RequestOptions): Promise<TrustHistory> {
+    return this.call('getTrustHistory', { params: { agent_id: agentId }, query, opts });
+  }
+
+  /** `GET /api/v1/trust-scores/{agent_id}/report` (owner; SPEC §4.12, DESIGN §8.14): the compliance report as JSON. */
+  getTrustReport(agentId: string, opts?: RequestOptions): Promise<TrustReport> {
+    return this.call('getTrustReport', { params: { agent_id: agentId }, query: { format: 'json' }, opts });
+  }
+
+  /** `GET /api/v1/trust-scores/{agent_id}/report?format=html` (owner; SPEC §4.12): the compliance report as a standalone HTML document (UTF-8 text). */
+  async getTrustReportHtml(agentId: string, opts?: RequestOptions): Promise<string> {
+    const bytes = await this.call<Uint8Array>('getTrustReport', { params: { agent_id: agentId }, query: { format: 'html' }, binary: true, opts });
+    return new TextDecoder().decode(bytes);
+  }
+
+  /** `GET /api/v1/trust-scores/{agent_id}/drift` (owner; SPEC §4.12): per-dimension PSI of the window (default `30d`) against the baseline; `alert` when PSI > 0.25 somewhere. */
+  getTrustDrift(agentId: string, query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustDrift> {
+    return this.call('getTrustDrift', { params: { agent_id: agentId }, query, opts });
+  }
+
+  /** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (owner; SPEC §4.12): replace the drift baselines with the most recent 30 days; 409 without enough complete days. */
+  recalibrateTrustDrift(agentId: string, opts?: RequestOptions): Promise<TrustDriftRecalibration> {
+    return this.call('recalibrateTrustDrift', { params: { agent_id: agentId }, opts });
+  }
+
+  // ------------------------------------------------------------ Skill Permission Tokens, skill policy (DESIGN §8.6, §8.7)
+
+  /**
+   * `POST /api/v1/grants` (device JWT or API key for the agent itself, certified tier and up; or
+   * the owner on its behalf, any tier, naming `device_id`; DESIGN §8.7): issue a Skill Permission
+   * Token (201). The token is returned once. 400 bad body; 403 tier or policy refuses; 404 unknown device.
+   */
+  issueGrant(body: IssueGrantRequest, opts?: RequestOptions): Promise<IssuedGrant> {
+    return this.call('issueGrant', { body, opts });
+  }
+
+  /** `GET /api/v1/grants` (owner; DESIGN §8.7): the tenant's grants, newest first, never the tokens; pass `next_cursor` as `cursor`. */
+  listGrants(query: GrantListQuery = {}, opts?: RequestOptions): Promise<GrantPage> {
+    return this.call('listGrants', { query, opts });
+  }
+
+  /**
+   * `POST /api/v1/grants/validate` (public, rate limited; DESIGN §8.7): run the signature,
+   * expiration, revocation, skill and audience checks. A failing token answers `valid: false`;
+   * 400 without `audience`; 413 oversized body; 429 over the limit.
+   */
+  validateGrant(body: ValidateGrantRequest, opts?: RequestOptions): Promise<GrantValidation> {
+    return this.call('validateGrant', { body, opts });
+  }
+
+  /** `GET /api/v1/grants/jwks` (public; DESIGN §8.7): the SPT verification key set, for validating tokens offline (e.g. with `jose`). */
+  getGrantKeys(opts?: RequestOptions): Promise<GrantJwks> {
+    return this.call('getGrantKeys', { opts });
+  }
+
+  /** `POST /api/v1/grants/{jti}/revoke` (owner; DESIGN §8.7): revoke a grant (optional reason, 1-500 characters); it then fails the revocation check. 404 unknown; 409 already revoked. */
+  revokeGrant(jti: string, body: { reason?: string } = {}, opts?: RequestOptions): Promise<Grant> {
+    return this.call('revokeGrant', { params: { jti }, body, opts });
+  }
+
+  /**
+   * `POST /api/v1/skills/check` (owner naming `device_id`, device JWT or API key; DESIGN §8.6):
+   * run a skill invocation through the policy pipeline (identity, trust_floor, grant, rate, rules).
+   * Answers whether allowed or not; 404 unknown device or target.
+   */
+  checkSkillPolicy(body: SkillCheckRequest, opts?: RequestOptions): Promise<SkillCheckResult> {
+    return this.call('checkSkillPolicy', { body, opts });
+  }
+
+  // ------------------------------------------------------------ shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)
+
+  /** `POST /api/v1/shadow/sessions` (owner; SPEC §4.17): start a session at level `shadow` (201). 404 unknown agent; 409 a session for this agent, skill and class exists. */
+  createShadowSession(body: CreateShadowSessionRequest, opts?: RequestOptions): Promise<ShadowSession> {
+    return this.call('createShadowSession', { body, opts });
+  }
+
+  /** `GET /api/v1/shadow/sessions` (owner; SPEC §4.17): sessions, oldest first; pass `next_cursor` as `cursor`. */
+  listShadowSessions(query: ShadowSessionListQuery = {}, opts?: RequestOptions): Promise<ShadowSessionPage> {
+    return this.call('listShadowSessions', { query, opts });
+  }
+
+  /** `GET /api/v1/shadow/sessions/{session_id}` (owner; SPEC §4.17): one session with its current-level stats; 404 unknown or another tenant's. */
+  getShadowSession(sessionId: string, opts?: RequestOptions): Promise<ShadowSession> {
+    return this.call('getShadowSession', { params: { session_id: sessionId }, opts });
+  }
+
+  /** `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` (owner; SPEC §4.17, DESIGN §8.8): record the human decision next to the agent's recommendation (201). 409 duplicate `observation_id`. */
+  recordShadowDecision(sessionId: string, body: RecordShadowDecisionRequest, opts?: RequestOptions): Promise<ShadowObservation> {
+    return this.call('recordShadowDecision', { params: { session_id: sessionId }, body, opts });
+  }
+
+  /** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (owner; SPEC §3.4, §4.17): the three graduation gates against the current level's evidence. */
+  getShadowGraduationCheck(sessionId: string, opts?: RequestOptions): Promise<ShadowGraduationCheck> {
+    return this.call('getShadowGraduationCheck', { params: { session_id: sessionId }, opts });
+  }
+
+  /** `POST /api/v1/shadow/sessions/{session_id}/graduate` (owner; SPEC §3.4, §4.17): promote one level when every gate is met (never automatic); 409 otherwise or at `autonomous`. */
+  graduateShadowSession(sessionId: string, opts?: RequestOptions): Promise<ShadowSession> {
+    return this.call('graduateShadowSession', { params: { session_id: sessionId }, opts });
+  }
+
+  /** `POST /api/v1/shadow/sessions/{session_id}/demote` (owner; SPEC §4.17): move to a lower level with a reason; resets the evidence. 400 for a level not below the current one. */
+  demoteShadowSession(sessionId: string, body: DemoteShadowSessionRequest, opts?: RequestOptions): Promise<ShadowSession> {
+    return this.call('demoteShadowSession', { params: { session_id: sessionId }, body, opts });
+  }
+
+  // ------------------------------------------------------------ federation agreements (SPEC §2.12, §4.13)
+
+  /** `POST /api/v1/federation/agreements` (owner; SPEC §4.13): propose an agreement to another tenant (201, `pending`). 404 unknown partner; 409 one exists. */
+  proposeFederation(body: ProposeFederationRequest, opts?: RequestOptions): Promise<FederationAgreement> {
+    return this.call('proposeFederation', { body, opts });
+  }
+
+  /** `GET /api/v1/federation/agreements` (owner; SPEC §4.13): agreements the tenant proposed or was proposed. */
+  async listFederationAgreements(opts?: RequestOptions): Promise<FederationAgreement[]> {
+    return (await this.call<{ agreements: FederationAgreement[] }>('listFederationAgreements', { opts })).agreements;
+  }
+
+  /** `POST /api/v1/federation/agreements/{id}/accept` (owner of the partner tenant; SPEC §4.13): pending → active; 409 in another state. */
+  acceptFederation(agreementId: string, opts?: RequestOptions): Promise<FederationAgreement> {
+    return this.call('acceptFederation', { params: { id: agreementId }, opts });
+  }
+
+  /** `POST /api/v1/federation/agreements/{id}/renew` (owner of either party; SPEC §4.13, docs/decisions.md): set a later expiry; an expired agreement returns to pending. */
+  renewFederation(agreementId: string, body: { expires_at: string }, opts?: RequestOptions): Promise<FederationAgreement> {
+    return this.call('renewFederation', { params: { id: agreementId }, body, opts });
+  }
+
+  /** `POST /api/v1/federation/agreements/{id}/revoke` (owner of either party; SPEC §4.13): revoke (terminal); 409 already revoked. */
+  revokeFederation(agreementId: string, opts?: RequestOptions): Promise<FederationAgreement> {
+    return this.call('revokeFederation', { params: { id: agreementId }, opts });
+  }
+
+  // ------------------------------------------------------------ A2A channels (SPEC §2.11, §3.5, §4.13; DESIGN §8.5)
+
+  /**
+   * `POST /api/v1/a2a/channels/request` (owner naming `initiator_device_id`, or the agent's API
+   * key; SPEC §4.13, §3.5): request a channel with the agent behind a hub address (201, `pending`
+   * until its owner approves). 403 tier too low or no federation agreement; 404 unknown address.
+   */
+  requestA2aChannel(body: RequestA2aChannelRequest, opts?: RequestOptions): Promise<RequestedA2aChannel> {
+    return this.call('requestA2aChannel', { body, opts });
+  }
+
+  /** `GET /api/v1/a2a/channels` (owner: the tenant's; API key: its device's; SPEC §4.13): channels, newest first. */
+  async listA2aChannels(query: { status?: A2aChannelStatus } = {}, opts?: RequestOptions): Promise<A2aChannel[]> {
+    return (await this.call<{ channels: A2aChannel[] }>('listA2aChannels', { query, opts })).channels;
+  }
+
+  /** `POST /api/v1/a2a/channels/{id}/approve` (owner of the responder; SPEC §3.5): approve a pending channel; 409 not pending. */
+  approveA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
+    return this.call('approveA2aChannel', { params: { id: channelId }, opts });
+  }
+
+  /** `POST /api/v1/a2a/channels/{id}/reject` (owner of the responder; SPEC §3.5): reject a pending channel (terminal); 409 not pending. */
+  rejectA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
+    return this.call('rejectA2aChannel', { params: { id: channelId }, opts });
+  }
+
+  /** `POST /api/v1/a2a/channels/{id}/revoke` (owner or API key of either party; SPEC §3.5): revoke a pending, approved or active channel (terminal). */
+  revokeA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
+    return this.call('revokeA2aChannel', { params: { id: channelId }, opts });
+  }
+
+  /** `POST /api/v1/a2a/channels/{id}/messages` (a party agent: device JWT or API key; SPEC §4.13): send an encrypted message on an active channel (201); both tenants' policies apply. */
+  sendA2aMessage(channelId: string, body: A2aMessageInput, opts?: RequestOptions): Promise<A2aSendResult> {
+    return this.call('sendA2aMessage', { params: { id: channelId }, body, opts });
+  }
+
+  /** `GET /api/v1/a2a/channels/{id}/messages` (a party agent; SPEC §4.13): channel history, oldest first; pass `next_cursor` as `since`. */
+  a2aHistory(channelId: string, query: A2aHistoryQuery = {}, opts?: RequestOptions): Promise<A2aMessagePage> {
+    return this.call('a2aHistory', { params: { id: channelId }, query, opts });
+  }
+
+  // ------------------------------------------------------------ workspaces, team rooms (SPEC §2.5, §4.13)
+
+  /** `POST /api/v1/workspaces` (owner; SPEC §4.13): create a workspace (201); members must be ACTIVE agent devices of the tenant. */
+  createWorkspace(body: CreateWorkspaceRequest, opts?: RequestOptions): Promise<Workspace> {
+    return this.call('createWorkspace', { body, opts });
+  }
+
+  /** `GET /api/v1/workspaces` (owner: every tenant workspace; API key: its own, narrowed by `X-Workspace-Id`; SPEC §4.13). */
+  async listWorkspaces(opts?: RequestOptions): Promise<WorkspaceSummary[]> {
+    return (await this.call<{ workspaces: WorkspaceSummary[] }>('listWorkspaces', { opts })).workspaces;
+  }
+
+  /** `GET /api/v1/workspaces/{id}` (owner; SPEC §4.13): the workspace with its members; 404 unknown or another tenant's. */
+  getWorkspace(workspaceId: string, opts?: RequestOptions): Promise<Workspace> {
+    return this.call('getWorkspace', { params: { id: workspaceId }, opts });
+  }
+
+  /** `POST /api/v1/workspaces/{id}/members` (owner; SPEC §4.13): add an ACTIVE agent device or set its role (idempotent). */
+  addWorkspaceMember(workspaceId: string, member: { device_id: string; role?: WorkspaceRole }, opts?: RequestOptions): Promise<Workspace> {
+    return this.call('addWorkspaceMember', { params: { id: workspaceId }, body: member, opts });
+  }
+
+  /** `DELETE /api/v1/workspaces/{id}/members/{device_id}` (owner; SPEC §4.13): remove a member (204). */
+  async removeWorkspaceMember(workspaceId: string, deviceId: string, opts?: RequestOptions): Promise<void> {
+    await this.call('removeWorkspaceMember', { params: { id: workspaceId, device_id: deviceId }, opts });
+  }
+
+  /** `POST /api/v1/team-rooms` (owner; SPEC §2.5, §4.13): create a room in a workspace (201); participants are workspace members or owner devices. */
+  createTeamRoom(body: CreateTeamRoomRequest, opts?: RequestOptions): Promise<TeamRoom> {
+    return this.call('createTeamRoom', { body, opts });
+  }
+
+  /** `GET /api/v1/team-rooms` (owner: the tenant's; API key: those its device participates in; SPEC §4.13), optionally of one workspace. */
+  async listTeamRooms(query: { workspace_id?: string } = {}, opts?: RequestOptions): Promise<TeamRoomSummary[]> {
+    return (await this.call<{ team_rooms: TeamRoomSummary[] }>('listTeamRooms', { query, opts })).team_rooms;
+  }
+
+  // ------------------------------------------------------------ connections (SPEC §4.10)
+
+  /** `GET /api/v1/connections` (owner; SPEC §4.10): agent devices, A2A channels and federation agreements of the tenant, optionally of one type. */
+  async listConnections(query: { type?: ConnectionType } = {}, opts?: RequestOptions): Promise<Connection[]> {
+    return (await this.call<{ connections: Connection[] }>('listConnections', { query, opts })).connections;
+  }
+
+  /** `GET /api/v1/connections/{connection_id}` (owner; SPEC §4.10): one connection with the details of its type; 404 unknown. */
+  getConnection(connectionId: string, opts?: RequestOptions): Promise<ConnectionDetail> {
+    return this.call('getConnection', { params: { connection_id: connectionId }, opts });
+  }
+
+  /** `GET /api/v1/owner-connections` (owner; SPEC §4.10): the caller's owner devices with health, last_seen and presence. */
+  async ownerConnections(opts?: RequestOptions): Promise<OwnerConnection[]> {
+    return (await this.call<{ owner_connections: OwnerConnection[] }>('ownerConnections', { opts })).owner_connections;
   }
 }

@@ -1090,3 +1090,567 @@ export interface AuditChainVerdict {
   checked: number;
   first_broken: { seq: number; event_id: string; reason: string } | null;
 }
+
+// ---------------------------------------------------------------- trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21)
+
+// TrustWindow and TrustDimension: see the verification section above.
+
+/** One value per trust dimension (SPEC §2.9). */
+export type TrustDimensionMap<T> = Record<TrustDimension, T>;
+
+/** Where a dimension score came from (SPEC §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
+export type TrustScoreSource = 'telemetry' | 'fleet_median' | 'warmup';
+
+/**
+ * `GET /api/v1/trust-scores/{agent_id}` (SPEC §2.9, §4.12; DESIGN §8.21): an agent's current score
+ * for a window. Scores are 0..1; `percentile` is the 0..100 rank in the tenant fleet; `agent_id`
+ * is always the device id (the route also accepts the hub address).
+ */
+export interface TrustScore {
+  agent_id: string;
+  hub_address: string | null;
+  window: TrustWindow;
+  composite_score: number;
+  tier: TrustTier;
+  dimensions: TrustDimensionMap<number>;
+  percentile: number;
+  computed_at: string;
+  sources: TrustDimensionMap<TrustScoreSource>;
+}
+
+/** Query of `GET /trust-scores/fleet`, `/trust-scores/{agent_id}` and `…/drift` (DESIGN §8.14): the window (default `7d`; `30d` for drift). */
+export interface TrustWindowQuery {
+  window?: TrustWindow;
+}
+
+/** `GET /api/v1/trust-scores/fleet` (DESIGN §8.14): each agent's latest score and per-dimension statistics (null without scored agents). */
+export interface TrustFleet {
+  window: TrustWindow;
+  /** The latest recompute, null before the first one. */
+  computed_at: string | null;
+  count: number;
+  agents: Array<{ agent_id: string; hub_address: string | null; composite_score: number; tier: TrustTier; percentile: number }>;
+  dimensions: TrustDimensionMap<{ median: number | null; stddev: number | null; mean: number | null }>;
+}
+
+/** `POST /api/v1/trust-scores/recompute` (SPEC §4.12; DESIGN §8.14): the trust engine run summary (counts; `duration_ms` in milliseconds). */
+export interface TrustRecomputeSummary {
+  computed_at: string;
+  /** Agents scored. */
+  agents: number;
+  /** `trust_snapshots` rows written (one per agent and window). */
+  snapshots: number;
+  /** Per-day dimension rows upserted. */
+  daily_scores: number;
+  /** Drift baselines established by this run. */
+  baselines: number;
+  /** Tier changes applied by this run. */
+  tier_changes: number;
+  duration_ms: number;
+}
+
+/** A tier change of an agent (SPEC §3.3; tiers lowercase, DESIGN §8.21). */
+export interface TrustTierChange {
+  from_tier: string;
+  to_tier: string;
+  reason: string;
+  changed_at: string;
+}
+
+/** `GET /api/v1/trust-scores/{agent_id}/history` (SPEC §4.12): the agent's 7-day scores over `days` days, oldest first, with its tier changes. */
+export interface TrustHistory {
+  agent_id: string;
+  days: number;
+  history: Array<{ computed_at: string; composite_score: number; tier: TrustTier; dimensions: TrustDimensionMap<number> }>;
+  tier_changes: TrustTierChange[];
+}
+
+/** A drift baseline period (SPEC §4.12): dates `YYYY-MM-DD` (UTC); `reason` is `initial` or `recalibrated`. */
+export interface TrustDriftBaseline {
+  window_start: string;
+  window_end: string;
+  established_at: string;
+  reason: string;
+}
+
+/**
+ * `GET /api/v1/trust-scores/{agent_id}/drift` (SPEC §4.12; DESIGN §8.14): per-dimension PSI of the
+ * window against the baseline (null for a dimension without baseline); `alert` when some dimension
+ * drifted significantly (PSI > 0.25).
+ */
+export interface TrustDrift {
+  agent_id: string;
+  window: TrustWindow;
+  baseline: TrustDriftBaseline | null;
+  dimensions: TrustDimensionMap<{ psi: number; status: 'stable' | 'moderate' | 'significant'; baseline_samples: number; current_samples: number } | null>;
+  alert: boolean;
+  computed_at: string;
+}
+
+/** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (SPEC §4.12): the new baseline (the most recent 30 days) with its per-dimension histogram bins. */
+export interface TrustDriftRecalibration {
+  agent_id: string;
+  baseline: TrustDriftBaseline;
+  dimensions: TrustDimensionMap<{ bins: number[]; samples: number } | null>;
+}
+
+/** One window's score in a {@link TrustReport}. */
+export interface TrustReportScore {
+  composite_score: number;
+  dimensions: TrustDimensionMap<number>;
+  percentile: number;
+  computed_at: string;
+  sources: TrustDimensionMap<TrustScoreSource>;
+}
+
+/** `GET /api/v1/trust-scores/{agent_id}/report` (SPEC §4.12; DESIGN §8.14): the compliance report (JSON form). */
+export interface TrustReport {
+  report_id: string;
+  generated_at: string;
+  agent: { agent_id: string; hub_address: string | null; did: string | null; display_name: string | null; tier: TrustTier; enrolled_at: string };
+  scores: Record<TrustWindow, TrustReportScore>;
+  tier_changes: TrustTierChange[];
+  policy: { period_days: number; evaluations: number; violations: number; by_outcome: Record<string, number> };
+  drift: TrustDrift;
+  active_grants: number;
+  audit: { period_days: number; events_30d: number; chain_valid: boolean };
+}
+
+// ---------------------------------------------------------------- Skill Permission Tokens, skill policy (DESIGN §8.6, §8.7)
+
+/** `POST /api/v1/grants` body (DESIGN §8.7): `device_id` is required when an owner issues on the agent's behalf. */
+export interface IssueGrantRequest {
+  /** Skill name (as in a policy scope), 1-100 characters. */
+  skill: string;
+  device_id?: string;
+  /** The `aud` claim; default the service PUBLIC_URL. */
+  audience?: string;
+  /** Shortens the lifetime (seconds, 1-86400; the service caps it at SPT_TTL_SECONDS, default 900). */
+  ttl_seconds?: number;
+}
+
+/** `POST /api/v1/grants` answer (201, DESIGN §8.7): the SPT (compact EdDSA JWS) is returned once and never stored. */
+export interface IssuedGrant {
+  token: string;
+  jti: string;
+  skill: string;
+  tier: TrustTier;
+  audience: string;
+  expires_at: string;
+  /** The agent DID (`sub`). */
+  subject: string;
+  device_id: string;
+}
+
+/** A stored grant (`GET /grants`, `POST /grants/{jti}/revoke`; DESIGN §8.7), never the token. */
+export interface Grant {
+  jti: string;
+  device_id: string;
+  subject: string;
+  skill: string;
+  tier: string;
+  audience: string;
+  /** Owner subject, `device:<id>` or `api_key:<id>`. */
+  issued_by: string;
+  issued_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+  /** Not revoked and not expired. */
+  active: boolean;
+}
+
+/** `GET /api/v1/grants` query (DESIGN §8.7): `active` true = not revoked nor expired; `limit` 1-200; `cursor` = the previous `next_cursor`. */
+export interface GrantListQuery {
+  device_id?: string;
+  active?: boolean;
+  cursor?: string;
+  limit?: number;
+}
+
+/** A page of grants, newest first (DESIGN §8.7); `next_cursor` is null on the last page. */
+export interface GrantPage {
+  grants: Grant[];
+  next_cursor: string | null;
+}
+
+/** `POST /api/v1/grants/validate` body (DESIGN §8.7): `audience` names the validator and must equal the token's `aud` (RFC 7519 §4.1.3). */
+export interface ValidateGrantRequest {
+  token: string;
+  skill?: string;
+  audience: string;
+}
+
+/** The checks of SPT validation (DESIGN §8.7). */
+export type GrantCheck = 'signature' | 'expiration' | 'revocation' | 'skill' | 'audience';
+
+/** The claims of a valid-signature SPT (DESIGN §8.7); `iat`/`exp` are NumericDates (seconds). */
+export interface GrantClaims {
+  iss: string;
+  sub: string;
+  skill: string;
+  tier: TrustTier;
+  aud: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+/** `POST /api/v1/grants/validate` answer (DESIGN §8.7): a failing token answers `valid: false` (HTTP 200); `claims` is absent when the signature does not verify. */
+export interface GrantValidation {
+  valid: boolean;
+  checks: Array<{ check: GrantCheck; passed: boolean }>;
+  claims?: GrantClaims;
+}
+
+/** `GET /api/v1/grants/jwks` (DESIGN §8.7): the SPT verification key(s) as a JWK Set (RFC 7517). */
+export interface GrantJwks {
+  keys: Array<{ kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; alg: 'EdDSA'; use: 'sig' }>;
+}
+
+/** The stages of the skill policy pipeline (DESIGN §8.6), in order. */
+export type SkillPipelineStage = 'identity' | 'trust_floor' | 'grant' | 'rate' | 'rules';
+
+/**
+ * `POST /api/v1/skills/check` body (DESIGN §8.6): `device_id` is required when an owner checks on
+ * the agent's behalf; `target` (hub address or `did:hub:…`) checks a delegation; `args` are never
+ * stored nor evaluated; `spt` presents a token, else an active issued grant is looked up.
+ */
+export interface SkillCheckRequest {
+  skill: string;
+  device_id?: string;
+  target?: string;
+  tool?: string;
+  model?: string;
+  args?: unknown;
+  spt?: string;
+}
+
+/** `POST /api/v1/skills/check` answer (DESIGN §8.6), HTTP 200 whether allowed or not. */
+export interface SkillCheckResult {
+  allowed: boolean;
+  decided_by: SkillPipelineStage;
+  reason: string;
+  stages: Array<{ stage: SkillPipelineStage; passed: boolean; detail: string }>;
+}
+
+// ---------------------------------------------------------------- shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)
+
+/** Autonomy levels of a shadow session, lowest first (SPEC §2.14). */
+export type ShadowLevel = 'shadow' | 'supervised' | 'autonomous';
+
+/** Shadow session configuration (SPEC §2.14): a count, a 0..1 ratio and hours. */
+export interface ShadowConfig {
+  min_observations: number;
+  agreement_threshold: number;
+  critical_miss_window_hours: number;
+}
+
+/** Evidence of the current level: observations recorded at it since `level_since` (SPEC §2.14). */
+export interface ShadowStats {
+  observations: number;
+  agreed: number;
+  agreement_rate: number;
+  critical_misses: number;
+}
+
+/** A shadow session (SPEC §2.14, §4.17; DESIGN §8.8). */
+export interface ShadowSession {
+  session_id: string;
+  device_id: string;
+  skill_name: string;
+  decision_class: string;
+  config: ShadowConfig;
+  level: ShadowLevel;
+  level_since: string;
+  created_at: string;
+  stats: ShadowStats;
+}
+
+/** `POST /api/v1/shadow/sessions` body (SPEC §4.17): unset config keys take the service defaults. */
+export interface CreateShadowSessionRequest {
+  device_id: string;
+  /** The capability evaluated (1-200 characters). */
+  skill_name: string;
+  /** The type of decision (1-200 characters). */
+  decision_class: string;
+  config?: Partial<ShadowConfig>;
+}
+
+/** `GET /api/v1/shadow/sessions` query (SPEC §4.17): `limit` 1-200; `cursor` = the previous `next_cursor`. */
+export interface ShadowSessionListQuery {
+  device_id?: string;
+  level?: ShadowLevel;
+  cursor?: string;
+  limit?: number;
+}
+
+/** A page of shadow sessions, oldest first; `next_cursor` is null on the last page. */
+export interface ShadowSessionPage {
+  sessions: ShadowSession[];
+  next_cursor: string | null;
+}
+
+/**
+ * `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` body (SPEC §4.17; DESIGN §8.8):
+ * the actions are compared after trimming, case-insensitively; `critical_miss` marks a
+ * disagreement as a critical miss (400 on an agreement).
+ */
+export interface RecordShadowDecisionRequest {
+  /** Unique within the session. */
+  observation_id: string;
+  agent_recommendation: { action: string; confidence: number; reasoning?: string };
+  human_decision: { action: string; notes?: string };
+  critical_miss?: boolean;
+}
+
+/** `POST …/record-human-decision` answer (201, SPEC §4.17). */
+export interface ShadowObservation {
+  observation_id: string;
+  agreed: boolean;
+  critical_miss: boolean;
+  level: ShadowLevel;
+  recorded_at: string;
+  stats: ShadowStats;
+}
+
+/** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (SPEC §3.4, §4.17; DESIGN §8.8): the three gates against the current level's evidence. */
+export interface ShadowGraduationCheck {
+  eligible: boolean;
+  current_level: ShadowLevel;
+  /** Null at `autonomous`. */
+  next_level: ShadowLevel | null;
+  gates: {
+    min_observations: { required: number; actual: number; met: boolean };
+    agreement_threshold: { required: number; actual: number; met: boolean };
+    critical_miss_window: { window_hours: number; misses: number; met: boolean };
+  };
+}
+
+/** `POST /api/v1/shadow/sessions/{session_id}/demote` body (SPEC §4.17): a lower level and a reason (1-500 characters). */
+export interface DemoteShadowSessionRequest {
+  level: ShadowLevel;
+  reason: string;
+}
+
+// ---------------------------------------------------------------- federation agreements (SPEC §2.12, §4.13)
+
+/** Status of a federation agreement (SPEC §2.12). */
+export type FederationStatus = 'pending' | 'active' | 'expired' | 'revoked';
+
+/** A federation agreement (SPEC §2.12, §4.13); `role` is the caller's side. */
+export interface FederationAgreement {
+  id: string;
+  tenant_id: string;
+  partner_tenant_id: string;
+  trust_floor: number;
+  allowed_capabilities: string[];
+  audit_sharing: boolean;
+  expires_at: string;
+  status: FederationStatus;
+  role: 'proposer' | 'partner';
+  created_at: string;
+  accepted_at: string | null;
+}
+
+/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future. */
+export interface ProposeFederationRequest {
+  partner_tenant_id: string;
+  trust_floor: number;
+  allowed_capabilities?: string[];
+  audit_sharing?: boolean;
+  expires_at: string;
+}
+
+// ---------------------------------------------------------------- A2A channels (SPEC §2.11, §3.5, §4.13; DESIGN §8.5)
+
+/** Status of an A2A channel (SPEC §2.11). */
+export type A2aChannelStatus = 'pending' | 'approved' | 'active' | 'rejected' | 'revoked';
+
+/** An A2A channel (SPEC §2.11: camelCase field names); `federated` when the agents belong to different tenants. */
+export interface A2aChannel {
+  channelId: string;
+  initiatorHubAddress: string;
+  responderHubAddress: string;
+  conversationId: string | null;
+  status: A2aChannelStatus;
+  capability: string | null;
+  federated: boolean;
+  agreementId: string | null;
+  createdAt: string;
+  approvedAt: string | null;
+  activatedAt: string | null;
+}
+
+/** `POST /api/v1/a2a/channels/request` body (SPEC §4.13): an owner names the initiating agent in `initiator_device_id`. */
+export interface RequestA2aChannelRequest {
+  responder_hub_address: string;
+  initiator_device_id?: string;
+  capability?: string;
+}
+
+/** `POST /api/v1/a2a/channels/request` answer (201): the channel, plus `channel_id`. */
+export interface RequestedA2aChannel extends A2aChannel {
+  channel_id: string;
+}
+
+/** `POST /api/v1/a2a/channels/{id}/messages` body (SPEC §4.13): base64 envelope; `traceparent` is W3C Trace Context. */
+export interface A2aMessageInput {
+  header_blob: string;
+  ciphertext: string;
+  message_type?: MessageType;
+  priority?: Priority;
+  traceparent?: string;
+}
+
+/** `POST /api/v1/a2a/channels/{id}/messages` answer (201): what both tenants' policies made of the message. */
+export interface A2aSendResult {
+  message_id: string;
+  channel_id: string;
+  outcome: 'delivered' | 'notified' | 'held' | 'blocked';
+  held_message_id?: string;
+  timestamp: string;
+  traceparent: string | null;
+}
+
+/** One A2A channel message (SPEC §4.13); `cursor` is an opaque total-ordered position usable as `since`. */
+export interface A2aMessage {
+  channel_id: string;
+  message_id: string;
+  sender_device_id: string;
+  header_blob: string;
+  ciphertext: string;
+  /** A SPEC §2.4 message type, or `key_exchange` for a relayed handshake. */
+  message_type: string;
+  priority: string;
+  timestamp: string;
+  traceparent: string | null;
+  cursor: string;
+}
+
+/** `GET /api/v1/a2a/channels/{id}/messages` query: `since` = ISO timestamp or `next_cursor`. */
+export interface A2aHistoryQuery {
+  since?: string;
+  limit?: number;
+}
+
+/** A page of A2A channel messages, oldest first; `next_cursor` is null on the last page. */
+export interface A2aMessagePage {
+  messages: A2aMessage[];
+  next_cursor: string | null;
+}
+
+// ---------------------------------------------------------------- workspaces, team rooms (SPEC §2.5, §4.13)
+
+/** A member's role in a workspace (SPEC §2.5). */
+export type WorkspaceRole = 'admin' | 'member';
+
+/** A workspace member: an ACTIVE agent device of the tenant. */
+export interface WorkspaceMember {
+  device_id: string;
+  name: string;
+  status: string;
+  role: WorkspaceRole;
+  added_at: string;
+}
+
+/** A workspace with its members (`POST /workspaces`, `GET /workspaces/{id}`, `POST …/members`; SPEC §4.13). */
+export interface Workspace {
+  id: string;
+  name: string;
+  role: 'owner';
+  members: WorkspaceMember[];
+  created_at: string;
+}
+
+/** One row of `GET /api/v1/workspaces` (SPEC §4.13): `member_count` for owners only. */
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  role: 'owner' | WorkspaceRole;
+  member_count?: number;
+}
+
+/** `POST /api/v1/workspaces` body (SPEC §4.13): name 1-100 characters; members ACTIVE agent devices (default role `member`). */
+export interface CreateWorkspaceRequest {
+  name: string;
+  members?: Array<{ device_id: string; role?: WorkspaceRole }>;
+}
+
+/** A team room (SPEC §2.5, §4.13): a room in a workspace; `id` equals `room_id`. */
+export interface TeamRoom extends Room {
+  id: string;
+}
+
+/** `POST /api/v1/team-rooms` body (SPEC §4.13): participants are workspace members or owner devices. */
+export interface CreateTeamRoomRequest {
+  workspace_id: string;
+  name: string;
+  member_device_ids: string[];
+  security_level?: RoomSecurityLevel;
+}
+
+/** One row of `GET /api/v1/team-rooms` (SPEC §4.13). */
+export interface TeamRoomSummary {
+  id: string;
+  name: string;
+  participant_count: number;
+  workspace_id: string;
+}
+
+// ---------------------------------------------------------------- connections (SPEC §4.10)
+
+/** The kinds of connection of a tenant (SPEC §4.10). */
+export type ConnectionType = 'device' | 'a2a_channel' | 'federation';
+
+/**
+ * One connection (SPEC §4.10): `status` is the device status, the A2A channel status (SPEC §2.11)
+ * or the agreement status; `peer` the other side's hub address (A2A) or tenant id (federation).
+ */
+export interface Connection {
+  connection_id: string;
+  type: ConnectionType;
+  status: string;
+  label: string;
+  peer?: string;
+  created_at: string;
+  last_seen?: string | null;
+}
+
+/** `GET /api/v1/connections/{connection_id}` (SPEC §4.10): the connection with the details of its type. */
+export interface ConnectionDetail extends Connection {
+  device?: Device;
+  a2a_channel?: {
+    channel_id: string;
+    direction: 'outbound' | 'inbound' | 'internal';
+    initiator_hub_address: string;
+    responder_hub_address: string;
+    initiator_device_id: string | null;
+    responder_device_id: string | null;
+    conversation_id: string | null;
+    capability: string | null;
+    agreement_id: string | null;
+    approved_at: string | null;
+    activated_at: string | null;
+    closed_at: string | null;
+    closed_reason: string | null;
+  };
+  federation?: {
+    agreement_id: string;
+    direction: 'proposed' | 'received';
+    proposer_tenant_id: string;
+    partner_tenant_id: string;
+    peer_tenant_name: string | null;
+    trust_floor: number;
+    allowed_capabilities: string[];
+    audit_sharing: boolean;
+    expires_at: string;
+    accepted_at: string | null;
+    revoked_at: string | null;
+  };
+}
+
+/** One row of `GET /api/v1/owner-connections` (SPEC §4.10): an owner device of the caller with its presence. */
+export interface OwnerConnection extends Device {
+  online: boolean;
+}
