@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -7,14 +8,18 @@ import { defineConfig } from 'vitest/config';
  */
 const backends = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
 const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
+// @parley/protocol resolves to its TypeScript sources (as its `parley-source` export condition
+// does for tsc and tsx), so tests need no build of it.
+const resolve = { alias: { '@parley/protocol': fileURLToPath(new URL('./packages/protocol/src/index.ts', import.meta.url)) } };
 
 export default defineConfig({
   test: {
     projects: [
       ...backends.map((backend) => ({
+        resolve,
         test: { ...shared, name: backend, include: ['packages/server/test/**/*.test.ts'], env: { TEST_BACKEND: backend } },
       })),
-      { test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
+      { resolve, test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
     ],
   },
 });

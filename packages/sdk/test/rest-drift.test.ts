@@ -54,6 +54,7 @@ describe('REST route table drift', () => {
       const expected = {
         none: [],
         owner: ['ownerJwt'],
+        'owner-any': ['ownerJwt'],
         device: ['deviceJwt'],
         'owner-or-device': ['deviceJwt', 'ownerJwt'],
         'owner-or-apikey': ['apiKey', 'ownerJwt'],

@@ -190,7 +190,7 @@ describe('audit-verify CLI', () => {
       await createInvite(t, o);
       await t.close();
       const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: pg?.url ?? '', OIDC_ISSUER: '', OIDC_AUDIENCE: '', OIDC_JWKS_URL: '', LOG_LEVEL: 'silent' };
-      const cli = (tenant: string) => run('npx', ['tsx', 'packages/server/src/cli.ts', 'audit-verify', '--tenant', tenant], { cwd: REPO_ROOT, env });
+      const cli = (tenant: string) => run('npx', ['tsx', '--conditions=parley-source', 'packages/server/src/cli.ts', 'audit-verify', '--tenant', tenant], { cwd: REPO_ROOT, env });
       const ok = await cli(o.tenantId);
       expect(JSON.parse(ok.stdout.trim().split('\n').at(-1)!)).toEqual({ valid: true, checked: 2, first_broken: null });
 

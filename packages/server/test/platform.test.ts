@@ -96,7 +96,7 @@ describe('platform: health, OpenAPI, docs, JWKS, CLI', () => {
 
   it('the CLI owner-token command prints a token the app accepts', { timeout: 60_000 }, async () => {
     const env = { ...process.env, DATA_DIR: t.config.dataDir, OIDC_ISSUER: '', OIDC_AUDIENCE: '', OIDC_JWKS_URL: '', LOG_LEVEL: 'silent' };
-    const { stdout } = await run('npx', ['tsx', 'packages/server/src/cli.ts', 'owner-token', '--sub', 'a@example.com'], { cwd: REPO_ROOT, env });
+    const { stdout } = await run('npx', ['tsx', '--conditions=parley-source', 'packages/server/src/cli.ts', 'owner-token', '--sub', 'a@example.com'], { cwd: REPO_ROOT, env });
     const token = stdout.trim().split('\n').at(-1)!;
     expect(token.split('.')).toHaveLength(3);
     expect(decodeJwt(token).sub).toBe('a@example.com');
@@ -109,7 +109,7 @@ describe('platform: health, OpenAPI, docs, JWKS, CLI', () => {
     // A token minted with another data directory's key is not accepted.
     const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-other-'));
     try {
-      const other = await run('npx', ['tsx', 'packages/server/src/cli.ts', 'owner-token', '--sub', 'a@example.com'], { cwd: REPO_ROOT, env: { ...env, DATA_DIR: otherDir } });
+      const other = await run('npx', ['tsx', '--conditions=parley-source', 'packages/server/src/cli.ts', 'owner-token', '--sub', 'a@example.com'], { cwd: REPO_ROOT, env: { ...env, DATA_DIR: otherDir } });
       const foreign = other.stdout.trim().split('\n').at(-1)!;
       const res = await t.request({ method: 'GET', url: '/api/v1/invites', headers: { authorization: `Bearer ${foreign}` } });
       expect(res.status).toBe(401);

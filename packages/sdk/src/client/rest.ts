@@ -168,6 +168,7 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 /** Options of {@link ParleyClient}. */
 const NEEDS: Record<Exclude<RouteAuth, 'none' | 'public'>, string> = {
   owner: 'an owner token',
+  'owner-any': 'an owner token',
   device: 'a device token',
   'owner-or-device': 'a device or owner token',
   'owner-or-apikey': 'an owner token or an API key',
@@ -326,7 +327,8 @@ export class ParleyClient {
    *   TypeError when the route needs a credential that is not configured.
    */
   async call<T>(name: RouteName, args: CallArgs = {}): Promise<T> {
-    const route: RouteSpec = ROUTES[name];
+    const row: RouteSpec = ROUTES[name];
+    const route: RouteSpec = row.auth === 'owner-any' ? { ...row, auth: 'owner' } : row; // the tenant is optional there, the token is not
     const opts = args.opts ?? {};
     const path = fillPath(route.path, args.params);
     const headers: Record<string, string> = { accept: 'application/json', ...this.headers };

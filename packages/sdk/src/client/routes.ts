@@ -8,45 +8,25 @@
  * part of the template, `/health`, `/.well-known/jwks.json` and `/1.0/identifiers/{did}` live outside it).
  */
 
-/** HTTP methods used by the API. */
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+import { ROUTES as CONTRACT_ROUTES, type AuthMode, type HttpMethod } from '@parley/protocol';
 
-/**
- * Who authenticates a route (SPEC §5):
- * - `none`: public;
- * - `owner`: owner JWT (`Authorization: Bearer`), with `X-Tenant-Id` when configured and
- *   `X-Device-Id` naming the owner's acting device where the route uses it;
- * - `device`: device JWT (`Authorization: Bearer`) issued by activation or renewal;
- * - `owner-or-device`: either; the client sends its device JWT when it has one, else the owner
- *   JWT with `X-Device-Id` naming the acting owner device;
- * - `owner-or-apikey`: owner JWT, or the API key (`X-API-Key`, optional `X-Workspace-Id`) of a
- *   third-party agent;
- * - `device-or-apikey`: the agent's device JWT, or its API key;
- * - `any`: the device JWT when the client has one, else the owner JWT, else the API key;
- * - `public`: no credential needed; the client sends its API key when it has one (higher rate
- *   limits, fuller answers), else its device or owner JWT, else nothing.
- */
-export type RouteAuth = 'none' | 'owner' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any' | 'public';
+export { API_PREFIX, WS_PATH, fillPath, type HttpMethod } from '@parley/protocol';
 
-/** One row of the route table. */
+/** Who authenticates a route (SPEC §5); see `AuthMode` in `@parley/protocol` (`owner-any` is sent as `owner`). */
+export type RouteAuth = AuthMode;
+
+/** One row of the route table (method, absolute path template with `{param}` placeholders, auth). */
 export interface RouteSpec {
   readonly method: HttpMethod;
-  /** Absolute path template with `{param}` placeholders. */
   readonly path: string;
   readonly auth: RouteAuth;
 }
 
-/** The `/api/v1` prefix of versioned routes (SPEC §9). */
-export const API_PREFIX = '/api/v1';
-
-/** WebSocket path (SPEC §4.18); not part of the OpenAPI document, hence not in {@link ROUTES}. */
-export const WS_PATH = `${API_PREFIX}/ws`;
-
 const r = (method: HttpMethod, path: string, auth: RouteAuth): RouteSpec => ({ method, path, auth });
-const v1 = (p: string) => `${API_PREFIX}${p}`;
+const v1 = (p: string) => `/api/v1${p}`;
 
-/** Every REST route, keyed by the `ParleyClient` method that calls it. */
-export const ROUTES = {
+/** Rows not yet moved into the `@parley/protocol` contract (with their schemas). */
+const LEGACY_ROUTES = {
   // platform (SPEC §4.1)
   health: r('GET', '/health', 'none'),
   jwks: r('GET', '/.well-known/jwks.json', 'none'),
@@ -132,10 +112,6 @@ export const ROUTES = {
   listTelemetry: r('GET', v1('/telemetry/{hub_id}'), 'owner'),
   getTelemetrySummary: r('GET', v1('/telemetry/{hub_id}/summary'), 'owner'),
   getDashboardActivity: r('GET', v1('/dashboard/activity'), 'owner'),
-  // decisions (SPEC §2.4, §4.15; DESIGN §8.19)
-  createDecision: r('POST', v1('/decisions'), 'any'),
-  listDecisions: r('GET', v1('/decisions'), 'owner'),
-  resolveDecision: r('POST', v1('/decisions/{id}/resolve'), 'owner'),
   // audit log (SPEC §4.14; DESIGN §8.10, §8.22)
   listAuditEvents: r('GET', v1('/audit/events'), 'owner'),
   verifyAudit: r('GET', v1('/audit/verify'), 'owner'),
@@ -214,17 +190,8 @@ export const ROUTES = {
   ownerConnections: r('GET', v1('/owner-connections'), 'owner'),
 } as const satisfies Record<string, RouteSpec>;
 
+/** Every REST route, keyed by the `ParleyClient` method that calls it. */
+export const ROUTES = { ...LEGACY_ROUTES, ...CONTRACT_ROUTES };
+
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */
 export type RouteName = keyof typeof ROUTES;
-
-/**
- * Fill a path template: each `{name}` is replaced by the URL-encoded `params[name]`.
- * @throws TypeError when a placeholder has no (non-empty) value.
- */
-export function fillPath(template: string, params: Record<string, string> = {}): string {
-  return template.replace(/\{(\w+)\}/g, (_m, name: string) => {
-    const v = params[name];
-    if (v === undefined || v === '') throw new TypeError(`missing path parameter "${name}" for ${template}`);
-    return encodeURIComponent(v);
-  });
-}

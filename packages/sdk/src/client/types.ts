@@ -5,7 +5,6 @@
  * `ciphertext` are base64 strings (SPEC §2.4).
  */
 
-import type { AutoAction, DecisionOption, DecisionRequest } from '../content/types.js';
 
 /** Device status (SPEC §2.3, uppercase everywhere on the wire per DESIGN §7). */
 export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
@@ -902,39 +901,7 @@ export interface CredentialVerification {
 }
 
 // ---------------------------------------------------------------- decisions (SPEC §2.4, §2.16, §4.15; DESIGN §8.4, §8.19)
-// Option, auto_action and request shapes are the content types of content/types.ts.
-
-/** Decision status (DESIGN §8.4): `pending` and `deferred` still await the owner. */
-export type DecisionStatus = 'pending' | 'approved' | 'denied' | 'deferred' | 'expired';
-
-/**
- * `POST /api/v1/decisions` body: the decision_request fields (1 to 20 options with distinct ids,
- * at most one default; `deadline` in the future); `device_id` names the agent, required from an owner.
- */
-export interface CreateDecisionRequest extends DecisionRequest {
-  device_id?: string;
-}
-
-/** A decision request and its outcome. */
-export interface Decision {
-  decision_id: string;
-  /** The agent device that asked (and receives `decision_response`). */
-  device_id: string;
-  title: string;
-  description: string | null;
-  options: DecisionOption[];
-  deadline: string | null;
-  auto_action: AutoAction | null;
-  status: DecisionStatus;
-  option_id: string | null;
-  note: string | null;
-  /** Owner subject, or `device:<device_id>` when the agent created it. */
-  created_by: string;
-  created_at: string;
-  resolved_at: string | null;
-  /** Owner subject, or `system:deadline` on expiry. */
-  resolved_by: string | null;
-}
+export type { CreateDecisionRequest, Decision, DecisionListQuery, DecisionPage, DecisionResponseEvent, DecisionStatus, ResolveDecisionRequest } from '@parley/protocol';
 
 /** A stored telemetry span (SPEC §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
 export interface TelemetrySpan {
@@ -978,37 +945,6 @@ export interface TelemetrySummary {
   since: string;
   until: string;
   spans: { name: string; count: number; error_count: number; error_rate: number; p50_duration_us: number; p95_duration_us: number }[];
-}
-
-/** `GET /api/v1/decisions` query (DESIGN §8.22). */
-export interface DecisionListQuery {
-  cursor?: string;
-  limit?: number;
-}
-
-/** A page of awaiting decisions; `next_cursor` is null on the last page. */
-export interface DecisionPage {
-  decisions: Decision[];
-  next_cursor: string | null;
-}
-
-/** `POST /api/v1/decisions/{id}/resolve` body; approve without `option_id` takes the default option. */
-export interface ResolveDecisionRequest {
-  resolution: 'approve' | 'deny' | 'defer';
-  option_id?: string;
-  note?: string;
-}
-
-/**
- * `decision_response` event data (SPEC §6.1; DESIGN §8.19), sent to the agent device on every
- * resolution and on expiry (`resolution: "expired"` with the fired `auto_action`, null when none).
- */
-export interface DecisionResponseEvent {
-  decision_id: string;
-  resolution: 'approve' | 'deny' | 'defer' | 'expired';
-  option_id: string | null;
-  note: string | null;
-  auto_action?: AutoAction | null;
 }
 
 // ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)

@@ -18,6 +18,7 @@
  * and `auto_action.option_id` names an option; timestamps are ISO 8601 date-times with a zone.
  * Unknown extra fields are accepted and kept (forward compatibility); unknown `type`s are refused.
  */
+import { AutoAction, DecisionOption } from '@parley/protocol';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
@@ -33,23 +34,11 @@ export const RiskLevelSchema = Type.Union([Type.Literal('low'), Type.Literal('me
 /** `low` | `medium` | `high` | `critical`. */
 export type RiskLevel = Static<typeof RiskLevelSchema>;
 
-/** One option of a decision request (SPEC §2.4). */
-export const DecisionOptionSchema = Type.Object({
-  option_id: NonEmpty,
-  label: NonEmpty,
-  risk_level: RiskLevelSchema,
-  is_default: Type.Optional(Type.Boolean()),
-});
-/** `{option_id, label, risk_level, is_default?}`. */
-export type DecisionOption = Static<typeof DecisionOptionSchema>;
-
-/** What fires when a decision's deadline passes (SPEC §2.4, DESIGN §8.19). */
-export const AutoActionSchema = Type.Object({
-  resolution: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
-  option_id: Type.Optional(NonEmpty),
-});
-/** `{resolution: 'approve' | 'deny', option_id?}`. */
-export type AutoAction = Static<typeof AutoActionSchema>;
+/** One option of a decision request (SPEC §2.4): the wire contract's `DecisionOption`. */
+export const DecisionOptionSchema = DecisionOption;
+/** What fires when a decision's deadline passes (SPEC §2.4, DESIGN §8.19): the wire contract's `AutoAction`. */
+export const AutoActionSchema = AutoAction;
+export type { AutoAction, DecisionOption };
 
 /** `decision_request` payload (SPEC §2.4, §2.16): title and at least one option are required. */
 export const DecisionRequestSchema = Type.Object({

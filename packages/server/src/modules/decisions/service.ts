@@ -18,6 +18,7 @@
  * finds the deadline passed) are recorded in the transaction that changed the row. Titles,
  * descriptions, options and notes are content and stay out of the log.
  */
+import type { AutoAction, CreateDecisionRequest, Decision, DecisionOption, DecisionResponseEvent, ResolveDecisionRequest } from '@parley/protocol';
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
@@ -30,66 +31,8 @@ import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 
-export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
-export const RESOLUTIONS = ['approve', 'deny', 'defer'] as const;
-export const DECISION_STATUSES = ['pending', 'approved', 'denied', 'deferred', 'expired'] as const;
-
-/** One choice offered by a decision request (SPEC §2.4). */
-export interface DecisionOption {
-  option_id: string;
-  label: string;
-  risk_level: (typeof RISK_LEVELS)[number];
-  is_default?: boolean;
-}
-
-/** What fires when the deadline passes (DESIGN §8.19); `option_id` names one of the options. */
-export interface AutoAction {
-  resolution: 'approve' | 'deny';
-  option_id?: string;
-}
-
-/** The SPEC §2.4 decision_request fields (`deadline` ISO 8601, in the future). */
-export interface DecisionInput {
-  title: string;
-  description?: string;
-  options: DecisionOption[];
-  deadline?: string;
-  auto_action?: AutoAction;
-}
-
-/** A decision as answered by the routes and sent in `decision_created`. Times are ISO 8601. */
-export interface DecisionOut {
-  decision_id: string;
-  device_id: string;
-  title: string;
-  description: string | null;
-  options: DecisionOption[];
-  deadline: string | null;
-  auto_action: AutoAction | null;
-  status: (typeof DECISION_STATUSES)[number];
-  option_id: string | null;
-  note: string | null;
-  created_by: string;
-  created_at: string;
-  resolved_at: string | null;
-  resolved_by: string | null;
-}
-
-/** Resolve body (DESIGN §8.19). */
-export interface ResolveInput {
-  resolution: (typeof RESOLUTIONS)[number];
-  option_id?: string;
-  note?: string;
-}
-
-/** `decision_response` data (SPEC §6.1; DESIGN §8.19): `auto_action` only on expiry (null when none was set). */
-export interface DecisionResponse {
-  decision_id: string;
-  resolution: 'approve' | 'deny' | 'defer' | 'expired';
-  option_id: string | null;
-  note: string | null;
-  auto_action?: AutoAction | null;
-}
+/** The SPEC §2.4 decision_request fields of a create body (`deadline` ISO 8601, in the future). */
+export type DecisionInput = Omit<CreateDecisionRequest, 'device_id'>;
 
 /**
  * Who creates a decision: an owner on behalf of `device_id`, or the agent device itself. An
@@ -113,7 +56,7 @@ export interface DecisionServiceDeps {
 
 const STATUS_OF = { approve: 'approved', deny: 'denied', defer: 'deferred' } as const;
 
-export const toDecisionOut = (r: repo.DecisionRow): DecisionOut => ({
+export const toDecisionOut = (r: repo.DecisionRow): Decision => ({
   decision_id: r.id,
   device_id: r.deviceId,
   title: r.title,
@@ -121,7 +64,7 @@ export const toDecisionOut = (r: repo.DecisionRow): DecisionOut => ({
   options: r.options as DecisionOption[],
   deadline: r.deadline?.toISOString() ?? null,
   auto_action: (r.autoAction as AutoAction | null) ?? null,
-  status: r.status as DecisionOut['status'],
+  status: r.status as Decision['status'],
   option_id: r.optionId,
   note: r.note,
   created_by: r.createdBy,
@@ -131,7 +74,7 @@ export const toDecisionOut = (r: repo.DecisionRow): DecisionOut => ({
 });
 
 /** The `decision_response` of an expired row (its auto_action's option, or null). */
-const expiryResponse = (r: repo.DecisionRow): DecisionResponse => ({
+const expiryResponse = (r: repo.DecisionRow): DecisionResponseEvent => ({
   decision_id: r.id,
   resolution: 'expired',
   option_id: r.optionId,
@@ -170,7 +113,7 @@ export class DecisionService {
    * agent); an agent creates its own (a different `device_id` is 403; an owner device's JWT 403).
    * Owners' sockets get `decision_created`.
    */
-  async create(tenantId: string, creator: DecisionCreator, input: DecisionInput): Promise<DecisionOut> {
+  async create(tenantId: string, creator: DecisionCreator, input: DecisionInput): Promise<Decision> {
     const now = new Date();
     checkRequest(input, now);
     const deviceId = this.targetDevice(creator);
@@ -204,7 +147,7 @@ export class DecisionService {
   }
 
   /** Awaiting decisions (pending and deferred), oldest first; `next_cursor` is null on the last page. */
-  list(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ decisions: DecisionOut[]; next_cursor: string | null }> {
+  list(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ decisions: Decision[]; next_cursor: string | null }> {
     const after = q.cursor === undefined ? undefined : decodeKeyset(q.cursor);
     const limit = pageLimit(q.limit, this.deps);
     return withTenant(this.deps.db, tenantId, async (tx) => {
@@ -221,7 +164,7 @@ export class DecisionService {
    * deferred one is deferred again, or when its deadline has passed (it is expired then and
    * there, and the agent gets the expiry response, exactly as the deadline job would send it).
    */
-  async resolve(tenantId: string, sub: string, id: string, input: ResolveInput): Promise<DecisionOut> {
+  async resolve(tenantId: string, sub: string, id: string, input: ResolveDecisionRequest): Promise<Decision> {
     const now = new Date();
     const { row, expired } = await withTenant(this.deps.db, tenantId, async (tx) => {
       const d = await repo.getDecisionForUpdate(tx, id);
@@ -251,7 +194,7 @@ export class DecisionService {
       resolution: input.resolution,
       option_id: row.optionId,
       note: row.note,
-    } satisfies DecisionResponse);
+    } satisfies DecisionResponseEvent);
     return toDecisionOut(row);
   }
 

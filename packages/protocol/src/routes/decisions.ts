@@ -1,0 +1,131 @@
+/**
+ * Decisions (SPEC §2.4, §4.15; DESIGN §8.19, §8.22): an agent (or its owner on its behalf) asks
+ * the owner a structured question with options, an optional deadline and an auto action.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
+
+/** Risk level of one option (SPEC §2.4). */
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+/** Decision states (DESIGN §8.19). */
+export const DECISION_STATUSES = ['pending', 'approved', 'denied', 'deferred', 'expired'] as const;
+/** How an owner resolves a decision. */
+export const RESOLUTIONS = ['approve', 'deny', 'defer'] as const;
+
+const OptionId = Type.String({ minLength: 1, maxLength: 64 });
+export const DecisionOption = Type.Object(
+  {
+    option_id: OptionId,
+    label: Type.String({ minLength: 1, maxLength: 200 }),
+    risk_level: lit(RISK_LEVELS),
+    is_default: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type DecisionOption = Static<typeof DecisionOption>;
+
+export const AutoAction = Type.Object(
+  { resolution: lit(['approve', 'deny'] as const), option_id: Type.Optional(OptionId) },
+  { additionalProperties: false, description: 'fired when the deadline passes while the decision still awaits (DESIGN §8.19)' },
+);
+export type AutoAction = Static<typeof AutoAction>;
+
+/** A decision as answered by every decision route. */
+export const Decision = Type.Object({
+  decision_id: Uuid,
+  device_id: Uuid,
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  options: Type.Array(DecisionOption),
+  deadline: Nullable(Timestamp),
+  auto_action: Nullable(AutoAction),
+  status: lit(DECISION_STATUSES),
+  option_id: Nullable(Type.String()),
+  note: Nullable(Type.String()),
+  created_by: Type.String({ description: 'owner subject, or device:<device_id> when the agent created it' }),
+  created_at: Timestamp,
+  resolved_at: Nullable(Timestamp),
+  resolved_by: Nullable(Type.String({ description: 'owner subject, or system:deadline on expiry' })),
+});
+export type Decision = Static<typeof Decision>;
+
+export const CreateDecisionRequest = Type.Object({
+  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'the agent device; required when an owner creates the decision on its behalf' })),
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.String({ maxLength: 4000 })),
+  options: Type.Array(DecisionOption, { minItems: 1, maxItems: 20 }),
+  deadline: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, in the future' })),
+  auto_action: Type.Optional(AutoAction),
+});
+export type CreateDecisionRequest = Static<typeof CreateDecisionRequest>;
+
+export const ResolveDecisionRequest = Type.Object({
+  resolution: lit(RESOLUTIONS),
+  option_id: Type.Optional(OptionId),
+  note: Type.Optional(Type.String({ maxLength: 2000 })),
+});
+export type ResolveDecisionRequest = Static<typeof ResolveDecisionRequest>;
+
+export const DecisionListQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the previous answer’s next_cursor' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+});
+export type DecisionListQuery = Static<typeof DecisionListQuery>;
+
+export const DecisionPage = Type.Object({ decisions: Type.Array(Decision), next_cursor: Nullable(Type.String()) });
+export type DecisionPage = Static<typeof DecisionPage>;
+
+const tags = ['decisions'];
+
+export const decisionRoutes = {
+  createDecision: defineRoute({
+    method: 'POST',
+    path: '/api/v1/decisions',
+    auth: 'any',
+    tags,
+    summary: 'Create a decision request: by the agent (device JWT or API key) or by the owner on its behalf (device_id)',
+    body: CreateDecisionRequest,
+    responses: { 201: Decision },
+    errors: [400, 401, 403, 404],
+  }),
+  listDecisions: defineRoute({
+    method: 'GET',
+    path: '/api/v1/decisions',
+    auth: 'owner',
+    tags,
+    summary: 'List decisions awaiting the owner (pending and deferred), oldest first',
+    query: DecisionListQuery,
+    responses: { 200: DecisionPage },
+    errors: [400, 401, 403],
+  }),
+  resolveDecision: defineRoute({
+    method: 'POST',
+    path: '/api/v1/decisions/{id}/resolve',
+    auth: 'owner',
+    tags,
+    summary: 'Resolve a decision: approve, deny or defer (a deferred one stays open); sends decision_response to the agent',
+    params: IdParams,
+    body: ResolveDecisionRequest,
+    responses: { 200: Decision },
+    errors: [400, 401, 403, 404, 409],
+  }),
+};
+
+/** Decision status (DESIGN §8.4): `pending` and `deferred` still await the owner. */
+export type DecisionStatus = (typeof DECISION_STATUSES)[number];
+/** Risk level of a decision option (SPEC §2.4). */
+export type RiskLevel = (typeof RISK_LEVELS)[number];
+
+/**
+ * `decision_response` event data (SPEC §6.1; DESIGN §8.19), sent to the agent device on every
+ * resolution and on expiry (`resolution: "expired"` with the fired `auto_action`, null when none).
+ */
+export const DecisionResponseEvent = Type.Object({
+  decision_id: Uuid,
+  resolution: lit(['approve', 'deny', 'defer', 'expired'] as const),
+  option_id: Nullable(Type.String()),
+  note: Nullable(Type.String()),
+  auto_action: Type.Optional(Nullable(AutoAction)),
+});
+export type DecisionResponseEvent = Static<typeof DecisionResponseEvent>;
