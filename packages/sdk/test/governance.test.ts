@@ -7,7 +7,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../../server/src/db/schema.js';
+import { hubIdentities } from '../../server/src/db/schema/index.js';
 import { activeAgent, type Agent } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyApiError } from '../src/client/errors.js';

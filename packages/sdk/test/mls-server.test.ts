@@ -50,7 +50,7 @@ import {
   type ClientState,
   type Credential,
 } from 'ts-mls';
-import { messages as messagesTable } from '../../server/src/db/schema.js';
+import { messages as messagesTable } from '../../server/src/db/schema/index.js';
 import { withTenant } from '../../server/src/db/tenant.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';

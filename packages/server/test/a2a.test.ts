@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema.js';
+import { hubIdentities } from '../src/db/schema/index.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { newDeviceKeys } from './keys.js';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema.js';
+import { hubIdentities } from '../src/db/schema/index.js';
 import { DecisionService } from '../src/modules/decisions/service.js';
 import { publicKeyMultibase } from '../src/modules/hub/did.js';
 import { Notifier } from '../src/realtime/notifier.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aChannels, federationAgreements } from '../src/db/schema.js';
+import { a2aChannels, federationAgreements } from '../src/db/schema/index.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { wsAddress, WsPool } from './ws-client.js';

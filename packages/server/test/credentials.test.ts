@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { hubIdentities } from '../src/db/schema.js';
+import { hubIdentities } from '../src/db/schema/index.js';
 import { APP_ROLE } from '../src/db/tenant.js';
 import { CREDENTIALS_V1_URL, CREDENTIALS_V2_URL, ED25519_2020_URL, trustContextUrl } from '../src/modules/credentials/contexts.js';
 import { createDocumentLoader } from '../src/modules/credentials/document-loader.js';

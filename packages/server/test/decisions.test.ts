@@ -7,7 +7,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decisions } from '../src/db/schema.js';
+import { decisions } from '../src/db/schema/index.js';
 import { crossTenant } from '../src/db/tenant.js';
 import { fireDecisionDeadlines } from '../src/jobs/decision-deadlines.js';
 import { DecisionService } from '../src/modules/decisions/service.js';

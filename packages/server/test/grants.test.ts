@@ -8,7 +8,7 @@
 import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities, platformKeys } from '../src/db/schema.js';
+import { hubIdentities, platformKeys } from '../src/db/schema/index.js';
 import { crossTenant, withTenant } from '../src/db/tenant.js';
 import { decodePrivateKeyMultibase, SptKeys, SPT_KEY_PURPOSE } from '../src/modules/grants/keys.js';
 import { revokeGrantsAboveTier } from '../src/modules/grants/repo.js';

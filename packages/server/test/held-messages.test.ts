@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { roomEnvelopes, roomMembers } from '../src/db/schema.js';
+import { roomEnvelopes, roomMembers } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/client.js';
-import { heldMessages, policyEvaluations, roomEnvelopes, roomMessages, rooms } from '../src/db/schema.js';
+import { heldMessages, policyEvaluations, roomEnvelopes, roomMessages, rooms } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import type { EvaluationContext } from '../src/modules/policies/engine.js';
 import { PolicyService } from '../src/modules/policies/service.js';

@@ -8,7 +8,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shadowObservations } from '../src/db/schema.js';
+import { shadowObservations } from '../src/db/schema/index.js';
 import { ShadowService } from '../src/modules/shadow/service.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

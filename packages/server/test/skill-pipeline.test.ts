@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema.js';
+import { hubIdentities } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import { compilePolicy, evaluate, type EvaluationContext } from '../src/modules/policies/engine.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';

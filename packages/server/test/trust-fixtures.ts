@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { hubIdentities, hubTierChanges, policyEvaluations, skillGrants, trustBaselines, trustDailyScores, trustSnapshots } from '../src/db/schema.js';
+import { hubIdentities, hubTierChanges, policyEvaluations, skillGrants, trustBaselines, trustDailyScores, trustSnapshots } from '../src/db/schema/index.js';
 import { TRUST_DIMENSIONS, type DimensionSource, type TrustDimension, type TrustWindow } from '../src/modules/trust/types.js';
 import type { Owner } from './flows.js';
 import type { TestApp } from './harness.js';

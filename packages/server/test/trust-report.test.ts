@@ -7,7 +7,7 @@
  */
 import { and, eq, gte, inArray, or, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEvents } from '../src/db/schema.js';
+import { auditEvents } from '../src/db/schema/index.js';
 import { TRUST_DIMENSIONS, TRUST_WINDOWS } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

@@ -9,7 +9,7 @@
 import { and, eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEvents, devices, trustBaselines, trustSnapshots } from '../src/db/schema.js';
+import { auditEvents, devices, trustBaselines, trustSnapshots } from '../src/db/schema/index.js';
 import { TrustEngine } from '../src/modules/trust/engine.js';
 import { TRUST_DIMENSIONS, type TrustDimension } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';

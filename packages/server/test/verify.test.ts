@@ -8,7 +8,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { devices, hubIdentities } from '../src/db/schema.js';
+import { devices, hubIdentities } from '../src/db/schema/index.js';
 import { TRUST_DIMENSIONS } from '../src/modules/verification/service.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

@@ -8,7 +8,7 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Db } from '../db/client.js';
-import { devices, memberships, workspaceMembers } from '../db/schema.js';
+import { devices, memberships, workspaceMembers } from '../db/schema/index.js';
 import { crossTenant, withTenant } from '../db/tenant.js';
 import { badRequest, deviceRevoked, forbidden, unauthorized } from '../lib/errors.js';
 import { asUuid } from '../lib/ids.js';

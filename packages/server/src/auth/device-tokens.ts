@@ -17,7 +17,7 @@ import {
   type JWK,
 } from 'jose';
 import type { Db } from '../db/client.js';
-import { signingKeys } from '../db/schema.js';
+import { signingKeys } from '../db/schema/index.js';
 import { crossTenant } from '../db/tenant.js';
 
 /** Issuer claim of device JWTs. */

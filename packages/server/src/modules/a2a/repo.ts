@@ -6,7 +6,7 @@
  */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { a2aChannels, a2aMessages } from '../../db/schema.js';
+import { a2aChannels, a2aMessages } from '../../db/schema/index.js';
 
 export type ChannelRow = typeof a2aChannels.$inferSelect;
 export type A2aMessageRow = typeof a2aMessages.$inferSelect;

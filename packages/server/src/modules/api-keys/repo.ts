@@ -1,7 +1,7 @@
 /** API key queries (tenant-scoped transactions). */
 import { asc, eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { apiKeys } from '../../db/schema.js';
+import { apiKeys } from '../../db/schema/index.js';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

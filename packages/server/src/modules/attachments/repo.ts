@@ -1,7 +1,7 @@
 /** Attachment metadata queries (tenant-scoped transactions; the bytes live in the blob store). */
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { attachments } from '../../db/schema.js';
+import { attachments } from '../../db/schema/index.js';
 
 export type AttachmentRow = typeof attachments.$inferSelect;
 

@@ -1,7 +1,7 @@
 /** Audit event queries (tenant-scoped transactions; the app role may only SELECT and INSERT). */
 import { and, asc, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { auditEvents } from '../../db/schema.js';
+import { auditEvents } from '../../db/schema/index.js';
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 

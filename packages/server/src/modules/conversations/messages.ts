@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
-import { conversations, messages, topics } from '../../db/schema.js';
+import { conversations, messages, topics } from '../../db/schema/index.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';

@@ -1,7 +1,7 @@
 /** Conversation, group and topic queries (tenant-scoped transactions). */
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { conversationGroups, conversations, devices, topics } from '../../db/schema.js';
+import { conversationGroups, conversations, devices, topics } from '../../db/schema/index.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type TopicRow = typeof topics.$inferSelect;

@@ -9,7 +9,7 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { platformKeys } from '../../db/schema.js';
+import { platformKeys } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
 import { buildDidDocument, ED25519_2020, messagingEndpoint, type DidDocument } from '../hub/did.js';
 import { hubDid } from '../hub/service.js';

@@ -1,7 +1,7 @@
 /** Queries of the issued-credential registry (`issued_credentials`, DESIGN §8.16). */
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { issuedCredentials } from '../../db/schema.js';
+import { issuedCredentials } from '../../db/schema/index.js';
 
 /** A credential the service issued (the revocation registry row). */
 export type IssuedCredentialRow = typeof issuedCredentials.$inferSelect;

@@ -1,7 +1,7 @@
 /** Device queries (tenant-scoped transactions unless named otherwise). */
 import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { deviceChallenges, devices, messages } from '../../db/schema.js';
+import { deviceChallenges, devices, messages } from '../../db/schema/index.js';
 
 export type DeviceRow = typeof devices.$inferSelect;
 

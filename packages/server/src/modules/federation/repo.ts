@@ -4,7 +4,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { federationAgreements, tenants } from '../../db/schema.js';
+import { federationAgreements, tenants } from '../../db/schema/index.js';
 
 /** A stored agreement; `status` is pending | active | revoked (expiry is derived). */
 export type AgreementRow = typeof federationAgreements.$inferSelect;

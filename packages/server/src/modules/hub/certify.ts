@@ -34,7 +34,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
-import { hubCapabilities, hubIdentities } from '../../db/schema.js';
+import { hubCapabilities, hubIdentities } from '../../db/schema/index.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { appendAudit } from '../audit/service.js';

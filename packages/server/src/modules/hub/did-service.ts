@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { asc, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
-import { hubVerificationMethods } from '../../db/schema.js';
+import { hubVerificationMethods } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';

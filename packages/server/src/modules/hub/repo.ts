@@ -1,7 +1,7 @@
 /** Hub identity queries (tenant-scoped transactions unless named otherwise). */
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema.js';
+import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema/index.js';
 import { TIERS, tierRank, type Tier } from '../trust/types.js';
 
 /** A stored hub identity (SPEC §2.8). */

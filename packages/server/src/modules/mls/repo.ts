@@ -1,7 +1,7 @@
 /** MLS KeyPackage queries (tenant-scoped transactions). */
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { mlsKeyPackages } from '../../db/schema.js';
+import { mlsKeyPackages } from '../../db/schema/index.js';
 
 export const insertKeyPackages = (tx: Tx, rows: (typeof mlsKeyPackages.$inferInsert)[]) => tx.insert(mlsKeyPackages).values(rows);
 

@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { a2aMessages, heldMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema.js';
+import { a2aMessages, heldMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
 import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
 export type PolicyRow = typeof policies.$inferSelect;

@@ -1,7 +1,7 @@
 /** Push-token queries (tenant-scoped transactions). */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { pushTokens } from '../../db/schema.js';
+import { pushTokens } from '../../db/schema/index.js';
 
 export type PushTokenRow = typeof pushTokens.$inferSelect;
 

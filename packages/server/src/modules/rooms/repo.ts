@@ -12,7 +12,7 @@ import {
   roomMessages,
   rooms,
   workspaces,
-} from '../../db/schema.js';
+} from '../../db/schema/index.js';
 
 export type RoomRow = typeof rooms.$inferSelect;
 export type MemberRow = typeof roomMembers.$inferSelect;

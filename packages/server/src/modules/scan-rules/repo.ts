@@ -1,7 +1,7 @@
 /** Scan rule set queries (tenant-scoped transactions; versioned, the newest is current). */
 import { desc, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { scanRuleSets } from '../../db/schema.js';
+import { scanRuleSets } from '../../db/schema/index.js';
 
 export type ScanRuleSetRow = typeof scanRuleSets.$inferSelect;
 

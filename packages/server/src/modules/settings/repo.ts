@@ -1,7 +1,7 @@
 /** Tenant settings queries (tenant-scoped transactions; one row per tenant, DESIGN §8.22). */
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { tenantSettings } from '../../db/schema.js';
+import { tenantSettings } from '../../db/schema/index.js';
 
 export type SettingsRow = typeof tenantSettings.$inferSelect;
 

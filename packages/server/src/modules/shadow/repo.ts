@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, gt, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { shadowObservations as obs, shadowSessions as sessions } from '../../db/schema.js';
+import { shadowObservations as obs, shadowSessions as sessions } from '../../db/schema/index.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type ObservationRow = typeof obs.$inferSelect;

@@ -1,7 +1,7 @@
 /** Team-room queries: rooms with a `workspace_id` (tenant-scoped transactions). */
 import { and, asc, count, eq, exists, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { devices, roomMembers, rooms, workspaceMembers } from '../../db/schema.js';
+import { devices, roomMembers, rooms, workspaceMembers } from '../../db/schema/index.js';
 
 /** A team room as listed: its live participant count (deleted devices do not count). */
 export interface TeamRoomRow {

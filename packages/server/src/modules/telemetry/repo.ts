@@ -1,7 +1,7 @@
 /** Telemetry span queries (tenant-scoped transactions; SPEC §2.15, §4.14). */
 import { and, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { telemetrySpans } from '../../db/schema.js';
+import { telemetrySpans } from '../../db/schema/index.js';
 import type { DecodedSpan } from './otlp.js';
 
 export type SpanRow = typeof telemetrySpans.$inferSelect;

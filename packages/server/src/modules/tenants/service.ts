@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import { memberships, tenants } from '../../db/schema.js';
+import { memberships, tenants } from '../../db/schema/index.js';
 import { withTenant } from '../../db/tenant.js';
 
 export const OWNER_ADMIN = 'OWNER_ADMIN';

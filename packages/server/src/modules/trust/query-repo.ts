@@ -7,7 +7,7 @@
  */
 import { and, asc, count, desc, eq, gte, inArray, isNull, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { auditEvents, devices, hubIdentities, hubTierChanges, policyEvaluations, trustBaselines, trustDailyScores, trustSnapshots } from '../../db/schema.js';
+import { auditEvents, devices, hubIdentities, hubTierChanges, policyEvaluations, trustBaselines, trustDailyScores, trustSnapshots } from '../../db/schema/index.js';
 import { SCORED_DEVICE_STATUSES } from './repo.js';
 import type { TrustWindow } from './types.js';
 

@@ -1,7 +1,7 @@
 /** Workspace queries (tenant-scoped transactions: RLS limits every query to the caller's tenant). */
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { devices, workspaceMembers, workspaces } from '../../db/schema.js';
+import { devices, workspaceMembers, workspaces } from '../../db/schema/index.js';
 
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 

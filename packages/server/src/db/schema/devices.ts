@@ -1,0 +1,59 @@
+/**
+ * Devices (SPEC §2.3): enrolment, token-renewal challenges (DESIGN §5) and hourly presence
+ * (SPEC §2.9 `uptime`, written with `last_seen` and read by the trust engine).
+ */
+import { index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, ts } from './columns.js';
+import { tenants } from './tenants.js';
+
+/** SPEC §2.3. `kind` is owner|agent; owner devices carry the owner's `owner_sub`. */
+export const devices = pgTable(
+  'devices',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    status: text('status').notNull(),
+    identityPublicKey: text('identity_public_key').notNull(),
+    ephemeralPublicKey: text('ephemeral_public_key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    name: text('name').notNull(),
+    platform: text('platform'),
+    ownerSub: text('owner_sub'),
+    inviteId: uuid('invite_id'),
+    webhookUrl: text('webhook_url'),
+    webhookSecret: text('webhook_secret'),
+    enrolledAt: createdAt(),
+    approvedAt: ts('approved_at'),
+    activatedAt: ts('activated_at'),
+    revokedAt: ts('revoked_at'),
+    deletedAt: ts('deleted_at'),
+    lastSeen: ts('last_seen'),
+  },
+  (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind)],
+);
+
+/** Server-issued challenges for device-token renewal (DESIGN §5), single use. */
+export const deviceChallenges = pgTable('device_challenges', {
+  id: uuid('id').primaryKey(),
+  tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+  deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+  challenge: text('challenge').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  usedAt: ts('used_at'),
+  createdAt: createdAt(),
+});
+
+/**
+ * Device presence by hour (SPEC §2.9 `uptime`, DESIGN §8.2): one row per device and UTC hour in
+ * which the device was seen; written with `last_seen` (throttled), read by the trust engine.
+ */
+export const devicePresence = pgTable(
+  'device_presence',
+  {
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull(),
+    hour: ts('hour').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.hour] }), index('device_presence_tenant_idx').on(t.tenantId, t.hour)],
+);

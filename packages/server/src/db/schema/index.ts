@@ -1,0 +1,33 @@
+/**
+ * Database schema (drizzle-orm), split by SPEC area; this index re-exports every table, sequence
+ * and custom column type by name (it is what `db/client.ts` hands to drizzle and what
+ * `drizzle.config.ts` reads). Every tenant-owned table carries `tenant_id` and is protected by the
+ * row-level security policy of DESIGN §4, created in the SQL migration `0001_rls.sql`. Tables
+ * without `tenant_id` (`platform.ts`: `signing_keys`, `platform_keys`, `scheduled_jobs`) are
+ * platform tables the application role cannot read.
+ *
+ * Area files import each other only along the foreign-key graph (tenants -> devices ->
+ * workspaces -> rooms -> policies, tenants -> federation, …), so they stay acyclic. There are no
+ * drizzle `relations()`.
+ */
+export { bytea, tsvector } from './columns.js';
+export { tenants, memberships, invites } from './tenants.js';
+export { devices, deviceChallenges, devicePresence } from './devices.js';
+export { conversationGroups, conversations, topics, messages } from './conversations.js';
+export { signingKeys, platformKeys, scheduledJobs } from './platform.js';
+export { mlsKeyPackages } from './mls.js';
+export { apiKeys } from './api-keys.js';
+export { attachments, pushTokens } from './attachments.js';
+export { workspaces, workspaceMembers } from './workspaces.js';
+export { rooms, roomMembers, roomConversations, roomReleaseSeq, roomMessages, roomEnvelopes } from './rooms.js';
+export { policies, heldMessages, policyEvaluations } from './policies.js';
+export { hubIdentities, hubVerificationMethods, hubCapabilities, hubTierChanges, issuedCredentials } from './hub.js';
+export { federationAgreements, a2aChannels, a2aMessages } from './federation.js';
+export { webhookDeliveries } from './webhooks.js';
+export { decisions } from './decisions.js';
+export { tenantSettings, scanRuleSets } from './settings.js';
+export { auditEvents } from './audit.js';
+export { telemetrySpans } from './telemetry.js';
+export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';
+export { skillGrants } from './grants.js';
+export { shadowSessions, shadowObservations } from './shadow.js';
