@@ -36,6 +36,7 @@ import { TrustReportService } from './modules/trust/report.js';
 import { trustRoutes } from './modules/trust/routes.js';
 import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
+import { registerConversationFrames } from './modules/conversations/frames.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { AuditService } from './modules/audit/service.js';
@@ -54,6 +55,7 @@ import { AttachmentService } from './modules/attachments/service.js';
 import { conversationRoutes } from './modules/conversations/routes.js';
 import { ConversationService } from './modules/conversations/service.js';
 import { LastSeenTracker } from './modules/devices/last-seen.js';
+import { deviceSocketAuthenticator } from './modules/devices/socket-auth.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { DeviceService } from './modules/devices/service.js';
 import { platformRoutes } from './modules/health/routes.js';
@@ -65,6 +67,7 @@ import { TeamRoomService } from './modules/team-rooms/service.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { WorkspaceService } from './modules/workspaces/service.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { apiKeySocketAuthenticator, registerApiKeyFrames } from './modules/api-keys/frames.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { federationRoutes } from './modules/federation/routes.js';
 import { FederationService } from './modules/federation/service.js';
@@ -223,17 +226,16 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         : new RateLimiterMemory({ points, duration: 60 });
   const limiter = perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin);
   const gateway = new Gateway({
-    db,
     bus,
-    authenticator,
-    messages,
-    apiKeys,
-    lastSeen,
+    authenticate: apiKeySocketAuthenticator(db, apiKeys, deviceSocketAuthenticator(db, authenticator)),
+    presence: lastSeen,
     limiter,
     pingIntervalMs: config.ws.pingIntervalMs,
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
   });
+  registerConversationFrames(gateway, messages, bus);
+  registerApiKeyFrames(gateway, apiKeys);
   const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);

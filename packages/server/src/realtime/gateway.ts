@@ -1,33 +1,29 @@
 /**
  * The WebSocket gateway (SPEC §4.18, §6.1; DESIGN §6, §7) at `/api/v1/ws?token=…`.
  *
- * - Authentication: a device JWT, or an owner JWT plus `device_id` naming the owner's ACTIVE
- *   device. Refusals accept the socket, then close it: 4401 missing/invalid token, 4001 revoked,
- *   4003 not ACTIVE or not the caller's device.
- * - `message` frames are validated, rate limited (60/min per device), prepared in arrival order,
- *   committed by group commit and acknowledged with `message_ack` only after commit; the stored
- *   message is published on the bus to the recipient device and the sender's other sockets.
- * - `typing` is relayed to the counterpart with `device_id` filled in by the server.
+ * The gateway knows no module: modules plug into it (MCP's setRequestHandler pattern).
+ * - Authentication is a {@link SocketAuthenticator} given by the composition root (devices module:
+ *   device JWT, or owner JWT plus `device_id` naming the owner's ACTIVE device; api-keys module:
+ *   API keys, possibly unregistered until `client_key_register`). Refusals accept the socket, then
+ *   close it: 4401 for a 401 AppError (missing/invalid token) or any other failure, 4001 device
+ *   revoked, 4003 any other AppError (not ACTIVE, not the caller's device).
+ * - Every frame but `ping`/`pong` is served by a {@link FrameHandler} a module registered with
+ *   {@link Gateway.registerFrame} (conversations: `message`, `typing`; api-keys:
+ *   `client_key_register`; rooms: `room_message`; A2A: `a2a_*`). The gateway validates, rate
+ *   limits (60/min per device), orders per socket and answers acks and error frames.
+ * - Bus frames are written to the local sockets of their audience; {@link Gateway.onDeliver} hooks
+ *   see each delivery (conversations: delivered_at).
  * - Keepalive: a `ping` frame every `pingIntervalMs`; a socket silent for `deadTimeoutMs` is
- *   terminated. Disconnects update last_seen.
+ *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { WebSocket } from 'ws';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { Db } from '../db/client.js';
-import { withTenant } from '../db/tenant.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
-import { asUuid } from '../lib/ids.js';
-import type { ApiKeyService } from '../modules/api-keys/service.js';
-import type { MessageService } from '../modules/conversations/messages.js';
-import type { LastSeenTracker } from '../modules/devices/last-seen.js';
-import { getDevice } from '../modules/devices/repo.js';
-import type { Presence } from '../modules/devices/service.js';
 import type { BusEvent, EventBus } from './bus.js';
-import { checkClientKey, checkEnvelope, checkMessage, checkTyping, firstError, type ClientKeyFrame, type MessageFrame } from './frames.js';
+import { checkEnvelope, firstError } from './frames.js';
 import { CLOSE } from './notifier.js';
 
 interface Conn {
@@ -48,13 +44,50 @@ interface Conn {
   registered: boolean;
 }
 
+/** The query of `/api/v1/ws`. */
+export interface SocketQuery {
+  token?: string;
+  device_id?: string;
+}
+
+/** Who a connecting socket is, as answered by a {@link SocketAuthenticator}. */
+export interface SocketIdentity {
+  tenantId: string;
+  /** The device the socket serves; `''` while unregistered. */
+  deviceId: string;
+  kind: 'owner' | 'agent';
+  /** API-key sockets: the key (frames with `senders: 'apiKey'` are served to them only). */
+  apiKeyId?: string;
+  /**
+   * False for an API-key socket whose key has no key material yet: it gets no deliveries and only
+   * `senders: 'apiKey'` frames, `ping` and `pong` until one answers `registerAs`.
+   */
+  registered: boolean;
+}
+
+/**
+ * Authenticate a connecting socket (implemented by the devices and api-keys modules, wired by the
+ * composition root). Rejects to refuse it: an AppError with code DeviceRevoked closes 4001,
+ * Unauthorized 4401, any other AppError 4003; anything else is logged and closes 4401.
+ */
+export type SocketAuthenticator = (query: SocketQuery) => Promise<SocketIdentity>;
+
+/** Activity of registered sockets, for last_seen (the devices module's LastSeenTracker). */
+export interface PresenceHooks {
+  /** The device was active now; `force` (connect, registration, disconnect) writes even when throttled. */
+  seen(tenantId: string, deviceId: string, force?: boolean): unknown;
+}
+
+/** The local recipient of a delivered bus frame, as given to {@link Gateway.onDeliver} hooks. */
+export interface FrameRecipient {
+  tenantId: string;
+  deviceId: string;
+}
+
 export interface GatewayDeps {
-  db: Db;
   bus: EventBus;
-  authenticator: Authenticator;
-  messages: MessageService;
-  apiKeys: ApiKeyService;
-  lastSeen: LastSeenTracker;
+  authenticate: SocketAuthenticator;
+  presence: PresenceHooks;
   /** 60 messages per minute per device (SPEC §8); undefined when rate limits are off. */
   limiter: RateLimiterAbstract | undefined;
   pingIntervalMs: number;
@@ -69,12 +102,19 @@ export interface FrameSender {
   kind: 'owner' | 'agent';
   /** This socket's id (to exclude it from fan-out of the sender's own frames). */
   socketId: string;
+  /** API-key sockets: the key. */
+  apiKeyId?: string;
 }
 
 /** An ack frame a module handler answers; the gateway adds the frame's `client_ref`. */
 export interface FrameAck {
   event: string;
   data: Record<string, unknown>;
+  /**
+   * Registration frames: serve the (unregistered) socket as this device from now on, before the
+   * ack is sent. Ignored on a socket that is already registered.
+   */
+  registerAs?: string;
 }
 
 /**
@@ -86,7 +126,8 @@ export interface DeferredAck {
 }
 
 /**
- * A frame type served by a module (rooms: `room_message`; A2A: `a2a_message`, …), registered with
+ * A frame type served by a module (conversations: `message`, `typing`; api-keys:
+ * `client_key_register`; rooms: `room_message`; A2A: `a2a_message`, …), registered with
  * {@link Gateway.registerFrame}. `check` validates `data` (400 error frame on failure);
  * `rateLimited` counts the frame against the per-device message limit (SPEC §8). `handle` runs in
  * the socket's arrival order: the socket's next frame starts once the promise it returns settles.
@@ -100,8 +141,21 @@ export interface DeferredAck {
 export interface FrameHandler<T> {
   check: { Check(v: unknown): v is T; Errors(v: unknown): Iterable<{ path: string; message: string }> };
   rateLimited?: boolean;
+  /**
+   * Who may send the frame: `registered` (default) sockets that serve a device (an unregistered
+   * socket gets 403); `apiKey`: API-key sockets only, registered or not (others get 400 "<event> is
+   * for API-key sockets") — the frame that registers key material.
+   */
+  senders?: 'registered' | 'apiKey';
+  /** Whether acks and error frames (validation included) carry the frame's `client_ref` (default true). */
+  echoClientRef?: boolean;
+  /** Close the socket after the error frame of a failed frame when this answers a close. */
+  closeOnError?(err: unknown): { code: number; reason: string } | undefined;
   handle(sender: FrameSender, data: T): Promise<FrameAck | DeferredAck | void>;
 }
+
+/** A hook seeing each write of a bus frame of its event to a local socket (not to the excluded socket). */
+export type DeliveryHook = (recipient: FrameRecipient, data: unknown) => void;
 
 interface Corkable {
   cork(): void;
@@ -111,7 +165,7 @@ interface Corkable {
 type SocketOpen = 1;
 const OPEN: SocketOpen = 1;
 
-export class Gateway implements Presence {
+export class Gateway {
   private readonly byDevice = new Map<string, Set<Conn>>();
   private readonly ownersByTenant = new Map<string, Set<Conn>>();
   private readonly unsubscribe: () => void;
@@ -120,6 +174,7 @@ export class Gateway implements Presence {
   /** API-key sockets waiting for `client_key_register` (no device yet, so no deliveries). */
   private readonly pending = new Set<Conn>();
   private readonly handlers = new Map<string, FrameHandler<never>>();
+  private readonly deliveryHooks = new Map<string, DeliveryHook[]>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
@@ -128,12 +183,19 @@ export class Gateway implements Presence {
     this.timer.unref();
   }
 
-  /** Serve frames of `event` with `handler` (module frames: rooms, A2A). */
+  /** Serve frames of `event` with `handler` (conversations, api-keys, rooms, A2A). */
   registerFrame<T>(event: string, handler: FrameHandler<T>): void {
-    if (this.handlers.has(event) || ['message', 'typing', 'ping', 'pong', 'client_key_register'].includes(event)) {
+    if (this.handlers.has(event) || ['ping', 'pong'].includes(event)) {
       throw new Error(`frame ${event} is already served`);
     }
     this.handlers.set(event, handler as unknown as FrameHandler<never>);
+  }
+
+  /** Call `hook` for every local socket a bus frame of `event` is written to. */
+  onDeliver(event: string, hook: DeliveryHook): void {
+    const hooks = this.deliveryHooks.get(event);
+    if (hooks) hooks.push(hook);
+    else this.deliveryHooks.set(event, [hook]);
   }
 
   isOnline(deviceId: string): boolean {
@@ -148,7 +210,7 @@ export class Gateway implements Presence {
   }
 
   /** Handle a freshly upgraded socket. Frames that arrive during authentication are queued. */
-  handle(ws: WebSocket, query: { token?: string; device_id?: string }, raw?: Corkable): void {
+  handle(ws: WebSocket, query: SocketQuery, raw?: Corkable): void {
     const early: string[] = [];
     let conn: Conn | undefined;
     ws.on('message', (raw) => {
@@ -160,13 +222,13 @@ export class Gateway implements Presence {
       if (conn) this.remove(conn);
     });
     ws.on('error', () => undefined);
-    this.authenticate(query).then(
+    this.deps.authenticate(query).then(
       (who) => {
         if (ws.readyState !== OPEN) return;
         conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve(), raw };
         if (conn.registered) {
           this.add(conn);
-          void this.deps.lastSeen.seen(conn.tenantId, conn.deviceId, true);
+          void this.deps.presence.seen(conn.tenantId, conn.deviceId, true);
         } else {
           this.pending.add(conn);
         }
@@ -187,49 +249,13 @@ export class Gateway implements Presence {
     );
   }
 
-  private async authenticate(query: { token?: string; device_id?: string }): Promise<Pick<Conn, 'deviceId' | 'tenantId' | 'kind' | 'apiKeyId' | 'registered'>> {
-    if (query.token?.startsWith('svc_agent_sk_')) return this.authenticateApiKey(query.token);
-    const principal = await this.deps.authenticator.authenticate(query.token);
-    if (principal.kind === 'device') return { deviceId: principal.deviceId, tenantId: principal.tenantId, kind: principal.deviceKind, registered: true };
-    if (!principal.tenantId) throw new AppError(ErrorCode.Forbidden, 'the user belongs to no tenant');
-    const deviceId = asUuid(query.device_id);
-    if (!deviceId) throw new AppError(ErrorCode.Forbidden, 'owner sockets need device_id');
-    const tenantId = principal.tenantId;
-    const d = await withTenant(this.deps.db, tenantId, (tx) => getDevice(tx, deviceId));
-    if (!d || d.kind !== 'owner' || d.ownerSub !== principal.sub) throw new AppError(ErrorCode.Forbidden, 'device_id is not one of your owner devices');
-    if (d.status === 'REVOKED') throw new AppError(ErrorCode.DeviceRevoked, 'device revoked');
-    if (d.status !== 'ACTIVE') throw new AppError(ErrorCode.Forbidden, 'device is not active');
-    return { deviceId, tenantId, kind: 'owner', registered: true };
-  }
-
-  /** An API key socket: its bound device (which must be ACTIVE), or unregistered until `client_key_register`. */
-  private async authenticateApiKey(rawKey: string) {
-    const key = await this.deps.apiKeys.resolve(rawKey);
-    const base = { tenantId: key.tenantId, kind: 'agent' as const, apiKeyId: key.apiKeyId };
-    if (!key.deviceId) return { ...base, deviceId: '', registered: false };
-    const deviceId = key.deviceId;
-    const d = await withTenant(this.deps.db, key.tenantId, (tx) => getDevice(tx, deviceId));
-    if (!d || d.status === 'REVOKED') throw new AppError(ErrorCode.DeviceRevoked, 'device revoked');
-    if (d.status !== 'ACTIVE') throw new AppError(ErrorCode.Forbidden, 'device is not active');
-    return { ...base, deviceId, registered: true };
-  }
-
-  /** Trust on first use: bind the key to the registered material, then serve the socket as that device. */
-  private async onClientKeyRegister(c: Conn, data: ClientKeyFrame): Promise<void> {
-    try {
-      const accepted = await this.deps.apiKeys.registerClientKey(c.tenantId, c.apiKeyId!, data);
-      if (!c.registered) {
-        this.pending.delete(c);
-        c.deviceId = accepted.device_id;
-        c.registered = true;
-        this.add(c);
-        void this.deps.lastSeen.seen(c.tenantId, c.deviceId, true);
-      }
-      this.send(c, 'client_key_accepted', accepted);
-    } catch (err) {
-      this.frameError(c, err);
-      if (err instanceof AppError && err.code === ErrorCode.Conflict) c.ws.close(CLOSE.forbidden, 'key material does not match; rotate the API key');
-    }
+  /** An unregistered socket registered its key material: serve it as `deviceId` from now on. */
+  private register(c: Conn, deviceId: string): void {
+    this.pending.delete(c);
+    c.deviceId = deviceId;
+    c.registered = true;
+    this.add(c);
+    void this.deps.presence.seen(c.tenantId, c.deviceId, true);
   }
 
   private add(c: Conn): void {
@@ -252,7 +278,7 @@ export class Gateway implements Presence {
     if (set?.delete(c) && set.size === 0) this.byDevice.delete(c.deviceId);
     const owners = this.ownersByTenant.get(c.tenantId);
     if (owners?.delete(c) && owners.size === 0) this.ownersByTenant.delete(c.tenantId);
-    void this.deps.lastSeen.seen(c.tenantId, c.deviceId, true);
+    void this.deps.presence.seen(c.tenantId, c.deviceId, true);
   }
 
   private send(c: Conn, event: string, data: unknown): void {
@@ -285,7 +311,7 @@ export class Gateway implements Presence {
 
   private onFrame(c: Conn, text: string): void {
     c.lastRecv = Date.now();
-    if (c.registered) void this.deps.lastSeen.seen(c.tenantId, c.deviceId);
+    if (c.registered) void this.deps.presence.seen(c.tenantId, c.deviceId);
     let frame: unknown;
     try {
       frame = JSON.parse(text);
@@ -295,49 +321,37 @@ export class Gateway implements Presence {
     if (!checkEnvelope.Check(frame)) return this.sendError(c, 400, 'a frame is {event, data}');
     const { event, data } = frame;
     const clientRef = (data as { client_ref?: unknown } | null | undefined)?.client_ref;
-    if (!c.registered && event !== 'client_key_register' && event !== 'ping' && event !== 'pong') {
-      return this.sendError(c, 403, 'register key material first (client_key_register)', clientRef);
-    }
-    switch (event) {
-      case 'client_key_register':
-        if (!c.apiKeyId) return this.sendError(c, 400, 'client_key_register is for API-key sockets');
-        if (!checkClientKey.Check(data)) return this.sendError(c, 400, `invalid client_key_register: ${firstError(checkClientKey, data)}`);
-        c.chain = c.chain.then(() => this.onClientKeyRegister(c, data));
-        return;
-      case 'pong':
-        return;
-      case 'ping':
-        return this.send(c, 'pong', {});
-      case 'message':
-        if (!checkMessage.Check(data)) return this.sendError(c, 400, `invalid message: ${firstError(checkMessage, data)}`, clientRef);
-        c.chain = c.chain.then(() => this.onMessage(c, data));
-        return;
-      case 'typing':
-        if (!checkTyping.Check(data)) return this.sendError(c, 400, `invalid typing: ${firstError(checkTyping, data)}`);
-        c.chain = c.chain.then(() => this.onTyping(c, data.conversation_id));
-        return;
-      default: {
-        const h = this.handlers.get(event);
-        if (!h) return this.sendError(c, 400, `unknown event "${event}"`, clientRef);
-        if (!h.check.Check(data)) return this.sendError(c, 400, `invalid ${event}: ${firstError(h.check, data)}`, clientRef);
-        c.chain = c.chain.then(() => this.onModuleFrame(c, h, data, typeof clientRef === 'string' ? clientRef : undefined));
-        return;
-      }
-    }
+    if (event === 'pong') return;
+    if (event === 'ping') return this.send(c, 'pong', {});
+    const h = this.handlers.get(event);
+    if (!c.registered && h?.senders !== 'apiKey') return this.sendError(c, 403, 'register key material first (client_key_register)', clientRef);
+    if (!h) return this.sendError(c, 400, `unknown event "${event}"`, clientRef);
+    if (h.senders === 'apiKey' && !c.apiKeyId) return this.sendError(c, 400, `${event} is for API-key sockets`);
+    const ref = h.echoClientRef === false ? undefined : clientRef;
+    if (!h.check.Check(data)) return this.sendError(c, 400, `invalid ${event}: ${firstError(h.check, data)}`, ref);
+    c.chain = c.chain.then(() => this.onModuleFrame(c, h, data, typeof ref === 'string' ? ref : undefined));
   }
 
   /** Rate limit and run the handler's ordered part in order; a deferred ack is sent when it settles, off the chain. */
   private async onModuleFrame(c: Conn, h: FrameHandler<never>, data: never, clientRef: string | undefined): Promise<void> {
     const answer = (ack: FrameAck | void) => {
-      if (ack) this.send(c, ack.event, { ...ack.data, ...(clientRef ? { client_ref: clientRef } : {}) });
+      if (!ack) return;
+      if (ack.registerAs !== undefined && !c.registered) this.register(c, ack.registerAs);
+      this.send(c, ack.event, { ...ack.data, ...(clientRef ? { client_ref: clientRef } : {}) });
+    };
+    const fail = (err: unknown) => {
+      this.frameError(c, err, clientRef);
+      const close = h.closeOnError?.(err);
+      if (close) c.ws.close(close.code, close.reason);
     };
     try {
       if (h.rateLimited) await this.consumeRate(c);
-      const out = await h.handle({ tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id }, data);
-      if (out && 'ack' in out) out.ack.then(answer, (err: unknown) => this.frameError(c, err, clientRef));
+      const sender: FrameSender = { tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id, ...(c.apiKeyId ? { apiKeyId: c.apiKeyId } : {}) };
+      const out = await h.handle(sender, data);
+      if (out && 'ack' in out) out.ack.then(answer, fail);
       else answer(out);
     } catch (err) {
-      this.frameError(c, err, clientRef);
+      fail(err);
     }
   }
 
@@ -349,30 +363,6 @@ export class Gateway implements Presence {
     } catch (res) {
       if (res instanceof Error) throw res; // the limiter's store failed: a 500, not a 429
       throw new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${this.deps.limiter.points} messages per minute`, (res as RateLimiterRes).msBeforeNext);
-    }
-  }
-
-  /** Rate limit and prepare in order; commit and ack without holding up the next frame. */
-  private async onMessage(c: Conn, data: MessageFrame): Promise<void> {
-    const { client_ref: clientRef, ...input } = data;
-    try {
-      await this.consumeRate(c);
-      const prepared = await this.deps.messages.prepare(c.tenantId, c.deviceId, input);
-      this.deps.messages.commit(prepared, c.id).then(
-        (m) => this.send(c, 'message_ack', { message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, ...(clientRef ? { client_ref: clientRef } : {}) }),
-        (err: unknown) => this.frameError(c, err, clientRef),
-      );
-    } catch (err) {
-      this.frameError(c, err, clientRef);
-    }
-  }
-
-  private async onTyping(c: Conn, conversationId: string): Promise<void> {
-    try {
-      const { peer } = await this.deps.messages.counterpart(c.tenantId, conversationId, c.deviceId);
-      await this.deps.bus.publish({ type: 'frame', to: { deviceIds: [peer] }, event: 'typing', data: { conversation_id: conversationId, device_id: c.deviceId } });
-    } catch (err) {
-      this.frameError(c, err);
     }
   }
 
@@ -394,11 +384,11 @@ export class Gateway implements Presence {
     if (e.to.ownersOfTenant) for (const c of this.ownersByTenant.get(e.to.ownersOfTenant) ?? []) targets.add(c);
     if (targets.size === 0) return;
     const text = JSON.stringify({ event: e.event, data: e.data });
-    const message = e.event === 'message' ? (e.data as { message_id: string; sender_device_id: string }) : undefined;
+    const hooks = this.deliveryHooks.get(e.event);
     for (const c of targets) {
       if (c.id === e.excludeSocket || c.ws.readyState !== OPEN) continue;
       this.write(c, text);
-      if (message && c.deviceId !== message.sender_device_id) this.deps.messages.markDelivered(c.tenantId, message.message_id);
+      if (hooks) for (const hook of hooks) hook({ tenantId: c.tenantId, deviceId: c.deviceId }, e.data);
     }
   }
 
