@@ -3,10 +3,31 @@
  * shape (schemas only; errors, clients and helpers stay with the server and the SDK):
  * - `common`: ids, keys, timestamps, `{detail}`, message fields (DESIGN §7);
  * - `contract`: the route row type, auth modes, OpenAPI security, path filling;
- * - `routes/*`: the schemas and rows of each SPEC area, assembled in `ROUTES`.
+ * - `areas/*`: the schemas, route rows and frames of each SPEC area;
+ * - `routes`: `ROUTES`, the route table assembled from the areas.
  * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
  */
 export * from './common.js';
 export * from './contract.js';
-export * from './routes/index.js';
-export * from './routes/decisions.js';
+export * from './routes.js';
+export * from './areas/platform.js';
+export * from './areas/tenants.js';
+export * from './areas/devices.js';
+export * from './areas/conversations.js';
+export * from './areas/mls.js';
+export * from './areas/attachments.js';
+export * from './areas/api-keys.js';
+export * from './areas/rooms.js';
+export * from './areas/policies.js';
+export * from './areas/settings.js';
+export * from './areas/workspaces.js';
+export * from './areas/hub.js';
+export * from './areas/credentials.js';
+export * from './areas/federation.js';
+export * from './areas/a2a.js';
+export * from './areas/telemetry.js';
+export * from './areas/audit.js';
+export * from './areas/trust.js';
+export * from './areas/grants.js';
+export * from './areas/shadow.js';
+export * from './areas/decisions.js';

@@ -78,7 +78,7 @@ export type DecisionPage = Static<typeof DecisionPage>;
 
 const tags = ['decisions'];
 
-export const decisionRoutes = {
+export const decisionsRoutes = {
   createDecision: defineRoute({
     method: 'POST',
     path: '/api/v1/decisions',

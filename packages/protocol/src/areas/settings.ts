@@ -1,0 +1,6 @@
+/**
+ * Tenant settings and client-side scan rules (SPEC §4.14; DESIGN §8.22): schemas, route rows and frames.
+ */
+
+/** Route rows of this area (filled as the area moves into the contract). */
+export const settingsRoutes = {};
