@@ -19,7 +19,7 @@ export default defineConfig({
         resolve,
         test: { ...shared, name: backend, include: ['packages/server/test/**/*.test.ts'], env: { TEST_BACKEND: backend } },
       })),
-      { resolve, test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
+      { resolve, test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts', 'packages/protocol/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
     ],
   },
 });

@@ -1,71 +1,80 @@
 /**
- * Drift test: the SDK's route table (packages/sdk/src/client/routes.ts) and the service's OpenAPI
- * document (GET /api/v1/openapi.json) list the same method + path pairs.
+ * Drift test: the served routes are the contract's rows. Every row of `ROUTES` (`@parley/protocol`,
+ * the SDK's route table) is registered by the server with the row's own schema objects (body,
+ * query, params, answers), every registered REST route comes from a row, and the OpenAPI document
+ * lists exactly the rows' method + path pairs with the security their auth mode implies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RouteOptions } from 'fastify';
+import { ROUTES, securityOf, type RouteContract } from '@parley/protocol';
 import { startApp, type TestApp } from '../../server/test/harness.js';
-import { ROUTES } from '../src/client/routes.js';
+import { ROUTES as SDK_ROUTES } from '../src/client/routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+/** Served outside the contract on purpose: the WebSocket upgrade, the OpenAPI document and Swagger UI. */
+const NOT_REST = (url: string) => url === '/api/v1/ws' || url === '/api/v1/openapi.json' || url.startsWith('/docs');
+const rowKey = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+const toOpenApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 
-describe('REST route table drift', () => {
+describe('wire contract drift', () => {
   let t: TestApp;
-  let serverRoutes: Set<string>;
-  const sdkRoutes = new Set(Object.values(ROUTES).map((r) => `${r.method} ${r.path}`));
+  const served: RouteOptions[] = [];
+  let doc: { paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>> };
 
   beforeAll(async () => {
-    t = await startApp({ listen: true });
+    t = await startApp({ listen: true, overrides: { onRoute: (r) => void served.push(r) } });
     const res = await fetch(`${t.baseUrl}/api/v1/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
-    serverRoutes = new Set();
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const m of METHODS) if (ops[m]) serverRoutes.add(`${m.toUpperCase()} ${path}`);
-    }
+    doc = (await res.json()) as typeof doc;
   });
   afterAll(() => t?.close());
 
-  it('the OpenAPI document lists a plausible number of routes', () => {
-    expect(serverRoutes.size).toBeGreaterThanOrEqual(30);
+  const rows = Object.entries(ROUTES) as [string, RouteContract][];
+  const servedRest = () => served.filter((r) => !NOT_REST(r.url) && r.method !== 'HEAD');
+
+  it('the SDK route table is the contract', () => {
+    expect(SDK_ROUTES).toBe(ROUTES);
+    expect(rows.length).toBeGreaterThanOrEqual(130);
+    expect(new Set(rows.map(([, r]) => rowKey(r))).size).toBe(rows.length);
   });
 
-  it('every server route is in the SDK route table', () => {
-    const missing = [...serverRoutes].filter((r) => !sdkRoutes.has(r)).sort();
-    expect(missing, `server routes missing from ROUTES: ${missing.join(', ')}`).toEqual([]);
+  it('every contract row is served with its own schema objects', () => {
+    const problems: string[] = [];
+    for (const [name, row] of rows) {
+      const route = servedRest().find((r) => r.method === row.method && toOpenApiPath(r.url) === row.path);
+      if (!route) {
+        problems.push(`${name}: ${rowKey(row)} is not served`);
+        continue;
+      }
+      const schema = (route.schema ?? {}) as Record<string, unknown>;
+      if (route.config?.contract !== row) problems.push(`${name}: not registered from its row`);
+      if (route.config?.auth !== row.auth) problems.push(`${name}: auth ${String(route.config?.auth)} vs ${row.auth}`);
+      if (schema.body !== row.body) problems.push(`${name}: body schema differs`);
+      if (schema.querystring !== row.query) problems.push(`${name}: query schema differs`);
+      if (schema.params !== row.params) problems.push(`${name}: params schema differs`);
+      const response = (schema.response ?? {}) as Record<string, unknown>;
+      for (const [status, s] of Object.entries(row.responses)) if (s && response[status] !== s) problems.push(`${name}: ${status} answer schema differs`);
+    }
+    expect(problems).toEqual([]);
   });
 
-  it('every SDK route exists on the server', () => {
-    const unknown = [...sdkRoutes].filter((r) => !serverRoutes.has(r)).sort();
-    expect(unknown, `ROUTES entries the server does not serve: ${unknown.join(', ')}`).toEqual([]);
+  it('every served REST route comes from a contract row', () => {
+    const strays = servedRest()
+      .filter((r) => !r.config?.contract)
+      .map((r) => `${String(r.method)} ${r.url}`);
+    expect(strays).toEqual([]);
   });
 
-  it('route table entries are unique', () => {
-    expect(sdkRoutes.size).toBe(Object.keys(ROUTES).length);
-  });
-
-  it('auth modes match the OpenAPI security requirements', async () => {
-    const doc = (await (await fetch(`${t.baseUrl}/api/v1/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>;
-    };
+  it('the OpenAPI document lists exactly the rows, with the security of their auth mode', () => {
+    const documented = new Set<string>();
     const mismatches: string[] = [];
-    for (const [name, r] of Object.entries(ROUTES)) {
-      const op = doc.paths[r.path]?.[r.method.toLowerCase()];
-      const schemes = new Set((op?.security ?? []).flatMap((s) => Object.keys(s)));
-      const expected = {
-        none: [],
-        owner: ['ownerJwt'],
-        'owner-any': ['ownerJwt'],
-        device: ['deviceJwt'],
-        'owner-or-device': ['deviceJwt', 'ownerJwt'],
-        'owner-or-apikey': ['apiKey', 'ownerJwt'],
-        'device-or-apikey': ['apiKey', 'deviceJwt'],
-        any: ['apiKey', 'deviceJwt', 'ownerJwt'],
-        public: ['apiKey', 'deviceJwt', 'ownerJwt'],
-      }[r.auth];
-      // Public routes list an empty requirement too (no credential needed); no other route does.
-      const optional = (op?.security ?? []).some((s) => Object.keys(s).length === 0);
-      if (optional !== (r.auth === 'public')) mismatches.push(`${name}: sdk ${r.auth}, server security ${optional ? 'optional' : 'required'}`);
-      if ([...schemes].sort().join() !== expected.join()) mismatches.push(`${name}: sdk ${r.auth}, server [${[...schemes].join(', ')}]`);
+    for (const [path, ops] of Object.entries(doc.paths)) for (const m of METHODS) if (ops[m]) documented.add(`${m.toUpperCase()} ${path}`);
+    expect([...documented].sort()).toEqual(rows.map(([, r]) => rowKey(r)).sort());
+    for (const [name, row] of rows) {
+      const op = doc.paths[row.path]?.[row.method.toLowerCase()];
+      const want = (securityOf(row.auth) ?? []).map((s) => Object.keys(s).join()).sort();
+      const got = (op?.security ?? []).map((s) => Object.keys(s).join()).sort();
+      if (got.join('|') !== want.join('|')) mismatches.push(`${name}: ${row.auth} documented as [${got.join(' | ')}]`);
     }
     expect(mismatches).toEqual([]);
   });

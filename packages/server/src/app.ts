@@ -10,7 +10,7 @@
 import path from 'node:path';
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { Authenticator } from './auth/authenticator.js';
@@ -148,6 +148,8 @@ export interface AppOverrides {
   bus?: EventBus;
   /** Write logs here instead of stdout (tests of log redaction). */
   logStream?: NodeJS.WritableStream;
+  /** Sees every route as it is registered (tests comparing the served routes with the contract). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Removes the `token` query parameter from URLs before they are logged (DESIGN §7). */
@@ -208,6 +210,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
 
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
   const messages = new MessageService({

@@ -9,6 +9,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { errorResponses } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The contract row the route was registered from (see {@link serve}). */
+    contract?: RouteContract;
+  }
+}
+
 /** The request a contract handler sees: body, query and params typed by the row's schemas. */
 export type ContractRequest<R extends RouteContract> = FastifyRequest<{ Body: RouteBody<R>; Querystring: RouteQuery<R>; Params: RouteParams<R> }>;
 
@@ -19,7 +26,7 @@ export type ContractHandler<R extends RouteContract> = (
 ) => Promise<RouteResult<R> | FastifyReply> | RouteResult<R> | FastifyReply;
 
 /** Route options a row does not carry (per-route rate limits, body limits, parsing hooks). */
-export type ServeOptions = Omit<RouteShorthandOptions, 'schema' | 'config'> & { config?: Omit<FastifyContextConfig, 'auth'> };
+export type ServeOptions = Omit<RouteShorthandOptions, 'schema' | 'config'> & { config?: Omit<FastifyContextConfig, 'auth' | 'contract'> };
 
 /** `/api/v1/rooms/{id}` → `/rooms/:id` inside a plugin registered with prefix `/api/v1`. */
 export function fastifyPath(path: string, prefix: string): string {
@@ -58,7 +65,7 @@ export function serve<R extends RouteContract>(app: FastifyInstance, row: R, han
     ...rest,
     method: row.method,
     url: fastifyPath(row.path, app.prefix),
-    config: { ...config, auth: row.auth },
+    config: { ...config, auth: row.auth, contract: row },
     schema: routeSchema(row),
     handler: handler as never,
   });
