@@ -1,6 +1,296 @@
 /**
- * Trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14): schemas, route rows and frames.
+ * Trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.18, §8.21; docs/trust-scoring.md):
+ * the vocabulary of the trust engine that is on the wire (windows, dimensions, tiers, score
+ * sources, drift statuses) and the owner's routes: fleet overview, recompute, an agent's current
+ * score, history, compliance report (JSON or HTML), drift and its recalibration. `{agent_id}` is
+ * the agent's device id or hub address; answers carry the device id.
  */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const trustRoutes = {};
+/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default and the tier input. */
+export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
+/** Trust-score windows (SPEC §2.9, §3.9). */
+export const TrustWindow = lit(TRUST_WINDOWS);
+export type TrustWindow = Static<typeof TrustWindow>;
+
+/** The 12 trust dimensions of SPEC §2.9, in table order. */
+export const TRUST_DIMENSIONS = [
+  'uptime',
+  'responsiveness',
+  'reliability',
+  'task_success',
+  'efficiency',
+  'volume',
+  'tool_accuracy',
+  'error_discipline',
+  'compliance',
+  'token_efficiency',
+  'behavioral_consistency',
+  'version_health',
+] as const;
+/** The 12 trust dimensions of SPEC §2.9. */
+export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
+/** One value per trust dimension (SPEC §2.9). */
+export type TrustDimensionMap<T> = Record<TrustDimension, T>;
+
+/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
+export const TRUST_TIERS = ['unverified', 'certified', 'enterprise'] as const;
+/** Trust tier (SPEC §3.3), lowercase on the wire (DESIGN §8.21). */
+export const TrustTier = lit(TRUST_TIERS);
+export type TrustTier = Static<typeof TrustTier>;
+
+/** Where a dimension score came from (SPEC §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
+export const TRUST_SCORE_SOURCES = ['telemetry', 'fleet_median', 'warmup'] as const;
+export type TrustScoreSource = (typeof TRUST_SCORE_SOURCES)[number];
+
+/** PSI drift status of a dimension (< 0.1 stable, 0.1-0.25 moderate, > 0.25 significant). */
+export const DRIFT_STATUSES = ['stable', 'moderate', 'significant'] as const;
+export type DriftStatus = (typeof DRIFT_STATUSES)[number];
+
+/** `GET /trust-scores/{agent_id}/history` `days`: default and bounds (inclusive). */
+export const TRUST_HISTORY_DAYS = { default: 30, min: 1, max: 365 } as const;
+
+/** An object with one `s` per trust dimension. */
+const dims = <T extends TSchema>(s: T) => Type.Object(Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, s])) as Record<TrustDimension, T>);
+/** A nullable number; `{type: [number, null]}` so that Ajv's coercion never turns 0 into null. */
+const NullableNumber = Type.Unsafe<number | null>({ type: ['number', 'null'] });
+
+const Score = Type.Number({ minimum: 0, maximum: 1 });
+const Tier = lit(TRUST_TIERS, { description: 'lowercase (DESIGN §8.21)' });
+const Window = TrustWindow;
+const WindowWithDefault = (dflt: TrustWindow) => Type.Union(TRUST_WINDOWS.map((w) => Type.Literal(w)), { default: dflt });
+const Percentile = Type.Integer({ minimum: 0, maximum: 100, description: 'percentile rank in the tenant fleet (DESIGN §8.21)' });
+const Dimensions = dims(Score);
+const Sources = dims(lit(TRUST_SCORE_SOURCES));
+
+/** `{agent_id}`: the agent's device id or hub address (DESIGN §8.18). */
+export const TrustAgentParams = Type.Object({ agent_id: Type.String({ minLength: 1, maxLength: 255, description: 'agent device_id or hub address (DESIGN §8.18)' }) });
+export type TrustAgentParams = Static<typeof TrustAgentParams>;
+
+/** Query of `GET /trust-scores/fleet` and `/trust-scores/{agent_id}` (DESIGN §8.14): the window (default `7d`). */
+export const TrustWindowQuery = Type.Object({ window: Type.Optional(WindowWithDefault('7d')) });
+/** Query of `GET /trust-scores/fleet`, `/trust-scores/{agent_id}` and `…/drift` (DESIGN §8.14): the window (default `7d`; `30d` for drift). */
+export type TrustWindowQuery = Static<typeof TrustWindowQuery>;
+/** Query of `GET /trust-scores/{agent_id}/drift`: the window (default `30d`). */
+export const TrustDriftQuery = Type.Object({ window: Type.Optional(WindowWithDefault('30d')) });
+export type TrustDriftQuery = Static<typeof TrustDriftQuery>;
+/** Query of `GET /trust-scores/{agent_id}/history`: `days` (1-365, default 30). */
+export const TrustHistoryQuery = Type.Object({
+  days: Type.Optional(Type.Integer({ minimum: TRUST_HISTORY_DAYS.min, maximum: TRUST_HISTORY_DAYS.max, default: TRUST_HISTORY_DAYS.default })),
+});
+export type TrustHistoryQuery = Static<typeof TrustHistoryQuery>;
+/** Query of `GET /trust-scores/{agent_id}/report`: `json` (default) or `html`. */
+export const TrustReportQuery = Type.Object({ format: Type.Optional(lit(['json', 'html'] as const, { description: 'json (default) or html' })) });
+export type TrustReportQuery = Static<typeof TrustReportQuery>;
+
+/**
+ * `GET /api/v1/trust-scores/{agent_id}` (SPEC §2.9, §4.12; DESIGN §8.21): an agent's current score
+ * for a window. Scores are 0..1; `percentile` is the 0..100 rank in the tenant fleet; `agent_id`
+ * is always the device id (the route also accepts the hub address). `tier` is the agent's current
+ * tier; `computed_at` is now for SPEC §3.9's warm-up answer.
+ */
+export const TrustScore = Type.Object({
+  agent_id: Uuid,
+  hub_address: Nullable(Type.String()),
+  window: Window,
+  composite_score: Score,
+  tier: Tier,
+  dimensions: Dimensions,
+  percentile: Percentile,
+  computed_at: Timestamp,
+  sources: Sources,
+});
+export type TrustScore = Static<typeof TrustScore>;
+
+/** A tier change of an agent (SPEC §3.3; tiers lowercase, DESIGN §8.21). */
+export const TrustTierChange = Type.Object({ from_tier: Type.String(), to_tier: Type.String(), reason: Type.String(), changed_at: Timestamp });
+export type TrustTierChange = Static<typeof TrustTierChange>;
+
+/** One agent of the fleet overview. */
+export const TrustFleetAgent = Type.Object({ agent_id: Uuid, hub_address: Nullable(Type.String()), composite_score: Score, tier: Tier, percentile: Percentile });
+export type TrustFleetAgent = Static<typeof TrustFleetAgent>;
+
+/** `GET /api/v1/trust-scores/fleet` (DESIGN §8.14): each agent's latest score and per-dimension statistics (null without scored agents); `computed_at` is the latest recompute, null before the first one. */
+export const TrustFleet = Type.Object({
+  window: Window,
+  computed_at: Nullable(Timestamp),
+  count: Type.Integer({ minimum: 0 }),
+  agents: Type.Array(TrustFleetAgent),
+  dimensions: dims(Type.Object({ median: NullableNumber, stddev: NullableNumber, mean: NullableNumber })),
+});
+export type TrustFleet = Static<typeof TrustFleet>;
+
+/** `GET /api/v1/trust-scores/{agent_id}/history` (SPEC §4.12): the agent's 7-day scores over `days` days, oldest first, with its tier changes. */
+export const TrustHistory = Type.Object({
+  agent_id: Uuid,
+  days: Type.Integer(),
+  history: Type.Array(Type.Object({ computed_at: Timestamp, composite_score: Score, tier: Tier, dimensions: Dimensions })),
+  tier_changes: Type.Array(TrustTierChange),
+});
+export type TrustHistory = Static<typeof TrustHistory>;
+
+/** A drift baseline period (SPEC §4.12): dates `YYYY-MM-DD` (UTC); `reason` is `initial` or `recalibrated`. */
+export const TrustDriftBaseline = Type.Object({
+  window_start: Type.String({ description: 'YYYY-MM-DD (UTC)' }),
+  window_end: Type.String({ description: 'YYYY-MM-DD (UTC)' }),
+  established_at: Timestamp,
+  reason: Type.String({ description: 'initial | recalibrated' }),
+});
+export type TrustDriftBaseline = Static<typeof TrustDriftBaseline>;
+
+/** One dimension's drift: PSI ≥ 0 and its status; sample counts are days with a value. */
+export const TrustDimensionDrift = Type.Object({ psi: Type.Number({ minimum: 0 }), status: lit(DRIFT_STATUSES), baseline_samples: Type.Integer(), current_samples: Type.Integer() });
+export type TrustDimensionDrift = Static<typeof TrustDimensionDrift>;
+
+/**
+ * `GET /api/v1/trust-scores/{agent_id}/drift` (SPEC §4.12; DESIGN §8.14): per-dimension PSI of the
+ * window against the baseline (null for a dimension without baseline); `alert` when some dimension
+ * drifted significantly (PSI > 0.25).
+ */
+export const TrustDrift = Type.Object({
+  agent_id: Uuid,
+  window: Window,
+  baseline: Nullable(TrustDriftBaseline),
+  dimensions: dims(Nullable(TrustDimensionDrift)),
+  alert: Type.Boolean({ description: 'true when some dimension drifted significantly (PSI > 0.25)' }),
+  computed_at: Timestamp,
+});
+export type TrustDrift = Static<typeof TrustDrift>;
+
+/** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (SPEC §4.12): the new baseline (the most recent 30 days) with its per-dimension histogram bins (null: no values in the window). */
+export const TrustDriftRecalibration = Type.Object({
+  agent_id: Uuid,
+  baseline: TrustDriftBaseline,
+  dimensions: dims(Nullable(Type.Object({ bins: Type.Array(Type.Number()), samples: Type.Integer() }))),
+});
+export type TrustDriftRecalibration = Static<typeof TrustDriftRecalibration>;
+
+/** `POST /api/v1/trust-scores/recompute` (SPEC §4.12; DESIGN §8.14): the trust engine run summary (counts; `duration_ms` in milliseconds). */
+export const TrustRecomputeSummary = Type.Object(
+  {
+    computed_at: Timestamp,
+    agents: Type.Integer({ description: 'agents scored' }),
+    snapshots: Type.Integer({ description: 'trust_snapshots rows written (one per agent and window)' }),
+    daily_scores: Type.Integer({ description: 'per-day dimension rows upserted' }),
+    baselines: Type.Integer({ description: 'drift baselines established by this run' }),
+    tier_changes: Type.Integer({ description: 'tier changes applied by this run' }),
+    duration_ms: Type.Number(),
+  },
+  { description: 'the trust engine run summary' },
+);
+export type TrustRecomputeSummary = Static<typeof TrustRecomputeSummary>;
+
+/** One window's score in a {@link TrustReport} (the score answer without the agent fields). */
+export const TrustReportScore = Type.Object({ composite_score: Score, dimensions: Dimensions, percentile: Percentile, computed_at: Timestamp, sources: Sources });
+export type TrustReportScore = Static<typeof TrustReportScore>;
+
+/** `GET /api/v1/trust-scores/{agent_id}/report` (SPEC §4.12; DESIGN §8.14): the compliance report (JSON form); every time is ISO 8601. */
+export const TrustReport = Type.Object({
+  report_id: Uuid,
+  generated_at: Timestamp,
+  agent: Type.Object({
+    agent_id: Uuid,
+    hub_address: Nullable(Type.String()),
+    did: Nullable(Type.String()),
+    display_name: Nullable(Type.String()),
+    tier: Tier,
+    enrolled_at: Timestamp,
+  }),
+  scores: Type.Object(Object.fromEntries(TRUST_WINDOWS.map((w) => [w, TrustReportScore])) as Record<TrustWindow, typeof TrustReportScore>),
+  tier_changes: Type.Array(TrustTierChange),
+  policy: Type.Object({ period_days: Type.Integer(), evaluations: Type.Integer(), violations: Type.Integer(), by_outcome: Type.Record(Type.String(), Type.Integer()) }),
+  drift: TrustDrift,
+  active_grants: Type.Integer({ minimum: 0 }),
+  audit: Type.Object({ period_days: Type.Integer(), events_30d: Type.Integer(), chain_valid: Type.Boolean() }),
+});
+export type TrustReport = Static<typeof TrustReport>;
+
+/**
+ * The report route's 200: JSON ({@link TrustReport}) or, with `format=html` or `Accept: text/html`,
+ * a standalone HTML document (an attachment). Typed as the JSON form (what `getTrustReport` answers).
+ */
+const TrustReportAnswer = Type.Unsafe<TrustReport>({
+  description: 'the report',
+  content: { 'application/json': { schema: TrustReport }, 'text/html': { schema: Type.String() } },
+});
+
+const tags = ['trust'];
+
+/** Route rows of this area (owner JWT only). */
+export const trustRoutes = {
+  getTrustFleet: defineRoute({
+    method: 'GET',
+    path: '/api/v1/trust-scores/fleet',
+    auth: 'owner',
+    tags,
+    summary: "Fleet overview: each agent's latest score and per-dimension median, standard deviation and mean",
+    query: TrustWindowQuery,
+    responses: { 200: TrustFleet },
+    errors: [400, 401, 403],
+  }),
+  recomputeTrust: defineRoute({
+    method: 'POST',
+    path: '/api/v1/trust-scores/recompute',
+    auth: 'owner',
+    tags,
+    summary: "Recompute the trust scores of the caller's tenant now (normally every 6 hours); 409 while another recompute of the tenant runs, 2 per minute per tenant",
+    responses: { 200: TrustRecomputeSummary },
+    errors: [401, 403, 409, 429],
+  }),
+  getTrustScore: defineRoute({
+    method: 'GET',
+    path: '/api/v1/trust-scores/{agent_id}',
+    auth: 'owner',
+    tags,
+    summary: "An agent's current trust score for a window (SPEC §2.9; SPEC §3.9 warm-up answer before the first recompute)",
+    params: TrustAgentParams,
+    query: TrustWindowQuery,
+    responses: { 200: TrustScore },
+    errors: [400, 401, 403, 404],
+  }),
+  getTrustHistory: defineRoute({
+    method: 'GET',
+    path: '/api/v1/trust-scores/{agent_id}/history',
+    auth: 'owner',
+    tags,
+    summary: "An agent's 7-day scores over the last `days` days, oldest first, with its tier changes",
+    params: TrustAgentParams,
+    query: TrustHistoryQuery,
+    responses: { 200: TrustHistory },
+    errors: [400, 401, 403, 404],
+  }),
+  getTrustReport: defineRoute({
+    method: 'GET',
+    path: '/api/v1/trust-scores/{agent_id}/report',
+    auth: 'owner',
+    tags,
+    summary: 'Compliance report (enterprise tier): JSON, or a standalone HTML download with format=html or Accept: text/html',
+    params: TrustAgentParams,
+    query: TrustReportQuery,
+    responses: { 200: TrustReportAnswer },
+    errors: [400, 401, 403, 404],
+  }),
+  getTrustDrift: defineRoute({
+    method: 'GET',
+    path: '/api/v1/trust-scores/{agent_id}/drift',
+    auth: 'owner',
+    tags,
+    summary: 'Per-dimension PSI drift of the window against the baseline (SPEC §4.12)',
+    params: TrustAgentParams,
+    query: TrustDriftQuery,
+    responses: { 200: TrustDrift },
+    errors: [400, 401, 403, 404],
+  }),
+  recalibrateTrustDrift: defineRoute({
+    method: 'POST',
+    path: '/api/v1/trust-scores/{agent_id}/drift/recalibrate',
+    auth: 'owner',
+    tags,
+    summary: "Replace the agent's drift baselines with its most recent 30 days",
+    params: TrustAgentParams,
+    responses: { 200: TrustDriftRecalibration },
+    errors: [400, 401, 403, 404, 409],
+  }),
+};

@@ -903,49 +903,19 @@ export interface CredentialVerification {
 // ---------------------------------------------------------------- decisions (SPEC §2.4, §2.16, §4.15; DESIGN §8.4, §8.19)
 export type { CreateDecisionRequest, Decision, DecisionListQuery, DecisionPage, DecisionResponseEvent, DecisionStatus, ResolveDecisionRequest } from '@parley/protocol';
 
-/** A stored telemetry span (SPEC §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
-export interface TelemetrySpan {
-  id: string;
-  device_id: string;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: number;
-  start_time: string;
-  end_time: string;
-  duration_us: number;
-  status: 'unset' | 'ok' | 'error';
-  status_message: string | null;
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-  received_at: string;
-}
-
-/** A page of spans, newest first; pass `next_cursor` as `cursor`. */
-export interface TelemetrySpanPage {
-  spans: TelemetrySpan[];
-  next_cursor: string | null;
-}
-
-/** `GET /api/v1/telemetry/{hub_id}` filters (`since` inclusive, `until` exclusive, on start_time). */
-export interface TelemetryQuery {
-  name?: string;
-  trace_id?: string;
-  status?: 'unset' | 'ok' | 'error';
-  since?: string;
-  until?: string;
-  cursor?: string;
-  limit?: number;
-}
-
-/** `GET /api/v1/telemetry/{hub_id}/summary`: per span name over [since, until) (durations µs). */
-export interface TelemetrySummary {
-  device_id: string;
-  since: string;
-  until: string;
-  spans: { name: string; count: number; error_count: number; error_rate: number; p50_duration_us: number; p95_duration_us: number }[];
-}
+// ---------------------------------------------------------------- telemetry (SPEC §2.15, §4.14; DESIGN §8.18)
+export type {
+  DashboardActivityQuery,
+  OtlpExportRequest,
+  OtlpExportResponse,
+  SpanStatus,
+  TelemetryQuery,
+  TelemetrySpan,
+  TelemetrySpanPage,
+  TelemetrySummary,
+  TelemetrySummaryEntry,
+  TelemetrySummaryQuery,
+} from '@parley/protocol';
 
 // ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)
 
@@ -990,384 +960,68 @@ export interface ScanRuleVersion {
   created_at: string;
 }
 
-/** One audit event (DESIGN §8.22); `hash = BLAKE2b-256(prev_hash || JCS(event))`, the first `prev_hash` is 64 zeros. */
-export interface AuditEvent {
-  event_id: string;
-  /** One of the documented types, e.g. `invite.created`, `device.revoked`, `api_key.rotated`. */
-  type: string;
-  actor: string;
-  subject: string | null;
-  data: unknown;
-  created_at: string;
-  prev_hash: string;
-  hash: string;
-}
-
-/** `GET /api/v1/audit/events` query: filters (times ISO 8601, inclusive), `cursor` and `limit` (1-200, default 50). */
-export interface AuditEventQuery {
-  type?: string;
-  actor?: string;
-  subject?: string;
-  since?: string;
-  until?: string;
-  cursor?: string;
-  limit?: number;
-}
-
-/** A page of audit events, newest first; `next_cursor` is null on the last page. */
-export interface AuditEventPage {
-  events: AuditEvent[];
-  next_cursor: string | null;
-}
-
-/** `GET /api/v1/audit/verify` answer. */
-export interface AuditChainVerdict {
-  valid: boolean;
-  checked: number;
-  first_broken: { seq: number; event_id: string; reason: string } | null;
-}
+// ---------------------------------------------------------------- audit log (SPEC §4.14; DESIGN §8.10, §8.22)
+export type { AuditChainVerdict, AuditEvent, AuditEventPage, AuditEventQuery, AuditEventType } from '@parley/protocol';
 
 // ---------------------------------------------------------------- trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21)
 
 // TrustWindow and TrustDimension: see the verification section above.
-
-/** One value per trust dimension (SPEC §2.9). */
-export type TrustDimensionMap<T> = Record<TrustDimension, T>;
-
-/** Where a dimension score came from (SPEC §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
-export type TrustScoreSource = 'telemetry' | 'fleet_median' | 'warmup';
-
-/**
- * `GET /api/v1/trust-scores/{agent_id}` (SPEC §2.9, §4.12; DESIGN §8.21): an agent's current score
- * for a window. Scores are 0..1; `percentile` is the 0..100 rank in the tenant fleet; `agent_id`
- * is always the device id (the route also accepts the hub address).
- */
-export interface TrustScore {
-  agent_id: string;
-  hub_address: string | null;
-  window: TrustWindow;
-  composite_score: number;
-  tier: TrustTier;
-  dimensions: TrustDimensionMap<number>;
-  percentile: number;
-  computed_at: string;
-  sources: TrustDimensionMap<TrustScoreSource>;
-}
-
-/** Query of `GET /trust-scores/fleet`, `/trust-scores/{agent_id}` and `…/drift` (DESIGN §8.14): the window (default `7d`; `30d` for drift). */
-export interface TrustWindowQuery {
-  window?: TrustWindow;
-}
-
-/** `GET /api/v1/trust-scores/fleet` (DESIGN §8.14): each agent's latest score and per-dimension statistics (null without scored agents). */
-export interface TrustFleet {
-  window: TrustWindow;
-  /** The latest recompute, null before the first one. */
-  computed_at: string | null;
-  count: number;
-  agents: Array<{ agent_id: string; hub_address: string | null; composite_score: number; tier: TrustTier; percentile: number }>;
-  dimensions: TrustDimensionMap<{ median: number | null; stddev: number | null; mean: number | null }>;
-}
-
-/** `POST /api/v1/trust-scores/recompute` (SPEC §4.12; DESIGN §8.14): the trust engine run summary (counts; `duration_ms` in milliseconds). */
-export interface TrustRecomputeSummary {
-  computed_at: string;
-  /** Agents scored. */
-  agents: number;
-  /** `trust_snapshots` rows written (one per agent and window). */
-  snapshots: number;
-  /** Per-day dimension rows upserted. */
-  daily_scores: number;
-  /** Drift baselines established by this run. */
-  baselines: number;
-  /** Tier changes applied by this run. */
-  tier_changes: number;
-  duration_ms: number;
-}
-
-/** A tier change of an agent (SPEC §3.3; tiers lowercase, DESIGN §8.21). */
-export interface TrustTierChange {
-  from_tier: string;
-  to_tier: string;
-  reason: string;
-  changed_at: string;
-}
-
-/** `GET /api/v1/trust-scores/{agent_id}/history` (SPEC §4.12): the agent's 7-day scores over `days` days, oldest first, with its tier changes. */
-export interface TrustHistory {
-  agent_id: string;
-  days: number;
-  history: Array<{ computed_at: string; composite_score: number; tier: TrustTier; dimensions: TrustDimensionMap<number> }>;
-  tier_changes: TrustTierChange[];
-}
-
-/** A drift baseline period (SPEC §4.12): dates `YYYY-MM-DD` (UTC); `reason` is `initial` or `recalibrated`. */
-export interface TrustDriftBaseline {
-  window_start: string;
-  window_end: string;
-  established_at: string;
-  reason: string;
-}
-
-/**
- * `GET /api/v1/trust-scores/{agent_id}/drift` (SPEC §4.12; DESIGN §8.14): per-dimension PSI of the
- * window against the baseline (null for a dimension without baseline); `alert` when some dimension
- * drifted significantly (PSI > 0.25).
- */
-export interface TrustDrift {
-  agent_id: string;
-  window: TrustWindow;
-  baseline: TrustDriftBaseline | null;
-  dimensions: TrustDimensionMap<{ psi: number; status: 'stable' | 'moderate' | 'significant'; baseline_samples: number; current_samples: number } | null>;
-  alert: boolean;
-  computed_at: string;
-}
-
-/** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (SPEC §4.12): the new baseline (the most recent 30 days) with its per-dimension histogram bins. */
-export interface TrustDriftRecalibration {
-  agent_id: string;
-  baseline: TrustDriftBaseline;
-  dimensions: TrustDimensionMap<{ bins: number[]; samples: number } | null>;
-}
-
-/** One window's score in a {@link TrustReport}. */
-export interface TrustReportScore {
-  composite_score: number;
-  dimensions: TrustDimensionMap<number>;
-  percentile: number;
-  computed_at: string;
-  sources: TrustDimensionMap<TrustScoreSource>;
-}
-
-/** `GET /api/v1/trust-scores/{agent_id}/report` (SPEC §4.12; DESIGN §8.14): the compliance report (JSON form). */
-export interface TrustReport {
-  report_id: string;
-  generated_at: string;
-  agent: { agent_id: string; hub_address: string | null; did: string | null; display_name: string | null; tier: TrustTier; enrolled_at: string };
-  scores: Record<TrustWindow, TrustReportScore>;
-  tier_changes: TrustTierChange[];
-  policy: { period_days: number; evaluations: number; violations: number; by_outcome: Record<string, number> };
-  drift: TrustDrift;
-  active_grants: number;
-  audit: { period_days: number; events_30d: number; chain_valid: boolean };
-}
+export type {
+  DriftStatus,
+  TrustDimensionDrift,
+  TrustDimensionMap,
+  TrustDrift,
+  TrustDriftBaseline,
+  TrustDriftQuery,
+  TrustDriftRecalibration,
+  TrustFleet,
+  TrustFleetAgent,
+  TrustHistory,
+  TrustHistoryQuery,
+  TrustRecomputeSummary,
+  TrustReport,
+  TrustReportQuery,
+  TrustReportScore,
+  TrustScore,
+  TrustScoreSource,
+  TrustTierChange,
+  TrustWindowQuery,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- Skill Permission Tokens, skill policy (DESIGN §8.6, §8.7)
-
-/** `POST /api/v1/grants` body (DESIGN §8.7): `device_id` is required when an owner issues on the agent's behalf. */
-export interface IssueGrantRequest {
-  /** Skill name (as in a policy scope), 1-100 characters. */
-  skill: string;
-  device_id?: string;
-  /** The `aud` claim; default the service PUBLIC_URL. */
-  audience?: string;
-  /** Shortens the lifetime (seconds, 1-86400; the service caps it at SPT_TTL_SECONDS, default 900). */
-  ttl_seconds?: number;
-}
-
-/** `POST /api/v1/grants` answer (201, DESIGN §8.7): the SPT (compact EdDSA JWS) is returned once and never stored. */
-export interface IssuedGrant {
-  token: string;
-  jti: string;
-  skill: string;
-  tier: TrustTier;
-  audience: string;
-  expires_at: string;
-  /** The agent DID (`sub`). */
-  subject: string;
-  device_id: string;
-}
-
-/** A stored grant (`GET /grants`, `POST /grants/{jti}/revoke`; DESIGN §8.7), never the token. */
-export interface Grant {
-  jti: string;
-  device_id: string;
-  subject: string;
-  skill: string;
-  tier: string;
-  audience: string;
-  /** Owner subject, `device:<id>` or `api_key:<id>`. */
-  issued_by: string;
-  issued_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  revoked_reason: string | null;
-  /** Not revoked and not expired. */
-  active: boolean;
-}
-
-/** `GET /api/v1/grants` query (DESIGN §8.7): `active` true = not revoked nor expired; `limit` 1-200; `cursor` = the previous `next_cursor`. */
-export interface GrantListQuery {
-  device_id?: string;
-  active?: boolean;
-  cursor?: string;
-  limit?: number;
-}
-
-/** A page of grants, newest first (DESIGN §8.7); `next_cursor` is null on the last page. */
-export interface GrantPage {
-  grants: Grant[];
-  next_cursor: string | null;
-}
-
-/** `POST /api/v1/grants/validate` body (DESIGN §8.7): `audience` names the validator and must equal the token's `aud` (RFC 7519 §4.1.3). */
-export interface ValidateGrantRequest {
-  token: string;
-  skill?: string;
-  audience: string;
-}
-
-/** The checks of SPT validation (DESIGN §8.7). */
-export type GrantCheck = 'signature' | 'expiration' | 'revocation' | 'skill' | 'audience';
-
-/** The claims of a valid-signature SPT (DESIGN §8.7); `iat`/`exp` are NumericDates (seconds). */
-export interface GrantClaims {
-  iss: string;
-  sub: string;
-  skill: string;
-  tier: TrustTier;
-  aud: string;
-  jti: string;
-  iat: number;
-  exp: number;
-}
-
-/** `POST /api/v1/grants/validate` answer (DESIGN §8.7): a failing token answers `valid: false` (HTTP 200); `claims` is absent when the signature does not verify. */
-export interface GrantValidation {
-  valid: boolean;
-  checks: Array<{ check: GrantCheck; passed: boolean }>;
-  claims?: GrantClaims;
-}
-
-/** `GET /api/v1/grants/jwks` (DESIGN §8.7): the SPT verification key(s) as a JWK Set (RFC 7517). */
-export interface GrantJwks {
-  keys: Array<{ kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; alg: 'EdDSA'; use: 'sig' }>;
-}
-
-/** The stages of the skill policy pipeline (DESIGN §8.6), in order. */
-export type SkillPipelineStage = 'identity' | 'trust_floor' | 'grant' | 'rate' | 'rules';
-
-/**
- * `POST /api/v1/skills/check` body (DESIGN §8.6): `device_id` is required when an owner checks on
- * the agent's behalf; `target` (hub address or `did:hub:…`) checks a delegation; `args` are never
- * stored nor evaluated; `spt` presents a token, else an active issued grant is looked up.
- */
-export interface SkillCheckRequest {
-  skill: string;
-  device_id?: string;
-  target?: string;
-  tool?: string;
-  model?: string;
-  args?: unknown;
-  spt?: string;
-}
-
-/** `POST /api/v1/skills/check` answer (DESIGN §8.6), HTTP 200 whether allowed or not. */
-export interface SkillCheckResult {
-  allowed: boolean;
-  decided_by: SkillPipelineStage;
-  reason: string;
-  stages: Array<{ stage: SkillPipelineStage; passed: boolean; detail: string }>;
-}
+export type {
+  Grant,
+  GrantCheck,
+  GrantClaims,
+  GrantJwks,
+  GrantListQuery,
+  GrantPage,
+  GrantValidation,
+  IssuedGrant,
+  IssueGrantRequest,
+  RevokeGrantRequest,
+  SkillCheckRequest,
+  SkillCheckResult,
+  SkillPipelineStage,
+  SkillStageOutcome,
+  ValidateGrantRequest,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)
-
-/** Autonomy levels of a shadow session, lowest first (SPEC §2.14). */
-export type ShadowLevel = 'shadow' | 'supervised' | 'autonomous';
-
-/** Shadow session configuration (SPEC §2.14): a count, a 0..1 ratio and hours. */
-export interface ShadowConfig {
-  min_observations: number;
-  agreement_threshold: number;
-  critical_miss_window_hours: number;
-}
-
-/** Evidence of the current level: observations recorded at it since `level_since` (SPEC §2.14). */
-export interface ShadowStats {
-  observations: number;
-  agreed: number;
-  agreement_rate: number;
-  critical_misses: number;
-}
-
-/** A shadow session (SPEC §2.14, §4.17; DESIGN §8.8). */
-export interface ShadowSession {
-  session_id: string;
-  device_id: string;
-  skill_name: string;
-  decision_class: string;
-  config: ShadowConfig;
-  level: ShadowLevel;
-  level_since: string;
-  created_at: string;
-  stats: ShadowStats;
-}
-
-/** `POST /api/v1/shadow/sessions` body (SPEC §4.17): unset config keys take the service defaults. */
-export interface CreateShadowSessionRequest {
-  device_id: string;
-  /** The capability evaluated (1-200 characters). */
-  skill_name: string;
-  /** The type of decision (1-200 characters). */
-  decision_class: string;
-  config?: Partial<ShadowConfig>;
-}
-
-/** `GET /api/v1/shadow/sessions` query (SPEC §4.17): `limit` 1-200; `cursor` = the previous `next_cursor`. */
-export interface ShadowSessionListQuery {
-  device_id?: string;
-  level?: ShadowLevel;
-  cursor?: string;
-  limit?: number;
-}
-
-/** A page of shadow sessions, oldest first; `next_cursor` is null on the last page. */
-export interface ShadowSessionPage {
-  sessions: ShadowSession[];
-  next_cursor: string | null;
-}
-
-/**
- * `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` body (SPEC §4.17; DESIGN §8.8):
- * the actions are compared after trimming, case-insensitively; `critical_miss` marks a
- * disagreement as a critical miss (400 on an agreement).
- */
-export interface RecordShadowDecisionRequest {
-  /** Unique within the session. */
-  observation_id: string;
-  agent_recommendation: { action: string; confidence: number; reasoning?: string };
-  human_decision: { action: string; notes?: string };
-  critical_miss?: boolean;
-}
-
-/** `POST …/record-human-decision` answer (201, SPEC §4.17). */
-export interface ShadowObservation {
-  observation_id: string;
-  agreed: boolean;
-  critical_miss: boolean;
-  level: ShadowLevel;
-  recorded_at: string;
-  stats: ShadowStats;
-}
-
-/** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (SPEC §3.4, §4.17; DESIGN §8.8): the three gates against the current level's evidence. */
-export interface ShadowGraduationCheck {
-  eligible: boolean;
-  current_level: ShadowLevel;
-  /** Null at `autonomous`. */
-  next_level: ShadowLevel | null;
-  gates: {
-    min_observations: { required: number; actual: number; met: boolean };
-    agreement_threshold: { required: number; actual: number; met: boolean };
-    critical_miss_window: { window_hours: number; misses: number; met: boolean };
-  };
-}
-
-/** `POST /api/v1/shadow/sessions/{session_id}/demote` body (SPEC §4.17): a lower level and a reason (1-500 characters). */
-export interface DemoteShadowSessionRequest {
-  level: ShadowLevel;
-  reason: string;
-}
+export type {
+  CreateShadowSessionRequest,
+  DemoteShadowSessionRequest,
+  RecordShadowDecisionRequest,
+  ShadowConfig,
+  ShadowConfigInput,
+  ShadowGraduationCheck,
+  ShadowLevel,
+  ShadowObservation,
+  ShadowSession,
+  ShadowSessionListQuery,
+  ShadowSessionPage,
+  ShadowStats,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- federation agreements (SPEC §2.12, §4.13)
 

@@ -4,6 +4,7 @@
  * {@link AuditService} answers the owner's queries and recomputes the chain.
  */
 import { randomUUID } from 'node:crypto';
+import type { AuditEvent, AuditEventPage, AuditEventQuery } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
@@ -45,29 +46,6 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
   });
 }
 
-/** An audit event as answered by `GET /audit/events` (DESIGN §8.22). */
-export interface AuditEventOut {
-  event_id: string;
-  type: string;
-  actor: string;
-  subject: string | null;
-  data: unknown;
-  created_at: string;
-  prev_hash: string;
-  hash: string;
-}
-
-/** Query of `GET /audit/events`: filters, `cursor` (a previous `next_cursor`) and `limit` (default 50). */
-export interface AuditQuery {
-  type?: string;
-  actor?: string;
-  subject?: string;
-  since?: string;
-  until?: string;
-  cursor?: string;
-  limit?: number;
-}
-
 const toChainRow = (r: repo.AuditRow): ChainRow => ({
   event_id: r.id,
   tenant_id: r.tenantId,
@@ -81,7 +59,7 @@ const toChainRow = (r: repo.AuditRow): ChainRow => ({
   hash: r.hash,
 });
 
-const toOut = (r: repo.AuditRow): AuditEventOut => ({
+const toOut = (r: repo.AuditRow): AuditEvent => ({
   event_id: r.id,
   type: r.type,
   actor: r.actor,
@@ -108,7 +86,7 @@ export class AuditService {
   constructor(private readonly db: Db) {}
 
   /** Newest first; `next_cursor` is the last answered event's `seq` when more may follow, else null. */
-  async list(tenantId: string, q: AuditQuery): Promise<{ events: AuditEventOut[]; next_cursor: string | null }> {
+  async list(tenantId: string, q: AuditEventQuery): Promise<AuditEventPage> {
     if (q.cursor !== undefined && !/^[1-9]\d{0,14}$/.test(q.cursor)) throw badRequest('cursor must be a next_cursor value');
     const limit = q.limit ?? 50;
     const rows = await withTenant(this.db, tenantId, (tx) =>

@@ -24,6 +24,7 @@
  * another tenant, and in the rules stage `senderRatePerMinute` = the caller's checks of this
  * skill in the current minute (so `rate_per_minute_over` reads the skill-check rate).
  */
+import { SKILL_PIPELINE_STAGES, type SkillCheckResult as WireSkillCheckResult, type SkillPipelineStage, type SkillStageOutcome } from '@parley/protocol';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Tx } from '../../db/client.js';
 import { switchTenant } from '../../db/tenant.js';
@@ -38,9 +39,9 @@ import { asTier, NEUTRAL_SCORE } from '../trust/types.js';
 import { activeGrantFor, getGrant } from './repo.js';
 import type { SptTokens } from './tokens.js';
 
-/** The stages in evaluation order (DESIGN §8.6). */
-export const PIPELINE_STAGES = ['identity', 'trust_floor', 'grant', 'rate', 'rules'] as const;
-export type PipelineStage = (typeof PIPELINE_STAGES)[number];
+/** The stages in evaluation order (DESIGN §8.6): the contract's `SKILL_PIPELINE_STAGES`. */
+export const PIPELINE_STAGES = SKILL_PIPELINE_STAGES;
+export type PipelineStage = SkillPipelineStage;
 
 /** The stages an SPT issuance runs (POST /grants): no grant (it is being issued) and no rate. */
 export const ISSUE_STAGES: readonly PipelineStage[] = ['identity', 'trust_floor', 'rules'];
@@ -49,22 +50,14 @@ export const ISSUE_STAGES: readonly PipelineStage[] = ['identity', 'trust_floor'
 export const SKILL_MESSAGE_TYPE = 'skill_invocation';
 
 /** One stage's outcome; `detail` says why (human-readable, never secret). */
-export interface StageOutcome {
-  stage: PipelineStage;
-  passed: boolean;
-  detail: string;
-}
+export type StageOutcome = SkillStageOutcome;
 
 /**
- * The pipeline answer (`POST /skills/check`, `svc_check_policy`): `decided_by` is the first stage
- * that failed, else the last stage run; `reason` is its detail; `stages` lists the stages run.
+ * The pipeline answer (`POST /skills/check`, `svc_check_policy`; the contract's `SkillCheckResult`):
+ * `decided_by` is the first stage that failed, else the last stage run; `reason` is its detail;
+ * `stages` lists the stages run.
  */
-export interface PipelineAnswer {
-  allowed: boolean;
-  decided_by: PipelineStage;
-  reason: string;
-  stages: StageOutcome[];
-}
+export type PipelineAnswer = WireSkillCheckResult;
 
 /** A delegation target after platform-wide address resolution (GrantService.resolveTarget). */
 export interface ResolvedTarget {

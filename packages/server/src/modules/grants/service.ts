@@ -16,6 +16,19 @@
  * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
  */
 import { randomUUID } from 'node:crypto';
+import {
+  GRANT_CHECKS,
+  type Grant,
+  type GrantCheck,
+  type GrantListQuery,
+  type GrantPage,
+  type GrantValidation,
+  type IssuedGrant,
+  type IssueGrantRequest,
+  type SkillCheckRequest,
+  type SkillCheckResult,
+  type ValidateGrantRequest,
+} from '@parley/protocol';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
@@ -26,74 +39,16 @@ import { getDevice } from '../devices/repo.js';
 import { getByAddress } from '../hub/repo.js';
 import { hubDid, normalizeHubAddress } from '../hub/service.js';
 import type { PolicyService } from '../policies/service.js';
-import { asTier, tierRank, type Tier } from '../trust/types.js';
+import { asTier, tierRank } from '../trust/types.js';
 import type { SptKeys } from './keys.js';
-import { checkSkillPolicy, type PipelineAnswer, type PipelineDeps, type ResolvedTarget, type SkillCheckInput } from './pipeline.js';
+import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput } from './pipeline.js';
 import * as repo from './repo.js';
-import type { SptClaims, SptTokens } from './tokens.js';
-
-/** The checks of `POST /grants/validate`, in order. */
-export const GRANT_CHECKS = ['signature', 'expiration', 'revocation', 'skill', 'audience'] as const;
-export type GrantCheck = (typeof GRANT_CHECKS)[number];
+import type { SptTokens } from './tokens.js';
 
 /** Who calls: an owner (naming the agent in `device_id`) or the agent itself (device JWT or API key). */
 export type GrantCaller =
   | { kind: 'owner'; sub: string }
   | { kind: 'agent'; deviceId: string; deviceKind: 'owner' | 'agent'; actor: string };
-
-/** `POST /grants` body. `ttl_seconds` may only shorten the configured lifetime (longer values are capped). */
-export interface IssueInput {
-  skill: string;
-  device_id?: string;
-  audience?: string;
-  ttl_seconds?: number;
-}
-
-/** `POST /grants` answer (201). Times ISO 8601. */
-export interface IssuedGrant {
-  token: string;
-  jti: string;
-  skill: string;
-  tier: Tier;
-  audience: string;
-  expires_at: string;
-  subject: string;
-  device_id: string;
-}
-
-/** A grant as listed (never the token). `active`: not revoked and not expired now. */
-export interface GrantOut {
-  jti: string;
-  device_id: string;
-  subject: string;
-  skill: string;
-  tier: string;
-  audience: string;
-  issued_by: string;
-  issued_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  revoked_reason: string | null;
-  active: boolean;
-}
-
-/** `POST /grants/validate` answer: `claims` only when the signature verifies. */
-export interface ValidationOut {
-  valid: boolean;
-  checks: { check: GrantCheck; passed: boolean }[];
-  claims?: SptClaims;
-}
-
-/** `POST /skills/check` body. `args` is accepted for the tool interface but never stored or evaluated. */
-export interface CheckInput {
-  skill: string;
-  device_id?: string;
-  target?: string;
-  tool?: string;
-  model?: string;
-  args?: unknown;
-  spt?: string;
-}
 
 export interface GrantServiceDeps {
   db: Db;
@@ -112,7 +67,7 @@ export interface GrantServiceDeps {
   policies?: Pick<PolicyService, 'alert'>;
 }
 
-const toGrantOut = (r: repo.SkillGrantRow, now: Date): GrantOut => ({
+const toGrantOut = (r: repo.SkillGrantRow, now: Date): Grant => ({
   jti: r.jti,
   device_id: r.deviceId,
   subject: r.subject,
@@ -155,7 +110,7 @@ export class GrantService {
    * is not an agent; 404 device not in the tenant; 403 an agent naming another device, an owner
    * device's JWT, a pipeline denial (detail `<stage>: <reason>`) or an agent below certified.
    */
-  async issue(tenantId: string, caller: GrantCaller, input: IssueInput): Promise<IssuedGrant> {
+  async issue(tenantId: string, caller: GrantCaller, input: IssueGrantRequest): Promise<IssuedGrant> {
     const deviceId = this.agentDevice(caller, input.device_id);
     const actor = caller.kind === 'owner' ? caller.sub : caller.actor;
     const now = new Date();
@@ -188,7 +143,7 @@ export class GrantService {
   }
 
   /** The tenant's grants, newest first, filtered by agent device and state; cursor-paginated. */
-  list(tenantId: string, q: { device_id?: string; active?: boolean; cursor?: string; limit?: number }): Promise<{ grants: GrantOut[]; next_cursor: string | null }> {
+  list(tenantId: string, q: GrantListQuery): Promise<GrantPage> {
     const after = q.cursor === undefined ? undefined : decodeKeyset(q.cursor);
     const limit = pageLimit(q.limit, this.deps);
     const now = new Date();
@@ -201,7 +156,7 @@ export class GrantService {
   }
 
   /** Put a grant on the revocation list and audit `grant.revoked`. @throws 404 unknown (or another tenant's), 409 already revoked. */
-  revoke(tenantId: string, actor: string, jti: string, reason: string | undefined): Promise<GrantOut> {
+  revoke(tenantId: string, actor: string, jti: string, reason: string | undefined): Promise<Grant> {
     const now = new Date();
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const g = await repo.getGrant(tx, jti.toLowerCase(), true);
@@ -221,7 +176,7 @@ export class GrantService {
    * device is ACTIVE and not deleted, and the hub identity bound to that device is `active` and is
    * still the token's subject.
    */
-  async validate(input: { token: string; skill?: string; audience: string }): Promise<ValidationOut> {
+  async validate(input: ValidateGrantRequest): Promise<GrantValidation> {
     const claims = await this.deps.tokens.verifySignature(input.token);
     if (!claims) return { valid: false, checks: GRANT_CHECKS.map((check) => ({ check, passed: false })) };
     const standing = await crossTenant(this.deps.db, 'SPT validation (DESIGN §8.7): a public third party checks the revocation list by jti', (tx) => repo.grantStanding(tx, claims.jti));
@@ -242,7 +197,7 @@ export class GrantService {
    * @throws 400 owner without `device_id`, a malformed target or the caller as target; 403 an agent
    * naming another device or an owner device's JWT; 404 a device not in the tenant.
    */
-  async check(tenantId: string, caller: GrantCaller, input: CheckInput): Promise<PipelineAnswer> {
+  async check(tenantId: string, caller: GrantCaller, input: SkillCheckRequest): Promise<SkillCheckResult> {
     const deviceId = this.agentDevice(caller, input.device_id);
     const target = input.target !== undefined ? await this.resolveTarget(input.target) : undefined;
     const base: SkillCheckInput = {

@@ -7,6 +7,7 @@
  * `tier` (the agent's tier at issue), `aud` (one string), `jti` (UUID = `skill_grants.jti`),
  * `iat` and `exp` (NumericDate, seconds).
  */
+import type { GrantClaims } from '@parley/protocol';
 import { compactVerify, SignJWT } from 'jose';
 import { UUID_RE } from '../../lib/ids.js';
 import { TIERS, type Tier } from '../trust/types.js';
@@ -15,17 +16,8 @@ import type { SptKeys } from './keys.js';
 /** The JOSE `typ` header of an SPT. */
 export const SPT_TYP = 'spt+jwt';
 
-/** The claims of an SPT (times in seconds since the epoch). */
-export interface SptClaims {
-  iss: string;
-  sub: string;
-  skill: string;
-  tier: Tier;
-  aud: string;
-  jti: string;
-  iat: number;
-  exp: number;
-}
+/** The claims of an SPT (times in seconds since the epoch): the contract's `GrantClaims`. */
+export type SptClaims = GrantClaims;
 
 const isString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;

@@ -11,23 +11,19 @@
  *   miss does not wipe the miss: the cool-down runs its full length.
  */
 
-/** Autonomy levels, lowest first (SPEC §3.4). */
-export const SHADOW_LEVELS = ['shadow', 'supervised', 'autonomous'] as const;
-/** One autonomy level. */
-export type ShadowLevel = (typeof SHADOW_LEVELS)[number];
+import { SHADOW_DEFAULT_CONFIG, SHADOW_LEVELS, type ShadowConfig, type ShadowGraduationCheck, type ShadowLevel } from '@parley/protocol';
 
-/** Session configuration (SPEC §2.14): counts, a 0..1 ratio, and hours. */
-export interface ShadowConfig {
-  /** Observations (at the current level) required before graduation; integer >= 1. */
-  min_observations: number;
-  /** Required agreement rate, 0..1; met when the rate meets or exceeds it. */
-  agreement_threshold: number;
-  /** Hours (> 0) before `now` in which no critical miss may have been recorded. */
-  critical_miss_window_hours: number;
-}
+/**
+ * Levels (lowest first, SPEC §3.4) and the session configuration (SPEC §2.14: `min_observations`
+ * an integer >= 1 of observations at the current level required before graduation;
+ * `agreement_threshold` the required agreement rate 0..1, met when the rate meets or exceeds it;
+ * `critical_miss_window_hours` the hours (> 0) before `now` in which no critical miss may have been
+ * recorded) are on the wire: the contract (`@parley/protocol`) defines them.
+ */
+export { SHADOW_LEVELS, type ShadowConfig, type ShadowLevel };
 
-/** Defaults of DESIGN §8.8. */
-export const DEFAULT_CONFIG: Readonly<ShadowConfig> = Object.freeze({ min_observations: 50, agreement_threshold: 0.9, critical_miss_window_hours: 168 });
+/** Defaults of DESIGN §8.8 (the contract's `SHADOW_DEFAULT_CONFIG`). */
+export const DEFAULT_CONFIG: Readonly<ShadowConfig> = SHADOW_DEFAULT_CONFIG;
 
 const HOUR_MS = 3_600_000;
 
@@ -107,17 +103,8 @@ export function tally(observations: readonly ObservationFacts[], s: LevelState, 
   return e;
 }
 
-/** The graduation-check answer, exactly SPEC §4.17. */
-export interface GraduationCheck {
-  eligible: boolean;
-  current_level: ShadowLevel;
-  next_level: ShadowLevel | null;
-  gates: {
-    min_observations: { required: number; actual: number; met: boolean };
-    agreement_threshold: { required: number; actual: number; met: boolean };
-    critical_miss_window: { window_hours: number; misses: number; met: boolean };
-  };
-}
+/** The graduation-check answer, exactly SPEC §4.17 (the contract's `ShadowGraduationCheck`). */
+export type GraduationCheck = ShadowGraduationCheck;
 
 /**
  * Evaluate the three gates (SPEC §3.4: all must hold at once; "meets or exceeds"). At

@@ -14,6 +14,16 @@
  * would otherwise leave it uncounted), and `level_since` never moves backwards.
  */
 import { randomUUID } from 'node:crypto';
+import type {
+  CreateShadowSessionRequest,
+  DemoteShadowSessionRequest,
+  RecordShadowDecisionRequest,
+  ShadowObservation,
+  ShadowSession,
+  ShadowSessionListQuery,
+  ShadowSessionPage,
+  ShadowStats,
+} from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
@@ -34,68 +44,6 @@ import {
 } from './gates.js';
 import * as repo from './repo.js';
 
-/** Evidence of the current level (observations since `level_since` at that level). */
-export interface SessionStats {
-  observations: number;
-  agreed: number;
-  /** agreed / observations, 0 when there are none. */
-  agreement_rate: number;
-  critical_misses: number;
-}
-
-/** A session as answered by every session route. Times are ISO 8601. */
-export interface SessionOut {
-  session_id: string;
-  device_id: string;
-  skill_name: string;
-  decision_class: string;
-  config: ShadowConfig;
-  level: ShadowLevel;
-  level_since: string;
-  created_at: string;
-  stats: SessionStats;
-}
-
-/** `POST /shadow/sessions` body; omitted config values take {@link DEFAULT_CONFIG}. */
-export interface CreateInput {
-  device_id: string;
-  skill_name: string;
-  decision_class: string;
-  config?: Partial<ShadowConfig>;
-}
-
-/** `POST /shadow/sessions/{id}/record-human-decision` body (confidence 0..1). */
-export interface RecordInput {
-  observation_id: string;
-  agent_recommendation: { action: string; confidence: number; reasoning?: string };
-  human_decision: { action: string; notes?: string };
-  critical_miss?: boolean;
-}
-
-/** The record answer: the comparison, the level recorded at, and the level's stats afterwards. */
-export interface RecordOut {
-  observation_id: string;
-  agreed: boolean;
-  critical_miss: boolean;
-  level: ShadowLevel;
-  recorded_at: string;
-  stats: SessionStats;
-}
-
-/** `POST /shadow/sessions/{id}/demote` body: a level strictly below the current one, reason 1..500 chars. */
-export interface DemoteInput {
-  level: ShadowLevel;
-  reason: string;
-}
-
-/** List filters and paging (cursor = a previous `next_cursor`). */
-export interface ListQuery {
-  device_id?: string;
-  level?: ShadowLevel;
-  cursor?: string;
-  limit?: number;
-}
-
 export interface ShadowServiceDeps {
   db: Db;
   listDefault: number;
@@ -106,7 +54,7 @@ export interface ShadowServiceDeps {
 
 const NO_STATS: repo.LevelStats = { observations: 0, agreed: 0, criticalMisses: 0 };
 
-const toStats = (s: repo.LevelStats = NO_STATS): SessionStats => ({
+const toStats = (s: repo.LevelStats = NO_STATS): ShadowStats => ({
   observations: s.observations,
   agreed: s.agreed,
   agreement_rate: agreementRate(s.agreed, s.observations),
@@ -119,7 +67,7 @@ const configOf = (r: repo.SessionRow): ShadowConfig => ({
   critical_miss_window_hours: r.criticalMissWindowHours,
 });
 
-const toOut = (r: repo.SessionRow, stats?: repo.LevelStats): SessionOut => ({
+const toOut = (r: repo.SessionRow, stats?: repo.LevelStats): ShadowSession => ({
   session_id: r.id,
   device_id: r.deviceId,
   skill_name: r.skillName,
@@ -154,7 +102,7 @@ export class ShadowService {
    * REVOKED agent; 409 when the agent already has a session for this skill_name and
    * decision_class. Audited `shadow_session.created`.
    */
-  async create(tenantId: string, actor: string, input: CreateInput): Promise<SessionOut> {
+  async create(tenantId: string, actor: string, input: CreateShadowSessionRequest): Promise<ShadowSession> {
     const skillName = text(input.skill_name, 'skill_name');
     const decisionClass = text(input.decision_class, 'decision_class');
     const config: ShadowConfig = { ...DEFAULT_CONFIG, ...input.config };
@@ -193,7 +141,7 @@ export class ShadowService {
   }
 
   /** Sessions of the tenant, oldest first, `{sessions, next_cursor}` (null on the last page). */
-  list(tenantId: string, q: ListQuery): Promise<{ sessions: SessionOut[]; next_cursor: string | null }> {
+  list(tenantId: string, q: ShadowSessionListQuery): Promise<ShadowSessionPage> {
     const after = q.cursor === undefined ? undefined : decodeKeyset(q.cursor);
     const limit = pageLimit(q.limit, this.deps);
     return withTenant(this.deps.db, tenantId, async (tx) => {
@@ -206,7 +154,7 @@ export class ShadowService {
   }
 
   /** One session with its current-level stats; 404 when unknown or another tenant's. */
-  get(tenantId: string, id: string): Promise<SessionOut> {
+  get(tenantId: string, id: string): Promise<ShadowSession> {
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id);
       if (!s) throw notFound('shadow session');
@@ -221,7 +169,7 @@ export class ShadowService {
    * `observation_id` in the session is 409; unknown session 404. A critical miss is audited
    * (`shadow_session.observation_recorded`); ordinary observations are not.
    */
-  async record(tenantId: string, actor: string, id: string, input: RecordInput): Promise<RecordOut> {
+  async record(tenantId: string, actor: string, id: string, input: RecordShadowDecisionRequest): Promise<ShadowObservation> {
     const observationId = text(input.observation_id, 'observation_id');
     const agentAction = text(input.agent_recommendation.action, 'agent_recommendation.action');
     const humanAction = text(input.human_decision.action, 'human_decision.action');
@@ -277,7 +225,7 @@ export class ShadowService {
    * failing gates otherwise; on success level_since = now (read after the lock, never before the
    * current level_since), audited `shadow_session.graduated`.
    */
-  async graduate(tenantId: string, actor: string, id: string): Promise<SessionOut> {
+  async graduate(tenantId: string, actor: string, id: string): Promise<ShadowSession> {
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id, 'update');
       if (!s) throw notFound('shadow session');
@@ -306,7 +254,7 @@ export class ShadowService {
    * Demote to `input.level`, strictly below the current level (400 otherwise, so always 400 at
    * `shadow`); level_since = now (as in {@link graduate}); audited `shadow_session.demoted` with the reason.
    */
-  async demote(tenantId: string, actor: string, id: string, input: DemoteInput): Promise<SessionOut> {
+  async demote(tenantId: string, actor: string, id: string, input: DemoteShadowSessionRequest): Promise<ShadowSession> {
     const reason = text(input.reason, 'reason');
     return withTenant(this.deps.db, tenantId, async (tx) => {
       const s = await repo.getSession(tx, id, 'update');
@@ -325,7 +273,7 @@ export class ShadowService {
     });
   }
 
-  private async withStats(tx: Tx, s: repo.SessionRow): Promise<SessionOut> {
+  private async withStats(tx: Tx, s: repo.SessionRow): Promise<ShadowSession> {
     return toOut(s, (await repo.levelStats(tx, [s.id])).get(s.id));
   }
 

@@ -8,6 +8,7 @@
  *   opentelemetry/proto/{collector/trace,trace,common,resource}/v1). Decoded messages are turned into
  *   the JSON mapping, so one validator ({@link toSpans}) serves both.
  */
+import { OTLP_PROTOBUF_MEDIA_TYPE } from '@parley/protocol';
 import protobuf from 'protobufjs';
 import { badRequest } from '../../lib/errors.js';
 
@@ -15,7 +16,8 @@ import { badRequest } from '../../lib/errors.js';
 export const MAX_SPANS_PER_REQUEST = 5000;
 /** The largest accepted request body, in bytes (either encoding). */
 export const MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024;
-export const OTLP_PROTOBUF = 'application/x-protobuf';
+/** The protobuf media type (the contract's `OTLP_PROTOBUF_MEDIA_TYPE`). */
+export const OTLP_PROTOBUF = OTLP_PROTOBUF_MEDIA_TYPE;
 
 const PROTO = `
 syntax = "proto3";

@@ -5,6 +5,7 @@
  * tenant's agent is invisible (404).
  */
 import { randomUUID } from 'node:crypto';
+import { SPAN_STATUSES, type DashboardActivityQuery, type TelemetryQuery, type TelemetrySpan, type TelemetrySpanPage, type TelemetrySummary, type TelemetrySummaryQuery } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
@@ -14,50 +15,7 @@ import { toSpans } from './otlp.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit, parseTimestamp } from '../../lib/paging.js';
 
-export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
-export type SpanStatus = (typeof SPAN_STATUSES)[number];
-
-/** A stored span as answered (times ISO 8601; `duration_us` microseconds). */
-export interface SpanOut {
-  id: string;
-  device_id: string;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: number;
-  start_time: string;
-  end_time: string;
-  duration_us: number;
-  status: SpanStatus;
-  status_message: string | null;
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-  received_at: string;
-}
-
-/** Per-name summary entry (`error_rate` in [0, 1]; durations in whole µs, continuous percentiles rounded). */
-export interface SummaryEntry {
-  name: string;
-  count: number;
-  error_count: number;
-  error_rate: number;
-  p50_duration_us: number;
-  p95_duration_us: number;
-}
-
-/** Query filters of `GET /telemetry/{hub_id}` (since/until on start_time, until exclusive). */
-export interface SpanQuery {
-  name?: string;
-  trace_id?: string;
-  status?: SpanStatus;
-  since?: string;
-  until?: string;
-  cursor?: string;
-  limit?: number;
-}
-
-const toOut = (s: repo.SpanRow): SpanOut => ({
+const toOut = (s: repo.SpanRow): TelemetrySpan => ({
   id: s.id,
   device_id: s.deviceId,
   trace_id: s.traceId,
@@ -94,7 +52,7 @@ export class TelemetryService {
   }
 
   /** An agent's spans, newest first, keyset-paginated (`next_cursor`). 404 for an unknown agent. */
-  async list(tenantId: string, hubId: string, q: SpanQuery): Promise<{ spans: SpanOut[]; next_cursor: string | null }> {
+  async list(tenantId: string, hubId: string, q: TelemetryQuery): Promise<TelemetrySpanPage> {
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const deviceId = await this.agentOf(tx, hubId);
       return this.page(tx, { deviceId, name: q.name, traceId: q.trace_id?.toLowerCase(), statusCode: q.status ? SPAN_STATUSES.indexOf(q.status) : undefined, ...this.window(q) }, q);
@@ -102,12 +60,12 @@ export class TelemetryService {
   }
 
   /** Recent spans across the tenant's agents (`GET /dashboard/activity`), newest first. */
-  activity(tenantId: string, q: { cursor?: string; limit?: number }): Promise<{ spans: SpanOut[]; next_cursor: string | null }> {
+  activity(tenantId: string, q: DashboardActivityQuery): Promise<TelemetrySpanPage> {
     return withTenant(this.opts.db, tenantId, (tx) => this.page(tx, {}, q));
   }
 
   /** Per-name count, error rate and p50/p95 duration over [since, until) (default: the last 24 h). */
-  async summary(tenantId: string, hubId: string, q: { since?: string; until?: string }): Promise<{ device_id: string; since: string; until: string; spans: SummaryEntry[] }> {
+  async summary(tenantId: string, hubId: string, q: TelemetrySummaryQuery): Promise<TelemetrySummary> {
     const until = time(q.until, 'until') ?? new Date();
     const since = time(q.since, 'since') ?? new Date(until.getTime() - DAY_MS);
     if (since >= until) throw badRequest('since must be before until');
@@ -127,7 +85,7 @@ export class TelemetryService {
     return { since: time(q.since, 'since'), until: time(q.until, 'until') };
   }
 
-  private async page(tx: Tx, f: repo.SpanFilter, q: { cursor?: string; limit?: number }) {
+  private async page(tx: Tx, f: repo.SpanFilter, q: DashboardActivityQuery): Promise<TelemetrySpanPage> {
     const limit = pageLimit(q.limit, this.opts);
     const before = q.cursor ? decodeKeyset(q.cursor) : undefined;
     const rows = await repo.listSpans(tx, { ...f, before: before && { startTime: before.at, id: before.id } }, limit + 1);

@@ -18,53 +18,19 @@
  *   `recalibrated`, `established_by` = the owner's subject, audited as
  *   `trust.baseline_recalibrated`; 409 when that window has too little data.
  */
+import type { TrustDimensionDrift, TrustDrift, TrustDriftBaseline, TrustDriftRecalibration } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict } from '../../lib/errors.js';
 import { appendAudit } from '../audit/service.js';
 import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
 import { getDevice } from '../devices/repo.js';
-import { BASELINE_DAYS, BASELINE_MIN_COVERAGE, baselineFor, binProportions, chooseBaselineWindow, driftStatus, psi, PSI_BINS, type DailyDimensionRow, type DriftStatus } from './psi.js';
+import { BASELINE_DAYS, BASELINE_MIN_COVERAGE, baselineFor, binProportions, chooseBaselineWindow, driftStatus, psi, PSI_BINS, type DailyDimensionRow } from './psi.js';
 import * as q from './query-repo.js';
 import { utcDay, windowStartDay } from './days.js';
 import { TRUST_DIMENSIONS, WINDOW_DAYS, type DimensionScores, type TrustDimension, type TrustWindow } from './types.js';
 
-/** The baseline an answer is relative to (days `YYYY-MM-DD`, UTC; `established_at` ISO 8601). */
-export interface BaselineOut {
-  window_start: string;
-  window_end: string;
-  established_at: string;
-  /** `initial` (engine) | `recalibrated` (manual). */
-  reason: string;
-}
-
-/** One dimension's drift: PSI ≥ 0 and its status; sample counts are days with a value. */
-export interface DimensionDriftOut {
-  psi: number;
-  status: DriftStatus;
-  baseline_samples: number;
-  current_samples: number;
-}
-
-/** `GET /trust-scores/{agent_id}/drift` (module comment). */
-export interface DriftOut {
-  agent_id: string;
-  window: TrustWindow;
-  baseline: BaselineOut | null;
-  dimensions: Record<TrustDimension, DimensionDriftOut | null>;
-  /** True when some dimension's status is `significant` (SPEC §4.12 "alert triggered"). */
-  alert: boolean;
-  computed_at: string;
-}
-
-/** `POST /trust-scores/{agent_id}/drift/recalibrate`: the new baseline and, per dimension, its bins and sample count (null: no values in the window). */
-export interface RecalibrateOut {
-  agent_id: string;
-  baseline: BaselineOut;
-  dimensions: Record<TrustDimension, { bins: number[]; samples: number } | null>;
-}
-
-const baselineOut = (r: q.BaselineRow): BaselineOut => ({ window_start: r.windowStart, window_end: r.windowEnd, established_at: r.establishedAt.toISOString(), reason: r.reason });
+const baselineOut = (r: q.BaselineRow): TrustDriftBaseline => ({ window_start: r.windowStart, window_end: r.windowEnd, established_at: r.establishedAt.toISOString(), reason: r.reason });
 
 /** A stored `bins` value usable as PSI's expected side ({@link PSI_BINS} finite proportions). */
 const isBins = (v: unknown): v is number[] => Array.isArray(v) && v.length === PSI_BINS && v.every((x) => typeof x === 'number' && Number.isFinite(x));
@@ -83,10 +49,10 @@ export function toDailyDimensionRows(rows: readonly q.DailyScoreRow[]): DailyDim
  * Drift of one agent from its baselines and its daily rows of the window (pure; module comment).
  * `daily` must already be limited to the window.
  */
-export function computeDrift(agentId: string, window: TrustWindow, baselines: readonly q.BaselineRow[], daily: readonly q.DailyScoreRow[], now: Date): DriftOut {
+export function computeDrift(agentId: string, window: TrustWindow, baselines: readonly q.BaselineRow[], daily: readonly q.DailyScoreRow[], now: Date): TrustDrift {
   const rows = toDailyDimensionRows(daily);
   const byDim = new Map(baselines.map((b) => [b.dimension, b]));
-  const dimensions = {} as Record<TrustDimension, DimensionDriftOut | null>;
+  const dimensions = {} as Record<TrustDimension, TrustDimensionDrift | null>;
   for (const d of TRUST_DIMENSIONS) {
     const base = byDim.get(d);
     const bins = base?.bins;
@@ -110,7 +76,7 @@ export function computeDrift(agentId: string, window: TrustWindow, baselines: re
 }
 
 /** Drift of a resolved agent over `window` (inside the caller's tenant transaction). */
-export async function agentDrift(tx: Tx, agent: AgentRef, window: TrustWindow, now: Date): Promise<DriftOut> {
+export async function agentDrift(tx: Tx, agent: AgentRef, window: TrustWindow, now: Date): Promise<TrustDrift> {
   const baselines = await q.baselinesOf(tx, agent.device.id);
   const daily = baselines.length === 0 ? [] : await q.dailyScores(tx, agent.device.id, windowStartDay(now, WINDOW_DAYS[window]));
   return computeDrift(agent.device.id, window, baselines, daily, now);
@@ -124,7 +90,7 @@ export class TrustDriftService {
   }
 
   /** `GET /trust-scores/{agent_id}/drift`. @throws 404 when `agentRef` names no agent of the tenant. */
-  drift(tenantId: string, agentRef: string, window: TrustWindow): Promise<DriftOut> {
+  drift(tenantId: string, agentRef: string, window: TrustWindow): Promise<TrustDrift> {
     return withTenant(this.opts.db, tenantId, async (tx) => agentDrift(tx, await resolveAgent(tx, agentRef), window, this.now()));
   }
 
@@ -133,7 +99,7 @@ export class TrustDriftService {
    * device row is locked for the transaction, so concurrent recalibrations apply one after the other.
    * @throws 404 as {@link drift}; 409 when the 30 days ending at the last complete day with a row hold too little data.
    */
-  recalibrate(tenantId: string, sub: string, agentRef: string): Promise<RecalibrateOut> {
+  recalibrate(tenantId: string, sub: string, agentRef: string): Promise<TrustDriftRecalibration> {
     const now = this.now();
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const agent = await resolveAgent(tx, agentRef);
@@ -147,7 +113,7 @@ export class TrustDriftService {
           `not enough data to recalibrate: at least ${need} of the ${BASELINE_DAYS} days ending at the agent's last complete scored day need daily trust scores (${rows.length} complete day(s) recorded in all; today does not count until it is over)`,
         );
       }
-      const dimensions = {} as RecalibrateOut['dimensions'];
+      const dimensions = {} as TrustDriftRecalibration['dimensions'];
       const inserts: Parameters<typeof q.replaceBaselines>[2] = [];
       for (const d of TRUST_DIMENSIONS) {
         const b = baselineFor(chosen.rows, d);

@@ -4,6 +4,7 @@
  * the interpretation thresholds, and the choice of the per-dimension baseline window. Pure: no I/O,
  * no clock (days are `YYYY-MM-DD` strings supplied by the caller).
  */
+import type { DriftStatus } from '@parley/protocol';
 import type { DimensionScores, TrustDimension } from './types.js';
 
 /** Number of equal-width bins over [0,1]: bin i = [i/10, (i+1)/10), the last one closed ([0.9, 1.0]). */
@@ -73,7 +74,7 @@ export function psi(expected: readonly number[], actual: readonly number[]): num
 }
 
 /** SPEC §4.12 interpretation of a PSI value. */
-export type DriftStatus = 'stable' | 'moderate' | 'significant';
+export type { DriftStatus };
 
 /** PSI < 0.1 → stable; 0.1 ≤ PSI ≤ 0.25 → moderate (monitor); PSI > 0.25 → significant (alert). NaN → significant. */
 export function driftStatus(value: number): DriftStatus {

@@ -13,6 +13,7 @@
  *   the tier stored with each snapshot instead (the tier at that time).
  * - `agent_id` is always the device id, whichever reference the caller used (DESIGN §8.18).
  */
+import { TRUST_HISTORY_DAYS, type TrustFleet, type TrustHistory, type TrustScore, type TrustTierChange } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
@@ -23,62 +24,9 @@ import { asTier, NEUTRAL_SCORE, TRUST_DIMENSIONS, type DimensionScores, type Dim
 
 /** Percentile answered before the engine has scored an agent (the middle of the fleet). */
 export const WARMUP_PERCENTILE = 50;
-/** `GET /trust-scores/{agent_id}/history` `days`: default and bounds (inclusive). */
-export const HISTORY_DAYS = { default: 30, min: 1, max: 365 } as const;
+/** `GET /trust-scores/{agent_id}/history` `days`: default and bounds (inclusive); the contract's `TRUST_HISTORY_DAYS`. */
+export const HISTORY_DAYS = TRUST_HISTORY_DAYS;
 const DAY_MS = 24 * 3600_000;
-
-/** SPEC §2.9 answer of `GET /trust-scores/{agent_id}`, plus the per-dimension `sources` (SPEC §3.9). */
-export interface TrustScoreOut {
-  agent_id: string;
-  hub_address: string | null;
-  window: TrustWindow;
-  /** Weighted composite, 0.0-1.0. */
-  composite_score: number;
-  tier: Tier;
-  dimensions: DimensionScores;
-  /** Percentile rank in the tenant fleet for this window, integer 0-100. */
-  percentile: number;
-  /** ISO 8601 time of the recompute (now for the warm-up answer). */
-  computed_at: string;
-  sources: Record<TrustDimension, DimensionSource>;
-}
-
-/** One agent in the fleet overview. */
-export interface FleetAgentOut {
-  agent_id: string;
-  hub_address: string | null;
-  composite_score: number;
-  tier: Tier;
-  percentile: number;
-}
-
-/** Per-dimension fleet statistics (null when no agent has a snapshot). */
-export type FleetDimensionStats = Record<TrustDimension, { median: number | null; stddev: number | null; mean: number | null }>;
-
-/** `GET /trust-scores/fleet`: `computed_at` is the newest snapshot's time (null when no agent has one). */
-export interface FleetOut {
-  window: TrustWindow;
-  computed_at: string | null;
-  count: number;
-  agents: FleetAgentOut[];
-  dimensions: FleetDimensionStats;
-}
-
-/** A tier change as answered by history and report (`changed_at` ISO 8601). */
-export interface TierChangeOut {
-  from_tier: string;
-  to_tier: string;
-  reason: string;
-  changed_at: string;
-}
-
-/** `GET /trust-scores/{agent_id}/history`: 7-day snapshots of the last `days` days, oldest first. */
-export interface HistoryOut {
-  agent_id: string;
-  days: number;
-  history: { computed_at: string; composite_score: number; tier: Tier; dimensions: DimensionScores }[];
-  tier_changes: TierChangeOut[];
-}
 
 /** The agent's current tier (module comment). */
 export const agentTier = (a: AgentRef): Tier => asTier(a.identity?.trustTier);
@@ -118,12 +66,12 @@ function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
 }
 
 /** SPEC §3.9's answer before any snapshot (module comment). */
-export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScoreOut {
+export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScore {
   return scoreOut(agent, window, undefined, now);
 }
 
 /** The score answer of `agent` from its snapshot, or SPEC §3.9's warm-up answer when there is none. */
-export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScoreOut {
+export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScore {
   const { composite, dimensions } = windowScores(snapshot);
   return {
     agent_id: agent.device.id,
@@ -138,10 +86,10 @@ export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.Snaps
   };
 }
 
-export const tierChangeOut = (r: q.TierChangeRow): TierChangeOut => ({ from_tier: r.fromTier, to_tier: r.toTier, reason: r.reason, changed_at: r.createdAt.toISOString() });
+export const tierChangeOut = (r: q.TierChangeRow): TrustTierChange => ({ from_tier: r.fromTier, to_tier: r.toTier, reason: r.reason, changed_at: r.createdAt.toISOString() });
 
 /** The current score of a resolved agent (inside the caller's tenant transaction). */
-export async function currentScore(tx: Tx, agent: AgentRef, window: TrustWindow, now: Date): Promise<TrustScoreOut> {
+export async function currentScore(tx: Tx, agent: AgentRef, window: TrustWindow, now: Date): Promise<TrustScore> {
   return scoreOut(agent, window, await q.latestSnapshot(tx, agent.device.id, window), now);
 }
 
@@ -153,12 +101,12 @@ export class TrustQueryService {
   }
 
   /** `GET /trust-scores/{agent_id}`. @throws 404 when `agentRef` names no agent of the tenant. */
-  score(tenantId: string, agentRef: string, window: TrustWindow): Promise<TrustScoreOut> {
+  score(tenantId: string, agentRef: string, window: TrustWindow): Promise<TrustScore> {
     return withTenant(this.opts.db, tenantId, async (tx) => currentScore(tx, await resolveAgent(tx, agentRef), window, this.now()));
   }
 
   /** `GET /trust-scores/fleet`: the newest snapshot of each agent; statistics by fleet.ts `fleetStats` (population std dev). */
-  async fleet(tenantId: string, window: TrustWindow): Promise<FleetOut> {
+  async fleet(tenantId: string, window: TrustWindow): Promise<TrustFleet> {
     const rows = await withTenant(this.opts.db, tenantId, (tx) => q.latestSnapshotsOfFleet(tx, window));
     const newest = rows.reduce<Date | null>((m, r) => (m === null || r.computedAt > m ? r.computedAt : m), null);
     return {
@@ -171,7 +119,7 @@ export class TrustQueryService {
   }
 
   /** `GET /trust-scores/{agent_id}/history`: `days` in {@link HISTORY_DAYS} (the route validates). @throws 404 as {@link score}. */
-  history(tenantId: string, agentRef: string, days: number): Promise<HistoryOut> {
+  history(tenantId: string, agentRef: string, days: number): Promise<TrustHistory> {
     const since = new Date(this.now().getTime() - days * DAY_MS);
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const agent = await resolveAgent(tx, agentRef);

@@ -5,7 +5,7 @@
  * only the fixed markup of this file is written unescaped.
  */
 import escapeHtml from 'escape-html';
-import type { ComplianceReport } from './report.js';
+import type { TrustReport } from '@parley/protocol';
 import { TRUST_DIMENSIONS, TRUST_WINDOWS } from './types.js';
 
 /** Escape any value for HTML text or a quoted attribute (null → an em dash). */
@@ -22,13 +22,13 @@ const table = (head: unknown[], rows: unknown[][]): string =>
  * (`[a-z0-9-]`) or the device id, the date = the report's UTC generation day. Safe in a quoted
  * `Content-Disposition` parameter (no quote, backslash or non-ASCII character can occur).
  */
-export function reportFileName(r: ComplianceReport): string {
+export function reportFileName(r: TrustReport): string {
   const agent = (r.agent.hub_address ?? r.agent.agent_id).replace(/[^a-z0-9-]/gi, '-');
   return `parley-compliance-${agent}-${r.generated_at.slice(0, 10)}.html`;
 }
 
 /** Render the report as a complete HTML document (UTF-8). */
-export function renderReportHtml(r: ComplianceReport): string {
+export function renderReportHtml(r: TrustReport): string {
   const a = r.agent;
   const title = `Parley compliance report: ${a.hub_address ?? a.agent_id}`;
   const scoreRows = TRUST_DIMENSIONS.map((d) => [d, ...TRUST_WINDOWS.map((w) => `${score(r.scores[w].dimensions[d])} (${r.scores[w].sources[d]})`)]);

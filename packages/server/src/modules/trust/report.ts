@@ -20,6 +20,7 @@
  * `unverified`); 404 for an unknown or other tenant's agent.
  */
 import { randomUUID } from 'node:crypto';
+import type { TrustReport, TrustReportScore } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { forbidden } from '../../lib/errors.js';
@@ -27,10 +28,10 @@ import { verifyTenantChain } from '../audit/service.js';
 import { resolveAgent } from '../devices/agent-ref.js';
 import { countActiveGrants } from '../grants/repo.js';
 import { hubDid } from '../hub/service.js';
-import { agentDrift, type DriftOut } from './drift.js';
-import { agentTier, currentScore, tierChangeOut, type TierChangeOut, type TrustScoreOut } from './query.js';
+import { agentDrift } from './drift.js';
+import { agentTier, currentScore, tierChangeOut } from './query.js';
 import * as q from './query-repo.js';
-import { TRUST_WINDOWS, type Tier, type TrustWindow } from './types.js';
+import { TRUST_WINDOWS, type TrustWindow } from './types.js';
 
 /** Period of the policy and audit sections, days. */
 export const REPORT_PERIOD_DAYS = 30;
@@ -40,27 +41,11 @@ export const REPORT_TIER_CHANGE_DAYS = 90;
 export const VIOLATION_OUTCOMES = ['block', 'hold'] as const;
 const DAY_MS = 24 * 3600_000;
 
-/** One window's score in the report (the score answer without the agent fields). */
-export type ReportScore = Pick<TrustScoreOut, 'composite_score' | 'dimensions' | 'percentile' | 'computed_at' | 'sources'>;
-
-/** The compliance report (module comment); every time is ISO 8601. */
-export interface ComplianceReport {
-  report_id: string;
-  generated_at: string;
-  agent: { agent_id: string; hub_address: string | null; did: string | null; display_name: string | null; tier: Tier; enrolled_at: string };
-  scores: Record<TrustWindow, ReportScore>;
-  tier_changes: TierChangeOut[];
-  policy: { period_days: number; evaluations: number; violations: number; by_outcome: Record<string, number> };
-  drift: DriftOut;
-  active_grants: number;
-  audit: { period_days: number; events_30d: number; chain_valid: boolean };
-}
-
 export class TrustReportService {
   constructor(private readonly opts: { db: Db; now?: () => Date }) {}
 
   /** Build the report of `agentRef` (module comment). @throws 404 unknown agent; 403 below the enterprise tier. */
-  report(tenantId: string, agentRef: string): Promise<ComplianceReport> {
+  report(tenantId: string, agentRef: string): Promise<TrustReport> {
     const now = this.opts.now?.() ?? new Date();
     const periodStart = new Date(now.getTime() - REPORT_PERIOD_DAYS * DAY_MS);
     return withTenant(this.opts.db, tenantId, async (tx) => {
@@ -68,7 +53,7 @@ export class TrustReportService {
       const tier = agentTier(agent);
       if (tier !== 'enterprise') throw forbidden(`compliance reports are reserved for the enterprise tier (SPEC §3.3); this agent's tier is ${tier}`);
       const deviceId = agent.device.id;
-      const scores = {} as Record<TrustWindow, ReportScore>;
+      const scores = {} as Record<TrustWindow, TrustReportScore>;
       for (const w of TRUST_WINDOWS) {
         const s = await currentScore(tx, agent, w, now);
         scores[w] = { composite_score: s.composite_score, dimensions: s.dimensions, percentile: s.percentile, computed_at: s.computed_at, sources: s.sources };

@@ -5,29 +5,13 @@
  * (dimensions.ts, fallbacks.ts, fleet.ts, psi.ts, tiers.ts) consume.
  */
 
-/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default and the tier input. */
-export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
-export type TrustWindow = (typeof TRUST_WINDOWS)[number];
+import { TRUST_DIMENSIONS, TRUST_TIERS, TRUST_WINDOWS, type TrustDimension, type TrustScoreSource, type TrustTier, type TrustWindow } from '@parley/protocol';
+
+/** Windows, dimensions and tiers are on the wire: their lists live in the contract (`@parley/protocol`). */
+export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow };
 
 /** Length of each window in days. */
 export const WINDOW_DAYS: Record<TrustWindow, number> = { '7d': 7, '30d': 30, '90d': 90 };
-
-/** The 12 trust dimensions of SPEC §2.9, in table order. */
-export const TRUST_DIMENSIONS = [
-  'uptime',
-  'responsiveness',
-  'reliability',
-  'task_success',
-  'efficiency',
-  'volume',
-  'tool_accuracy',
-  'error_discipline',
-  'compliance',
-  'token_efficiency',
-  'behavioral_consistency',
-  'version_health',
-] as const;
-export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
 
 /** SPEC §2.9 weights; they sum to 1.00. */
 export const DIMENSION_WEIGHTS: Record<TrustDimension, number> = {
@@ -52,9 +36,9 @@ export const WARMUP_HOURS = 48;
 /** SPEC §3.3: the upgrade hold (the score must stay at or above the threshold this long). */
 export const TIER_HOLD_DAYS = 7;
 
-/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
-export const TIERS = ['unverified', 'certified', 'enterprise'] as const;
-export type Tier = (typeof TIERS)[number];
+/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21): the contract's `TRUST_TIERS`. */
+export const TIERS = TRUST_TIERS;
+export type Tier = TrustTier;
 /** A stored tier string as a {@link Tier}; anything unknown (or null) reads as `unverified`. */
 export const asTier = (t: string | null | undefined): Tier => ((TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified');
 /** The tier's rank, 0 (unverified) to 2 (enterprise). */
@@ -63,7 +47,7 @@ export const tierRank = (t: string | null | undefined): number => TIERS.indexOf(
 export const TIER_THRESHOLDS: Record<Tier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
 
 /** Where a dimension's value came from (SPEC §3.9). */
-export type DimensionSource = 'telemetry' | 'fleet_median' | 'warmup';
+export type DimensionSource = TrustScoreSource;
 
 /** The 12 values, each 0.0-1.0. */
 export type DimensionScores = Record<TrustDimension, number>;
