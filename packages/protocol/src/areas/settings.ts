@@ -1,6 +1,133 @@
 /**
- * Tenant settings and client-side scan rules (SPEC §4.14; DESIGN §8.22): schemas, route rows and frames.
+ * Tenant settings and client-side scan rules (SPEC §4.14, §6.1 rule 5; DESIGN §8.22): schemas and
+ * route rows. Settings are a flat object, validated field by field; unknown keys are refused (400).
  */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { lit, Nullable, refuseUnknownKeys, Timestamp } from '../common.js';
+import { ROOM_SECURITY_LEVELS, type RoomSecurityLevel } from './rooms.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const settingsRoutes = {};
+/** Bounds of `held_message_ttl_hours` (1 hour .. 30 days). */
+export const HELD_TTL_HOURS = { min: 1, max: 720 } as const;
+
+const SettingsFields = {
+  held_message_ttl_hours: Type.Integer({ minimum: HELD_TTL_HOURS.min, maximum: HELD_TTL_HOURS.max, description: 'hours a held message awaits approval before it expires (default HELD_MESSAGE_TTL_HOURS, 72)' }),
+  default_room_security_level: lit(ROOM_SECURITY_LEVELS, { description: 'security level of a room created without one (default standard)' }),
+  scan_rules_enabled: Type.Boolean({ description: 'false: GET /scan-rules answers an empty rule set (default true)' }),
+};
+
+/** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads (defaults filled in). */
+export const TenantSettings = Type.Object(SettingsFields);
+export type TenantSettings = Static<typeof TenantSettings>;
+
+/**
+ * `T | null` as one `type: [T, 'null']` keyword rather than an `anyOf`: the server's Ajv coerces
+ * types, and inside an `anyOf` it would turn `0` or `false` into `null` (a silent reset) and
+ * `null` into `false`; with a type list a value matching either type is never coerced.
+ */
+const orNull = <T>(type: 'integer' | 'string' | 'boolean', s: Partial<TSchema> & { enum?: unknown[] }) =>
+  Type.Unsafe<T | null>({ ...s, type: [type, 'null'], ...(s.enum ? { enum: [...s.enum, null] } : {}) });
+
+/** `PATCH /settings` body: any subset of the keys (at least one); `null` resets a key to its default; unknown keys are refused (400). */
+export const TenantSettingsPatch = refuseUnknownKeys(
+  Type.Object(
+    {
+      held_message_ttl_hours: Type.Optional(orNull<number>('integer', SettingsFields.held_message_ttl_hours)),
+      default_room_security_level: Type.Optional(orNull<RoomSecurityLevel>('string', { enum: [...ROOM_SECURITY_LEVELS] })),
+      scan_rules_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.scan_rules_enabled)),
+    },
+    { additionalProperties: false, minProperties: 1, description: 'keys to set; null resets a key to its default' },
+  ),
+);
+export type TenantSettingsPatch = Static<typeof TenantSettingsPatch>;
+
+/** What a matching scan rule does: `block` stops the send; `warn` reports the match and sends. */
+export const SCAN_ACTIONS = ['block', 'warn'] as const;
+export const SCAN_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
+/** Limits of a rule set: rules per set, pattern length (characters). */
+export const SCAN_LIMITS = { maxRules: 200, maxPatternLength: 1000 } as const;
+
+/** One client-side scan rule: `pattern` is a JavaScript RegExp source, `flags` a subset of `imsuv` (no `g`/`y`: stateless). */
+export const ScanRule = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,63}$', description: 'unique within the set; lowercase letters, digits, _ . -' }),
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    pattern: Type.String({ minLength: 1, maxLength: SCAN_LIMITS.maxPatternLength, description: 'JavaScript regular expression source' }),
+    flags: Type.Optional(Type.String({ pattern: '^[imsuv]{0,5}$', description: 'RegExp flags among i, m, s, u, v' })),
+    action: lit(SCAN_ACTIONS, { description: 'block stops the send; warn reports and sends' }),
+    severity: lit(SCAN_SEVERITIES),
+  },
+  { additionalProperties: false },
+);
+export type ScanRule = Static<typeof ScanRule>;
+
+/** `GET /scan-rules`: the current set (version 0 = built-in, `updated_at` then null); `enabled` false when the tenant turned scanning off (`rules` then empty). */
+export const ScanRuleSet = Type.Object({
+  version: Type.Integer({ description: '0 = the built-in set' }),
+  rules: Type.Array(ScanRule),
+  updated_at: Nullable(Timestamp),
+  enabled: Type.Boolean({ description: 'false when the scan_rules_enabled setting is off (rules empty)' }),
+});
+export type ScanRuleSet = Static<typeof ScanRuleSet>;
+
+/** `POST /scan-rules` body: the whole new rule set (rule ids unique, patterns must compile). */
+export const UpdateScanRulesRequest = refuseUnknownKeys(Type.Object({ rules: Type.Array(ScanRule, { maxItems: SCAN_LIMITS.maxRules }) }, { additionalProperties: false }));
+export type UpdateScanRulesRequest = Static<typeof UpdateScanRulesRequest>;
+
+/** One saved version of the rule set. */
+export const ScanRuleVersion = Type.Object({ version: Type.Integer(), rule_count: Type.Integer(), created_by: Type.String(), created_at: Timestamp });
+export type ScanRuleVersion = Static<typeof ScanRuleVersion>;
+
+/** `GET /scan-rules/versions`, newest first. */
+export const ScanRuleVersionList = Type.Object({ versions: Type.Array(ScanRuleVersion) });
+export type ScanRuleVersionList = Static<typeof ScanRuleVersionList>;
+
+export const settingsRoutes = {
+  getSettings: defineRoute({
+    method: 'GET',
+    path: '/api/v1/settings',
+    auth: 'owner',
+    tags: ['settings'],
+    summary: 'Tenant settings, defaults filled in',
+    responses: { 200: TenantSettings },
+    errors: [401, 403],
+  }),
+  updateSettings: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/settings',
+    auth: 'owner',
+    tags: ['settings'],
+    summary: 'Update tenant settings (merge; null resets a key); answers the full object',
+    body: TenantSettingsPatch,
+    responses: { 200: TenantSettings },
+    errors: [400, 401, 403],
+  }),
+  getScanRules: defineRoute({
+    method: 'GET',
+    path: '/api/v1/scan-rules',
+    auth: 'any',
+    tags: ['scan-rules'],
+    summary: 'The current client-side scan rule set (built-in version 0 until the owner saves one)',
+    responses: { 200: ScanRuleSet },
+    errors: [401, 403],
+  }),
+  updateScanRules: defineRoute({
+    method: 'POST',
+    path: '/api/v1/scan-rules',
+    auth: 'owner',
+    tags: ['scan-rules'],
+    summary: 'Save a new version of the scan rule set (version + 1; older versions are kept)',
+    body: UpdateScanRulesRequest,
+    responses: { 201: ScanRuleSet },
+    errors: [400, 401, 403],
+  }),
+  listScanRuleVersions: defineRoute({
+    method: 'GET',
+    path: '/api/v1/scan-rules/versions',
+    auth: 'owner',
+    tags: ['scan-rules'],
+    summary: 'Saved scan rule set versions, newest first',
+    responses: { 200: ScanRuleVersionList },
+    errors: [401, 403],
+  }),
+};

@@ -424,25 +424,7 @@ export interface ClaimedKeyPackage {
   key_package: string;
 }
 
-/** An API key as listed (SPEC §2.6, §4.8); the raw key appears only in {@link ApiKeyWithSecret}. */
-export interface ApiKey {
-  id: string;
-  name: string;
-  env: 'prod' | 'staging' | 'dev' | string;
-  /** The first characters of the raw key. */
-  prefix: string;
-  status: 'active' | 'revoked';
-  device_id: string | null;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  rotated_from: string | null;
-}
-
-/** Answer of create and rotate: the key with its raw `svc_agent_sk_{env}_{64 hex}` value, shown once. */
-export interface ApiKeyWithSecret extends ApiKey {
-  key: string;
-}
+export type { ApiKey, ApiKeyEnv, ApiKeyList, ApiKeyWithSecret, CreateApiKeyRequest } from '@parley/protocol';
 
 /** Answer of an attachment upload (SPEC §4.7): metadata of the stored encrypted file. */
 export interface AttachmentInfo {
@@ -469,213 +451,42 @@ export interface PushRegistration {
 
 // ---------------------------------------------------------------- rooms (SPEC §2.5, §4.6; DESIGN §8.5)
 
-/** Room security level: `strict` rooms hold agent-sent messages unless a policy allows them (DESIGN §8.5). */
-export type RoomSecurityLevel = 'standard' | 'strict';
-
-/**
- * A room member. The public keys and fingerprint (DESIGN §7) let members set up the pairwise
- * end-to-end sessions of the room without the owner-only `GET /conversations/{id}/keys`.
- */
-export interface RoomMember {
-  device_id: string;
-  kind: 'owner' | 'agent';
-  identity_public_key?: string;
-  ephemeral_public_key?: string;
-  fingerprint?: string;
-}
-
-/** One pairwise conversation of a room: exactly two member devices (DESIGN §8.5). */
-export interface RoomConversation {
-  conversation_id: string;
-  device_ids: string[];
-}
-
-/**
- * A room as listed (`GET /rooms`). `conversation_id` is the room's timeline; `mls_capable` tells
- * whether every member published an MLS KeyPackage; `policies` are the ids of the policies scoped
- * to the room; a room with a `workspace_id` is a team room.
- */
-export interface RoomSummary {
-  room_id: string;
-  conversation_id: string;
-  name: string;
-  security_level: RoomSecurityLevel;
-  workspace_id: string | null;
-  archived: boolean;
-  created_at: string;
-  mls_capable: boolean;
-  members: RoomMember[];
-  policies: string[];
-}
-
-/** A room with its pairwise conversations, one per member pair (`POST /rooms`, `GET /rooms/{id}`). */
-export interface Room extends RoomSummary {
-  conversations: RoomConversation[];
-}
-
-/** `POST /api/v1/rooms` body: the members are devices of the tenant (owner and agent devices). */
-export interface CreateRoomRequest {
-  name: string;
-  member_device_ids: string[];
-  security_level?: RoomSecurityLevel;
-}
-
-/** `PATCH /api/v1/rooms/{id}` body; `policies` scopes existing policies of the tenant to the room. */
-export interface UpdateRoomRequest {
-  name?: string;
-  security_level?: RoomSecurityLevel;
-  policies?: string[];
-}
-
-/**
- * One envelope of a room message: the ciphertext for one recipient (its pairwise session), or
- * for every member of an MLS room (`recipient_device_id: "*"`). base64 as in {@link MessageInput}.
- */
-export interface RoomEnvelope {
-  recipient_device_id: string;
-  header_blob: string;
-  ciphertext: string;
-}
-
-/** `POST /api/v1/rooms/{id}/messages` body and the `room_message` send frame's fields (DESIGN §8.5). */
-export interface RoomMessageInput {
-  message_type?: MessageType;
-  priority?: Priority;
-  envelopes: RoomEnvelope[];
-}
-
-/** What the policies decided for one recipient of a room message (DESIGN §8.3, §8.5). */
-export type DeliveryOutcome = 'delivered' | 'held' | 'blocked' | 'notified';
-
-/** One recipient's outcome; `held_message_id` names the held message when `held`. */
-export interface RoomDelivery {
-  recipient_device_id: string;
-  outcome: DeliveryOutcome;
-  held_message_id?: string;
-}
-
-/** Answer to a room message (REST 201; the socket's `room_message_ack` adds `client_ref`). `cursor` is its timeline position. */
-export interface RoomMessageResult {
-  room_message_id: string;
-  timestamp: string;
-  cursor: string;
-  deliveries: RoomDelivery[];
-}
-
-/**
- * A room timeline entry (`GET /rooms/{id}/messages`, oldest first). `envelope` is the caller's
- * own envelope (absent when it has none: its own messages, blocked or still held ones).
- */
-export interface RoomTimelineEntry {
-  room_message_id: string;
-  sender_device_id: string;
-  message_type: string;
-  priority: string;
-  timestamp: string;
-  cursor: string;
-  deliveries: RoomDelivery[];
-  envelope?: { header_blob: string; ciphertext: string };
-}
-
-/** A page of a room timeline; `next_cursor` resumes after its last entry. */
-export interface RoomTimelinePage {
-  messages: RoomTimelineEntry[];
-  next_cursor: string | null;
-}
-
-/**
- * Room timeline query: `since` is exclusive (cursor or ISO timestamp); `limit` 1–200. `view`:
- * `owner` (default for owner tokens) lists every message in send order; `member` (devices and API
- * keys always; owners with `X-Device-Id`) what the device sent or received, in release order
- * (an approved held message appears when released). Cursors belong to one view.
- */
-export interface RoomTimelineQuery {
-  since?: string;
-  limit?: number;
-  view?: 'owner' | 'member';
-}
+export type {
+  AddRoomMemberRequest,
+  CreateRoomRequest,
+  DeliveryOutcome,
+  Room,
+  RoomConversation,
+  RoomDelivery,
+  RoomEnvelope,
+  RoomList,
+  RoomMember,
+  RoomMessageInput,
+  RoomMessageResult,
+  RoomSecurityLevel,
+  RoomSummary,
+  RoomTimelineEntry,
+  RoomTimelinePage,
+  RoomTimelineQuery,
+  UpdateRoomRequest,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- policies, held messages (SPEC §2.7, §3.8, §4.9)
 
-/** Policy action; the most restrictive of all matching policies wins: block > hold > notify > allow. */
-export type PolicyAction = 'allow' | 'block' | 'hold' | 'notify';
-
-/**
- * Policy conditions (DESIGN §8.5): metadata only, every key optional, keys AND-ed, a list means
- * any of. Unknown keys are refused (400).
- */
-export interface PolicyConditions {
-  message_types?: string[];
-  priorities?: Priority[];
-  sender_kinds?: Array<'owner' | 'agent'>;
-  recipient_kinds?: Array<'owner' | 'agent'>;
-  sender_device_ids?: string[];
-  recipient_device_ids?: string[];
-  sender_hub_addresses?: string[];
-  sender_tier_below?: 'certified' | 'enterprise';
-  /** Matches an agent whose trust score (latest 7-day composite; 0.5 before one exists) is below this value, 0-1. */
-  trust_score_below?: number;
-  /** UTC hours `from` <= h < `to`, wrapping midnight when `from` > `to`. */
-  hours_utc?: { from: number; to: number };
-  rate_per_minute_over?: number;
-  cross_tenant?: boolean;
-}
-
-/** Policy scope: one room, or one skill; absent, null or `{}` = tenant-wide. Answers carry both keys (null when unset). */
-export interface PolicyScope {
-  room_id?: string | null;
-  skill?: string | null;
-}
-
-/** `POST /api/v1/policies` body. */
-export interface CreatePolicyRequest {
-  name: string;
-  scope?: PolicyScope | null;
-  priority?: number;
-  conditions: PolicyConditions;
-  action: PolicyAction;
-  enabled?: boolean;
-}
-
-/** `PATCH /api/v1/policies/{id}` body: the fields to change. */
-export type UpdatePolicyRequest = Partial<CreatePolicyRequest>;
-
-/** A policy. */
-export interface Policy {
-  policy_id: string;
-  name: string;
-  scope: PolicyScope;
-  priority: number;
-  conditions: PolicyConditions;
-  action: PolicyAction;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-/** Held message status (DESIGN §8.3). */
-export type HeldMessageStatus = 'held' | 'approved' | 'denied' | 'expired';
-
-/** A held message (of a room, or of an A2A channel), listed without ciphertext (DESIGN §8.5). */
-export interface HeldMessage {
-  held_message_id: string;
-  room_id: string | null;
-  channel_id: string | null;
-  sender_device_id: string;
-  recipient_device_id: string | null;
-  policy_id: string | null;
-  message_type: string;
-  priority: string;
-  status: HeldMessageStatus;
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-}
-
-/** `GET /api/v1/policies/held-messages` query (default: status `held`). */
-export interface HeldMessageQuery {
-  status?: HeldMessageStatus;
-}
+export type {
+  CreatePolicyRequest,
+  HeldMessage,
+  HeldMessageList,
+  HeldMessageQuery,
+  HeldMessageStatus,
+  Policy,
+  PolicyAction,
+  PolicyConditions,
+  PolicyList,
+  PolicyScope,
+  PolicyScopeInput,
+  UpdatePolicyRequest,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)
 
@@ -919,46 +730,7 @@ export type {
 
 // ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)
 
-/** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads. */
-export interface TenantSettings {
-  /** Hours a held message awaits approval before it expires (1..720). */
-  held_message_ttl_hours: number;
-  /** Security level of a room created without one. */
-  default_room_security_level: 'standard' | 'strict';
-  /** False: `GET /scan-rules` answers an empty rule set. */
-  scan_rules_enabled: boolean;
-}
-
-/** `PATCH /settings` body: any subset of the keys; `null` resets a key to its default. */
-export type TenantSettingsPatch = { [K in keyof TenantSettings]?: TenantSettings[K] | null };
-
-/** One client-side scan rule: `pattern` is a JavaScript RegExp source, `flags` among `imsuv`. */
-export interface ScanRule {
-  id: string;
-  name: string;
-  pattern: string;
-  flags?: string;
-  /** `block` stops the send; `warn` reports the match and sends. */
-  action: 'block' | 'warn';
-  severity: 'low' | 'medium' | 'high' | 'critical';
-}
-
-/** `GET /scan-rules`: the current set (version 0 = built-in, `updated_at` then null). */
-export interface ScanRuleSet {
-  version: number;
-  rules: ScanRule[];
-  updated_at: string | null;
-  /** False when the tenant turned client-side scanning off (`rules` is then empty). */
-  enabled: boolean;
-}
-
-/** One saved version of the rule set. */
-export interface ScanRuleVersion {
-  version: number;
-  rule_count: number;
-  created_by: string;
-  created_at: string;
-}
+export type { ScanRule, ScanRuleSet, ScanRuleVersion, ScanRuleVersionList, TenantSettings, TenantSettingsPatch, UpdateScanRulesRequest } from '@parley/protocol';
 
 // ---------------------------------------------------------------- audit log (SPEC §4.14; DESIGN §8.10, §8.22)
 export type { AuditChainVerdict, AuditEvent, AuditEventPage, AuditEventQuery, AuditEventType } from '@parley/protocol';
@@ -1132,112 +904,31 @@ export interface A2aMessagePage {
 
 // ---------------------------------------------------------------- workspaces, team rooms (SPEC §2.5, §4.13)
 
-/** A member's role in a workspace (SPEC §2.5). */
-export type WorkspaceRole = 'admin' | 'member';
-
-/** A workspace member: an ACTIVE agent device of the tenant. */
-export interface WorkspaceMember {
-  device_id: string;
-  name: string;
-  status: string;
-  role: WorkspaceRole;
-  added_at: string;
-}
-
-/** A workspace with its members (`POST /workspaces`, `GET /workspaces/{id}`, `POST …/members`; SPEC §4.13). */
-export interface Workspace {
-  id: string;
-  name: string;
-  role: 'owner';
-  members: WorkspaceMember[];
-  created_at: string;
-}
-
-/** One row of `GET /api/v1/workspaces` (SPEC §4.13): `member_count` for owners only. */
-export interface WorkspaceSummary {
-  id: string;
-  name: string;
-  role: 'owner' | WorkspaceRole;
-  member_count?: number;
-}
-
-/** `POST /api/v1/workspaces` body (SPEC §4.13): name 1-100 characters; members ACTIVE agent devices (default role `member`). */
-export interface CreateWorkspaceRequest {
-  name: string;
-  members?: Array<{ device_id: string; role?: WorkspaceRole }>;
-}
-
-/** A team room (SPEC §2.5, §4.13): a room in a workspace; `id` equals `room_id`. */
-export interface TeamRoom extends Room {
-  id: string;
-}
-
-/** `POST /api/v1/team-rooms` body (SPEC §4.13): participants are workspace members or owner devices. */
-export interface CreateTeamRoomRequest {
-  workspace_id: string;
-  name: string;
-  member_device_ids: string[];
-  security_level?: RoomSecurityLevel;
-}
-
-/** One row of `GET /api/v1/team-rooms` (SPEC §4.13). */
-export interface TeamRoomSummary {
-  id: string;
-  name: string;
-  participant_count: number;
-  workspace_id: string;
-}
+export type {
+  AddWorkspaceMemberRequest,
+  CreateTeamRoomRequest,
+  CreateWorkspaceRequest,
+  TeamRoom,
+  TeamRoomList,
+  TeamRoomListQuery,
+  TeamRoomSummary,
+  Workspace,
+  WorkspaceList,
+  WorkspaceMember,
+  WorkspaceRole,
+  WorkspaceSummary,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- connections (SPEC §4.10)
 
-/** The kinds of connection of a tenant (SPEC §4.10). */
-export type ConnectionType = 'device' | 'a2a_channel' | 'federation';
-
-/**
- * One connection (SPEC §4.10): `status` is the device status, the A2A channel status (SPEC §2.11)
- * or the agreement status; `peer` the other side's hub address (A2A) or tenant id (federation).
- */
-export interface Connection {
-  connection_id: string;
-  type: ConnectionType;
-  status: string;
-  label: string;
-  peer?: string;
-  created_at: string;
-  last_seen?: string | null;
-}
+export type { Connection, ConnectionA2aChannel, ConnectionFederation, ConnectionList, ConnectionListQuery, ConnectionType } from '@parley/protocol';
+import type { Connection, ConnectionA2aChannel, ConnectionFederation } from '@parley/protocol';
 
 /** `GET /api/v1/connections/{connection_id}` (SPEC §4.10): the connection with the details of its type. */
 export interface ConnectionDetail extends Connection {
   device?: Device;
-  a2a_channel?: {
-    channel_id: string;
-    direction: 'outbound' | 'inbound' | 'internal';
-    initiator_hub_address: string;
-    responder_hub_address: string;
-    initiator_device_id: string | null;
-    responder_device_id: string | null;
-    conversation_id: string | null;
-    capability: string | null;
-    agreement_id: string | null;
-    approved_at: string | null;
-    activated_at: string | null;
-    closed_at: string | null;
-    closed_reason: string | null;
-  };
-  federation?: {
-    agreement_id: string;
-    direction: 'proposed' | 'received';
-    proposer_tenant_id: string;
-    partner_tenant_id: string;
-    peer_tenant_name: string | null;
-    trust_floor: number;
-    allowed_capabilities: string[];
-    audit_sharing: boolean;
-    expires_at: string;
-    accepted_at: string | null;
-    revoked_at: string | null;
-  };
+  a2a_channel?: ConnectionA2aChannel;
+  federation?: ConnectionFederation;
 }
 
 /** One row of `GET /api/v1/owner-connections` (SPEC §4.10): an owner device of the caller with its presence. */

@@ -2,7 +2,7 @@
  * Types of the realtime client (SPEC §4.18, §6.1; DESIGN §6, §7): the injected WebSocket
  * implementation, frames, local events and errors.
  */
-import type { MessageInput, RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult, RoomSecurityLevel, StoredMessage } from '../client/types.js';
+import type { MessageInput, StoredMessage } from '../client/types.js';
 
 /** What the client reads from a WebSocket `message` event (`data` is a string for text frames). */
 export interface MessageEventLike {
@@ -79,63 +79,18 @@ export interface MessageAck {
   client_ref: string;
 }
 
-/** A room message to send: the `room_message` send frame (DESIGN §8.5), one envelope per recipient. */
-export interface OutgoingRoomMessage extends RoomMessageInput {
-  room_id: string;
-  /** Correlates the `room_message_ack` / error frame; generated when absent (at most 200 characters). */
-  client_ref?: string;
-}
-
-/** `room_message_ack` (DESIGN §8.5): the stored room message and each recipient's policy outcome. */
-export interface RoomMessageAck extends RoomMessageResult {
-  client_ref: string;
-}
-
-/**
- * `room_message` receive frame (DESIGN §8.5): this device's envelope of a room message.
- * `header` and `ciphertext` are base64; `cursor` is the room timeline position.
- */
-export interface RoomMessageEvent {
-  room_id: string;
-  room_message_id: string;
-  sender_device_id: string;
-  header: string;
-  ciphertext: string;
-  message_type: string;
-  priority: string;
-  timestamp: string;
-  cursor: string;
-}
-
-/** `room_joined` (DESIGN §8.5): this device was added to a room; `conversations` are its own pairwise ones. */
-export interface RoomJoinedEvent {
-  room_id: string;
-  conversation_id: string;
-  name: string;
-  security_level: RoomSecurityLevel;
-  members: RoomMember[];
-  conversations: RoomConversation[];
-}
-
-/** `member_joined` (DESIGN §8.5; owner sockets and the room's other agent members): a device joined a room. */
-export interface MemberJoinedEvent {
-  room_id: string;
-  device_id: string;
-}
-
-/**
- * `policy_alert` (DESIGN §8.5, owner sockets): a `notify` policy matched a message. Room
- * messages carry `room_id`, A2A messages `channel_id`.
- */
-export interface PolicyAlertEvent {
-  room_id?: string | null;
-  channel_id?: string | null;
-  policy_id: string | null;
-  sender_device_id: string;
-  recipient_device_id: string | null;
-  message_type: string;
-  [key: string]: unknown;
-}
+export type {
+  ClientKeyAccepted,
+  ClientKeyRegistration,
+  MemberJoinedEvent,
+  MemberLeftEvent,
+  OutgoingRoomMessage,
+  PolicyAlertEvent,
+  RoomJoinedEvent,
+  RoomMessageAck,
+  RoomMessageEvent,
+} from '@parley/protocol';
+import type { MemberJoinedEvent, PolicyAlertEvent, RoomJoinedEvent, RoomMessageEvent } from '@parley/protocol';
 
 /** `typing` (SPEC §6.1): `device_id` is the typing device, filled in by the service. */
 export interface TypingEvent {

@@ -92,13 +92,19 @@ export interface RoomMessengerOptions {
   compareCursors?: (a: string, b: string) => number;
 }
 
+/**
+ * A member as {@link RoomInfo} takes it: the service's {@link RoomMember} carries the public keys;
+ * a caller's own description may leave them out (they are then resolved, see `resolveMemberKeys`).
+ */
+export type RoomInfoMember = Pick<RoomMember, 'device_id' | 'kind'> & Partial<Pick<RoomMember, 'identity_public_key' | 'ephemeral_public_key' | 'fingerprint'>>;
+
 /** The part of a room this class needs: `Room`, `room_joined`, or the caller's own description. */
 export interface RoomInfo {
   room_id: string;
   /** The room timeline id. */
   conversation_id: string;
   name: string;
-  members: RoomMember[];
+  members: RoomInfoMember[];
   /** The room's pairwise conversations (those without this device are ignored). */
   conversations: RoomConversation[];
 }

@@ -11,11 +11,10 @@
  *   device; other key material than the key's is refused with an error frame and close 4003. Its
  *   error frames carry no `client_ref`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { ClientKeyRegistration } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { KeyHex, SignatureHex } from '../../http/schemas.js';
 import { AppError, ErrorCode } from '../../lib/errors.js';
 // Registers the `uuid` string format for compiled checks (a side effect of that module).
 import '../../realtime/frames.js';
@@ -23,15 +22,6 @@ import type { Gateway, SocketAuthenticator } from '../../realtime/gateway.js';
 import { CLOSE } from '../../realtime/notifier.js';
 import { getDevice } from '../devices/repo.js';
 import type { ApiKeyService } from './service.js';
-
-/** `client_key_register` (DESIGN §7): key material of an API-key client, with its proof of possession. */
-export const ClientKeyFrame = Type.Object({
-  identity_public_key: KeyHex,
-  ephemeral_public_key: KeyHex,
-  signature: SignatureHex,
-  platform: Type.Optional(Type.String({ maxLength: 100 })),
-});
-export type ClientKeyFrame = Static<typeof ClientKeyFrame>;
 
 /**
  * Authenticate `svc_agent_sk_…` tokens as API-key sockets: the key's bound device (which must be
@@ -53,8 +43,8 @@ export function apiKeySocketAuthenticator(db: Db, apiKeys: Pick<ApiKeyService, '
 
 /** Serve `client_key_register` on the gateway (called once by the composition root). */
 export function registerApiKeyFrames(gateway: Pick<Gateway, 'registerFrame'>, apiKeys: Pick<ApiKeyService, 'registerClientKey'>): void {
-  gateway.registerFrame<ClientKeyFrame>('client_key_register', {
-    check: TypeCompiler.Compile(ClientKeyFrame),
+  gateway.registerFrame<ClientKeyRegistration>('client_key_register', {
+    check: TypeCompiler.Compile(ClientKeyRegistration),
     senders: 'apiKey',
     echoClientRef: false,
     // Trust on first use: bind the key to the registered material, then serve the socket as that device.

@@ -6,6 +6,7 @@
  * removes the key and its device.
  */
 import { randomUUID } from 'node:crypto';
+import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret, ClientKeyAccepted, ClientKeyRegistration } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
@@ -19,27 +20,10 @@ import { retireAgentDevice } from '../devices/service.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
 import * as repo from './repo.js';
 
-export const API_KEY_ENVS = ['prod', 'staging', 'dev'] as const;
-export type ApiKeyEnv = (typeof API_KEY_ENVS)[number];
-
 /** The raw-key prefix of an environment (SPEC §2.6). */
 export const apiKeyPrefix = (env: ApiKeyEnv) => `svc_agent_sk_${env}_`;
 
-/** An API key as listed (never the raw key nor its hash). */
-export interface ApiKeyOut {
-  id: string;
-  name: string;
-  env: string;
-  prefix: string;
-  status: 'active' | 'revoked';
-  device_id: string | null;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  rotated_from: string | null;
-}
-
-const toOut = (k: repo.ApiKeyRow): ApiKeyOut => ({
+const toOut = (k: repo.ApiKeyRow): ApiKey => ({
   id: k.id,
   name: k.name,
   env: k.env,
@@ -51,21 +35,6 @@ const toOut = (k: repo.ApiKeyRow): ApiKeyOut => ({
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
   rotated_from: k.rotatedFrom,
 });
-
-/** Key material an API-key client registers on first connect (DESIGN §7 `client_key_register`). */
-export interface ClientKeyRegistration {
-  identity_public_key: string;
-  ephemeral_public_key: string;
-  /** Ed25519 signature (hex) by the identity key over its raw 32 bytes, as in enrollment. */
-  signature: string;
-  platform?: string;
-}
-
-/** `client_key_accepted` data (DESIGN §7). */
-export interface ClientKeyAccepted {
-  device_id: string;
-  conversations: { conversation_id: string; peer_device_id: string; peer_identity_public_key: string; peer_ephemeral_public_key: string }[];
-}
 
 /** What an API key authenticates as. `deviceId` is null until key material is registered. */
 export interface ResolvedApiKey {
@@ -81,7 +50,7 @@ export class ApiKeyService {
   ) {}
 
   /** Create a key; the answer carries the raw `key` once. */
-  create(tenantId: string, createdBy: string, name: string, env: ApiKeyEnv = 'dev'): Promise<ApiKeyOut & { key: string }> {
+  create(tenantId: string, createdBy: string, name: string, env: ApiKeyEnv = 'dev'): Promise<ApiKeyWithSecret> {
     return withTenant(this.db, tenantId, async (tx) => {
       const created = await this.insert(tx, tenantId, createdBy, name, env, null);
       await appendAudit(tx, tenantId, { type: 'api_key.created', actor: createdBy, subject: created.id, data: { name, env } });
@@ -89,12 +58,12 @@ export class ApiKeyService {
     });
   }
 
-  list(tenantId: string): Promise<ApiKeyOut[]> {
+  list(tenantId: string): Promise<ApiKey[]> {
     return withTenant(this.db, tenantId, async (tx) => (await repo.listApiKeys(tx)).map(toOut));
   }
 
   /** active -> revoked (409 when already revoked); the bound device is revoked with it. */
-  async revoke(tenantId: string, id: string, actor = 'owner'): Promise<ApiKeyOut> {
+  async revoke(tenantId: string, id: string, actor = 'owner'): Promise<ApiKey> {
     const { key, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const k = await this.mustGetActive(tx, id);
       await appendAudit(tx, tenantId, { type: 'api_key.revoked', actor, subject: id, data: { device_id: k.deviceId } });
@@ -109,7 +78,7 @@ export class ApiKeyService {
    * new key with the same name and environment is created, unbound, so the client may register
    * new key material (SPEC §2.6). 409 when the key is already revoked.
    */
-  async rotate(tenantId: string, createdBy: string, id: string): Promise<ApiKeyOut & { key: string }> {
+  async rotate(tenantId: string, createdBy: string, id: string): Promise<ApiKeyWithSecret> {
     const { created, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const old = await this.mustGetActive(tx, id);
       await this.end(tx, old, createdBy);
@@ -221,7 +190,7 @@ export class ApiKeyService {
   }
 
   /** Revoke the key and retire its bound device (its SPTs revoked, its hub identity demoted). */
-  private async end(tx: Tx, k: repo.ApiKeyRow, actor: string): Promise<ApiKeyOut> {
+  private async end(tx: Tx, k: repo.ApiKeyRow, actor: string): Promise<ApiKey> {
     const now = new Date();
     if (k.deviceId) {
       await updateDevice(tx, k.deviceId, { status: 'REVOKED', revokedAt: now });

@@ -1,55 +1,19 @@
 /** Connection routes (SPEC §4.10), owner only. Thin: rules live in service.ts. */
+import { ConnectionA2aChannel, ConnectionFederation, ConnectionFields, ConnectionIdParams, ROUTES } from '@parley/protocol';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ownerOf } from '../../http/auth.js';
+import { serve } from '../../http/contract.js';
 import { errorResponses } from '../../http/errors.js';
-import { Nullable, Timestamp, Uuid } from '../../http/schemas.js';
 import { DeviceOut } from '../devices/routes.js';
-import { CONNECTION_TYPES, type ConnectionService } from './service.js';
+import type { ConnectionService } from './service.js';
 
-const ConnectionType = Type.Union(CONNECTION_TYPES.map((t) => Type.Literal(t)));
-const Fields = {
-  connection_id: Uuid,
-  type: ConnectionType,
-  status: Type.String({ description: 'devices: PENDING | APPROVED | ACTIVE | REVOKED; A2A channels: SPEC §2.11; agreements: pending | active | revoked | expired' }),
-  label: Type.String(),
-  peer: Type.Optional(Type.String({ description: "A2A: the other side's hub address; federation: the other tenant's id" })),
-  created_at: Timestamp,
-  last_seen: Type.Optional(Nullable(Timestamp)),
-};
-const Connection = Type.Object(Fields);
-const A2aChannel = Type.Object({
-  channel_id: Uuid,
-  direction: Type.Union([Type.Literal('outbound'), Type.Literal('inbound'), Type.Literal('internal')]),
-  initiator_hub_address: Type.String(),
-  responder_hub_address: Type.String(),
-  initiator_device_id: Nullable(Uuid),
-  responder_device_id: Nullable(Uuid),
-  conversation_id: Nullable(Uuid),
-  capability: Nullable(Type.String()),
-  agreement_id: Nullable(Uuid),
-  approved_at: Nullable(Timestamp),
-  activated_at: Nullable(Timestamp),
-  closed_at: Nullable(Timestamp),
-  closed_reason: Nullable(Type.String()),
-});
-const Federation = Type.Object({
-  agreement_id: Uuid,
-  direction: Type.Union([Type.Literal('proposed'), Type.Literal('received')]),
-  proposer_tenant_id: Uuid,
-  partner_tenant_id: Uuid,
-  peer_tenant_name: Nullable(Type.String()),
-  trust_floor: Type.Number(),
-  allowed_capabilities: Type.Array(Type.String()),
-  audit_sharing: Type.Boolean(),
-  expires_at: Timestamp,
-  accepted_at: Nullable(Timestamp),
-  revoked_at: Nullable(Timestamp),
-});
+// `GET /connections/{connection_id}` and `GET /owner-connections` answer devices (DeviceOut):
+// they move into the contract with the devices area.
 const ConnectionDetail = Type.Object({
-  ...Fields,
+  ...ConnectionFields,
   device: Type.Optional(DeviceOut),
-  a2a_channel: Type.Optional(A2aChannel),
-  federation: Type.Optional(Federation),
+  a2a_channel: Type.Optional(ConnectionA2aChannel),
+  federation: Type.Optional(ConnectionFederation),
 });
 const OwnerConnection = Type.Intersect([DeviceOut, Type.Object({ online: Type.Boolean() })]);
 
@@ -58,20 +22,7 @@ const security = [{ ownerJwt: [] }];
 const owner = { auth: 'owner' as const };
 
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ connections: ConnectionService }> = async (app, { connections }) => {
-  app.get(
-    '/connections',
-    {
-      config: owner,
-      schema: {
-        tags,
-        security,
-        summary: 'All connections of the tenant: agent devices, A2A channels, federation agreements',
-        querystring: Type.Object({ type: Type.Optional(ConnectionType) }),
-        response: { 200: Type.Object({ connections: Type.Array(Connection) }), ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (req) => ({ connections: await connections.list(ownerOf(req).tenantId, req.query.type) }),
-  );
+  serve(app, ROUTES.listConnections, async (req) => ({ connections: await connections.list(ownerOf(req).tenantId, req.query.type) }));
 
   app.get(
     '/connections/:connection_id',
@@ -81,7 +32,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ connections: Connecti
         tags,
         security,
         summary: 'One connection with the details of its type',
-        params: Type.Object({ connection_id: Uuid }),
+        params: ConnectionIdParams,
         response: { 200: ConnectionDetail, ...errorResponses(400, 401, 403, 404) },
       },
     },

@@ -8,6 +8,7 @@
  * channels SPEC §2.11's, agreements `pending` | `active` | `revoked` | `expired` (derived from
  * `expires_at`). Another tenant's rows are invisible (RLS), so their ids answer 404.
  */
+import type { Connection, ConnectionA2aChannel, ConnectionFederation, ConnectionType } from '@parley/protocol';
 import type { OwnerPrincipal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
@@ -22,61 +23,11 @@ import * as repo from './repo.js';
 type ChannelRow = a2aRepo.ChannelRow;
 type AgreementRow = federationRepo.AgreementRow;
 
-export const CONNECTION_TYPES = ['device', 'a2a_channel', 'federation'] as const;
-export type ConnectionType = (typeof CONNECTION_TYPES)[number];
-
-/**
- * One connection as listed. `peer` names the other party: the other side's hub address for an
- * A2A channel, the other tenant's id for a federation agreement (absent for devices).
- * `last_seen` (ISO 8601 or null) is given for devices only.
- */
-export interface ConnectionOut {
-  connection_id: string;
-  type: ConnectionType;
-  status: string;
-  label: string;
-  peer?: string;
-  created_at: string;
-  last_seen?: string | null;
-}
-
-/** A2A channel details as seen by one of its tenants; the other tenant's device ids are withheld (null). */
-export interface A2aChannelDetail {
-  channel_id: string;
-  direction: 'outbound' | 'inbound' | 'internal';
-  initiator_hub_address: string;
-  responder_hub_address: string;
-  initiator_device_id: string | null;
-  responder_device_id: string | null;
-  conversation_id: string | null;
-  capability: string | null;
-  agreement_id: string | null;
-  approved_at: string | null;
-  activated_at: string | null;
-  closed_at: string | null;
-  closed_reason: string | null;
-}
-
-/** Federation agreement details (SPEC §2.12); `direction` is `proposed` by this tenant or `received`. */
-export interface FederationDetail {
-  agreement_id: string;
-  direction: 'proposed' | 'received';
-  proposer_tenant_id: string;
-  partner_tenant_id: string;
-  peer_tenant_name: string | null;
-  trust_floor: number;
-  allowed_capabilities: string[];
-  audit_sharing: boolean;
-  expires_at: string;
-  accepted_at: string | null;
-  revoked_at: string | null;
-}
-
 /** `GET /connections/{id}`: the listed fields plus the details of its type. */
-export interface ConnectionDetail extends ConnectionOut {
+export interface ConnectionDetail extends Connection {
   device?: DeviceOut;
-  a2a_channel?: A2aChannelDetail;
-  federation?: FederationDetail;
+  a2a_channel?: ConnectionA2aChannel;
+  federation?: ConnectionFederation;
 }
 
 /** An owner device as answered by `/owner-connections`: the device list entry plus presence. */
@@ -84,7 +35,7 @@ export type OwnerConnection = DeviceOut & { online: boolean };
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
-const deviceConnection = (d: DeviceRow): ConnectionOut => ({
+const deviceConnection = (d: DeviceRow): Connection => ({
   connection_id: d.id,
   type: 'device',
   status: d.status,
@@ -98,7 +49,7 @@ function sideOf(c: ChannelRow, tenantId: string): { initiator: boolean; responde
   return { initiator: c.tenantId === tenantId, responder: c.partnerTenantId === tenantId };
 }
 
-function channelConnection(c: ChannelRow, tenantId: string): ConnectionOut {
+function channelConnection(c: ChannelRow, tenantId: string): Connection {
   const side = sideOf(c, tenantId);
   return {
     connection_id: c.id,
@@ -110,7 +61,7 @@ function channelConnection(c: ChannelRow, tenantId: string): ConnectionOut {
   };
 }
 
-function channelDetail(c: ChannelRow, tenantId: string): A2aChannelDetail {
+function channelDetail(c: ChannelRow, tenantId: string): ConnectionA2aChannel {
   const side = sideOf(c, tenantId);
   return {
     channel_id: c.id,
@@ -132,7 +83,7 @@ function channelDetail(c: ChannelRow, tenantId: string): A2aChannelDetail {
 /** The other tenant of an agreement, seen from `tenantId`. */
 const peerTenant = (a: AgreementRow, tenantId: string) => (a.tenantId === tenantId ? a.partnerTenantId : a.tenantId);
 
-function agreementConnection(a: AgreementRow, tenantId: string, names: Map<string, string>): ConnectionOut {
+function agreementConnection(a: AgreementRow, tenantId: string, names: Map<string, string>): Connection {
   const peer = peerTenant(a, tenantId);
   return {
     connection_id: a.id,
@@ -144,7 +95,7 @@ function agreementConnection(a: AgreementRow, tenantId: string, names: Map<strin
   };
 }
 
-function agreementDetail(a: AgreementRow, tenantId: string, names: Map<string, string>): FederationDetail {
+function agreementDetail(a: AgreementRow, tenantId: string, names: Map<string, string>): ConnectionFederation {
   return {
     agreement_id: a.id,
     direction: a.tenantId === tenantId ? 'proposed' : 'received',
@@ -167,7 +118,7 @@ export class ConnectionService {
   ) {}
 
   /** `GET /connections`: every connection, newest first (ties by id); `type` keeps one kind only. */
-  async list(tenantId: string, type?: ConnectionType): Promise<ConnectionOut[]> {
+  async list(tenantId: string, type?: ConnectionType): Promise<Connection[]> {
     const want = (t: ConnectionType) => !type || type === t;
     const { devs, channels, agreements } = await withTenant(this.db, tenantId, async (tx) => ({
       devs: want('device') ? await repo.listAgentDevices(tx) : [],

@@ -6,45 +6,14 @@
  * block > hold > notify > allow; with no match the caller's default applies (allow, or hold for
  * agent-sent messages in a `strict` room).
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { Uuid } from '../../http/schemas.js';
+import { POLICY_ACTIONS, type PolicyAction, type PolicyConditions } from '@parley/protocol';
 import { NEUTRAL_SCORE, TIERS, tierRank, type Tier } from '../trust/types.js';
 
-/** Policy actions from least to most restrictive (DESIGN §8.5). */
-export const POLICY_ACTIONS = ['allow', 'notify', 'hold', 'block'] as const;
-export type PolicyAction = (typeof POLICY_ACTIONS)[number];
+/** Policy actions from least to most restrictive (DESIGN §8.5): the protocol's list, re-exported for existing importers. */
+export { POLICY_ACTIONS, type PolicyAction, type PolicyConditions };
 
 /** Trust tiers, lowest first: the one list of trust/types.ts, re-exported for existing importers. */
 export { TIERS, type Tier };
-
-const Kind = Type.Union([Type.Literal('owner'), Type.Literal('agent')]);
-const List = <T extends Parameters<typeof Type.Array>[0]>(t: T) => Type.Array(t, { minItems: 1, maxItems: 100 });
-const HourUtc = Type.Integer({ minimum: 0, maximum: 23 });
-
-/**
- * The condition object of a policy (DESIGN §8.5). Unknown keys are refused (400).
- * `hours_utc {from, to}` matches hours `from` <= h < `to`, wrapping midnight when `from` > `to`.
- */
-export const PolicyConditions = Type.Object(
-  {
-    message_types: Type.Optional(List(Type.String({ minLength: 1, maxLength: 64 }))),
-    priorities: Type.Optional(List(Type.Union(['low', 'normal', 'high', 'urgent'].map((p) => Type.Literal(p))))),
-    sender_kinds: Type.Optional(List(Kind)),
-    recipient_kinds: Type.Optional(List(Kind)),
-    sender_device_ids: Type.Optional(List(Uuid)),
-    recipient_device_ids: Type.Optional(List(Uuid)),
-    sender_hub_addresses: Type.Optional(List(Type.String({ minLength: 3, maxLength: 32 }))),
-    sender_tier_below: Type.Optional(Type.Union([Type.Literal('certified'), Type.Literal('enterprise')])),
-    trust_score_below: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1, description: 'matches a sender whose trust score (the latest 7-day composite, 0.0-1.0; none yet = 0.5, SPEC §3.9) is below this (DESIGN §8.6)' }),
-    ),
-    hours_utc: Type.Optional(Type.Object({ from: HourUtc, to: HourUtc }, { additionalProperties: false })),
-    rate_per_minute_over: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
-    cross_tenant: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-export type PolicyConditions = Static<typeof PolicyConditions>;
 
 /** What a policy needs from its stored row. */
 export interface PolicyRule {

@@ -11,77 +11,19 @@
  *   `blocked`). A decision on an item that is no longer `held` answers 409.
  */
 import { randomUUID } from 'node:crypto';
+import type { CreatePolicyRequest, HeldMessage, HeldMessageStatus, Policy, PolicyAction, PolicyAlertEvent, PolicyConditions, UpdatePolicyRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { getByDevice } from '../hub/repo.js';
-import { compilePolicies, evaluate, type Evaluation, type PolicyAction, type PolicyConditions } from './engine.js';
+import { compilePolicies, evaluate, type Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
 
-/** Held message states (DESIGN §8.3). */
-export const HELD_STATUSES = ['held', 'approved', 'denied', 'expired'] as const;
-export type HeldStatus = (typeof HELD_STATUSES)[number];
-
 /** Which message path releases a held item. */
 export type HeldKind = 'room' | 'a2a';
-
-/** A policy's scope on the wire: both null = tenant-wide. */
-export interface PolicyScope {
-  room_id: string | null;
-  skill: string | null;
-}
-
-/** A policy as answered by the routes (DESIGN §8.5). Timestamps are ISO 8601. */
-export interface PolicyOut {
-  policy_id: string;
-  name: string;
-  scope: PolicyScope;
-  priority: number;
-  conditions: PolicyConditions;
-  action: PolicyAction;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-/**
- * Body of `POST /policies`. `scope` names a room or a skill (not both); absent, null or `{}` =
- * tenant-wide. `priority` (default 0) orders policies: higher first; it only decides which of
- * several equally restrictive matching policies is reported as the winner.
- */
-export interface PolicyInput {
-  name: string;
-  scope?: { room_id?: string; skill?: string } | null;
-  priority?: number;
-  conditions: PolicyConditions;
-  action: PolicyAction;
-  enabled?: boolean;
-}
-
-/** Body of `PATCH /policies/{id}`: any subset of the create fields. */
-export type PolicyPatch = Partial<PolicyInput>;
-
-/**
- * A held message as listed (DESIGN §8.5), never with ciphertext. `channel_id` is set for A2A
- * holds (room_id is then null); `decided_at` is set once approved, denied or expired.
- */
-export interface HeldOut {
-  held_message_id: string;
-  room_id: string | null;
-  channel_id: string | null;
-  sender_device_id: string;
-  recipient_device_id: string | null;
-  policy_id: string | null;
-  message_type: string;
-  priority: string;
-  status: HeldStatus;
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-}
 
 /** Where errors of releasers go (no message content is ever logged). */
 export interface PolicyLog {
@@ -102,7 +44,7 @@ export interface PolicyServiceDeps {
   log?: PolicyLog;
 }
 
-const toPolicyOut = (p: repo.PolicyRow): PolicyOut => ({
+const toPolicyOut = (p: repo.PolicyRow): Policy => ({
   policy_id: p.id,
   name: p.name,
   scope: { room_id: p.scopeRoomId, skill: p.scopeSkill },
@@ -116,10 +58,10 @@ const toPolicyOut = (p: repo.PolicyRow): PolicyOut => ({
 
 
 /** The status a held row answers with: a lapsed `held` row is `expired` even before the job ran. */
-const effectiveStatus = (h: repo.HeldRow, now: Date): HeldStatus =>
-  h.status === 'held' && h.expiresAt <= now ? 'expired' : (h.status as HeldStatus);
+const effectiveStatus = (h: repo.HeldRow, now: Date): HeldMessageStatus =>
+  h.status === 'held' && h.expiresAt <= now ? 'expired' : (h.status as HeldMessageStatus);
 
-const toHeldOut = (h: repo.HeldRow, now = new Date()): HeldOut => ({
+const toHeldOut = (h: repo.HeldRow, now = new Date()): HeldMessage => ({
   held_message_id: h.id,
   room_id: h.roomId,
   channel_id: h.channelId,
@@ -155,7 +97,7 @@ function toRecord(h: repo.HeldRow): HeldRecord {
 const kindOf = (h: repo.HeldRow): HeldKind => (h.channelId || h.a2aMessageId ? 'a2a' : 'room');
 
 /** Normalise a wire scope; 400 when it names both a room and a skill. */
-function scopeColumns(scope: PolicyInput['scope']): { scopeRoomId: string | null; scopeSkill: string | null } {
+function scopeColumns(scope: CreatePolicyRequest['scope']): { scopeRoomId: string | null; scopeSkill: string | null } {
   const roomId = scope?.room_id ?? null;
   const skill = scope?.skill ?? null;
   if (roomId && skill) throw badRequest('scope names a room or a skill, not both');
@@ -170,7 +112,7 @@ export class PolicyService implements PolicyDecider {
   // ------------------------------------------------------------------ policies (CRUD)
 
   /** Create a policy. @throws 400 for a scope naming both a room and a skill; 404 for an unknown room. */
-  create(tenantId: string, input: PolicyInput, actor = 'owner'): Promise<PolicyOut> {
+  create(tenantId: string, input: CreatePolicyRequest, actor = 'owner'): Promise<Policy> {
     const scope = scopeColumns(input.scope);
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustSeeRoom(tx, scope.scopeRoomId);
@@ -193,12 +135,12 @@ export class PolicyService implements PolicyDecider {
   }
 
   /** The tenant's policies in evaluation order (priority descending, then oldest first). */
-  list(tenantId: string): Promise<PolicyOut[]> {
+  list(tenantId: string): Promise<Policy[]> {
     return withTenant(this.deps.db, tenantId, async (tx) => (await repo.listPolicies(tx)).map(toPolicyOut));
   }
 
   /** One policy. @throws 404 when unknown in this tenant. */
-  get(tenantId: string, id: string): Promise<PolicyOut> {
+  get(tenantId: string, id: string): Promise<Policy> {
     return withTenant(this.deps.db, tenantId, async (tx) => toPolicyOut(await this.mustGetPolicy(tx, id)));
   }
 
@@ -206,7 +148,7 @@ export class PolicyService implements PolicyDecider {
    * Change any subset of a policy's fields (`scope: null` or `{}` makes it tenant-wide).
    * @throws 404 for an unknown policy or scope room; 400 for a scope naming a room and a skill.
    */
-  update(tenantId: string, id: string, patch: PolicyPatch, actor = 'owner'): Promise<PolicyOut> {
+  update(tenantId: string, id: string, patch: UpdatePolicyRequest, actor = 'owner'): Promise<Policy> {
     const scope = patch.scope !== undefined ? scopeColumns(patch.scope) : undefined;
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustGetPolicy(tx, id);
@@ -319,7 +261,7 @@ export class PolicyService implements PolicyDecider {
   }
 
   /** Send `policy_alert` with `data` to the tenant's owner sockets (and webhooks). Call after commit. */
-  alert(tenantId: string, data: Record<string, unknown>): Promise<void> {
+  alert(tenantId: string, data: PolicyAlertEvent): Promise<void> {
     return this.deps.notifier.toOwners(tenantId, 'policy_alert', data);
   }
 
@@ -334,7 +276,7 @@ export class PolicyService implements PolicyDecider {
   }
 
   /** Held messages of a status (default `held`), oldest first, by their effective status. */
-  listHeld(tenantId: string, opts: { status?: HeldStatus } = {}): Promise<HeldOut[]> {
+  listHeld(tenantId: string, opts: { status?: HeldMessageStatus } = {}): Promise<HeldMessage[]> {
     const now = new Date();
     return withTenant(this.deps.db, tenantId, async (tx) => (await repo.listHeld(tx, opts.status ?? 'held', now)).map((h) => toHeldOut(h, now)));
   }
@@ -343,14 +285,14 @@ export class PolicyService implements PolicyDecider {
    * held -> approved by owner `sub`; after commit the releaser of the item's kind delivers it (a
    * releaser failure is logged: the approval stands). @throws 404 unknown; 409 when not `held`.
    */
-  async approve(tenantId: string, sub: string, id: string): Promise<HeldOut> {
+  async approve(tenantId: string, sub: string, id: string): Promise<HeldMessage> {
     const row = await this.settle(tenantId, sub, id, 'approved');
     await this.release(row);
     return toHeldOut(row);
   }
 
   /** held -> denied by owner `sub`; the held ciphertext is dropped. @throws 404 unknown; 409 when not `held`. */
-  async deny(tenantId: string, sub: string, id: string): Promise<HeldOut> {
+  async deny(tenantId: string, sub: string, id: string): Promise<HeldMessage> {
     return toHeldOut(await this.settle(tenantId, sub, id, 'denied'));
   }
 

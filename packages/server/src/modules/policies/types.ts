@@ -4,6 +4,7 @@
  * transaction, before anything is delivered; held items are released through the
  * {@link HeldReleaser} each path registers.
  */
+import type { PolicyAlertEvent } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import type { Evaluation, EvaluationContext, PolicyAction } from './engine.js';
 
@@ -59,7 +60,7 @@ export interface PolicyDecider {
    * message_type}` to every owner socket of the tenant (and their webhooks); A2A adds `channel_id`.
    * Call after commit.
    */
-  alert(tenantId: string, data: Record<string, unknown>): Promise<void>;
+  alert(tenantId: string, data: PolicyAlertEvent): Promise<void>;
 }
 
 /**

@@ -1,50 +1,18 @@
 /**
- * The `room_message` socket frame (SPEC §6.1; DESIGN §8.5) and the wire schemas it shares with
- * `POST /rooms/{id}/messages`: `{room_id, message_type?, priority?, envelopes:
+ * The `room_message` socket frame (SPEC §6.1; DESIGN §8.5; schema `OutgoingRoomMessage` of
+ * @parley/protocol, sharing its fields with `POST /rooms/{id}/messages`): `{room_id, message_type?, priority?, envelopes:
  * [{recipient_device_id, header_blob, ciphertext}], client_ref?}`, answered by
  * `room_message_ack {room_message_id, timestamp, cursor, deliveries, client_ref?}`. Any member
  * device may send it: enrolled agents, API-key agents and owner devices.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { OutgoingRoomMessage } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 // Registers the `uuid` string format for compiled checks (a side effect of that module).
 import '../../realtime/frames.js';
-import { Base64, MessageType, Priority, Uuid } from '../../http/schemas.js';
 import type { Gateway } from '../../realtime/gateway.js';
-import { ALL_MEMBERS, MAX_MEMBERS, type RoomService } from './service.js';
+import type { RoomService } from './service.js';
 
-/** One envelope: a member's device id, or `*` for an MLS room's single ciphertext. */
-export const EnvelopeIn = Type.Object({
-  recipient_device_id: Type.Union([Uuid, Type.Literal(ALL_MEMBERS)], { description: 'a member device, or "*" (MLS: every other member)' }),
-  header_blob: Base64,
-  ciphertext: Base64,
-});
-
-/** Fields of a room send (REST body and frame). */
-export const RoomSendFields = {
-  message_type: Type.Optional(MessageType),
-  priority: Type.Optional(Priority),
-  envelopes: Type.Array(EnvelopeIn, { minItems: 1, maxItems: MAX_MEMBERS }),
-};
-
-export const Delivery = Type.Object({
-  recipient_device_id: Uuid,
-  outcome: Type.Union(['delivered', 'held', 'blocked', 'notified'].map((o) => Type.Literal(o))),
-  held_message_id: Type.Optional(Uuid),
-});
-
-/** Answer of a room send (`201` over REST, `room_message_ack` over the socket). */
-export const RoomSendOut = Type.Object({
-  room_message_id: Uuid,
-  timestamp: Type.String({ format: 'date-time' }),
-  cursor: Type.String({ description: 'timeline position; usable as `since`' }),
-  deliveries: Type.Array(Delivery),
-});
-
-export const RoomMessageFrame = Type.Object({ room_id: Uuid, ...RoomSendFields, client_ref: Type.Optional(Type.String({ maxLength: 200 })) });
-export type RoomMessageFrame = Static<typeof RoomMessageFrame>;
-
-const checkRoomMessage = TypeCompiler.Compile(RoomMessageFrame);
+const checkRoomMessage = TypeCompiler.Compile(OutgoingRoomMessage);
 
 /**
  * Serve `room_message` frames on the gateway (rate limited like `message`, SPEC §8), pipelined:

@@ -4,7 +4,7 @@
  * client runs them before encryption (the service never sees plaintext). `block` stops the send,
  * `warn` lets it through and reports the match to the application.
  */
-import type { ScanRule } from './service.js';
+import type { ScanRule } from '@parley/protocol';
 
 export const DEFAULT_SCAN_RULES: readonly ScanRule[] = [
   { id: 'private-key', name: 'Private key block', pattern: '-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----', action: 'block', severity: 'critical' },

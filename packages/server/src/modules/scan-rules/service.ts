@@ -9,6 +9,7 @@
  * engine the SDK runs them with); it never executes them against data.
  */
 import { randomUUID } from 'node:crypto';
+import type { ScanRule, ScanRuleSet, ScanRuleVersion } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
@@ -16,38 +17,6 @@ import { badRequest } from '../../lib/errors.js';
 import type { SettingsService } from '../settings/service.js';
 import { DEFAULT_SCAN_RULES } from './defaults.js';
 import * as repo from './repo.js';
-
-export const SCAN_ACTIONS = ['block', 'warn'] as const;
-export const SCAN_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
-/** Limits of a rule set: rules per set, pattern length (characters). */
-export const SCAN_LIMITS = { maxRules: 200, maxPatternLength: 1000 } as const;
-
-/** One rule: `pattern` is a JavaScript RegExp source, `flags` a subset of `imsuv` (no `g`/`y`: stateless). */
-export interface ScanRule {
-  id: string;
-  name: string;
-  pattern: string;
-  flags?: string;
-  action: (typeof SCAN_ACTIONS)[number];
-  severity: (typeof SCAN_SEVERITIES)[number];
-}
-
-/** `GET /scan-rules`: the current set; `updated_at` null for the built-in version 0. */
-export interface ScanRuleSetOut {
-  version: number;
-  rules: ScanRule[];
-  updated_at: string | null;
-  /** False when the tenant turned client-side scanning off (`rules` is then empty). */
-  enabled: boolean;
-}
-
-/** One saved version, as listed by `GET /scan-rules/versions`. */
-export interface ScanRuleVersionOut {
-  version: number;
-  rule_count: number;
-  created_by: string;
-  created_at: string;
-}
 
 /**
  * 400 unless every rule id is unique and every pattern compiles with its flags.
@@ -73,7 +42,7 @@ export class ScanRuleService {
   ) {}
 
   /** The tenant's current rule set (built-in version 0 when none saved; empty when scanning is off). */
-  current(tenantId: string): Promise<ScanRuleSetOut> {
+  current(tenantId: string): Promise<ScanRuleSet> {
     return withTenant(this.db, tenantId, (tx) => this.view(tx, tenantId));
   }
 
@@ -82,7 +51,7 @@ export class ScanRuleService {
    * transaction-scoped lock). Answers the new current set.
    * @throws AppError 400 for a duplicate rule id or a pattern that does not compile.
    */
-  replace(tenantId: string, createdBy: string, rules: ScanRule[]): Promise<ScanRuleSetOut> {
+  replace(tenantId: string, createdBy: string, rules: ScanRule[]): Promise<ScanRuleSet> {
     checkRules(rules);
     return withTenant(this.db, tenantId, async (tx) => {
       await repo.lockRuleSets(tx, tenantId);
@@ -94,13 +63,13 @@ export class ScanRuleService {
   }
 
   /** Every saved version, newest first (the built-in version 0 is not listed). */
-  versions(tenantId: string): Promise<ScanRuleVersionOut[]> {
+  versions(tenantId: string): Promise<ScanRuleVersion[]> {
     return withTenant(this.db, tenantId, async (tx) =>
       (await repo.listVersions(tx)).map((v) => ({ version: v.version, rule_count: Number(v.ruleCount), created_by: v.createdBy, created_at: v.createdAt.toISOString() })),
     );
   }
 
-  private async view(tx: Tx, tenantId: string): Promise<ScanRuleSetOut> {
+  private async view(tx: Tx, tenantId: string): Promise<ScanRuleSet> {
     const row = await repo.latestRuleSet(tx);
     const { scan_rules_enabled: enabled } = await this.settings.read(tx, tenantId);
     const set = row

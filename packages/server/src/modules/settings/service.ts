@@ -12,26 +12,11 @@
  * - `scan_rules_enabled` (boolean): when false `GET /scan-rules` answers an empty rule set, so
  *   clients stop scanning outbound plaintext.
  */
+import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
-import { SECURITY_LEVELS, type SecurityLevel } from '../rooms/service.js';
 import * as repo from './repo.js';
-
-export { SECURITY_LEVELS };
-
-/** Bounds of `held_message_ttl_hours` (1 hour .. 30 days). */
-export const HELD_TTL_HOURS = { min: 1, max: 720 } as const;
-
-/** The effective settings of a tenant (every key present). */
-export interface TenantSettings {
-  held_message_ttl_hours: number;
-  default_room_security_level: SecurityLevel;
-  scan_rules_enabled: boolean;
-}
-
-/** A `PATCH /settings` body: any subset of the keys; `null` resets a key to its default. */
-export type SettingsPatch = { [K in keyof TenantSettings]?: TenantSettings[K] | null };
 
 /** The platform defaults, given the configured held-message TTL (HELD_MESSAGE_TTL_HOURS). */
 export function defaultSettings(heldTtlMs: number): TenantSettings {
@@ -68,7 +53,7 @@ export class SettingsService {
    * The patch is validated by the route schema (types, ranges, unknown keys). Answers the
    * effective settings.
    */
-  update(tenantId: string, updatedBy: string, patch: SettingsPatch): Promise<TenantSettings> {
+  update(tenantId: string, updatedBy: string, patch: TenantSettingsPatch): Promise<TenantSettings> {
     return withTenant(this.db, tenantId, async (tx) => {
       const stored = { ...this.known((await repo.getSettingsRow(tx, tenantId, true))?.settings) };
       for (const k of this.keys) {

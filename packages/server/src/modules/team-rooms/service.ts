@@ -8,24 +8,14 @@
  * API-key agent sees the team rooms of its workspaces in which its device participates, only the
  * `X-Workspace-Id` workspace's when that header is sent.
  */
+import type { CreateTeamRoomRequest, TeamRoom, TeamRoomSummary } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
-import type { CreateRoomInput, RoomDetails, RoomService } from '../rooms/service.js';
+import type { RoomService } from '../rooms/service.js';
 import * as workspacesRepo from '../workspaces/repo.js';
 import type { WorkspaceService } from '../workspaces/service.js';
 import * as repo from './repo.js';
-
-/** SPEC §2.5 team room summary, plus the workspace it belongs to. */
-export interface TeamRoomSummary {
-  id: string;
-  name: string;
-  participant_count: number;
-  workspace_id: string;
-}
-
-/** `POST /team-rooms` body. */
-export type CreateTeamRoomInput = Required<Pick<CreateRoomInput, 'workspace_id'>> & Omit<CreateRoomInput, 'workspace_id'>;
 
 /** Who lists team rooms: the owner (whole tenant) or an agent device (its own rooms). */
 export type TeamRoomViewer = { kind: 'owner' } | { kind: 'agent'; deviceId: string; workspaceId: string | null };
@@ -48,7 +38,7 @@ export class TeamRoomService {
    * @throws 404 unknown workspace; 400 a participant that is neither a workspace member nor an
    *   owner device of the tenant (and RoomService's 400s: not ACTIVE, more than 100 members).
    */
-  async create(tenantId: string, createdBy: string, input: CreateTeamRoomInput): Promise<RoomDetails & { id: string }> {
+  async create(tenantId: string, createdBy: string, input: CreateTeamRoomRequest): Promise<TeamRoom> {
     const ids = [...new Set(input.member_device_ids.map((d) => d.toLowerCase()))];
     await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.deps.workspaces.mustGet(tx, input.workspace_id);

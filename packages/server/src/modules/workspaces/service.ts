@@ -6,51 +6,13 @@
  * tenant (400 otherwise). Every unit of work is one tenant-scoped transaction.
  */
 import { randomUUID } from 'node:crypto';
+import type { AddWorkspaceMemberRequest, CreateWorkspaceRequest, Workspace, WorkspaceMember, WorkspaceRole, WorkspaceSummary } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import * as repo from './repo.js';
 
-export const WORKSPACE_ROLES = ['admin', 'member'] as const;
-/** Role of a device in a workspace. */
-export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
-
-/** A member as answered: the device, its name and status, and its role. */
-export interface WorkspaceMemberOut {
-  device_id: string;
-  name: string;
-  status: string;
-  role: WorkspaceRole;
-  added_at: string;
-}
-
-/** A workspace with its members, as answered to owners (`role` is always `owner`). */
-export interface WorkspaceOut {
-  id: string;
-  name: string;
-  role: 'owner';
-  members: WorkspaceMemberOut[];
-  created_at: string;
-}
-
-/**
- * A workspace as listed (SPEC §2.5 summary `{id, name, role}`); owners get `role: "owner"` and
- * `member_count`, agents their own role.
- */
-export interface WorkspaceSummary {
-  id: string;
-  name: string;
-  role: 'owner' | WorkspaceRole;
-  member_count?: number;
-}
-
-/** A member to add: an ACTIVE agent device of the tenant; `role` defaults to `member`. */
-export interface MemberInput {
-  device_id: string;
-  role?: WorkspaceRole;
-}
-
-const memberOut = (m: repo.MemberRow): WorkspaceMemberOut => ({
+const memberOut = (m: repo.MemberRow): WorkspaceMember => ({
   device_id: m.deviceId,
   name: m.name,
   status: m.status,
@@ -65,7 +27,7 @@ export class WorkspaceService {
    * `POST /workspaces`: create a workspace with its initial members in one transaction.
    * @throws 400 when a member is not an ACTIVE agent device of the tenant or is named twice.
    */
-  create(tenantId: string, createdBy: string, input: { name: string; members?: MemberInput[] }): Promise<WorkspaceOut> {
+  create(tenantId: string, createdBy: string, input: CreateWorkspaceRequest): Promise<Workspace> {
     return withTenant(this.db, tenantId, async (tx) => {
       const id = randomUUID();
       await repo.insertWorkspace(tx, { id, tenantId, name: input.name.trim(), createdBy });
@@ -92,7 +54,7 @@ export class WorkspaceService {
   }
 
   /** One workspace with its members; 404 when unknown (or another tenant's). */
-  get(tenantId: string, id: string): Promise<WorkspaceOut> {
+  get(tenantId: string, id: string): Promise<Workspace> {
     return withTenant(this.db, tenantId, (tx) => this.detail(tx, id));
   }
 
@@ -100,7 +62,7 @@ export class WorkspaceService {
    * Add a member, or change the role of an existing one (idempotent); answers the workspace.
    * @throws 404 unknown workspace; 400 when the device is not an ACTIVE agent device of the tenant.
    */
-  addMember(tenantId: string, id: string, member: MemberInput): Promise<WorkspaceOut> {
+  addMember(tenantId: string, id: string, member: AddWorkspaceMemberRequest): Promise<Workspace> {
     return withTenant(this.db, tenantId, async (tx) => {
       await this.mustGet(tx, id, true);
       await this.addMembers(tx, tenantId, id, [member]);
@@ -123,13 +85,13 @@ export class WorkspaceService {
     return w;
   }
 
-  private async detail(tx: Tx, id: string): Promise<WorkspaceOut> {
+  private async detail(tx: Tx, id: string): Promise<Workspace> {
     const w = await this.mustGet(tx, id);
     const members = await repo.listMembers(tx, id);
     return { id: w.id, name: w.name, role: 'owner', members: members.map(memberOut), created_at: w.createdAt.toISOString() };
   }
 
-  private async addMembers(tx: Tx, tenantId: string, workspaceId: string, members: MemberInput[]): Promise<void> {
+  private async addMembers(tx: Tx, tenantId: string, workspaceId: string, members: AddWorkspaceMemberRequest[]): Promise<void> {
     const ids = members.map((m) => m.device_id.toLowerCase());
     if (new Set(ids).size !== ids.length) throw badRequest('a device is named twice in members');
     const found = new Map((await repo.devicesByIds(tx, ids)).map((d) => [d.id, d]));

@@ -1,0 +1,124 @@
+/**
+ * What the room operations share (management.ts, send.ts, timeline.ts): the service's
+ * dependencies and state, room lookups, the answers' room shapes, and the `room_message` event
+ * and `room.message` webhook of a stored message.
+ */
+import type { DeliveryOutcome, Room, RoomMessageEvent, RoomSecurityLevel, RoomSummary } from '@parley/protocol';
+import type { Db, Tx } from '../../db/client.js';
+import { conflict, notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import type { HeldReleaser, PolicyDecider } from '../policies/types.js';
+import { enqueueInTx } from '../webhooks/outbox.js';
+import type { ReleaseOrder } from './release-order.js';
+import * as repo from './repo.js';
+
+export type DeviceKind = 'owner' | 'agent';
+
+/** What the room module needs from the policy module (src/modules/policies: `PolicyService`). */
+export interface RoomPolicies extends PolicyDecider {
+  /** Register the function that delivers an approved held message of a kind. */
+  registerReleaser(kind: 'room', releaser: HeldReleaser): void;
+}
+
+export interface RoomServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  /** The policy engine; the service registers its `room` releaser on it. */
+  policies: RoomPolicies;
+  /**
+   * The tenant's default room security level, read inside the creating transaction (the
+   * `default_room_security_level` tenant setting, DESIGN §8.22); `standard` when absent.
+   */
+  defaultSecurityLevel?: (tx: Tx, tenantId: string) => Promise<RoomSecurityLevel>;
+  maxCiphertextBytes: number;
+  listDefault: number;
+  listMax: number;
+}
+
+/** The state every room operation runs with: the dependencies and this instance's publish order of room messages. */
+export interface RoomContext {
+  readonly deps: RoomServiceDeps;
+  /** This instance's publish order of room messages (release-position order per room). */
+  readonly order: ReleaseOrder;
+}
+
+export const b64 = (b: Buffer) => b.toString('base64');
+/** Outcomes under which the envelope goes to its recipient now. */
+export const released = (o: DeliveryOutcome) => o === 'delivered' || o === 'notified';
+
+/** The fields of a room message shared by its `room_message` events and its `room.message` webhook body. */
+const messageFields = (m: repo.NewRoomMessage) => ({
+  room_id: m.roomId,
+  room_message_id: m.id,
+  sender_device_id: m.senderDeviceId,
+  message_type: m.messageType,
+  priority: m.priority,
+  timestamp: m.createdAt.toISOString(),
+});
+
+/** The `room_message` event of one envelope (`position`: the recipient's release position). */
+export const roomMessageEvent = (m: repo.NewRoomMessage, header: Buffer, ciphertext: Buffer, position: number): RoomMessageEvent => ({
+  ...messageFields(m),
+  header: b64(header),
+  ciphertext: b64(ciphertext),
+  cursor: String(position),
+});
+
+/**
+ * Enqueue the `room.message` webhook of a message for its released `recipients` inside the
+ * sending (or releasing) transaction: the body has no per-recipient field, so one statement
+ * covers them all (the Notifier's webhook sink skips `room_message`, webhooks/outbox.ts).
+ */
+export const enqueueWebhooks = (tx: Tx, tenantId: string, m: repo.NewRoomMessage, recipients: string[]) =>
+  recipients.length === 0 ? Promise.resolve(0) : enqueueInTx(tx, tenantId, { deviceIds: recipients }, 'room_message', messageFields(m));
+
+export async function mustGet(tx: Tx, id: string, forUpdate = false): Promise<repo.RoomRow> {
+  const room = await repo.getRoom(tx, id, forUpdate);
+  if (!room) throw notFound('room');
+  return room;
+}
+
+/** The room (row-locked when `lock`: membership changes serialise, sends do not); 409 when archived. */
+export async function mustGetOpen(tx: Tx, id: string, lock: boolean): Promise<repo.RoomRow> {
+  const room = await mustGet(tx, id, lock);
+  if (room.archivedAt) throw conflict('the room is archived');
+  return room;
+}
+
+export async function summaries(tx: Tx, rooms: repo.RoomRow[]): Promise<RoomSummary[]> {
+  const ids = rooms.map((r) => r.id);
+  const members = await repo.membersOf(tx, ids);
+  const mls = await repo.mlsDevices(tx, [...new Set(members.map((m) => m.deviceId))]);
+  const scoped = await repo.policiesOfRooms(tx, ids);
+  return rooms.map((r) => {
+    const own = members.filter((m) => m.roomId === r.id);
+    return {
+      room_id: r.id,
+      conversation_id: r.timelineId,
+      name: r.name,
+      security_level: r.securityLevel as RoomSecurityLevel,
+      workspace_id: r.workspaceId,
+      archived: r.archivedAt !== null,
+      created_at: r.createdAt.toISOString(),
+      mls_capable: own.length > 0 && own.every((m) => mls.has(m.deviceId)),
+      members: own.map((m) => ({
+        device_id: m.deviceId,
+        kind: m.kind as DeviceKind,
+        identity_public_key: m.identityPublicKey,
+        ephemeral_public_key: m.ephemeralPublicKey,
+        fingerprint: m.fingerprint,
+      })),
+      policies: scoped.filter((p) => p.roomId === r.id).map((p) => p.id),
+    };
+  });
+}
+
+/** A room with its pairwise conversations (between current members). */
+export async function details(tx: Tx, room: repo.RoomRow): Promise<Room> {
+  const [summary] = await summaries(tx, [room]);
+  const current = new Set(summary!.members.map((m) => m.device_id));
+  const conversations = (await repo.conversationsOf(tx, room.id))
+    .filter((c) => current.has(c.deviceA) && current.has(c.deviceB))
+    .map((c) => ({ conversation_id: c.id, device_ids: [c.deviceA, c.deviceB] }));
+  return { ...summary!, conversations };
+}
