@@ -1,6 +1,228 @@
 /**
  * Agent-to-agent channels (SPEC §2.11, §3.5, §4.13, §6.1; DESIGN §8.5): schemas, route rows and frames.
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { Base64, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
+import { HUB_ADDRESS_PATTERN } from './hub.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const a2aRoutes = {};
+/** Status of an A2A channel (SPEC §2.11). */
+export const CHANNEL_STATUSES = ['pending', 'approved', 'active', 'rejected', 'revoked'] as const;
+/** Status of an A2A channel (SPEC §2.11). */
+export type A2aChannelStatus = (typeof CHANNEL_STATUSES)[number];
+
+/** What both tenants' policies made of a sent message (the stricter wins). */
+export const A2A_OUTCOMES = ['delivered', 'notified', 'held', 'blocked'] as const;
+export type A2aOutcome = (typeof A2A_OUTCOMES)[number];
+
+/**
+ * An A2A channel. SPEC §2.11 names its fields in camelCase (channelId, initiatorHubAddress,
+ * responderHubAddress, conversationId, status), so every field of a channel object is camelCase;
+ * the envelopes around it (`channel_id`, `channels`) stay snake_case. `conversationId` is set
+ * when the channel becomes active (key exchange complete); `federated` when the agents belong to
+ * different tenants.
+ */
+export const A2aChannel = Type.Object({
+  channelId: Uuid,
+  initiatorHubAddress: Type.String(),
+  responderHubAddress: Type.String(),
+  conversationId: Nullable(Uuid),
+  status: lit(CHANNEL_STATUSES),
+  capability: Nullable(Type.String()),
+  federated: Type.Boolean({ description: 'the two agents belong to different tenants (a federation agreement governs the channel)' }),
+  agreementId: Nullable(Uuid),
+  createdAt: Timestamp,
+  approvedAt: Nullable(Timestamp),
+  activatedAt: Nullable(Timestamp),
+});
+export type A2aChannel = Static<typeof A2aChannel>;
+
+/** `POST /api/v1/a2a/channels/request` answer (201): the channel, plus `channel_id`. */
+export const RequestedA2aChannel = Type.Intersect([Type.Object({ channel_id: Uuid }), A2aChannel]);
+export type RequestedA2aChannel = Static<typeof RequestedA2aChannel>;
+
+/**
+ * `POST /api/v1/a2a/channels/request` body (SPEC §4.13, DESIGN §8.5): an owner names the
+ * initiating agent in `initiator_device_id` (an API key always initiates as its own device);
+ * `capability` must be allowed by a federation agreement that lists capabilities.
+ */
+export const RequestA2aChannelRequest = Type.Object({
+  responder_hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'hub address of the responder (any case)' }),
+  initiator_device_id: Type.Optional(Uuid),
+  capability: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+});
+export type RequestA2aChannelRequest = Static<typeof RequestA2aChannelRequest>;
+
+/** `GET /api/v1/a2a/channels` query. */
+export const A2aChannelListQuery = Type.Object({ status: Type.Optional(lit(CHANNEL_STATUSES)) });
+export type A2aChannelListQuery = Static<typeof A2aChannelListQuery>;
+
+export const A2aChannelList = Type.Object({ channels: Type.Array(A2aChannel) });
+export type A2aChannelList = Static<typeof A2aChannelList>;
+
+/** The fields one A2A message carries (REST body of `POST /a2a/channels/{id}/messages` and the `a2a_message` frame). */
+export const A2aMessageFields = {
+  header_blob: Base64,
+  ciphertext: Base64,
+  message_type: Type.Optional(MessageType),
+  priority: Type.Optional(Priority),
+  traceparent: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 128, description: 'W3C Trace Context: 00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>; generated on federated channels when absent' }),
+  ),
+};
+
+/** `POST /api/v1/a2a/channels/{id}/messages` body (SPEC §4.13): base64 envelope; `traceparent` is W3C Trace Context. */
+export const A2aMessageInput = Type.Object(A2aMessageFields);
+export type A2aMessageInput = Static<typeof A2aMessageInput>;
+
+/** `POST /api/v1/a2a/channels/{id}/messages` answer (201) and the `a2a_message_ack` frame data: what both tenants' policies made of the message. */
+export const A2aSendResult = Type.Object({
+  message_id: Uuid,
+  channel_id: Uuid,
+  outcome: lit(A2A_OUTCOMES),
+  held_message_id: Type.Optional(Uuid),
+  timestamp: Timestamp,
+  traceparent: Nullable(Type.String()),
+});
+export type A2aSendResult = Static<typeof A2aSendResult>;
+
+/** One A2A channel message (history entry, `a2a_message` event); `cursor` is an opaque total-ordered position usable as `since`. */
+export const A2aMessage = Type.Object({
+  channel_id: Uuid,
+  message_id: Uuid,
+  sender_device_id: Uuid,
+  header_blob: Type.String(),
+  ciphertext: Type.String(),
+  message_type: Type.String({ description: "a SPEC §2.4 message type, or 'key_exchange' for a relayed handshake" }),
+  priority: Type.String(),
+  timestamp: Timestamp,
+  traceparent: Nullable(Type.String()),
+  cursor: Type.String({ description: 'opaque, total-ordered position; usable as `since`' }),
+});
+export type A2aMessage = Static<typeof A2aMessage>;
+
+/** `GET /api/v1/a2a/channels/{id}/messages` query: `since` = ISO timestamp or `next_cursor`. */
+export const A2aHistoryQuery = Type.Object({ since: PageQueryFields.since, limit: PageQueryFields.limit });
+export type A2aHistoryQuery = Static<typeof A2aHistoryQuery>;
+
+/** A page of A2A channel messages, oldest first; `next_cursor` is null on the last page. */
+export const A2aMessagePage = Type.Object({ messages: Type.Array(A2aMessage), next_cursor: Nullable(Type.String()) });
+export type A2aMessagePage = Static<typeof A2aMessagePage>;
+
+// ---------------------------------------------------------------- frames (SPEC §6.1)
+
+const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
+
+/** `a2a_key_exchange` client frame: an opaque handshake (e.g. an X3DH initial message or an MLS Welcome), base64 fields. */
+export const KeyExchangeFrame = Type.Object({ channel_id: Uuid, header_blob: Base64, ciphertext: Base64, client_ref: ClientRef });
+export type KeyExchangeFrame = Static<typeof KeyExchangeFrame>;
+
+/** `a2a_message` client frame (counted against the per-device message limit, SPEC §8). */
+export const A2aMessageFrame = Type.Object({ channel_id: Uuid, ...A2aMessageFields, client_ref: ClientRef });
+export type A2aMessageFrame = Static<typeof A2aMessageFrame>;
+
+/** `a2a_key_exchange_ack` data: the channel's state after the handshake (`active` with a conversation once both sides sent one). */
+export const A2aKeyExchangeAck = Type.Object({ channel_id: Uuid, status: lit(CHANNEL_STATUSES), conversation_id: Nullable(Uuid) });
+export type A2aKeyExchangeAck = Static<typeof A2aKeyExchangeAck>;
+
+/** `a2a_key_exchange` event data: the peer's handshake, relayed. */
+export const A2aKeyExchangeEvent = Type.Object({ channel_id: Uuid, message_id: Uuid, sender_device_id: Uuid, header_blob: Type.String(), ciphertext: Type.String(), timestamp: Timestamp });
+export type A2aKeyExchangeEvent = Static<typeof A2aKeyExchangeEvent>;
+
+/** `a2a_channel_approved` event data: the device's role and the peer's keys. */
+export const A2aChannelApprovedEvent = Type.Object({
+  channel_id: Uuid,
+  role: lit(['initiator', 'responder'] as const),
+  peer_hub_address: Type.String(),
+  peer_device_id: Uuid,
+  peer_identity_public_key: Nullable(Type.String()),
+  peer_ephemeral_public_key: Nullable(Type.String()),
+});
+export type A2aChannelApprovedEvent = Static<typeof A2aChannelApprovedEvent>;
+
+/** `a2a_channel_activated` event data: both handshakes arrived; the channel's conversation. */
+export const A2aChannelActivatedEvent = Type.Object({ channel_id: Uuid, conversation_id: Nullable(Uuid) });
+export type A2aChannelActivatedEvent = Static<typeof A2aChannelActivatedEvent>;
+
+/** `a2a_channel_rejected` and `a2a_channel_revoked` event data. */
+export const A2aChannelClosedEvent = Type.Object({ channel_id: Uuid });
+export type A2aChannelClosedEvent = Static<typeof A2aChannelClosedEvent>;
+
+const tags = ['a2a'];
+
+export const a2aRoutes = {
+  requestA2aChannel: defineRoute({
+    method: 'POST',
+    path: '/api/v1/a2a/channels/request',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Request a channel with the agent behind a hub address (pending until its owner approves)',
+    description:
+      "The initiator is the API key's device, or for an owner the agent device named by initiator_device_id. Needs a hub identity of trust tier certified (enterprise across tenants, with an active federation agreement).",
+    body: RequestA2aChannelRequest,
+    responses: { 201: RequestedA2aChannel },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  listA2aChannels: defineRoute({
+    method: 'GET',
+    path: '/api/v1/a2a/channels',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: "List channels: an owner sees its tenant's, an API key its own device's; newest first",
+    query: A2aChannelListQuery,
+    responses: { 200: A2aChannelList },
+    errors: [400, 401, 403],
+  }),
+  approveA2aChannel: defineRoute({
+    method: 'POST',
+    path: '/api/v1/a2a/channels/{id}/approve',
+    auth: 'owner',
+    tags,
+    summary: "Approve a pending channel (the responder's owner)",
+    params: IdParams,
+    responses: { 200: A2aChannel },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  rejectA2aChannel: defineRoute({
+    method: 'POST',
+    path: '/api/v1/a2a/channels/{id}/reject',
+    auth: 'owner',
+    tags,
+    summary: "Reject a pending channel (the responder's owner; terminal)",
+    params: IdParams,
+    responses: { 200: A2aChannel },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  revokeA2aChannel: defineRoute({
+    method: 'POST',
+    path: '/api/v1/a2a/channels/{id}/revoke',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Revoke a pending, approved or active channel (either party; terminal)',
+    params: IdParams,
+    responses: { 200: A2aChannel },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  sendA2aMessage: defineRoute({
+    method: 'POST',
+    path: '/api/v1/a2a/channels/{id}/messages',
+    auth: 'device-or-apikey',
+    tags,
+    summary: "Send an encrypted message on an active channel (a party agent); both tenants' policies apply",
+    params: IdParams,
+    body: A2aMessageInput,
+    responses: { 201: A2aSendResult },
+    errors: [400, 401, 403, 404, 409, 413],
+  }),
+  a2aHistory: defineRoute({
+    method: 'GET',
+    path: '/api/v1/a2a/channels/{id}/messages',
+    auth: 'device-or-apikey',
+    tags,
+    summary: 'Channel history for a party agent, oldest first; since = ISO timestamp or next_cursor',
+    params: IdParams,
+    query: A2aHistoryQuery,
+    responses: { 200: A2aMessagePage },
+    errors: [400, 401, 403, 404],
+  }),
+};

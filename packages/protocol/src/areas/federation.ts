@@ -1,6 +1,100 @@
 /**
  * Federation agreements (SPEC §2.12, §4.13): schemas, route rows and frames.
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const federationRoutes = {};
+/** Status of a federation agreement (SPEC §2.12). */
+export const FEDERATION_STATUSES = ['pending', 'active', 'expired', 'revoked'] as const;
+/** Status of a federation agreement (SPEC §2.12). */
+export type FederationStatus = (typeof FEDERATION_STATUSES)[number];
+
+/** A federation agreement (SPEC §2.12, §4.13); `role` is the caller's side. */
+export const FederationAgreement = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  partner_tenant_id: Uuid,
+  trust_floor: Type.Number(),
+  allowed_capabilities: Type.Array(Type.String()),
+  audit_sharing: Type.Boolean(),
+  expires_at: Timestamp,
+  status: lit(FEDERATION_STATUSES),
+  role: Type.Union([Type.Literal('proposer'), Type.Literal('partner')], { description: "the caller's side" }),
+  created_at: Timestamp,
+  accepted_at: Nullable(Timestamp),
+});
+export type FederationAgreement = Static<typeof FederationAgreement>;
+
+/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future. */
+export const ProposeFederationRequest = Type.Object({
+  partner_tenant_id: Type.String({ format: 'uuid', description: 'the other tenant' }),
+  trust_floor: Type.Number({ minimum: 0, maximum: 1, description: 'minimum trust score of federated agents' }),
+  allowed_capabilities: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'empty or absent = all' })),
+  audit_sharing: Type.Optional(Type.Boolean({ default: false })),
+  expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future' }),
+});
+export type ProposeFederationRequest = Static<typeof ProposeFederationRequest>;
+
+/** `POST /api/v1/federation/agreements/{id}/renew` body: a later expiry. */
+export const RenewFederationRequest = Type.Object({ expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future and later than the current expiry' }) });
+export type RenewFederationRequest = Static<typeof RenewFederationRequest>;
+
+export const FederationAgreementList = Type.Object({ agreements: Type.Array(FederationAgreement) });
+export type FederationAgreementList = Static<typeof FederationAgreementList>;
+
+const tags = ['federation'];
+const transitionErrors = [400, 401, 403, 404, 409];
+
+export const federationRoutes = {
+  proposeFederation: defineRoute({
+    method: 'POST',
+    path: '/api/v1/federation/agreements',
+    auth: 'owner',
+    tags,
+    summary: 'Propose a federation agreement to another tenant',
+    body: ProposeFederationRequest,
+    responses: { 201: FederationAgreement },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  listFederationAgreements: defineRoute({
+    method: 'GET',
+    path: '/api/v1/federation/agreements',
+    auth: 'owner',
+    tags,
+    summary: 'Agreements the tenant proposed or was proposed',
+    responses: { 200: FederationAgreementList },
+    errors: [401, 403],
+  }),
+  acceptFederation: defineRoute({
+    method: 'POST',
+    path: '/api/v1/federation/agreements/{id}/accept',
+    auth: 'owner',
+    tags,
+    summary: 'The partner tenant accepts: pending -> active',
+    params: IdParams,
+    responses: { 200: FederationAgreement },
+    errors: transitionErrors,
+  }),
+  renewFederation: defineRoute({
+    method: 'POST',
+    path: '/api/v1/federation/agreements/{id}/renew',
+    auth: 'owner',
+    tags,
+    summary: 'Either party sets a later expiry; an expired agreement returns to pending',
+    params: IdParams,
+    body: RenewFederationRequest,
+    responses: { 200: FederationAgreement },
+    errors: transitionErrors,
+  }),
+  revokeFederation: defineRoute({
+    method: 'POST',
+    path: '/api/v1/federation/agreements/{id}/revoke',
+    auth: 'owner',
+    tags,
+    summary: 'Either party revokes (terminal)',
+    params: IdParams,
+    responses: { 200: FederationAgreement },
+    errors: transitionErrors,
+  }),
+};

@@ -1,6 +1,379 @@
 /**
  * Hub identities: registration, DID documents, capabilities, profiles, search, certification (SPEC §2.8, §3.3, §4.10; DESIGN §8.13–§8.16): schemas, route rows and frames.
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const hubRoutes = {};
+/**
+ * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
+ * hyphen. Input is case-insensitive (uppercase is accepted and lowercased), so the pattern
+ * allows both cases; the stored form is lowercase.
+ */
+export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
+
+/** Trust tiers, lowercase on the wire (DESIGN §8.21), lowest first (SPEC §3.3). */
+export const TRUST_TIERS = ['unverified', 'certified', 'enterprise'] as const;
+/** Trust tier, lowercase on the wire (DESIGN §8.21), lowest first. */
+export type TrustTier = (typeof TRUST_TIERS)[number];
+
+/** Names of the certification checks, in answer order (SPEC §3.3). */
+export const CERTIFICATION_CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'] as const;
+/** Names of the certification checks, in answer order (SPEC §3.3). */
+export type CertificationCheckName = (typeof CERTIFICATION_CHECKS)[number];
+
+/** Most results an anonymous search answers (DESIGN §8.15). */
+export const ANONYMOUS_SEARCH_LIMIT = 10;
+/** Default `limit` of an authenticated search. */
+export const DEFAULT_SEARCH_LIMIT = 20;
+
+/** A capability name (registration `capabilities` entries, registered capabilities, search filter). */
+export const CapabilityName = Type.String({ minLength: 1, maxLength: 100 });
+/** `{hub_address}` route parameter (DESIGN §8.13; any case, matched lowercase). */
+export const HubAddressParams = Type.Object({ hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'hub address (DESIGN §8.13), any case' }) });
+/** 32 bytes in padded base64 is 43 characters + "=", the last one with its two low bits zero. */
+const PublicKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$', description: 'raw 32-byte Ed25519 public key, base64 (the owner key); must decode to a curve point not of small order' });
+
+const tierOut = (description: string) => lit(TRUST_TIERS, { description });
+
+/**
+ * `POST /api/v1/hub/register` and `POST /api/v1/hub/identities` body (DESIGN §8.15, §8.18).
+ * `hub_address`: 3–32 characters `[a-z0-9-]`, no leading/trailing hyphen, any case (stored
+ * lowercase), unique platform-wide; `display_name` 1–100 characters; `description` ≤ 1000;
+ * `capabilities` ≤ 100 names of 1–100 characters; `public_key` the raw 32-byte Ed25519 owner key
+ * in padded base64 (`#owner-key` of the DID document); `device_id` an ACTIVE agent device of the
+ * tenant to bind (at most one identity per device).
+ */
+export const RegisterHubRequest = Type.Object({
+  hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: '3-32 characters a-z 0-9 "-", no leading/trailing "-"; stored lowercase, unique platform-wide, immutable' }),
+  display_name: Type.String({ minLength: 1, maxLength: 100 }),
+  description: Type.Optional(Type.String({ maxLength: 1000 })),
+  capabilities: Type.Optional(Type.Array(CapabilityName, { maxItems: 100 })),
+  public_key: Type.Optional(PublicKey),
+  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'an ACTIVE agent device of the tenant to bind (at most one identity per device)' })),
+});
+export type RegisterHubRequest = Static<typeof RegisterHubRequest>;
+
+/**
+ * A hub identity of the tenant (registration answer, list entry, details): `hub_address`
+ * lowercase; `did` = `did:hub:<hub_address>`; `capabilities` the names given at registration;
+ * `public_key` the owner key (base64) or null; `device_id` the bound agent device or null.
+ */
+export const HubIdentity = Type.Object({
+  id: Uuid,
+  hub_address: Type.String(),
+  did: Type.String({ description: 'did:hub:<hub_address>' }),
+  display_name: Type.String(),
+  description: Nullable(Type.String()),
+  capabilities: Type.Array(Type.String()),
+  public_key: Nullable(Type.String()),
+  device_id: Nullable(Uuid),
+  trust_tier: tierOut('unverified | certified | enterprise'),
+  created_at: Timestamp,
+});
+export type HubIdentity = Static<typeof HubIdentity>;
+
+export const HubIdentityList = Type.Object({ identities: Type.Array(HubIdentity) });
+export type HubIdentityList = Static<typeof HubIdentityList>;
+
+/** Semver-like: `1`, `1.2`, `1.2.3`, with optional `-pre.release` and `+build`. */
+const Version = Type.String({
+  maxLength: 100,
+  pattern: '^(0|[1-9][0-9]{0,8})(\\.(0|[1-9][0-9]{0,8})){0,2}(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$',
+  description: 'semver-like: 1, 1.2 or 1.2.3, optional -pre.release and +build',
+});
+
+/** Promised service levels of a capability: `latency_p95_ms` 0–1e9 milliseconds, `uptime_sla` a fraction 0–1. */
+export const CapabilitySla = Type.Object(
+  {
+    latency_p95_ms: Type.Number({ minimum: 0, maximum: 1e9, description: '95th-percentile latency, milliseconds' }),
+    uptime_sla: Type.Number({ minimum: 0, maximum: 1, description: 'promised uptime, fraction 0..1' }),
+  },
+  { additionalProperties: false },
+);
+export type CapabilitySla = Static<typeof CapabilitySla>;
+
+/** A JSON Schema document (any object; the server validates it against its meta-schema). */
+const JsonSchemaDoc = Type.Unsafe<Record<string, unknown>>(
+  Type.Object({}, { additionalProperties: true, description: 'a JSON Schema object: 2020-12 unless its $schema names 2019-09 or draft-07; validated against the meta-schema' }),
+);
+
+/**
+ * `POST /api/v1/hub/{hub_address}/capabilities` body. `version` is semver-like (`1`, `1.2`,
+ * `1.2.3`, optional `-pre.release` and `+build`); `input_schema` must be a valid JSON Schema
+ * (2020-12 unless its `$schema` names 2019-09 or draft-07), else 400.
+ */
+export const HubCapabilityInput = Type.Object({
+  name: CapabilityName,
+  version: Version,
+  description: Type.Optional(Type.String({ maxLength: 1000 })),
+  input_schema: JsonSchemaDoc,
+  sla: Type.Optional(CapabilitySla),
+});
+export type HubCapabilityInput = Static<typeof HubCapabilityInput>;
+
+/** A registered capability; `certification_tier` is set by certification runs (capabilities with an SLA). */
+export const HubCapability = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  description: Nullable(Type.String()),
+  input_schema: JsonSchemaDoc,
+  sla: Nullable(CapabilitySla),
+  certification_tier: tierOut('unverified | certified | enterprise (set by certify)'),
+  registered_at: Timestamp,
+});
+export type HubCapability = Static<typeof HubCapability>;
+
+export const HubCapabilityList = Type.Object({ capabilities: Type.Array(HubCapability) });
+export type HubCapabilityList = Static<typeof HubCapabilityList>;
+
+/** Public profile of a hub identity (`GET /hub/{hub_address}/profile`, search results). */
+export const HubProfile = Type.Object({
+  hub_address: Type.String(),
+  display_name: Type.String(),
+  description: Nullable(Type.String()),
+  trust_tier: tierOut('unverified | certified | enterprise'),
+  trust_score: Type.Number({ description: '0.0-1.0; 0.5 until the trust engine has computed one (SPEC §3.9)' }),
+  capabilities: Type.Array(Type.String(), { description: 'names given at registration and registered capability names' }),
+  enrolled_at: Timestamp,
+  last_active: Nullable(Timestamp),
+});
+export type HubProfile = Static<typeof HubProfile>;
+
+/** `PATCH /api/v1/hub/{hub_address}/profile` body: at least one field; `description` null or `""` clears it. */
+export const UpdateHubProfileRequest = Type.Object(
+  {
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    // Null first: with the app's type coercion, null must not be coerced into "" by the string branch; "" clears too.
+    description: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 1000 })], { description: 'null or "" clears it' })),
+  },
+  { minProperties: 1, additionalProperties: false },
+);
+export type UpdateHubProfileRequest = Static<typeof UpdateHubProfileRequest>;
+
+/**
+ * `GET /api/v1/hub/search` query. `query`: free text (websearch syntax, ≤ 500 characters) over
+ * names, descriptions and capabilities; `tier`: minimum tier; `capability`: a capability name;
+ * `limit` 1–100 (default 20). Anonymous callers get at most 10 results.
+ */
+export const HubSearchQuery = Type.Object({
+  query: Type.Optional(Type.String({ maxLength: 500, description: 'free text (websearch syntax: words, "phrases", -exclusions, or) over names, descriptions and capabilities' })),
+  tier: Type.Optional(lit(TRUST_TIERS)),
+  capability: Type.Optional(CapabilityName),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `default ${DEFAULT_SEARCH_LIMIT}; anonymous callers get at most ${ANONYMOUS_SEARCH_LIMIT} results` })),
+});
+export type HubSearchQuery = Static<typeof HubSearchQuery>;
+
+export const HubSearchResults = Type.Object({ results: Type.Array(HubProfile) });
+export type HubSearchResults = Static<typeof HubSearchResults>;
+
+/** `POST /api/v1/hub/identities/{id}/certify` answer (DESIGN §8.16), whether or not the tier rose. */
+export const CertifyResult = Type.Object({
+  identity_id: Uuid,
+  tier: tierOut('the tier after the run: unverified | certified | enterprise'),
+  upgraded: Type.Boolean({ description: 'true when this run raised the tier' }),
+  checks: Type.Array(
+    Type.Object({
+      check: lit(CERTIFICATION_CHECKS, { description: 'owner_key | bound_device | capabilities | activity | trust_score' }),
+      passed: Type.Boolean(),
+      detail: Type.String(),
+    }),
+  ),
+});
+export type CertifyResult = Static<typeof CertifyResult>;
+
+// ---------------------------------------------------------------- DID documents and resolution (SPEC §4.10, §8; DESIGN §8.15)
+
+/** The verification method type of hub DID documents. */
+export const ED25519_2020 = 'Ed25519VerificationKey2020';
+
+const VerificationMethodOut = Type.Object({ id: Type.String(), type: Type.String(), controller: Type.String(), publicKeyMultibase: Type.String() });
+/**
+ * A DID document (W3C DID Core). Other properties (e.g. of the platform's issuer document) pass
+ * through. The SDK types it with `did-resolver`'s `DIDDocument`.
+ */
+export const DidDocument = Type.Object(
+  {
+    '@context': Type.Array(Type.String()),
+    id: Type.String({ description: 'did:hub:<hub_address>' }),
+    verificationMethod: Type.Optional(Type.Array(VerificationMethodOut)),
+    authentication: Type.Optional(Type.Array(Type.String())),
+    assertionMethod: Type.Optional(Type.Array(Type.String())),
+    service: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String(), serviceEndpoint: Type.String() }))),
+  },
+  { additionalProperties: true, description: 'W3C DID Core document' },
+);
+export type DidDocument = Static<typeof DidDocument>;
+
+/** A DID resolution result (W3C DID Resolution), errors included; the SDK types it with `did-resolver`'s `DIDResolutionResult`. */
+export const DidResolutionResult = Type.Object(
+  {
+    '@context': Type.String(),
+    didDocument: Nullable(DidDocument),
+    didResolutionMetadata: Type.Object({
+      contentType: Type.Optional(Type.String()),
+      error: Type.Optional(Type.String({ description: 'notFound | invalidDid | methodNotSupported' })),
+    }),
+    didDocumentMetadata: Type.Object({ created: Type.Optional(Type.String()), updated: Type.Optional(Type.String()), deactivated: Type.Optional(Type.Boolean()) }),
+    detail: Type.Optional(Type.String({ description: 'on errors only' })),
+  },
+  { description: 'W3C DID resolution result' },
+);
+export type DidResolutionResult = Static<typeof DidResolutionResult>;
+
+/** 64 bytes in padded base64: 86 characters + "==", the last one with its four low bits zero. */
+const Signature64 = Type.String({ pattern: '^[A-Za-z0-9+/]{85}[AQgw]==$', description: 'base64 Ed25519 signature (64 bytes) by the owner key over JCS of the body without "signature"' });
+
+/** `PATCH /api/v1/hub/{hub_address}/did` body (DESIGN §8.15); the SDK builds it with `signDidUpdate`. */
+export const DidUpdateBody = Type.Object({
+  add_verification_method: Type.Object({
+    type: Type.Literal(ED25519_2020),
+    publicKeyMultibase: Type.String({ pattern: '^z[1-9A-HJ-NP-Za-km-z]{40,60}$', description: 'z + base58btc(0xed 0x01 ‖ 32-byte Ed25519 key)' }),
+  }),
+  timestamp: Type.String({ format: 'date-time', description: 'ISO 8601; within 5 minutes of the server time and newer than the last accepted update' }),
+  signature: Signature64,
+});
+export type DidUpdateBody = Static<typeof DidUpdateBody>;
+
+/** Every 400/404 of the resolution routes is a resolution result (no schema-level validation can fail on them); 401 and 429 are `{detail}`. */
+const resolutionResponses = { 200: DidResolutionResult, 400: DidResolutionResult, 404: DidResolutionResult };
+/** Content type of a resolution result at the Universal Resolver driver path (DID Resolution, HTTP(S) binding). */
+export const RESOLUTION_CONTENT_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution";charset=utf-8';
+
+const tags = ['hub'];
+const registration = {
+  method: 'POST',
+  auth: 'owner',
+  tags,
+  summary: 'Register a hub identity (address, DID) for the tenant',
+  body: RegisterHubRequest,
+  responses: { 201: HubIdentity },
+  errors: [400, 401, 403, 404, 409],
+} as const;
+
+export const hubRoutes = {
+  registerHub: defineRoute({ ...registration, path: '/api/v1/hub/register' }),
+  createHubIdentity: defineRoute({ ...registration, path: '/api/v1/hub/identities' }),
+  listHubIdentities: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/identities',
+    auth: 'owner',
+    tags,
+    summary: 'List the tenant hub identities',
+    responses: { 200: HubIdentityList },
+    errors: [401, 403],
+  }),
+  getHubIdentity: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/identities/{id}',
+    auth: 'owner',
+    tags,
+    summary: 'Hub identity details',
+    params: IdParams,
+    responses: { 200: HubIdentity },
+    errors: [400, 401, 403, 404],
+  }),
+  listHubCapabilities: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/{hub_address}/capabilities',
+    auth: 'owner',
+    tags,
+    summary: "An identity's registered capabilities",
+    params: HubAddressParams,
+    responses: { 200: HubCapabilityList },
+    errors: [400, 401, 403, 404],
+  }),
+  registerHubCapability: defineRoute({
+    method: 'POST',
+    path: '/api/v1/hub/{hub_address}/capabilities',
+    auth: 'owner',
+    tags,
+    summary: 'Register a capability (input_schema must be a valid JSON Schema)',
+    params: HubAddressParams,
+    body: HubCapabilityInput,
+    responses: { 201: HubCapability },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  searchHub: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/search',
+    auth: 'public',
+    tags,
+    summary: `Search hub identities (full-text, minimum tier, capability); at most ${ANONYMOUS_SEARCH_LIMIT} results without a credential`,
+    query: HubSearchQuery,
+    responses: { 200: HubSearchResults },
+    errors: [400, 401],
+  }),
+  getHubProfile: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/{hub_address}/profile',
+    auth: 'public',
+    tags,
+    summary: 'Public profile of a hub identity',
+    params: HubAddressParams,
+    responses: { 200: HubProfile },
+    errors: [400, 401, 404],
+  }),
+  updateHubProfile: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/hub/{hub_address}/profile',
+    auth: 'owner',
+    tags,
+    summary: 'Update display_name and/or description',
+    params: HubAddressParams,
+    body: UpdateHubProfileRequest,
+    responses: { 200: HubProfile },
+    errors: [400, 401, 403, 404],
+  }),
+  certifyHubIdentity: defineRoute({
+    method: 'POST',
+    path: '/api/v1/hub/identities/{id}/certify',
+    auth: 'owner',
+    tags,
+    summary: 'Run the certification checks and raise the trust tier when they pass (answered either way)',
+    params: IdParams,
+    responses: { 200: CertifyResult },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  resolveHub: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/resolve/{address}',
+    auth: 'public',
+    tags,
+    summary: 'Resolve a hub address to a DID resolution result (404 notFound, 400 invalidDid; 60/min public, 600/min with an API key)',
+    params: Type.Object({ address: Type.String({ description: 'hub address; a malformed one answers 400 invalidDid' }) }),
+    responses: resolutionResponses,
+    errors: [401, 429],
+  }),
+  getDidDocument: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/{hub_address}/did',
+    auth: 'public',
+    tags,
+    summary: 'The DID document of a hub address (60/min public, 600/min with an API key)',
+    params: HubAddressParams,
+    responses: { 200: DidDocument },
+    errors: [400, 401, 404, 429],
+  }),
+  updateDid: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/hub/{hub_address}/did',
+    auth: 'owner',
+    tags,
+    summary: 'Add a verification method (signed by the owner key over JCS of the body without "signature"; replay-safe timestamp)',
+    params: HubAddressParams,
+    body: DidUpdateBody,
+    responses: { 200: DidDocument },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  resolveDid: defineRoute({
+    method: 'GET',
+    path: '/1.0/identifiers/{did}',
+    auth: 'public',
+    tags,
+    summary: 'DIF Universal Resolver driver: resolve a did:hub DID (400 invalidDid / methodNotSupported, 404 notFound)',
+    params: Type.Object({ did: Type.String({ description: 'did:hub:<address>; other methods answer 400 methodNotSupported' }) }),
+    responses: resolutionResponses,
+    errors: [401, 429],
+  }),
+};

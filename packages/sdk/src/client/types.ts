@@ -5,6 +5,7 @@
  * `ciphertext` are base64 strings (SPEC §2.4).
  */
 
+import type { TrustDimension, TrustTier, TrustWindow } from '@parley/protocol';
 
 /** Device status (SPEC §2.3, uppercase everywhere on the wire per DESIGN §7). */
 export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
@@ -489,227 +490,32 @@ export type {
 } from '@parley/protocol';
 
 // ---------------------------------------------------------------- hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)
-
-/** Trust tier, lowercase on the wire (DESIGN §8.21), lowest first. */
-export type TrustTier = 'unverified' | 'certified' | 'enterprise';
-
-/**
- * `POST /api/v1/hub/register` and `POST /api/v1/hub/identities` body (DESIGN §8.15, §8.18).
- * `hub_address`: 3–32 characters `[a-z0-9-]`, no leading/trailing hyphen, any case (stored
- * lowercase), unique platform-wide; `display_name` 1–100 characters; `description` ≤ 1000;
- * `capabilities` ≤ 100 names of 1–100 characters; `public_key` the raw 32-byte Ed25519 owner key
- * in padded base64 (`#owner-key` of the DID document); `device_id` an ACTIVE agent device of the
- * tenant to bind (at most one identity per device).
- */
-export interface RegisterHubRequest {
-  hub_address: string;
-  display_name: string;
-  description?: string;
-  capabilities?: string[];
-  public_key?: string;
-  device_id?: string;
-}
-
-/** A hub identity of the tenant (registration answer, list entry, details). */
-export interface HubIdentity {
-  id: string;
-  /** Lowercase hub address. */
-  hub_address: string;
-  /** `did:hub:<hub_address>`. */
-  did: string;
-  display_name: string;
-  description: string | null;
-  /** Capability names given at registration. */
-  capabilities: string[];
-  /** The owner key (base64), or null. */
-  public_key: string | null;
-  /** The bound agent device, or null. */
-  device_id: string | null;
-  trust_tier: TrustTier;
-  created_at: string;
-}
-
-/** Promised service levels of a capability. */
-export interface CapabilitySla {
-  /** 95th-percentile latency, milliseconds (0–1e9). */
-  latency_p95_ms: number;
-  /** Promised uptime, a fraction 0–1. */
-  uptime_sla: number;
-}
-
-/**
- * `POST /api/v1/hub/{hub_address}/capabilities` body. `version` is semver-like (`1`, `1.2`,
- * `1.2.3`, optional `-pre.release` and `+build`); `input_schema` must be a valid JSON Schema
- * (2020-12 unless its `$schema` names 2019-09 or draft-07), else 400.
- */
-export interface HubCapabilityInput {
-  name: string;
-  version: string;
-  description?: string;
-  input_schema: Record<string, unknown>;
-  sla?: CapabilitySla;
-}
-
-/** A registered capability; `certification_tier` is set by certification runs (capabilities with an SLA). */
-export interface HubCapability {
-  name: string;
-  version: string;
-  description: string | null;
-  input_schema: Record<string, unknown>;
-  sla: CapabilitySla | null;
-  certification_tier: TrustTier;
-  registered_at: string;
-}
-
-/** Public profile of a hub identity (`GET /hub/{hub_address}/profile`, search results). */
-export interface HubProfile {
-  hub_address: string;
-  display_name: string;
-  description: string | null;
-  trust_tier: TrustTier;
-  /** 0.0–1.0; 0.5 until the trust engine has computed one (SPEC §3.9). */
-  trust_score: number;
-  /** Names given at registration and registered capability names. */
-  capabilities: string[];
-  enrolled_at: string;
-  last_active: string | null;
-}
-
-/** `PATCH /api/v1/hub/{hub_address}/profile` body: at least one field; `description` null or `""` clears it. */
-export interface UpdateHubProfileRequest {
-  display_name?: string;
-  description?: string | null;
-}
-
-/**
- * `GET /api/v1/hub/search` query. `query`: free text (websearch syntax, ≤ 500 characters) over
- * names, descriptions and capabilities; `tier`: minimum tier; `capability`: a capability name;
- * `limit` 1–100 (default 20). Anonymous callers get at most 10 results.
- */
-export interface HubSearchQuery {
-  query?: string;
-  tier?: TrustTier;
-  capability?: string;
-  limit?: number;
-}
-
-/** Names of the certification checks, in answer order (SPEC §3.3). */
-export type CertificationCheckName = 'owner_key' | 'bound_device' | 'capabilities' | 'activity' | 'trust_score';
-
-/** `POST /api/v1/hub/identities/{id}/certify` answer (DESIGN §8.16), whether or not the tier rose. */
-export interface CertifyResult {
-  identity_id: string;
-  /** The tier after the run. */
-  tier: TrustTier;
-  /** True when this run raised the tier. */
-  upgraded: boolean;
-  checks: { check: CertificationCheckName; passed: boolean; detail: string }[];
-}
+export type {
+  CapabilitySla,
+  CertificationCheckName,
+  CertifyResult,
+  HubCapability,
+  HubCapabilityInput,
+  HubIdentity,
+  HubProfile,
+  HubSearchQuery,
+  RegisterHubRequest,
+  TrustTier,
+  UpdateHubProfileRequest,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- verification, credentials (SPEC §2.9, §2.10, §4.11; DESIGN §8.16)
-
-/** Trust-score windows (SPEC §2.9, §3.9). */
-export type TrustWindow = '7d' | '30d' | '90d';
-
-/** The 12 trust dimensions of SPEC §2.9. */
-export type TrustDimension =
-  | 'uptime'
-  | 'responsiveness'
-  | 'reliability'
-  | 'task_success'
-  | 'efficiency'
-  | 'volume'
-  | 'tool_accuracy'
-  | 'error_discipline'
-  | 'compliance'
-  | 'token_efficiency'
-  | 'behavioral_consistency'
-  | 'version_health';
-
-/** `composite` plus the 12 dimensions, each 0.0–1.0. */
-export type TrustScores = { composite: number } & Record<TrustDimension, number>;
-
-/** `GET /api/v1/verify/{hub_address}` query; `window` defaults to `7d`. */
-export interface VerifyAgentQuery {
-  window?: TrustWindow;
-}
-
-/**
- * `GET /api/v1/verify/{hub_address}` answer (SPEC §4.11). `status`: `verified` (tier certified
- * or enterprise and bound device ACTIVE), `unverified`, `suspended` (identity suspended or bound
- * device revoked) or `not_found` (then the tier, scores and times are null).
- */
-export interface AgentVerification {
-  did: string;
-  status: 'verified' | 'unverified' | 'suspended' | 'not_found';
-  trust_tier: TrustTier | null;
-  trust_scores: TrustScores | null;
-  /** The window the scores are for (the requested one). */
-  window: TrustWindow;
-  /** Active Skill Permission Tokens. */
-  active_grants: number;
-  enrolled_at: string | null;
-  last_seen: string | null;
-  /** The last certification run, or null. */
-  last_attestation: string | null;
-}
-
-/**
- * A TrustTierCredential (`POST /api/v1/hub/identities/{id}/credentials`, 201): a W3C Verifiable
- * Credential (data model 1.1) signed by the platform issuer `did:hub:<platform address>#key-1`
- * with an Ed25519Signature2020 proof. `@context` is [credentials v1, the service trust context
- * (`<PUBLIC_URL>/contexts/trust/v1`), Ed25519-2020 suite]. Verify it offline with
- * `createDocumentLoader`, or with {@link ParleyClient.verifyCredential}.
- */
-export interface TrustTierCredential {
-  '@context': string[];
-  /** `urn:uuid:<uuid>`. */
-  id: string;
-  /** `['VerifiableCredential', 'TrustTierCredential']`. */
-  type: string[];
-  /** The platform DID. */
-  issuer: string;
-  issuanceDate: string;
-  expirationDate: string;
-  credentialSubject: { id: string; trustTier: TrustTier };
-  proof: {
-    type: 'Ed25519Signature2020';
-    created: string;
-    verificationMethod: string;
-    proofPurpose: 'assertionMethod';
-    /** `z` + base58btc of the 64-byte signature. */
-    proofValue: string;
-  };
-}
-
-/** An entry of the issued-credential registry (`POST /api/v1/hub/credentials/{id}/revoke` answer). */
-export interface IssuedCredential {
-  /** The credential `id` (`urn:uuid:…`). */
-  credential_id: string;
-  identity_id: string | null;
-  type: string;
-  /** The subject DID. */
-  subject: string;
-  issued_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-/** The checks of a credential verification, in answer order (DESIGN §8.16). */
-export type CredentialCheckName = 'signature' | 'issuer' | 'expiration' | 'revocation' | 'subject';
-
-/**
- * `POST /api/v1/verify/credential` answer: `valid` when every check passes. A well-formed
- * credential that fails a check is still a 200 (`valid: false`).
- */
-export interface CredentialVerification {
-  valid: boolean;
-  checks: { check: CredentialCheckName; passed: boolean }[];
-  /** The first `credentialSubject.id`, or null. */
-  subject: string | null;
-  /** The first type other than `VerifiableCredential`, or null. */
-  credential_type: string | null;
-}
+export type {
+  AgentVerification,
+  CredentialCheckName,
+  CredentialVerification,
+  IssuedCredential,
+  TrustDimension,
+  TrustScores,
+  TrustTierCredential,
+  TrustWindow,
+  VerifyAgentQuery,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- decisions (SPEC §2.4, §2.16, §4.15; DESIGN §8.4, §8.19)
 export type { CreateDecisionRequest, Decision, DecisionListQuery, DecisionPage, DecisionResponseEvent, DecisionStatus, ResolveDecisionRequest } from '@parley/protocol';
@@ -796,111 +602,20 @@ export type {
 } from '@parley/protocol';
 
 // ---------------------------------------------------------------- federation agreements (SPEC §2.12, §4.13)
-
-/** Status of a federation agreement (SPEC §2.12). */
-export type FederationStatus = 'pending' | 'active' | 'expired' | 'revoked';
-
-/** A federation agreement (SPEC §2.12, §4.13); `role` is the caller's side. */
-export interface FederationAgreement {
-  id: string;
-  tenant_id: string;
-  partner_tenant_id: string;
-  trust_floor: number;
-  allowed_capabilities: string[];
-  audit_sharing: boolean;
-  expires_at: string;
-  status: FederationStatus;
-  role: 'proposer' | 'partner';
-  created_at: string;
-  accepted_at: string | null;
-}
-
-/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future. */
-export interface ProposeFederationRequest {
-  partner_tenant_id: string;
-  trust_floor: number;
-  allowed_capabilities?: string[];
-  audit_sharing?: boolean;
-  expires_at: string;
-}
+export type { FederationAgreement, FederationStatus, ProposeFederationRequest } from '@parley/protocol';
 
 // ---------------------------------------------------------------- A2A channels (SPEC §2.11, §3.5, §4.13; DESIGN §8.5)
-
-/** Status of an A2A channel (SPEC §2.11). */
-export type A2aChannelStatus = 'pending' | 'approved' | 'active' | 'rejected' | 'revoked';
-
-/** An A2A channel (SPEC §2.11: camelCase field names); `federated` when the agents belong to different tenants. */
-export interface A2aChannel {
-  channelId: string;
-  initiatorHubAddress: string;
-  responderHubAddress: string;
-  conversationId: string | null;
-  status: A2aChannelStatus;
-  capability: string | null;
-  federated: boolean;
-  agreementId: string | null;
-  createdAt: string;
-  approvedAt: string | null;
-  activatedAt: string | null;
-}
-
-/** `POST /api/v1/a2a/channels/request` body (SPEC §4.13): an owner names the initiating agent in `initiator_device_id`. */
-export interface RequestA2aChannelRequest {
-  responder_hub_address: string;
-  initiator_device_id?: string;
-  capability?: string;
-}
-
-/** `POST /api/v1/a2a/channels/request` answer (201): the channel, plus `channel_id`. */
-export interface RequestedA2aChannel extends A2aChannel {
-  channel_id: string;
-}
-
-/** `POST /api/v1/a2a/channels/{id}/messages` body (SPEC §4.13): base64 envelope; `traceparent` is W3C Trace Context. */
-export interface A2aMessageInput {
-  header_blob: string;
-  ciphertext: string;
-  message_type?: MessageType;
-  priority?: Priority;
-  traceparent?: string;
-}
-
-/** `POST /api/v1/a2a/channels/{id}/messages` answer (201): what both tenants' policies made of the message. */
-export interface A2aSendResult {
-  message_id: string;
-  channel_id: string;
-  outcome: 'delivered' | 'notified' | 'held' | 'blocked';
-  held_message_id?: string;
-  timestamp: string;
-  traceparent: string | null;
-}
-
-/** One A2A channel message (SPEC §4.13); `cursor` is an opaque total-ordered position usable as `since`. */
-export interface A2aMessage {
-  channel_id: string;
-  message_id: string;
-  sender_device_id: string;
-  header_blob: string;
-  ciphertext: string;
-  /** A SPEC §2.4 message type, or `key_exchange` for a relayed handshake. */
-  message_type: string;
-  priority: string;
-  timestamp: string;
-  traceparent: string | null;
-  cursor: string;
-}
-
-/** `GET /api/v1/a2a/channels/{id}/messages` query: `since` = ISO timestamp or `next_cursor`. */
-export interface A2aHistoryQuery {
-  since?: string;
-  limit?: number;
-}
-
-/** A page of A2A channel messages, oldest first; `next_cursor` is null on the last page. */
-export interface A2aMessagePage {
-  messages: A2aMessage[];
-  next_cursor: string | null;
-}
+export type {
+  A2aChannel,
+  A2aChannelStatus,
+  A2aHistoryQuery,
+  A2aMessage,
+  A2aMessageInput,
+  A2aMessagePage,
+  A2aSendResult,
+  RequestA2aChannelRequest,
+  RequestedA2aChannel,
+} from '@parley/protocol';
 
 // ---------------------------------------------------------------- workspaces, team rooms (SPEC §2.5, §4.13)
 

@@ -1,6 +1,6 @@
 /**
  * A2A socket frames (SPEC §6.1; DESIGN §7 frame conventions), served through
- * {@link Gateway.registerFrame}:
+ * {@link Gateway.registerFrame}; the frame schemas are the contract's (`@parley/protocol` a2a):
  *
  * - `a2a_key_exchange {channel_id, header_blob, ciphertext, client_ref?}` -> answered
  *   `a2a_key_exchange_ack {channel_id, status, conversation_id, client_ref?}`; the peer receives
@@ -8,36 +8,16 @@
  * - `a2a_message {channel_id, header_blob, ciphertext, message_type?, priority?, traceparent?,
  *   client_ref?}` (counted against the 60/min per-device message limit, SPEC §8) -> answered
  *   `a2a_message_ack {message_id, channel_id, outcome, held_message_id?, timestamp, traceparent,
- *   client_ref?}`; the recipient receives `a2a_message` (see {@link A2aMessageOut}).
+ *   client_ref?}`; the recipient receives `a2a_message` (`A2aMessage`).
  *
  * Errors are the gateway's error frames `{detail, status, client_ref?}`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { A2aMessageFrame, KeyExchangeFrame } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { Base64, MessageType, Priority, Uuid } from '../../http/schemas.js';
 import type { Gateway } from '../../realtime/gateway.js';
 // Registers the `uuid` string format the compiled checks below need.
 import '../../realtime/frames.js';
 import type { A2aService } from './service.js';
-
-/** The fields one A2A message carries (REST body of `POST /a2a/channels/{id}/messages` and the frame). */
-export const A2aMessageFields = {
-  header_blob: Base64,
-  ciphertext: Base64,
-  message_type: Type.Optional(MessageType),
-  priority: Type.Optional(Priority),
-  traceparent: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 128, description: 'W3C Trace Context: 00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>; generated on federated channels when absent' }),
-  ),
-};
-
-const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
-
-export const KeyExchangeFrame = Type.Object({ channel_id: Uuid, header_blob: Base64, ciphertext: Base64, client_ref: ClientRef });
-export type KeyExchangeFrame = Static<typeof KeyExchangeFrame>;
-
-export const A2aMessageFrame = Type.Object({ channel_id: Uuid, ...A2aMessageFields, client_ref: ClientRef });
-export type A2aMessageFrame = Static<typeof A2aMessageFrame>;
 
 /** Serve the A2A frames on the gateway (called once by the composition root). */
 export function registerA2aFrames(gateway: Pick<Gateway, 'registerFrame'>, a2a: A2aService): void {

@@ -7,13 +7,14 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { a2aChannels, a2aMessages } from '../../db/schema/index.js';
+import type { A2aChannelStatus } from '@parley/protocol';
 
 export type ChannelRow = typeof a2aChannels.$inferSelect;
 export type A2aMessageRow = typeof a2aMessages.$inferSelect;
 
 /** Channel states (SPEC §3.5); `rejected` and `revoked` are terminal. */
-export const CHANNEL_STATUSES = ['pending', 'approved', 'active', 'rejected', 'revoked'] as const;
-export type ChannelStatus = (typeof CHANNEL_STATUSES)[number];
+export { CHANNEL_STATUSES } from '@parley/protocol';
+export type ChannelStatus = A2aChannelStatus;
 /** States in which a channel still joins its two agents (one such channel per agent pair). */
 export const OPEN_STATUSES: readonly ChannelStatus[] = ['pending', 'approved', 'active'];
 

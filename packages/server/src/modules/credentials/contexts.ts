@@ -11,6 +11,7 @@ import { contexts as credentialsContexts } from '@digitalbazaar/credentials-cont
 import trustTemplate from '@parley/sdk/contexts/trust-v1.json' with { type: 'json' };
 import didContext from 'did-context';
 import ed25519Context from 'ed25519-signature-2020-context';
+import { TRUST_CONTEXT_PATH } from '@parley/protocol';
 
 /** VC Data Model 1.1 context. */
 export const CREDENTIALS_V1_URL = 'https://www.w3.org/2018/credentials/v1';
@@ -22,7 +23,7 @@ export const DID_V1_URL = didContext.CONTEXT_URL;
 export const ED25519_2020_URL = ed25519Context.CONTEXT_URL;
 
 /** Path of the service vocabulary context, at the root (outside `/api/v1`), DESIGN §8.16. */
-export const TRUST_CONTEXT_PATH = '/contexts/trust/v1';
+export { TRUST_CONTEXT_PATH } from '@parley/protocol';
 
 /** The trust context's URL for a deployment: `PUBLIC_URL` + {@link TRUST_CONTEXT_PATH}. */
 export const trustContextUrl = (publicUrl: string) => `${publicUrl}${TRUST_CONTEXT_PATH}`;

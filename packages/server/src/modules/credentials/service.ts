@@ -18,6 +18,7 @@ import type { DocumentLoader, JsonObject } from './ld.js';
 import { signCredential } from './ld.js';
 import type { PlatformIssuer } from './issuer.js';
 import * as repo from './repo.js';
+import type { IssuedCredential } from '@parley/protocol';
 
 /** The credential type the service issues. */
 export const TRUST_TIER_CREDENTIAL = 'TrustTierCredential';
@@ -34,19 +35,7 @@ export interface CredentialServiceOptions {
   ttlDays: number;
 }
 
-/** A registry entry on the wire (`POST /hub/credentials/{id}/revoke`). */
-export interface IssuedCredentialOut {
-  credential_id: string;
-  identity_id: string | null;
-  type: string;
-  /** The subject DID. */
-  subject: string;
-  issued_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-const toOut = (r: repo.IssuedCredentialRow): IssuedCredentialOut => ({
+const toOut = (r: repo.IssuedCredentialRow): IssuedCredential => ({
   credential_id: r.id,
   identity_id: r.identityId,
   type: r.type,
@@ -110,7 +99,7 @@ export class CredentialService {
    * Records `credential.revoked` by `actor` in the same transaction.
    * @throws 404 unknown, or issued for another tenant; 409 already revoked.
    */
-  revoke(tenantId: string, credentialId: string, actor = 'owner'): Promise<IssuedCredentialOut> {
+  revoke(tenantId: string, credentialId: string, actor = 'owner'): Promise<IssuedCredential> {
     const id = normalizeCredentialId(credentialId);
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const row = await repo.getIssuedCredential(tx, id, true);

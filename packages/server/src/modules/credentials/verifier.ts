@@ -24,20 +24,10 @@ import { crossTenant } from '../../db/tenant.js';
 import { parseHubDid } from './document-loader.js';
 import { verifyCredentialProof, type DocumentLoader, type JsonObject } from './ld.js';
 import { getIssuedCredential } from './repo.js';
+import { CREDENTIAL_CHECKS, type CredentialCheckName, type CredentialVerification } from '@parley/protocol';
 
-/** Check names, in answer order (SPEC §4.11). */
-export const CREDENTIAL_CHECKS = ['signature', 'issuer', 'expiration', 'revocation', 'subject'] as const;
-export type CredentialCheck = (typeof CREDENTIAL_CHECKS)[number];
-
-/** The verify-credential answer (SPEC §4.11). */
-export interface CredentialVerification {
-  valid: boolean;
-  checks: { check: CredentialCheck; passed: boolean }[];
-  /** The (first) `credentialSubject.id`, or null when there is none. */
-  subject: string | null;
-  /** The most specific type: the first `type` other than `VerifiableCredential`; null without `type`. */
-  credential_type: string | null;
-}
+export { CREDENTIAL_CHECKS, type CredentialVerification } from '@parley/protocol';
+export type CredentialCheck = CredentialCheckName;
 
 /** vc's allowance for clock skew when it compares dates (seconds → ms). */
 const CLOCK_SKEW_MS = 300_000;

@@ -18,35 +18,9 @@ import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { AuditEventType } from '../audit/events.js';
 import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
 import * as repo from './repo.js';
+import type { FederationAgreement, FederationStatus, ProposeFederationRequest } from '@parley/protocol';
 
-export type AgreementStatus = 'pending' | 'active' | 'expired' | 'revoked';
-
-/** `POST /federation/agreements` body (SPEC §2.12). */
-export interface AgreementProposal {
-  partner_tenant_id: string;
-  /** Minimum trust score (0..1) of federated agents. */
-  trust_floor: number;
-  /** Capability names federated agents may use; empty = all. */
-  allowed_capabilities?: string[];
-  audit_sharing?: boolean;
-  /** ISO 8601, in the future. */
-  expires_at: string;
-}
-
-/** An agreement on the wire; `role` is the caller's side. */
-export interface AgreementOut {
-  id: string;
-  tenant_id: string;
-  partner_tenant_id: string;
-  trust_floor: number;
-  allowed_capabilities: string[];
-  audit_sharing: boolean;
-  expires_at: string;
-  status: AgreementStatus;
-  role: 'proposer' | 'partner';
-  created_at: string;
-  accepted_at: string | null;
-}
+export type { FederationStatus as AgreementStatus } from '@parley/protocol';
 
 /** The terms of an active agreement, as A2A needs them. */
 export interface ActiveAgreement {
@@ -57,13 +31,13 @@ export interface ActiveAgreement {
 }
 
 /** Effective status at `now`: revoked stays revoked; pending/active past `expires_at` is expired. */
-export function statusOf(a: repo.AgreementRow, now = new Date()): AgreementStatus {
+export function statusOf(a: repo.AgreementRow, now = new Date()): FederationStatus {
   if (a.status === 'revoked') return 'revoked';
   if (a.expiresAt.getTime() <= now.getTime()) return 'expired';
-  return a.status as AgreementStatus;
+  return a.status as FederationStatus;
 }
 
-const toOut = (a: repo.AgreementRow, callerTenantId: string, now: Date): AgreementOut => ({
+const toOut = (a: repo.AgreementRow, callerTenantId: string, now: Date): FederationAgreement => ({
   id: a.id,
   tenant_id: a.tenantId,
   partner_tenant_id: a.partnerTenantId,
@@ -93,7 +67,7 @@ export class FederationService {
    * @throws 400 partner is the caller's own tenant, expiry not in the future; 404 partner tenant
    *   unknown; 409 a live (pending or active) agreement with that tenant already exists.
    */
-  async propose(tenantId: string, createdBy: string, input: AgreementProposal): Promise<AgreementOut> {
+  async propose(tenantId: string, createdBy: string, input: ProposeFederationRequest): Promise<FederationAgreement> {
     const now = new Date();
     const partner = input.partner_tenant_id.toLowerCase();
     if (partner === tenantId) throw badRequest('partner_tenant_id must be another tenant');
@@ -127,7 +101,7 @@ export class FederationService {
   }
 
   /** Agreements the tenant proposed or was proposed, oldest first. */
-  list(tenantId: string): Promise<AgreementOut[]> {
+  list(tenantId: string): Promise<FederationAgreement[]> {
     const now = new Date();
     return withTenant(this.db, tenantId, async (tx) => (await repo.listAgreements(tx)).map((a) => toOut(a, tenantId, now)));
   }
@@ -136,7 +110,7 @@ export class FederationService {
    * The partner accepts: pending -> active.
    * @throws 404 not a party; 403 the caller is the proposer; 409 active, expired or revoked.
    */
-  accept(tenantId: string, acceptedBy: string, id: string): Promise<AgreementOut> {
+  accept(tenantId: string, acceptedBy: string, id: string): Promise<FederationAgreement> {
     return this.transition(tenantId, id, acceptedBy, 'federation.accepted', async (tx, a, now) => {
       if (a.partnerTenantId !== tenantId) throw forbidden('only the partner tenant can accept an agreement');
       const status = statusOf(a, now);
@@ -151,7 +125,7 @@ export class FederationService {
    * @throws 400 expiry not in the future or not later than the current one; 404 not a party;
    *   409 revoked, or (for an expired one) another live agreement with the same tenant exists.
    */
-  renew(tenantId: string, id: string, expiresAtIso: string, actor = 'owner'): Promise<AgreementOut> {
+  renew(tenantId: string, id: string, expiresAtIso: string, actor = 'owner'): Promise<FederationAgreement> {
     return this.transition(tenantId, id, actor, 'federation.renewed', async (tx, a, now) => {
       const expiresAt = futureExpiry(expiresAtIso, now);
       const status = statusOf(a, now);
@@ -166,7 +140,7 @@ export class FederationService {
   }
 
   /** Either party ends the agreement for good (revoked is terminal). @throws 404 not a party; 409 already revoked. */
-  revoke(tenantId: string, id: string, actor = 'owner'): Promise<AgreementOut> {
+  revoke(tenantId: string, id: string, actor = 'owner'): Promise<FederationAgreement> {
     return this.transition(tenantId, id, actor, 'federation.revoked', async (tx, a, now) => {
       if (a.status === 'revoked') throw conflict('agreement is already revoked');
       return repo.updateAgreement(tx, a.id, { status: 'revoked', revokedAt: now });
@@ -193,7 +167,7 @@ export class FederationService {
     actor: string,
     type: AuditEventType,
     fn: (tx: Tx, a: repo.AgreementRow, now: Date) => Promise<repo.AgreementRow[]>,
-  ): Promise<AgreementOut> {
+  ): Promise<FederationAgreement> {
     return withTenant(this.db, tenantId, async (tx) => {
       const now = new Date();
       const a = await repo.getAgreementForUpdate(tx, id);

@@ -5,6 +5,7 @@
  * in the owner's tenant, so another tenant's address answers 404.
  */
 import { randomUUID } from 'node:crypto';
+import type { CapabilitySla, HubCapability, HubCapabilityInput, TrustTier } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict } from '../../lib/errors.js';
@@ -13,44 +14,13 @@ import { assertJsonSchema } from './json-schema.js';
 import * as repo from './repo.js';
 import { ownIdentityAt } from './service.js';
 
-/** A capability's service levels (SPEC §2.8). */
-export interface Sla {
-  /** 95th-percentile latency in milliseconds, ≥ 0. */
-  latency_p95_ms: number;
-  /** Promised uptime as a fraction, 0..1. */
-  uptime_sla: number;
-}
-
-/** Body of `POST /hub/{hub_address}/capabilities`. */
-export interface CapabilityInput {
-  name: string;
-  /** Semver-like: `1`, `1.2` or `1.2.3`, optional `-pre` and `+build`. */
-  version: string;
-  description?: string;
-  /** A JSON Schema object (2020-12 unless its `$schema` names 2019-09 or draft-07). */
-  input_schema: Record<string, unknown>;
-  sla?: Sla;
-}
-
-/** A capability on the wire (SPEC §2.8 listing). */
-export interface CapabilityOut {
-  name: string;
-  version: string;
-  description: string | null;
-  input_schema: Record<string, unknown>;
-  sla: Sla | null;
-  /** unverified | certified | enterprise: the identity tier the capability was certified at. */
-  certification_tier: string;
-  registered_at: string;
-}
-
-const toOut = (c: repo.HubCapabilityRow): CapabilityOut => ({
+const toOut = (c: repo.HubCapabilityRow): HubCapability => ({
   name: c.name,
   version: c.version,
   description: c.description,
   input_schema: c.inputSchema as Record<string, unknown>,
-  sla: (c.sla as Sla | null) ?? null,
-  certification_tier: c.certificationTier,
+  sla: (c.sla as CapabilitySla | null) ?? null,
+  certification_tier: c.certificationTier as TrustTier,
   registered_at: c.registeredAt.toISOString(),
 });
 
@@ -58,7 +28,7 @@ export class HubCapabilityService {
   constructor(private readonly db: Db) {}
 
   /** The identity's capabilities, oldest first. @throws 404 unknown or another tenant's address. */
-  list(tenantId: string, address: string): Promise<CapabilityOut[]> {
+  list(tenantId: string, address: string): Promise<HubCapability[]> {
     return withTenant(this.db, tenantId, async (tx) => {
       const identity = await ownIdentityAt(tx, address);
       return (await repo.listCapabilities(tx, identity.id)).map(toOut);
@@ -72,7 +42,7 @@ export class HubCapabilityService {
    * @throws 400 `input_schema` is not a valid JSON Schema (the detail names the problem);
    *   404 unknown or another tenant's address; 409 the identity already has this name + version.
    */
-  async register(tenantId: string, address: string, input: CapabilityInput, actor = 'owner'): Promise<CapabilityOut> {
+  async register(tenantId: string, address: string, input: HubCapabilityInput, actor = 'owner'): Promise<HubCapability> {
     assertJsonSchema(input.input_schema);
     try {
       return await withTenant(this.db, tenantId, async (tx) => {

@@ -46,6 +46,7 @@ import { evaluateTier, type TierEvaluation } from '../trust/tiers.js';
 import { asTier, TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, tierRank, TIERS, type ScorePoint, type Tier } from '../trust/types.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
+import type { CertificationCheckName, CertifyResult } from '@parley/protocol';
 
 /** Minimum trust score per tier (SPEC §3.3). */
 export const TIER_THRESHOLDS = { certified: TRUST_TIER_THRESHOLDS.certified, enterprise: TRUST_TIER_THRESHOLDS.enterprise } as const;
@@ -78,25 +79,12 @@ export function scoreFreshness(series: readonly ScorePoint[], now: Date, maxAgeM
 }
 
 /** Names of the certification checks, in answer order. */
-export type CheckName = 'owner_key' | 'bound_device' | 'capabilities' | 'activity' | 'trust_score';
+export type CheckName = CertificationCheckName;
 
-/** One check's outcome (DESIGN §8.16). */
-export interface CertifyCheck {
-  check: CheckName;
-  passed: boolean;
-  /** Why, in words (never secrets). */
-  detail: string;
-}
+/** One check's outcome (DESIGN §8.16); `detail` says why, in words (never secrets). */
+export type CertifyCheck = CertifyResult['checks'][number];
 
-/** Answer of a certify run (DESIGN §8.16). */
-export interface CertifyResult {
-  identity_id: string;
-  /** The tier after the run. */
-  tier: repo.TrustTier;
-  /** True when this run raised the tier. */
-  upgraded: boolean;
-  checks: CertifyCheck[];
-}
+export type { CertifyResult } from '@parley/protocol';
 
 /** What the checks look at. */
 export interface CertifyFacts {

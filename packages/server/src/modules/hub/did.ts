@@ -10,6 +10,7 @@
  * - Resolution results follow W3C DID Resolution: `didDocument`, `didResolutionMetadata`,
  *   `didDocumentMetadata`.
  */
+import { ED25519_2020 } from '@parley/protocol';
 import { base58btc } from 'multiformats/bases/base58';
 import { hubDid, normalizeHubAddress } from './service.js';
 
@@ -18,7 +19,7 @@ export const DID_CONTEXT = ['https://www.w3.org/ns/did/v1', 'https://w3id.org/se
 /** `@context` of a DID resolution result. */
 export const DID_RESOLUTION_CONTEXT = 'https://w3id.org/did-resolution/v1';
 /** The only verification method type the service issues and accepts. */
-export const ED25519_2020 = 'Ed25519VerificationKey2020';
+export { ED25519_2020 } from '@parley/protocol';
 /** `type` of the messaging service entry (`<did>#messaging`). */
 export const MESSAGING_SERVICE_TYPE = 'ParleyMessaging';
 /** Fragment of the registration key (the owner key) in the DID document. */

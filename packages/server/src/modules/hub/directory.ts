@@ -11,6 +11,7 @@
  *   excluded; anonymous callers get at most {@link ANONYMOUS_SEARCH_LIMIT} results, authenticated
  *   callers up to `limit`.
  */
+import { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT, type HubProfile, type HubSearchQuery, type TrustTier, type UpdateHubProfileRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
@@ -19,42 +20,9 @@ import { NEUTRAL_SCORE } from '../trust/types.js';
 import * as repo from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
-/** Most results an anonymous search answers (DESIGN §8.15: "anonymous callers get at most 10"). */
-export const ANONYMOUS_SEARCH_LIMIT = 10;
-/** `limit` of a search without one (SPEC §8). */
-export const DEFAULT_SEARCH_LIMIT = 20;
+export { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT } from '@parley/protocol';
 
 const PUBLIC_READ = 'hub profiles and search are public; addresses are unique platform-wide (SPEC §2.8, §4.10)';
-
-/** A public profile (SPEC §2.8). */
-export interface HubProfile {
-  hub_address: string;
-  display_name: string;
-  description: string | null;
-  trust_tier: string;
-  /** 0.0-1.0; 0.5 until the trust engine has computed a score (SPEC §3.9). */
-  trust_score: number;
-  /** Capability names: named at registration ∪ registered. */
-  capabilities: string[];
-  enrolled_at: string;
-  /** The bound device's last_seen, or null. */
-  last_active: string | null;
-}
-
-/** Body of `PATCH /hub/{hub_address}/profile` (at least one field; `description: null` clears it). */
-export interface ProfileUpdate {
-  display_name?: string;
-  description?: string | null;
-}
-
-/** Query of `GET /hub/search` after validation (SPEC §4.10). */
-export interface SearchQuery {
-  query?: string;
-  tier?: repo.TrustTier;
-  capability?: string;
-  /** 1..100; default {@link DEFAULT_SEARCH_LIMIT}. */
-  limit?: number;
-}
 
 /** Profiles of `rows`, in order, with their registered capability names merged in. */
 async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]> {
@@ -65,7 +33,7 @@ async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]
     hub_address: h.hubAddress,
     display_name: h.displayName,
     description: h.description,
-    trust_tier: h.trustTier,
+    trust_tier: h.trustTier as TrustTier,
     trust_score: h.trustScore ?? NEUTRAL_SCORE,
     capabilities: [...new Set([...(h.capabilities as string[]), ...(registered.get(h.id) ?? [])])],
     enrolled_at: (enrolledAt ?? h.createdAt).toISOString(),
@@ -95,7 +63,7 @@ export class HubDirectoryService {
    * `actor` in the same transaction. @returns the updated profile.
    * @throws 400 neither field given; 404 unknown or another tenant's address.
    */
-  async updateProfile(tenantId: string, address: string, update: ProfileUpdate, actor = 'owner'): Promise<HubProfile> {
+  async updateProfile(tenantId: string, address: string, update: UpdateHubProfileRequest, actor = 'owner'): Promise<HubProfile> {
     if (update.display_name === undefined && update.description === undefined) throw badRequest('give display_name and/or description');
     return withTenant(this.db, tenantId, async (tx) => {
       const identity = await ownIdentityAt(tx, address, true);
@@ -114,7 +82,7 @@ export class HubDirectoryService {
    * Search active identities platform-wide (SPEC §4.10). A blank `query` is no text filter.
    * @param authenticated false for anonymous callers: at most {@link ANONYMOUS_SEARCH_LIMIT} results.
    */
-  search(q: SearchQuery, authenticated: boolean): Promise<HubProfile[]> {
+  search(q: HubSearchQuery, authenticated: boolean): Promise<HubProfile[]> {
     const requested = q.limit ?? DEFAULT_SEARCH_LIMIT;
     const text = q.query?.trim();
     const filter: repo.SearchFilter = {

@@ -9,6 +9,7 @@
  * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
+import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TrustTier } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
@@ -19,12 +20,7 @@ import * as repo from './repo.js';
 
 export type { HubIdentityRow } from './repo.js';
 
-/**
- * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
- * hyphen. Input is case-insensitive (uppercase is accepted and lowercased), so the pattern
- * allows both cases; the stored form is lowercase.
- */
-export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
+export { HUB_ADDRESS_PATTERN } from '@parley/protocol';
 const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
 
 /** The stored (lowercase) form of a hub address, or null when it breaks DESIGN §8.13. */
@@ -42,34 +38,7 @@ export const ROUTE_RESERVED_ADDRESSES: readonly string[] = ['identities', 'regis
 /** `did:hub:<address>` (SPEC §2.8). */
 export const hubDid = (address: string) => `did:hub:${address}`;
 
-/** Registration body of `POST /hub/register` and `POST /hub/identities` (SPEC §2.8, DESIGN §8.15). */
-export interface HubRegistration {
-  hub_address: string;
-  display_name: string;
-  description?: string;
-  /** Capability names. */
-  capabilities?: string[];
-  /** The owner key: raw 32-byte Ed25519 public key, base64. */
-  public_key?: string;
-  /** An ACTIVE agent device of the tenant to bind (at most one identity per device). */
-  device_id?: string;
-}
-
-/** A hub identity on the wire. */
-export interface HubIdentityOut {
-  id: string;
-  hub_address: string;
-  did: string;
-  display_name: string;
-  description: string | null;
-  capabilities: string[];
-  public_key: string | null;
-  device_id: string | null;
-  trust_tier: string;
-  created_at: string;
-}
-
-const toOut = (h: repo.HubIdentityRow): HubIdentityOut => ({
+const toOut = (h: repo.HubIdentityRow): HubIdentity => ({
   id: h.id,
   hub_address: h.hubAddress,
   did: hubDid(h.hubAddress),
@@ -78,7 +47,7 @@ const toOut = (h: repo.HubIdentityRow): HubIdentityOut => ({
   capabilities: h.capabilities as string[],
   public_key: h.publicKey,
   device_id: h.deviceId,
-  trust_tier: h.trustTier,
+  trust_tier: h.trustTier as TrustTier,
   created_at: h.createdAt.toISOString(),
 });
 
@@ -117,7 +86,7 @@ export class HubService {
    *   tenant; 400 not an agent device; 409 device not ACTIVE, device already bound to an
    *   identity, address reserved or taken (platform-wide).
    */
-  async register(tenantId: string, createdBy: string, input: HubRegistration): Promise<HubIdentityOut> {
+  async register(tenantId: string, createdBy: string, input: RegisterHubRequest): Promise<HubIdentity> {
     const hubAddress = normalizeHubAddress(input.hub_address);
     if (!hubAddress) throw badRequest('hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
     if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
@@ -148,12 +117,12 @@ export class HubService {
   }
 
   /** The tenant's identities, oldest first. */
-  list(tenantId: string): Promise<HubIdentityOut[]> {
+  list(tenantId: string): Promise<HubIdentity[]> {
     return withTenant(this.db, tenantId, async (tx) => (await repo.listHubIdentities(tx)).map(toOut));
   }
 
   /** One identity of the tenant. @throws 404 unknown or another tenant's. */
-  async get(tenantId: string, id: string): Promise<HubIdentityOut> {
+  async get(tenantId: string, id: string): Promise<HubIdentity> {
     const row = await withTenant(this.db, tenantId, (tx) => repo.getHubIdentity(tx, id));
     if (!row) throw notFound('hub identity');
     return toOut(row);

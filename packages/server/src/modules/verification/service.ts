@@ -24,33 +24,12 @@ import type { HubIdentityRow } from '../hub/repo.js';
 import { hubDid, type HubService } from '../hub/service.js';
 import { latestSnapshot, type SnapshotRow } from '../trust/query-repo.js';
 import { windowScores } from '../trust/query.js';
-import { tierRank, type TrustDimension, type TrustWindow } from '../trust/types.js';
+import { tierRank, type TrustWindow } from '../trust/types.js';
+import type { AgentVerification, TrustScores, TrustTier, VerifyStatus } from '@parley/protocol';
 
 export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '../trust/types.js';
 
-export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;
-export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
-
-/** `composite` plus the 12 dimensions, each 0.0-1.0. */
-export type TrustScores = { composite: number } & Record<TrustDimension, number>;
-
-/** The verify-agent answer (SPEC §4.11). Fields other than `did`, `status`, `window` and `active_grants` are null for `not_found`. */
-export interface AgentVerification {
-  did: string;
-  status: VerifyStatus;
-  trust_tier: string | null;
-  trust_scores: TrustScores | null;
-  /** The window the scores are for (the requested one). */
-  window: TrustWindow;
-  /** Active Skill Permission Tokens of the bound device. */
-  active_grants: number;
-  /** The bound device's enrolment time, else the identity's registration time. */
-  enrolled_at: string | null;
-  /** The bound device's last activity, or null. */
-  last_seen: string | null;
-  /** The last certification run (`last_attestation_at`), or null. */
-  last_attestation: string | null;
-}
+export { VERIFY_STATUSES, type AgentVerification, type TrustScores, type VerifyStatus } from '@parley/protocol';
 
 /**
  * The window's scores as `trust_scores` (module comment): trust/query.ts `windowScores` of the
@@ -97,7 +76,7 @@ export class VerificationService {
     return {
       did: hubDid(identity.hubAddress),
       status: agentStatus(identity, device),
-      trust_tier: identity.trustTier,
+      trust_tier: identity.trustTier as TrustTier,
       trust_scores: verifyScores(bound?.snapshot),
       window,
       active_grants: bound?.grants ?? 0,

@@ -1,0 +1,202 @@
+/**
+ * A2A channel lifecycle (module comment of service.ts): request (-> pending), list, the responder
+ * owner's approve (-> approved) and reject (-> rejected), either party's revoke (-> revoked).
+ */
+import { randomUUID } from 'node:crypto';
+import type { A2aChannel, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
+import type { Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { getDevice, type DeviceRow } from '../devices/repo.js';
+import { asTier, tierRank, type Tier } from '../trust/types.js';
+import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
+import { agreementGate, factsOf, inScope, peerOf, roleOf, toChannelOut, type A2aActor, type A2aCore } from './internal.js';
+import * as repo from './repo.js';
+
+/**
+ * Request a channel to `responder_hub_address` (-> `pending`); the responder tenant's owners get
+ * `a2a_channel_requested`. The initiator is the API key's device or, for an owner, the ACTIVE
+ * agent device named by `initiator_device_id`.
+ * @throws 400 `initiator_device_id` missing (owner) or not an agent device, or a channel to
+ *   itself; 403 the initiator has no hub identity, its trust tier is below `certified`
+ *   (`enterprise` across tenants; the detail names the tier), no active federation agreement,
+ *   a trust score below the agreement's floor, or a capability the agreement does not allow;
+ *   404 unknown initiator device or hub address; 409 initiator or responder device not ACTIVE,
+ *   or an open channel already joins the two agents.
+ */
+export async function request(core: A2aCore, actor: A2aActor, input: RequestA2aChannelRequest): Promise<RequestedA2aChannel> {
+  const initiatorDeviceId = initiatorOf(actor, input.initiator_device_id);
+  const peer = await core.deps.hubs.findByAddress(input.responder_hub_address);
+  const federated = peer !== null && peer.tenantId !== actor.tenantId;
+  const agreement = federated ? await core.deps.federation.activeAgreementBetween(actor.tenantId, peer.tenantId) : null;
+  const home = actor.tenantId;
+  const channel = await withTenant(core.deps.db, home, async (tx) => {
+    if (actor.kind === 'owner') checkAgent(await getDevice(tx, initiatorDeviceId), 'initiator_device_id');
+    const mine = await core.deps.hubs.findByDevice(tx, initiatorDeviceId);
+    if (!mine) throw forbidden('the initiating agent has no hub identity: register one bound to its device (POST /hub/register with device_id) first');
+    if (!peer) throw notFound('hub address');
+    if (!peer.deviceId) throw conflict(`hub address ${peer.hubAddress} is not bound to an agent device`);
+    const responderDeviceId = peer.deviceId;
+    if (responderDeviceId === initiatorDeviceId) throw badRequest('an agent cannot open a channel to itself');
+    const rd = await inScope(tx, home, peer.tenantId, () => getDevice(tx, responderDeviceId));
+    if (!rd || rd.status !== 'ACTIVE') throw conflict(`hub address ${peer.hubAddress} is not bound to an ACTIVE agent device`);
+    const need: Tier = federated ? 'enterprise' : 'certified';
+    const have = asTier(mine.trustTier);
+    if (tierRank(have) < tierRank(need)) {
+      throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (SPEC §3.3); ${mine.hubAddress} is ${have}`);
+    }
+    if (federated) {
+      if (!agreement) throw forbidden('no active federation agreement between the two tenants (SPEC §4.13)');
+      for (const h of [mine, peer]) {
+        if ((h.trustScore ?? 0) < agreement.trust_floor) throw forbidden(`trust score of ${h.hubAddress} is below the federation agreement's trust floor ${agreement.trust_floor}`);
+      }
+      const allowed = agreement.allowed_capabilities;
+      if (allowed.length > 0 && (!input.capability || !allowed.includes(input.capability))) {
+        throw forbidden(`the federation agreement allows only the capabilities ${allowed.join(', ')}; name one as capability`);
+      }
+    }
+    await repo.lockPair(tx, initiatorDeviceId, responderDeviceId);
+    const open = await repo.openChannelBetween(tx, initiatorDeviceId, responderDeviceId);
+    if (open) throw conflict(`an open channel (${open.id}, ${open.status}) already joins these agents`);
+    const [row] = await repo.insertChannel(tx, {
+      id: randomUUID(),
+      tenantId: home,
+      partnerTenantId: peer.tenantId,
+      initiatorHubAddress: mine.hubAddress,
+      responderHubAddress: peer.hubAddress,
+      initiatorDeviceId,
+      responderDeviceId,
+      capability: input.capability ?? null,
+      agreementId: agreement?.id ?? null,
+      status: 'pending',
+      createdAt: new Date(),
+    });
+    await appendAuditToParties(
+      tx,
+      home,
+      twoPartyEvents(home, peer.tenantId, actor.actor, {
+        type: 'a2a_channel.requested',
+        subject: row!.id,
+        data: {
+          initiator_hub_address: mine.hubAddress,
+          responder_hub_address: peer.hubAddress,
+          initiator_device_id: initiatorDeviceId,
+          responder_device_id: responderDeviceId,
+          capability: row!.capability,
+          federated,
+        },
+      }),
+    );
+    return row!;
+  });
+  const out = { channel_id: channel.id, ...toChannelOut(channel) };
+  await core.deps.notifier.toOwners(channel.partnerTenantId, 'a2a_channel_requested', out);
+  return out;
+}
+
+/** Channels of the caller: an owner sees every channel of its tenant, an agent its own; optional `status` filter. */
+export function list(core: A2aCore, actor: A2aActor, status?: string): Promise<A2aChannel[]> {
+  return withTenant(core.deps.db, actor.tenantId, async (tx) =>
+    (await repo.listChannels(tx, { ...(actor.kind === 'agent' ? { deviceId: actor.deviceId } : {}), ...(status ? { status } : {}) })).map(toChannelOut),
+  );
+}
+
+/**
+ * The responder tenant's owner approves: pending -> approved. Each device gets
+ * `a2a_channel_approved {channel_id, role, peer_hub_address, peer_device_id,
+ * peer_identity_public_key, peer_ephemeral_public_key}`.
+ * @throws 403 the caller is the initiator side's owner, or the federation agreement ended;
+ *   404 not visible to the tenant; 409 not pending.
+ */
+export async function approve(core: A2aCore, tenantId: string, id: string, actor = 'owner'): Promise<A2aChannel> {
+  await agreementGate(core, await factsOf(core, tenantId, id));
+  const { channel, devices } = await withTenant(core.deps.db, tenantId, async (tx) => {
+    const c = await lockForResponder(tx, tenantId, id, 'approve');
+    const channel = await repo.updateChannel(tx, id, { status: 'approved', approvedAt: new Date() });
+    await appendAuditToParties(tx, tenantId, twoPartyEvents(tenantId, c.tenantId, actor, { type: 'a2a_channel.approved', subject: id, data: { from: c.status, to: 'approved' } }));
+    const initiator = await inScope(tx, tenantId, c.tenantId, () => getDevice(tx, c.initiatorDeviceId));
+    const responder = await getDevice(tx, c.responderDeviceId);
+    return { channel, devices: { initiator, responder } };
+  });
+  for (const role of ['initiator', 'responder'] as const) {
+    const peer = peerOf(channel, role);
+    const keys: DeviceRow | undefined = devices[role === 'initiator' ? 'responder' : 'initiator'];
+    await core.deps.notifier.toDevices(role === 'initiator' ? channel.tenantId : channel.partnerTenantId, [role === 'initiator' ? channel.initiatorDeviceId : channel.responderDeviceId], 'a2a_channel_approved', {
+      channel_id: channel.id,
+      role,
+      peer_hub_address: peer.hubAddress,
+      peer_device_id: peer.deviceId,
+      peer_identity_public_key: keys?.identityPublicKey ?? null,
+      peer_ephemeral_public_key: keys?.ephemeralPublicKey ?? null,
+    });
+  }
+  return toChannelOut(channel);
+}
+
+/**
+ * The responder tenant's owner declines: pending -> rejected (terminal); the initiator device
+ * gets `a2a_channel_rejected {channel_id}`.
+ * @throws 403 initiator side's owner; 404 not visible; 409 not pending.
+ */
+export async function reject(core: A2aCore, tenantId: string, id: string, actor = 'owner'): Promise<A2aChannel> {
+  const channel = await withTenant(core.deps.db, tenantId, async (tx) => {
+    const c = await lockForResponder(tx, tenantId, id, 'reject');
+    const updated = await repo.updateChannel(tx, id, { status: 'rejected', closedAt: new Date(), closedReason: 'rejected' });
+    await appendAuditToParties(tx, tenantId, twoPartyEvents(tenantId, c.tenantId, actor, { type: 'a2a_channel.rejected', subject: id, data: { from: c.status, to: 'rejected' } }));
+    return updated;
+  });
+  await core.deps.notifier.toDevices(channel.tenantId, [channel.initiatorDeviceId], 'a2a_channel_rejected', { channel_id: channel.id });
+  return toChannelOut(channel);
+}
+
+/**
+ * Either party ends the channel: pending | approved | active -> revoked (terminal). An owner may
+ * revoke any channel of its tenant, an agent only its own. Both devices get
+ * `a2a_channel_revoked {channel_id}`.
+ * @throws 403 an agent that is not a party; 404 not visible; 409 rejected or already revoked.
+ */
+export async function revoke(core: A2aCore, actor: A2aActor, id: string): Promise<A2aChannel> {
+  const channel = await withTenant(core.deps.db, actor.tenantId, async (tx) => {
+    const c = await repo.getChannel(tx, id, true);
+    if (!c) throw notFound('channel');
+    if (actor.kind === 'agent') roleOf(c, actor.deviceId);
+    if (!repo.OPEN_STATUSES.includes(c.status as repo.ChannelStatus)) throw conflict(`channel is ${c.status}`);
+    const updated = await repo.updateChannel(tx, id, { status: 'revoked', closedAt: new Date(), closedReason: `revoked by ${actor.kind === 'owner' ? 'owner' : 'agent'} of tenant ${actor.tenantId}` });
+    const other = c.tenantId === actor.tenantId ? c.partnerTenantId : c.tenantId;
+    await appendAuditToParties(tx, actor.tenantId, twoPartyEvents(actor.tenantId, other, actor.actor, { type: 'a2a_channel.revoked', subject: id, data: { from: c.status, to: 'revoked' } }));
+    return updated;
+  });
+  const data = { channel_id: channel.id };
+  await core.deps.notifier.toDevices(channel.tenantId, [channel.initiatorDeviceId], 'a2a_channel_revoked', data);
+  await core.deps.notifier.toDevices(channel.partnerTenantId, [channel.responderDeviceId], 'a2a_channel_revoked', data);
+  return toChannelOut(channel);
+}
+
+/**
+ * The initiating device of a request: an agent's own device (naming another one is 403), or the
+ * owner's `initiator_device_id` (400 when missing).
+ */
+function initiatorOf(actor: A2aActor, named: string | undefined): string {
+  if (actor.kind === 'agent') {
+    if (named !== undefined && named.toLowerCase() !== actor.deviceId) throw forbidden('an agent requests channels for its own device only; leave out initiator_device_id');
+    return actor.deviceId;
+  }
+  if (!named) throw badRequest('initiator_device_id is required when an owner requests a channel: name the initiating agent device');
+  return named.toLowerCase();
+}
+
+/** An owner-named initiator must be an ACTIVE agent device of the tenant. */
+function checkAgent(d: DeviceRow | undefined, field: string): void {
+  if (!d) throw notFound('device');
+  if (d.kind !== 'agent') throw badRequest(`${field} must name an agent device`);
+  if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE agent device can open a channel`);
+}
+
+/** Lock a pending channel for the responder owner's decision (403 initiator side, 404, 409). */
+async function lockForResponder(tx: Tx, tenantId: string, id: string, verb: string): Promise<repo.ChannelRow> {
+  const c = await repo.getChannel(tx, id, true);
+  if (!c) throw notFound('channel');
+  if (c.partnerTenantId !== tenantId) throw forbidden(`only an owner of the responder's tenant can ${verb} this channel`);
+  if (c.status !== 'pending') throw conflict(`channel is ${c.status}`);
+  return c;
+}
