@@ -4,30 +4,9 @@
 import { Type, type Static, type TNumber } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
-import { HubAddressParams, TRUST_TIERS } from './hub.js';
+import { HubAddressParams } from './hub.js';
+import { TRUST_DIMENSIONS, TRUST_TIERS, TRUST_WINDOWS, type TrustDimension } from './trust.js';
 
-/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default and the tier input. */
-export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
-/** Trust-score windows (SPEC §2.9, §3.9). */
-export type TrustWindow = (typeof TRUST_WINDOWS)[number];
-
-/** The 12 trust dimensions of SPEC §2.9, in table order. */
-export const TRUST_DIMENSIONS = [
-  'uptime',
-  'responsiveness',
-  'reliability',
-  'task_success',
-  'efficiency',
-  'volume',
-  'tool_accuracy',
-  'error_discipline',
-  'compliance',
-  'token_efficiency',
-  'behavioral_consistency',
-  'version_health',
-] as const;
-/** The 12 trust dimensions of SPEC §2.9. */
-export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
 
 /** Verify-agent statuses (SPEC §4.11). */
 export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;

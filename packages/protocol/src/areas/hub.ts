@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { TRUST_TIERS } from './trust.js';
 
 /**
  * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
@@ -12,10 +13,6 @@ import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
  */
 export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
 
-/** Trust tiers, lowercase on the wire (DESIGN §8.21), lowest first (SPEC §3.3). */
-export const TRUST_TIERS = ['unverified', 'certified', 'enterprise'] as const;
-/** Trust tier, lowercase on the wire (DESIGN §8.21), lowest first. */
-export type TrustTier = (typeof TRUST_TIERS)[number];
 
 /** Names of the certification checks, in answer order (SPEC §3.3). */
 export const CERTIFICATION_CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'] as const;
