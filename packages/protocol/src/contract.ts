@@ -46,6 +46,8 @@ export interface RouteContract {
   readonly description?: string;
   readonly params?: TSchema;
   readonly query?: TSchema;
+  /** Request headers the route reads (OpenAPI header parameters, e.g. `X-Device-Id`). */
+  readonly headers?: TSchema;
   /** JSON body (omitted for routes without a body or with a non-JSON body, see `contentTypes`). */
   readonly body?: TSchema;
   /** Answers by 2xx status; the lowest is the one the SDK returns. A 204 has no schema (`null`). */

@@ -41,6 +41,7 @@ export function routeSchema(row: RouteContract): Record<string, unknown> {
     ...(security ? { security } : {}),
     ...(row.params ? { params: row.params } : {}),
     ...(row.query ? { querystring: row.query } : {}),
+    ...(row.headers ? { headers: row.headers } : {}),
     ...(row.body ? { body: row.body } : {}),
     ...(row.contentTypes ? { consumes: [...row.contentTypes] } : {}),
     ...(row.hide ? { hide: true } : {}),
