@@ -1,6 +1,78 @@
 /**
  * Attachments and push registration (SPEC §2.5, §4.7): schemas, route rows and frames.
+ * Attachments travel as raw bytes (clients encrypt files themselves): the upload body is
+ * `application/octet-stream` (or one multipart `file` part), the download answer the same bytes.
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { lit, Timestamp, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const attachmentsRoutes = {};
+/** The media type of every stored attachment: ciphertext, whatever the plaintext was. */
+export const ATTACHMENT_CONTENT_TYPE = 'application/octet-stream';
+/** The multipart alternative of an upload: one file part named `file`. */
+export const ATTACHMENT_MULTIPART_TYPE = 'multipart/form-data';
+
+/** Answer of an attachment upload (SPEC §4.7): metadata of the stored encrypted file. */
+export const AttachmentInfo = Type.Object({
+  blob_id: Uuid,
+  size_bytes: Type.Integer(),
+  content_type: Type.String({ description: 'always application/octet-stream: the service stores ciphertext' }),
+  created_at: Timestamp,
+});
+export type AttachmentInfo = Static<typeof AttachmentInfo>;
+
+/** The download answer: the raw encrypted bytes as uploaded (`application/octet-stream`), not JSON. */
+export const AttachmentBytes = Type.Unsafe<Uint8Array>({
+  description: 'the raw encrypted bytes as uploaded',
+  content: { [ATTACHMENT_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+});
+
+/** Push platforms accepted by `POST /push/register`. */
+export const PUSH_PLATFORMS = ['apns', 'fcm', 'web'] as const;
+export const PushPlatform = lit(PUSH_PLATFORMS);
+export type PushPlatform = Static<typeof PushPlatform>;
+
+/** Body of `POST /push/register` (SPEC §4.7). */
+export const RegisterPushTokenRequest = Type.Object({ device_id: Uuid, platform: PushPlatform, token: Type.String({ minLength: 1, maxLength: 4096 }) });
+export type RegisterPushTokenRequest = Static<typeof RegisterPushTokenRequest>;
+
+/** Answer of `POST /push/register`. */
+export const PushRegistration = Type.Object({ push_token_id: Uuid, device_id: Uuid, platform: PushPlatform });
+export type PushRegistration = Static<typeof PushRegistration>;
+
+const tags = ['attachments'];
+
+/** Route rows of this area (attachments: device JWT, or owner JWT of the same tenant). */
+export const attachmentsRoutes = {
+  uploadAttachment: defineRoute({
+    method: 'POST',
+    path: '/api/v1/attachments/upload',
+    auth: 'owner-or-device',
+    tags,
+    // The server appends its configured size limit to this summary.
+    summary: 'Upload an encrypted file as a raw application/octet-stream body or a multipart "file" part',
+    contentTypes: [ATTACHMENT_CONTENT_TYPE, ATTACHMENT_MULTIPART_TYPE],
+    responses: { 201: AttachmentInfo },
+    errors: [400, 401, 403, 413, 415],
+  }),
+  downloadAttachment: defineRoute({
+    method: 'GET',
+    path: '/api/v1/attachments/{blob_id}',
+    auth: 'owner-or-device',
+    tags,
+    summary: 'Download an encrypted file: the raw bytes uploaded',
+    params: Type.Object({ blob_id: Uuid }),
+    responses: { 200: AttachmentBytes },
+    errors: [400, 401, 403, 404],
+  }),
+  registerPushToken: defineRoute({
+    method: 'POST',
+    path: '/api/v1/push/register',
+    auth: 'owner',
+    tags: ['push'],
+    summary: "Register a mobile push token for an ACTIVE device of the caller's tenant (idempotent per device and token)",
+    body: RegisterPushTokenRequest,
+    responses: { 201: PushRegistration },
+    errors: [400, 401, 403, 404],
+  }),
+};

@@ -1,6 +1,389 @@
 /**
- * Enrollment and devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5): schemas, route rows and frames.
+ * Enrollment and devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5): schemas, route rows and frames
+ * (the `device_pending`, `device_approved` and `device_linked` events).
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { DeviceStatus, IdParams, KeyHex, lit, MessagePage, Nullable, PageQueryFields, SignatureHex, Timestamp, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const devicesRoutes = {};
+/** Who a device belongs to: the owner's own device, or an agent. */
+export const DEVICE_KINDS = ['owner', 'agent'] as const;
+export const DeviceKind = lit(DEVICE_KINDS);
+export type DeviceKind = Static<typeof DeviceKind>;
+
+/** Device health computed from last_seen (DESIGN §8.2: green < 2 min, yellow < 15 min, else red). */
+export const DEVICE_HEALTHS = ['green', 'yellow', 'red'] as const;
+export const DeviceHealth = lit(DEVICE_HEALTHS);
+export type DeviceHealth = Static<typeof DeviceHealth>;
+
+/** Longest webhook URL accepted (characters). */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+// ---------------------------------------------------------------- enrollment (SPEC §4.3)
+
+/**
+ * `POST /api/v1/enroll` body (SPEC §4.3, DESIGN §7). `proof_of_possession` is the Ed25519
+ * signature (hex) by the identity private key over the raw 32 bytes of `identity_public_key`.
+ */
+export const EnrollRequest = Type.Object({
+  invite_token: Type.String({ minLength: 1, maxLength: 256 }),
+  identity_public_key: KeyHex,
+  ephemeral_public_key: KeyHex,
+  proof_of_possession: SignatureHex,
+  platform: Type.Optional(Type.String({ maxLength: 100 })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+});
+export type EnrollRequest = Static<typeof EnrollRequest>;
+
+/** `POST /api/v1/enroll` answer (201); `status` is `PENDING`. */
+export const EnrollResponse = Type.Object({ device_id: Uuid, fingerprint: Type.String(), status: DeviceStatus });
+export type EnrollResponse = Static<typeof EnrollResponse>;
+
+// ---------------------------------------------------------------- devices (SPEC §4.4)
+
+/** A device as listed to owners (DESIGN §7); also an entry of `/owner-connections` and `/connections/{id}`. */
+export const Device = Type.Object({
+  device_id: Uuid,
+  name: Type.String(),
+  platform: Nullable(Type.String()),
+  status: DeviceStatus,
+  kind: DeviceKind,
+  health: DeviceHealth,
+  last_seen: Nullable(Timestamp),
+  fingerprint: Type.String(),
+  identity_public_key: Type.String(),
+  ephemeral_public_key: Type.String(),
+  enrolled_at: Timestamp,
+  webhook_url: Nullable(Type.String()),
+});
+export type Device = Static<typeof Device>;
+
+/** `GET /api/v1/devices`. */
+export const DeviceList = Type.Object({ devices: Type.Array(Device) });
+export type DeviceList = Static<typeof DeviceList>;
+
+/** `GET /api/v1/devices/{id}/status` (public, 1 request per 5 s per device; SPEC §8). */
+export const DeviceStatusResponse = Type.Object({ device_id: Uuid, status: DeviceStatus });
+export type DeviceStatusResponse = Static<typeof DeviceStatusResponse>;
+
+/** Public keys of a device (hex) and its fingerprint (DESIGN §7). */
+export const DeviceKeys = Type.Object({ device_id: Uuid, identity_public_key: Type.String(), ephemeral_public_key: Type.String(), fingerprint: Type.String() });
+export type DeviceKeys = Static<typeof DeviceKeys>;
+
+/** One pairwise conversation between an agent device and an owner device (DESIGN §7). */
+export const ConversationLink = Type.Object({ conversation_id: Uuid, message_group_id: Uuid, agent_device_id: Uuid, owner_device_id: Uuid });
+export type ConversationLink = Static<typeof ConversationLink>;
+
+/** `POST /api/v1/devices/{id}/activate` body: Ed25519 signature (hex) over UTF-8 `activate:<device_id>`. */
+export const ActivateRequest = Type.Object({ signature: SignatureHex });
+export type ActivateRequest = Static<typeof ActivateRequest>;
+
+/**
+ * `POST /api/v1/devices/{id}/activate` answer (DESIGN §7). `conversation_id` is the conversation
+ * with the oldest ACTIVE owner device (null when the tenant has no owner device yet);
+ * `conversations` lists them all; `owner_public_keys` lists every ACTIVE owner device.
+ */
+export const ActivateResponse = Type.Object({
+  device_id: Uuid,
+  device_jwt: Type.String(),
+  expires_at: Timestamp,
+  conversation_id: Nullable(Uuid),
+  message_group_id: Uuid,
+  default_topic_id: Uuid,
+  conversations: Type.Array(ConversationLink),
+  owner_public_keys: Type.Array(DeviceKeys),
+});
+export type ActivateResponse = Static<typeof ActivateResponse>;
+
+/** `POST /api/v1/devices/{id}/token/challenge` answer (201): single-use, valid 5 minutes. */
+export const TokenChallenge = Type.Object({ device_id: Uuid, challenge: Type.String(), expires_at: Timestamp });
+export type TokenChallenge = Static<typeof TokenChallenge>;
+
+/** `POST /api/v1/devices/{id}/token` body: Ed25519 signature (hex) over the UTF-8 challenge. */
+export const RenewTokenRequest = Type.Object({ challenge: Type.String({ minLength: 1, maxLength: 256 }), signature: SignatureHex });
+export type RenewTokenRequest = Static<typeof RenewTokenRequest>;
+
+/** A freshly issued device JWT (DESIGN §5: 24 h by default). */
+export const DeviceToken = Type.Object({ device_id: Uuid, device_jwt: Type.String(), expires_at: Timestamp });
+export type DeviceToken = Static<typeof DeviceToken>;
+
+/** `GET /api/v1/devices/{id}/presence`. `online` reflects the answering instance's sockets. */
+export const DevicePresence = Type.Object({ device_id: Uuid, online: Type.Boolean(), last_seen: Nullable(Timestamp), health: Type.String() });
+export type DevicePresence = Static<typeof DevicePresence>;
+
+/** `GET /api/v1/devices/{id}/pending`: count of messages not yet delivered to the device. */
+export const DevicePending = Type.Object({ device_id: Uuid, pending: Type.Integer() });
+export type DevicePending = Static<typeof DevicePending>;
+
+/** `GET /api/v1/devices/{id}/messages` query: history plus an optional conversation filter. */
+export const DeviceHistoryQuery = Type.Object({ ...PageQueryFields, conversation_id: Type.Optional(Uuid) });
+export type DeviceHistoryQuery = Static<typeof DeviceHistoryQuery>;
+
+/**
+ * `PATCH /api/v1/devices/{id}/webhook` and `/devices/self/webhook` body; `null` clears. Further
+ * rules (https unless allowed, no userinfo, no non-public IP literal) are the server's.
+ */
+export const WebhookRequest = Type.Object({
+  url: Nullable(
+    Type.String({
+      format: 'uri',
+      pattern: '^https?://',
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      description: 'https URL (http only where the deployment allows it), without user:pass@; null clears',
+    }),
+  ),
+});
+export type WebhookRequest = Static<typeof WebhookRequest>;
+
+/** Webhook registration answer; `secret` (`whsec_…`) appears once, when a URL is registered. */
+export const WebhookResponse = Type.Object({ device_id: Uuid, webhook_url: Nullable(Type.String()), secret: Type.Optional(Type.String()) });
+export type WebhookResponse = Static<typeof WebhookResponse>;
+
+/** `PATCH /api/v1/devices/{id}` body (rename); 1–100 characters. */
+export const RenameDeviceRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) });
+export type RenameDeviceRequest = Static<typeof RenameDeviceRequest>;
+
+/** `POST /api/v1/devices/register` body (owner device; keys as 64 hex characters). */
+export const RegisterOwnerDeviceRequest = Type.Object({
+  identity_public_key: KeyHex,
+  ephemeral_public_key: KeyHex,
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  platform: Type.Optional(Type.String({ maxLength: 100 })),
+});
+export type RegisterOwnerDeviceRequest = Static<typeof RegisterOwnerDeviceRequest>;
+
+/** `POST /api/v1/devices/register` answer (201): ACTIVE at once, linked to every ACTIVE agent. */
+export const RegisterOwnerDeviceResponse = Type.Object({ device_id: Uuid, fingerprint: Type.String(), status: Type.Literal('ACTIVE'), conversations: Type.Array(ConversationLink) });
+export type RegisterOwnerDeviceResponse = Static<typeof RegisterOwnerDeviceResponse>;
+
+/** `POST /api/v1/devices/{id}/relink` answer. */
+export const RelinkResponse = Type.Object({ device_id: Uuid, conversations: Type.Array(ConversationLink) });
+export type RelinkResponse = Static<typeof RelinkResponse>;
+
+/** `X-Device-Id` of `DELETE /devices/{id}/remove`: the acting owner device. */
+const RemoveDeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String()) });
+
+const tags = ['devices'];
+
+/** Route rows of this area. */
+export const devicesRoutes = {
+  enroll: defineRoute({
+    method: 'POST',
+    path: '/api/v1/enroll',
+    auth: 'none',
+    tags: ['enrollment'],
+    summary: 'Enroll an agent device with an invite token and proof of possession',
+    body: EnrollRequest,
+    responses: { 201: EnrollResponse },
+    errors: [400, 401, 429],
+  }),
+  listDevices: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices',
+    auth: 'owner',
+    tags,
+    summary: 'List tenant devices with health',
+    responses: { 200: DeviceList },
+    errors: [401, 403],
+  }),
+  deviceStatus: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/status',
+    auth: 'none',
+    tags,
+    summary: 'Enrollment status polling (1 request per 5 s per device)',
+    params: IdParams,
+    responses: { 200: DeviceStatusResponse },
+    errors: [400, 404, 429],
+  }),
+  activateDevice: defineRoute({
+    method: 'POST',
+    path: '/api/v1/devices/{id}/activate',
+    auth: 'none',
+    tags,
+    summary: 'Activate an APPROVED device (signature over "activate:<device_id>")',
+    params: IdParams,
+    body: ActivateRequest,
+    responses: { 200: ActivateResponse },
+    errors: [400, 401, 403, 404, 409, 429],
+  }),
+  tokenChallenge: defineRoute({
+    method: 'POST',
+    path: '/api/v1/devices/{id}/token/challenge',
+    auth: 'none',
+    tags,
+    summary: 'Get a single-use challenge for device-token renewal',
+    params: IdParams,
+    responses: { 201: TokenChallenge },
+    errors: [400, 403, 404, 409, 429],
+  }),
+  renewToken: defineRoute({
+    method: 'POST',
+    path: '/api/v1/devices/{id}/token',
+    auth: 'none',
+    tags,
+    summary: 'Renew the device JWT: Ed25519 signature by the identity key over the UTF-8 challenge',
+    params: IdParams,
+    body: RenewTokenRequest,
+    responses: { 200: DeviceToken },
+    errors: [400, 401, 403, 404, 409, 429],
+  }),
+  devicePresence: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/presence',
+    auth: 'owner',
+    tags,
+    summary: 'Is the device online',
+    params: IdParams,
+    responses: { 200: DevicePresence },
+    errors: [400, 401, 403, 404],
+  }),
+  deviceKeys: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/keys',
+    auth: 'owner',
+    tags,
+    summary: 'Device public keys',
+    params: IdParams,
+    responses: { 200: DeviceKeys },
+    errors: [400, 401, 403, 404],
+  }),
+  deviceMessages: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/messages',
+    auth: 'device',
+    tags,
+    summary: "Message history of the device's conversations (marks messages to it delivered)",
+    params: IdParams,
+    query: DeviceHistoryQuery,
+    responses: { 200: MessagePage },
+    errors: [400, 401, 403],
+  }),
+  devicePending: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/pending',
+    auth: 'device',
+    tags,
+    summary: 'Count of undelivered messages',
+    params: IdParams,
+    responses: { 200: DevicePending },
+    errors: [400, 401, 403],
+  }),
+  approveDevice: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}/approve',
+    auth: 'owner',
+    tags,
+    summary: 'Approve a PENDING device',
+    params: IdParams,
+    responses: { 200: Device },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  rejectDevice: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}/reject',
+    auth: 'owner',
+    tags,
+    summary: 'Reject a PENDING device (becomes REVOKED)',
+    params: IdParams,
+    responses: { 200: Device },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  revokeDevice: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}/revoke',
+    auth: 'owner',
+    tags,
+    summary: 'Revoke a device; its sockets close with 4001 and later calls answer 403',
+    params: IdParams,
+    responses: { 200: Device },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  setSelfWebhook: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/self/webhook',
+    auth: 'device',
+    tags,
+    summary: "Register or clear the calling device's webhook URL",
+    body: WebhookRequest,
+    responses: { 200: WebhookResponse },
+    errors: [400, 401, 403],
+  }),
+  setDeviceWebhook: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}/webhook',
+    auth: 'owner',
+    tags,
+    summary: "Register or clear a device's webhook URL",
+    params: IdParams,
+    body: WebhookRequest,
+    responses: { 200: WebhookResponse },
+    errors: [400, 401, 403, 404],
+  }),
+  renameDevice: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}',
+    auth: 'owner',
+    tags,
+    summary: 'Rename a device',
+    params: IdParams,
+    body: RenameDeviceRequest,
+    responses: { 200: Device },
+    errors: [400, 401, 403, 404],
+  }),
+  deleteDevice: defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/devices/{id}',
+    auth: 'owner',
+    tags,
+    summary: 'Delete a REVOKED device (history kept)',
+    params: IdParams,
+    responses: { 204: null },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  removeOwnerDevice: defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/devices/{id}/remove',
+    auth: 'owner',
+    tags,
+    summary: 'Remove an owner device; X-Device-Id names the acting owner device',
+    params: IdParams,
+    headers: RemoveDeviceHeader,
+    responses: { 204: null },
+    errors: [400, 401, 403, 404],
+  }),
+  registerOwnerDevice: defineRoute({
+    method: 'POST',
+    path: '/api/v1/devices/register',
+    auth: 'owner',
+    tags,
+    summary: "Register the owner's device with its keys (ACTIVE at once)",
+    body: RegisterOwnerDeviceRequest,
+    responses: { 201: RegisterOwnerDeviceResponse },
+    errors: [400, 401, 403],
+  }),
+  relinkDevice: defineRoute({
+    method: 'POST',
+    path: '/api/v1/devices/{id}/relink',
+    auth: 'owner',
+    tags,
+    summary: 'Idempotent: ensure an owner device has conversations with all agents',
+    params: IdParams,
+    responses: { 200: RelinkResponse },
+    errors: [400, 401, 403, 404, 409],
+  }),
+};
+
+// ---------------------------------------------------------------- WebSocket events (SPEC §6.1)
+
+/** `device_pending` (owner sockets): an agent enrolled and awaits approval. */
+export const DevicePendingEvent = Type.Object({ device_id: Uuid, fingerprint: Type.String(), platform: Nullable(Type.String()), name: Type.String(), enrolled_at: Timestamp });
+export type DevicePendingEvent = Static<typeof DevicePendingEvent>;
+
+/** `device_approved` (the agent's sockets): an owner approved the device; it may activate now. */
+export const DeviceApprovedEvent = Type.Object({ device_id: Uuid });
+export type DeviceApprovedEvent = Static<typeof DeviceApprovedEvent>;
+
+/** `device_linked` (owner sockets): an agent became ACTIVE; `conversation_id` is its first conversation (null when none). */
+export const DeviceLinkedEvent = Type.Object({ device_id: Uuid, conversation_id: Nullable(Uuid) });
+export type DeviceLinkedEvent = Static<typeof DeviceLinkedEvent>;

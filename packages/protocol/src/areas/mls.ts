@@ -1,6 +1,72 @@
 /**
  * MLS KeyPackage directory (SPEC §1.3; RFC 9420 §10): schemas, route rows and frames.
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { Base64, Uuid } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const mlsRoutes = {};
+/** Most KeyPackages one device may hold unclaimed. */
+export const MLS_MAX_AVAILABLE = 500;
+/** Largest KeyPackage accepted (bytes, decoded). */
+export const MLS_MAX_KEY_PACKAGE_BYTES = 16 * 1024;
+
+/** `POST /api/v1/mls/key-packages` body: 1–100 KeyPackages, each canonical base64 of 1–16 384 bytes. */
+export const PublishKeyPackagesRequest = Type.Object({ key_packages: Type.Array(Base64, { minItems: 1, maxItems: 100 }) });
+export type PublishKeyPackagesRequest = Static<typeof PublishKeyPackagesRequest>;
+
+/** `POST /api/v1/mls/key-packages` answer (201); a device holds at most 500 unclaimed KeyPackages. */
+export const PublishKeyPackagesResponse = Type.Object({ device_id: Uuid, published: Type.Integer(), available: Type.Integer({ maximum: MLS_MAX_AVAILABLE }) });
+export type PublishKeyPackagesResponse = Static<typeof PublishKeyPackagesResponse>;
+
+/** `GET /api/v1/mls/key-packages/{device_id}`: unclaimed KeyPackages of a device of the tenant. */
+export const KeyPackageCount = Type.Object({ device_id: Uuid, available: Type.Integer() });
+export type KeyPackageCount = Static<typeof KeyPackageCount>;
+
+/** `POST /api/v1/mls/key-packages/claim` body: the ACTIVE device whose KeyPackage is claimed. */
+export const ClaimKeyPackageRequest = Type.Object({ device_id: Uuid });
+export type ClaimKeyPackageRequest = Static<typeof ClaimKeyPackageRequest>;
+
+/** `POST /api/v1/mls/key-packages/claim` answer: one single-use KeyPackage (base64). */
+export const ClaimedKeyPackage = Type.Object({ device_id: Uuid, key_package_id: Uuid, key_package: Type.String() });
+export type ClaimedKeyPackage = Static<typeof ClaimedKeyPackage>;
+
+/** `X-Device-Id` for owner callers: the owner device acting. */
+const MlsDeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ description: 'owner callers: the owner device acting' })) });
+
+const tags = ['mls'];
+
+/** Route rows of this area (device JWT, or owner JWT acting as its device through X-Device-Id). */
+export const mlsRoutes = {
+  publishKeyPackages: defineRoute({
+    method: 'POST',
+    path: '/api/v1/mls/key-packages',
+    auth: 'owner-or-device',
+    tags,
+    summary: 'Publish MLS KeyPackages of the calling device',
+    headers: MlsDeviceHeader,
+    body: PublishKeyPackagesRequest,
+    responses: { 201: PublishKeyPackagesResponse },
+    errors: [400, 401, 403],
+  }),
+  keyPackageCount: defineRoute({
+    method: 'GET',
+    path: '/api/v1/mls/key-packages/{device_id}',
+    auth: 'owner-or-device',
+    tags,
+    summary: 'How many unclaimed KeyPackages a device of the tenant has',
+    params: Type.Object({ device_id: Uuid }),
+    responses: { 200: KeyPackageCount },
+    errors: [400, 401, 403, 404],
+  }),
+  claimKeyPackage: defineRoute({
+    method: 'POST',
+    path: '/api/v1/mls/key-packages/claim',
+    auth: 'owner-or-device',
+    tags,
+    summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant; 404 when none is left',
+    headers: MlsDeviceHeader,
+    body: ClaimKeyPackageRequest,
+    responses: { 200: ClaimedKeyPackage },
+    errors: [400, 401, 403, 404],
+  }),
+};

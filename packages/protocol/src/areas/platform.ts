@@ -1,6 +1,102 @@
 /**
  * Platform (SPEC §4.1, §9): health, JWKS, legal terms, billing plans, capabilities: schemas, route rows and frames.
+ * These answers are open objects (more keys may appear), hence `additionalProperties: true`.
  */
+import { Type, type Static, type TObject, type TProperties, type TUnsafe } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { Nullable } from '../common.js';
 
-/** Route rows of this area (filled as the area moves into the contract). */
-export const platformRoutes = {};
+/**
+ * An object schema that also lets (and serializes) keys it does not list; its static type carries
+ * the index signature `[key: string]: unknown` next to the listed fields.
+ */
+function OpenObject<T extends TProperties>(properties: T, options: { description?: string } = {}): TUnsafe<Static<TObject<T>> & { [key: string]: unknown }> {
+  return Type.Unsafe(Type.Object(properties, { ...options, additionalProperties: true }));
+}
+
+/** `GET /health` (SPEC §4.1): `status` is `ok`, or `degraded` (HTTP 503) when the database fails. */
+export const HealthResponse = Type.Object({ status: Type.String({ description: 'ok, or degraded (HTTP 503) when the database fails' }), version: Type.String() });
+export type HealthResponse = Static<typeof HealthResponse>;
+
+/** `GET /.well-known/jwks.json`: public keys of device JWTs (and of the dev identity provider). */
+export const JwksResponse = Type.Object({ keys: Type.Array(OpenObject({}, { description: 'a public JWK (RFC 7517)' })) });
+export type JwksResponse = Static<typeof JwksResponse>;
+
+/** `GET /api/v1/legal/terms`: the current terms document. */
+export const LegalTermsResponse = OpenObject({ version: Type.String(), url: Nullable(Type.String()), summary: Type.String() });
+export type LegalTermsResponse = Static<typeof LegalTermsResponse>;
+
+/** One plan of `GET /api/v1/billing/plans`; prices in US cents per month (`null` = on request). */
+export const BillingPlan = OpenObject({
+  plan_id: Type.String(),
+  name: Type.String(),
+  price_cents: Nullable(Type.Integer({ description: 'US cents per month; null = on request' })),
+  limits: Type.Record(Type.String(), Nullable(Type.Number()), { description: 'e.g. agents, messages_per_month; null = unlimited' }),
+});
+export type BillingPlan = Static<typeof BillingPlan>;
+
+/** `GET /api/v1/billing/plans`. */
+export const BillingPlansResponse = Type.Object({ plans: Type.Array(BillingPlan) });
+export type BillingPlansResponse = Static<typeof BillingPlansResponse>;
+
+/** `GET /api/v1/capabilities`: protocols, realtime endpoint and feature list of the platform. */
+export const CapabilitiesResponse = OpenObject({
+  version: Type.String(),
+  encryption: OpenObject({ protocols: Type.Array(Type.String()), aead: Type.String(), identity: Type.String(), fingerprint: Type.String() }),
+  realtime: OpenObject({ websocket: Type.String({ description: 'WebSocket path' }), ping_interval_s: Type.Number(), dead_timeout_s: Type.Number() }),
+  features: Type.Array(Type.String()),
+  telemetry: OpenObject({ otlp_http: Type.String(), encodings: Type.Array(Type.String()), compression: Type.Array(Type.String()) }),
+  trust: OpenObject({ windows: Type.Array(Type.String()), tiers: Type.Array(Type.String()), dimensions: Type.Integer() }),
+});
+export type CapabilitiesResponse = Static<typeof CapabilitiesResponse>;
+
+const tags = ['platform'];
+
+/** Route rows of this area. */
+export const platformRoutes = {
+  health: defineRoute({
+    method: 'GET',
+    path: '/health',
+    auth: 'none',
+    tags,
+    summary: 'Liveness and database check',
+    responses: { 200: HealthResponse, 503: HealthResponse },
+    errors: [],
+  }),
+  jwks: defineRoute({
+    method: 'GET',
+    path: '/.well-known/jwks.json',
+    auth: 'none',
+    tags,
+    summary: 'Public signing keys (device JWTs; dev identity provider)',
+    responses: { 200: JwksResponse },
+    errors: [],
+  }),
+  legalTerms: defineRoute({
+    method: 'GET',
+    path: '/api/v1/legal/terms',
+    auth: 'none',
+    tags,
+    summary: 'Current terms of service',
+    responses: { 200: LegalTermsResponse },
+    errors: [],
+  }),
+  billingPlans: defineRoute({
+    method: 'GET',
+    path: '/api/v1/billing/plans',
+    auth: 'none',
+    tags,
+    summary: 'Available plans',
+    responses: { 200: BillingPlansResponse },
+    errors: [],
+  }),
+  capabilities: defineRoute({
+    method: 'GET',
+    path: '/api/v1/capabilities',
+    auth: 'none',
+    tags,
+    summary: 'Platform capabilities',
+    responses: { 200: CapabilitiesResponse },
+    errors: [],
+  }),
+};

@@ -2,7 +2,27 @@
  * Types of the realtime client (SPEC §4.18, §6.1; DESIGN §6, §7): the injected WebSocket
  * implementation, frames, local events and errors.
  */
-import type { MessageInput, StoredMessage } from '../client/types.js';
+import type { MessageAck as WireMessageAck, TypingEvent } from '@parley/protocol';
+import type { StoredMessage } from '../client/types.js';
+
+/**
+ * Frames and events of conversations and devices (SPEC §6.1; DESIGN §7), from the wire contract:
+ * `OutgoingMessage` is the `message` send frame (`header_blob`, `ciphertext` base64; `client_ref`
+ * correlates the `message_ack` / error frame, generated when absent, at most 200 characters);
+ * `TypingEvent` is `typing` (`device_id` is the typing device, filled in by the service);
+ * `ErrorFrame` is the `error` event (`retry_after_ms` with a 429); `DevicePendingEvent`,
+ * `DeviceApprovedEvent`, `DeviceLinkedEvent` and `TopicCreatedEvent` arrive as `event` events.
+ */
+export type {
+  DeviceApprovedEvent,
+  DeviceLinkedEvent,
+  DevicePendingEvent,
+  ErrorFrame,
+  OutgoingMessage,
+  TopicCreatedEvent,
+  TypingEvent,
+  TypingFrame,
+} from '@parley/protocol';
 
 /** What the client reads from a WebSocket `message` event (`data` is a string for text frames). */
 export interface MessageEventLike {
@@ -64,20 +84,11 @@ export interface StateChangeEvent {
   attempt?: number;
 }
 
-/** A message to send: the SPEC §6.1 `message` send frame fields (`header_blob`, `ciphertext` base64). */
-export interface OutgoingMessage extends MessageInput {
-  conversation_id: string;
-  /** Correlates the `message_ack` / error frame; generated when absent (at most 200 characters). */
-  client_ref?: string;
-}
-
-/** `message_ack` (DESIGN §7): sent by the service after the message is committed. */
-export interface MessageAck {
-  message_id: string;
-  timestamp: string;
-  cursor: string;
-  client_ref: string;
-}
+/**
+ * `message_ack` (DESIGN §7): sent by the service after the message is committed. The client
+ * always sends a `client_ref`, so the ack `send` resolves with carries it.
+ */
+export type MessageAck = WireMessageAck & { client_ref: string };
 
 export type {
   ClientKeyAccepted,
@@ -91,12 +102,6 @@ export type {
   RoomMessageEvent,
 } from '@parley/protocol';
 import type { MemberJoinedEvent, PolicyAlertEvent, RoomJoinedEvent, RoomMessageEvent } from '@parley/protocol';
-
-/** `typing` (SPEC §6.1): `device_id` is the typing device, filled in by the service. */
-export interface TypingEvent {
-  conversation_id: string;
-  device_id: string;
-}
 
 /**
  * Any other service frame (`device_pending`, `device_approved`, `device_linked`, `topic_created`,

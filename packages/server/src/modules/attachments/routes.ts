@@ -4,19 +4,12 @@
  * raw bytes. Owner JWT or device JWT of the same tenant.
  */
 import multipart from '@fastify/multipart';
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import { ATTACHMENT_CONTENT_TYPE, ROUTES } from '@parley/protocol';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { tenantOf } from '../../http/auth.js';
-import { errorResponses } from '../../http/errors.js';
-import { Timestamp, Uuid } from '../../http/schemas.js';
+import { serve } from '../../http/contract.js';
 import { AppError, ErrorCode, badRequest } from '../../lib/errors.js';
-import { ATTACHMENT_CONTENT_TYPE, type AttachmentService } from './service.js';
-
-const tags = ['attachments'];
-const security: { [scheme: string]: string[] }[] = [{ deviceJwt: [] }, { ownerJwt: [] }];
-const auth = { auth: 'owner-or-device' as const };
-
-const MULTIPART = 'multipart/form-data';
+import type { AttachmentService } from './service.js';
 
 /**
  * The uploaded bytes of a multipart request: exactly one part, a file field named `file`, at most
@@ -39,26 +32,14 @@ async function multipartFile(req: FastifyRequest, maxBytes: number): Promise<Buf
 }
 
 /** Registers the attachment routes and, in their scope, the `application/octet-stream` and multipart body parsers. */
-export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: AttachmentService; maxBytes: number }> = async (app, { attachments, maxBytes }) => {
+export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentService; maxBytes: number }> = async (app, { attachments, maxBytes }) => {
   app.addContentTypeParser(ATTACHMENT_CONTENT_TYPE, { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
   await app.register(multipart, { limits: { fileSize: maxBytes, files: 1 } });
 
-  app.post(
-    '/attachments/upload',
-    {
-      config: auth,
-      bodyLimit: maxBytes,
-      schema: {
-        tags,
-        security,
-        summary: `Upload an encrypted file as a raw application/octet-stream body or a multipart "file" part (at most ${maxBytes} bytes)`,
-        consumes: [ATTACHMENT_CONTENT_TYPE, MULTIPART],
-        response: {
-          201: Type.Object({ blob_id: Uuid, size_bytes: Type.Integer(), content_type: Type.String(), created_at: Timestamp }),
-          ...errorResponses(400, 401, 403, 413, 415),
-        },
-      },
-    },
+  const upload = ROUTES.uploadAttachment;
+  serve(
+    app,
+    { ...upload, summary: `${upload.summary} (at most ${maxBytes} bytes)` },
     async (req, reply) => {
       const body: unknown = req.isMultipart() ? await multipartFile(req, maxBytes) : req.body;
       if (body === undefined || body === null) throw badRequest('the request body is the encrypted file (application/octet-stream)');
@@ -67,24 +48,11 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<{ attachments: Attachme
       const tenantId = tenantOf(req);
       return reply.status(201).send(await attachments.upload({ ...principal, tenantId }, body));
     },
+    { bodyLimit: maxBytes },
   );
 
-  app.get(
-    '/attachments/:blob_id',
-    {
-      config: auth,
-      schema: {
-        tags,
-        security,
-        summary: 'Download an encrypted file: the raw bytes uploaded',
-        params: Type.Object({ blob_id: Uuid }),
-        produces: [ATTACHMENT_CONTENT_TYPE],
-        response: { ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (req, reply) => {
-      const { bytes } = await attachments.download(tenantOf(req), req.params.blob_id.toLowerCase());
-      return reply.header('content-type', ATTACHMENT_CONTENT_TYPE).header('content-length', bytes.length).send(bytes);
-    },
-  );
+  serve(app, ROUTES.downloadAttachment, async (req, reply) => {
+    const { bytes } = await attachments.download(tenantOf(req), req.params.blob_id.toLowerCase());
+    return reply.header('content-type', ATTACHMENT_CONTENT_TYPE).header('content-length', bytes.length).send(bytes);
+  });
 };

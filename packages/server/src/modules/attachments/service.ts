@@ -5,6 +5,7 @@
  * commits and removed again when the insert fails, so a committed row always has its bytes.
  */
 import { randomUUID } from 'node:crypto';
+import { ATTACHMENT_CONTENT_TYPE, type AttachmentInfo } from '@parley/protocol';
 import type { Principal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
@@ -12,16 +13,7 @@ import { AppError, ErrorCode, badRequest, notFound } from '../../lib/errors.js';
 import { blobKey, type BlobStore } from '../../storage/blob-store.js';
 import * as repo from './repo.js';
 
-/** The media type of every stored attachment: ciphertext, whatever the plaintext was. */
-export const ATTACHMENT_CONTENT_TYPE = 'application/octet-stream';
-
-/** The metadata answered for an uploaded attachment. */
-export interface AttachmentInfo {
-  blob_id: string;
-  size_bytes: number;
-  content_type: string;
-  created_at: string;
-}
+export { ATTACHMENT_CONTENT_TYPE };
 
 export class AttachmentService {
   constructor(private readonly deps: { db: Db; blobs: BlobStore; maxBytes: number; log?: { warn(obj: object, msg: string): void } }) {}

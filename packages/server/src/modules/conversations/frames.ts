@@ -12,31 +12,27 @@
  *
  * Delivering a `message` frame to a socket of a device other than the sender marks it delivered.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { OutgoingMessage, TypingFrame, type MessageAck, type TypingEvent } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { MessageFields, Uuid } from '../../http/schemas.js';
 import type { EventBus } from '../../realtime/bus.js';
-import { ClientRef } from '../../realtime/frames.js';
+import '../../realtime/frames.js'; // registers the `uuid` format the compiled checks need
 import type { Gateway } from '../../realtime/gateway.js';
 import type { MessageService } from './messages.js';
 
-export const MessageFrame = Type.Object({ conversation_id: Uuid, ...MessageFields, client_ref: ClientRef });
-export type MessageFrame = Static<typeof MessageFrame>;
-
-export const TypingFrame = Type.Object({ conversation_id: Uuid });
-export type TypingFrame = Static<typeof TypingFrame>;
-
 /** Serve `message` and `typing` on the gateway and mark delivered messages (called once by the composition root). */
 export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame' | 'onDeliver'>, messages: MessageService, bus: Pick<EventBus, 'publish'>): void {
-  gateway.registerFrame<MessageFrame>('message', {
-    check: TypeCompiler.Compile(MessageFrame),
+  gateway.registerFrame<OutgoingMessage>('message', {
+    check: TypeCompiler.Compile(OutgoingMessage),
     rateLimited: true,
     // Prepare in order; commit and ack without holding up the socket's next frame.
     async handle(sender, data) {
       const { client_ref: _ref, ...input } = data;
       const prepared = await messages.prepare(sender.tenantId, sender.deviceId, input);
       return {
-        ack: messages.commit(prepared, sender.socketId).then((m) => ({ event: 'message_ack', data: { message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor } })),
+        ack: messages.commit(prepared, sender.socketId).then((m) => {
+          const ack: MessageAck = { message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor };
+          return { event: 'message_ack', data: ack };
+        }),
       };
     },
   });
@@ -46,7 +42,8 @@ export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame
     async handle(sender, data) {
       const conversationId = data.conversation_id;
       const { peer } = await messages.counterpart(sender.tenantId, conversationId, sender.deviceId);
-      await bus.publish({ type: 'frame', to: { deviceIds: [peer] }, event: 'typing', data: { conversation_id: conversationId, device_id: sender.deviceId } });
+      const event: TypingEvent = { conversation_id: conversationId, device_id: sender.deviceId };
+      await bus.publish({ type: 'frame', to: { deviceIds: [peer] }, event: 'typing', data: event });
     },
   });
   gateway.onDeliver('message', (recipient, data) => {

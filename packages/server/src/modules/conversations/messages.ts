@@ -8,6 +8,7 @@
  * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive).
  */
 import { randomUUID } from 'node:crypto';
+import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/protocol';
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { conversations, messages, topics } from '../../db/schema/index.js';
@@ -18,40 +19,14 @@ import { enqueueMessagesInTx } from '../webhooks/outbox.js';
 import { TenantBatcher } from './batcher.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 
-/** Body of `POST /conversations/{id}/messages` and of the `message` send frame. */
-export interface SendInput {
-  conversation_id: string;
-  header_blob: string;
-  ciphertext: string;
-  /** One of SPEC §2.4's message types (validated by the route or frame schema). */
-  message_type?: string;
-  /** low | normal | high | urgent (validated by the route or frame schema). */
-  priority?: string;
-  topic_id?: string;
-  message_group_id?: string;
-}
+/** Body of `POST /conversations/{id}/messages` (with the path's conversation) and of the `message` send frame. */
+export type SendInput = MessageInput & { conversation_id: string };
 
 /** A stored message on the wire (history entries and `message` receive frames). */
-export interface MessageOut {
-  message_id: string;
-  conversation_id: string;
-  sender_device_id: string;
-  header_blob: string;
-  ciphertext: string;
-  timestamp: string;
-  message_type: string;
-  priority: string;
-  topic_id: string;
-  message_group_id: string;
-  cursor: string;
-}
+export type MessageOut = StoredMessage;
 
-export interface HistoryQuery {
-  since?: string;
-  limit?: number;
-  topic_id?: string;
-  conversation_id?: string;
-}
+/** History query of a conversation, or of a device (optionally one conversation). */
+type HistoryQuery = DeviceHistoryQuery;
 
 interface ConversationInfo {
   groupId: string;

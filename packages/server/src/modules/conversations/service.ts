@@ -4,6 +4,7 @@
  * New topics are announced with `topic_created` to every device of the group.
  */
 import { randomUUID } from 'node:crypto';
+import type { Conversation, ConversationKeys, Topic } from '@parley/protocol';
 import type { Principal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
@@ -14,16 +15,7 @@ import { keysOf } from '../devices/service.js';
 import * as devicesRepo from '../devices/repo.js';
 import * as repo from './repo.js';
 
-export interface TopicOut {
-  topic_id: string;
-  group_id: string;
-  name: string;
-  is_default: boolean;
-  archived: boolean;
-  created_at: string;
-}
-
-const topicOut = (t: repo.TopicRow): TopicOut => ({
+const topicOut = (t: repo.TopicRow): Topic => ({
   topic_id: t.id,
   group_id: t.groupId,
   name: t.name,
@@ -40,7 +32,7 @@ export class ConversationService {
   ) {}
 
   /** Every conversation of the tenant (optionally of one device) with its group's topics. */
-  list(tenantId: string, deviceId?: string) {
+  list(tenantId: string, deviceId?: string): Promise<Conversation[]> {
     return withTenant(this.db, tenantId, async (tx) => {
       const convs = deviceId ? await repo.conversationsOfDevice(tx, deviceId) : await repo.allConversations(tx);
       const topics = await repo.topicsOfGroups(tx, [...new Set(convs.map((c) => c.groupId))]);
@@ -61,7 +53,7 @@ export class ConversationService {
    * side of a conversation they are part of (403 otherwise), so an agent can key a conversation
    * with an owner device registered after its activation.
    */
-  keys(principal: Principal, conversationId: string, actingDeviceId?: string) {
+  keys(principal: Principal, conversationId: string, actingDeviceId?: string): Promise<ConversationKeys> {
     const tenantId = principal.tenantId;
     if (!tenantId) throw forbidden('the user belongs to no tenant');
     return withTenant(this.db, tenantId, async (tx) => {
@@ -80,14 +72,14 @@ export class ConversationService {
     });
   }
 
-  listTopics(tenantId: string, groupId?: string): Promise<TopicOut[]> {
+  listTopics(tenantId: string, groupId?: string): Promise<Topic[]> {
     return withTenant(this.db, tenantId, async (tx) =>
       (groupId ? await repo.topicsOfGroups(tx, [groupId]) : await repo.allTopics(tx)).map(topicOut),
     );
   }
 
   /** Create a topic in a conversation group; its devices receive `topic_created`. */
-  async createTopic(tenantId: string, groupId: string, name: string): Promise<TopicOut> {
+  async createTopic(tenantId: string, groupId: string, name: string): Promise<Topic> {
     const { topic, deviceIds } = await withTenant(this.db, tenantId, async (tx) => {
       const group = await repo.getGroup(tx, groupId);
       if (!group) throw notFound('conversation group');
@@ -100,7 +92,7 @@ export class ConversationService {
     return out;
   }
 
-  renameTopic(tenantId: string, id: string, name: string): Promise<TopicOut> {
+  renameTopic(tenantId: string, id: string, name: string): Promise<Topic> {
     return withTenant(this.db, tenantId, async (tx) => {
       if (!(await repo.getTopic(tx, id, true))) throw notFound('topic');
       const [row] = await repo.updateTopic(tx, id, { name });
@@ -109,7 +101,7 @@ export class ConversationService {
   }
 
   /** Archive a topic; 409 for the group's default topic. */
-  archiveTopic(tenantId: string, id: string): Promise<TopicOut> {
+  archiveTopic(tenantId: string, id: string): Promise<Topic> {
     return withTenant(this.db, tenantId, async (tx) => {
       const t = await repo.getTopic(tx, id, true);
       if (!t) throw notFound('topic');

@@ -12,6 +12,7 @@
  * falls to `unverified` (DESIGN §8.7; SPEC §3.3; docs/decisions.md "Skill Permission Tokens…").
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { ConversationLink, Device, DeviceKeys, DeviceKind, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import type { DeviceTokenService } from '../../auth/device-tokens.js';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -63,7 +64,7 @@ function hostOf(url: string): string | null {
   }
 }
 
-export type DeviceStatus = 'PENDING' | 'APPROVED' | 'ACTIVE' | 'REVOKED';
+export type { DeviceStatus };
 
 /** Answers whether a device has an open socket (realtime gateway). */
 export interface Presence {
@@ -71,20 +72,7 @@ export interface Presence {
 }
 
 /** A device as listed to owners (DESIGN §7). */
-export interface DeviceOut {
-  device_id: string;
-  name: string;
-  platform: string | null;
-  status: DeviceStatus;
-  kind: 'owner' | 'agent';
-  health: 'green' | 'yellow' | 'red';
-  last_seen: string | null;
-  fingerprint: string;
-  identity_public_key: string;
-  ephemeral_public_key: string;
-  enrolled_at: string;
-  webhook_url: string | null;
-}
+export type DeviceOut = Device;
 
 export function toDeviceOut(d: repo.DeviceRow): DeviceOut {
   return {
@@ -92,7 +80,7 @@ export function toDeviceOut(d: repo.DeviceRow): DeviceOut {
     name: d.name,
     platform: d.platform,
     status: d.status as DeviceStatus,
-    kind: d.kind as 'owner' | 'agent',
+    kind: d.kind as DeviceKind,
     health: health(d.lastSeen),
     last_seen: d.lastSeen?.toISOString() ?? null,
     fingerprint: d.fingerprint,
@@ -103,13 +91,6 @@ export function toDeviceOut(d: repo.DeviceRow): DeviceOut {
   };
 }
 
-export interface DeviceKeys {
-  device_id: string;
-  identity_public_key: string;
-  ephemeral_public_key: string;
-  fingerprint: string;
-}
-
 export const keysOf = (d: repo.DeviceRow): DeviceKeys => ({
   device_id: d.id,
   identity_public_key: d.identityPublicKey,
@@ -117,28 +98,12 @@ export const keysOf = (d: repo.DeviceRow): DeviceKeys => ({
   fingerprint: d.fingerprint,
 });
 
-export interface ConversationLink {
-  conversation_id: string;
-  message_group_id: string;
-  agent_device_id: string;
-  owner_device_id: string;
-}
-
 const linkOf = (c: ConversationRow): ConversationLink => ({
   conversation_id: c.id,
   message_group_id: c.groupId,
   agent_device_id: c.agentDeviceId,
   owner_device_id: c.ownerDeviceId,
 });
-
-export interface EnrollInput {
-  invite_token: string;
-  identity_public_key: string;
-  ephemeral_public_key: string;
-  proof_of_possession: string;
-  platform?: string;
-  name?: string;
-}
 
 /** The UTF-8 message an APPROVED device signs to activate (DESIGN §7). */
 export const activationMessage = (deviceId: string) => Buffer.from(`activate:${deviceId}`, 'utf8');
@@ -168,7 +133,7 @@ export class DeviceService {
    * possession is 400 and leaves the invite unused. Success consumes the invite and creates a
    * PENDING agent device; owners receive `device_pending`.
    */
-  async enroll(input: EnrollInput): Promise<{ device_id: string; fingerprint: string; status: DeviceStatus }> {
+  async enroll(input: EnrollRequest): Promise<{ device_id: string; fingerprint: string; status: DeviceStatus }> {
     const ipk = input.identity_public_key.toLowerCase();
     const epk = input.ephemeral_public_key.toLowerCase();
     const found = await crossTenant(this.db, 'enrollment: the invite token is the credential', (tx) =>

@@ -5,6 +5,7 @@
  * BLAKE2b-256 hash is stored.
  */
 import { randomUUID } from 'node:crypto';
+import type { CreatedInvite, Invite, InviteStatus } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
@@ -14,25 +15,13 @@ import * as repo from './repo.js';
 
 export const INVITE_TOKEN_PREFIX = 'svc_tok_';
 
-export type InviteStatus = 'active' | 'revoked' | 'consumed' | 'expired';
-
 /** The state of an invite at `now`: `active` past its expiry reads as `expired`. */
 export function effectiveStatus(row: Pick<repo.InviteRow, 'status' | 'expiresAt'>, now = new Date()): InviteStatus {
   if (row.status === 'active' && row.expiresAt.getTime() <= now.getTime()) return 'expired';
   return row.status as InviteStatus;
 }
 
-export interface InviteOut {
-  id: string;
-  status: InviteStatus;
-  label: string | null;
-  created_at: string;
-  expires_at: string;
-  consumed_at: string | null;
-  device_id: string | null;
-}
-
-export function toInviteOut(row: repo.InviteRow): InviteOut {
+export function toInvite(row: repo.InviteRow): Invite {
   return {
     id: row.id,
     status: effectiveStatus(row),
@@ -51,7 +40,7 @@ export class InviteService {
   ) {}
 
   /** Create an invite; the answer carries the raw token, which is never stored or shown again. */
-  async create(tenantId: string, createdBy: string, label?: string): Promise<InviteOut & { token: string }> {
+  async create(tenantId: string, createdBy: string, label?: string): Promise<CreatedInvite> {
     const token = randomToken(INVITE_TOKEN_PREFIX);
     const [row] = await withTenant(this.db, tenantId, async (tx) => {
       const inserted = await repo.insertInvite(tx, {
@@ -65,22 +54,22 @@ export class InviteService {
       await appendAudit(tx, tenantId, { type: 'invite.created', actor: createdBy, subject: inserted[0]!.id, data: { label: label ?? null } });
       return inserted;
     });
-    return { ...toInviteOut(row!), token };
+    return { ...toInvite(row!), token };
   }
 
-  list(tenantId: string): Promise<InviteOut[]> {
-    return withTenant(this.db, tenantId, async (tx) => (await repo.listInvites(tx)).map(toInviteOut));
+  list(tenantId: string): Promise<Invite[]> {
+    return withTenant(this.db, tenantId, async (tx) => (await repo.listInvites(tx)).map(toInvite));
   }
 
   /** active -> revoked; 409 for any other state (consumed, expired, revoked). */
-  revoke(tenantId: string, id: string, actor = 'owner'): Promise<InviteOut> {
+  revoke(tenantId: string, id: string, actor = 'owner'): Promise<Invite> {
     return withTenant(this.db, tenantId, async (tx) => {
       const row = await this.mustGet(tx, id);
       const status = effectiveStatus(row);
       if (status !== 'active') throw conflict(`invite is ${status}; only an active invite can be revoked`);
       const [updated] = await repo.updateInvite(tx, id, { status: 'revoked', revokedAt: new Date() });
       await appendAudit(tx, tenantId, { type: 'invite.revoked', actor, subject: id });
-      return toInviteOut(updated!);
+      return toInvite(updated!);
     });
   }
 

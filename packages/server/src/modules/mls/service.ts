@@ -5,6 +5,7 @@
  * as ordinary opaque messages.
  */
 import { randomUUID } from 'node:crypto';
+import { MLS_MAX_AVAILABLE, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
@@ -12,14 +13,14 @@ import { getDevice } from '../devices/repo.js';
 import * as repo from './repo.js';
 
 /** Most KeyPackages one device may hold unclaimed, and the largest one accepted (bytes). */
-export const MAX_AVAILABLE = 500;
-export const MAX_KEY_PACKAGE_BYTES = 16 * 1024;
+export const MAX_AVAILABLE = MLS_MAX_AVAILABLE;
+export const MAX_KEY_PACKAGE_BYTES = MLS_MAX_KEY_PACKAGE_BYTES;
 
 export class MlsService {
   constructor(private readonly db: Db) {}
 
   /** Publish KeyPackages (base64) for `deviceId`. 400 for bad encoding, size or over MAX_AVAILABLE. */
-  publish(tenantId: string, deviceId: string, keyPackages: string[]): Promise<{ device_id: string; published: number; available: number }> {
+  publish(tenantId: string, deviceId: string, keyPackages: string[]): Promise<PublishKeyPackagesResponse> {
     const bytes = keyPackages.map((b64, i) => {
       const buf = Buffer.from(b64, 'base64');
       if (buf.length === 0 || buf.length > MAX_KEY_PACKAGE_BYTES || buf.toString('base64') !== b64) {
@@ -38,7 +39,7 @@ export class MlsService {
     });
   }
 
-  available(tenantId: string, deviceId: string): Promise<{ device_id: string; available: number }> {
+  available(tenantId: string, deviceId: string): Promise<KeyPackageCount> {
     return withTenant(this.db, tenantId, async (tx) => {
       if (!(await getDevice(tx, deviceId))) throw notFound('device');
       return { device_id: deviceId, available: await repo.availableCount(tx, deviceId) };
@@ -49,7 +50,7 @@ export class MlsService {
    * Claim one KeyPackage of an ACTIVE device of the tenant. 404 when the device is unknown, not
    * ACTIVE, or has none left (the caller then falls back to X3DH + Double Ratchet).
    */
-  claim(tenantId: string, deviceId: string, claimedBy: string) {
+  claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
     return withTenant(this.db, tenantId, async (tx) => {
       const d = await getDevice(tx, deviceId);
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');

@@ -5,9 +5,10 @@
  * (who is pushed when) is a later step; `LoggingPushGateway` is the default implementation.
  */
 
-/** Push platforms accepted by `POST /push/register`. */
-export const PUSH_PLATFORMS = ['apns', 'fcm', 'web'] as const;
-export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+import type { PushPlatform } from '@parley/protocol';
+
+/** Push platforms accepted by `POST /push/register` (from the wire contract). */
+export { PUSH_PLATFORMS, type PushPlatform } from '@parley/protocol';
 
 /** Where a push goes: one registered token of one device. */
 export interface PushTarget {

@@ -3,19 +3,12 @@
  * its tenant. Registration is idempotent per (device, token).
  */
 import { randomUUID } from 'node:crypto';
+import type { PushPlatform, PushRegistration } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
-import type { PushPlatform } from './gateway.js';
 import * as repo from './repo.js';
-
-/** The answer of a registration. */
-export interface RegisteredPushToken {
-  push_token_id: string;
-  device_id: string;
-  platform: PushPlatform;
-}
 
 export class PushService {
   constructor(private readonly db: Db) {}
@@ -24,7 +17,7 @@ export class PushService {
    * Register `token` for `deviceId` of `tenantId`; 404 when the device is unknown, of another
    * tenant, or not ACTIVE. Registering the same (device, token) again answers the same id.
    */
-  register(tenantId: string, deviceId: string, platform: PushPlatform, token: string): Promise<RegisteredPushToken> {
+  register(tenantId: string, deviceId: string, platform: PushPlatform, token: string): Promise<PushRegistration> {
     return withTenant(this.db, tenantId, async (tx) => {
       const d = await getDevice(tx, deviceId);
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');

@@ -3,19 +3,14 @@
  * and the membership are written in one transaction under the new tenant's own RLS scope.
  */
 import { randomUUID } from 'node:crypto';
+import type { Tenant } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { memberships, tenants } from '../../db/schema/index.js';
 import { withTenant } from '../../db/tenant.js';
 
 export const OWNER_ADMIN = 'OWNER_ADMIN';
 
-export interface TenantOut {
-  tenant_id: string;
-  name: string;
-  role: string;
-}
-
-export async function createTenant(db: Db, ownerSub: string, name: string): Promise<TenantOut> {
+export async function createTenant(db: Db, ownerSub: string, name: string): Promise<Tenant> {
   const id = randomUUID();
   await withTenant(db, id, async (tx) => {
     await tx.insert(tenants).values({ id, name });

@@ -16,10 +16,11 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import { MAX_WEBHOOK_URL_LENGTH } from '@parley/protocol';
 import ipaddr from 'ipaddr.js';
 
-/** Longest accepted webhook URL (characters). */
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+/** Longest accepted webhook URL (characters; the wire contract's limit). */
+export { MAX_WEBHOOK_URL_LENGTH };
 
 /** What the deployment allows (`WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE`). */
 export interface TargetPolicy {
