@@ -25,6 +25,8 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { AJV_OPTIONS, partAwareValidatorFactory } from './http/validation.js';
+import { registerWellFormedInput } from './http/well-formed.js';
 import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
@@ -203,7 +205,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
           },
     frameworkErrors,
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+    ajv: { customOptions: AJV_OPTIONS },
+    // Query strings and params are coerced to their schema types, JSON bodies never (http/validation.ts).
+    schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
@@ -258,6 +262,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   registerErrorHandling(app);
   registerParamNormalization(app);
+  registerWellFormedInput(app);
   await registerOpenApi(app, { version: config.version, publicUrl: config.publicUrl });
   await registerRateLimits(app, config.rateLimits, redis);
   await app.register(authPlugin, {
@@ -334,11 +339,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
-  app.get(
-    `${API_PREFIX}/ws`,
-    { websocket: true, schema: { hide: true } },
-    (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
-  );
+  // The socket (SPEC §6); a plain HTTP GET without the upgrade is told so (426), not 404.
+  app.route({
+    method: 'GET',
+    url: `${API_PREFIX}/ws`,
+    schema: { hide: true },
+    handler: (_req, reply) => reply.status(426).header('upgrade', 'websocket').send({ detail: 'this endpoint needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)' }),
+    wsHandler: (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
+  });
 
   app.addHook('onClose', async () => {
     stopExpiry();

@@ -19,6 +19,7 @@ import type { WebSocket } from 'ws';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Db } from '../db/client.js';
 import { withTenant } from '../db/tenant.js';
+import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 import { asUuid } from '../lib/ids.js';
 import type { ApiKeyService } from '../modules/api-keys/service.js';
@@ -295,6 +296,8 @@ export class Gateway implements Presence {
     if (!checkEnvelope.Check(frame)) return this.sendError(c, 400, 'a frame is {event, data}');
     const { event, data } = frame;
     const clientRef = (data as { client_ref?: unknown } | null | undefined)?.client_ref;
+    const illFormed = illFormedPath(frame);
+    if (illFormed !== undefined) return this.sendError(c, 400, illFormedDetail('frame', illFormed), illFormedPath(clientRef) === undefined ? clientRef : undefined);
     if (!c.registered && event !== 'client_key_register' && event !== 'ping' && event !== 'pong') {
       return this.sendError(c, 403, 'register key material first (client_key_register)', clientRef);
     }
