@@ -16,6 +16,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'r
 import { Authenticator } from './auth/authenticator.js';
 import { DevIdentityProvider } from './auth/dev-idp.js';
 import { DeviceTokenService } from './auth/device-tokens.js';
+import { RenewalChallenges } from './auth/renewal-challenges.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database, type Tx } from './db/client.js';
@@ -238,7 +239,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
   });
-  const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway, secrets, webhookTargets: config.webhooks });
+  const challenges = new RenewalChallenges(db);
+  await challenges.init();
+  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence: gateway, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;

@@ -120,9 +120,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService; m
   app.post(
     '/devices/:id/token/challenge',
     {
-      schema: { tags, summary: 'Get a single-use challenge for device-token renewal', params: IdParams, response: { 201: Type.Object({ device_id: Uuid, challenge: Type.String(), expires_at: Timestamp }), ...errorResponses(400, 403, 404, 409, 429) } },
+      schema: { tags, summary: 'Get a short-lived, single-use challenge for device-token renewal (same answer for any device id)', params: IdParams, response: { 201: Type.Object({ device_id: Uuid, challenge: Type.String(), expires_at: Timestamp }), ...errorResponses(400, 429) } },
     },
-    async (req, reply) => reply.status(201).send(await devices.tokenChallenge(req.params.id)),
+    async (req, reply) => reply.status(201).send(devices.tokenChallenge(req.params.id)),
   );
 
   app.post(
