@@ -11,22 +11,24 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /**
  * The path (`a.b[2]`, or `''` for the value itself) of the first string — value or object key —
  * in `value` that is not well-formed UTF-16, or undefined when every string is well formed.
+ * Iterative (an explicit stack), so arbitrarily deep JSON cannot overflow the call stack.
  */
-export function illFormedPath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = illFormedPath(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const at = path ? `${path}.${k}` : k;
-      if (LONE_SURROGATE.test(k)) return at;
-      const found = illFormedPath(v, at);
-      if (found !== undefined) return found;
+export function illFormedPath(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, child] = entries[i]!;
+        const at = path ? `${path}.${k}` : k;
+        if (LONE_SURROGATE.test(k)) return at;
+        stack.push([child, at]);
+      }
     }
   }
   return undefined;
