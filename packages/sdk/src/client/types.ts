@@ -696,7 +696,8 @@ export interface RegisterHubRequest {
   display_name: string;
   description?: string;
   capabilities?: string[];
-  public_key?: string;
+  /** The owner key (SPEC §2.8, required): base64 of a raw 32-byte Ed25519 public key. */
+  public_key: string;
   device_id?: string;
 }
 

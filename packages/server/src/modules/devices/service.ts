@@ -231,6 +231,8 @@ export class DeviceService {
         throw unauthorized('activation signature does not verify against the identity key');
       }
       await repo.updateDevice(tx, id, { status: 'ACTIVE', activatedAt: new Date(), lastSeen: new Date() });
+      // The device proved possession of its identity key: it is the actor (as for device-JWT actions).
+      await appendAudit(tx, tenantId, { type: 'device.activated', actor: `device:${id}`, subject: id, data: { from: d.status, fingerprint: d.fingerprint } });
       const group = await provisionAgent(tx, tenantId, id);
       const owners = await activeDevices(tx, 'owner');
       return { group, owners };
