@@ -55,6 +55,18 @@ export async function retireAgentDevice(tx: Tx, tenantId: string, deviceId: stri
   return revoked;
 }
 
+/**
+ * The owner device named by `X-Device-Id`, inside the caller's tenant transaction: 404 unknown,
+ * 403 when it is not an owner device registered by `ownerSub`, 403 revoked.
+ */
+export async function requireOwnerDeviceOf(tx: Tx, ownerSub: string, deviceId: string): Promise<repo.DeviceRow> {
+  const d = await repo.getDevice(tx, deviceId);
+  if (!d) throw notFound('device named by X-Device-Id');
+  if (d.kind !== 'owner' || d.ownerSub !== ownerSub) throw forbidden('X-Device-Id must name one of your owner devices');
+  if (d.status === 'REVOKED') throw deviceRevoked();
+  return d;
+}
+
 /** The host (and port) of a webhook URL, as audit events record it (never path, query or userinfo). */
 function hostOf(url: string): string | null {
   try {
@@ -423,11 +435,7 @@ export class DeviceService {
 
   /** The acting owner device of a request (`X-Device-Id`): ACTIVE, kind owner, registered by this user. */
   async requireOwnerDevice(tx: Tx, owner: OwnerPrincipal, deviceId: string): Promise<repo.DeviceRow> {
-    const d = await repo.getDevice(tx, deviceId);
-    if (!d) throw notFound('device named by X-Device-Id');
-    if (d.kind !== 'owner' || d.ownerSub !== owner.sub) throw forbidden('X-Device-Id must name one of your owner devices');
-    if (d.status === 'REVOKED') throw deviceRevoked();
-    return d;
+    return requireOwnerDeviceOf(tx, owner.sub, deviceId);
   }
 
   /**

@@ -59,7 +59,8 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
       schema: {
         tags,
         security,
-        summary: 'Create a room with members and pairwise conversations',
+        summary: 'Create a room with members and pairwise conversations; the owner device named in X-Device-Id joins it',
+        headers: DeviceHeader,
         body: Type.Object({
           name: Name,
           member_device_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_MEMBERS }),
@@ -73,7 +74,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ rooms: RoomService; devices
       const o = ownerOf(req);
       const { workspace_id: workspaceId, ...input } = req.body;
       if (workspaceId !== undefined) throw badRequest('create team rooms with POST /api/v1/team-rooms (it checks that participants belong to the workspace)');
-      return reply.status(201).send(await rooms.create(o.tenantId, o.sub, input));
+      return reply.status(201).send(await rooms.create(o.tenantId, o.sub, input, actingDevice(req, false)));
     },
   );
 

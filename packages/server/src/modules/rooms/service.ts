@@ -28,6 +28,7 @@ import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { decodeBase64 } from '../conversations/messages.js';
+import { requireOwnerDeviceOf } from '../devices/service.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import { wipeHeldPayloads } from '../policies/repo.js';
@@ -297,14 +298,21 @@ export class RoomService {
    * transaction; members get `room_joined`, owners `member_joined` per member. Used by
    * `POST /rooms` and by team rooms (`workspace_id` set). Without `security_level` the room gets
    * the tenant's `default_room_security_level` setting.
+   *
+   * `creatorDeviceId` (`X-Device-Id` of `POST /rooms`): the creating owner's device joins the
+   * room as a member whether or not it is listed, so the owner can post to the room it created
+   * (docs/decisions.md "The creating owner device joins its room"). It must be an owner device
+   * registered by `createdBy`.
    * @throws 400 when a member is not an ACTIVE device of the tenant or there are more than 100;
-   *   404 for an unknown workspace.
+   *   404 for an unknown workspace or creator device; 403 a creator device that is not one of
+   *   `createdBy`'s owner devices, or is revoked.
    */
-  async create(tenantId: string, createdBy: string, input: CreateRoomInput): Promise<RoomDetails> {
-    const ids = [...new Set(input.member_device_ids.map((d) => d.toLowerCase()))];
+  async create(tenantId: string, createdBy: string, input: CreateRoomInput, creatorDeviceId?: string): Promise<RoomDetails> {
+    const ids = [...new Set([...input.member_device_ids, ...(creatorDeviceId ? [creatorDeviceId] : [])].map((d) => d.toLowerCase()))];
     if (ids.length < 1 || ids.length > MAX_MEMBERS) throw badRequest(`a room has 1 to ${MAX_MEMBERS} members`);
     const room = await withTenant(this.deps.db, tenantId, async (tx) => {
       if (input.workspace_id && !(await repo.workspaceExists(tx, input.workspace_id))) throw notFound('workspace');
+      if (creatorDeviceId) await requireOwnerDeviceOf(tx, createdBy, creatorDeviceId);
       const kinds = await this.activeKinds(tx, ids);
       const [row] = await repo.insertRoom(tx, {
         id: randomUUID(),
