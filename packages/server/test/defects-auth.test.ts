@@ -91,3 +91,39 @@ describe('stateless renewal challenges', () => {
     }
   });
 });
+
+describe('an API key before registration', () => {
+  let t: TestApp;
+  let owner: Owner;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
+    owner = await newOwner(t);
+    // the tenant has a workspace, a team room and data an unregistered key must not see
+    const agent = await activeAgent(t, owner);
+    const ws = await t.request({ method: 'POST', url: '/api/v1/workspaces', headers: owner.auth, payload: { name: 'w', members: [{ device_id: agent.deviceId }] } });
+    expect(ws.status).toBe(201);
+  });
+  afterAll(() => t.close());
+
+  it('reads the SPEC §4.13 discovery lists (empty: it owns nothing yet); other routes stay 403', async () => {
+    const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'fresh' } });
+    expect(created.status).toBe(201);
+    const key = { 'x-api-key': created.body.key as string };
+    const owned = await t.request({ method: 'GET', url: '/api/v1/workspaces', headers: owner.auth });
+    expect(owned.body.workspaces).toHaveLength(1);
+    for (const [url, field] of [['/api/v1/workspaces', 'workspaces'], ['/api/v1/team-rooms', 'team_rooms'], ['/api/v1/a2a/channels', 'channels']] as const) {
+      const res = await t.request({ method: 'GET', url, headers: key });
+      expect(res.status, url).toBe(200);
+      expect(res.body, url).toEqual({ [field]: [] });
+    }
+    // a wrong key is still 401, an unregistered key naming a workspace is still 403
+    expect((await t.request({ method: 'GET', url: '/api/v1/workspaces', headers: { 'x-api-key': `${created.body.key}x` } })).status).toBe(401);
+    expect((await t.request({ method: 'GET', url: '/api/v1/workspaces', headers: { ...key, 'x-workspace-id': owned.body.workspaces[0].id } })).status).toBe(403);
+    // routes that act as the key's device still need registered key material
+    const request = await t.request({ method: 'POST', url: '/api/v1/a2a/channels/request', headers: key, payload: { responder_hub_address: 'somebody' } });
+    expect(request.status).toBe(403);
+    expect(request.body.detail).toMatch(/client_key_register/);
+    expect((await t.request({ method: 'GET', url: `/api/v1/rooms/${randomUUID()}`, headers: key })).status).toBe(403);
+  });
+});

@@ -4,7 +4,7 @@
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Nullable, PageQuery, Timestamp, Uuid } from '../../http/schemas.js';
 import { HUB_ADDRESS_PATTERN } from '../hub/service.js';
@@ -93,7 +93,7 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<{ a2a: A2aService }> = async (
   app.get(
     '/a2a/channels',
     {
-      config: ownerOrKey,
+      config: { ...ownerOrKey, allowUnregisteredKey: true },
       schema: {
         tags,
         security: ownerOrKeySecurity,
@@ -102,7 +102,7 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<{ a2a: A2aService }> = async (
         response: { 200: Type.Object({ channels: Type.Array(Channel) }), ...errorResponses(400, 401, 403) },
       },
     },
-    async (req) => ({ channels: await a2a.list(actorOf(req), req.query.status) }),
+    async (req) => ({ channels: unregisteredKeyOnOpenRoute(req) ? [] : await a2a.list(actorOf(req), req.query.status) }),
   );
 
   app.post(

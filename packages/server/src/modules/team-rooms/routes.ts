@@ -3,7 +3,7 @@
  * optional `X-Workspace-Id`). Thin: rules live in service.ts and the room module.
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ownerOf } from '../../http/auth.js';
+import { ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { Uuid } from '../../http/schemas.js';
 import { RoomDetails, SecurityLevel } from '../rooms/routes.js';
@@ -43,7 +43,7 @@ export const teamRoomRoutes: FastifyPluginAsyncTypebox<{ teamRooms: TeamRoomServ
   app.get(
     '/team-rooms',
     {
-      config: { auth: 'owner-or-apikey' },
+      config: { auth: 'owner-or-apikey', allowUnregisteredKey: true },
       schema: {
         tags,
         security: [{ ownerJwt: [] }, { apiKey: [] }],
@@ -54,6 +54,7 @@ export const teamRoomRoutes: FastifyPluginAsyncTypebox<{ teamRooms: TeamRoomServ
       },
     },
     async (req) => {
+      if (unregisteredKeyOnOpenRoute(req)) return { team_rooms: [] };
       const { tenantId, viewer } = workspaceViewerOf(req);
       return { team_rooms: await teamRooms.list(tenantId, viewer, req.query.workspace_id) };
     },

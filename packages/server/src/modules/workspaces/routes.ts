@@ -5,7 +5,7 @@
  */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { errorResponses } from '../../http/errors.js';
 import { IdParams, Timestamp, Uuid } from '../../http/schemas.js';
 import { WORKSPACE_ROLES, type WorkspaceService } from './service.js';
@@ -71,7 +71,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspaceS
   app.get(
     '/workspaces',
     {
-      config: { auth: 'owner-or-apikey' },
+      config: { auth: 'owner-or-apikey', allowUnregisteredKey: true },
       schema: {
         tags,
         security: [{ ownerJwt: [] }, { apiKey: [] }],
@@ -81,6 +81,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspaceS
       },
     },
     async (req) => {
+      if (unregisteredKeyOnOpenRoute(req)) return { workspaces: [] };
       const { tenantId, viewer } = workspaceViewerOf(req);
       return { workspaces: await (viewer.kind === 'agent' ? workspaces.listForAgent(tenantId, viewer.deviceId, viewer.workspaceId) : workspaces.listForOwner(tenantId)) };
     },
