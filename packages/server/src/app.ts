@@ -163,6 +163,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       poolSize: config.databasePoolMax,
       pgliteDir: path.join(config.dataDir, 'pglite'),
       inMemory: config.pgliteInMemory,
+      // The logger exists once `app` is built below; connection errors arrive later.
+      onConnectionError: (err) => app.log.warn({ err }, 'database connection error (the pool replaces the connection)'),
     }));
   await runMigrations(database);
   const { db } = database;
