@@ -13,6 +13,7 @@ import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import type { TrustDimension } from '../src/client/types.js';
+import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 
 const stamp = Date.now().toString(36);
 const address = `sdk-gov-${stamp}`;
@@ -55,7 +56,7 @@ describe('governance through the SDK: trust scores, shadow sessions, Skill Permi
     const tenant = await owner.createTenant({ name: 'Governance SDK Co' });
     owner.setTenantId(tenant.tenant_id);
     agent = await activeAgent(t, { sub, token, tenantId: tenant.tenant_id, auth: { authorization: `Bearer ${token}` } });
-    await owner.registerHub({ hub_address: address, display_name: 'Governed agent', device_id: agent.deviceId });
+    await owner.registerHub({ hub_address: address, display_name: 'Governed agent', device_id: agent.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
     anonymous = new ParleyClient({ baseUrl: t.baseUrl });
   });
   afterAll(() => t?.close());

@@ -105,11 +105,12 @@ describe('hub identities, verification and credentials through the SDK', () => {
       created_at: expect.any(String),
     });
     expect(await owner.getHubIdentity(identity.id)).toEqual(identity);
-    const second = await owner.createHubIdentity({ hub_address: `${address}-b`, display_name: 'Second' });
-    expect(second).toMatchObject({ hub_address: `${address}-b`, public_key: null, device_id: null, capabilities: [] });
+    const secondKey = bytesToBase64(ed25519Keygen().publicKey);
+    const second = await owner.createHubIdentity({ hub_address: `${address}-b`, display_name: 'Second', public_key: secondKey });
+    expect(second).toMatchObject({ hub_address: `${address}-b`, public_key: secondKey, device_id: null, capabilities: [] });
     expect((await owner.listHubIdentities()).map((i) => i.id).sort()).toEqual([identity.id, second.id].sort());
-    await rejects(owner.registerHub({ hub_address: address, display_name: 'Taken' }), 409);
-    await rejects(owner.registerHub({ hub_address: '-bad-', display_name: 'Bad' }), 400);
+    await rejects(owner.registerHub({ hub_address: address, display_name: 'Taken', public_key: secondKey }), 409);
+    await rejects(owner.registerHub({ hub_address: '-bad-', display_name: 'Bad', public_key: secondKey }), 400);
   });
 
   it('registers a capability and lists it', async () => {

@@ -16,6 +16,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'r
 import { Authenticator } from './auth/authenticator.js';
 import { DevIdentityProvider } from './auth/dev-idp.js';
 import { DeviceTokenService } from './auth/device-tokens.js';
+import { RenewalChallenges } from './auth/renewal-challenges.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database, type Tx } from './db/client.js';
@@ -25,6 +26,8 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { AJV_OPTIONS, partAwareValidatorFactory } from './http/validation.js';
+import { registerWellFormedInput } from './http/well-formed.js';
 import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
@@ -165,6 +168,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       poolSize: config.databasePoolMax,
       pgliteDir: path.join(config.dataDir, 'pglite'),
       inMemory: config.pgliteInMemory,
+      // The logger exists once `app` is built below; connection errors arrive later.
+      onConnectionError: (err) => app.log.warn({ err }, 'database connection error (the pool replaces the connection)'),
     }));
   await runMigrations(database);
   const { db } = database;
@@ -208,7 +213,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
           },
     frameworkErrors,
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+    ajv: { customOptions: AJV_OPTIONS },
+    // Query strings and params are coerced to their schema types, JSON bodies never (http/validation.ts).
+    schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
 
@@ -239,7 +246,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   registerConversationFrames(gateway, messages, bus);
   registerApiKeyFrames(gateway, apiKeys);
-  const devices = new DeviceService({ db, notifier, deviceTokens, presence: gateway, secrets, webhookTargets: config.webhooks });
+  const challenges = new RenewalChallenges(db);
+  await challenges.init();
+  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence: gateway, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
@@ -263,6 +272,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   registerErrorHandling(app);
   registerParamNormalization(app);
+  registerWellFormedInput(app);
   await registerOpenApi(app, { version: config.version, publicUrl: config.publicUrl });
   await registerRateLimits(app, config.rateLimits, redis);
   await app.register(authPlugin, {
@@ -339,11 +349,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
-  app.get(
-    `${API_PREFIX}/ws`,
-    { websocket: true, schema: { hide: true } },
-    (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
-  );
+  // The socket (SPEC §6); a plain HTTP GET without the upgrade is told so (426), not 404.
+  app.route({
+    method: 'GET',
+    url: `${API_PREFIX}/ws`,
+    schema: { hide: true },
+    handler: (_req, reply) => reply.status(426).header('upgrade', 'websocket').send({ detail: 'this endpoint needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)' }),
+    wsHandler: (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
+  });
 
   app.addHook('onClose', async () => {
     stopExpiry();

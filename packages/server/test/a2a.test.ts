@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities } from '../src/db/schema/index.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
 import { wsAddress, WsPool, type WsClient } from './ws-client.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
@@ -45,7 +45,7 @@ describe('A2A channels', () => {
   /** Register a hub identity bound to `deviceId` and give it a tier and score (superuser). */
   async function identity(owner: Owner, deviceId: string, tier = 'certified', score: number | null = 0.9): Promise<string> {
     const address = `agent-${randomBytes(5).toString('hex')}`;
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: address, device_id: deviceId } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: address, device_id: deviceId, public_key: hubOwnerKey() } });
     expect(res.status).toBe(201);
     await setTier(address, tier, score);
     return address;

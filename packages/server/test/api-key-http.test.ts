@@ -108,12 +108,15 @@ describe('API keys on HTTP routes', () => {
     for (const url of ['/connections', '/owner-connections', '/api-keys', '/devices']) expect((await get(url, bound.headers)).status, url).toBe(403);
   });
 
-  it('refuses a key without registered key material where an agent device is needed (403)', async () => {
-    for (const url of ['/workspaces', '/team-rooms', `/a2a/channels/${w1}/messages`]) {
+  it('refuses a key without registered key material where an agent device is needed (403); the discovery lists answer empty', async () => {
+    for (const url of [`/a2a/channels/${w1}/messages`]) {
       const res = await get(url, unbound.headers);
       expect(res.status, url).toBe(403);
       expect(res.body.detail).toContain('client_key_register');
     }
+    // SPEC §4.13 discovery routes: the key has no device yet, so it belongs to nothing
+    expect((await get('/workspaces', unbound.headers)).body).toEqual({ workspaces: [] });
+    expect((await get('/team-rooms', unbound.headers)).body).toEqual({ team_rooms: [] });
   });
 
   it('validates X-Workspace-Id: malformed 400, a workspace the device is not in 403', async () => {

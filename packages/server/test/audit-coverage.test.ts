@@ -1,6 +1,6 @@
 /**
  * Audit coverage of the remaining security-relevant actions (issue 6; SPEC §4.14; DESIGN §8.10;
- * docs/decisions.md "Audit coverage"): owner devices (register, rename, remove), webhooks
+ * docs/decisions.md "Audit coverage"): agent activation, owner devices (register, rename, remove), webhooks
  * (registered, cleared), hub identities (register, DID update, capability, profile),
  * credentials (issued, revoked), federation agreements and A2A channels (recorded in both
  * tenants' chains), decisions (created, resolved, expired). Every action goes through the HTTP
@@ -15,9 +15,9 @@ import { hubIdentities } from '../src/db/schema/index.js';
 import { DecisionService } from '../src/modules/decisions/service.js';
 import { publicKeyMultibase } from '../src/modules/hub/did.js';
 import { Notifier } from '../src/realtime/notifier.js';
-import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
+import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
 import { wsAddress, WsPool } from './ws-client.js';
 
 interface AuditEvent {
@@ -95,11 +95,29 @@ describe('audit coverage', () => {
   /** A hub identity bound to `deviceId`, given `tier` and a trust score by the superuser handle. */
   async function identity(o: Owner, deviceId: string, tier: string): Promise<{ id: string; address: string }> {
     const address = newAddress();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: o.auth, payload: { hub_address: address, display_name: address, device_id: deviceId } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: o.auth, payload: { hub_address: address, display_name: address, device_id: deviceId, public_key: hubOwnerKey() } });
     expect(res.status).toBe(201);
     await setTier(address, tier);
     return { id: res.body.id, address };
   }
+
+  it('agent activation: device.activated by the device itself, in order after approval; a refused activation records nothing', async () => {
+    const invite = await createInvite(t, a);
+    const { res, keys } = await enroll(t, invite.token);
+    expect(res.status).toBe(201);
+    const id = res.body.device_id as string;
+    expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${id}/approve`, headers: a.auth })).status).toBe(200);
+    const activate = (signature: string) => t.request({ method: 'POST', url: `/api/v1/devices/${id}/activate`, payload: { signature } });
+    expect((await activate(newDeviceKeys().sign(`activate:${id}`))).status).toBe(401);
+    expect(await events(a, `&type=device.activated&subject=${id}`)).toHaveLength(0);
+    const ok = await activate(keys.sign(`activate:${id}`));
+    expect(ok.status).toBe(200);
+    secrets.push(ok.body.device_jwt);
+    expect(await expectEvent(a, 'device.activated', id, `device:${id}`)).toEqual({ from: 'APPROVED', fingerprint: expect.any(String) });
+    const lifecycle = (await events(a)).filter((e) => e.subject === id).map((e) => e.type).reverse();
+    expect(lifecycle).toEqual(['device.enrolled', 'device.approved', 'device.activated']);
+    await expectValid(a);
+  });
 
   it('owner devices: registered, renamed, removed; webhooks registered and cleared (host only, never the secret)', async () => {
     const od = await registerOwnerDevice(t, a);
@@ -176,7 +194,7 @@ describe('audit coverage', () => {
 
   it('credentials: issued and revoked (never the proof)', async () => {
     const address = newAddress();
-    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: a.auth, payload: { hub_address: address, display_name: 'Certified' } });
+    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: a.auth, payload: { hub_address: address, display_name: 'Certified', public_key: hubOwnerKey() } });
     expect(reg.status).toBe(201);
     await setTier(address, 'certified');
     const issued = await t.request({ method: 'POST', url: `/api/v1/hub/identities/${reg.body.id}/credentials`, headers: a.auth });

@@ -97,6 +97,7 @@ describe('audit log (HTTP)', () => {
       'invite.created',
       'device.enrolled',
       'device.approved',
+      'device.activated',
       'device.revoked',
       'device.deleted',
       'api_key.created',

@@ -19,7 +19,7 @@ import { HubDidService } from '../src/modules/hub/did-service.js';
 import { generateEd25519, signCredential, verifyAssertionProof, verifyCredentialProof, type DocumentLoader, type JsonObject } from '../src/modules/credentials/ld.js';
 import { activeAgent, newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
 
 let seq = 0;
 const addr = (prefix = 'vc') => `${prefix}-${Date.now().toString(36)}-${++seq}`;
@@ -74,7 +74,7 @@ describe('verifiable credentials', () => {
   const setTier = (address: string, trustTier: string, status = 'active') => db().update(hubIdentities).set({ trustTier, status }).where(eq(hubIdentities.hubAddress, address));
   const register = async (owner: Owner, body: Record<string, unknown> = {}) => {
     const hub_address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', ...body } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', public_key: hubOwnerKey(), ...body } });
     expect(res.status).toBe(201);
     return { id: res.body.id as string, address: hub_address, did: `did:hub:${hub_address}` };
   };
@@ -127,7 +127,7 @@ describe('verifiable credentials', () => {
       expect(doc.verificationMethod).toEqual([expect.objectContaining({ id: 'did:hub:parley#key-1', type: 'Ed25519VerificationKey2020', controller: 'did:hub:parley' })]);
       expect(doc.assertionMethod).toEqual(['did:hub:parley#key-1']);
       for (const hub_address of ['parley', 'PARLEY']) {
-        const taken = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: a.auth, payload: { hub_address, display_name: 'Impostor' } });
+        const taken = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: a.auth, payload: { hub_address, display_name: 'Impostor', public_key: hubOwnerKey() } });
         expect(taken.status).toBe(409);
       }
     });

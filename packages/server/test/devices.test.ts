@@ -381,9 +381,9 @@ describe('PATCH /api/v1/devices/{id}/revoke', () => {
       expect(r.status, `${c.method} ${c.url}`).toBe(403);
       expect(typeof r.body.detail).toBe('string');
     }
-    // proof-of-possession routes refuse the revoked device too
+    // proof-of-possession routes refuse the revoked device too (a challenge is handed to any id, but renews nothing)
     const newChallenge = await t.request({ method: 'POST', url: `/api/v1/devices/${agent.deviceId}/token/challenge` });
-    expect(newChallenge.status).toBe(403);
+    expect(newChallenge.status).toBe(201);
     const renew = await t.request({
       method: 'POST',
       url: `/api/v1/devices/${agent.deviceId}/token`,
@@ -858,10 +858,13 @@ describe('device-token renewal', () => {
   it('refuses devices that are not ACTIVE, unknown devices and bad input', async () => {
     const owner = await newOwner(t);
     const p = await pendingAgent(owner);
+    // a challenge is handed out for any well-formed id (it reveals nothing); renewal refuses what is not ACTIVE
     const pc = await challengeFor(p.deviceId);
-    expect(pc.status).toBeGreaterThanOrEqual(400);
-    expect(pc.status).toBeLessThan(500);
-    expect((await challengeFor(randomUUID())).status).toBe(404);
+    expect(pc.status).toBe(201);
+    const pr = await renew(p.deviceId, pc.body.challenge, p.keys.sign(pc.body.challenge));
+    expect(pr.status).toBeGreaterThanOrEqual(400);
+    expect(pr.status).toBeLessThan(500);
+    expect((await challengeFor(randomUUID())).status).toBe(201);
     expect((await challengeFor('nope')).status).toBe(400);
 
     const agent = await activeAgent(t, owner);

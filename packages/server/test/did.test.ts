@@ -6,6 +6,7 @@
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { eq } from 'drizzle-orm';
 import { base58btc } from 'multiformats/bases/base58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,11 +18,12 @@ import {
   publicKeyMultibase,
   resolutionResult,
 } from '../src/modules/hub/did.js';
+import { hubIdentities } from '../src/db/schema/index.js';
 import { HubDidService } from '../src/modules/hub/did-service.js';
 import { newOwner, type Owner } from './flows.js';
 import { loadConfig } from '../src/config.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys, type DeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys, type DeviceKeys } from './keys.js';
 
 const PUBLIC_URL = 'https://parley.example.com';
 let seq = 0;
@@ -142,7 +144,9 @@ describe('DID documents and resolution routes', () => {
     address = addr();
     await register(a, { hub_address: address, display_name: 'Signer', public_key: b64(ownerKeys.identityPublicKey) });
     bare = addr('bare');
-    await register(a, { hub_address: bare, display_name: 'No key' });
+    // An identity registered before the owner key was required has none (SPEC §2.8 requires it now).
+    const legacy = await register(a, { hub_address: bare, display_name: 'No key', public_key: hubOwnerKey() });
+    await t.app.parley.database.db.update(hubIdentities).set({ publicKey: null }).where(eq(hubIdentities.id, legacy.id));
     const key = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: a.auth, payload: { name: 'resolver' } });
     expect(key.status).toBe(201);
     apiKey = key.body.key;
@@ -350,7 +354,7 @@ describe('rate limit of the DID routes (SPEC §8: 60/min public, 600/min with an
     try {
       const owner = await newOwner(t);
       const address = addr('rl');
-      expect((await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'RL' } })).status).toBe(201);
+      expect((await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'RL', public_key: hubOwnerKey() } })).status).toBe(201);
       const key = (await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'rl' } })).body.key as string;
       const statuses = async (url: string, n: number, headers: Record<string, string> = {}, remoteAddress?: string) => {
         const out: number[] = [];

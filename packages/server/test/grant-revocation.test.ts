@@ -15,6 +15,7 @@ import { crossTenant, withTenant } from '../src/db/tenant.js';
 import { decideTier } from '../src/modules/hub/certify.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = () => `rvk-${Date.now().toString(36)}-${++seq}`;
@@ -29,7 +30,7 @@ describe('grant revocation on device loss', () => {
   const subject = async (tier = 'certified'): Promise<{ agent: Agent; address: string; identityId: string }> => {
     const agent = await activeAgent(t, a);
     const address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: a.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: a.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId, public_key: hubOwnerKey() } });
     expect(res.status).toBe(201);
     await db().update(hubIdentities).set({ trustTier: tier, trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
     return { agent, address, identityId: res.body.id as string };

@@ -15,7 +15,7 @@ import { revokeGrantsAboveTier } from '../src/modules/grants/repo.js';
 import { decodePublicKeyMultibase } from '../src/modules/hub/did.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
 import { wsAddress, WsPool } from './ws-client.js';
 
 let seq = 0;
@@ -37,7 +37,7 @@ describe('Skill Permission Tokens', () => {
   const setIdentity = (hubAddress: string, set: Partial<typeof hubIdentities.$inferInsert>) => db().update(hubIdentities).set(set).where(eq(hubIdentities.hubAddress, hubAddress));
   const register = async (owner: Owner, deviceId: string) => {
     const hub_address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', device_id: deviceId } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', device_id: deviceId, public_key: hubOwnerKey() } });
     expect(res.status).toBe(201);
     return hub_address;
   };

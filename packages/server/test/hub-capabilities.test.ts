@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = (prefix = 'cap') => `${prefix}-${Date.now().toString(36)}-${++seq}`;
-const ownerKey = () => Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
+const ownerKey = hubOwnerKey;
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
 
 const TRANSLATE_SCHEMA = {
@@ -63,7 +63,7 @@ describe('hub capabilities', () => {
 
     it('reserves the path words that share /hub/{segment}/… with address routes (409)', async () => {
       for (const word of ['search', 'identities', 'register', 'resolve', 'credentials', 'SEARCH']) {
-        const res = await register(a, { hub_address: word, display_name: 'Squat' });
+        const res = await register(a, { hub_address: word, display_name: 'Squat', public_key: ownerKey() });
         expect(res.status, word).toBe(409);
         expect(res.body.detail).toMatch(/reserved/);
       }

@@ -16,11 +16,10 @@ import { tierForScore } from '../src/modules/trust/tiers.js';
 import { TRUST_DIMENSIONS } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = () => `cert-${Date.now().toString(36)}-${++seq}`;
-const ownerKey = () => Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
 const CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'];
 const DAY = 24 * 3600_000;
 
@@ -62,13 +61,13 @@ describe('hub certification', () => {
     Object.fromEntries((await exec<{ name: string; certification_tier: string }>(sql`select name, certification_tier from hub_capabilities where identity_id = ${id}`)).map((r) => [r.name, r.certification_tier]));
 
   /** An identity that passes every check once given a score: owner key, bound ACTIVE agent seen now, a capability with schema and SLA. */
-  async function candidate(owner: Owner, opts: { publicKey?: boolean; sla?: boolean } = {}): Promise<Candidate> {
+  async function candidate(owner: Owner, opts: { sla?: boolean } = {}): Promise<Candidate> {
     const agent = await activeAgent(t, owner);
     const reg = await t.request({
       method: 'POST',
       url: '/api/v1/hub/identities',
       headers: owner.auth,
-      payload: { hub_address: addr(), display_name: 'Candidate', device_id: agent.deviceId, ...(opts.publicKey === false ? {} : { public_key: ownerKey() }) },
+      payload: { hub_address: addr(), display_name: 'Candidate', device_id: agent.deviceId, public_key: hubOwnerKey() },
     });
     expect(reg.status).toBe(201);
     const cap = { name: 'translate', version: '1.0.0', input_schema: { type: 'object' }, ...(opts.sla === false ? {} : { sla: { latency_p95_ms: 500, uptime_sla: 0.99 } }) };
@@ -261,10 +260,11 @@ describe('hub certification', () => {
   });
 
   describe('each check failing alone keeps the identity unverified', () => {
-    type Case = [name: string, failing: string[], breakIt: (c: Candidate) => Promise<unknown>, opts?: { publicKey?: boolean; sla?: boolean }];
+    type Case = [name: string, failing: string[], breakIt: (c: Candidate) => Promise<unknown>, opts?: { sla?: boolean }];
     const none = async () => undefined;
     const cases: Case[] = [
-      ['owner_key: none registered', ['owner_key'], none, { publicKey: false }],
+      // Registration requires a key now; an identity registered before that has none.
+      ['owner_key: none registered', ['owner_key'], (c) => exec(sql`update hub_identities set public_key = null where id = ${c.id}`)],
       // A stored key that is no valid point (e.g. written before validation existed): the all-zero key has order 4.
       ['owner_key: not a valid point', ['owner_key'], (c) => exec(sql`update hub_identities set public_key = ${Buffer.alloc(32).toString('base64')} where id = ${c.id}`)],
       ['bound_device: device REVOKED', ['bound_device'], (c) => exec(sql`update devices set status = 'REVOKED' where id = ${c.agent.deviceId}`)],
@@ -291,7 +291,7 @@ describe('hub certification', () => {
   it('the trust_score check passes from exactly 0.6 (tiers at 0.6 certified, 0.8 enterprise) and 7 days of activity count inclusively', () => {
     const now = new Date('2026-01-10T00:00:00Z');
     const facts = {
-      publicKey: ownerKey(),
+      publicKey: hubOwnerKey(),
       device: { id: randomUUID(), kind: 'agent', status: 'ACTIVE', lastSeen: new Date(now.getTime() - 7 * DAY) },
       capabilities: [{ inputSchema: {}, sla: { latency_p95_ms: 1, uptime_sla: 1 } }],
       now,

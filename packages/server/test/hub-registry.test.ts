@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../src/db/tenant.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys } from './keys.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
 
 let seq = 0;
 /** A fresh valid address (unique per run and per call). */
@@ -22,8 +22,9 @@ describe('hub-address registry', () => {
   let aAgent: Agent;
   let bAgent: Agent;
 
+  /** Registers with a fresh owner key unless `body` names one (`public_key: undefined` leaves it out). */
   const register = (owner: Pick<Owner, 'auth'> | { auth: Record<string, string> }, body: Record<string, unknown>, url = '/api/v1/hub/identities') =>
-    t.request({ method: 'POST', url, headers: owner.auth, payload: body });
+    t.request({ method: 'POST', url, headers: owner.auth, payload: { public_key: hubOwnerKey(), ...body } });
 
   beforeAll(async () => {
     t = await startApp();
@@ -55,7 +56,15 @@ describe('hub-address registry', () => {
     }
     const minimal = await register(a, { hub_address: addr(), display_name: 'Min' });
     expect(minimal.status).toBe(201);
-    expect(minimal.body).toMatchObject({ description: null, capabilities: [], public_key: null, device_id: null });
+    expect(minimal.body).toMatchObject({ description: null, capabilities: [], public_key: expect.any(String), device_id: null });
+    // SPEC §2.8: the registration body carries the owner key; without it nothing is registered.
+    for (const url of ['/api/v1/hub/register', '/api/v1/hub/identities']) {
+      const address = addr();
+      const keyless = await register(a, { hub_address: address, display_name: 'No key', public_key: undefined }, url);
+      expect(keyless.status, url).toBe(400);
+      expect(keyless.body.detail).toMatch(/public_key/);
+      expect((await t.request({ method: 'GET', url: `/api/v1/hub/${address}/did` })).status).toBe(404);
+    }
   });
 
   it.each([

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../src/db/migrate.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = (prefix: string) => `${prefix}-${++seq}`;
@@ -23,7 +24,7 @@ describe('hub search and profiles', () => {
   let apiKey: Record<string, string>;
 
   const register = async (owner: Owner, body: Record<string, unknown>) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: body });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { public_key: hubOwnerKey(), ...body } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body as { id: string; hub_address: string; created_at: string };
   };

@@ -26,3 +26,8 @@ export function newDeviceKeys(): DeviceKeys {
     proof: () => s(Buffer.from(identityPublicKey, 'hex')),
   };
 }
+
+/** A fresh hub-identity owner key as `POST /hub/register` wants it (SPEC §2.8): base64 of a raw Ed25519 public key. */
+export function hubOwnerKey(): string {
+  return Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
+}

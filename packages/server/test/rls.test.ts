@@ -61,8 +61,11 @@ describe('row-level security', () => {
       });
       expect(m.status).toBe(201);
     }
+    // a renewal records its spent challenge (device_challenges)
     const ch = await t.request({ method: 'POST', url: `/api/v1/devices/${agent.deviceId}/token/challenge` });
     expect(ch.status).toBe(201);
+    const renewed = await t.request({ method: 'POST', url: `/api/v1/devices/${agent.deviceId}/token`, payload: { challenge: ch.body.challenge, signature: agent.keys.sign(ch.body.challenge) } });
+    expect(renewed.status).toBe(200);
     return { owner, dev, agent };
   }
 

@@ -13,6 +13,7 @@ import { withTenant } from '../src/db/tenant.js';
 import { compilePolicy, evaluate, type EvaluationContext } from '../src/modules/policies/engine.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = () => `skp-${Date.now().toString(36)}-${++seq}`;
@@ -35,7 +36,7 @@ describe('skill policy pipeline', () => {
   const subject = async (owner: Owner = a, tier = 'unverified', score: number | null = null): Promise<Subject> => {
     const agent = await activeAgent(t, owner);
     const address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId, public_key: hubOwnerKey() } });
     expect(res.status).toBe(201);
     await setIdentity(address, { trustTier: tier, trustScore: score });
     return { agent, address };
@@ -404,7 +405,7 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('skill pipeline rate stage on Redis
     const owner = await newOwner(t, 'Redis rate');
     const agent = await activeAgent(t, owner);
     const address = addr();
-    expect((await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'A', device_id: agent.deviceId } })).status).toBe(201);
+    expect((await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'A', device_id: agent.deviceId, public_key: hubOwnerKey() } })).status).toBe(201);
     const skill = skillName('redis');
     expect((await t.request({ method: 'POST', url: '/api/v1/grants', headers: owner.auth, payload: { skill, device_id: agent.deviceId } })).status).toBe(201);
     const check = () => t.request({ method: 'POST', url: '/api/v1/skills/check', headers: agent.auth, payload: { skill } });

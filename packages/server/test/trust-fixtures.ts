@@ -11,6 +11,7 @@ import { TRUST_DIMENSIONS, type DimensionSource, type TrustDimension, type Trust
 import type { Owner } from './flows.js';
 import type { TestApp } from './harness.js';
 import { eq } from 'drizzle-orm';
+import { hubOwnerKey } from './keys.js';
 
 export const DAY_MS = 24 * 3600_000;
 /** UTC day `YYYY-MM-DD` of `n` days before now. */
@@ -28,7 +29,7 @@ export const newAddress = (prefix = 'tr') => `${prefix}-${Date.now().toString(36
 /** Register a hub identity bound to `deviceId` through the API; returns its address and id. */
 export async function registerIdentity(t: TestApp, owner: Owner, deviceId: string, displayName = 'Agent'): Promise<{ address: string; id: string }> {
   const hub_address = newAddress();
-  const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: displayName, device_id: deviceId } });
+  const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: displayName, device_id: deviceId, public_key: hubOwnerKey() } });
   expect(res.status).toBe(201);
   return { address: hub_address, id: res.body.id };
 }

@@ -13,6 +13,7 @@ import { TRUST_DIMENSIONS } from '../src/modules/verification/service.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { dims, TrustSeed } from './trust-fixtures.js';
+import { hubOwnerKey } from './keys.js';
 
 let seq = 0;
 const addr = (prefix = 'vfy') => `${prefix}-${Date.now().toString(36)}-${++seq}`;
@@ -25,7 +26,7 @@ describe('GET /verify/{hub_address}', () => {
   const update = (address: string, set: Partial<typeof hubIdentities.$inferInsert>) => t.app.parley.database.db.update(hubIdentities).set(set).where(eq(hubIdentities.hubAddress, address));
   const register = async (owner: Owner, deviceId?: string) => {
     const hub_address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', ...(deviceId ? { device_id: deviceId } : {}) } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address, display_name: 'Agent', public_key: hubOwnerKey(), ...(deviceId ? { device_id: deviceId } : {}) } });
     expect(res.status).toBe(201);
     return hub_address;
   };

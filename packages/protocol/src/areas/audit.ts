@@ -16,6 +16,7 @@ export const AUDIT_EVENT_TYPES = [
   'invite.revoked',
   'device.enrolled',
   'device.approved',
+  'device.activated',
   'device.revoked',
   'device.deleted',
   'api_key.created',

@@ -212,10 +212,10 @@ export const devicesRoutes = {
     path: '/api/v1/devices/{id}/token/challenge',
     auth: 'none',
     tags,
-    summary: 'Get a single-use challenge for device-token renewal',
+    summary: 'Get a short-lived, single-use challenge for device-token renewal (same answer for any device id)',
     params: IdParams,
     responses: { 201: TokenChallenge },
-    errors: [400, 403, 404, 409, 429],
+    errors: [400, 429],
   }),
   renewToken: defineRoute({
     method: 'POST',

@@ -46,7 +46,7 @@ export const RegisterHubRequest = Type.Object({
   display_name: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Type.String({ maxLength: 1000 })),
   capabilities: Type.Optional(Type.Array(CapabilityName, { maxItems: 100 })),
-  public_key: Type.Optional(PublicKey),
+  public_key: PublicKey,
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'an ACTIVE agent device of the tenant to bind (at most one identity per device)' })),
 });
 export type RegisterHubRequest = Static<typeof RegisterHubRequest>;

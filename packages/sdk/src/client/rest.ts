@@ -722,7 +722,9 @@ export class ParleyClient {
 
   /**
    * `POST /api/v1/rooms` (owner): create a room of the tenant's devices (201), with one pairwise
-   * conversation per member pair; new members get `room_joined`. 400 for unknown devices.
+   * conversation per member pair; new members get `room_joined`. The owner device sent as
+   * `X-Device-Id` (`opts.deviceId` or {@link setOwnerDeviceId}) joins as a member whether or not
+   * it is listed. 400 for unknown devices.
    */
   createRoom(body: CreateRoomRequest, opts?: RequestOptions): Promise<Room> {
     return this.call('createRoom', { body, opts });

@@ -36,15 +36,45 @@ export interface DatabaseOptions {
   inMemory?: boolean;
   /** Most connections of the PostgreSQL pool (default 10; `DATABASE_POOL_MAX`); ignored by PGlite. */
   poolSize?: number;
+  /** Told of every PostgreSQL connection error (server restart, network loss); default: ignored. */
+  onConnectionError?: (err: Error) => void;
+}
+
+/**
+ * Keep the process alive and the pool whole through PostgreSQL restarts (57P01 "terminating
+ * connection", "Connection terminated unexpectedly"). node-postgres emits `error` on the pool for
+ * an idle client and on the client itself while it is checked out, and an `error` event without
+ * a listener kills the process: every pooled client gets a permanent listener as it connects.
+ * The query in flight fails on its own (http/errors.ts answers 503).
+ *
+ * A checked-out client whose connection died is released at once with the error, so the pool
+ * destroys it and opens a fresh connection for the next checkout; its holder's own later
+ * `release()` becomes a no-op. Without this a client is lost for good when a transaction's
+ * `begin` fails (drizzle releases only after a successful `begin`), and a few restarts exhaust
+ * the pool.
+ */
+export function guardPool(pool: pg.Pool, onError: (err: Error) => void = () => undefined): pg.Pool {
+  const checkedOut = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_err, client) => checkedOut.delete(client));
+  pool.on('error', onError);
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      onError(err);
+      const held = client as pg.PoolClient;
+      if (!checkedOut.has(held)) return; // idle: the pool's own listener removes it
+      const release = held.release.bind(held);
+      held.release = () => undefined;
+      release(err);
+    });
+  });
+  return pool;
 }
 
 /** Open the configured database. PGlite creates its data directory when missing. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
-    pool.on('error', () => {
-      /* idle client errors surface on the next query; keep the process alive */
-    });
+    const pool = guardPool(new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 }), opts.onConnectionError);
     const db = drizzlePg(pool, { schema }) as unknown as Db;
     return { db, driver: 'pg', raw: { kind: 'pg', pool, url: opts.databaseUrl }, close: () => pool.end() };
   }

@@ -24,6 +24,8 @@ export async function runMigrations(database: Database): Promise<void> {
     return;
   }
   const client = new pg.Client({ connectionString: raw.url });
+  // A connection lost mid-migration fails the query in flight; the event alone must not kill the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);

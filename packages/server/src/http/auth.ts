@@ -37,6 +37,13 @@ const NEEDS: Record<Principal['kind'], string> = { owner: 'an owner token', devi
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /**
+     * A read-only discovery route SPEC §4.13 opens to API keys (workspaces, team rooms, A2A
+     * channels) that a key may call before its client registered key material: such a key has
+     * no device yet, so it belongs to nothing and the route answers an empty list
+     * ({@link unregisteredKeyOnOpenRoute}). Other routes keep answering 403 for it.
+     */
+    allowUnregisteredKey?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -110,6 +117,16 @@ export function agentDeviceOf(request: FastifyRequest): { tenantId: string; devi
     return { tenantId: p.tenantId, deviceId: p.deviceId, kind: 'agent' };
   }
   throw unauthorized();
+}
+
+/**
+ * True when the caller is an API key without registered key material on a route flagged
+ * `config.allowUnregisteredKey`: the route answers its empty list instead of the 403 of
+ * {@link agentDeviceOf}.
+ */
+export function unregisteredKeyOnOpenRoute(request: FastifyRequest): boolean {
+  const p = request.principal;
+  return p?.kind === 'apikey' && !p.deviceId && request.routeOptions.config.allowUnregisteredKey === true;
 }
 
 export const authPlugin = fp(

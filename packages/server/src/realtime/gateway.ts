@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { WebSocket } from 'ws';
+import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 import type { BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
@@ -321,6 +322,8 @@ export class Gateway {
     if (!checkEnvelope.Check(frame)) return this.sendError(c, 400, 'a frame is {event, data}');
     const { event, data } = frame;
     const clientRef = (data as { client_ref?: unknown } | null | undefined)?.client_ref;
+    const illFormed = illFormedPath(frame);
+    if (illFormed !== undefined) return this.sendError(c, 400, illFormedDetail('frame', illFormed), illFormedPath(clientRef) === undefined ? clientRef : undefined);
     if (event === 'pong') return;
     if (event === 'ping') return this.send(c, 'pong', {});
     const h = this.handlers.get(event);

@@ -33,7 +33,11 @@ export const devices = pgTable(
   (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind)],
 );
 
-/** Server-issued challenges for device-token renewal (DESIGN §5), single use. */
+/**
+ * Spent device-token renewal challenges (DESIGN §5). Challenges themselves are stateless (HMAC,
+ * auth/renewal-challenges.ts); a row is written only by a renewal whose identity-key signature
+ * verified, and lives until the challenge expires, so each challenge renews once.
+ */
 export const deviceChallenges = pgTable('device_challenges', {
   id: uuid('id').primaryKey(),
   tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),

@@ -4,7 +4,7 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { auditActor } from '../audit/parties.js';
 import type { A2aActor, A2aService } from './service.js';
@@ -22,7 +22,9 @@ function actorOf(req: FastifyRequest): A2aActor {
 export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService }> = async (app, { a2a }) => {
   serve(app, ROUTES.requestA2aChannel, async (req, reply) => reply.status(201).send(await a2a.request(actorOf(req), req.body)));
 
-  serve(app, ROUTES.listA2aChannels, async (req) => ({ channels: await a2a.list(actorOf(req), req.query.status) }));
+  serve(app, ROUTES.listA2aChannels, async (req) => ({ channels: unregisteredKeyOnOpenRoute(req) ? [] : await a2a.list(actorOf(req), req.query.status) }), {
+    config: { allowUnregisteredKey: true },
+  });
 
   serve(app, ROUTES.approveA2aChannel, async (req) => {
     const o = ownerOf(req);

@@ -1,5 +1,5 @@
 /** Device queries (tenant-scoped transactions unless named otherwise). */
-import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, lte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { deviceChallenges, devices, messages } from '../../db/schema/index.js';
 
@@ -49,21 +49,18 @@ export async function pendingCount(tx: Tx, deviceId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export const insertChallenge = (tx: Tx, row: typeof deviceChallenges.$inferInsert) => tx.insert(deviceChallenges).values(row);
-
-/** Consume an unused, unexpired challenge of a device; returns whether one was consumed. */
-export async function consumeChallenge(tx: Tx, deviceId: string, challenge: string, now: Date): Promise<boolean> {
-  const rows = await tx
-    .update(deviceChallenges)
-    .set({ usedAt: now })
-    .where(
-      and(
-        eq(deviceChallenges.deviceId, deviceId),
-        eq(deviceChallenges.challenge, challenge),
-        isNull(deviceChallenges.usedAt),
-        gt(deviceChallenges.expiresAt, now),
-      ),
-    )
-    .returning({ id: deviceChallenges.id });
-  return rows.length > 0;
+/**
+ * Record a renewal challenge as spent (the device row locked FOR UPDATE by the caller, so two
+ * renewals with one challenge are serialized): forgets the device's spent challenges that have
+ * expired anyway, then answers false when `challenge` was already spent, true after recording it.
+ */
+export async function spendChallenge(tx: Tx, row: { id: string; tenantId: string; deviceId: string; challenge: string; expiresAt: Date }, now: Date): Promise<boolean> {
+  await tx.delete(deviceChallenges).where(and(eq(deviceChallenges.deviceId, row.deviceId), lte(deviceChallenges.expiresAt, now)));
+  const [spent] = await tx
+    .select({ id: deviceChallenges.id })
+    .from(deviceChallenges)
+    .where(and(eq(deviceChallenges.deviceId, row.deviceId), eq(deviceChallenges.challenge, row.challenge)));
+  if (spent) return false;
+  await tx.insert(deviceChallenges).values({ ...row, usedAt: now });
+  return true;
 }

@@ -29,7 +29,7 @@ export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages
 
   serve(app, ROUTES.activateDevice, async (req) => devices.activate(req.params.id, req.body.signature));
 
-  serve(app, ROUTES.tokenChallenge, async (req, reply) => reply.status(201).send(await devices.tokenChallenge(req.params.id)));
+  serve(app, ROUTES.tokenChallenge, async (req, reply) => reply.status(201).send(devices.tokenChallenge(req.params.id)));
 
   serve(app, ROUTES.renewToken, async (req) => devices.renewToken(req.params.id, req.body.challenge, req.body.signature));
 

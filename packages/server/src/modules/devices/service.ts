@@ -11,9 +11,10 @@
  * ({@link retireAgentDevice}): its active Skill Permission Tokens are revoked and its hub identity
  * falls to `unverified` (DESIGN §8.7; SPEC §3.3; docs/decisions.md "Skill Permission Tokens…").
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { ConversationLink, Device, DeviceKeys, DeviceKind, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import type { DeviceTokenService } from '../../auth/device-tokens.js';
+import type { RenewalChallenges } from '../../auth/renewal-challenges.js';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
@@ -53,6 +54,18 @@ export async function retireAgentDevice(tx: Tx, tenantId: string, deviceId: stri
     await decideTier(tx, { tenantId, identity, latest: 0, series: [{ at: now, composite: 0 }], now, reason: 'device_revoked', actor });
   }
   return revoked;
+}
+
+/**
+ * The owner device named by `X-Device-Id`, inside the caller's tenant transaction: 404 unknown,
+ * 403 when it is not an owner device registered by `ownerSub`, 403 revoked.
+ */
+export async function requireOwnerDeviceOf(tx: Tx, ownerSub: string, deviceId: string): Promise<repo.DeviceRow> {
+  const d = await repo.getDevice(tx, deviceId);
+  if (!d) throw notFound('device named by X-Device-Id');
+  if (d.kind !== 'owner' || d.ownerSub !== ownerSub) throw forbidden('X-Device-Id must name one of your owner devices');
+  if (d.status === 'REVOKED') throw deviceRevoked();
+  return d;
 }
 
 /** The host (and port) of a webhook URL, as audit events record it (never path, query or userinfo). */
@@ -108,12 +121,12 @@ const linkOf = (c: ConversationRow): ConversationLink => ({
 /** The UTF-8 message an APPROVED device signs to activate (DESIGN §7). */
 export const activationMessage = (deviceId: string) => Buffer.from(`activate:${deviceId}`, 'utf8');
 
-const CHALLENGE_TTL_MS = 5 * 60_000;
-
 export interface DeviceServiceDeps {
   db: Db;
   notifier: Notifier;
   deviceTokens: DeviceTokenService;
+  /** Stateless renewal challenges (auth/renewal-challenges.ts). */
+  challenges: RenewalChallenges;
   presence: Presence;
   /** Seals webhook signing secrets at rest (modules/webhooks/secrets.ts). */
   secrets: SecretBox;
@@ -195,6 +208,8 @@ export class DeviceService {
         throw unauthorized('activation signature does not verify against the identity key');
       }
       await repo.updateDevice(tx, id, { status: 'ACTIVE', activatedAt: new Date(), lastSeen: new Date() });
+      // The device proved possession of its identity key: it is the actor (as for device-JWT actions).
+      await appendAudit(tx, tenantId, { type: 'device.activated', actor: `device:${id}`, subject: id, data: { from: d.status, fingerprint: d.fingerprint } });
       const group = await provisionAgent(tx, tenantId, id);
       const owners = await activeDevices(tx, 'owner');
       return { group, owners };
@@ -385,11 +400,7 @@ export class DeviceService {
 
   /** The acting owner device of a request (`X-Device-Id`): ACTIVE, kind owner, registered by this user. */
   async requireOwnerDevice(tx: Tx, owner: OwnerPrincipal, deviceId: string): Promise<repo.DeviceRow> {
-    const d = await repo.getDevice(tx, deviceId);
-    if (!d) throw notFound('device named by X-Device-Id');
-    if (d.kind !== 'owner' || d.ownerSub !== owner.sub) throw forbidden('X-Device-Id must name one of your owner devices');
-    if (d.status === 'REVOKED') throw deviceRevoked();
-    return d;
+    return requireOwnerDeviceOf(tx, owner.sub, deviceId);
   }
 
   /**
@@ -428,22 +439,21 @@ export class DeviceService {
     return withTenant(this.db, tenantId, async (tx) => ({ device_id: id, pending: await repo.pendingCount(tx, id) }));
   }
 
-  /** Issue a single-use challenge (5 minutes) for device-token renewal. 403 unless ACTIVE. */
-  async tokenChallenge(id: string): Promise<{ device_id: string; challenge: string; expires_at: string }> {
-    const d = await this.findAcrossTenants(id, 'token renewal by device id');
-    if (d.status === 'REVOKED') throw deviceRevoked();
-    if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE device renews its token`);
-    const challenge = `parley-renew:${id}:${randomBytes(32).toString('hex')}`;
-    const expiresAt = new Date(Date.now() + CHALLENGE_TTL_MS);
-    await withTenant(this.db, d.tenantId, (tx) =>
-      repo.insertChallenge(tx, { id: randomUUID(), tenantId: d.tenantId, deviceId: id, challenge, expiresAt }),
-    );
+  /**
+   * `POST /devices/{id}/token/challenge`: a stateless challenge bound to `id`
+   * ({@link RenewalChallenges}). Same answer for every well-formed id, whether or not a device
+   * has it and whatever its status: nothing is read or written.
+   */
+  tokenChallenge(id: string): { device_id: string; challenge: string; expires_at: string } {
+    const { challenge, expiresAt } = this.deps.challenges.issue(id);
     return { device_id: id, challenge, expires_at: expiresAt.toISOString() };
   }
 
   /**
    * Renew a device JWT (DESIGN §5): `signature` is Ed25519 by the identity key over the UTF-8
-   * challenge. The challenge is consumed; 401 when unknown, used, expired or not signed.
+   * challenge, which must be one we issued for this device and unexpired. A challenge renews
+   * once: it is recorded as spent (until it expires) after the signature verifies. 401 when the
+   * challenge is not ours, of another device, expired or spent, or the signature does not verify.
    */
   async renewToken(id: string, challenge: string, signature: string) {
     const d = await this.findAcrossTenants(id, 'token renewal by device id');
@@ -452,8 +462,14 @@ export class DeviceService {
     if (!verifyEd25519(d.identityPublicKey, Buffer.from(challenge, 'utf8'), signature.toLowerCase())) {
       throw unauthorized('signature does not verify against the identity key');
     }
-    const ok = await withTenant(this.db, d.tenantId, (tx) => repo.consumeChallenge(tx, id, challenge, new Date()));
-    if (!ok) throw unauthorized('unknown, used or expired challenge');
+    const now = new Date();
+    const issued = this.deps.challenges.verify(id, challenge, now);
+    if (!issued) throw unauthorized('unknown, used or expired challenge');
+    const fresh = await withTenant(this.db, d.tenantId, async (tx) => {
+      await this.mustGet(tx, id, true);
+      return repo.spendChallenge(tx, { id: randomUUID(), tenantId: d.tenantId, deviceId: id, challenge, expiresAt: issued.expiresAt }, now);
+    });
+    if (!fresh) throw unauthorized('unknown, used or expired challenge');
     const { token, expiresAt } = await this.deps.deviceTokens.issue(id, d.tenantId);
     return { device_id: id, device_jwt: token, expires_at: expiresAt.toISOString() };
   }

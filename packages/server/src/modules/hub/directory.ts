@@ -69,7 +69,8 @@ export class HubDirectoryService {
       const identity = await ownIdentityAt(tx, address, true);
       await repo.updateHubIdentity(tx, identity.id, {
         ...(update.display_name !== undefined ? { displayName: update.display_name } : {}),
-        ...(update.description !== undefined ? { description: update.description } : {}),
+        // "" clears the description as null does (bodies are not type-coerced, so "" arrives as "").
+        ...(update.description !== undefined ? { description: update.description === '' ? null : update.description } : {}),
       });
       await repo.refreshSearchDocument(tx, identity.id);
       const fields = (['display_name', 'description'] as const).filter((f) => update[f] !== undefined);

@@ -90,7 +90,7 @@ export class HubService {
     const hubAddress = normalizeHubAddress(input.hub_address);
     if (!hubAddress) throw badRequest('hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
     if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
-    if (input.public_key !== undefined && !decodeOwnerKey(input.public_key)) throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
+    if (!decodeOwnerKey(input.public_key)) throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
     const deviceId = input.device_id?.toLowerCase() ?? null;
     try {
       return await withTenant(this.db, tenantId, async (tx) => {

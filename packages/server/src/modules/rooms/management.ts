@@ -8,6 +8,7 @@ import { MAX_MEMBERS, type CreateRoomRequest, type MemberJoinedEvent, type Membe
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { requireOwnerDeviceOf } from '../devices/service.js';
 import { wipeHeldPayloads } from '../policies/repo.js';
 import { details, mustGet, mustGetOpen, summaries, type DeviceKind, type RoomContext } from './internal.js';
 import * as repo from './repo.js';
@@ -19,14 +20,21 @@ const pairKey = (a: string, b: string): [string, string] => (a < b ? [a, b] : [b
  * transaction; members get `room_joined`, owners `member_joined` per member. Used by
  * `POST /rooms` and by team rooms (`workspace_id` set). Without `security_level` the room gets
  * the tenant's `default_room_security_level` setting.
+ *
+ * `creatorDeviceId` (`X-Device-Id` of `POST /rooms`): the creating owner's device joins the
+ * room as a member whether or not it is listed, so the owner can post to the room it created
+ * (docs/decisions.md "The creating owner device joins its room"). It must be an owner device
+ * registered by `createdBy`.
  * @throws 400 when a member is not an ACTIVE device of the tenant or there are more than 100;
- *   404 for an unknown workspace.
+ *   404 for an unknown workspace or creator device; 403 a creator device that is not one of
+ *   `createdBy`'s owner devices, or is revoked.
  */
-export async function createRoom(ctx: RoomContext, tenantId: string, createdBy: string, input: CreateRoomRequest): Promise<Room> {
-  const ids = [...new Set(input.member_device_ids.map((d) => d.toLowerCase()))];
+export async function createRoom(ctx: RoomContext, tenantId: string, createdBy: string, input: CreateRoomRequest, creatorDeviceId?: string): Promise<Room> {
+  const ids = [...new Set([...input.member_device_ids, ...(creatorDeviceId ? [creatorDeviceId] : [])].map((d) => d.toLowerCase()))];
   if (ids.length < 1 || ids.length > MAX_MEMBERS) throw badRequest(`a room has 1 to ${MAX_MEMBERS} members`);
   const room = await withTenant(ctx.deps.db, tenantId, async (tx) => {
     if (input.workspace_id && !(await repo.workspaceExists(tx, input.workspace_id))) throw notFound('workspace');
+    if (creatorDeviceId) await requireOwnerDeviceOf(tx, createdBy, creatorDeviceId);
     const kinds = await activeKinds(tx, ids);
     const [row] = await repo.insertRoom(tx, {
       id: randomUUID(),

@@ -12,7 +12,7 @@ export const roomRoutes: FastifyPluginAsync<{ rooms: RoomService; devices: Devic
     const o = ownerOf(req);
     const { workspace_id: workspaceId, ...input } = req.body;
     if (workspaceId !== undefined) throw badRequest('create team rooms with POST /api/v1/team-rooms (it checks that participants belong to the workspace)');
-    return reply.status(201).send(await rooms.create(o.tenantId, o.sub, input));
+    return reply.status(201).send(await rooms.create(o.tenantId, o.sub, input, actingDevice(req, false)));
   });
 
   serve(app, ROUTES.listRooms, async (req) => ({ rooms: await rooms.list(ownerOf(req).tenantId) }));

@@ -47,8 +47,8 @@ export class RoomService {
   }
 
   /** See {@link createRoom}. */
-  create(tenantId: string, createdBy: string, input: CreateRoomRequest): Promise<Room> {
-    return createRoom(this.ctx, tenantId, createdBy, input);
+  create(tenantId: string, createdBy: string, input: CreateRoomRequest, creatorDeviceId?: string): Promise<Room> {
+    return createRoom(this.ctx, tenantId, createdBy, input, creatorDeviceId);
   }
 
   /** See {@link listRooms}. */

@@ -4,7 +4,7 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
-import { ownerOf } from '../../http/auth.js';
+import { ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { workspaceViewerOf } from '../workspaces/routes.js';
 import type { TeamRoomService } from './service.js';
@@ -15,8 +15,14 @@ export const teamRoomRoutes: FastifyPluginAsync<{ teamRooms: TeamRoomService }> 
     return reply.status(201).send(await teamRooms.create(o.tenantId, o.sub, req.body));
   });
 
-  serve(app, ROUTES.listTeamRooms, async (req) => {
-    const { tenantId, viewer } = workspaceViewerOf(req);
-    return { team_rooms: await teamRooms.list(tenantId, viewer, req.query.workspace_id) };
-  });
+  serve(
+    app,
+    ROUTES.listTeamRooms,
+    async (req) => {
+      if (unregisteredKeyOnOpenRoute(req)) return { team_rooms: [] };
+      const { tenantId, viewer } = workspaceViewerOf(req);
+      return { team_rooms: await teamRooms.list(tenantId, viewer, req.query.workspace_id) };
+    },
+    { config: { allowUnregisteredKey: true } },
+  );
 };

@@ -5,7 +5,7 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { agentDeviceOf, ownerOf } from '../../http/auth.js';
+import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import type { WorkspaceService } from './service.js';
 
@@ -35,10 +35,16 @@ export const workspaceRoutes: FastifyPluginAsync<{ workspaces: WorkspaceService 
     return reply.status(201).send(await workspaces.create(o.tenantId, o.sub, req.body));
   });
 
-  serve(app, ROUTES.listWorkspaces, async (req) => {
-    const { tenantId, viewer } = workspaceViewerOf(req);
-    return { workspaces: await (viewer.kind === 'agent' ? workspaces.listForAgent(tenantId, viewer.deviceId, viewer.workspaceId) : workspaces.listForOwner(tenantId)) };
-  });
+  serve(
+    app,
+    ROUTES.listWorkspaces,
+    async (req) => {
+      if (unregisteredKeyOnOpenRoute(req)) return { workspaces: [] };
+      const { tenantId, viewer } = workspaceViewerOf(req);
+      return { workspaces: await (viewer.kind === 'agent' ? workspaces.listForAgent(tenantId, viewer.deviceId, viewer.workspaceId) : workspaces.listForOwner(tenantId)) };
+    },
+    { config: { allowUnregisteredKey: true } },
+  );
 
   serve(app, ROUTES.getWorkspace, async (req) => workspaces.get(ownerOf(req).tenantId, req.params.id));
 

@@ -1,0 +1,41 @@
+/**
+ * Text the database can store (SPEC §7): PostgreSQL refuses a string holding a lone UTF-16
+ * surrogate ("\ud800" in JSON), so such input is the client's error (400), refused once for every
+ * HTTP route (body, query string and params: http/well-formed.ts) and every WebSocket frame
+ * (realtime/gateway.ts), before any validation or query runs.
+ */
+
+/** With the `u` flag a paired surrogate is one code point, so this matches lone surrogates only. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * The path (`a.b[2]`, or `''` for the value itself) of the first string — value or object key —
+ * in `value` that is not well-formed UTF-16, or undefined when every string is well formed.
+ * Iterative (an explicit stack), so arbitrarily deep JSON cannot overflow the call stack.
+ */
+export function illFormedPath(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, child] = entries[i]!;
+        const at = path ? `${path}.${k}` : k;
+        if (LONE_SURROGATE.test(k)) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The `detail` of a refusal of ill-formed text at `path` of `part` ("body", "frame", …). */
+export function illFormedDetail(part: string, path: string): string {
+  return `invalid ${part}: ${path ? `${path} ` : ''}holds a lone UTF-16 surrogate (not valid Unicode text)`;
+}
+
