@@ -15,7 +15,7 @@
 export * from './client/rest.js';
 export * from './client/errors.js';
 export * from './client/routes.js';
-export * from './client/types.js';
+export * from '@parley/protocol';
 export * from './client/enrollment.js';
 export * from './did/index.js';
 export * from './credentials/index.js';
@@ -23,6 +23,8 @@ export * from './crypto/index.js';
 export * from './mls/index.js';
 export * from './realtime/client.js';
 export * from './realtime/types.js';
+// The client's ack always carries the client_ref it sent (the wire type has it optional).
+export type { MessageAck } from './realtime/types.js';
 export * from './realtime/catch-up.js';
 export * from './realtime/scan-rules.js';
 export * from './content/types.js';

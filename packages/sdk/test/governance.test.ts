@@ -12,7 +12,7 @@ import { activeAgent, type Agent } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
-import type { TrustDimension } from '../src/client/types.js';
+import type { TrustDimension } from '@parley/protocol';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 
 const stamp = Date.now().toString(36);

@@ -17,7 +17,7 @@ import { activeAgent, type Agent } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
-import type { HubIdentity, TrustTierCredential } from '../src/client/types.js';
+import type { HubIdentity, TrustTierCredential } from '@parley/protocol';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import {
   CREDENTIALS_V1_URL,

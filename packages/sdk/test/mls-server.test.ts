@@ -58,7 +58,7 @@ import type { DeviceKeys } from '../../server/test/keys.js';
 import { WsPool, wsAddress, type WsClient } from '../../server/test/ws-client.js';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
-import type { StoredMessage } from '../src/client/types.js';
+import type { StoredMessage } from '@parley/protocol';
 import {
   MLS_CIPHERSUITE,
   MlsClient,

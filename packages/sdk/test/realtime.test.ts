@@ -10,7 +10,7 @@ import { newDeviceKeys } from '../../server/test/keys.js';
 import { connectWs, wsAddress } from '../../server/test/ws-client.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { enrollAgent } from '../src/client/enrollment.js';
-import type { StoredMessage } from '../src/client/types.js';
+import type { StoredMessage } from '@parley/protocol';
 import { RealtimeClient, defaultCompareCursors, type RealtimeClientOptions } from '../src/realtime/client.js';
 import { conversationCatchUp, deviceCatchUp } from '../src/realtime/catch-up.js';
 import { RealtimeError, type CatchUpSource, type RealtimeState, type StateChangeEvent, type WebSocketLike, type WebSocketLikeConstructor } from '../src/realtime/types.js';

@@ -12,7 +12,7 @@ import { scanForPlaintext } from '../../../demo/db-scan.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { activate, enroll } from '../src/client/enrollment.js';
 import { ParleyClient } from '../src/client/rest.js';
-import type { Room } from '../src/client/types.js';
+import type { Room } from '@parley/protocol';
 import { DeviceIdentity } from '../src/crypto/keys.js';
 import type { PeerDevice } from '../src/crypto/session.js';
 import { nodeWebSocket } from '../src/node/ws.js';

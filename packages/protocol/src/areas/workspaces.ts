@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { Device } from './devices.js';
 import { MAX_MEMBERS, Room, RoomSecurityLevel } from './rooms.js';
 
 // ---------------------------------------------------------------- workspaces (SPEC §2.5, §4.13)
@@ -150,6 +151,23 @@ export type ConnectionFederation = Static<typeof ConnectionFederation>;
 /** `connection_id` path parameter. */
 export const ConnectionIdParams = Type.Object({ connection_id: Uuid });
 
+/** `GET /api/v1/connections/{connection_id}`: a connection with the details of its type (the device, the channel or the agreement). */
+export const ConnectionDetail = Type.Object({
+  ...ConnectionFields,
+  device: Type.Optional(Device),
+  a2a_channel: Type.Optional(ConnectionA2aChannel),
+  federation: Type.Optional(ConnectionFederation),
+});
+export type ConnectionDetail = Static<typeof ConnectionDetail>;
+
+/** One row of `GET /api/v1/owner-connections` (SPEC §4.10): an owner device of the caller with its presence. */
+export const OwnerConnection = Type.Intersect([Device, Type.Object({ online: Type.Boolean() })]);
+export type OwnerConnection = Static<typeof OwnerConnection>;
+
+/** `GET /api/v1/owner-connections`. */
+export const OwnerConnectionList = Type.Object({ owner_connections: Type.Array(OwnerConnection) });
+export type OwnerConnectionList = Static<typeof OwnerConnectionList>;
+
 // ---------------------------------------------------------------- routes
 
 /** The optional `X-Workspace-Id` header of an owner-or-API-key listing; `description` says what it narrows. */
@@ -237,5 +255,24 @@ export const workspacesRoutes = {
     query: ConnectionListQuery,
     responses: { 200: ConnectionList },
     errors: [400, 401, 403],
+  }),
+  getConnection: defineRoute({
+    method: 'GET',
+    path: '/api/v1/connections/{connection_id}',
+    auth: 'owner',
+    tags: ['connections'],
+    summary: 'One connection with the details of its type',
+    params: ConnectionIdParams,
+    responses: { 200: ConnectionDetail },
+    errors: [400, 401, 403, 404],
+  }),
+  ownerConnections: defineRoute({
+    method: 'GET',
+    path: '/api/v1/owner-connections',
+    auth: 'owner',
+    tags: ['connections'],
+    summary: "The caller's owner devices with health, last_seen and presence",
+    responses: { 200: OwnerConnectionList },
+    errors: [401, 403],
   }),
 };

@@ -19,7 +19,7 @@
 import { bytesToHex, hexToBytes, jwtExpiry, keyToHex, utf8 } from './encoding.js';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { ParleyClient } from './rest.js';
-import type { ActivateResponse, DeviceStatus, DeviceToken, EnrollResponse } from './types.js';
+import type { ActivateResponse, DeviceStatus, DeviceToken, EnrollResponse } from '@parley/protocol';
 
 /**
  * Ed25519 signing with the device identity key: returns the 64-byte signature as bytes or as

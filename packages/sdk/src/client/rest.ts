@@ -13,6 +13,7 @@ import type { DIDDocument, DIDResolutionResult } from 'did-resolver';
 import type { DidUpdateRequest } from '../did/update.js';
 import type { JsonLdContextDocument } from '../credentials/contexts.js';
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js';
+import type { RouteBody, RouteQuery, RouteResult } from '@parley/protocol';
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
   AttachmentInfo,
@@ -157,7 +158,7 @@ import type {
   Workspace,
   WorkspaceRole,
   WorkspaceSummary,
-} from './types.js';
+} from '@parley/protocol';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
 export type TokenSource = string | (() => string | undefined | Promise<string | undefined>);
@@ -215,10 +216,11 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-interface CallArgs {
+/** Arguments of a call of route `N`: path parameters, query and JSON body typed by its contract row. */
+interface CallArgs<N extends RouteName = RouteName> {
   params?: Record<string, string>;
-  query?: object;
-  body?: unknown;
+  query?: RouteQuery<(typeof ROUTES)[N]>;
+  body?: RouteBody<(typeof ROUTES)[N]>;
   /** A raw `application/octet-stream` body (attachments) instead of a JSON `body`. */
   rawBody?: Uint8Array;
   /** Answer the raw response bytes instead of parsing JSON. */
@@ -326,7 +328,9 @@ export class ParleyClient {
    * @throws ParleyApiError for a non-2xx answer; ParleyNetworkError when no answer arrives;
    *   TypeError when the route needs a credential that is not configured.
    */
-  async call<T>(name: RouteName, args: CallArgs = {}): Promise<T> {
+  call<N extends RouteName>(name: N, args: CallArgs<N> & { binary: true }): Promise<Uint8Array>;
+  call<N extends RouteName>(name: N, args?: CallArgs<N>): Promise<RouteResult<(typeof ROUTES)[N]>>;
+  async call(name: RouteName, args: CallArgs = {}): Promise<unknown> {
     const row: RouteSpec = ROUTES[name];
     const route: RouteSpec = row.auth === 'owner-any' ? { ...row, auth: 'owner' } : row; // the tenant is optional there, the token is not
     const opts = args.opts ?? {};
@@ -422,7 +426,7 @@ export class ParleyClient {
       const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
       throw new ParleyApiError({ status: res.status, detail, method: route.method, path, ...(retryAfter !== undefined ? { retryAfter } : {}) });
     }
-    return (bytes ?? body) as T;
+    return bytes ?? body;
   }
 
   // ------------------------------------------------------------ platform (SPEC §4.1)
@@ -700,7 +704,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/api-keys` (owner): the tenant's keys, never their raw values. */
   async listApiKeys(opts?: RequestOptions): Promise<ApiKey[]> {
-    return (await this.call<{ api_keys: ApiKey[] }>('listApiKeys', { opts })).api_keys;
+    return (await this.call('listApiKeys', { opts })).api_keys;
   }
 
   /** `POST /api/v1/api-keys/{id}/revoke` (owner): 409 when already revoked. */
@@ -732,7 +736,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/rooms` (owner): the tenant's active rooms, without their conversations. */
   async listRooms(opts?: RequestOptions): Promise<RoomSummary[]> {
-    return (await this.call<{ rooms: RoomSummary[] }>('listRooms', { opts })).rooms;
+    return (await this.call('listRooms', { opts })).rooms;
   }
 
   /** `GET /api/v1/rooms/{id}` (owner, or a member device): the room with its members (and their public keys) and pairwise conversations. */
@@ -778,7 +782,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/policies` (owner): the tenant's policies. */
   async listPolicies(opts?: RequestOptions): Promise<Policy[]> {
-    return (await this.call<{ policies: Policy[] }>('listPolicies', { opts })).policies;
+    return (await this.call('listPolicies', { opts })).policies;
   }
 
   /** `PATCH /api/v1/policies/{id}` (owner): change a policy. */
@@ -793,7 +797,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/policies/held-messages` (owner): held messages, without ciphertext. */
   async listHeldMessages(query: HeldMessageQuery = {}, opts?: RequestOptions): Promise<HeldMessage[]> {
-    return (await this.call<{ held_messages: HeldMessage[] }>('listHeldMessages', { query, opts })).held_messages;
+    return (await this.call('listHeldMessages', { query, opts })).held_messages;
   }
 
   /** `POST /api/v1/policies/held-messages/{id}/approve` (owner): deliver the held envelope; 409 when already decided. */
@@ -830,7 +834,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/scan-rules/versions` (owner): saved versions, newest first. */
   async listScanRuleVersions(opts?: RequestOptions): Promise<ScanRuleVersion[]> {
-    return (await this.call<{ versions: ScanRuleVersion[] }>('listScanRuleVersions', { opts })).versions;
+    return (await this.call('listScanRuleVersions', { opts })).versions;
   }
 
   // ------------------------------------------------------------ telemetry (SPEC §2.15, §4.14; DESIGN §8.18)
@@ -913,7 +917,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/hub/identities` (owner): the tenant's hub identities. */
   async listHubIdentities(opts?: RequestOptions): Promise<HubIdentity[]> {
-    return (await this.call<{ identities: HubIdentity[] }>('listHubIdentities', { opts })).identities;
+    return (await this.call('listHubIdentities', { opts })).identities;
   }
 
   /** `GET /api/v1/hub/identities/{id}` (owner): one identity; 404 unknown or another tenant's. */
@@ -923,7 +927,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/hub/{hub_address}/capabilities` (owner): the identity's registered capabilities; 404 another tenant's. */
   async listHubCapabilities(hubAddress: string, opts?: RequestOptions): Promise<HubCapability[]> {
-    return (await this.call<{ capabilities: HubCapability[] }>('listHubCapabilities', { params: { hub_address: hubAddress }, opts })).capabilities;
+    return (await this.call('listHubCapabilities', { params: { hub_address: hubAddress }, opts })).capabilities;
   }
 
   /**
@@ -951,7 +955,7 @@ export class ParleyClient {
    * API key, device or owner token when it has one).
    */
   async searchHub(query: HubSearchQuery = {}, opts?: RequestOptions): Promise<HubProfile[]> {
-    return (await this.call<{ results: HubProfile[] }>('searchHub', { query, opts })).results;
+    return (await this.call('searchHub', { query, opts })).results;
   }
 
   /**
@@ -981,7 +985,7 @@ export class ParleyClient {
    * the service, use `createDocumentLoader` with `@digitalbazaar/vc`.
    */
   verifyCredential(credential: object, opts?: RequestOptions): Promise<CredentialVerification> {
-    return this.call('verifyCredential', { body: { credential }, opts });
+    return this.call('verifyCredential', { body: { credential: credential as Record<string, unknown> }, opts });
   }
 
   /**
@@ -1077,7 +1081,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/trust-scores/{agent_id}/report?format=html` (owner; SPEC §4.12): the compliance report as a standalone HTML document (UTF-8 text). */
   async getTrustReportHtml(agentId: string, opts?: RequestOptions): Promise<string> {
-    const bytes = await this.call<Uint8Array>('getTrustReport', { params: { agent_id: agentId }, query: { format: 'html' }, binary: true, opts });
+    const bytes = await this.call('getTrustReport', { params: { agent_id: agentId }, query: { format: 'html' }, binary: true, opts });
     return new TextDecoder().decode(bytes);
   }
 
@@ -1181,7 +1185,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/federation/agreements` (owner; SPEC §4.13): agreements the tenant proposed or was proposed. */
   async listFederationAgreements(opts?: RequestOptions): Promise<FederationAgreement[]> {
-    return (await this.call<{ agreements: FederationAgreement[] }>('listFederationAgreements', { opts })).agreements;
+    return (await this.call('listFederationAgreements', { opts })).agreements;
   }
 
   /** `POST /api/v1/federation/agreements/{id}/accept` (owner of the partner tenant; SPEC §4.13): pending → active; 409 in another state. */
@@ -1212,7 +1216,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/a2a/channels` (owner: the tenant's; API key: its device's; SPEC §4.13): channels, newest first. */
   async listA2aChannels(query: { status?: A2aChannelStatus } = {}, opts?: RequestOptions): Promise<A2aChannel[]> {
-    return (await this.call<{ channels: A2aChannel[] }>('listA2aChannels', { query, opts })).channels;
+    return (await this.call('listA2aChannels', { query, opts })).channels;
   }
 
   /** `POST /api/v1/a2a/channels/{id}/approve` (owner of the responder; SPEC §3.5): approve a pending channel; 409 not pending. */
@@ -1249,7 +1253,7 @@ export class ParleyClient {
 
   /** `GET /api/v1/workspaces` (owner: every tenant workspace; API key: its own, narrowed by `X-Workspace-Id`; SPEC §4.13). */
   async listWorkspaces(opts?: RequestOptions): Promise<WorkspaceSummary[]> {
-    return (await this.call<{ workspaces: WorkspaceSummary[] }>('listWorkspaces', { opts })).workspaces;
+    return (await this.call('listWorkspaces', { opts })).workspaces;
   }
 
   /** `GET /api/v1/workspaces/{id}` (owner; SPEC §4.13): the workspace with its members; 404 unknown or another tenant's. */
@@ -1274,14 +1278,14 @@ export class ParleyClient {
 
   /** `GET /api/v1/team-rooms` (owner: the tenant's; API key: those its device participates in; SPEC §4.13), optionally of one workspace. */
   async listTeamRooms(query: { workspace_id?: string } = {}, opts?: RequestOptions): Promise<TeamRoomSummary[]> {
-    return (await this.call<{ team_rooms: TeamRoomSummary[] }>('listTeamRooms', { query, opts })).team_rooms;
+    return (await this.call('listTeamRooms', { query, opts })).team_rooms;
   }
 
   // ------------------------------------------------------------ connections (SPEC §4.10)
 
   /** `GET /api/v1/connections` (owner; SPEC §4.10): agent devices, A2A channels and federation agreements of the tenant, optionally of one type. */
   async listConnections(query: { type?: ConnectionType } = {}, opts?: RequestOptions): Promise<Connection[]> {
-    return (await this.call<{ connections: Connection[] }>('listConnections', { query, opts })).connections;
+    return (await this.call('listConnections', { query, opts })).connections;
   }
 
   /** `GET /api/v1/connections/{connection_id}` (owner; SPEC §4.10): one connection with the details of its type; 404 unknown. */
@@ -1291,6 +1295,6 @@ export class ParleyClient {
 
   /** `GET /api/v1/owner-connections` (owner; SPEC §4.10): the caller's owner devices with health, last_seen and presence. */
   async ownerConnections(opts?: RequestOptions): Promise<OwnerConnection[]> {
-    return (await this.call<{ owner_connections: OwnerConnection[] }>('ownerConnections', { opts })).owner_connections;
+    return (await this.call('ownerConnections', { opts })).owner_connections;
   }
 }

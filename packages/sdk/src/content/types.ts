@@ -18,7 +18,7 @@
  * and `auto_action.option_id` names an option; timestamps are ISO 8601 date-times with a zone.
  * Unknown extra fields are accepted and kept (forward compatibility); unknown `type`s are refused.
  */
-import { AutoAction, DecisionOption } from '@parley/protocol';
+import { AutoAction, DecisionOption, lit, RISK_LEVELS, type RiskLevel } from '@parley/protocol';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
@@ -30,9 +30,9 @@ const IsoDateTime = Type.String({
 });
 
 /** Risk level of a decision option (SPEC §2.4). */
-export const RiskLevelSchema = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')]);
+export const RiskLevelSchema = lit(RISK_LEVELS);
 /** `low` | `medium` | `high` | `critical`. */
-export type RiskLevel = Static<typeof RiskLevelSchema>;
+export type { RiskLevel };
 
 /** One option of a decision request (SPEC §2.4): the wire contract's `DecisionOption`. */
 export const DecisionOptionSchema = DecisionOption;

@@ -11,6 +11,7 @@
  * served at, and that URL is `PUBLIC_URL/contexts/trust/v1`: it depends on the deployment, so
  * {@link trustContext} builds the document for a URL.
  */
+import { TRUST_CONTEXT_PATH } from '@parley/protocol';
 import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
 import didContext from 'did-context';
 import ed25519Context from 'ed25519-signature-2020-context';
@@ -26,7 +27,7 @@ export const DID_V1_URL: string = didContext.CONTEXT_URL;
 export const ED25519_2020_URL: string = ed25519Context.CONTEXT_URL;
 
 /** Path of the service vocabulary context, at the service root (outside `/api/v1`). */
-export const TRUST_CONTEXT_PATH = '/contexts/trust/v1';
+export { TRUST_CONTEXT_PATH };
 
 /** A JSON-LD context document: `{"@context": {...}}`. */
 export interface JsonLdContextDocument {

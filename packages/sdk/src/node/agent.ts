@@ -18,7 +18,7 @@ import { platform as osPlatform } from 'node:os';
 import { ParleyApiError } from '../client/errors.js';
 import { activate, enroll, renewDeviceToken, startTokenAutoRenew, waitForApproval, type AutoRenewHandle } from '../client/enrollment.js';
 import { ParleyClient, type FetchLike } from '../client/rest.js';
-import type { ConversationLink, DeviceKeys, EnrollResponse } from '../client/types.js';
+import type { ConversationLink, DeviceKeys, EnrollResponse } from '@parley/protocol';
 import { DeviceIdentity } from '../crypto/keys.js';
 import { RealtimeClient, type ReconnectOptions } from '../realtime/client.js';
 import { deviceCatchUp } from '../realtime/catch-up.js';

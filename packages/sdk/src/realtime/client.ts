@@ -45,7 +45,7 @@
  */
 import { WS_PATH } from '../client/routes.js';
 import type { TokenSource } from '../client/rest.js';
-import type { StoredMessage } from '../client/types.js';
+import type { StoredMessage } from '@parley/protocol';
 import { TypedEmitter } from './emitter.js';
 import {
   RealtimeError,

@@ -5,7 +5,7 @@
  * reason names the rule, never the matched text); `warn` matches are reported to `onWarn` and the
  * send proceeds. Binary plaintexts are decoded as UTF-8 before matching.
  */
-import type { ScanRule, ScanRuleSet } from '../client/types.js';
+import type { ScanRule, ScanRuleSet } from '@parley/protocol';
 import type { OutboundScanner, ScanMeta } from './types.js';
 
 /** A `warn` match reported by the scanner (the rule, not the matched text). */

@@ -3,7 +3,7 @@
  * implementation, frames, local events and errors.
  */
 import type { MessageAck as WireMessageAck, TypingEvent } from '@parley/protocol';
-import type { StoredMessage } from '../client/types.js';
+import type { StoredMessage } from '@parley/protocol';
 
 /**
  * Frames and events of conversations and devices (SPEC §6.1; DESIGN §7), from the wire contract:

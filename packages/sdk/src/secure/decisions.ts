@@ -8,7 +8,7 @@
  * fields (content envelopes keep unknown fields): `option_id`, the chosen option, and
  * `in_reply_to`, the `message_id` of the request.
  */
-import type { MessageType } from '../client/types.js';
+import type { MessageType } from '@parley/protocol';
 import type { ActionConfirmation, Content, ContentType, DecisionOption, DecisionRequest } from '../content/types.js';
 
 /** SPEC §2.4 message types that are also content types (the others map to the service default). */

@@ -37,7 +37,7 @@
  */
 import { ParleyNetworkError } from '../client/errors.js';
 import type { ParleyClient } from '../client/rest.js';
-import type { RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult } from '../client/types.js';
+import type { RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult } from '@parley/protocol';
 import { encodeContent, type Content } from '../content/types.js';
 import type { PeerDevice } from '../crypto/session.js';
 import { defaultCompareCursors, type RealtimeClient } from '../realtime/client.js';

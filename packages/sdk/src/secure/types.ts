@@ -5,7 +5,7 @@
  * §6.1 (the `message` frames it consumes and produces).
  */
 import type { ParleyClient } from '../client/rest.js';
-import type { MessageType, Priority, StoredMessage } from '../client/types.js';
+import type { MessageType, Priority, StoredMessage } from '@parley/protocol';
 import type { Content } from '../content/types.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
 import type { PeerDevice } from '../crypto/session.js';

@@ -26,7 +26,11 @@ export type ContractHandler<R extends RouteContract> = (
 ) => Promise<RouteResult<R> | FastifyReply> | RouteResult<R> | FastifyReply;
 
 /** Route options a row does not carry (per-route rate limits, body limits, parsing hooks). */
-export type ServeOptions = Omit<RouteShorthandOptions, 'schema' | 'config'> & { config?: Omit<FastifyContextConfig, 'auth' | 'contract'> };
+export type ServeOptions = Omit<RouteShorthandOptions, 'schema' | 'config'> & {
+  config?: Omit<FastifyContextConfig, 'auth' | 'contract'>;
+  /** OpenAPI summary when it depends on configuration (e.g. a configured size limit); the row's otherwise. */
+  summary?: string;
+};
 
 /** `/api/v1/rooms/{id}` → `/rooms/:id` inside a plugin registered with prefix `/api/v1`. */
 export function fastifyPath(path: string, prefix: string): string {
@@ -37,13 +41,13 @@ export function fastifyPath(path: string, prefix: string): string {
 }
 
 /** The Fastify `schema` option of a row (validation + OpenAPI). */
-export function routeSchema(row: RouteContract): Record<string, unknown> {
+export function routeSchema(row: RouteContract, summary = row.summary): Record<string, unknown> {
   const response: Record<number, unknown> = {};
   for (const [status, s] of Object.entries(row.responses)) response[Number(status)] = s ?? Type.Null();
   const security = securityOf(row.auth);
   return {
     tags: [...row.tags],
-    summary: row.summary,
+    summary,
     ...(row.description ? { description: row.description } : {}),
     ...(security ? { security } : {}),
     ...(row.params ? { params: row.params } : {}),
@@ -61,13 +65,13 @@ export function routeSchema(row: RouteContract): Record<string, unknown> {
  * @throws Error at startup when the row's path lies outside the plugin's prefix.
  */
 export function serve<R extends RouteContract>(app: FastifyInstance, row: R, handler: ContractHandler<R>, options: ServeOptions = {}): void {
-  const { config, ...rest } = options;
+  const { config, summary, ...rest } = options;
   app.route({
     ...rest,
     method: row.method,
     url: fastifyPath(row.path, app.prefix),
     config: { ...config, auth: row.auth, contract: row },
-    schema: routeSchema(row),
+    schema: routeSchema(row, summary),
     handler: handler as never,
   });
 }

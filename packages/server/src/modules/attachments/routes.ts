@@ -36,10 +36,9 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
   app.addContentTypeParser(ATTACHMENT_CONTENT_TYPE, { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
   await app.register(multipart, { limits: { fileSize: maxBytes, files: 1 } });
 
-  const upload = ROUTES.uploadAttachment;
   serve(
     app,
-    { ...upload, summary: `${upload.summary} (at most ${maxBytes} bytes)` },
+    ROUTES.uploadAttachment,
     async (req, reply) => {
       const body: unknown = req.isMultipart() ? await multipartFile(req, maxBytes) : req.body;
       if (body === undefined || body === null) throw badRequest('the request body is the encrypted file (application/octet-stream)');
@@ -48,7 +47,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       const tenantId = tenantOf(req);
       return reply.status(201).send(await attachments.upload({ ...principal, tenantId }, body));
     },
-    { bodyLimit: maxBytes },
+    { bodyLimit: maxBytes, summary: `${ROUTES.uploadAttachment.summary} (at most ${maxBytes} bytes)` },
   );
 
   serve(app, ROUTES.downloadAttachment, async (req, reply) => {
