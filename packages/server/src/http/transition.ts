@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ownerOf } from './auth.js';
 import { errorResponses } from './errors.js';
-import { IdParams } from './schemas.js';
+import { IdParams } from '@parley/protocol';
 
 type TypeBoxApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
