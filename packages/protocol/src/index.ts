@@ -31,3 +31,4 @@ export * from './areas/trust.js';
 export * from './areas/grants.js';
 export * from './areas/shadow.js';
 export * from './areas/decisions.js';
+export * from './trust-context.js';

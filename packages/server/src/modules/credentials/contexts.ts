@@ -3,15 +3,12 @@
 /**
  * JSON-LD contexts of DESIGN §8.16: the standard ones the service bundles (from their maintained
  * packages, never fetched) and the service's own vocabulary context, served at
- * `GET /contexts/trust/v1`. The trust context is defined once, in the SDK
- * (`@parley/sdk/contexts/trust-v1.json`, a plain JSON file needing no build), which bundles it
- * for offline verification; this module only places it at the deployment's URL.
+ * `GET /contexts/trust/v1`. The trust context is defined once, in the wire contract
+ * (`@parley/protocol` `trustContext`), which the SDK bundles for offline verification.
  */
 import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
-import trustTemplate from '@parley/sdk/contexts/trust-v1.json' with { type: 'json' };
 import didContext from 'did-context';
 import ed25519Context from 'ed25519-signature-2020-context';
-import { TRUST_CONTEXT_PATH } from '@parley/protocol';
 
 /** VC Data Model 1.1 context. */
 export const CREDENTIALS_V1_URL = 'https://www.w3.org/2018/credentials/v1';
@@ -23,25 +20,7 @@ export const DID_V1_URL = didContext.CONTEXT_URL;
 export const ED25519_2020_URL = ed25519Context.CONTEXT_URL;
 
 /** Path of the service vocabulary context, at the root (outside `/api/v1`), DESIGN §8.16. */
-export { TRUST_CONTEXT_PATH } from '@parley/protocol';
-
-/** The trust context's URL for a deployment: `PUBLIC_URL` + {@link TRUST_CONTEXT_PATH}. */
-export const trustContextUrl = (publicUrl: string) => `${publicUrl}${TRUST_CONTEXT_PATH}`;
-
-/**
- * The service vocabulary context served at `url`: `TrustTierCredential` (a credential type) and
- * `trustTier` (the subject's tier, a plain string `certified` | `enterprise`), each defined as
- * `<url>#<term>`. Protected, like the VC contexts, so a later context cannot redefine the terms.
- * The SDK's template holds the terms with fragment `@id`s (`#<term>`); each is prefixed with
- * `url`, exactly as the SDK's `trustContext(url)` does, so both documents are equal.
- */
-export function trustContext(url: string): { '@context': Record<string, unknown> } {
-  const terms = Object.entries(trustTemplate['@context'] as Record<string, unknown>).map(([term, def]) => {
-    const id = def && typeof def === 'object' ? (def as { '@id'?: unknown })['@id'] : undefined;
-    return [term, typeof id === 'string' && id.startsWith('#') ? { ...(def as object), '@id': `${url}${id}` } : def];
-  });
-  return { '@context': Object.fromEntries(terms) };
-}
+export { TRUST_CONTEXT_PATH, trustContext, trustContextUrl } from '@parley/protocol';
 
 /**
  * The bundled standard contexts by URL: credentials v1 and v2 (and v2's undefined-terms
