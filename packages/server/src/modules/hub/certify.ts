@@ -164,7 +164,7 @@ export async function scoreHistory(tx: Tx, tenantId: string, deviceId: string | 
   return { latest: series.length > 0 ? series[series.length - 1]!.composite : null, series };
 }
 
-/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`); `device_revoked`: the bound device was revoked or deleted (devices/service.ts). */
+/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`); `device_revoked`: the bound device was revoked or deleted (devices/lifecycle.ts). */
 export type TierChangeReason = 'certify' | 'trust_recompute' | 'device_revoked';
 
 /** Input of {@link decideTier}. */

@@ -1,0 +1,84 @@
+/**
+ * What the device operations share (SPEC §4.3, §4.4; DESIGN §5, §7): the service's dependencies,
+ * the device answer shapes (`DeviceOut`, keys, conversation links) and the device lookups
+ * (`mustGet` inside a tenant transaction, `findAcrossTenants` by device id alone). Used by
+ * enrollment.ts, tokens.ts, owner-devices.ts, lifecycle.ts and reads.ts.
+ */
+import type { ConversationLink, Device, DeviceKeys, DeviceKind, DeviceStatus } from '@parley/protocol';
+import type { DeviceTokenService } from '../../auth/device-tokens.js';
+import type { RenewalChallenges } from '../../auth/renewal-challenges.js';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenant, withTenant } from '../../db/tenant.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { notFound } from '../../lib/errors.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import type { ConversationRow } from '../conversations/repo.js';
+import type { TargetPolicy } from '../webhooks/target.js';
+import { health } from './last-seen.js';
+import * as repo from './repo.js';
+
+/** Answers whether a device has an open socket (realtime gateway). */
+export interface Presence {
+  isOnline(deviceId: string): boolean;
+}
+
+/** A device as listed to owners (DESIGN §7). */
+export type DeviceOut = Device;
+
+export function toDeviceOut(d: repo.DeviceRow): DeviceOut {
+  return {
+    device_id: d.id,
+    name: d.name,
+    platform: d.platform,
+    status: d.status as DeviceStatus,
+    kind: d.kind as DeviceKind,
+    health: health(d.lastSeen),
+    last_seen: d.lastSeen?.toISOString() ?? null,
+    fingerprint: d.fingerprint,
+    identity_public_key: d.identityPublicKey,
+    ephemeral_public_key: d.ephemeralPublicKey,
+    enrolled_at: d.enrolledAt.toISOString(),
+    webhook_url: d.webhookUrl,
+  };
+}
+
+export const keysOf = (d: repo.DeviceRow): DeviceKeys => ({
+  device_id: d.id,
+  identity_public_key: d.identityPublicKey,
+  ephemeral_public_key: d.ephemeralPublicKey,
+  fingerprint: d.fingerprint,
+});
+
+export const linkOf = (c: ConversationRow): ConversationLink => ({
+  conversation_id: c.id,
+  message_group_id: c.groupId,
+  agent_device_id: c.agentDeviceId,
+  owner_device_id: c.ownerDeviceId,
+});
+
+export interface DeviceServiceDeps {
+  db: Db;
+  notifier: Notifier;
+  deviceTokens: DeviceTokenService;
+  /** Stateless renewal challenges (auth/renewal-challenges.ts). */
+  challenges: RenewalChallenges;
+  presence: Presence;
+  /** Seals webhook signing secrets at rest (modules/webhooks/secrets.ts). */
+  secrets: SecretBox;
+  /** Which webhook URLs may be registered (`WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE`). */
+  webhookTargets: TargetPolicy;
+}
+
+/** A device by id across tenants (the device id is the only credential of the caller); 404 unknown. */
+export async function findAcrossTenants(deps: DeviceServiceDeps, id: string, reason: string): Promise<repo.DeviceRow> {
+  const tenantId = await crossTenant(deps.db, reason, (tx) => repo.findDeviceTenant(tx, id));
+  if (!tenantId) throw notFound('device');
+  return withTenant(deps.db, tenantId, (tx) => mustGet(tx, id));
+}
+
+/** A device of the transaction's tenant (FOR UPDATE when `forUpdate`); 404 unknown. */
+export async function mustGet(tx: Tx, id: string, forUpdate = false): Promise<repo.DeviceRow> {
+  const d = await repo.getDevice(tx, id, forUpdate);
+  if (!d) throw notFound('device');
+  return d;
+}

@@ -1,0 +1,106 @@
+/**
+ * Owner devices (SPEC §4.3; DESIGN §5, §7): registration of an owner device (ACTIVE at once, with
+ * a conversation to every ACTIVE agent), relink, removal by another owner device of the caller,
+ * and the acting device of a request (`X-Device-Id` for an owner).
+ */
+import { randomUUID } from 'node:crypto';
+import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
+import type { Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { appendAudit } from '../audit/service.js';
+import { fingerprint } from '../../lib/crypto.js';
+import { badRequest, conflict, deviceRevoked, forbidden, notFound } from '../../lib/errors.js';
+import { CLOSE } from '../../realtime/notifier.js';
+import { provisionOwnerDevice } from '../conversations/provisioning.js';
+import { deleteKeyPackagesOf } from '../mls/repo.js';
+import { linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
+import * as repo from './repo.js';
+
+/**
+ * The owner device named by `X-Device-Id`, inside the caller's tenant transaction: 404 unknown,
+ * 403 when it is not an owner device registered by `ownerSub`, 403 revoked.
+ */
+export async function requireOwnerDeviceOf(tx: Tx, ownerSub: string, deviceId: string): Promise<repo.DeviceRow> {
+  const d = await repo.getDevice(tx, deviceId);
+  if (!d) throw notFound('device named by X-Device-Id');
+  if (d.kind !== 'owner' || d.ownerSub !== ownerSub) throw forbidden('X-Device-Id must name one of your owner devices');
+  if (d.status === 'REVOKED') throw deviceRevoked();
+  return d;
+}
+
+/**
+ * `POST /devices/register`: an owner device with its keys, ACTIVE at once, with a conversation
+ * to every ACTIVE agent. Records `device.registered` by the owner.
+ */
+export async function registerOwnerDevice(
+  deps: DeviceServiceDeps,
+  owner: OwnerPrincipal & { tenantId: string },
+  input: { identity_public_key: string; ephemeral_public_key: string; name?: string; platform?: string },
+) {
+  const ipk = input.identity_public_key.toLowerCase();
+  const id = randomUUID();
+  const conversations = await withTenant(deps.db, owner.tenantId, async (tx) => {
+    await repo.insertDevice(tx, {
+      id,
+      tenantId: owner.tenantId,
+      kind: 'owner',
+      status: 'ACTIVE',
+      identityPublicKey: ipk,
+      ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(),
+      fingerprint: fingerprint(ipk),
+      name: input.name ?? `${input.platform ?? 'owner'}-${id.slice(0, 8)}`,
+      platform: input.platform ?? null,
+      ownerSub: owner.sub,
+      approvedAt: new Date(),
+      activatedAt: new Date(),
+    });
+    await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
+    return provisionOwnerDevice(tx, owner.tenantId, id);
+  });
+  return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: conversations.map(linkOf) };
+}
+
+/** `POST /devices/{id}/relink`: idempotent; conversations of an owner device with every agent. */
+export function relinkOwnerDevice(deps: DeviceServiceDeps, tenantId: string, id: string) {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const d = await mustGet(tx, id);
+    if (d.kind !== 'owner') throw badRequest('relink applies to owner devices');
+    if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE owner device can be relinked`);
+    const conversations = await provisionOwnerDevice(tx, tenantId, id);
+    return { device_id: id, conversations: conversations.map(linkOf) };
+  });
+}
+
+/**
+ * `DELETE /devices/{id}/remove`: the acting owner device (`X-Device-Id`, an ACTIVE owner device
+ * of the caller) removes an owner device of the tenant: it is revoked (sockets closed 4001) and
+ * deleted; conversation history stays. Records `device.removed` by the owner.
+ */
+export async function removeOwnerDevice(deps: DeviceServiceDeps, owner: OwnerPrincipal & { tenantId: string }, id: string, actingDeviceId: string): Promise<void> {
+  await withTenant(deps.db, owner.tenantId, async (tx) => {
+    await requireOwnerDeviceOf(tx, owner.sub, actingDeviceId);
+    const d = await mustGet(tx, id, true);
+    if (d.kind !== 'owner') throw badRequest('only owner devices are removed here; revoke agent devices');
+    await repo.updateDevice(tx, id, { status: 'REVOKED', revokedAt: d.revokedAt ?? new Date(), deletedAt: new Date() });
+    await deleteKeyPackagesOf(tx, id);
+    await appendAudit(tx, owner.tenantId, { type: 'device.removed', actor: owner.sub, subject: id, data: { from: d.status, acting_device_id: actingDeviceId } });
+  });
+  await deps.notifier.closeDevice(id, CLOSE.revoked, 'device removed');
+}
+
+/**
+ * The device a request acts as: a device JWT's own device, an API key's bound device, or for an owner the ACTIVE owner
+ * device of theirs named in `X-Device-Id` (400 when an owner names none).
+ */
+export async function actingDevice(deps: DeviceServiceDeps, principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
+  if (principal.kind === 'device') return { tenantId: principal.tenantId, deviceId: principal.deviceId };
+  if (principal.kind === 'apikey') {
+    if (!principal.deviceId) throw forbidden('this API key has no registered key material yet (client_key_register)');
+    return { tenantId: principal.tenantId, deviceId: principal.deviceId };
+  }
+  if (!principal.tenantId) throw forbidden('the user belongs to no tenant');
+  if (!headerDeviceId) throw badRequest('header X-Device-Id must name your owner device (a UUID)');
+  const tenantId = principal.tenantId;
+  await withTenant(deps.db, tenantId, (tx) => requireOwnerDeviceOf(tx, principal.sub, headerDeviceId));
+  return { tenantId, deviceId: headerDeviceId };
+}

@@ -1,0 +1,46 @@
+/**
+ * Device-token challenge and renewal (SPEC §4.4; DESIGN §5): a stateless challenge bound to the
+ * device id, and renewal of the device JWT with an Ed25519 signature over it by the identity key;
+ * a challenge renews once.
+ */
+import { randomUUID } from 'node:crypto';
+import { withTenant } from '../../db/tenant.js';
+import { verifyEd25519 } from '../../lib/crypto.js';
+import { conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
+import { findAcrossTenants, mustGet, type DeviceServiceDeps } from './internal.js';
+import * as repo from './repo.js';
+
+/**
+ * `POST /devices/{id}/token/challenge`: a stateless challenge bound to `id`
+ * ({@link RenewalChallenges}). Same answer for every well-formed id, whether or not a device
+ * has it and whatever its status: nothing is read or written.
+ */
+export function tokenChallenge(deps: DeviceServiceDeps, id: string): { device_id: string; challenge: string; expires_at: string } {
+  const { challenge, expiresAt } = deps.challenges.issue(id);
+  return { device_id: id, challenge, expires_at: expiresAt.toISOString() };
+}
+
+/**
+ * Renew a device JWT (DESIGN §5): `signature` is Ed25519 by the identity key over the UTF-8
+ * challenge, which must be one we issued for this device and unexpired. A challenge renews
+ * once: it is recorded as spent (until it expires) after the signature verifies. 401 when the
+ * challenge is not ours, of another device, expired or spent, or the signature does not verify.
+ */
+export async function renewToken(deps: DeviceServiceDeps, id: string, challenge: string, signature: string) {
+  const d = await findAcrossTenants(deps, id, 'token renewal by device id');
+  if (d.status === 'REVOKED') throw deviceRevoked();
+  if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE device renews its token`);
+  if (!verifyEd25519(d.identityPublicKey, Buffer.from(challenge, 'utf8'), signature.toLowerCase())) {
+    throw unauthorized('signature does not verify against the identity key');
+  }
+  const now = new Date();
+  const issued = deps.challenges.verify(id, challenge, now);
+  if (!issued) throw unauthorized('unknown, used or expired challenge');
+  const fresh = await withTenant(deps.db, d.tenantId, async (tx) => {
+    await mustGet(tx, id, true);
+    return repo.spendChallenge(tx, { id: randomUUID(), tenantId: d.tenantId, deviceId: id, challenge, expiresAt: issued.expiresAt }, now);
+  });
+  if (!fresh) throw unauthorized('unknown, used or expired challenge');
+  const { token, expiresAt } = await deps.deviceTokens.issue(id, d.tenantId);
+  return { device_id: id, device_jwt: token, expires_at: expiresAt.toISOString() };
+}
