@@ -8,13 +8,13 @@
  * channels SPEC §2.11's, agreements `pending` | `active` | `revoked` | `expired` (derived from
  * `expires_at`). Another tenant's rows are invisible (RLS), so their ids answer 404.
  */
-import type { Connection, ConnectionA2aChannel, ConnectionFederation, ConnectionType } from '@parley/protocol';
+import type { Connection, ConnectionA2aChannel, ConnectionDetail, ConnectionFederation, ConnectionType, OwnerConnection } from '@parley/protocol';
 import type { OwnerPrincipal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { notFound } from '../../lib/errors.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { toDeviceOut, type DeviceOut, type Presence } from '../devices/service.js';
+import { toDeviceOut, type Presence } from '../devices/service.js';
 import * as a2aRepo from '../a2a/repo.js';
 import * as federationRepo from '../federation/repo.js';
 import { statusOf } from '../federation/service.js';
@@ -22,16 +22,6 @@ import * as repo from './repo.js';
 
 type ChannelRow = a2aRepo.ChannelRow;
 type AgreementRow = federationRepo.AgreementRow;
-
-/** `GET /connections/{id}`: the listed fields plus the details of its type. */
-export interface ConnectionDetail extends Connection {
-  device?: DeviceOut;
-  a2a_channel?: ConnectionA2aChannel;
-  federation?: ConnectionFederation;
-}
-
-/** An owner device as answered by `/owner-connections`: the device list entry plus presence. */
-export type OwnerConnection = DeviceOut & { online: boolean };
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 

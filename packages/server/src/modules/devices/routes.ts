@@ -9,9 +9,6 @@ import { forbidden } from '../../lib/errors.js';
 import type { MessageService } from '../conversations/messages.js';
 import type { DeviceService } from './service.js';
 
-/** A device list entry (DESIGN §7), shared with `/owner-connections` and `/connections/{id}`. */
-export { Device as DeviceOut } from '@parley/protocol';
-
 export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages: MessageService; rateLimits: RateLimitConfig }> = async (
   app,
   { devices, messages, rateLimits },
