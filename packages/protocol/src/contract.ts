@@ -8,7 +8,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 
 /** HTTP methods used by the API. */
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The `/api/v1` prefix of versioned routes (SPEC §9). */
 export const API_PREFIX = '/api/v1';

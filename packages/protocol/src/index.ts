@@ -31,4 +31,5 @@ export * from './areas/trust.js';
 export * from './areas/grants.js';
 export * from './areas/shadow.js';
 export * from './areas/decisions.js';
+export * from './areas/marketplace.js';
 export * from './trust-context.js';

@@ -23,6 +23,7 @@ import { trustRoutes } from './areas/trust.js';
 import { grantsRoutes } from './areas/grants.js';
 import { shadowRoutes } from './areas/shadow.js';
 import { decisionsRoutes } from './areas/decisions.js';
+import { marketplaceRoutes } from './areas/marketplace.js';
 
 export const ROUTES = {
   ...platformRoutes,
@@ -46,6 +47,7 @@ export const ROUTES = {
   ...grantsRoutes,
   ...shadowRoutes,
   ...decisionsRoutes,
+  ...marketplaceRoutes,
 };
 
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */

@@ -102,6 +102,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
       public_key: bytesToBase64(ownerKey.publicKey),
       device_id: agent.deviceId,
       trust_tier: 'unverified',
+      tier_source: 'computed',
       created_at: expect.any(String),
     });
     expect(await owner.getHubIdentity(identity.id)).toEqual(identity);
@@ -142,6 +143,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
       display_name: 'SDK Translator',
       description: 'Translates quarterly reports',
       trust_tier: 'unverified',
+      tier_source: 'computed',
       trust_score: 0.5,
       capabilities: ['translate'],
       enrolled_at: expect.any(String),

@@ -116,6 +116,8 @@ import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
 import { RedisBus } from './realtime/redis-bus.js';
 import { FilesystemBlobStore, S3BlobStore, type BlobStore } from './storage/blob-store.js';
+import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
+import { marketplaceRoutes } from './modules/marketplace/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -135,6 +137,8 @@ export interface Parley {
   hubDid: HubDidService;
   /** Federation agreements (A2A checks the active agreement between two tenants). */
   federation: FederationService;
+  /** Marketplace services (tests and the CLI run payouts and the trust monitor through them). */
+  marketplace: Marketplace;
 }
 
 declare module 'fastify' {
@@ -197,7 +201,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const trustContext = trustContextUrl(config.publicUrl);
   const ldLoader = () => createDocumentLoader({ trustContextUrl: trustContext, dids: hubDid });
   const federation = new FederationService(db);
-  const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k) });
+  const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k), operatorSubs: config.platformOperatorSubs });
 
   const app = Fastify({
     logger:
@@ -268,7 +272,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const decisions = new DecisionService({ db, notifier, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'));
 
-  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation } satisfies Parley);
+  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace } satisfies Parley);
 
   registerErrorHandling(app);
   registerParamNormalization(app);
@@ -335,10 +339,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const sptKeys = new SptKeys(db);
   await sptKeys.init();
   const skillLimiter = perMinuteLimiter('parley-skill', config.rateLimits.skillChecksPerMin);
+  const sptTokens = new SptTokens(sptKeys, issuer.did);
   const grants = new GrantService({
     db,
     keys: sptKeys,
-    tokens: new SptTokens(sptKeys, issuer.did),
+    tokens: sptTokens,
     limiter: skillLimiter,
     checksPerMin: config.rateLimits.skillChecksPerMin,
     publicUrl: config.publicUrl,
@@ -348,6 +353,21 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     policies,
   });
   await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
+  // Marketplace (SPEC §4.16; DESIGN §8.23–§8.26): listings, rentals, disputes, payouts, the processor.
+  const marketplace = createMarketplace({
+    db,
+    config: config.marketplace,
+    notifier,
+    tokens: sptTokens,
+    publicUrl: config.publicUrl,
+    listDefault: config.limits.listDefault,
+    listMax: config.limits.listMax,
+    jobPollMs: config.jobPollIntervalMs,
+    log: app.log,
+  });
+  app.parley.marketplace = marketplace;
+  await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name });
+  const stopMarketplace = marketplace.start();
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   // The socket (SPEC §6); a plain HTTP GET without the upgrade is told so (426), not 404.
   app.route({
@@ -364,6 +384,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopHeldExpiry();
     stopDecisionDeadlines();
     await stopTrustJob();
+    await stopMarketplace();
     gateway.close();
     await messages.drain();
     await bus.close();

@@ -1,7 +1,8 @@
 /**
  * Admin CLI: `npm run cli -- <command>`.
- *   owner-token --sub <email> [--tenant <id>] [--ttl <seconds>]
- *       Print an owner JWT from the built-in development identity provider (DATA_DIR key).
+ *   owner-token --sub <email> [--tenant <id>] [--ttl <seconds>] [--operator]
+ *       Print an owner JWT from the built-in development identity provider (DATA_DIR key);
+ *       `--operator` makes it a platform operator token (claim `parley_operator`, DESIGN §8.25).
  *   migrate
  *       Apply pending database migrations (PGlite: stop the server first; it holds the data dir).
  *   keygen
@@ -25,7 +26,7 @@ import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
 
 const USAGE = `usage:
-  npm run -s cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>]
+  npm run -s cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>] [--operator]
   npm run -s cli -- migrate
   npm run -s cli -- keygen
   npm run -s cli -- sign --key <identity_private_key> (--text <utf8> | --hex <hex>)
@@ -57,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   const [command, ...rest] = argv;
   if (command === 'owner-token') {
-    const { values } = parseArgs({ args: rest, options: { sub: { type: 'string' }, tenant: { type: 'string' }, ttl: { type: 'string' } } });
+    const { values } = parseArgs({ args: rest, options: { sub: { type: 'string' }, tenant: { type: 'string' }, ttl: { type: 'string' }, operator: { type: 'boolean' } } });
     if (!values.sub) {
       console.error(USAGE);
       return 2;
@@ -68,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const idp = await DevIdentityProvider.load(config.dataDir);
     const claims = values.tenant ? { [config.oidcTenantClaim]: values.tenant } : {};
-    console.log(await idp.mint(values.sub, { claims, ...(values.ttl ? { ttlSec: Number(values.ttl) } : {}) }));
+    console.log(await idp.mint(values.sub, { claims, operator: values.operator === true, ...(values.ttl ? { ttlSec: Number(values.ttl) } : {}) }));
     return 0;
   }
   if (command === 'migrate') {

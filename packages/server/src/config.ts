@@ -109,6 +109,50 @@ export interface Config {
   secretsKey: string | undefined;
   /** Verifiable credentials issued by the service (DESIGN §8.16). */
   credentials: CredentialsConfig;
+  /**
+   * Identity-provider subjects of the platform operators (DESIGN §8.25; `PLATFORM_OPERATOR_SUBS`,
+   * comma-separated, blanks trimmed, duplicates dropped; default none). An owner token whose `sub`
+   * is listed makes its owner an operator (`OwnerPrincipal.operator`).
+   */
+  platformOperatorSubs: string[];
+  /** Marketplace money and processor (DESIGN §8.24, §8.26). */
+  marketplace: MarketplaceConfig;
+}
+
+/**
+ * Marketplace configuration (DESIGN §8.24, §8.26). With `stripe` set the Stripe Connect processor
+ * is used; otherwise the embedded local processor, whose events are signed with `localWebhookSecret`.
+ */
+export interface MarketplaceConfig {
+  /** Platform fee in basis points (`MARKETPLACE_FEE_BPS`, default 2000 = 20 %, 0..10000). */
+  feeBps: number;
+  /** Minimum payout in cents (SPEC §8: 10.00 USD; `MARKETPLACE_MIN_PAYOUT_CENTS`). */
+  minimumPayoutCents: number;
+  /** Period of the cluster-wide payout run (`MARKETPLACE_PAYOUT_INTERVAL_HOURS`, default 168 = weekly). */
+  payoutIntervalMs: number;
+  /** How often each instance ends due rentals and checks rented agents' trust (`MARKETPLACE_RENTAL_POLL_MS`, default 60 s). */
+  rentalPollMs: number;
+  /** `STRIPE_SECRET_KEY` + `STRIPE_WEBHOOK_SECRET` (both needed); `STRIPE_API_HOST`/`STRIPE_API_PORT`/`STRIPE_API_PROTOCOL` point it at another endpoint (tests). */
+  stripe: { secretKey: string; webhookSecret: string; host?: string; port?: number; protocol?: 'http' | 'https' } | undefined;
+  /** Signing secret of the local processor's events (`LOCAL_PROCESSOR_WEBHOOK_SECRET`, `whsec_…`; default: derived per process). */
+  localWebhookSecret: string | undefined;
+  /** Delay of the local processor's asynchronous confirmations, ms (`LOCAL_PROCESSOR_DELAY_MS`, default 200). */
+  localDelayMs: number;
+}
+
+function stripeConfig(env: NodeJS.ProcessEnv): MarketplaceConfig['stripe'] {
+  const secretKey = env.STRIPE_SECRET_KEY?.trim();
+  if (!secretKey) return undefined;
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET?.trim();
+  if (!webhookSecret) throw new Error('STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: Stripe events could not be verified');
+  const protocol = env.STRIPE_API_PROTOCOL === 'http' ? 'http' : env.STRIPE_API_PROTOCOL === 'https' ? 'https' : undefined;
+  return {
+    secretKey,
+    webhookSecret,
+    ...(env.STRIPE_API_HOST ? { host: env.STRIPE_API_HOST } : {}),
+    ...(env.STRIPE_API_PORT ? { port: Number(env.STRIPE_API_PORT) } : {}),
+    ...(protocol ? { protocol } : {}),
+  };
 }
 
 /** The platform issuer of TrustTierCredentials (DESIGN §8.16). */
@@ -178,6 +222,11 @@ function platformHubAddress(env: NodeJS.ProcessEnv): string {
   const address = normalizeHubAddress(raw);
   if (!address) throw new ConfigError(`PLATFORM_HUB_ADDRESS must be a hub address (3-32 characters of a-z, 0-9 and "-"), got "${raw}"`);
   return address;
+}
+
+/** `PLATFORM_OPERATOR_SUBS`: comma-separated subjects, trimmed, empty entries and duplicates dropped (DESIGN §8.25). */
+function operatorSubs(env: NodeJS.ProcessEnv): string[] {
+  return [...new Set((env.PLATFORM_OPERATOR_SUBS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
 }
 
 const VERSION = '0.1.0';
@@ -267,6 +316,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentials: {
       platformHubAddress: platformHubAddress(env),
       ttlDays: Math.max(1, int(env, 'CREDENTIAL_TTL_DAYS', 30)),
+    },
+    platformOperatorSubs: operatorSubs(env),
+    marketplace: {
+      feeBps: Math.min(10_000, Math.max(0, int(env, 'MARKETPLACE_FEE_BPS', 2000))),
+      minimumPayoutCents: Math.max(1, int(env, 'MARKETPLACE_MIN_PAYOUT_CENTS', 1000)),
+      payoutIntervalMs: Math.max(60_000, Math.round(Number(env.MARKETPLACE_PAYOUT_INTERVAL_HOURS ?? 168) * 3_600_000) || 168 * 3_600_000),
+      rentalPollMs: Math.max(100, int(env, 'MARKETPLACE_RENTAL_POLL_MS', 60_000)),
+      stripe: stripeConfig(env),
+      localWebhookSecret: env.LOCAL_PROCESSOR_WEBHOOK_SECRET?.trim() || undefined,
+      localDelayMs: Math.max(0, int(env, 'LOCAL_PROCESSOR_DELAY_MS', 200)),
     },
   };
 }

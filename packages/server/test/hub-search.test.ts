@@ -169,6 +169,7 @@ describe('hub search and profiles', () => {
           display_name: 'Profiled',
           description: 'about me',
           trust_tier: 'unverified',
+          tier_source: 'computed',
           trust_score: 0.5,
           capabilities: ['chat', 'ocr', 'vision'],
           enrolled_at: id.created_at,

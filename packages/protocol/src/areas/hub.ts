@@ -14,6 +14,14 @@ import { TRUST_TIERS } from './trust.js';
 export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
 
 
+/**
+ * Where an identity's tier comes from (DESIGN §8.25): `computed` (the trust engine and certify,
+ * SPEC §3.3) or `operator` (a platform operator's tier grant, `POST /hub/identities/{id}/tier`).
+ */
+export const TIER_SOURCES = ['computed', 'operator'] as const;
+/** Where an identity's tier comes from: `computed` or `operator` (DESIGN §8.25). */
+export type TierSource = (typeof TIER_SOURCES)[number];
+
 /** Names of the certification checks, in answer order (SPEC §3.3). */
 export const CERTIFICATION_CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'] as const;
 /** Names of the certification checks, in answer order (SPEC §3.3). */
@@ -32,6 +40,7 @@ export const HubAddressParams = Type.Object({ hub_address: Type.String({ pattern
 const PublicKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$', description: 'raw 32-byte Ed25519 public key, base64 (the owner key); must decode to a curve point not of small order' });
 
 const tierOut = (description: string) => lit(TRUST_TIERS, { description });
+const tierSourceOut = lit(TIER_SOURCES, { description: 'computed (trust engine, certify) | operator (a platform operator’s tier grant, DESIGN §8.25)' });
 
 /**
  * `POST /api/v1/hub/register` and `POST /api/v1/hub/identities` body (DESIGN §8.15, §8.18).
@@ -66,6 +75,7 @@ export const HubIdentity = Type.Object({
   public_key: Nullable(Type.String()),
   device_id: Nullable(Uuid),
   trust_tier: tierOut('unverified | certified | enterprise'),
+  tier_source: tierSourceOut,
   created_at: Timestamp,
 });
 export type HubIdentity = Static<typeof HubIdentity>;
@@ -130,6 +140,7 @@ export const HubProfile = Type.Object({
   display_name: Type.String(),
   description: Nullable(Type.String()),
   trust_tier: tierOut('unverified | certified | enterprise'),
+  tier_source: tierSourceOut,
   trust_score: Type.Number({ description: '0.0-1.0; 0.5 until the trust engine has computed one (SPEC §3.9)' }),
   capabilities: Type.Array(Type.String(), { description: 'names given at registration and registered capability names' }),
   enrolled_at: Timestamp,
@@ -178,6 +189,25 @@ export const CertifyResult = Type.Object({
   ),
 });
 export type CertifyResult = Static<typeof CertifyResult>;
+
+/** Longest `reason` of an operator tier grant. */
+export const TIER_GRANT_REASON_MAX = 500;
+
+/**
+ * `POST /api/v1/hub/identities/{id}/tier` body (platform operators, DESIGN §8.25): the `tier` to
+ * grant, the review's `reason` (1-500 characters, not blank) and an optional `expires_at` (ISO
+ * 8601, in the future; absent: the grant holds until a real-telemetry score demotes the identity
+ * or another grant replaces it).
+ */
+export const GrantTierRequest = Type.Object(
+  {
+    tier: lit(TRUST_TIERS, { description: 'unverified | certified | enterprise' }),
+    reason: Type.String({ minLength: 1, maxLength: TIER_GRANT_REASON_MAX, description: 'why (the review); recorded in the audit chain of the identity’s tenant' }),
+    expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, in the future; the computed rules take over when it passes' })),
+  },
+  { additionalProperties: false },
+);
+export type GrantTierRequest = Static<typeof GrantTierRequest>;
 
 // ---------------------------------------------------------------- DID documents and resolution (SPEC §4.10, §8; DESIGN §8.15)
 
@@ -330,6 +360,17 @@ export const hubRoutes = {
     summary: 'Run the certification checks and raise the trust tier when they pass (answered either way)',
     params: IdParams,
     responses: { 200: CertifyResult },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  grantHubIdentityTier: defineRoute({
+    method: 'POST',
+    path: '/api/v1/hub/identities/{id}/tier',
+    auth: 'owner-any',
+    tags,
+    summary: 'Grant a trust tier after a review (platform operators only; any tenant; audited in the identity’s tenant chain)',
+    params: IdParams,
+    body: GrantTierRequest,
+    responses: { 200: HubIdentity },
     errors: [400, 401, 403, 404, 409],
   }),
   resolveHub: defineRoute({

@@ -101,6 +101,7 @@ import type {
   AgentVerification,
   CertifyResult,
   CredentialVerification,
+  GrantTierRequest,
   HubCapability,
   HubCapabilityInput,
   HubIdentity,
@@ -965,6 +966,18 @@ export class ParleyClient {
    */
   certifyHubIdentity(identityId: string, opts?: RequestOptions): Promise<CertifyResult> {
     return this.call('certifyHubIdentity', { params: { id: identityId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/hub/identities/{id}/tier` (platform operators only, DESIGN §8.25): grant `tier`
+   * to an identity of any tenant after a review, with `reason` (1-500 characters) and an optional
+   * future `expires_at`. Answers the identity with `tier_source: "operator"`; while the grant
+   * holds, fallback scores never lower the tier (SPEC §3.9), a real-telemetry score below the
+   * threshold or the expiry does. 400 bad body or past `expires_at`; 401 no owner token; 403 not
+   * an operator; 404 unknown identity; 409 identity suspended.
+   */
+  grantHubIdentityTier(identityId: string, body: GrantTierRequest, opts?: RequestOptions): Promise<HubIdentity> {
+    return this.call('grantHubIdentityTier', { params: { id: identityId }, body, opts });
   }
 
   // ------------------------------------------------------------ verification, credentials (SPEC §2.10, §4.11; DESIGN §8.16)

@@ -15,12 +15,18 @@ import { asUuid } from '../lib/ids.js';
 import type { DeviceTokenService } from './device-tokens.js';
 import type { OwnerTokenVerifier } from './owner-tokens.js';
 
-/** An authenticated owner user; `tenantId` is null only before the user has any tenant. */
+/**
+ * An authenticated owner user; `tenantId` is null only before the user has any tenant.
+ * `operator`: a platform operator (DESIGN §8.25): the token's `sub` is listed in
+ * `PLATFORM_OPERATOR_SUBS`, or the built-in development provider minted it with its operator
+ * claim (owner-tokens.ts `devOperator`). Operator routes need no tenant membership.
+ */
 export interface OwnerPrincipal {
   kind: 'owner';
   sub: string;
   tenantId: string | null;
   role: string | null;
+  operator: boolean;
 }
 
 /** An authenticated device (device JWT). */
@@ -55,10 +61,16 @@ export interface AuthenticatorDeps {
   ownerTokens: OwnerTokenVerifier;
   tenantClaim: string;
   resolveApiKey: ApiKeyResolver;
+  /** Subjects of the platform operators (config `platformOperatorSubs`, DESIGN §8.25). */
+  operatorSubs: readonly string[];
 }
 
 export class Authenticator {
-  constructor(private readonly deps: AuthenticatorDeps) {}
+  private readonly operatorSubs: ReadonlySet<string>;
+
+  constructor(private readonly deps: AuthenticatorDeps) {
+    this.operatorSubs = new Set(deps.operatorSubs);
+  }
 
   /**
    * Authenticate a bearer token (owner JWT or device JWT).
@@ -132,15 +144,16 @@ export class Authenticator {
         .where(eq(memberships.userSub, claims.sub))
         .orderBy(asc(memberships.createdAt)),
     );
+    const operator = this.operatorSubs.has(claims.sub) || claims.devOperator;
     const claimed = claims.payload[this.deps.tenantClaim];
     const wanted = requestedTenant ?? (typeof claimed === 'string' ? claimed : undefined);
     if (wanted !== undefined) {
       const m = rows.find((r) => r.tenantId === wanted);
       if (!m) throw forbidden('not a member of the requested tenant');
-      return { kind: 'owner', sub: claims.sub, tenantId: m.tenantId, role: m.role };
+      return { kind: 'owner', sub: claims.sub, tenantId: m.tenantId, role: m.role, operator };
     }
     const first = rows[0];
-    return { kind: 'owner', sub: claims.sub, tenantId: first?.tenantId ?? null, role: first?.role ?? null };
+    return { kind: 'owner', sub: claims.sub, tenantId: first?.tenantId ?? null, role: first?.role ?? null, operator };
   }
 
 }

@@ -1,7 +1,8 @@
 /**
  * The built-in development identity provider (DESIGN §3): an Ed25519 key kept in
  * `DATA_DIR/dev-idp-key.json`, shared by the server (which verifies) and the CLI (which mints
- * owner tokens with `owner-token --sub`). Disabled whenever `OIDC_*` is configured.
+ * owner tokens with `owner-token --sub`, platform operator tokens with `--operator`). Disabled
+ * whenever `OIDC_*` is configured.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +12,12 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 /** Issuer and audience of development owner tokens. */
 export const DEV_IDP_ISSUER = 'urn:parley:dev-idp';
 export const DEV_IDP_AUDIENCE = 'parley';
+/**
+ * Claim (`true`) of a development owner token whose owner is a platform operator (DESIGN §8.25,
+ * docs/decisions.md "Platform operators"). Honoured ONLY on tokens this provider signed
+ * (owner-tokens.ts); on a token from an external OIDC provider it means nothing.
+ */
+export const DEV_OPERATOR_CLAIM = 'parley_operator';
 
 interface KeyFile {
   private: JWK;
@@ -47,11 +54,12 @@ export class DevIdentityProvider {
 
   /**
    * Mint an owner JWT for `sub` (e.g. an email), valid `ttlSec` seconds (default 12 h).
-   * `claims` may carry a tenant claim.
+   * `claims` may carry a tenant claim; `operator` adds {@link DEV_OPERATOR_CLAIM} (a platform
+   * operator token, DESIGN §8.25).
    */
-  async mint(sub: string, opts: { ttlSec?: number; claims?: Record<string, unknown> } = {}): Promise<string> {
+  async mint(sub: string, opts: { ttlSec?: number; claims?: Record<string, unknown>; operator?: boolean } = {}): Promise<string> {
     const key = await importJWK(this.key.private, 'EdDSA');
-    return new SignJWT({ ...opts.claims })
+    return new SignJWT({ ...opts.claims, ...(opts.operator ? { [DEV_OPERATOR_CLAIM]: true } : {}) })
       .setProtectedHeader({ alg: 'EdDSA', kid: this.key.private.kid!, typ: 'JWT' })
       .setSubject(sub)
       .setIssuer(DEV_IDP_ISSUER)

@@ -1,30 +1,40 @@
 /**
  * Owner JWT verification (DESIGN §5): jose against the identity provider's JWKS: an external
- * OIDC provider when configured, otherwise the built-in development provider.
+ * OIDC provider when configured, otherwise the built-in development provider. Only a token of the
+ * development provider can carry its operator claim (DESIGN §8.25, {@link DEV_OPERATOR_CLAIM}).
  */
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from '../config.js';
-import { DEV_IDP_AUDIENCE, DEV_IDP_ISSUER, type DevIdentityProvider } from './dev-idp.js';
+import { DEV_IDP_AUDIENCE, DEV_IDP_ISSUER, DEV_OPERATOR_CLAIM, type DevIdentityProvider } from './dev-idp.js';
 
 export interface OwnerClaims {
   sub: string;
   payload: JWTPayload;
+  /**
+   * True only when the built-in development provider signed the token and it carries
+   * `parley_operator: true` ({@link DEV_OPERATOR_CLAIM}); always false for external OIDC tokens.
+   */
+  devOperator: boolean;
 }
 
 export class OwnerTokenVerifier {
   private readonly keySet: JWTVerifyGetKey;
   private readonly issuer: string;
   private readonly audience: string | undefined;
+  /** The development provider verifies (its operator claim counts). */
+  private readonly dev: boolean;
 
   constructor(source: { oidc: OidcConfig } | { dev: DevIdentityProvider }) {
     if ('oidc' in source) {
       this.keySet = createRemoteJWKSet(new URL(source.oidc.jwksUrl));
       this.issuer = source.oidc.issuer;
       this.audience = source.oidc.audience;
+      this.dev = false;
     } else {
       this.keySet = createLocalJWKSet({ keys: [source.dev.publicJwk] });
       this.issuer = DEV_IDP_ISSUER;
       this.audience = DEV_IDP_AUDIENCE;
+      this.dev = true;
     }
   }
 
@@ -36,7 +46,7 @@ export class OwnerTokenVerifier {
         ...(this.audience ? { audience: this.audience } : {}),
       });
       if (typeof payload.sub !== 'string' || payload.sub === '' || payload.typ === 'device') return undefined;
-      return { sub: payload.sub, payload };
+      return { sub: payload.sub, payload, devOperator: this.dev && payload[DEV_OPERATOR_CLAIM] === true };
     } catch {
       return undefined;
     }

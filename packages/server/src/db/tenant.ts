@@ -46,3 +46,15 @@ export function crossTenant<T>(db: Db, reason: string, fn: (tx: Tx) => Promise<T
   void reason;
   return db.transaction(fn);
 }
+
+/**
+ * Run `fn` in a transaction as the application role with NO tenant (`app.tenant_id` empty): RLS
+ * shows only rows a policy opens to every scope — today the published marketplace listings
+ * (migration 0021, DESIGN §8.23) — and nothing else. For anonymous public reads.
+ */
+export function withNoTenant<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('app.tenant_id', '', true), set_config('role', ${APP_ROLE}, true)`);
+    return fn(tx);
+  });
+}

@@ -12,7 +12,8 @@ import { asUuid } from '../lib/ids.js';
 /**
  * - `none`: public.
  * - `owner`: owner JWT with a resolved tenant (403 when the user has none).
- * - `owner-any`: owner JWT, tenant optional (`POST /tenants`).
+ * - `owner-any`: owner JWT, tenant optional (`POST /tenants`, platform operator routes: those check
+ *   {@link operatorOf}).
  * - `device`: device JWT of an ACTIVE device.
  * - `owner-or-device`: either.
  * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), SPEC §4.13.
@@ -71,6 +72,19 @@ export function ownerOf(request: FastifyRequest): OwnerPrincipal & { tenantId: s
   if (p?.kind !== 'owner') throw unauthorized();
   if (!p.tenantId) throw forbidden(NO_TENANT);
   return p as OwnerPrincipal & { tenantId: string };
+}
+
+/**
+ * The authenticated platform operator of a request (DESIGN §8.25): an owner principal whose
+ * `operator` flag is set (its `sub` is listed in `PLATFORM_OPERATOR_SUBS`, or a dev-provider
+ * operator token); no tenant membership needed (operator routes use the `owner-any` mode).
+ * @throws 401 without an owner principal; 403 `{detail}` for an owner who is not an operator.
+ */
+export function operatorOf(request: FastifyRequest): OwnerPrincipal & { operator: true } {
+  const p = request.principal;
+  if (p?.kind !== 'owner') throw unauthorized();
+  if (!p.operator) throw forbidden('this route is for platform operators (PLATFORM_OPERATOR_SUBS)');
+  return p as OwnerPrincipal & { operator: true };
 }
 
 /** The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. */

@@ -14,6 +14,10 @@ export enum ErrorCode {
   UnsupportedMediaType = 'unsupported_media_type',
   RateLimited = 'rate_limited',
   Internal = 'internal',
+  /** The payment processor declined the payment method (marketplace rentals). */
+  PaymentRequired = 'payment_required',
+  /** An upstream service (the payment processor) failed or could not be reached. */
+  BadGateway = 'bad_gateway',
 }
 
 /** HTTP status of each code (SPEC §7). */
@@ -28,6 +32,8 @@ export const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.UnsupportedMediaType]: 415,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.Internal]: 500,
+  [ErrorCode.PaymentRequired]: 402,
+  [ErrorCode.BadGateway]: 502,
 };
 
 /** An expected failure with a client-facing `detail` message. */

@@ -29,6 +29,11 @@ export const hubIdentities = pgTable(
     /** The `timestamp` of the last accepted `PATCH /hub/{address}/did` (replay protection, DESIGN §8.15). */
     didUpdatedAt: ts('did_updated_at'),
     certifiedAt: ts('certified_at'),
+    /** `computed` (trust engine / certify) or `operator` (DESIGN §8.25 operator certification). */
+    tierSource: text('tier_source').notNull().default('computed'),
+    /** The operator's tier grant: its reason and expiry (null: no grant, or no expiry). */
+    tierGrantReason: text('tier_grant_reason'),
+    tierGrantExpiresAt: ts('tier_grant_expires_at'),
     lastAttestationAt: ts('last_attestation_at'),
     /** Full-text search document over names, description and capabilities (kept by the hub service). */
     searchDocument: tsvector('search_document'),

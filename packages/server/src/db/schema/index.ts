@@ -31,3 +31,15 @@ export { telemetrySpans } from './telemetry.js';
 export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';
 export { skillGrants } from './grants.js';
 export { shadowSessions, shadowObservations } from './shadow.js';
+export {
+  marketplaceListings,
+  marketplaceRentals,
+  marketplaceDisputes,
+  marketplaceDisputeNotes,
+  marketplacePayouts,
+  connectedAccounts,
+  paymentMethods,
+  ledgerTransactions,
+  ledgerEntries,
+  processorEvents,
+} from './marketplace.js';

@@ -184,7 +184,8 @@ export class GrantService {
       signature: true,
       expiration: claims.exp * 1000 > Date.now(),
       revocation: standing !== undefined && inStanding(standing),
-      skill: input.skill === undefined || input.skill === claims.skill,
+      // A rental SPT names several skills, space-separated like an OAuth scope (grants/rental.ts).
+      skill: input.skill === undefined || input.skill === claims.skill || claims.skill.split(' ').includes(input.skill),
       audience: input.audience === claims.aud,
     };
     const checks = GRANT_CHECKS.map((check) => ({ check, passed: passed[check] }));

@@ -30,6 +30,11 @@
  * issued above the new tier are revoked (`tier_downgrade`; their `jti`s are the audit's
  * `revoked_grants`, empty on an upgrade) and capabilities certified above it are restricted to it.
  * A certify run is audited as `hub.certified {tier, upgraded, checks: [{check, passed}]}` as well.
+ *
+ * Operator tier grants (DESIGN §8.25, tier-grant.ts): while a grant is valid, fallback scores
+ * never lower the tier (only a real-telemetry score below the threshold does), an `unverified`
+ * grant is not raised, and any change ends the grant; an expired grant ends at the next decision,
+ * which then decides from scratch (reason `grant_expired` when the tier changes).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -46,6 +51,7 @@ import { evaluateTier, type TierEvaluation } from '../trust/tiers.js';
 import { asTier, TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, tierRank, TIERS, type ScorePoint, type Tier } from '../trust/types.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
+import { ENDED_GRANT, grantState, latestTelemetryScore, tierUnderGrant } from './tier-grant.js';
 import type { CertificationCheckName, CertifyResult } from '@parley/protocol';
 
 /** Minimum trust score per tier (SPEC §3.3). */
@@ -157,15 +163,24 @@ export async function loadChecks(tx: Tx, h: repo.HubIdentityRow, heldScore: numb
   return certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), heldScore, staleScore, now });
 }
 
-/** The 7d score history of a device for tier decisions: the latest composite (≤ now) and the hold series (trust/repo.ts tierSeries). */
-export async function scoreHistory(tx: Tx, tenantId: string, deviceId: string | null, now: Date): Promise<{ latest: number | null; series: ScorePoint[] }> {
-  if (!deviceId) return { latest: null, series: [] };
+/**
+ * The 7d score history of a device for tier decisions: the latest composite (≤ now), its
+ * real-telemetry part (tier-grant.ts `latestTelemetryScore`, for operator grants) and the hold
+ * series (trust/repo.ts tierSeries).
+ */
+export async function scoreHistory(tx: Tx, tenantId: string, deviceId: string | null, now: Date): Promise<{ latest: number | null; latestTelemetry: number | null; series: ScorePoint[] }> {
+  if (!deviceId) return { latest: null, latestTelemetry: null, series: [] };
   const series = (await tierSeries(tx, tenantId, [deviceId], now, TIER_HOLD_DAYS)).get(deviceId) ?? [];
-  return { latest: series.length > 0 ? series[series.length - 1]!.composite : null, series };
+  const latestTelemetry = await latestTelemetryScore(tx, tenantId, deviceId, now);
+  return { latest: series.length > 0 ? series[series.length - 1]!.composite : null, latestTelemetry, series };
 }
 
-/** Why a tier decision runs (`hub_tier_changes.reason`, audit `data.reason`); `device_revoked`: the bound device was revoked or deleted (devices/lifecycle.ts). */
-export type TierChangeReason = 'certify' | 'trust_recompute' | 'device_revoked';
+/**
+ * Why a tier changes (`hub_tier_changes.reason`, audit `data.reason`); `device_revoked`: the bound
+ * device was revoked or deleted (devices/lifecycle.ts); `grant_expired`: an operator grant expired
+ * (tier-grant.ts); `operator_grant`: a platform operator granted the tier (operator-tier.ts).
+ */
+export type TierChangeReason = 'certify' | 'trust_recompute' | 'device_revoked' | 'grant_expired' | 'operator_grant';
 
 /** Input of {@link decideTier}. */
 export interface TierDecisionInput {
@@ -174,10 +189,16 @@ export interface TierDecisionInput {
   identity: repo.HubIdentityRow;
   /** The latest 7d composite (null: none computed yet → no change). */
   latest: number | null;
+  /**
+   * The latest 7d composite over real-telemetry dimensions only (trust/fallbacks.ts
+   * `telemetryComposite`; null: none, e.g. the warm-up): what may lower an operator-granted tier
+   * (tier-grant.ts). Omitted: `latest` counts as real (the device_revoked demotion).
+   */
+  latestTelemetry?: number | null;
   /** The 7d composites of the hold, ascending, the latest included (trust/repo.ts tierSeries). */
   series: readonly ScorePoint[];
   now: Date;
-  reason: TierChangeReason;
+  reason: Exclude<TierChangeReason, 'grant_expired' | 'operator_grant'>;
   /** Audit actor: the owner's `sub`, or `system` for the recompute. */
   actor: string;
   /** Run the checks even when no upgrade is possible (certify answers them every time). */
@@ -208,42 +229,81 @@ export interface TierDecision {
 export async function decideTier(tx: Tx, input: TierDecisionInput): Promise<TierDecision> {
   const { identity: h, now } = input;
   const from = asTier(h.trustTier);
-  const evaluation = input.latest === null ? null : evaluateTier({ current: from, latest: input.latest, series: input.series, now });
+  const grant = grantState(h, now);
+  // An expired operator grant: the computed rules decide from scratch (tier-grant.ts).
+  const base = grant === 'expired' ? 'unverified' : from;
+  const evaluation = input.latest === null ? null : evaluateTier({ current: base, latest: input.latest, series: input.series, now });
   const heldScore = evaluation?.heldScore ?? null;
   const wantsUp = evaluation?.direction === 'up' && h.status === 'active';
   const stale = scoreFreshness(input.series, now, input.maxScoreAgeMs ?? SCORE_MAX_AGE_MS);
   const checks = input.alwaysCheck || wantsUp ? await loadChecks(tx, h, heldScore, now, stale) : null;
-  let to = from;
+  let to: Tier = base;
   if (evaluation?.direction === 'down') to = evaluation.tier;
   else if (wantsUp && stale === null && checks!.every((c) => c.passed)) to = evaluation!.tier;
+  let decisive: number | null = null; // the score that made a granted tier fall
+  if (grant === 'valid' && to !== from) {
+    const latestTelemetry = input.latestTelemetry === undefined ? input.latest : input.latestTelemetry;
+    const granted = tierUnderGrant({ from, computed: to, latest: input.latest, latestTelemetry });
+    decisive = granted.score;
+    to = granted.tier;
+  }
   const direction = tierRank(to) > tierRank(from) ? 'up' : tierRank(to) < tierRank(from) ? 'down' : 'none';
+  const endsGrant = grant === 'expired' || (grant === 'valid' && direction !== 'none');
   let revokedGrants: string[] = [];
   if (direction !== 'none') {
-    const score = direction === 'down' ? input.latest! : heldScore!;
-    revokedGrants = await applyTierChange(tx, { tenantId: input.tenantId, identity: h, from, to, score, reason: input.reason, actor: input.actor, checks: checks ?? [], now });
+    const reason = grant === 'expired' && input.reason !== 'device_revoked' ? 'grant_expired' : input.reason;
+    revokedGrants = await applyTierChange(tx, {
+      tenantId: input.tenantId,
+      identity: h,
+      from,
+      to,
+      score: decisive ?? (direction === 'down' ? input.latest : heldScore),
+      reason,
+      actor: input.actor,
+      checks: checks ?? [],
+      now,
+      ...(endsGrant ? { source: ENDED_GRANT } : {}),
+    });
+  } else if (endsGrant) {
+    await repo.updateHubIdentity(tx, h.id, { ...ENDED_GRANT, updatedAt: now });
+    Object.assign(h, ENDED_GRANT);
   }
   return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation, revokedGrants };
 }
 
+/** The identity columns saying where its tier comes from (DESIGN §8.25). */
+export type TierSourceColumns = Pick<typeof hubIdentities.$inferInsert, 'tierSource' | 'tierGrantReason' | 'tierGrantExpiresAt'>;
+
 /** A tier change to apply ({@link applyTierChange}). */
-interface TierChange {
+export interface TierChange {
   tenantId: string;
+  /** The identity, locked FOR UPDATE; updated in place. */
   identity: repo.HubIdentityRow;
   from: Tier;
   to: Tier;
-  /** The score that justified it: the latest composite (down) or the held score (up). */
-  score: number;
+  /** The score that justified it: the latest composite (down) or the held score (up); null: none (an operator grant, an expired grant without scores). */
+  score: number | null;
   reason: TierChangeReason;
   actor: string;
   checks: CertifyCheck[];
   now: Date;
+  /** Source columns written with the tier: an operator's grant, or tier-grant.ts ENDED_GRANT; absent: unchanged. */
+  source?: TierSourceColumns;
+  /** Append `hub.tier_changed` (default true; an operator grant appends `hub.tier_granted` itself). */
+  audit?: boolean;
 }
 
-/** Apply one tier change with all its side effects (module comment), in `tx`; answers the `jti`s of the SPTs a downgrade revoked. */
-async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
+/**
+ * Apply one tier change with all its side effects (module comment), in `tx`: `trust_tier` (and
+ * `source` columns), `hub_tier_changes`, capabilities, SPT revocation on a downgrade, audit
+ * `hub.tier_changed` (unless `audit: false`), the `svc.trust` span when a device is bound.
+ * Answers the `jti`s of the SPTs a downgrade revoked.
+ */
+export async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
   const up = tierRank(c.to) > tierRank(c.from);
   const h = c.identity;
-  await repo.updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}) });
+  await repo.updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}), ...c.source });
+  if (c.source) Object.assign(h, c.source);
   await repo.insertTierChange(tx, { id: randomUUID(), tenantId: c.tenantId, identityId: h.id, fromTier: c.from, toTier: c.to, reason: c.reason, checks: c.checks, createdAt: c.now });
   let revoked: string[] = [];
   if (up) {
@@ -252,8 +312,10 @@ async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
     if (h.deviceId) revoked = await revokeGrantsAboveTier(tx, h.deviceId, c.to, 'tier_downgrade', c.now);
     await restrictCapabilities(tx, h.id, c.to);
   }
-  const score = round4(c.score);
-  await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason, revoked_grants: revoked } });
+  const score = c.score === null ? null : round4(c.score);
+  if (c.audit !== false) {
+    await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason, revoked_grants: revoked } });
+  }
   if (h.deviceId) {
     await insertSpans(tx, [
       {
@@ -274,8 +336,9 @@ async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
           operation: 'tier_change',
           'svc.trust.from_tier': c.from,
           'svc.trust.to_tier': c.to,
-          'svc.trust.score': score,
+          ...(score === null ? {} : { 'svc.trust.score': score }),
           'svc.trust.reason': c.reason,
+          'svc.trust.tier_source': h.tierSource,
           'svc.hub_identity_id': h.id,
         },
         resource: { 'service.name': 'parley' },
@@ -327,11 +390,12 @@ export class HubCertifyService {
       if (!h) throw notFound('hub identity');
       if (h.status !== 'active') throw conflict(`hub identity is ${h.status}`);
       const now = new Date();
-      const { latest, series } = await scoreHistory(tx, tenantId, h.deviceId, now);
+      const { latest, latestTelemetry, series } = await scoreHistory(tx, tenantId, h.deviceId, now);
       const decision = await decideTier(tx, {
         tenantId,
         identity: h,
         latest,
+        latestTelemetry,
         series,
         now,
         reason: 'certify',

@@ -1,7 +1,8 @@
 /**
  * Public profiles and search of hub identities (SPEC §2.8 public profile, §4.10; DESIGN §8.15).
  *
- * - Profile: hub_address, display_name, description, trust_tier, trust_score (the stored score,
+ * - Profile: hub_address, display_name, description, trust_tier, tier_source (`operator` while a
+ *   platform operator's tier grant holds, DESIGN §8.25), trust_score (the stored score,
  *   else SPEC §3.9's 0.5, trust/types.ts NEUTRAL_SCORE, until the trust engine computes one),
  *   capabilities (the names given at registration, then registered capability names not among
  *   them), enrolled_at (the bound device's enrolment, else the identity's creation), last_active
@@ -11,7 +12,7 @@
  *   excluded; anonymous callers get at most {@link ANONYMOUS_SEARCH_LIMIT} results, authenticated
  *   callers up to `limit`.
  */
-import { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT, type HubProfile, type HubSearchQuery, type TrustTier, type UpdateHubProfileRequest } from '@parley/protocol';
+import { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT, type HubProfile, type HubSearchQuery, type TierSource, type TrustTier, type UpdateHubProfileRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
@@ -34,6 +35,7 @@ async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]
     display_name: h.displayName,
     description: h.description,
     trust_tier: h.trustTier as TrustTier,
+    tier_source: h.tierSource as TierSource,
     trust_score: h.trustScore ?? NEUTRAL_SCORE,
     capabilities: [...new Set([...(h.capabilities as string[]), ...(registered.get(h.id) ?? [])])],
     enrolled_at: (enrolledAt ?? h.createdAt).toISOString(),

@@ -9,7 +9,7 @@
  * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
-import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TrustTier } from '@parley/protocol';
+import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
@@ -38,7 +38,8 @@ export const ROUTE_RESERVED_ADDRESSES: readonly string[] = ['identities', 'regis
 /** `did:hub:<address>` (SPEC §2.8). */
 export const hubDid = (address: string) => `did:hub:${address}`;
 
-const toOut = (h: repo.HubIdentityRow): HubIdentity => ({
+/** The wire form of a stored identity (SPEC §2.8; `tier_source`, DESIGN §8.25). */
+export const toHubIdentity = (h: repo.HubIdentityRow): HubIdentity => ({
   id: h.id,
   hub_address: h.hubAddress,
   did: hubDid(h.hubAddress),
@@ -48,6 +49,7 @@ const toOut = (h: repo.HubIdentityRow): HubIdentity => ({
   public_key: h.publicKey,
   device_id: h.deviceId,
   trust_tier: h.trustTier as TrustTier,
+  tier_source: h.tierSource as TierSource,
   created_at: h.createdAt.toISOString(),
 });
 
@@ -108,7 +110,7 @@ export class HubService {
         });
         await repo.refreshSearchDocument(tx, row!.id);
         await appendAudit(tx, tenantId, { type: 'hub.registered', actor: createdBy, subject: row!.id, data: { hub_address: hubAddress, device_id: deviceId, owner_key: row!.publicKey !== null } });
-        return toOut(row!);
+        return toHubIdentity(row!);
       });
     } catch (err) {
       if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
@@ -118,14 +120,14 @@ export class HubService {
 
   /** The tenant's identities, oldest first. */
   list(tenantId: string): Promise<HubIdentity[]> {
-    return withTenant(this.db, tenantId, async (tx) => (await repo.listHubIdentities(tx)).map(toOut));
+    return withTenant(this.db, tenantId, async (tx) => (await repo.listHubIdentities(tx)).map(toHubIdentity));
   }
 
   /** One identity of the tenant. @throws 404 unknown or another tenant's. */
   async get(tenantId: string, id: string): Promise<HubIdentity> {
     const row = await withTenant(this.db, tenantId, (tx) => repo.getHubIdentity(tx, id));
     if (!row) throw notFound('hub identity');
-    return toOut(row);
+    return toHubIdentity(row);
   }
 
   /**

@@ -10,8 +10,10 @@
  *    medians, apply the §3.9 fallbacks (48-hour warm-up from activation, fleet median for missing
  *    dimensions), composite and percentile rank within the tenant fleet;
  * 3. tiers (SPEC §3.3) of agents with a bound hub identity: hub/certify.ts decideTier over the
- *    identity's 7d history plus this run's composite (downgrade at once, upgrade after the 7-day
- *    hold when the certification checks pass), with all side effects;
+ *    identity's 7d history plus this run's composite and its real-telemetry part (downgrade at
+ *    once, upgrade after the 7-day hold when the certification checks pass; an operator grant,
+ *    DESIGN §8.25, falls only on real telemetry), with all side effects; expired operator grants
+ *    of the tenant's other identities end too (hub/grant-expiry.ts);
  * 4. writes: trust_snapshots (3 per agent, computed_at = now, tier after step 3), per-day
  *    dimension values (trust_daily_scores) of the days touched since the previous run, the initial
  *    PSI baselines (first stable 30-day window from activation day + 2, COMPLETE days only: the
@@ -32,9 +34,10 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode } from '../../lib/errors.js';
 import { decideTier, lockIdentities } from '../hub/certify.js';
+import { expireUnscoredGrants } from '../hub/grant-expiry.js';
 import { addDays, utcDay, windowStartDay } from './days.js';
 import { compositeScore, measureDimensions, tokensPerSuccessfulTask } from './dimensions.js';
-import { applyFallbacks } from './fallbacks.js';
+import { applyFallbacks, telemetryComposite } from './fallbacks.js';
 import { fleetMedians, median, percentileRank } from './fleet.js';
 import { baselineFor, chooseBaselineWindow } from './psi.js';
 import * as repo from './repo.js';
@@ -157,6 +160,8 @@ export class TrustEngine {
       const summary = { ...emptySummary(), tenants: 1 };
       const agents = await repo.listAgents(tx, tenantId);
       summary.agents = agents.length;
+      const scored = new Set(agents.flatMap((a) => (a.identityId ? [a.identityId] : [])));
+      summary.tierChanges += await expireUnscoredGrants(tx, tenantId, scored, now);
       if (agents.length === 0) return { ...summary, durationMs: performance.now() - started };
       const today = utcDay(now);
       const signals = await repo.extractSignals(tx, tenantId, agents, windowStartDay(now, EXTRACT_DAYS), now);
@@ -180,9 +185,11 @@ export class TrustEngine {
       for (const a of bound) {
         const identity = locked.get(a.identityId!);
         if (!identity) continue;
-        const latest = w7.get(a.deviceId)!.composite;
+        const score = w7.get(a.deviceId)!;
+        const latest = score.composite;
+        const latestTelemetry = telemetryComposite(score.dimensions, score.sources);
         const history = [...(series.get(a.deviceId) ?? []).filter((p) => p.at.getTime() < now.getTime()), { at: now, composite: latest }];
-        const decision = await decideTier(tx, { tenantId, identity, latest, series: history, now, reason: 'trust_recompute', actor: 'system' });
+        const decision = await decideTier(tx, { tenantId, identity, latest, latestTelemetry, series: history, now, reason: 'trust_recompute', actor: 'system' });
         if (decision.changed) {
           summary.tierChanges++;
           this.deps.log.info({ tenantId, identityId: identity.id, from: decision.from, to: decision.to }, 'trust tier changed');

@@ -4,6 +4,7 @@
  */
 import { clamp01 } from './dimensions.js';
 import {
+  DIMENSION_WEIGHTS,
   NEUTRAL_SCORE,
   TRUST_DIMENSIONS,
   WARMUP_HOURS,
@@ -43,4 +44,24 @@ export function applyFallbacks(
     }
   }
   return { dimensions, sources };
+}
+
+/**
+ * The composite of the dimensions measured from real telemetry only (source `telemetry`; the
+ * SPEC §2.9 weights renormalised over them): the score an operator tier grant yields to (DESIGN
+ * §8.25, hub/tier-grant.ts), which fallback values (warm-up, fleet medians) never lower. null
+ * when no dimension comes from telemetry (the 48-hour warm-up, or no data at all). `sources` may
+ * be partial or come from a stored snapshot: a dimension without a `telemetry` source, or whose
+ * value is not a finite number, does not count. Result in [0,1].
+ */
+export function telemetryComposite(dimensions: Partial<Record<TrustDimension, unknown>>, sources: Partial<Record<TrustDimension, unknown>>): number | null {
+  let num = 0;
+  let den = 0;
+  for (const dim of TRUST_DIMENSIONS) {
+    const v = dimensions[dim];
+    if (sources[dim] !== 'telemetry' || typeof v !== 'number' || !Number.isFinite(v)) continue;
+    num += DIMENSION_WEIGHTS[dim] * clamp01(v);
+    den += DIMENSION_WEIGHTS[dim];
+  }
+  return den > 0 ? clamp01(num / den) : null;
 }

@@ -27,6 +27,9 @@
  * | `a2a_channel_revoked`   | `a2a.channel.revoked`   | (same as requested)                                                                              |
  * | `a2a_message`           | `a2a.message`           | channel_id, message_id, a2a_message_id, sender_device_id, recipient_device_id, message_type, priority, timestamp |
  * | `decision_response`     | `decision.response`     | decision_id, resolution, option_id                                                               |
+ * | `rental_updated`        | `rental.updated`        | rental_id, listing_id, status, previous_status, reason, role                                     |
+ * | `dispute_updated`       | `dispute.updated`       | dispute_id, rental_id, status, outcome                                                           |
+ * | `payout_updated`        | `payout.updated`        | payout_id, status, amount_cents                                                                  |
  *
  * Every other event (typing, ping/pong, acks, `a2a_key_exchange`, `client_key_accepted`…) is not a
  * webhook event and is ignored.
@@ -74,6 +77,9 @@ export const WEBHOOK_EVENTS: Readonly<Record<string, { type: string; fields: rea
     fields: ['channel_id', 'message_id', 'a2a_message_id', 'sender_device_id', 'recipient_device_id', 'message_type', 'priority', 'timestamp'],
   },
   decision_response: { type: 'decision.response', fields: ['decision_id', 'resolution', 'option_id'] },
+  rental_updated: { type: 'rental.updated', fields: ['rental_id', 'listing_id', 'status', 'previous_status', 'reason', 'role'] },
+  dispute_updated: { type: 'dispute.updated', fields: ['dispute_id', 'rental_id', 'status', 'outcome'] },
+  payout_updated: { type: 'payout.updated', fields: ['payout_id', 'status', 'amount_cents'] },
 };
 
 /** A Standard Webhooks body: `type` (dotted event name), `timestamp` (ISO 8601), `data` (ids, types, times only). */

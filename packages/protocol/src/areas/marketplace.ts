@@ -1,0 +1,572 @@
+/**
+ * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.9, §8.23–§8.26, §8.29, §8.35): listings,
+ * rentals, disputes, payouts, the processor's connect dashboard, the tenant's default payment
+ * method, the ledger check and the processor webhooks. Money is integer US cents.
+ *
+ * "Workspace auth" (SPEC §4.16, DESIGN §8.23) is `owner-or-apikey`: an owner JWT of the tenant, or
+ * an API key of the tenant with `X-Workspace-Id`. Listing search and detail are `public`: an
+ * anonymous caller sees published listings only, in the reduced view (no tenant, workspace, SLA or
+ * term; pricing as `model` and `price_cents` only), at most 20 results.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { defineRoute } from '../contract.js';
+import { lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { TRUST_TIERS } from './trust.js';
+
+// ---------------------------------------------------------------- listings (SPEC §3.7, DESIGN §8.23)
+
+/** Listing statuses (SPEC §2.13). */
+export const LISTING_STATUSES = ['draft', 'published', 'paused', 'delisted'] as const;
+export type ListingStatus = (typeof LISTING_STATUSES)[number];
+
+/** Pricing models (DESIGN §8.23). */
+export const PRICING_MODELS = ['per_task', 'per_hour', 'per_day', 'monthly'] as const;
+export type PricingModel = (typeof PRICING_MODELS)[number];
+
+/** The tiers a listing may require of its identity (DESIGN §8.23). */
+export const LISTING_TIERS = ['certified', 'enterprise'] as const;
+
+/** Pricing of a listing: integer cents (at least 50, at most 1,000,000.00 USD), USD only. */
+export const ListingPricing = Type.Object({
+  model: lit(PRICING_MODELS),
+  price_cents: Type.Integer({ minimum: 50, maximum: 100_000_000, description: 'integer US cents' }),
+  currency: Type.Optional(Type.Literal('usd', { default: 'usd' })),
+});
+export type ListingPricing = Static<typeof ListingPricing>;
+
+/** SLA terms of a listing (DESIGN §8.23); the platform reviews disputes against them. */
+export const ListingSla = Type.Object(
+  {
+    latency_p95_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    uptime_sla: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'fraction, e.g. 0.995' })),
+  },
+  { additionalProperties: false },
+);
+export type ListingSla = Static<typeof ListingSla>;
+
+const Title = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+const Description = Type.String({ maxLength: 5000 });
+const Category = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_-]*$', description: 'lowercase slug, e.g. research' });
+const CapabilityNames = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, description: 'capability names the rental grants (SPT skills)' });
+const TermHours = Type.Integer({ minimum: 1, maximum: 8760, description: 'rental term in hours (per_hour/per_day/monthly: the period rented; per_task: how long the task may run)' });
+const MinScore = Type.Number({ minimum: 0, maximum: 1, description: 'composite trust score the rented agent must keep' });
+
+/** `POST /api/v1/marketplace/listings` body: a draft for one of the tenant's hub identities. */
+export const CreateListingRequest = Type.Object({
+  hub_address: Type.String({ minLength: 3, maxLength: 32 }),
+  title: Title,
+  description: Type.Optional(Description),
+  category: Category,
+  capabilities: Type.Optional(CapabilityNames),
+  pricing: ListingPricing,
+  sla: Type.Optional(ListingSla),
+  term_hours: Type.Optional(TermHours),
+  min_tier: Type.Optional(lit(LISTING_TIERS)),
+  min_score: Type.Optional(MinScore),
+});
+export type CreateListingRequest = Static<typeof CreateListingRequest>;
+
+/** `PATCH /api/v1/marketplace/listings/{id}` body: any field of a non-delisted listing; `null` clears the optional ones. */
+export const UpdateListingRequest = Type.Object({
+  title: Type.Optional(Title),
+  description: Type.Optional(Description),
+  category: Type.Optional(Category),
+  capabilities: Type.Optional(CapabilityNames),
+  pricing: Type.Optional(ListingPricing),
+  sla: Type.Optional(ListingSla),
+  term_hours: Type.Optional(Nullable(TermHours)),
+  min_tier: Type.Optional(lit(LISTING_TIERS)),
+  min_score: Type.Optional(Nullable(MinScore)),
+});
+export type UpdateListingRequest = Static<typeof UpdateListingRequest>;
+
+/**
+ * A listing. Owners of the listing and authenticated callers see every field; anonymous callers
+ * the reduced view (the optional fields absent, `pricing` without `currency`). `trust_tier` and
+ * `trust_score` are the identity's live values.
+ */
+export const Listing = Type.Object({
+  listing_id: Uuid,
+  hub_address: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  category: Type.String(),
+  capabilities: Type.Array(Type.String()),
+  pricing: Type.Object({ model: lit(PRICING_MODELS), price_cents: Type.Integer(), currency: Type.Optional(Type.Literal('usd')) }),
+  status: lit(LISTING_STATUSES),
+  trust_tier: lit(TRUST_TIERS),
+  trust_score: Nullable(Type.Number()),
+  published_at: Nullable(Timestamp),
+  tenant_id: Type.Optional(Uuid),
+  workspace_id: Type.Optional(Nullable(Uuid)),
+  sla: Type.Optional(ListingSla),
+  term_hours: Type.Optional(Nullable(Type.Integer())),
+  min_tier: Type.Optional(lit(LISTING_TIERS)),
+  min_score: Type.Optional(Nullable(Type.Number())),
+  created_at: Type.Optional(Timestamp),
+  updated_at: Type.Optional(Timestamp),
+});
+export type Listing = Static<typeof Listing>;
+
+/** `GET /api/v1/marketplace/listings` query (DESIGN §8.35); `mine=true` lists the caller tenant's own listings in every status. */
+export const ListingSearchQuery = Type.Object({
+  query: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'free text (websearch syntax) over title, description, category and capabilities' })),
+  capability: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  tier: Type.Optional(lit(TRUST_TIERS, { description: 'minimum live trust tier of the identity' })),
+  min_price_cents: Type.Optional(Type.Integer({ minimum: 0 })),
+  max_price_cents: Type.Optional(Type.Integer({ minimum: 0 })),
+  mine: Type.Optional(Type.Boolean({ description: "the caller tenant's own listings, every status (authenticated callers)" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'default 20; anonymous callers at most 20' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the previous answer’s next_cursor' })),
+});
+export type ListingSearchQuery = Static<typeof ListingSearchQuery>;
+
+/** A page of listings: by relevance with `query`, else newest published first. */
+export const ListingPage = Type.Object({ listings: Type.Array(Listing), next_cursor: Nullable(Type.String()) });
+export type ListingPage = Static<typeof ListingPage>;
+
+// ---------------------------------------------------------------- rentals (SPEC §3.6, DESIGN §8.9, §8.35)
+
+/** Rental statuses (SPEC §3.6 plus DESIGN §8.35's `suspended`). */
+export const RENTAL_STATUSES = ['pending', 'active', 'suspended', 'completed', 'cancelled', 'disputed', 'resolved'] as const;
+export type RentalStatus = (typeof RENTAL_STATUSES)[number];
+
+/** `POST /api/v1/marketplace/rentals` body (SPEC §2.13); without `payment_method`, the tenant's default (DESIGN §8.29). */
+export const CreateRentalRequest = Type.Object({
+  listing_id: Uuid,
+  payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'payment-processor payment method reference, e.g. pm_card_visa' })),
+});
+export type CreateRentalRequest = Static<typeof CreateRentalRequest>;
+
+/** The renter's Skill Permission Token for the listed skills (while the rental is active). */
+export const RentalGrant = Type.Object({ grant_id: Uuid, spt_token: Type.String(), expires_at: Timestamp });
+export type RentalGrant = Static<typeof RentalGrant>;
+
+/** A rental as either party sees it (DESIGN §8.35); `grant` only for the renter while active. */
+export const Rental = Type.Object({
+  rental_id: Uuid,
+  listing_id: Uuid,
+  hub_address: Type.String(),
+  role: Type.Union([Type.Literal('renter'), Type.Literal('developer')], { description: "the caller's side" }),
+  status: lit(RENTAL_STATUSES),
+  room_id: Nullable(Uuid),
+  renter_tenant_id: Uuid,
+  developer_tenant_id: Uuid,
+  pricing_model: lit(PRICING_MODELS),
+  amount_cents: Type.Integer(),
+  fee_cents: Type.Integer(),
+  refunded_cents: Type.Integer(),
+  currency: Type.Literal('usd'),
+  term_hours: Nullable(Type.Integer()),
+  starts_at: Nullable(Timestamp),
+  ends_at: Nullable(Timestamp),
+  reason: Nullable(Type.String({ description: 'why it is suspended or ended (payment_failed, trust_drop, term_ended, …)' })),
+  created_at: Timestamp,
+  grant: Type.Optional(RentalGrant),
+});
+export type Rental = Static<typeof Rental>;
+
+/** `GET /api/v1/marketplace/rentals` query (DESIGN §8.35). */
+export const RentalListQuery = Type.Object({
+  status: Type.Optional(lit(RENTAL_STATUSES)),
+  role: Type.Optional(Type.Union([Type.Literal('renter'), Type.Literal('developer')], { default: 'renter' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+export type RentalListQuery = Static<typeof RentalListQuery>;
+
+/** A page of rentals, newest first. */
+export const RentalPage = Type.Object({ rentals: Type.Array(Rental), next_cursor: Nullable(Type.String()) });
+export type RentalPage = Static<typeof RentalPage>;
+
+// ---------------------------------------------------------------- disputes (SPEC §2.13, DESIGN §8.25)
+
+/** An evidence reference (DESIGN §8.35): a trace id (32 hex) or an audit event id (UUID) of one of the two tenants. */
+export const EvidenceRef = Type.Object({ type: Type.Union([Type.Literal('trace'), Type.Literal('audit_event')]), id: Type.String({ minLength: 1, maxLength: 64 }) });
+export type EvidenceRef = Static<typeof EvidenceRef>;
+const EvidenceRefs = Type.Array(EvidenceRef, { maxItems: 50 });
+
+/** `POST /api/v1/marketplace/rentals/{id}/dispute` body (SPEC §2.13). */
+export const FileDisputeRequest = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }), evidence_refs: Type.Optional(EvidenceRefs) });
+export type FileDisputeRequest = Static<typeof FileDisputeRequest>;
+
+/** `POST /api/v1/marketplace/disputes/{id}/notes` body: a note and more evidence from either party. */
+export const DisputeNoteRequest = Type.Object({ note: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }), evidence_refs: Type.Optional(EvidenceRefs) });
+export type DisputeNoteRequest = Static<typeof DisputeNoteRequest>;
+
+/** Dispute outcomes (DESIGN §8.9, §8.24). */
+export const DISPUTE_OUTCOMES = ['refund', 'partial', 'none'] as const;
+
+/** `POST /api/v1/marketplace/disputes/{id}/resolve` body (operator, DESIGN §8.25): `amount_cents` only (and required) with `partial`. */
+export const ResolveDisputeRequest = Type.Object({
+  outcome: lit(DISPUTE_OUTCOMES),
+  amount_cents: Type.Optional(Type.Integer({ minimum: 1 })),
+  note: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }),
+});
+export type ResolveDisputeRequest = Static<typeof ResolveDisputeRequest>;
+
+/** A note on a dispute. */
+export const DisputeNote = Type.Object({ author_tenant_id: Uuid, note: Type.String(), evidence_refs: Type.Array(EvidenceRef), created_at: Timestamp });
+export type DisputeNote = Static<typeof DisputeNote>;
+
+/** A dispute (SPEC §2.13): `open` until an operator resolves it. */
+export const Dispute = Type.Object({
+  dispute_id: Uuid,
+  rental_id: Uuid,
+  renter_tenant_id: Uuid,
+  developer_tenant_id: Uuid,
+  filed_by_tenant_id: Uuid,
+  status: Type.Union([Type.Literal('open'), Type.Literal('resolved')]),
+  reason: Type.String(),
+  evidence_refs: Type.Array(EvidenceRef),
+  notes: Type.Array(DisputeNote),
+  outcome: Nullable(lit(DISPUTE_OUTCOMES)),
+  amount_cents: Nullable(Type.Integer({ description: 'refunded by the resolution' })),
+  resolution_note: Nullable(Type.String()),
+  created_at: Timestamp,
+  resolved_at: Nullable(Timestamp),
+});
+export type Dispute = Static<typeof Dispute>;
+
+/** `GET /api/v1/marketplace/disputes` query: operators see every tenant's disputes, owners their tenant's. */
+export const DisputeListQuery = Type.Object({
+  status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved')])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+export type DisputeListQuery = Static<typeof DisputeListQuery>;
+
+export const DisputePage = Type.Object({ disputes: Type.Array(Dispute), next_cursor: Nullable(Type.String()) });
+export type DisputePage = Static<typeof DisputePage>;
+
+// ---------------------------------------------------------------- payouts, connect, payment method, ledger
+
+/** Payout statuses (SPEC §2.13, §3.8). */
+export const PAYOUT_STATUSES = ['pending', 'completed', 'failed'] as const;
+
+/** A payout to the developer tenant's connected account (SPEC §3.8). */
+export const Payout = Type.Object({
+  payout_id: Uuid,
+  amount_cents: Type.Integer(),
+  currency: Type.Literal('usd'),
+  status: lit(PAYOUT_STATUSES),
+  failure_reason: Nullable(Type.String()),
+  created_at: Timestamp,
+  completed_at: Nullable(Timestamp),
+});
+export type Payout = Static<typeof Payout>;
+
+export const PayoutListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+export type PayoutListQuery = Static<typeof PayoutListQuery>;
+
+export const PayoutPage = Type.Object({ payouts: Type.Array(Payout), next_cursor: Nullable(Type.String()) });
+export type PayoutPage = Static<typeof PayoutPage>;
+
+/**
+ * `GET /api/v1/marketplace/payouts/summary`, from the ledger: `earned_cents` the developer's
+ * share of charges net of refunds, `fees_cents` the platform fees on its rentals net of refunds,
+ * `paid_cents` completed payouts, `pending_cents` payouts in flight, `balance_cents` what the
+ * next payout would pay (negative after a refund of money already paid out).
+ */
+export const PayoutSummary = Type.Object({
+  currency: Type.Literal('usd'),
+  earned_cents: Type.Integer(),
+  fees_cents: Type.Integer(),
+  paid_cents: Type.Integer(),
+  pending_cents: Type.Integer(),
+  balance_cents: Type.Integer(),
+  minimum_payout_cents: Type.Integer(),
+  next_payout_at: Timestamp,
+});
+export type PayoutSummary = Static<typeof PayoutSummary>;
+
+/** `GET /api/v1/marketplace/connect/dashboard`: the processor dashboard, or onboarding while the account is not ready. */
+export const ConnectDashboard = Type.Object({ url: Type.String(), kind: Type.Union([Type.Literal('onboarding'), Type.Literal('dashboard')]), account_id: Type.String() });
+export type ConnectDashboard = Static<typeof ConnectDashboard>;
+
+/** `PUT /api/v1/marketplace/payment-method` body and answer (DESIGN §8.29). */
+export const PaymentMethodRequest = Type.Object({ payment_method: Type.String({ minLength: 1, maxLength: 200 }) });
+export type PaymentMethodRequest = Static<typeof PaymentMethodRequest>;
+export const PaymentMethodInfo = Type.Object({ payment_method: Nullable(Type.String()) });
+export type PaymentMethodInfo = Static<typeof PaymentMethodInfo>;
+
+/** `GET /api/v1/marketplace/ledger/verify` (operators, DESIGN §8.35). */
+export const LedgerVerification = Type.Object({ balanced: Type.Boolean(), transactions: Type.Integer(), imbalance_cents: Type.Integer(), unbalanced_transactions: Type.Array(Uuid) });
+export type LedgerVerification = Static<typeof LedgerVerification>;
+
+/** A processor webhook was accepted (processed now, or already processed before: `duplicate`). */
+export const WebhookAck = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
+export type WebhookAck = Static<typeof WebhookAck>;
+
+// ---------------------------------------------------------------- route rows
+
+const tags = ['marketplace'];
+const IdParams = Type.Object({ id: Uuid });
+const transitionErrors = [400, 401, 403, 404, 409];
+
+export const marketplaceRoutes = {
+  searchListings: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/listings',
+    auth: 'public',
+    tags,
+    summary: 'Search published listings (anonymous: reduced view, at most 20)',
+    query: ListingSearchQuery,
+    responses: { 200: ListingPage },
+    errors: [400, 401, 429],
+  }),
+  getListing: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/listings/{id}',
+    auth: 'public',
+    tags,
+    summary: 'Listing detail with the live trust tier and score',
+    params: IdParams,
+    responses: { 200: Listing },
+    errors: [400, 401, 404, 429],
+  }),
+  createListing: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/listings',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Create a draft listing for one of the tenant’s hub identities',
+    body: CreateListingRequest,
+    responses: { 201: Listing },
+    errors: [400, 401, 403, 404],
+  }),
+  updateListing: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/marketplace/listings/{id}',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Update a listing (not once delisted)',
+    params: IdParams,
+    body: UpdateListingRequest,
+    responses: { 200: Listing },
+    errors: transitionErrors,
+  }),
+  publishListing: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/listings/{id}/publish',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'draft -> published (the identity is certified or better, and meets min_tier)',
+    params: IdParams,
+    responses: { 200: Listing },
+    errors: transitionErrors,
+  }),
+  pauseListing: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/listings/{id}/pause',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'published -> paused',
+    params: IdParams,
+    responses: { 200: Listing },
+    errors: transitionErrors,
+  }),
+  resumeListing: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/listings/{id}/resume',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'paused -> published',
+    params: IdParams,
+    responses: { 200: Listing },
+    errors: transitionErrors,
+  }),
+  delistListing: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/listings/{id}/delist',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'draft | published | paused -> delisted (terminal)',
+    params: IdParams,
+    responses: { 200: Listing },
+    errors: transitionErrors,
+  }),
+  createRental: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/rentals',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Rent a published listing of another tenant (pending until the processor confirms)',
+    body: CreateRentalRequest,
+    responses: { 201: Rental },
+    errors: [400, 401, 402, 403, 404, 409, 502],
+  }),
+  listRentals: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/rentals',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Rentals of the tenant as renter (default) or developer',
+    query: RentalListQuery,
+    responses: { 200: RentalPage },
+    errors: [400, 401, 403],
+  }),
+  getRental: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/rentals/{id}',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'A rental (either party); the renter’s SPT while active',
+    params: IdParams,
+    responses: { 200: Rental },
+    errors: [400, 401, 403, 404],
+  }),
+  cancelRental: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/rentals/{id}/cancel',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Cancel (renter): pending or active -> cancelled, the unused part refunded (DESIGN §8.24)',
+    params: IdParams,
+    responses: { 200: Rental },
+    errors: [...transitionErrors, 502],
+  }),
+  completeRental: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/rentals/{id}/complete',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Complete (renter): active -> completed',
+    params: IdParams,
+    responses: { 200: Rental },
+    errors: transitionErrors,
+  }),
+  fileDispute: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/rentals/{id}/dispute',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'File a dispute (either party): active | suspended -> disputed',
+    params: IdParams,
+    body: FileDisputeRequest,
+    responses: { 201: Dispute },
+    errors: transitionErrors,
+  }),
+  listDisputes: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/disputes',
+    auth: 'owner-any',
+    tags,
+    summary: 'Disputes: every tenant’s for platform operators, the tenant’s own otherwise',
+    query: DisputeListQuery,
+    responses: { 200: DisputePage },
+    errors: [400, 401, 403],
+  }),
+  getDispute: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/disputes/{id}',
+    auth: 'owner-any',
+    tags,
+    summary: 'A dispute with its notes (either party, or an operator)',
+    params: IdParams,
+    responses: { 200: Dispute },
+    errors: [400, 401, 403, 404],
+  }),
+  addDisputeNote: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/disputes/{id}/notes',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Add a note and evidence to an open dispute (either party)',
+    params: IdParams,
+    body: DisputeNoteRequest,
+    responses: { 201: Dispute },
+    errors: transitionErrors,
+  }),
+  resolveDispute: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/disputes/{id}/resolve',
+    auth: 'owner-any',
+    tags,
+    summary: 'Resolve a dispute (platform operator): disputed -> resolved, money through ledger and processor',
+    params: IdParams,
+    body: ResolveDisputeRequest,
+    responses: { 200: Dispute },
+    errors: [...transitionErrors, 502],
+  }),
+  listPayouts: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/payouts',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Payouts to the tenant, newest first',
+    query: PayoutListQuery,
+    responses: { 200: PayoutPage },
+    errors: [400, 401, 403],
+  }),
+  payoutSummary: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/payouts/summary',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Earnings summary: earned, fees, paid, pending, balance, next payout date',
+    responses: { 200: PayoutSummary },
+    errors: [401, 403],
+  }),
+  connectDashboard: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/connect/dashboard',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Link to the payment processor’s dashboard (onboarding when no ready account yet)',
+    responses: { 200: ConnectDashboard },
+    errors: [401, 403, 502],
+  }),
+  getPaymentMethod: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/payment-method',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'The tenant’s default payment method',
+    responses: { 200: PaymentMethodInfo },
+    errors: [401, 403],
+  }),
+  setPaymentMethod: defineRoute({
+    method: 'PUT',
+    path: '/api/v1/marketplace/payment-method',
+    auth: 'owner',
+    tags,
+    summary: 'Set the tenant’s default payment method (used when a rental names none)',
+    body: PaymentMethodRequest,
+    responses: { 200: PaymentMethodInfo },
+    errors: [400, 401, 403],
+  }),
+  verifyLedger: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/ledger/verify',
+    auth: 'owner-any',
+    tags,
+    summary: 'Check that every ledger transaction balances (platform operators)',
+    responses: { 200: LedgerVerification },
+    errors: [401, 403],
+  }),
+  stripeWebhook: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/webhooks/stripe',
+    auth: 'none',
+    tags,
+    summary: 'Stripe events (Stripe-Signature verified, each event processed once)',
+    contentTypes: ['application/json'],
+    responses: { 200: WebhookAck },
+    errors: [400, 404],
+  }),
+  localProcessorWebhook: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/webhooks/local',
+    auth: 'none',
+    tags,
+    summary: 'Events of the embedded local processor (Standard Webhooks signature, each processed once)',
+    contentTypes: ['application/json'],
+    responses: { 200: WebhookAck },
+    errors: [400, 404],
+  }),
+};

@@ -1,0 +1,41 @@
+/**
+ * Who calls a marketplace route (SPEC §4.16 "workspace auth", DESIGN §8.23, §8.35): an owner of
+ * the tenant (owner JWT), or an API key of the tenant, optionally scoped to a workspace with
+ * `X-Workspace-Id`. `actor` is the audit actor (owner `sub`, `api_key:<id>`).
+ */
+import type { FastifyRequest } from 'fastify';
+import { auditActor } from '../audit/parties.js';
+import { ownerOf } from '../../http/auth.js';
+import { unauthorized } from '../../lib/errors.js';
+
+/** A workspace-auth caller. */
+export interface MarketCaller {
+  tenantId: string;
+  actor: string;
+  kind: 'owner' | 'apikey' | 'device';
+  /** The API key's validated `X-Workspace-Id` (null for owners and keys without one). */
+  workspaceId: string | null;
+  /** The acting owner device (`X-Device-Id`), for the rental's renter side. */
+  deviceId: string | null;
+}
+
+/** The caller of a workspace-auth route. @throws 401 without an owner JWT or API key; 403 an owner without tenant. */
+export function marketCallerOf(req: FastifyRequest): MarketCaller {
+  const p = req.principal;
+  if (p?.kind === 'apikey') return { tenantId: p.tenantId, actor: auditActor(p), kind: 'apikey', workspaceId: p.workspaceId, deviceId: null };
+  if (p?.kind === 'owner') {
+    const o = ownerOf(req);
+    const device = req.headers['x-device-id'];
+    return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: typeof device === 'string' && /^[0-9a-f-]{36}$/i.test(device) ? device.toLowerCase() : null };
+  }
+  throw unauthorized();
+}
+
+/** The caller of a `public` route when it sent credentials, else null (anonymous). */
+export function optionalMarketCallerOf(req: FastifyRequest): MarketCaller | null {
+  const p = req.principal;
+  if (!p) return null;
+  if (p.kind === 'device') return { tenantId: p.tenantId, actor: auditActor(p), kind: 'device', workspaceId: null, deviceId: null };
+  if (p.kind === 'owner' && !p.tenantId) return null;
+  return marketCallerOf(req);
+}

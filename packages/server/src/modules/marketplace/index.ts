@@ -1,0 +1,121 @@
+/**
+ * The marketplace's composition (SPEC §4.16; DESIGN §8.23–§8.26): the payment processor chosen
+ * from configuration (Stripe Connect when `STRIPE_SECRET_KEY` is set, else the embedded local
+ * processor, whose asynchronous events are delivered in process to the same handler as its
+ * webhook route), the services, and the scheduled work: the cluster-wide weekly payout run and
+ * each instance's rental poll (terms that ended, trust monitoring). Used by `app.ts` and the CLI.
+ */
+import { randomBytes } from 'node:crypto';
+import type { MarketplaceConfig } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { scheduleClusterJob } from '../../jobs/cluster-schedule.js';
+import type { Notifier } from '../../realtime/notifier.js';
+import type { SptTokens } from '../grants/tokens.js';
+import { DisputeService } from './disputes.js';
+import { ListingService } from './listings.js';
+import { RentalMonitor } from './monitor.js';
+import { LocalProcessor } from './payments/local.js';
+import type { PaymentProcessor } from './payments/processor.js';
+import { StripeProcessor } from './payments/stripe.js';
+import { MINIMUM_PAYOUT_CENTS, PayoutService } from './payouts.js';
+import { ProcessorEventHandler } from './processor-events.js';
+import { RentalService } from './rentals.js';
+import { MarketplaceSettings } from './settings.js';
+
+/** `scheduled_jobs.name` of the weekly payout run. */
+export const PAYOUT_JOB = 'marketplace_payouts';
+
+/** What the marketplace needs from the composition root. */
+export interface MarketplaceDeps {
+  db: Db;
+  config: MarketplaceConfig;
+  notifier: Notifier;
+  tokens: SptTokens;
+  publicUrl: string;
+  listDefault: number;
+  listMax: number;
+  jobPollMs: number;
+  log: { warn: (o: object, msg: string) => void };
+}
+
+/** The marketplace's services and the handles to start and stop its scheduled work. */
+export interface Marketplace {
+  processor: PaymentProcessor;
+  listings: ListingService;
+  rentals: RentalService;
+  disputes: DisputeService;
+  payouts: PayoutService;
+  settings: MarketplaceSettings;
+  monitor: RentalMonitor;
+  events: ProcessorEventHandler;
+  /** Start the payout job and the rental poll; returns `stop()` (also closes the processor's timers). */
+  start(): () => Promise<void>;
+  /** Close the processor (pending local events are delivered or cancelled). */
+  close(): Promise<void>;
+}
+
+/** Build the marketplace (see the module comment). */
+export function createMarketplace(d: MarketplaceDeps): Marketplace {
+  const processor: PaymentProcessor = d.config.stripe
+    ? new StripeProcessor(d.config.stripe)
+    : new LocalProcessor({
+        webhookSecret: d.config.localWebhookSecret ?? `whsec_${randomBytes(32).toString('base64')}`,
+        baseUrl: d.publicUrl,
+        asyncDelayMs: d.config.localDelayMs,
+        transferDelayMs: d.config.localDelayMs,
+        deliver: async (raw, headers) => {
+          await events.handle(raw, headers); // defined below; called only after construction
+        },
+        onDeliveryError: (err, ev) => d.log.warn({ err, event: ev }, 'local payment processor event failed'),
+      });
+  const common = { db: d.db, notifier: d.notifier, listDefault: d.listDefault, listMax: d.listMax };
+  const rentals = new RentalService({ ...common, processor, tokens: d.tokens, feeBps: d.config.feeBps, publicUrl: d.publicUrl });
+  const payouts = new PayoutService({ ...common, processor, publicUrl: d.publicUrl, minimumCents: d.config.minimumPayoutCents ?? MINIMUM_PAYOUT_CENTS });
+  const events = new ProcessorEventHandler({ db: d.db, processor, rentals, payouts });
+  const monitor = new RentalMonitor({ db: d.db, rentals });
+  const close = async () => {
+    if (processor instanceof LocalProcessor) await processor.close();
+  };
+  return {
+    processor,
+    listings: new ListingService(d.db),
+    rentals,
+    disputes: new DisputeService({ ...common, rentals }),
+    payouts,
+    settings: new MarketplaceSettings(d.db),
+    monitor,
+    events,
+    close,
+    start() {
+      const stopPayouts = scheduleClusterJob({
+        db: d.db,
+        name: PAYOUT_JOB,
+        intervalMs: d.config.payoutIntervalMs,
+        pollMs: d.jobPollMs,
+        firstRunAfterMs: d.config.payoutIntervalMs,
+        onError: (err) => d.log.warn({ err }, 'payout run failed'),
+        run: async () => ({ ...(await payouts.run()) }),
+      });
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      let inFlight: Promise<unknown> = Promise.resolve();
+      const poll = () => {
+        if (stopped) return;
+        timer = setTimeout(() => {
+          inFlight = Promise.all([rentals.completeDue(), monitor.check()])
+            .catch((err: unknown) => d.log.warn({ err }, 'rental poll failed'))
+            .finally(poll);
+        }, d.config.rentalPollMs);
+        timer.unref();
+      };
+      poll();
+      return async () => {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        await inFlight;
+        await stopPayouts();
+        await close();
+      };
+    },
+  };
+}
