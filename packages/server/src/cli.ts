@@ -14,6 +14,12 @@
  *   audit-verify --tenant <id>
  *       Recompute a tenant's audit hash chain (DESIGN §8.10); prints {valid, checked, first_broken},
  *       exit code 0 when valid, 1 when broken (PGlite: stop the server first).
+ *   ledger verify
+ *       Check that every marketplace ledger transaction balances (DESIGN §8.24, §8.35); prints
+ *       {balanced, transactions, imbalance_cents, unbalanced_transactions}, exit 0 balanced, 1 not.
+ *   payouts run
+ *       Run a payout now (DESIGN §8.35): pays every developer balance at or above the minimum;
+ *       prints the run's counts (PGlite: stop the server first).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +30,16 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import { SptKeys } from './modules/grants/keys.js';
+import { SptTokens } from './modules/grants/tokens.js';
+import { hubDid } from './modules/hub/service.js';
+import { createMarketplace } from './modules/marketplace/index.js';
+import { verifyLedger } from './modules/marketplace/ledger.js';
+import { WebhookOutbox } from './modules/webhooks/outbox.js';
+import { InProcessBus } from './realtime/bus.js';
+import { Notifier } from './realtime/notifier.js';
 
 const USAGE = `usage:
   npm run -s cli -- owner-token --sub <email> [--tenant <tenant_id>] [--ttl <seconds>] [--operator]
@@ -31,7 +47,9 @@ const USAGE = `usage:
   npm run -s cli -- keygen
   npm run -s cli -- sign --key <identity_private_key> (--text <utf8> | --hex <hex>)
   npm run -s cli -- listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]
-  npm run -s cli -- audit-verify --tenant <tenant_id>`;
+  npm run -s cli -- audit-verify --tenant <tenant_id>
+  npm run -s cli -- ledger verify
+  npm run -s cli -- payouts run`;
 
 /** Print every frame of a socket until it closes; resolves with the close code. */
 function listen(url: string): Promise<number> {
@@ -118,8 +136,48 @@ async function main(argv: string[]): Promise<number> {
       await database.close();
     }
   }
+  if ((command === 'ledger' && rest[0] === 'verify') || (command === 'payouts' && rest[0] === 'run')) {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') });
+    try {
+      await runMigrations(database);
+      if (command === 'ledger') {
+        const check = await verifyLedger(database.db);
+        console.log(JSON.stringify(check));
+        return check.balanced ? 0 : 1;
+      }
+      const marketplace = await cliMarketplace(config, database.db);
+      try {
+        console.log(JSON.stringify(await marketplace.payouts.run()));
+        return 0;
+      } finally {
+        await marketplace.close();
+      }
+    } finally {
+      await database.close();
+    }
+  }
   console.error(USAGE);
   return 2;
+}
+
+/** The marketplace services outside the server (events reach owners' webhooks through the outbox; no sockets here). */
+async function cliMarketplace(config: Config, db: Db) {
+  const keys = new SptKeys(db);
+  await keys.init();
+  const notifier = new Notifier(new InProcessBus());
+  const log = { warn: (o: object, msg: string) => console.error(msg, o), error: (o: object, msg: string) => console.error(msg, o), info: () => undefined };
+  notifier.setWebhookSink(new WebhookOutbox(db, log as never));
+  return createMarketplace({
+    db,
+    config: config.marketplace,
+    notifier,
+    tokens: new SptTokens(keys, hubDid(config.credentials.platformHubAddress)),
+    publicUrl: config.publicUrl,
+    listDefault: config.limits.listDefault,
+    listMax: config.limits.listMax,
+    jobPollMs: config.jobPollIntervalMs,
+    log,
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));
