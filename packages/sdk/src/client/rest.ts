@@ -159,6 +159,28 @@ import type {
   Workspace,
   WorkspaceRole,
   WorkspaceSummary,
+  ConnectDashboard,
+  CreateListingRequest,
+  CreateRentalRequest,
+  Dispute,
+  DisputeListQuery,
+  DisputeNoteRequest,
+  DisputePage,
+  FileDisputeRequest,
+  LedgerVerification,
+  Listing,
+  ListingPage,
+  ListingSearchQuery,
+  PaymentMethodInfo,
+  PaymentMethodRequest,
+  PayoutListQuery,
+  PayoutPage,
+  PayoutSummary,
+  Rental,
+  RentalListQuery,
+  RentalPage,
+  ResolveDisputeRequest,
+  UpdateListingRequest,
 } from '@parley/protocol';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -1309,5 +1331,137 @@ export class ParleyClient {
   /** `GET /api/v1/owner-connections` (owner; SPEC §4.10): the caller's owner devices with health, last_seen and presence. */
   async ownerConnections(opts?: RequestOptions): Promise<OwnerConnection[]> {
     return (await this.call('ownerConnections', { opts })).owner_connections;
+  }
+
+  // ------------------------------------------------------------ marketplace (SPEC §4.16)
+  // "Workspace auth" (owner-or-apikey): an owner token of the tenant, or a tenant API key with `X-Workspace-Id`. Money is integer US cents.
+
+  /** `GET /api/v1/marketplace/listings` (public; SPEC §4.16, DESIGN §8.35): published listings by relevance (with `query`) or newest first; anonymous callers get the reduced view, at most 20; `mine=true` the tenant's own in every status. 400 bad query; 429 rate limited. */
+  searchListings(query: ListingSearchQuery = {}, opts?: RequestOptions): Promise<ListingPage> {
+    return this.call('searchListings', { query, opts });
+  }
+
+  /** `GET /api/v1/marketplace/listings/{id}` (public; SPEC §4.16): a listing with the identity's live trust tier and score (reduced view when anonymous); 404 unknown or not visible. */
+  getListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
+    return this.call('getListing', { params: { id: listingId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/listings` (workspace auth; SPEC §3.7, DESIGN §8.23): a draft listing for one of the tenant's hub identities (201). 400 bad body; 404 unknown or another tenant's hub address. */
+  createListing(body: CreateListingRequest, opts?: RequestOptions): Promise<Listing> {
+    return this.call('createListing', { body, opts });
+  }
+
+  /** `PATCH /api/v1/marketplace/listings/{id}` (workspace auth; DESIGN §8.23): change any field (`null` clears the optional ones); 404 unknown or another tenant's; 409 delisted. */
+  updateListing(listingId: string, body: UpdateListingRequest, opts?: RequestOptions): Promise<Listing> {
+    return this.call('updateListing', { params: { id: listingId }, body, opts });
+  }
+
+  /** `POST /api/v1/marketplace/listings/{id}/publish` (workspace auth; SPEC §3.7): draft → published; 409 not a draft, or the identity is inactive, below `certified` or the listing's `min_tier`, or bound to no agent device. */
+  publishListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
+    return this.call('publishListing', { params: { id: listingId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/listings/{id}/pause` (workspace auth; SPEC §3.7): published → paused; 409 in another state. */
+  pauseListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
+    return this.call('pauseListing', { params: { id: listingId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/listings/{id}/resume` (workspace auth; SPEC §3.7): paused → published; 409 in another state. */
+  resumeListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
+    return this.call('resumeListing', { params: { id: listingId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/listings/{id}/delist` (workspace auth; SPEC §3.7): draft, published or paused → delisted (terminal); 409 already delisted. */
+  delistListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
+    return this.call('delistListing', { params: { id: listingId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/marketplace/rentals` (workspace auth; SPEC §2.13, §3.6): rent a published listing
+   * of another tenant (201, `pending` until the processor confirms); without `payment_method`, the
+   * tenant's default. 400 no payment method at all; 402 payment declined; 404 listing not published;
+   * 409 own listing, or the identity below the listing's tier or score floor; 502 processor unavailable.
+   */
+  createRental(body: CreateRentalRequest, opts?: RequestOptions): Promise<Rental> {
+    return this.call('createRental', { body, opts });
+  }
+
+  /** `GET /api/v1/marketplace/rentals` (workspace auth; DESIGN §8.35): the tenant's rentals as renter (default) or developer, newest first; pass `next_cursor` as `cursor`. */
+  listRentals(query: RentalListQuery = {}, opts?: RequestOptions): Promise<RentalPage> {
+    return this.call('listRentals', { query, opts });
+  }
+
+  /** `GET /api/v1/marketplace/rentals/{id}` (workspace auth, either party; DESIGN §8.35): a rental, with the renter's SPT while active; 404 unknown or not a party. */
+  getRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
+    return this.call('getRental', { params: { id: rentalId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/rentals/{id}/cancel` (workspace auth, renter; SPEC §3.6, DESIGN §8.24): pending or active → cancelled, the unused part refunded; 403 the developer; 409 in another state; 502 processor unavailable. */
+  cancelRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
+    return this.call('cancelRental', { params: { id: rentalId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/rentals/{id}/complete` (workspace auth, renter; SPEC §3.6): active → completed; 403 the developer; 409 in another state. */
+  completeRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
+    return this.call('completeRental', { params: { id: rentalId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/rentals/{id}/dispute` (workspace auth, either party; SPEC §2.13): file a dispute (201), active or suspended → disputed; 400 foreign evidence; 404 unknown or not a party; 409 in another state or one exists. */
+  fileDispute(rentalId: string, body: FileDisputeRequest, opts?: RequestOptions): Promise<Dispute> {
+    return this.call('fileDispute', { params: { id: rentalId }, body, opts });
+  }
+
+  /** `GET /api/v1/marketplace/disputes` (owner; DESIGN §8.25): every tenant's disputes for platform operators, the tenant's own otherwise; pass `next_cursor` as `cursor`. */
+  listDisputes(query: DisputeListQuery = {}, opts?: RequestOptions): Promise<DisputePage> {
+    return this.call('listDisputes', { query, opts });
+  }
+
+  /** `GET /api/v1/marketplace/disputes/{id}` (owner of either party, or an operator; SPEC §2.13): a dispute with its notes; 404 unknown or not visible. */
+  getDispute(disputeId: string, opts?: RequestOptions): Promise<Dispute> {
+    return this.call('getDispute', { params: { id: disputeId }, opts });
+  }
+
+  /** `POST /api/v1/marketplace/disputes/{id}/notes` (workspace auth, either party; DESIGN §8.35): add a note and evidence (201); 400 foreign evidence; 404 unknown; 409 dispute resolved. */
+  addDisputeNote(disputeId: string, body: DisputeNoteRequest, opts?: RequestOptions): Promise<Dispute> {
+    return this.call('addDisputeNote', { params: { id: disputeId }, body, opts });
+  }
+
+  /**
+   * `POST /api/v1/marketplace/disputes/{id}/resolve` (platform operators; DESIGN §8.9, §8.25):
+   * disputed → resolved with `refund`, `partial` (with `amount_cents`) or `none`, money moved through
+   * the ledger and processor. 400 bad amount; 403 not an operator; 404 unknown; 409 already resolved; 502 processor refused the refund.
+   */
+  resolveDispute(disputeId: string, body: ResolveDisputeRequest, opts?: RequestOptions): Promise<Dispute> {
+    return this.call('resolveDispute', { params: { id: disputeId }, body, opts });
+  }
+
+  /** `GET /api/v1/marketplace/payouts` (workspace auth; SPEC §3.8): payouts to the tenant, newest first; pass `next_cursor` as `cursor`. */
+  listPayouts(query: PayoutListQuery = {}, opts?: RequestOptions): Promise<PayoutPage> {
+    return this.call('listPayouts', { query, opts });
+  }
+
+  /** `GET /api/v1/marketplace/payouts/summary` (workspace auth; SPEC §3.8): earned, fees, paid, pending and balance from the ledger, with the next payout date. */
+  payoutSummary(opts?: RequestOptions): Promise<PayoutSummary> {
+    return this.call('payoutSummary', { opts });
+  }
+
+  /** `GET /api/v1/marketplace/connect/dashboard` (workspace auth; SPEC §3.8): link to the processor's dashboard, or onboarding while the account is not ready; 502 processor unavailable. */
+  connectDashboard(opts?: RequestOptions): Promise<ConnectDashboard> {
+    return this.call('connectDashboard', { opts });
+  }
+
+  /** `GET /api/v1/marketplace/payment-method` (workspace auth; DESIGN §8.29): the tenant's default payment method (`null` when none). */
+  getPaymentMethod(opts?: RequestOptions): Promise<PaymentMethodInfo> {
+    return this.call('getPaymentMethod', { opts });
+  }
+
+  /** `PUT /api/v1/marketplace/payment-method` (owner; DESIGN §8.29): set the tenant's default payment method, used when a rental names none. 400 bad body. */
+  setPaymentMethod(body: PaymentMethodRequest, opts?: RequestOptions): Promise<PaymentMethodInfo> {
+    return this.call('setPaymentMethod', { body, opts });
+  }
+
+  /** `GET /api/v1/marketplace/ledger/verify` (platform operators; DESIGN §8.35): whether every ledger transaction balances; 403 not an operator. */
+  verifyLedger(opts?: RequestOptions): Promise<LedgerVerification> {
+    return this.call('verifyLedger', { opts });
   }
 }
