@@ -100,6 +100,25 @@ CREATE TABLE "marketplace_payouts" (
 	"completed_at" timestamp with time zone
 );
 --> statement-breakpoint
+CREATE TABLE "marketplace_rental_messages" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"seq" bigint GENERATED ALWAYS AS IDENTITY (sequence name "marketplace_rental_messages_seq_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"tenant_id" uuid NOT NULL,
+	"partner_tenant_id" uuid NOT NULL,
+	"rental_id" uuid NOT NULL,
+	"sender_device_id" uuid NOT NULL,
+	"recipient_device_id" uuid NOT NULL,
+	"header_blob" "bytea",
+	"ciphertext" "bytea",
+	"message_type" text NOT NULL,
+	"priority" text NOT NULL,
+	"outcome" text NOT NULL,
+	"hold_reason" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"released_at" timestamp with time zone,
+	"delivered_at" timestamp with time zone
+);
+--> statement-breakpoint
 CREATE TABLE "marketplace_rentals" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"tenant_id" uuid NOT NULL,
@@ -147,6 +166,8 @@ CREATE TABLE "processor_events" (
 	CONSTRAINT "processor_events_processor_event_id_pk" PRIMARY KEY("processor","event_id")
 );
 --> statement-breakpoint
+ALTER TABLE "held_messages" ADD COLUMN "rental_id" uuid;--> statement-breakpoint
+ALTER TABLE "held_messages" ADD COLUMN "rental_message_id" uuid;--> statement-breakpoint
 ALTER TABLE "hub_identities" ADD COLUMN "tier_source" text DEFAULT 'computed' NOT NULL;--> statement-breakpoint
 ALTER TABLE "hub_identities" ADD COLUMN "tier_grant_reason" text;--> statement-breakpoint
 ALTER TABLE "hub_identities" ADD COLUMN "tier_grant_expires_at" timestamp with time zone;--> statement-breakpoint
@@ -162,6 +183,9 @@ ALTER TABLE "marketplace_listings" ADD CONSTRAINT "marketplace_listings_tenant_i
 ALTER TABLE "marketplace_listings" ADD CONSTRAINT "marketplace_listings_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "marketplace_listings" ADD CONSTRAINT "marketplace_listings_identity_id_hub_identities_id_fk" FOREIGN KEY ("identity_id") REFERENCES "public"."hub_identities"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "marketplace_payouts" ADD CONSTRAINT "marketplace_payouts_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "marketplace_rental_messages" ADD CONSTRAINT "marketplace_rental_messages_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "marketplace_rental_messages" ADD CONSTRAINT "marketplace_rental_messages_partner_tenant_id_tenants_id_fk" FOREIGN KEY ("partner_tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "marketplace_rental_messages" ADD CONSTRAINT "marketplace_rental_messages_rental_id_marketplace_rentals_id_fk" FOREIGN KEY ("rental_id") REFERENCES "public"."marketplace_rentals"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "marketplace_rentals" ADD CONSTRAINT "marketplace_rentals_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "marketplace_rentals" ADD CONSTRAINT "marketplace_rentals_partner_tenant_id_tenants_id_fk" FOREIGN KEY ("partner_tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "marketplace_rentals" ADD CONSTRAINT "marketplace_rentals_listing_id_marketplace_listings_id_fk" FOREIGN KEY ("listing_id") REFERENCES "public"."marketplace_listings"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -178,6 +202,7 @@ CREATE INDEX "marketplace_listings_search_idx" ON "marketplace_listings" USING g
 CREATE INDEX "marketplace_listings_capabilities_idx" ON "marketplace_listings" USING gin ("capabilities");--> statement-breakpoint
 CREATE INDEX "marketplace_payouts_tenant_idx" ON "marketplace_payouts" USING btree ("tenant_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "marketplace_payouts_run_idx" ON "marketplace_payouts" USING btree ("run_id","tenant_id");--> statement-breakpoint
+CREATE INDEX "marketplace_rental_messages_rental_idx" ON "marketplace_rental_messages" USING btree ("rental_id","seq");--> statement-breakpoint
 CREATE INDEX "marketplace_rentals_tenant_idx" ON "marketplace_rentals" USING btree ("tenant_id","status");--> statement-breakpoint
 CREATE INDEX "marketplace_rentals_partner_idx" ON "marketplace_rentals" USING btree ("partner_tenant_id","status");--> statement-breakpoint
 CREATE INDEX "marketplace_rentals_identity_idx" ON "marketplace_rentals" USING btree ("identity_id","status");--> statement-breakpoint

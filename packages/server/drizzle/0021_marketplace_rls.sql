@@ -10,7 +10,7 @@ CREATE POLICY published_listings_read ON marketplace_listings FOR SELECT USING (
 --> statement-breakpoint
 -- Two-party tables: the renter (tenant_id) and the developer (partner_tenant_id) both see the row.
 SELECT parley_enable_two_party_rls(t::regclass)
-FROM unnest(ARRAY['marketplace_rentals','marketplace_disputes','marketplace_dispute_notes']) AS t;
+FROM unnest(ARRAY['marketplace_rentals','marketplace_disputes','marketplace_dispute_notes','marketplace_rental_messages']) AS t;
 --> statement-breakpoint
 -- The ledger and the processor-event registry are platform tables (money of every tenant and of the
 -- platform itself): reached through crossTenant() by the ledger and the webhook handler only.

@@ -359,6 +359,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     config: config.marketplace,
     notifier,
     tokens: sptTokens,
+    policies,
+    maxCiphertextBytes: config.limits.maxCiphertextBytes,
     publicUrl: config.publicUrl,
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,

@@ -33,6 +33,7 @@ import { AuditService } from './modules/audit/service.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { SptKeys } from './modules/grants/keys.js';
+import { PolicyService } from './modules/policies/service.js';
 import { SptTokens } from './modules/grants/tokens.js';
 import { hubDid } from './modules/hub/service.js';
 import { createMarketplace } from './modules/marketplace/index.js';
@@ -172,6 +173,8 @@ async function cliMarketplace(config: Config, db: Db) {
     config: config.marketplace,
     notifier,
     tokens: new SptTokens(keys, hubDid(config.credentials.platformHubAddress)),
+    policies: new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs }),
+    maxCiphertextBytes: config.limits.maxCiphertextBytes,
     publicUrl: config.publicUrl,
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,

@@ -94,7 +94,7 @@ describe('restart persistence', () => {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 90_000); // two on-disk PGlite starts (every migration, fsync'd) exceed the default 30 s on a busy 2-core machine
 
   it.skipIf(backend !== 'postgres')('PostgreSQL database: owner token, device JWT and history survive a restart', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-restart-'));

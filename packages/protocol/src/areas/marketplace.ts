@@ -10,7 +10,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { Base64, lit, MessageType, Nullable, Priority, Timestamp, Uuid } from '../common.js';
+import { ActingDeviceHeader } from './conversations.js';
+import { DELIVERY_OUTCOMES } from './rooms.js';
 import { TRUST_TIERS } from './trust.js';
 
 // ---------------------------------------------------------------- listings (SPEC §3.7, DESIGN §8.23)
@@ -179,6 +181,77 @@ export type RentalListQuery = Static<typeof RentalListQuery>;
 /** A page of rentals, newest first. */
 export const RentalPage = Type.Object({ rentals: Type.Array(Rental), next_cursor: Nullable(Type.String()) });
 export type RentalPage = Static<typeof RentalPage>;
+
+// ---------------------------------------------------------------- the rental room (SPEC §4.16)
+
+/**
+ * A member of a rental room: the rented agent (`side: developer`) or one of the renter's ACTIVE
+ * owner devices (`side: renter`), with the public keys a client needs to open its pairwise session
+ * (X3DH + Double Ratchet, or MLS KeyPackages through the MLS routes). Each side keeps its own
+ * sessions; the service relays ciphertext only.
+ */
+export const RentalMember = Type.Object({
+  device_id: Uuid,
+  tenant_id: Uuid,
+  side: Type.Union([Type.Literal('renter'), Type.Literal('developer')]),
+  kind: Type.Union([Type.Literal('owner'), Type.Literal('agent')]),
+  identity_public_key: Type.String(),
+  ephemeral_public_key: Type.String(),
+  fingerprint: Type.String(),
+});
+export type RentalMember = Static<typeof RentalMember>;
+
+/** `GET /api/v1/marketplace/rentals/{id}/members`. */
+export const RentalMembers = Type.Object({ rental_id: Uuid, room_id: Uuid, members: Type.Array(RentalMember) });
+export type RentalMembers = Static<typeof RentalMembers>;
+
+/** One envelope of a rental-room message: the ciphertext for one member of the OTHER side (its pairwise session). */
+export const RentalEnvelope = Type.Object({ recipient_device_id: Uuid, header_blob: Base64, ciphertext: Base64 });
+export type RentalEnvelope = Static<typeof RentalEnvelope>;
+
+/** `POST /api/v1/marketplace/rentals/{id}/messages` body: one envelope per recipient device. */
+export const RentalMessageInput = Type.Object({
+  message_type: Type.Optional(MessageType),
+  priority: Type.Optional(Priority),
+  envelopes: Type.Array(RentalEnvelope, { minItems: 1, maxItems: 50 }),
+});
+export type RentalMessageInput = Static<typeof RentalMessageInput>;
+
+/** The outcome per recipient: both tenants' policies decide and the stricter wins; a suspended rental holds. */
+export const RentalDelivery = Type.Object({
+  recipient_device_id: Uuid,
+  message_id: Uuid,
+  outcome: lit(DELIVERY_OUTCOMES),
+  held_message_id: Type.Optional(Uuid),
+});
+export const RentalSendResult = Type.Object({ rental_id: Uuid, deliveries: Type.Array(RentalDelivery), timestamp: Timestamp });
+export type RentalSendResult = Static<typeof RentalSendResult>;
+
+/** A relayed rental-room message (history and the `rental_message` frame). */
+export const RentalMessage = Type.Object({
+  message_id: Uuid,
+  rental_id: Uuid,
+  sender_device_id: Uuid,
+  recipient_device_id: Uuid,
+  header_blob: Type.String(),
+  ciphertext: Type.String(),
+  message_type: Type.String(),
+  priority: Type.String(),
+  timestamp: Timestamp,
+  cursor: Type.String(),
+});
+export type RentalMessage = Static<typeof RentalMessage>;
+
+/** `GET /api/v1/marketplace/rentals/{id}/messages` query: `since` a next_cursor (exclusive), `limit` 1-200. */
+export const RentalMessageQuery = Type.Object({
+  since: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9]+$', description: 'the previous answer’s next_cursor' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+});
+export type RentalMessageQuery = Static<typeof RentalMessageQuery>;
+
+/** The caller device's messages of the room (sent and received, relayed ones only), oldest first. */
+export const RentalMessagePage = Type.Object({ messages: Type.Array(RentalMessage), next_cursor: Nullable(Type.String()) });
+export type RentalMessagePage = Static<typeof RentalMessagePage>;
 
 // ---------------------------------------------------------------- disputes (SPEC §2.13, DESIGN §8.25)
 
@@ -439,6 +512,40 @@ export const marketplaceRoutes = {
     params: IdParams,
     responses: { 200: Rental },
     errors: transitionErrors,
+  }),
+  rentalMembers: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/rentals/{id}/members',
+    auth: 'any',
+    tags,
+    summary: 'Members of the rental room with their public keys (either party)',
+    params: IdParams,
+    responses: { 200: RentalMembers },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  sendRentalMessage: defineRoute({
+    method: 'POST',
+    path: '/api/v1/marketplace/rentals/{id}/messages',
+    auth: 'any',
+    tags,
+    summary: 'Send ciphertext envelopes in the rental room (renter owner device with X-Device-Id, or the rented agent)',
+    params: IdParams,
+    headers: ActingDeviceHeader,
+    body: RentalMessageInput,
+    responses: { 201: RentalSendResult },
+    errors: [400, 401, 403, 404, 409, 413],
+  }),
+  rentalMessages: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/rentals/{id}/messages',
+    auth: 'any',
+    tags,
+    summary: 'The calling device’s rental-room history, oldest first',
+    params: IdParams,
+    headers: ActingDeviceHeader,
+    query: RentalMessageQuery,
+    responses: { 200: RentalMessagePage },
+    errors: [400, 401, 403, 404],
   }),
   fileDispute: defineRoute({
     method: 'POST',

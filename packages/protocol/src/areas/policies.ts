@@ -112,6 +112,7 @@ export const HeldMessage = Type.Object({
   held_message_id: Uuid,
   room_id: Nullable(Uuid),
   channel_id: Nullable(Uuid),
+  rental_id: Type.Optional(Nullable(Uuid)),
   sender_device_id: Uuid,
   recipient_device_id: Nullable(Uuid),
   policy_id: Nullable(Uuid),

@@ -34,6 +34,7 @@ export { shadowSessions, shadowObservations } from './shadow.js';
 export {
   marketplaceListings,
   marketplaceRentals,
+  marketplaceRentalMessages,
   marketplaceDisputes,
   marketplaceDisputeNotes,
   marketplacePayouts,

@@ -13,7 +13,7 @@
  *   and the webhook handler only.
  */
 import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, ts, tsvector } from './columns.js';
+import { bytea, createdAt, ts, tsvector } from './columns.js';
 import { tenants } from './tenants.js';
 import { workspaces } from './workspaces.js';
 import { hubIdentities } from './hub.js';
@@ -105,6 +105,35 @@ export const marketplaceRentals = pgTable(
     index('marketplace_rentals_ends_idx').on(t.status, t.endsAt),
     uniqueIndex('marketplace_rentals_charge_idx').on(t.processor, t.chargeId),
   ],
+);
+
+/**
+ * The rental room's messages (SPEC §4.16 "renting creates a cross-tenant encrypted room"): one row
+ * per envelope (pairwise, one ciphertext per recipient) between the renter's owner devices and the
+ * rented agent; two-party like the rental. `outcome` delivered | notified | held | blocked
+ * (blocked and denied rows keep no ciphertext); `hold_reason` policy | suspension.
+ */
+export const marketplaceRentalMessages = pgTable(
+  'marketplace_rental_messages',
+  {
+    id: uuid('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    partnerTenantId: uuid('partner_tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    rentalId: uuid('rental_id').notNull().references(() => marketplaceRentals.id, { onDelete: 'cascade' }),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    recipientDeviceId: uuid('recipient_device_id').notNull(),
+    headerBlob: bytea('header_blob'),
+    ciphertext: bytea('ciphertext'),
+    messageType: text('message_type').notNull(),
+    priority: text('priority').notNull(),
+    outcome: text('outcome').notNull(),
+    holdReason: text('hold_reason'),
+    createdAt: createdAt(),
+    releasedAt: ts('released_at'),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [index('marketplace_rental_messages_rental_idx').on(t.rentalId, t.seq)],
 );
 
 /** Disputes (SPEC §2.13, DESIGN §8.25): open | resolved; outcome refund | partial | none. Two-party like the rental. */

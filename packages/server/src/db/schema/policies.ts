@@ -41,6 +41,9 @@ export const heldMessages = pgTable(
     envelopeId: uuid('envelope_id').references(() => roomEnvelopes.id, { onDelete: 'cascade' }),
     channelId: uuid('channel_id'),
     a2aMessageId: uuid('a2a_message_id'),
+    /** A held message of a marketplace rental room (its rental and message). */
+    rentalId: uuid('rental_id'),
+    rentalMessageId: uuid('rental_message_id'),
     senderDeviceId: uuid('sender_device_id').notNull(),
     recipientDeviceId: uuid('recipient_device_id'),
     policyId: uuid('policy_id'),

@@ -8,6 +8,7 @@ import type { Principal } from '../../auth/authenticator.js';
 import type { Tx } from '../../db/client.js';
 import { switchTenant } from '../../db/tenant.js';
 import type { AuditInput } from './events.js';
+import { lockChain } from './repo.js';
 import { appendAudit } from './service.js';
 
 /**
@@ -58,4 +59,15 @@ export function twoPartyEvents(actingTenant: string, otherTenant: string, actor:
   const out: PartyEvent[] = [{ tenantId: actingTenant, event: { ...event, actor } }];
   if (otherTenant !== actingTenant) out.push({ tenantId: otherTenant, event: { ...event, actor: tenantActor(actingTenant) } });
   return out;
+}
+
+/**
+ * Take the chain locks of several tenants in ascending tenant-id order, at the START of a
+ * two-party transaction that will append to their chains in several steps (a marketplace rental's
+ * grant in the developer's chain, then the rental event in both): without it, two such
+ * transactions can take the same two locks in opposite orders and deadlock. Re-entrant: the later
+ * appends take the same transaction-scoped locks again at no cost.
+ */
+export async function lockChains(tx: Tx, tenantIds: string[]): Promise<void> {
+  for (const t of [...new Set(tenantIds)].sort()) await lockChain(tx, t);
 }

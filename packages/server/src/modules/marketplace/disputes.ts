@@ -18,7 +18,7 @@ import { crossTenant, switchTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
+import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/parties.js';
 import type { MarketCaller } from './caller.js';
 import * as rentalsRepo from './rentals-repo.js';
 import type { RentalService } from './rentals.js';
@@ -92,8 +92,10 @@ export class DisputeService {
   async file(c: MarketCaller, rentalId: string, input: FileDisputeRequest): Promise<Dispute> {
     const refs = input.evidence_refs ?? [];
     const out = await withTenant(this.deps.db, c.tenantId, async (tx) => {
-      const r = await rentalsRepo.getRental(tx, rentalId, true);
-      if (!r) throw notFound('rental');
+      const peek = await rentalsRepo.getRental(tx, rentalId);
+      if (!peek) throw notFound('rental');
+      await lockChains(tx, [peek.tenantId, peek.partnerTenantId]);
+      const r = (await rentalsRepo.getRental(tx, rentalId, true))!;
       if (r.status !== 'active' && r.status !== 'suspended') throw conflict(`only an active or suspended rental can be disputed; this one is ${r.status}`);
       await checkEvidence(tx, refs, [r.tenantId, r.partnerTenantId], c.tenantId);
       const [d] = await tx
@@ -185,6 +187,7 @@ export class DisputeService {
     const tenants = await crossTenant(this.deps.db, 'platform operator resolves a dispute (DESIGN §8.25)', async (tx) => (await tx.select().from(D).where(eq(D.id, id)))[0]);
     if (!tenants) throw notFound('dispute');
     const out = await withTenant(this.deps.db, tenants.tenantId, async (tx) => {
+      await lockChains(tx, [tenants.tenantId, tenants.partnerTenantId]);
       const [d] = await tx.select().from(D).where(eq(D.id, id)).for('update');
       if (!d) throw notFound('dispute');
       if (d.status !== 'open') throw conflict('the dispute is already resolved');
@@ -195,6 +198,7 @@ export class DisputeService {
       if (refund > left) throw badRequest(`amount_cents is above what is left of the charge (${left})`);
       const refunded = (await this.deps.rentals.refundIn(tx, r, refund)).row;
       const [rental] = await rentalsRepo.updateRental(tx, r.id, { status: 'resolved', reason: `dispute_${input.outcome}`, endedAt: new Date() });
+      await rentalsRepo.dropSuspensionHeld(tx, r.id);
       const now = new Date();
       const [row] = await tx
         .update(D)

@@ -11,6 +11,8 @@ import type { Db } from '../../db/client.js';
 import { scheduleClusterJob } from '../../jobs/cluster-schedule.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { SptTokens } from '../grants/tokens.js';
+import type { PolicyService } from '../policies/service.js';
+import { RentalRoom } from './room.js';
 import { DisputeService } from './disputes.js';
 import { ListingService } from './listings.js';
 import { RentalMonitor } from './monitor.js';
@@ -31,6 +33,10 @@ export interface MarketplaceDeps {
   config: MarketplaceConfig;
   notifier: Notifier;
   tokens: SptTokens;
+  /** Both tenants' policies decide rental-room messages; approved held ones come back through the `rental` releaser. */
+  policies: Pick<PolicyService, 'decide' | 'hold' | 'holdAll' | 'alert' | 'registerReleaser'>;
+  /** Largest ciphertext of one envelope (DESIGN §8.12). */
+  maxCiphertextBytes: number;
   publicUrl: string;
   listDefault: number;
   listMax: number;
@@ -47,6 +53,7 @@ export interface Marketplace {
   payouts: PayoutService;
   settings: MarketplaceSettings;
   monitor: RentalMonitor;
+  room: RentalRoom;
   events: ProcessorEventHandler;
   /** Start the payout job and the rental poll; returns `stop()` (also closes the processor's timers). */
   start(): () => Promise<void>;
@@ -72,7 +79,9 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
   const rentals = new RentalService({ ...common, processor, tokens: d.tokens, feeBps: d.config.feeBps, publicUrl: d.publicUrl });
   const payouts = new PayoutService({ ...common, processor, publicUrl: d.publicUrl, minimumCents: d.config.minimumPayoutCents ?? MINIMUM_PAYOUT_CENTS });
   const events = new ProcessorEventHandler({ db: d.db, processor, rentals, payouts });
-  const monitor = new RentalMonitor({ db: d.db, rentals });
+  const room = new RentalRoom({ db: d.db, notifier: d.notifier, policies: d.policies, maxCiphertextBytes: d.maxCiphertextBytes, listDefault: d.listDefault, listMax: d.listMax });
+  d.policies.registerReleaser('rental', (held) => room.release(held));
+  const monitor = new RentalMonitor({ db: d.db, rentals, room });
   const close = async () => {
     if (processor instanceof LocalProcessor) await processor.close();
   };
@@ -84,6 +93,7 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
     payouts,
     settings: new MarketplaceSettings(d.db),
     monitor,
+    room,
     events,
     close,
     start() {

@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, lt, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { marketplaceRentals as R } from '../../db/schema/index.js';
+import { marketplaceRentalMessages, marketplaceRentals as R } from '../../db/schema/index.js';
 
 /** A stored rental. */
 export type RentalRow = typeof R.$inferSelect;
@@ -68,3 +68,10 @@ export async function trustMismatches(tx: Tx): Promise<{ id: string; status: str
     where r.status = 'active' or (r.status = 'suspended' and r.reason = 'trust_drop')`)) as unknown as { rows: { id: string; status: string; below: boolean }[] };
   return res.rows.filter((r) => (r.status === 'active') === r.below);
 }
+
+/** Drop the messages a suspension still holds (the rental ended without resuming): no ciphertext kept, outcome blocked. */
+export const dropSuspensionHeld = (tx: Tx, rentalId: string) =>
+  tx
+    .update(marketplaceRentalMessages)
+    .set({ outcome: 'blocked', headerBlob: null, ciphertext: null })
+    .where(and(eq(marketplaceRentalMessages.rentalId, rentalId), eq(marketplaceRentalMessages.outcome, 'held'), eq(marketplaceRentalMessages.holdReason, 'suspension')));

@@ -22,7 +22,7 @@ import { AppError, badRequest, conflict, ErrorCode, forbidden, notFound } from '
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { AuditEventType } from '../audit/events.js';
-import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
+import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/parties.js';
 import { issueRentalGrant, rentalGrantToken, revokeRentalGrant } from '../grants/rental.js';
 import type { SptTokens } from '../grants/tokens.js';
 import { getHubIdentity } from '../hub/repo.js';
@@ -62,7 +62,7 @@ export function toRental(r: repo.RentalRow, callerTenantId: string): Rental {
     hub_address: r.hubAddress,
     role: r.tenantId === callerTenantId ? 'renter' : 'developer',
     status: r.status as RentalStatus,
-    room_id: null,
+    room_id: r.agentDeviceId ? r.id : null,
     renter_tenant_id: r.tenantId,
     developer_tenant_id: r.partnerTenantId,
     pricing_model: r.pricingModel as PricingModel,
@@ -174,6 +174,7 @@ export class RentalService {
     const tenants = await this.partiesOf(rentalId);
     if (!tenants) return null;
     const result = await withTenant(this.deps.db, tenants.renter, async (tx) => {
+      await lockChains(tx, [tenants.renter, tenants.developer]);
       if (recordEvent && !(await recordEvent(tx))) return null;
       const r = await repo.getRental(tx, rentalId, true);
       if (!r) return null;
@@ -194,8 +195,8 @@ export class RentalService {
       }
       const endsAt = new Date(now.getTime() + (r.termHours ?? 24) * 3_600_000);
       await ledger.post(tx, { kind: 'charge', reference: r.id, rentalId: r.id, postings: ledger.chargePostings(r.tenantId, r.partnerTenantId, r.amountCents, r.feeCents) });
-      const grantId = await this.issueGrant(tx, r, endsAt);
-      const [row] = await repo.updateRental(tx, r.id, { status: 'active', chargeId, startsAt: now, endsAt, activatedAt: now, taskStartedAt: now, grantId });
+      const { grantId, agentDeviceId } = await this.issueGrant(tx, r, endsAt);
+      const [row] = await repo.updateRental(tx, r.id, { status: 'active', chargeId, startsAt: now, endsAt, activatedAt: now, taskStartedAt: now, grantId, agentDeviceId });
       await this.audit(tx, r, { row: row!, type: 'rental.activated', data: { ends_at: endsAt.toISOString(), amount_cents: r.amountCents } });
       return { row: row!, previous: r.status };
     });
@@ -248,6 +249,7 @@ export class RentalService {
     let n = 0;
     for (const d of due) {
       const row = await withTenant(this.deps.db, d.tenantId, async (tx) => {
+        await lockChains(tx, [d.tenantId, d.partnerTenantId]);
         const r = await repo.getRental(tx, d.id, true);
         if (!r || r.status !== 'active' || !r.endsAt || r.endsAt > now) return null;
         return this.end(tx, r, 'completed', 'term_ended');
@@ -283,6 +285,7 @@ export class RentalService {
   async end(tx: Tx, r: repo.RentalRow, status: keyof typeof END_EVENTS, reason: string, data: Record<string, unknown> = {}): Promise<repo.RentalRow> {
     await this.revokeGrant(tx, r, reason);
     const final = status !== 'suspended';
+    if (final) await repo.dropSuspensionHeld(tx, r.id);
     const [row] = await repo.updateRental(tx, r.id, { status, reason, ...(final ? { endedAt: new Date() } : { suspendedAt: new Date() }) });
     const type = END_EVENTS[status as keyof typeof END_EVENTS];
     await this.audit(tx, r, { row: row!, type, data: { from: r.status, to: status, reason, ...data } });
@@ -292,19 +295,19 @@ export class RentalService {
   /** suspended -> active inside `tx` (the monitor, the agent is back): a new SPT until the rental's end; audited in both chains. */
   async resumeIn(tx: Tx, r: repo.RentalRow): Promise<repo.RentalRow> {
     const endsAt = r.endsAt ?? new Date(Date.now() + 3_600_000);
-    const grantId = endsAt.getTime() > Date.now() ? await this.issueGrant(tx, r, endsAt) : null;
+    const grantId = endsAt.getTime() > Date.now() ? (await this.issueGrant(tx, r, endsAt)).grantId : null;
     const [row] = await repo.updateRental(tx, r.id, { status: 'active', reason: null, grantId, suspendedAt: null });
     await this.audit(tx, r, { row: row!, type: 'rental.resumed', data: { from: 'suspended', to: 'active' } });
     return row!;
   }
 
-  /** Issue the renter's SPT in the developer's scope (switching and back). */
-  private async issueGrant(tx: Tx, r: repo.RentalRow, expiresAt: Date): Promise<string | null> {
+  /** Issue the renter's SPT in the developer's scope (switching and back); answers it and the agent device the room joins. */
+  private async issueGrant(tx: Tx, r: repo.RentalRow, expiresAt: Date): Promise<{ grantId: string | null; agentDeviceId: string | null }> {
     await switchTenant(tx, r.partnerTenantId);
     try {
       const identity = await getHubIdentity(tx, r.identityId);
       const listing = await listingsRepo.getListing(tx, r.listingId);
-      if (!identity?.deviceId) return null;
+      if (!identity?.deviceId) return { grantId: null, agentDeviceId: null };
       const g = await issueRentalGrant(tx, this.deps.tokens, {
         developerTenantId: r.partnerTenantId,
         deviceId: identity.deviceId,
@@ -315,7 +318,7 @@ export class RentalService {
         rentalId: r.id,
         expiresAt,
       });
-      return g.jti;
+      return { grantId: g.jti, agentDeviceId: identity.deviceId };
     } finally {
       await switchTenant(tx, r.tenantId);
     }
@@ -364,9 +367,11 @@ export class RentalService {
   /** Lock a rental in the renter's scope, run `fn` (renter only), notify after commit. */
   private async renterTransition(c: MarketCaller, id: string, fn: (tx: Tx, r: repo.RentalRow) => Promise<repo.RentalRow>): Promise<Rental> {
     const { row, previous } = await withTenant(this.deps.db, c.tenantId, async (tx) => {
-      const r = await repo.getRental(tx, id, true);
-      if (!r) throw notFound('rental');
-      if (r.tenantId !== c.tenantId) throw forbidden('only the renter can do this');
+      const peek = await repo.getRental(tx, id);
+      if (!peek) throw notFound('rental');
+      if (peek.tenantId !== c.tenantId) throw forbidden('only the renter can do this');
+      await lockChains(tx, [peek.tenantId, peek.partnerTenantId]);
+      const r = (await repo.getRental(tx, id, true))!;
       return { row: await fn(tx, r), previous: r.status };
     });
     await this.notify(row, previous);

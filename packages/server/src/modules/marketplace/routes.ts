@@ -6,9 +6,9 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { operatorOf, ownerOf } from '../../http/auth.js';
+import { actingDevice, agentDeviceOf, operatorOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import { notFound } from '../../lib/errors.js';
+import { notFound, unauthorized } from '../../lib/errors.js';
 import { marketCallerOf, optionalMarketCallerOf } from './caller.js';
 import type { DisputeService } from './disputes.js';
 import { verifyLedger } from './ledger.js';
@@ -17,6 +17,7 @@ import type { MarketplaceSettings } from './settings.js';
 import type { PayoutService } from './payouts.js';
 import type { ProcessorEventHandler } from './processor-events.js';
 import type { RentalService } from './rentals.js';
+import type { RentalRoom, RoomCaller } from './room.js';
 import type { Db } from '../../db/client.js';
 
 /** Services the marketplace routes call. */
@@ -24,6 +25,7 @@ export interface MarketplaceRouteDeps {
   db: Db;
   listings: ListingService;
   rentals: RentalService;
+  room: RentalRoom;
   disputes: DisputeService;
   payouts: PayoutService;
   settings: MarketplaceSettings;
@@ -37,6 +39,17 @@ function reviewer(req: FastifyRequest): { tenantId: string | null; operator: { s
   const p = req.principal;
   if (p?.kind !== 'owner') return { tenantId: null, operator: null };
   return { tenantId: p.tenantId, operator: p.operator ? { sub: p.sub } : null };
+}
+
+/** The tenant and device acting in a rental room: an owner with `X-Device-Id`, a device JWT, or an API key's registered device. */
+function roomCallerOf(req: FastifyRequest): RoomCaller {
+  const p = req.principal;
+  if (p?.kind === 'owner') return { tenantId: ownerOf(req).tenantId, deviceId: actingDevice(req, false) ?? null };
+  if (p?.kind === 'device' || p?.kind === 'apikey') {
+    const a = agentDeviceOf(req);
+    return { tenantId: a.tenantId, deviceId: a.deviceId };
+  }
+  throw unauthorized();
 }
 
 export const marketplaceRoutes: FastifyPluginAsync<MarketplaceRouteDeps> = async (app, d) => {
@@ -54,6 +67,9 @@ export const marketplaceRoutes: FastifyPluginAsync<MarketplaceRouteDeps> = async
   serve(app, ROUTES.getRental, async (req) => d.rentals.get(marketCallerOf(req), req.params.id));
   serve(app, ROUTES.cancelRental, async (req) => d.rentals.cancel(marketCallerOf(req), req.params.id));
   serve(app, ROUTES.completeRental, async (req) => d.rentals.complete(marketCallerOf(req), req.params.id));
+  serve(app, ROUTES.rentalMembers, async (req) => d.room.members(roomCallerOf(req), req.params.id));
+  serve(app, ROUTES.sendRentalMessage, async (req, reply) => reply.status(201).send(await d.room.send(roomCallerOf(req), req.params.id, req.body)));
+  serve(app, ROUTES.rentalMessages, async (req) => d.room.history(roomCallerOf(req), req.params.id, req.query));
   serve(app, ROUTES.fileDispute, async (req, reply) => reply.status(201).send(await d.disputes.file(marketCallerOf(req), req.params.id, req.body)));
 
   serve(app, ROUTES.listDisputes, async (req) => {

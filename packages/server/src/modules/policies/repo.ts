@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { a2aMessages, heldMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
+import { a2aMessages, heldMessages, marketplaceRentalMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
 import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
 export type PolicyRow = typeof policies.$inferSelect;
@@ -102,12 +102,14 @@ export const expireDueHeld = (tx: Tx, now: Date) =>
  * Drop the ciphertext of refused held items (denied or expired): room envelopes and A2A messages
  * keep their metadata with `outcome = 'blocked'` and null `header_blob` / `ciphertext`.
  */
-export async function wipeHeldPayloads(tx: Tx, held: readonly Pick<HeldRow, 'envelopeId' | 'a2aMessageId'>[]): Promise<void> {
+export async function wipeHeldPayloads(tx: Tx, held: readonly (Pick<HeldRow, 'envelopeId' | 'a2aMessageId'> & { rentalMessageId?: string | null })[]): Promise<void> {
   const envelopeIds = held.map((h) => h.envelopeId).filter((id): id is string => id !== null);
   const a2aIds = held.map((h) => h.a2aMessageId).filter((id): id is string => id !== null);
+  const rentalIds = held.map((h) => h.rentalMessageId).filter((id): id is string => typeof id === 'string');
   const wiped = { headerBlob: null, ciphertext: null, outcome: 'blocked' };
   if (envelopeIds.length > 0) await tx.update(roomEnvelopes).set(wiped).where(inArray(roomEnvelopes.id, envelopeIds));
   if (a2aIds.length > 0) await tx.update(a2aMessages).set(wiped).where(inArray(a2aMessages.id, a2aIds));
+  if (rentalIds.length > 0) await tx.update(marketplaceRentalMessages).set(wiped).where(inArray(marketplaceRentalMessages.id, rentalIds));
 }
 
 /** A stored policy as the engine's rule (with its name, for answers that cite the deciding policy). */

@@ -23,7 +23,7 @@ import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
 
 /** Which message path releases a held item. */
-export type HeldKind = 'room' | 'a2a';
+export type HeldKind = 'room' | 'a2a' | 'rental';
 
 /** Where errors of releasers go (no message content is ever logged). */
 export interface PolicyLog {
@@ -65,6 +65,7 @@ const toHeldOut = (h: repo.HeldRow, now = new Date()): HeldMessage => ({
   held_message_id: h.id,
   room_id: h.roomId,
   channel_id: h.channelId,
+  rental_id: h.rentalId,
   sender_device_id: h.senderDeviceId,
   recipient_device_id: h.recipientDeviceId,
   policy_id: h.policyId,
@@ -85,6 +86,8 @@ function toRecord(h: repo.HeldRow): HeldRecord {
     ...(h.envelopeId ? { envelopeId: h.envelopeId } : {}),
     ...(h.channelId ? { channelId: h.channelId } : {}),
     ...(h.a2aMessageId ? { a2aMessageId: h.a2aMessageId } : {}),
+    ...(h.rentalId ? { rentalId: h.rentalId } : {}),
+    ...(h.rentalMessageId ? { rentalMessageId: h.rentalMessageId } : {}),
     senderDeviceId: h.senderDeviceId,
     recipientDeviceId: h.recipientDeviceId,
     policyId: h.policyId,
@@ -93,8 +96,8 @@ function toRecord(h: repo.HeldRow): HeldRecord {
   };
 }
 
-/** A held item belongs to A2A when it points at a channel or an A2A message, else to rooms. */
-const kindOf = (h: repo.HeldRow): HeldKind => (h.channelId || h.a2aMessageId ? 'a2a' : 'room');
+/** A held item belongs to a rental room, to A2A (a channel or an A2A message), else to rooms. */
+const kindOf = (h: repo.HeldRow): HeldKind => (h.rentalMessageId ? 'rental' : h.channelId || h.a2aMessageId ? 'a2a' : 'room');
 
 /** Normalise a wire scope; 400 when it names both a room and a skill. */
 function scopeColumns(scope: CreatePolicyRequest['scope']): { scopeRoomId: string | null; scopeSkill: string | null } {
@@ -248,6 +251,8 @@ export class PolicyService implements PolicyDecider {
       envelopeId: input.envelopeId ?? null,
       channelId: input.channelId ?? null,
       a2aMessageId: input.a2aMessageId ?? null,
+      rentalId: input.rentalId ?? null,
+      rentalMessageId: input.rentalMessageId ?? null,
       senderDeviceId: input.senderDeviceId,
       recipientDeviceId: input.recipientDeviceId,
       policyId: input.policyId,
@@ -268,7 +273,7 @@ export class PolicyService implements PolicyDecider {
   // ------------------------------------------------------------------ held messages
 
   /**
-   * Set the function that delivers approved held items of a kind (rooms: `'room'`, A2A: `'a2a'`);
+   * Set the function that delivers approved held items of a kind (rooms: `'room'`, A2A: `'a2a'`, rental rooms: `'rental'`);
    * a later registration for the same kind replaces the earlier one.
    */
   registerReleaser(kind: HeldKind, fn: HeldReleaser): void {

@@ -9,7 +9,7 @@ import type { Tx } from '../../db/client.js';
 import type { Evaluation, EvaluationContext, PolicyAction } from './engine.js';
 
 /** What an evaluation is about, for the `svc.policy.evaluate` record. */
-export type PolicySubjectKind = 'room_envelope' | 'a2a_message';
+export type PolicySubjectKind = 'room_envelope' | 'a2a_message' | 'rental_message';
 
 export interface DecideItem {
   ctx: EvaluationContext;
@@ -20,12 +20,14 @@ export interface DecideItem {
   defaultOutcome: PolicyAction;
 }
 
-/** Fields of a held message (DESIGN §8.3, §8.5); exactly one of the room or A2A pair is set. */
+/** Fields of a held message (DESIGN §8.3, §8.5); exactly one of the room, A2A or rental pair is set. */
 export interface HoldInput {
   roomId?: string;
   envelopeId?: string;
   channelId?: string;
   a2aMessageId?: string;
+  rentalId?: string;
+  rentalMessageId?: string;
   senderDeviceId: string;
   recipientDeviceId: string | null;
   policyId: string | null;

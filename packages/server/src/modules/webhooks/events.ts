@@ -27,6 +27,7 @@
  * | `a2a_channel_revoked`   | `a2a.channel.revoked`   | (same as requested)                                                                              |
  * | `a2a_message`           | `a2a.message`           | channel_id, message_id, a2a_message_id, sender_device_id, recipient_device_id, message_type, priority, timestamp |
  * | `decision_response`     | `decision.response`     | decision_id, resolution, option_id                                                               |
+ * | `rental_message`        | `rental.message`        | rental_id, message_id, sender_device_id, recipient_device_id, message_type, priority, timestamp  |
  * | `rental_updated`        | `rental.updated`        | rental_id, listing_id, status, previous_status, reason, role                                     |
  * | `dispute_updated`       | `dispute.updated`       | dispute_id, rental_id, status, outcome                                                           |
  * | `payout_updated`        | `payout.updated`        | payout_id, status, amount_cents                                                                  |
@@ -77,6 +78,7 @@ export const WEBHOOK_EVENTS: Readonly<Record<string, { type: string; fields: rea
     fields: ['channel_id', 'message_id', 'a2a_message_id', 'sender_device_id', 'recipient_device_id', 'message_type', 'priority', 'timestamp'],
   },
   decision_response: { type: 'decision.response', fields: ['decision_id', 'resolution', 'option_id'] },
+  rental_message: { type: 'rental.message', fields: ['rental_id', 'message_id', 'sender_device_id', 'recipient_device_id', 'message_type', 'priority', 'timestamp'] },
   rental_updated: { type: 'rental.updated', fields: ['rental_id', 'listing_id', 'status', 'previous_status', 'reason', 'role'] },
   dispute_updated: { type: 'dispute.updated', fields: ['dispute_id', 'rental_id', 'status', 'outcome'] },
   payout_updated: { type: 'payout.updated', fields: ['payout_id', 'status', 'amount_cents'] },
