@@ -368,6 +368,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     log: app.log,
   });
   app.parley.marketplace = marketplace;
+  // A recompute may drop a rented agent below its listing: suspend such rentals at once (SPEC §4.16).
+  trustEngine.onRecomputed(async () => void (await marketplace.monitor.check()));
   await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name });
   const stopMarketplace = marketplace.start();
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });

@@ -8,9 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Tx } from '../src/db/client.js';
-import { APP_ROLE, withTenant } from '../src/db/tenant.js';
+import { APP_ROLE, withNoTenant, withTenant } from '../src/db/tenant.js';
 import { activeAgent, createInvite, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
+import { hubOwnerKey } from './keys.js';
+import { listingBody, marketAddr, operatorAuth } from './marketplace-fixtures.js';
 
 type Row = Record<string, unknown>;
 const rowsOf = (res: unknown): Row[] => (res as { rows: Row[] }).rows;
@@ -28,14 +30,27 @@ async function dbError(p: Promise<unknown>): Promise<string> {
 const RLS_VIOLATION = /violates row-level security policy/;
 
 /** Tables the current schema is known to fill for both tenants in beforeAll. */
-const SEEDED = ['memberships', 'invites', 'devices', 'device_challenges', 'conversation_groups', 'conversations', 'topics', 'messages'];
+const SEEDED = ['memberships', 'invites', 'devices', 'device_challenges', 'conversation_groups', 'conversations', 'topics', 'messages', 'marketplace_listings'];
+
+/**
+ * The one documented exemption from "a scope sees only its tenant's rows" (migration 0021, policy
+ * `published_listings_read`; docs/decisions.md "Marketplace"): PUBLISHED marketplace listings are a
+ * public catalogue, readable in every scope, another tenant's and the anonymous one. Only rows of
+ * this table with status 'published' are exempt; a foreign draft, paused or delisted listing is
+ * still a leak. The marketplace test below checks the exemption itself.
+ */
+const PUBLIC_CATALOGUE = 'marketplace_listings';
+const exempt = (table: string, r: Row) => table === PUBLIC_CATALOGUE && r.status === 'published';
 
 describe('row-level security', () => {
   let t: TestApp;
   let db: Db;
   let tables: string[];
   let twoPartyTables: string[] = [];
-  const tenants: Record<'A' | 'B', { owner: Owner; dev: OwnerDevice; agent: Agent }> = {} as never;
+  const tenants: Record<'A' | 'B', { owner: Owner; dev: OwnerDevice; agent: Agent; published: string; draft: string }> = {} as never;
+  let operator: { authorization: string };
+  /** A rents B's published listing. */
+  let rentalId: string;
 
   const raw = async (q: SQL) => rowsOf(await db.execute(q));
   const scoped = async (tenantId: string, q: SQL) => rowsOf(await withTenant(db, tenantId, (tx) => tx.execute(q)));
@@ -66,14 +81,37 @@ describe('row-level security', () => {
     expect(ch.status).toBe(201);
     const renewed = await t.request({ method: 'POST', url: `/api/v1/devices/${agent.deviceId}/token`, payload: { challenge: ch.body.challenge, signature: agent.keys.sign(ch.body.challenge) } });
     expect(renewed.status).toBe(200);
-    return { owner, dev, agent };
+    // marketplace: a certified hub identity bound to the agent, one published listing and one draft
+    const identity = await t.request({
+      method: 'POST',
+      url: '/api/v1/hub/identities',
+      headers: owner.auth,
+      payload: { hub_address: marketAddr(), display_name: 'Listed agent', device_id: agent.deviceId, public_key: hubOwnerKey(), capabilities: ['research'] },
+    });
+    expect(identity.status).toBe(201);
+    const tier = await t.request({ method: 'POST', url: `/api/v1/hub/identities/${identity.body.id}/tier`, headers: operator, payload: { tier: 'certified', reason: 'rls seed' } });
+    expect(tier.status, JSON.stringify(tier.body)).toBe(200);
+    const listing = async (title: string) => {
+      const res = await t.request({ method: 'POST', url: '/api/v1/marketplace/listings', headers: owner.auth, payload: listingBody(identity.body.hub_address, { title }) });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.listing_id as string;
+    };
+    const published = await listing('Published listing');
+    expect((await t.request({ method: 'POST', url: `/api/v1/marketplace/listings/${published}/publish`, headers: owner.auth })).status).toBe(200);
+    const draft = await listing('Draft listing');
+    return { owner, dev, agent, published, draft };
   }
 
   beforeAll(async () => {
     t = await startApp();
     db = t.app.parley.database.db;
+    operator = await operatorAuth(t);
     tenants.A = await seed(await newOwner(t, 'Tenant A'));
     tenants.B = await seed(await newOwner(t, 'Tenant B'));
+    const rental = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: tenants.A.owner.auth, payload: { listing_id: tenants.B.published, payment_method: 'pm_card_visa' } });
+    expect(rental.status, JSON.stringify(rental.body)).toBe(201);
+    expect(rental.body.status).toBe('active');
+    rentalId = rental.body.rental_id;
     tables = (
       await raw(sql`select table_name from information_schema.columns
                     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`)
@@ -141,8 +179,16 @@ describe('row-level security', () => {
       for (const table of tables) {
         // Two-party tables (A2A, federation) belong to both tenants named on the row.
         const twoParty = twoPartyTables.includes(table);
-        const rows = await scoped(me, twoParty ? sql`select tenant_id, partner_tenant_id from ${sql.identifier(table)}` : sql`select tenant_id from ${sql.identifier(table)}`);
-        const foreign = rows.filter((r) => r.tenant_id !== me && (!twoParty || r.partner_tenant_id !== me));
+        const rows = await scoped(
+          me,
+          twoParty
+            ? sql`select tenant_id, partner_tenant_id from ${sql.identifier(table)}`
+            : table === PUBLIC_CATALOGUE
+              ? sql`select tenant_id, status from ${sql.identifier(table)}`
+              : sql`select tenant_id from ${sql.identifier(table)}`,
+        );
+        // Published listings of other tenants are the documented exemption (PUBLIC_CATALOGUE).
+        const foreign = rows.filter((r) => r.tenant_id !== me && (!twoParty || r.partner_tenant_id !== me) && !exempt(table, r));
         expect(foreign, `${table} leaked rows of another tenant into ${who}'s scope`).toEqual([]);
         if (SEEDED.includes(table)) expect(rows.length, `${table} has ${who}'s rows`).toBeGreaterThan(0);
         // The superuser connection outside the scope sees more: the filter really is RLS.
@@ -154,14 +200,15 @@ describe('row-level security', () => {
 
   it('with the role switched but app.tenant_id unset (or empty), every table shows zero rows', async () => {
     for (const table of [...tables, 'tenants']) {
-      const rows = rowsOf(await unscoped((tx) => tx.execute(sql`select * from ${sql.identifier(table)}`)));
+      // Published listings are readable without a tenant (PUBLIC_CATALOGUE): every other row must stay hidden.
+      const rows = rowsOf(await unscoped((tx) => tx.execute(sql`select * from ${sql.identifier(table)}`))).filter((r) => !exempt(table, r));
       expect(rows, `${table} without a tenant scope`).toEqual([]);
       const empty = rowsOf(
         await unscoped(async (tx) => {
           await tx.execute(sql`select set_config('app.tenant_id', '', true)`);
           return tx.execute(sql`select * from ${sql.identifier(table)}`);
         }),
-      );
+      ).filter((r) => !exempt(table, r));
       expect(empty, `${table} with an empty tenant scope`).toEqual([]);
     }
   });
@@ -224,6 +271,73 @@ describe('row-level security', () => {
     expect(await dbError(scoped(tenants.A.owner.tenantId, sql`select kid from signing_keys`))).toMatch(/permission denied/);
     const keys = await raw(sql`select kid from signing_keys`);
     expect(keys.length).toBeGreaterThan(0);
+  });
+
+  it("marketplace listings: B's draft is invisible in A's scope and the anonymous one; B's PUBLISHED listing is readable there (published_listings_read) but not writable", async () => {
+    const A = tenants.A.owner.tenantId;
+    const B = tenants.B;
+    const ids = (rows: Row[]) => rows.map((r) => r.id).sort();
+    const both = sql`select id from marketplace_listings where id in (${B.published}, ${B.draft}, ${tenants.A.draft})`;
+    // the superuser sees all three: the filtering below is RLS
+    expect(ids(await raw(both))).toEqual([B.published, B.draft, tenants.A.draft].sort());
+    expect(ids(await scoped(A, both))).toEqual([B.published, tenants.A.draft].sort());
+    expect(ids(await scoped(B.owner.tenantId, both))).toEqual([B.published, B.draft].sort());
+    expect(ids(rowsOf(await withNoTenant(db, (tx) => tx.execute(both))))).toEqual([B.published]);
+    expect(ids(rowsOf(await unscoped((tx) => tx.execute(both))))).toEqual([B.published]);
+    // every row the anonymous scope sees is published
+    const anon = rowsOf(await withNoTenant(db, (tx) => tx.execute(sql`select status from marketplace_listings`)));
+    expect(anon.length).toBeGreaterThanOrEqual(2);
+    expect(anon.every((r) => r.status === 'published')).toBe(true);
+
+    // Reading is all: A's scope (and the anonymous one) can neither change nor remove B's published listing, nor plant one for B.
+    expect(await scoped(A, sql`update marketplace_listings set title = 'hijacked' where id = ${B.published} returning id`)).toEqual([]);
+    expect(await scoped(A, sql`delete from marketplace_listings where id = ${B.published} returning id`)).toEqual([]);
+    expect(await scoped(A, sql`select id from marketplace_listings where id = ${B.published} for update`)).toEqual([]);
+    expect(rowsOf(await withNoTenant(db, (tx) => tx.execute(sql`update marketplace_listings set status = 'delisted' where id = ${B.published} returning id`)))).toEqual([]);
+    expect(await raw(sql`select title, status from marketplace_listings where id = ${B.published}`)).toEqual([{ title: 'Published listing', status: 'published' }]);
+    expect(await dbError(scoped(A, sql`update marketplace_listings set tenant_id = ${B.owner.tenantId} where id = ${tenants.A.draft}`))).toMatch(RLS_VIOLATION);
+
+    // Over the API: the draft is 404 for A and for anonymous callers, the published listing is not.
+    expect((await t.request({ method: 'GET', url: `/api/v1/marketplace/listings/${B.draft}`, headers: tenants.A.owner.auth })).status).toBe(404);
+    expect((await t.request({ method: 'GET', url: `/api/v1/marketplace/listings/${B.draft}` })).status).toBe(404);
+    expect((await t.request({ method: 'GET', url: `/api/v1/marketplace/listings/${B.published}`, headers: tenants.A.owner.auth })).status).toBe(200);
+    expect((await t.request({ method: 'GET', url: `/api/v1/marketplace/listings/${B.published}` })).status).toBe(200);
+  });
+
+  it('marketplace rentals are two-party rows: the renter and the developer see the rental, no scope without a tenant does', async () => {
+    const q = sql`select id, tenant_id, partner_tenant_id from marketplace_rentals where id = ${rentalId}`;
+    expect(await scoped(tenants.A.owner.tenantId, q)).toEqual([{ id: rentalId, tenant_id: tenants.A.owner.tenantId, partner_tenant_id: tenants.B.owner.tenantId }]);
+    expect((await scoped(tenants.B.owner.tenantId, q)).map((r) => r.id)).toEqual([rentalId]);
+    expect(rowsOf(await withNoTenant(db, (tx) => tx.execute(q)))).toEqual([]);
+  });
+
+  it('the ledger: the application role can neither read nor write ledger_entries/ledger_transactions; parley_ledger_sums refuses another tenant', async () => {
+    const A = tenants.A.owner.tenantId;
+    const B = tenants.B.owner.tenantId;
+    // the rental's charge is in the ledger (the denials below are not about empty tables)
+    const [{ n: entries }] = (await raw(sql`select count(*)::int as n from ledger_entries where party_tenant_id in (${A}, ${B})`)) as [{ n: number }];
+    expect(entries).toBeGreaterThanOrEqual(3);
+    for (const table of ['ledger_entries', 'ledger_transactions']) {
+      expect(await dbError(scoped(A, sql`select * from ${sql.identifier(table)}`)), table).toMatch(/permission denied/);
+      expect(await dbError(withNoTenant(db, (tx) => tx.execute(sql`select * from ${sql.identifier(table)}`))), table).toMatch(/permission denied/);
+      expect(await dbError(scoped(A, sql`delete from ${sql.identifier(table)}`)), table).toMatch(/permission denied/);
+    }
+    const txId = randomUUID();
+    expect(await dbError(scoped(A, sql`insert into ledger_transactions (id, kind, reference) values (${txId}, 'charge', ${'forged-' + txId})`))).toMatch(/permission denied/);
+    expect(await dbError(scoped(A, sql`update ledger_entries set amount_cents = 0`))).toMatch(/permission denied/);
+    expect(await raw(sql`select id from ledger_transactions where id = ${txId}`)).toEqual([]);
+    // the appending function refuses an unbalanced transaction
+    const unbalanced = JSON.stringify([{ account: 'developer_payable', party_tenant_id: A, amount_cents: -100 }, { account: 'renter_charges', party_tenant_id: A, amount_cents: 99 }]);
+    expect(await dbError(scoped(A, sql`select parley_ledger_post(${txId}::uuid, 'charge', ${'forged-' + txId}, null, null, null, ${unbalanced}::jsonb)`))).toMatch(/unbalanced/);
+    expect(await raw(sql`select id from ledger_transactions where id = ${txId}`)).toEqual([]);
+    // sums: one's own tenant only
+    const own = await scoped(A, sql`select account, kind, amount_cents::int as amount_cents from parley_ledger_sums(${A}::uuid)`);
+    expect(own).toEqual(expect.arrayContaining([{ account: 'renter_charges', kind: 'charge', amount_cents: 5000 }]));
+    expect(await dbError(scoped(A, sql`select * from parley_ledger_sums(${B}::uuid)`))).toMatch(/ledger sums of another tenant/);
+    expect(await dbError(scoped(B, sql`select * from parley_ledger_sums(${A}::uuid)`))).toMatch(/ledger sums of another tenant/);
+    expect(await dbError(withNoTenant(db, (tx) => tx.execute(sql`select * from parley_ledger_sums(${A}::uuid)`)))).toMatch(/ledger sums of another tenant/);
+    // and even the connection owner cannot rewrite history (append-only triggers)
+    expect(await dbError(raw(sql`update ledger_entries set amount_cents = amount_cents where party_tenant_id = ${A}`))).toMatch(/append-only/);
   });
 
   it("over the API, each owner sees only its own tenant's devices, conversations and topics", async () => {

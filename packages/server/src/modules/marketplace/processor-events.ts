@@ -11,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
+import { asUuid } from '../../lib/ids.js';
 import { WebhookSignatureError, type PaymentProcessor } from './payments/processor.js';
 import type { PayoutService } from './payouts.js';
 import type { RentalService } from './rentals.js';
@@ -39,11 +40,14 @@ export class ProcessorEventHandler {
       seen = res.rows.length === 0;
       return !seen;
     };
-    if ((ev.type === 'charge.succeeded' || ev.type === 'charge.failed') && ev.metadata.rental_id) {
-      await rentals.settleCharge(ev.metadata.rental_id, ev.objectId, ev.type === 'charge.succeeded' ? 'succeeded' : 'failed', ev.failureReason, record);
-    } else if ((ev.type === 'transfer.paid' || ev.type === 'transfer.failed') && ev.metadata.payout_id) {
-      const tenant = await payouts.tenantOfPayout(ev.metadata.payout_id);
-      if (tenant) await payouts.settle(ev.metadata.payout_id, tenant, ev.type === 'transfer.paid' ? 'completed' : 'failed', ev.failureReason, record);
+    // Metadata ids that are not UUIDs name nothing of ours (another integration on the same account): recorded once, ignored.
+    const rentalId = asUuid(ev.metadata.rental_id);
+    const payoutId = asUuid(ev.metadata.payout_id);
+    if ((ev.type === 'charge.succeeded' || ev.type === 'charge.failed') && rentalId) {
+      await rentals.settleCharge(rentalId, ev.objectId, ev.type === 'charge.succeeded' ? 'succeeded' : 'failed', ev.failureReason, record);
+    } else if ((ev.type === 'transfer.paid' || ev.type === 'transfer.failed') && payoutId) {
+      const tenant = await payouts.tenantOfPayout(payoutId);
+      if (tenant) await payouts.settle(payoutId, tenant, ev.type === 'transfer.paid' ? 'completed' : 'failed', ev.failureReason, record);
     } else if (ev.type === 'account.updated' && ev.ready !== undefined) {
       await crossTenant(db, 'processor account events name an account, not a tenant', async (tx) => {
         if (await record(tx)) await tx.execute(sql`update marketplace_connected_accounts set status = ${ev.ready ? 'ready' : 'onboarding'}, updated_at = now() where account_id = ${ev.objectId}`);

@@ -146,14 +146,42 @@ export interface TrustEngineDeps {
 }
 
 export class TrustEngine {
+  private readonly recomputed: (() => Promise<void>)[] = [];
+
   constructor(private readonly deps: TrustEngineDeps) {}
+
+  /**
+   * Call `fn` after every committed recompute (one tenant through the route, or the whole
+   * periodic run, once at its end): scores and tiers changed, so whoever acts on them (the
+   * marketplace's rental monitor, SPEC §4.16) looks at once. Errors are logged, never thrown.
+   */
+  onRecomputed(fn: () => Promise<void>): void {
+    this.recomputed.push(fn);
+  }
+
+  private async notifyRecomputed(): Promise<void> {
+    for (const fn of this.recomputed) {
+      try {
+        await fn();
+      } catch (err) {
+        this.deps.log.error({ err }, 'a listener of the trust recompute failed');
+      }
+    }
+  }
+
+  /** {@link recomputeTenantOnce}, then the listeners of {@link onRecomputed}. */
+  async recomputeTenant(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
+    const s = await this.recomputeTenantOnce(tenantId, now);
+    await this.notifyRecomputed();
+    return s;
+  }
 
   /**
    * Recompute every score of one tenant at `now` (module comment), in one transaction.
    * Returns the counts written (`tenants` = 1).
    * @throws RecomputeBusyError (409) when another recompute of the tenant is running.
    */
-  recomputeTenant(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
+  recomputeTenantOnce(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
     const started = performance.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await lockTenantRecompute(tx, tenantId);
@@ -266,7 +294,7 @@ export class TrustEngine {
     const total = emptySummary();
     for (const id of ids) {
       try {
-        const s = await this.recomputeTenant(id, now);
+        const s = await this.recomputeTenantOnce(id, now);
         total.tenants++;
         total.agents += s.agents;
         total.snapshots += s.snapshots;
@@ -283,6 +311,7 @@ export class TrustEngine {
         this.deps.log.error({ err, tenantId: id }, 'trust recompute of a tenant failed');
       }
     }
+    await this.notifyRecomputed();
     return { ...total, durationMs: performance.now() - started };
   }
 }
