@@ -75,6 +75,7 @@ import { listingWhere, type ListingFilter } from '../../packages/server/src/modu
 import { benchArgs, commonOptions, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 import { call, machineLines, newTenant, startBenchServer } from '../relay/setup.js';
+import { countSql } from '../relay/sql-count.js';
 import type { HttpLoadResult, HttpLoadSpec } from './load.js';
 import { FILTERS, provisionDevelopers, seedListings } from './seed.js';
 
@@ -118,23 +119,6 @@ function searchSql(f: ListingFilter, limit: number): { sql: string; params: unkn
   return qb.select({ row: L, rank }).from(L).where(listingWhere(f)).orderBy(...order).limit(limit).toSQL();
 }
 
-/**
- * Count the SQL statements (and `begin`s: transactions) sent through `pg.Client` in this process
- * from now on (the same wrapper as bench/rooms). The load generator runs in its own process.
- */
-function countSql(): { statements: number; transactions: number } {
-  const counts = { statements: 0, transactions: 0 };
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    counts.statements++;
-    const q = args[0];
-    const text = typeof q === 'string' ? q : (q as { text?: unknown } | null)?.text;
-    if (typeof text === 'string' && /^\s*begin\b/i.test(text)) counts.transactions++;
-    return original.apply(this, args);
-  };
-  return counts;
-}
 
 function forkLoad(spec: HttpLoadSpec): Promise<HttpLoadResult> {
   return new Promise((resolve, reject) => {

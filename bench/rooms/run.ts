@@ -45,11 +45,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { benchArgs, commonOptions, num, runMain } from '../relay/cli.js';
 import type { PhaseSpec } from '../relay/common.js';
 import { fmt, latencyText, printTable, ratio, resourceLine, resourcesHeading } from '../relay/report.js';
 import { ResourceSampler } from '../relay/resources.js';
+import { countSql } from '../relay/sql-count.js';
 import { call, enrollAgent, forkLoad, machineLines, newTenant, startBenchServer, type ActiveAgent } from '../relay/setup.js';
 import { startBareFanout } from './bare-fanout.js';
 import type { RoomLoadResult, RoomLoadSpec, RoomMember, RoomPhaseResult } from './common.js';
@@ -114,24 +114,6 @@ async function createPolicies(app: FastifyInstance, auth: Record<string, string>
   }
 }
 
-/**
- * Count the SQL statements (and, among them, `begin`s: transactions) sent through `pg.Client` in
- * this process from now on. The load generator runs in its own process, so between two snapshots
- * that bracket a scenario (and exclude the bench's own counting queries) these are the server's.
- */
-function countSql(): { statements: number; transactions: number } {
-  const counts = { statements: 0, transactions: 0 };
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    counts.statements++;
-    const q = args[0];
-    const text = typeof q === 'string' ? q : (q as { text?: unknown } | null)?.text;
-    if (typeof text === 'string' && /^\s*begin\b/i.test(text)) counts.transactions++;
-    return original.apply(this, args);
-  };
-  return counts;
-}
 
 // ---------------------------------------------------------------- main
 
