@@ -313,6 +313,7 @@ describe('policies and held messages', () => {
         held_message_id: h.heldId,
         room_id: h.roomId,
         channel_id: null,
+        rental_id: null,
         sender_device_id: h.sender,
         recipient_device_id: h.recipient,
         policy_id: null,
