@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { auditActor } from '../audit/parties.js';
-import { ownerOf } from '../../http/auth.js';
+import { actingDevice, ownerOf } from '../../http/auth.js';
 import { unauthorized } from '../../lib/errors.js';
 
 /** A workspace-auth caller. */
@@ -25,8 +25,7 @@ export function marketCallerOf(req: FastifyRequest): MarketCaller {
   if (p?.kind === 'apikey') return { tenantId: p.tenantId, actor: auditActor(p), kind: 'apikey', workspaceId: p.workspaceId, deviceId: null };
   if (p?.kind === 'owner') {
     const o = ownerOf(req);
-    const device = req.headers['x-device-id'];
-    return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: typeof device === 'string' && /^[0-9a-f-]{36}$/i.test(device) ? device.toLowerCase() : null };
+    return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: actingDevice(req, false) ?? null };
   }
   throw unauthorized();
 }

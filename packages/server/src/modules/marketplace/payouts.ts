@@ -24,7 +24,7 @@ import type { MarketCaller } from './caller.js';
 import * as ledger from './ledger.js';
 import { ProcessorError, type PaymentProcessor } from './payments/processor.js';
 import { processorFailed } from './rentals.js';
-import { getAccount, insertAccount } from './settings-repo.js';
+import { getAccount, insertAccount, setAccountStatus } from './settings-repo.js';
 
 type PayoutRow = typeof P.$inferSelect;
 
@@ -114,7 +114,7 @@ export class PayoutService {
       }
       if (account.status !== 'ready') {
         const info = await processor.retrieveAccount(account.accountId);
-        if (info.ready) await withTenant(db, c.tenantId, (tx) => tx.execute(sql`update marketplace_connected_accounts set status = 'ready', updated_at = now() where tenant_id = ${c.tenantId}`));
+        if (info.ready) await withTenant(db, c.tenantId, (tx) => setAccountStatus(tx, account!.accountId, 'ready'));
         else {
           const base = `${publicUrl.replace(/\/$/, '')}/api/v1/marketplace/connect/dashboard`;
           const link = await processor.onboardingLink(account.accountId, { refreshUrl: base, returnUrl: base });
@@ -129,7 +129,7 @@ export class PayoutService {
   }
 
   /** One payout run over every developer tenant (module comment). Safe to run concurrently. */
-  async run(now = new Date()): Promise<PayoutRunResult> {
+  async run(): Promise<PayoutRunResult> {
     const runId = randomUUID();
     const out: PayoutRunResult = { run_id: runId, paid: 0, pending: 0, failed: 0, skipped_no_account: 0, retried: 0 };
     const unasked = await crossTenant(this.deps.db, 'payout run: pending payouts of every tenant', (tx) => tx.select().from(P).where(and(eq(P.status, 'pending'), isNull(P.transferId))));
@@ -155,7 +155,6 @@ export class PayoutService {
       const status = await this.transfer(payout);
       out[status === 'completed' ? 'paid' : status]++;
     }
-    void now;
     return out;
   }
 

@@ -15,6 +15,7 @@ import { asUuid } from '../../lib/ids.js';
 import { WebhookSignatureError, type PaymentProcessor } from './payments/processor.js';
 import type { PayoutService } from './payouts.js';
 import type { RentalService } from './rentals.js';
+import { setAccountStatus } from './settings-repo.js';
 
 export class ProcessorEventHandler {
   constructor(private readonly deps: { db: Db; processor: PaymentProcessor; rentals: RentalService; payouts: PayoutService }) {}
@@ -50,7 +51,7 @@ export class ProcessorEventHandler {
       if (tenant) await payouts.settle(payoutId, tenant, ev.type === 'transfer.paid' ? 'completed' : 'failed', ev.failureReason, record);
     } else if (ev.type === 'account.updated' && ev.ready !== undefined) {
       await crossTenant(db, 'processor account events name an account, not a tenant', async (tx) => {
-        if (await record(tx)) await tx.execute(sql`update marketplace_connected_accounts set status = ${ev.ready ? 'ready' : 'onboarding'}, updated_at = now() where account_id = ${ev.objectId}`);
+        if (await record(tx)) await setAccountStatus(tx, ev.objectId, ev.ready ? 'ready' : 'onboarding');
       });
     }
     // Events that touched nothing (unknown rental, other types) are still recorded once.

@@ -25,6 +25,7 @@ import { pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
 import type { HeldRecord, PolicyDecider } from '../policies/types.js';
+import { decodeBase64 } from '../conversations/messages.js';
 import { getHubIdentity } from '../hub/repo.js';
 import { asTier } from '../trust/types.js';
 import * as rentalsRepo from './rentals-repo.js';
@@ -54,13 +55,6 @@ const toMessage = (m: MessageRow): RentalMessage => ({
   cursor: String(m.seq),
 });
 
-/** Strict base64 to bytes. @throws 400. */
-function b64(s: string, field: string): Buffer {
-  const buf = Buffer.from(s, 'base64');
-  if (buf.toString('base64') !== s) throw badRequest(`${field} must be canonical base64`);
-  return buf;
-}
-
 export class RentalRoom {
   constructor(private readonly deps: { db: Db; notifier: Notifier; policies: PolicyDecider; maxCiphertextBytes: number; listDefault: number; listMax: number }) {}
 
@@ -84,9 +78,9 @@ export class RentalRoom {
     if (!c.deviceId) throw badRequest('header X-Device-Id must name your owner device');
     const sender = c.deviceId;
     const blobs = input.envelopes.map((e, i) => {
-      const ciphertext = b64(e.ciphertext, `envelopes[${i}].ciphertext`);
+      const ciphertext = decodeBase64(`envelopes[${i}].ciphertext`, e.ciphertext);
       if (ciphertext.length > this.deps.maxCiphertextBytes) throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${this.deps.maxCiphertextBytes} bytes`);
-      return { recipient: e.recipient_device_id.toLowerCase(), header: b64(e.header_blob, `envelopes[${i}].header_blob`), ciphertext };
+      return { recipient: e.recipient_device_id.toLowerCase(), header: decodeBase64(`envelopes[${i}].header_blob`, e.header_blob), ciphertext };
     });
     const now = new Date();
     const messageType = input.message_type ?? 'text';

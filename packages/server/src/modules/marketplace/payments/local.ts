@@ -41,11 +41,14 @@ import { Webhook } from 'standardwebhooks';
 import {
   ProcessorError,
   WebhookSignatureError,
+  type ChargeInput,
   type ChargeResult,
   type ConnectedAccountInfo,
   type PaymentProcessor,
   type ProcessorEvent,
+  type RefundInput,
   type RefundResult,
+  type TransferInput,
   type TransferResult,
 } from './processor.js';
 
@@ -227,14 +230,7 @@ export class LocalProcessor implements PaymentProcessor {
   }
 
   /** Charge by test payment method (module comment); `chargeId` is `pi_local_<hex>`. */
-  charge(input: {
-    amountCents: number;
-    currency: 'usd';
-    paymentMethod: string;
-    description: string;
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<ChargeResult> {
+  charge(input: ChargeInput): Promise<ChargeResult> {
     const { idempotencyKey, ...params } = input;
     return this.once('charge', idempotencyKey, params, async (): Promise<ChargeResult> => {
       assertAmount(input.amountCents);
@@ -272,7 +268,7 @@ export class LocalProcessor implements PaymentProcessor {
    * @throws ProcessorError `amount_too_large` beyond what is left, `charge_not_refundable` for a
    *   pending or declined charge, `resource_missing` for an id that is not `pi_local_…`.
    */
-  refund(input: { chargeId: string; amountCents: number; metadata: Record<string, string>; idempotencyKey: string }): Promise<RefundResult> {
+  refund(input: RefundInput): Promise<RefundResult> {
     const { idempotencyKey, ...params } = input;
     return this.once('refund', idempotencyKey, params, async (): Promise<RefundResult> => {
       assertAmount(input.amountCents);
@@ -296,13 +292,7 @@ export class LocalProcessor implements PaymentProcessor {
   }
 
   /** Transfer: `pending` with `tr_local_<hex>`, then `transfer.paid` or `transfer.failed` (module comment). */
-  transfer(input: {
-    destinationAccountId: string;
-    amountCents: number;
-    currency: 'usd';
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<TransferResult> {
+  transfer(input: TransferInput): Promise<TransferResult> {
     const { idempotencyKey, ...params } = input;
     return this.once('transfer', idempotencyKey, params, async (): Promise<TransferResult> => {
       assertAmount(input.amountCents);

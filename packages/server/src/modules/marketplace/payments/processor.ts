@@ -81,6 +81,33 @@ export class ProcessorError extends Error {
   }
 }
 
+/** A charge of a payment method (integer cents, USD), with the caller's idempotency key. */
+export interface ChargeInput {
+  amountCents: number;
+  currency: 'usd';
+  paymentMethod: string;
+  description: string;
+  metadata: Record<string, string>;
+  idempotencyKey: string;
+}
+
+/** A refund of part or all of a charge (cents <= what is left of it). */
+export interface RefundInput {
+  chargeId: string;
+  amountCents: number;
+  metadata: Record<string, string>;
+  idempotencyKey: string;
+}
+
+/** A transfer from the platform balance to a connected account (cents, USD). */
+export type TransferInput = {
+  destinationAccountId: string;
+  amountCents: number;
+  currency: 'usd';
+  metadata: Record<string, string>;
+  idempotencyKey: string;
+};
+
 /** DESIGN §8.26: the operations the marketplace needs from a payment processor. */
 export interface PaymentProcessor {
   readonly name: ProcessorName;
@@ -101,26 +128,13 @@ export interface PaymentProcessor {
    * Charge `amountCents` to `paymentMethod` (confirmed at once, off-session). A decline is an
    * answer (`status: 'declined'`), not an exception; a processor outage throws {@link ProcessorError}.
    */
-  charge(input: {
-    amountCents: number;
-    currency: 'usd';
-    paymentMethod: string;
-    description: string;
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<ChargeResult>;
+  charge(input: ChargeInput): Promise<ChargeResult>;
 
   /** Refund `amountCents` (<= what is left of the charge) of `chargeId`. */
-  refund(input: { chargeId: string; amountCents: number; metadata: Record<string, string>; idempotencyKey: string }): Promise<RefundResult>;
+  refund(input: RefundInput): Promise<RefundResult>;
 
   /** Transfer `amountCents` from the platform balance to a connected account (the weekly payout). */
-  transfer(input: {
-    destinationAccountId: string;
-    amountCents: number;
-    currency: 'usd';
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<TransferResult>;
+  transfer(input: TransferInput): Promise<TransferResult>;
 
   /**
    * Verify and normalise a webhook request (the raw body exactly as received and its headers,

@@ -34,11 +34,14 @@ import Stripe from 'stripe';
 import {
   ProcessorError,
   WebhookSignatureError,
+  type ChargeInput,
   type ChargeResult,
   type ConnectedAccountInfo,
   type PaymentProcessor,
   type ProcessorEvent,
+  type RefundInput,
   type RefundResult,
+  type TransferInput,
   type TransferResult,
 } from './processor.js';
 
@@ -200,14 +203,7 @@ export class StripeProcessor implements PaymentProcessor {
    * `chargeId` is the PaymentIntent id (`pi_…`); for a card error it is the id of the PaymentIntent
    * Stripe reports with the error, or `''` when Stripe names none.
    */
-  async charge(input: {
-    amountCents: number;
-    currency: 'usd';
-    paymentMethod: string;
-    description: string;
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<ChargeResult> {
+  async charge(input: ChargeInput): Promise<ChargeResult> {
     let intent: Stripe.PaymentIntent;
     try {
       intent = await this.stripe.paymentIntents.create(
@@ -249,7 +245,7 @@ export class StripeProcessor implements PaymentProcessor {
    * `requires_action` -> pending; `failed` / `canceled` -> failed. Refunding more than is left of
    * the charge is refused by Stripe -> {@link ProcessorError} (`code` e.g. `amount_too_large`).
    */
-  async refund(input: { chargeId: string; amountCents: number; metadata: Record<string, string>; idempotencyKey: string }): Promise<RefundResult> {
+  async refund(input: RefundInput): Promise<RefundResult> {
     try {
       const refund = await this.stripe.refunds.create(
         { payment_intent: input.chargeId, amount: input.amountCents, metadata: input.metadata },
@@ -268,13 +264,7 @@ export class StripeProcessor implements PaymentProcessor {
    * `tr_…` id. Stripe refusing the transfer (HTTP 400/402/403/404) -> `failed` with Stripe's
    * message; the same idempotency key replays that refusal, so a new attempt needs a new key.
    */
-  async transfer(input: {
-    destinationAccountId: string;
-    amountCents: number;
-    currency: 'usd';
-    metadata: Record<string, string>;
-    idempotencyKey: string;
-  }): Promise<TransferResult> {
+  async transfer(input: TransferInput): Promise<TransferResult> {
     try {
       const transfer = await this.stripe.transfers.create(
         { amount: input.amountCents, currency: input.currency, destination: input.destinationAccountId, metadata: input.metadata },
