@@ -2,7 +2,8 @@
  * Secure messaging (SPEC §1.2–1.3, §2.4, §4.5, §6.1): `SecureMessenger` keeps one end-to-end
  * session per conversation (MLS when both ends support it, else X3DH + Double Ratchet), decrypts
  * strictly in order and saves state before anything depends on it; `RoomMessenger` adds rooms
- * (DESIGN §8.5) with one pairwise session per room conversation.
+ * (DESIGN §8.5) with one pairwise session per room conversation; `SecureChannels` adds
+ * end-to-end encrypted A2A channels (SPEC §2.11, §4.13).
  */
 export { SecureMessenger, DEVICE_RECENT, type SessionInfo } from './messenger.js';
 export { realtimeTransport, restTransport, ownerPeerResolver } from './transport.js';
@@ -16,6 +17,19 @@ export {
   type RoomSendReceipt,
   type RoomTransport,
 } from './rooms.js';
+export {
+  SecureChannels,
+  normalizeHubAddress,
+  frameTap,
+  FrameLink,
+  type FrameTap,
+  type SecureChannelProtocol,
+  type SecureChannelInfo,
+  type SecureChannelMessage,
+  type SecureChannelSendResult,
+  type SecureChannelsEvents,
+  type SecureChannelsOptions,
+} from './a2a.js';
 export { messageTypeFor, defaultDecisionOption, decisionAnswer, readDecisionAnswer, type DecisionAnswer } from './decisions.js';
 export { MAX_SESSIONS } from './conversation.js';
 export {

@@ -1,0 +1,650 @@
+/**
+ * `SecureChannels`: end-to-end encrypted agent-to-agent channels (SPEC §1.2–1.3, §2.11, §3.5,
+ * §4.13, §6.1; DESIGN §8.5; docs/decisions.md "A2A channels") on top of a {@link SecureMessenger},
+ * whose sessions, ordering and durability it reuses (as `rooms.ts` does). The service only relays
+ * opaque blobs.
+ *
+ * Flow:
+ * 1. `request(peer)` (`POST /a2a/channels/request`, with the API key or the device JWT) → `pending`.
+ * 2. The responder's owner approves: both devices get `a2a_channel_approved` with their role and
+ *    the peer device's keys. The channel becomes a messenger conversation whose id is the channel
+ *    id and whose peer is that device.
+ * 3. Key exchange (`a2a_key_exchange` socket frames while `approved`): the initiator sends the
+ *    first sealed message of a new X3DH + Double Ratchet session (the X3DH initial message, with
+ *    a small handshake plaintext); the responder answers with its own handshake only after it
+ *    processed the initiator's, sealed in the session just accepted, so both sides end up in one
+ *    session and there is no simultaneous-start race. When both sent theirs the service activates
+ *    the channel (`a2a_channel_activated {conversation_id}`).
+ * 4. A channel is *open* when it is `active` and this side holds the established session (sent
+ *    its handshake, and read the peer's). Messages are sealed in it and sent with
+ *    `POST /a2a/channels/{id}/messages` (answer: the policies' outcome); received `a2a_message`
+ *    events go through `messenger.receive` (conversation id = channel id) and come out as
+ *    `message` events of this class, in order, saved before delivery.
+ *
+ * Protocol: always X3DH + Double Ratchet. An MLS session needs the peer's KeyPackage, and the
+ *   service's KeyPackage routes (`/mls/key-packages…`) do not accept API keys nor claims across
+ *   tenants, so a channel asked for with `mls` reports `ratchet` once open.
+ *
+ * Persistence: the channel table (id, role, peer, status, conversation id, handshake progress,
+ *   history cursor) is saved under `a2a-channels-<device_id>` in the store. After a restart or a
+ *   reconnection (`attach`), `sync()` re-reads the channel list and each approved / active
+ *   channel's history (`GET /a2a/channels/{id}/messages?since=<saved cursor>`), so handshakes and
+ *   messages sent while this device was offline are processed once, in order.
+ *
+ * Use a messenger dedicated to channels (its own `storeKey`, MLS off): A2A history cursors are not
+ * in the same sequence as conversation cursors, and the messenger's `message` event would
+ * otherwise also carry channel messages.
+ */
+import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aSendResult, MessageType, Priority } from '@parley/protocol';
+import type { ParleyClient, RequestOptions } from '../client/rest.js';
+import { encodeContent, type Content } from '../content/types.js';
+import type { PeerDevice } from '../crypto/session.js';
+import type { RealtimeClient } from '../realtime/client.js';
+import { TypedEmitter } from '../realtime/emitter.js';
+import { frameTap, FrameLink, type FrameTap } from '../realtime/frames.js';
+import type { SessionStore } from '../storage.js';
+import { messageTypeFor } from './decisions.js';
+import type { SecureMessenger } from './messenger.js';
+import { SecureMessengerError, type SecureMessage } from './types.js';
+
+export { frameTap, FrameLink, type FrameTap };
+
+/** Protocols a channel may be asked for; sessions are `ratchet` (see the file comment). */
+export type SecureChannelProtocol = 'mls' | 'ratchet';
+
+/** A channel as this device knows it. */
+export interface SecureChannelInfo {
+  channel_id: string;
+  role: 'initiator' | 'responder';
+  peer_hub_address: string;
+  /** Our own hub address in this channel, when known. */
+  own_hub_address: string | null;
+  peer_device_id: string | null;
+  status: A2aChannelStatus;
+  /** Asked for, then the session's protocol once open. */
+  protocol: SecureChannelProtocol;
+  /** Active, with this side's established session. */
+  open: boolean;
+  conversation_id: string | null;
+  capability: string | null;
+  created_at: string;
+}
+
+/** A decrypted channel message (the messenger's {@link SecureMessage} plus channel fields). */
+export interface SecureChannelMessage extends SecureMessage {
+  channel_id: string;
+  peer_hub_address: string;
+  traceparent: string | null;
+}
+
+/** What {@link SecureChannels.send} resolves with. */
+export interface SecureChannelSendResult extends A2aSendResult {
+  protocol: SecureChannelProtocol;
+}
+
+/** Events of {@link SecureChannels}. */
+export interface SecureChannelsEvents {
+  /** A decrypted message of a channel (handshakes are not delivered). Awaited in order. */
+  message: (message: SecureChannelMessage) => void | Promise<void>;
+  /** A channel was added or changed (status, open). */
+  channel: (channel: SecureChannelInfo) => void;
+  /** A problem not tied to a call. */
+  error: (error: Error) => void;
+}
+
+/** Options of {@link SecureChannels.open}. */
+export interface SecureChannelsOptions {
+  /** The messenger holding the channels' sessions (dedicated; see the file comment). */
+  messenger: SecureMessenger;
+  /** Where the channel table is saved (`a2a-channels-<device_id>`). */
+  store: SessionStore;
+  /** REST client acting as the agent: an API key, or a device JWT. */
+  client: ParleyClient;
+  /**
+   * `device`: an enrolled device; channel requests and lists are sent with its device JWT
+   * (`client.currentDeviceToken()`). Default `api_key`.
+   */
+  auth?: 'api_key' | 'device';
+}
+
+interface ChannelRecord {
+  channel_id: string;
+  role: 'initiator' | 'responder';
+  peer_hub_address: string;
+  own_hub_address: string | null;
+  peer: PeerDevice | null;
+  status: A2aChannelStatus;
+  requested: SecureChannelProtocol;
+  conversation_id: string | null;
+  capability: string | null;
+  created_at: string;
+  /** Our handshake was accepted by the service. */
+  sent_kx: boolean;
+  /** The peer's handshake was decrypted. */
+  got_kx: boolean;
+  /** Last history cursor handled. */
+  cursor: string | null;
+}
+
+interface SavedChannels {
+  v: 1;
+  format: 'parley-a2a-channels';
+  device_id: string;
+  channels: Record<string, ChannelRecord>;
+}
+
+/** The handshake plaintext (not content: never delivered to the application). */
+const HANDSHAKE_PREFIX = 'parley-a2a-key-exchange/v1:';
+const HISTORY_PAGE = 200;
+const OPEN_STATUSES: readonly A2aChannelStatus[] = ['pending', 'approved', 'active'];
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `did:hub:<address>` or `<address>` → the address, lower case. */
+export function normalizeHubAddress(peer: string): string {
+  const p = peer.trim();
+  return (p.toLowerCase().startsWith('did:hub:') ? p.slice('did:hub:'.length) : p).toLowerCase();
+}
+
+function handshakeBytes(channelId: string, role: string): Uint8Array {
+  return new TextEncoder().encode(`${HANDSHAKE_PREFIX}${channelId}:${role}`);
+}
+
+function readHandshake(plaintext: Uint8Array): { channelId: string; role: string } | undefined {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
+  } catch {
+    return undefined;
+  }
+  if (!text.startsWith(HANDSHAKE_PREFIX)) return undefined;
+  const [channelId, role] = text.slice(HANDSHAKE_PREFIX.length).split(':');
+  return channelId && role ? { channelId, role } : undefined;
+}
+
+/** End-to-end encrypted A2A channels of one device (see the file comment). Create with {@link SecureChannels.open}. */
+export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
+  readonly deviceId: string;
+  private readonly messenger: SecureMessenger;
+  private readonly client: ParleyClient;
+  private readonly storeKey: string;
+  private channels = new Map<string, ChannelRecord>();
+  private frames: FrameLink | undefined;
+  /** Metadata of messages being received (by message id), for the `message` event. */
+  private readonly meta = new Map<string, { traceparent: string | null }>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly sending = new Map<string, Promise<unknown>>();
+  private readonly handshaking = new Set<string>();
+  private readonly detachers: (() => void)[] = [];
+  private saving: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly options: SecureChannelsOptions) {
+    super((err, event) => {
+      if (event !== 'error') this.emit('error', new Error(`a "${String(event)}" listener failed: ${describe(err)}`, { cause: err }));
+    });
+    this.messenger = options.messenger;
+    this.client = options.client;
+    this.deviceId = options.messenger.deviceId;
+    this.storeKey = `a2a-channels-${this.deviceId}`;
+    this.detachers.push(this.messenger.on('message', (m) => this.onDecrypted(m)));
+  }
+
+  /**
+   * Open the channel layer of `options.messenger`'s device, restoring its saved channel table.
+   * @throws Error when the saved table is corrupt or belongs to another device.
+   */
+  static async open(options: SecureChannelsOptions): Promise<SecureChannels> {
+    const c = new SecureChannels(options);
+    const text = await options.store.load(c.storeKey);
+    if (text !== undefined) {
+      const saved = JSON.parse(text) as SavedChannels;
+      if (saved?.format !== 'parley-a2a-channels' || saved.v !== 1 || !isObject(saved.channels)) throw new Error('not a Parley A2A channel table (v1)');
+      if (saved.device_id !== c.deviceId) throw new Error(`the saved A2A channel table belongs to device ${String(saved.device_id)}`);
+      for (const [id, r] of Object.entries(saved.channels)) c.channels.set(id, r);
+    }
+    return c;
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  /** All known channels, newest first. */
+  list(): SecureChannelInfo[] {
+    return [...this.channels.values()].sort((a, b) => b.created_at.localeCompare(a.created_at)).map((r) => this.info(r));
+  }
+
+  /** One channel, if known. */
+  get(channelId: string): SecureChannelInfo | undefined {
+    const r = this.channels.get(channelId);
+    return r ? this.info(r) : undefined;
+  }
+
+  /** The newest not-closed channel (pending, approved or active) with `peer` (hub address or DID). */
+  findByPeer(peer: string): SecureChannelInfo | undefined {
+    const address = normalizeHubAddress(peer);
+    return this.list().find((c) => c.peer_hub_address.toLowerCase() === address && OPEN_STATUSES.includes(c.status));
+  }
+
+  /** Our hub address as learnt from channels, if any. */
+  ownHubAddress(): string | null {
+    for (const r of this.channels.values()) if (r.own_hub_address) return r.own_hub_address;
+    return null;
+  }
+
+  /**
+   * Wait until a channel is open (or closed for good); resolves with its state then or when
+   * `timeoutMs` passed (no rejection on timeout).
+   */
+  waitOpen(channelId: string, timeoutMs: number): Promise<SecureChannelInfo | undefined> {
+    const now = this.get(channelId);
+    const settled = (c: SecureChannelInfo | undefined) => !c || c.open || c.status === 'rejected' || c.status === 'revoked';
+    if (settled(now) || timeoutMs <= 0) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        off();
+        resolve(this.get(channelId));
+      }, timeoutMs);
+      const off = this.on('channel', (c) => {
+        if (c.channel_id === channelId && settled(c)) {
+          clearTimeout(timer);
+          off();
+          resolve(c);
+        }
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ wiring
+
+  /**
+   * Receive A2A events from a realtime client whose WebSocket is `tap`'s (`frameTap(WS)`):
+   * approvals, key exchanges, activations, messages, rejections and revocations; key exchange
+   * frames go out through it; and every (re)connection runs {@link sync}. Returns a detacher.
+   */
+  attach(realtime: RealtimeClient, tap: FrameTap): () => void {
+    this.frames = new FrameLink(realtime, tap);
+    const offs = [
+      realtime.on('event', (e) => {
+        if (!isObject(e.data)) return;
+        const data = e.data;
+        switch (e.event) {
+          case 'a2a_channel_approved':
+            return this.fire(() => this.onApproved(data as unknown as A2aChannelApprovedEvent));
+          case 'a2a_key_exchange':
+            return this.fire(() => this.onKeyExchange(data as unknown as A2aKeyExchangeEvent));
+          case 'a2a_channel_activated':
+            return this.fire(() => this.onStatus(String(data.channel_id), 'active', typeof data.conversation_id === 'string' ? data.conversation_id : null));
+          case 'a2a_message':
+            return this.fire(() => this.onMessage(data as unknown as A2aMessage));
+          case 'a2a_channel_rejected':
+            return this.fire(() => this.onStatus(String(data.channel_id), 'rejected', null));
+          case 'a2a_channel_revoked':
+            return this.fire(() => this.onStatus(String(data.channel_id), 'revoked', null));
+        }
+      }),
+      realtime.on('stateChange', (s) => {
+        if (s.state === 'open') void this.sync().catch((err: unknown) => this.emit('error', new Error(`A2A catch-up failed: ${describe(err)}`, { cause: err })));
+      }),
+    ];
+    const off = () => offs.forEach((f) => f());
+    this.detachers.push(off);
+    return off;
+  }
+
+  /**
+   * Re-read the channel list (statuses changed while offline) and the history of every approved
+   * or active channel from its saved cursor, and finish pending handshakes.
+   */
+  async sync(): Promise<void> {
+    let listed: A2aChannel[] = [];
+    try {
+      listed = await this.client.listA2aChannels({}, await this.requestOptions());
+    } catch (err) {
+      this.emit('error', new Error(`listing A2A channels failed: ${describe(err)}`, { cause: err }));
+    }
+    await this.enqueue(async () => {
+      for (const c of listed) {
+        const r = this.channels.get(c.channelId);
+        if (!r) continue; // approved while offline without its a2a_channel_approved: no peer keys (see the report)
+        if (r.status !== c.status || r.conversation_id !== c.conversationId) {
+          r.status = c.status;
+          r.conversation_id = c.conversationId;
+          if (c.status === 'active') r.sent_kx = true;
+          await this.save();
+          this.emitChannel(r);
+        }
+      }
+    });
+    for (const r of [...this.channels.values()]) {
+      if (r.status !== 'approved' && r.status !== 'active') continue;
+      await this.catchUp(r.channel_id).catch((err: unknown) => this.emit('error', new Error(`catch-up of channel ${r.channel_id} failed: ${describe(err)}`, { cause: err })));
+    }
+    for (const r of [...this.channels.values()]) await this.enqueue(() => this.maybeHandshake(r));
+  }
+
+  /** Read one channel's history from its saved cursor and process it in order. */
+  catchUp(channelId: string): Promise<number> {
+    return this.enqueue(async () => {
+      const r = this.channels.get(channelId);
+      if (!r || !r.peer) return 0;
+      let count = 0;
+      for (;;) {
+        const since = r.cursor;
+        const page = await this.client.a2aHistory(channelId, { ...(since !== null ? { since } : {}), limit: HISTORY_PAGE });
+        for (const m of page.messages) {
+          count++;
+          if (m.message_type === 'key_exchange') {
+            await this.onKeyExchange({ channel_id: m.channel_id, message_id: m.message_id, sender_device_id: m.sender_device_id, header_blob: m.header_blob, ciphertext: m.ciphertext, timestamp: m.timestamp }, m.cursor);
+          } else {
+            await this.onMessage(m);
+          }
+        }
+        if (page.messages.length < HISTORY_PAGE || page.next_cursor === null) return count;
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ actions
+
+  /**
+   * Request a channel with `peer` (hub address or `did:hub:…`): `pending` until its owner approves.
+   * @throws ParleyApiError from the service (403 tier / agreement, 404 unknown address, 409 an open
+   *   channel already joins the two agents, …).
+   */
+  async request(peer: string, options: { protocol?: SecureChannelProtocol; capability?: string } = {}): Promise<SecureChannelInfo> {
+    const address = normalizeHubAddress(peer);
+    const answer = await this.client.requestA2aChannel({ responder_hub_address: address, ...(options.capability ? { capability: options.capability } : {}) }, await this.requestOptions());
+    return this.enqueue(async () => {
+      const known = this.channels.get(answer.channel_id);
+      const r: ChannelRecord = known ?? {
+        channel_id: answer.channel_id,
+        role: 'initiator',
+        peer_hub_address: answer.responderHubAddress,
+        own_hub_address: answer.initiatorHubAddress,
+        peer: null,
+        status: answer.status,
+        requested: options.protocol ?? 'mls',
+        conversation_id: answer.conversationId,
+        capability: answer.capability,
+        created_at: answer.createdAt,
+        sent_kx: false,
+        got_kx: false,
+        cursor: null,
+      };
+      this.channels.set(r.channel_id, r);
+      await this.save();
+      this.emitChannel(r);
+      return this.info(r);
+    });
+  }
+
+  /** Encrypt and send structured content on an open channel. Errors as {@link sendPlaintext}. */
+  send(channelId: string, content: Content, options: { message_type?: MessageType; priority?: Priority; traceparent?: string } = {}): Promise<SecureChannelSendResult> {
+    const plaintext = encodeContent(content.type, content.payload);
+    const messageType = options.message_type ?? messageTypeFor(content.type);
+    return this.sendPlaintext(channelId, plaintext, { ...options, ...(messageType ? { message_type: messageType } : {}) });
+  }
+
+  /** {@link send} of a `text` content. */
+  sendText(channelId: string, text: string, options: { message_type?: MessageType; priority?: Priority; traceparent?: string } = {}): Promise<SecureChannelSendResult> {
+    return this.send(channelId, { type: 'text', payload: { text } }, options);
+  }
+
+  /**
+   * Seal raw bytes in the channel's session and send the ciphertext (`POST
+   * /a2a/channels/{id}/messages`); sends of one channel go out in call order.
+   * @throws SecureMessengerError `unknown_conversation` (unknown channel) or `send_failed` (not
+   *   open: message says why; or the service refused: `cause` is its ParleyApiError).
+   */
+  async sendPlaintext(channelId: string, plaintext: Uint8Array, options: { message_type?: MessageType; priority?: Priority; traceparent?: string } = {}): Promise<SecureChannelSendResult> {
+    const r = this.channels.get(channelId);
+    if (!r) throw new SecureMessengerError('unknown_conversation', `unknown channel ${channelId}`, { conversationId: channelId });
+    const why = this.notOpenReason(r);
+    if (why) throw new SecureMessengerError('send_failed', why, { conversationId: channelId });
+    const previous = this.sending.get(channelId) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const [wire] = await this.messenger.seal([channelId], plaintext);
+      try {
+        return await this.client.sendA2aMessage(channelId, {
+          header_blob: wire!.header_blob,
+          ciphertext: wire!.ciphertext,
+          ...(options.message_type !== undefined ? { message_type: options.message_type } : {}),
+          ...(options.priority !== undefined ? { priority: options.priority } : {}),
+          ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
+        });
+      } catch (err) {
+        throw new SecureMessengerError('send_failed', `sending on channel ${channelId} failed: ${describe(err)}`, { conversationId: channelId, cause: err });
+      }
+    });
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.sending.set(channelId, tail);
+    void tail.then(() => this.sending.get(channelId) === tail && this.sending.delete(channelId));
+    return { ...(await run), protocol: 'ratchet' };
+  }
+
+  /** Why a channel cannot carry messages yet (undefined when it is open). */
+  notOpenReason(channel: string | ChannelRecord): string | undefined {
+    const r = typeof channel === 'string' ? this.channels.get(channel) : channel;
+    if (!r) return `unknown channel ${String(channel)}`;
+    const id = r.channel_id;
+    switch (r.status) {
+      case 'pending':
+        return `channel ${id} is pending: the responder's owner must approve it`;
+      case 'approved':
+        return `channel ${id} is approved; the end-to-end key exchange is not complete yet (both agents must be online)`;
+      case 'rejected':
+        return `channel ${id} was rejected by the responder's owner`;
+      case 'revoked':
+        return `channel ${id} was revoked`;
+      case 'active':
+        if (!r.peer) return `channel ${id} is active but this device missed its approval (no peer keys); revoke it and request a new one`;
+        // Active means both handshakes reached the service; ours is established once we read the peer's.
+        if (!r.got_kx) return `channel ${id} is active but the end-to-end key exchange is not complete on this device yet`;
+        return undefined;
+    }
+  }
+
+  /** Stop listening and wait for pending work. */
+  async close(): Promise<void> {
+    for (const off of this.detachers.splice(0)) off();
+    await this.chain;
+    await Promise.all([...this.sending.values()]);
+    await this.saving;
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async requestOptions(): Promise<RequestOptions | undefined> {
+    if (this.options.auth !== 'device') return undefined;
+    const token = await this.client.currentDeviceToken();
+    return token ? { token } : undefined;
+  }
+
+  /** {@link enqueue} without a caller: failures are `error` events only. */
+  private fire(fn: () => Promise<unknown>): void {
+    this.enqueue(fn).catch(() => undefined);
+  }
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn);
+    this.chain = run.then(
+      () => undefined,
+      (err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))),
+    );
+    return run;
+  }
+
+  private info(r: ChannelRecord): SecureChannelInfo {
+    const open = this.notOpenReason(r) === undefined;
+    return {
+      channel_id: r.channel_id,
+      role: r.role,
+      peer_hub_address: r.peer_hub_address,
+      own_hub_address: r.own_hub_address,
+      peer_device_id: r.peer?.device_id ?? null,
+      status: r.status,
+      protocol: open || r.sent_kx ? 'ratchet' : r.requested,
+      open,
+      conversation_id: r.conversation_id,
+      capability: r.capability,
+      created_at: r.created_at,
+    };
+  }
+
+  private emitChannel(r: ChannelRecord): void {
+    this.emit('channel', this.info(r));
+  }
+
+  private save(): Promise<void> {
+    const doc: SavedChannels = { v: 1, format: 'parley-a2a-channels', device_id: this.deviceId, channels: Object.fromEntries(this.channels) };
+    const text = JSON.stringify(doc);
+    this.saving = this.saving.then(() => this.options.store.save(this.storeKey, text));
+    return this.saving;
+  }
+
+  private async onApproved(e: A2aChannelApprovedEvent): Promise<void> {
+    const existing = this.channels.get(e.channel_id);
+    if (!e.peer_identity_public_key || !e.peer_ephemeral_public_key) {
+      this.emit('error', new Error(`channel ${e.channel_id} was approved but the peer device has no registered keys`));
+      return;
+    }
+    const peer: PeerDevice = { device_id: e.peer_device_id, identity_public_key: e.peer_identity_public_key, ephemeral_public_key: e.peer_ephemeral_public_key };
+    await this.messenger.addConversation(e.channel_id, peer);
+    const r: ChannelRecord = existing ?? {
+      channel_id: e.channel_id,
+      role: e.role,
+      peer_hub_address: e.peer_hub_address,
+      own_hub_address: null,
+      peer: null,
+      status: 'approved',
+      requested: 'ratchet',
+      conversation_id: null,
+      capability: null,
+      created_at: new Date().toISOString(),
+      sent_kx: false,
+      got_kx: false,
+      cursor: null,
+    };
+    r.peer = peer;
+    r.role = e.role;
+    if (r.status === 'pending') r.status = 'approved';
+    this.channels.set(r.channel_id, r);
+    await this.save();
+    this.emitChannel(r);
+    await this.maybeHandshake(r);
+  }
+
+  /** Send our handshake when it is our turn: the initiator first, the responder after reading the initiator's. */
+  private async maybeHandshake(r: ChannelRecord): Promise<void> {
+    if (r.sent_kx || !r.peer || r.status !== 'approved') return;
+    if (r.role === 'responder' && !r.got_kx) return;
+    if (this.handshaking.has(r.channel_id) || !this.frames) return;
+    this.handshaking.add(r.channel_id);
+    // Not awaited in the chain: the ack needs the socket, whose events feed the chain.
+    void this.sendHandshake(r).finally(() => this.handshaking.delete(r.channel_id));
+  }
+
+  private async sendHandshake(r: ChannelRecord): Promise<void> {
+    try {
+      const [wire] = await this.messenger.seal([r.channel_id], handshakeBytes(r.channel_id, r.role));
+      const ack = await this.frames!.request<A2aKeyExchangeAck>('a2a_key_exchange', { channel_id: r.channel_id, header_blob: wire!.header_blob, ciphertext: wire!.ciphertext }, 'a2a_key_exchange_ack');
+      await this.enqueue(async () => {
+        r.sent_kx = true;
+        if (ack.status === 'active') {
+          r.status = 'active';
+          r.conversation_id = ack.conversation_id;
+        }
+        await this.save();
+        this.emitChannel(r);
+      });
+    } catch (err) {
+      this.emit('error', new Error(`sending the key exchange of channel ${r.channel_id} failed: ${describe(err)}`, { cause: err }));
+    }
+  }
+
+  private async onKeyExchange(e: A2aKeyExchangeEvent, cursor?: string): Promise<void> {
+    const r = this.channels.get(e.channel_id);
+    if (!r || !r.peer) {
+      this.emit('error', new Error(`key exchange for unknown channel ${e.channel_id} (its approval was missed); skipped`));
+      return;
+    }
+    if (e.sender_device_id !== this.deviceId) {
+      await this.messenger.receive({
+        message_id: e.message_id,
+        conversation_id: e.channel_id,
+        sender_device_id: e.sender_device_id,
+        header_blob: e.header_blob,
+        ciphertext: e.ciphertext,
+        timestamp: e.timestamp,
+        cursor: cursor ?? '0',
+        message_type: 'key_exchange',
+        priority: 'normal',
+      });
+    }
+    if (cursor !== undefined) {
+      r.cursor = cursor;
+      await this.save();
+    }
+  }
+
+  private async onMessage(m: A2aMessage): Promise<void> {
+    const r = this.channels.get(m.channel_id);
+    if (!r || !r.peer) return;
+    if (m.sender_device_id !== this.deviceId) {
+      this.meta.set(m.message_id, { traceparent: m.traceparent });
+      try {
+        await this.messenger.receive({
+          message_id: m.message_id,
+          conversation_id: m.channel_id,
+          sender_device_id: m.sender_device_id,
+          header_blob: m.header_blob,
+          ciphertext: m.ciphertext,
+          timestamp: m.timestamp,
+          cursor: m.cursor,
+          message_type: m.message_type,
+          priority: m.priority,
+        });
+      } finally {
+        this.meta.delete(m.message_id);
+      }
+    }
+    r.cursor = m.cursor;
+    await this.save();
+  }
+
+  private async onStatus(channelId: string, status: A2aChannelStatus, conversationId: string | null): Promise<void> {
+    const r = this.channels.get(channelId);
+    if (!r) return;
+    r.status = status;
+    if (status === 'active') r.sent_kx = true; // activation needs both handshakes
+    if (conversationId) r.conversation_id = conversationId;
+    await this.save();
+    this.emitChannel(r);
+  }
+
+  /** The messenger decrypted something: a handshake (progress) or a channel message (delivered). */
+  private async onDecrypted(m: SecureMessage): Promise<void> {
+    const r = this.channels.get(m.conversation_id);
+    if (!r) return;
+    const hs = readHandshake(m.plaintext);
+    if (hs) {
+      if (hs.channelId !== r.channel_id) {
+        this.emit('error', new Error(`a key exchange for channel ${hs.channelId} arrived on channel ${r.channel_id}; ignored`));
+        return;
+      }
+      if (!r.got_kx) {
+        r.got_kx = true;
+        await this.save();
+        this.emitChannel(r);
+      }
+      // Runs in the messenger's delivery, outside our chain: queue the answer there.
+      this.fire(() => this.maybeHandshake(r));
+      return;
+    }
+    const meta = this.meta.get(m.message_id);
+    await this.emitSerial('message', { ...m, channel_id: r.channel_id, peer_hub_address: r.peer_hub_address, traceparent: meta?.traceparent ?? null });
+  }
+}
