@@ -6,8 +6,15 @@
  *   parley-agent enroll --invite svc_tok_… [--server http://127.0.0.1:8080] [--state-dir ./agent-state]
  *                       [--name NAME] [--no-mls] [--poll-interval SECONDS]
  *       create keys, enroll, wait for the owner's approval, activate, then run the echo agent
- *   parley-agent run [--state-dir ./agent-state] [--no-mls]
+ *   parley-agent run [--state-dir ./agent-state] [--no-mls] [--plugin-port 18790] [--plugin-host 127.0.0.1] [--no-plugin]
  *       resume an activated agent
+ *   parley-agent run --api-key svc_agent_sk_… --server URL [--state-dir DIR] [--plugin-port …] [--no-plugin]
+ *       run an API-key agent (keys generated and registered on the first connection)
+ *   parley-agent status [--state-dir DIR] [--plugin-url URL]
+ *   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
+ *
+ * `run` (and `enroll`, which runs the agent once activated) also serves the local plugin (the
+ * loopback HTTP API of `plugin-api.ts`) unless `--no-plugin`.
  *
  * The echo agent answers text with an echo and every decision_request with the default option
  * (else the first), end-to-end encrypted; it exits with status 0 and a message when the owner
@@ -19,17 +26,31 @@ import { parseArgs } from 'node:util';
 import { EnrollmentRejectedError, EnrollmentTimeoutError } from '../client/enrollment.js';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import { AgentStateError, enrollAgentDevice, startEchoAgent, type AgentExit } from './agent.js';
+import { doctor, status } from './diagnostics.js';
+import { DEFAULT_PLUGIN_PORT } from './plugin-api.js';
+import { isLoopbackHost, startPlugin, type PluginBackend, type RunningPlugin } from './plugin.js';
+import { loadApiKeyRecord, startApiKeyAgent } from './runtime.js';
+import { FileSessionStore } from './file-store.js';
 
 /** Usage text of the command. */
 export const USAGE = `usage:
   parley-agent enroll --invite svc_tok_… [--server URL] [--state-dir DIR] [--name NAME] [--no-mls] [--poll-interval SECONDS]
-  parley-agent run [--state-dir DIR] [--no-mls]
+  parley-agent run [--state-dir DIR] [--no-mls] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
+  parley-agent run --api-key svc_agent_sk_… [--server URL] [--state-dir DIR] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
+  parley-agent status [--state-dir DIR] [--plugin-url URL]
+  parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
 
   --server         service base URL (default http://127.0.0.1:8080)
   --state-dir      where keys, device token and session state are kept (default ./agent-state)
   --name           device name shown to the owner
   --no-mls         use X3DH + Double Ratchet only
-  --poll-interval  seconds between approval polls (default 5, the service's limit)`;
+  --poll-interval  seconds between approval polls (default 5, the service's limit)
+  --api-key        run as the agent of this API key (svc_agent_sk_…): keys are generated in the
+                   state directory and registered on the first connection
+  --plugin-port    port of the local plugin API (default ${DEFAULT_PLUGIN_PORT}; 0 = any free port)
+  --plugin-host    address the plugin binds to (default 127.0.0.1; non-loopback clients are refused anyway)
+  --no-plugin      do not serve the local plugin API
+  --plugin-url     plugin base URL for status (default: the running plugin's, from the state directory)`;
 
 /** Where the command writes (replaceable in tests). */
 export interface CliIo {
@@ -52,15 +73,37 @@ function stamp(line: string): string {
   return `${new Date().toISOString().slice(11, 19)} ${line}`;
 }
 
-/** Run the echo agent until it ends; returns the process exit status. */
-async function runUntilExit(stateDir: string, mls: boolean, io: CliIo): Promise<number> {
-  const agent = await startEchoAgent({ stateDir, mls, log: (l) => io.out(stamp(l)) });
+/** How `run` serves the plugin (undefined: not at all). */
+interface PluginChoice {
+  host: string;
+  port: number;
+}
+
+/** Start the plugin of a running agent; a failure (port in use, …) is reported and the agent keeps running. */
+async function servePlugin(backend: PluginBackend, stateDir: string, plugin: PluginChoice | undefined, io: CliIo): Promise<RunningPlugin | undefined> {
+  if (!plugin) return undefined;
+  try {
+    return await startPlugin({ backend, stateDir, host: plugin.host, port: plugin.port, log: (l) => io.out(stamp(l)) });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EADDRINUSE' ? `port ${plugin.port} on ${plugin.host} is in use (another parley-agent?); choose another with --plugin-port` : (err as Error).message;
+    io.err(stamp(`warning: the local plugin did not start: ${why}`));
+    return undefined;
+  }
+}
+
+/** Run the agent (echo agent of an enrolled device, or an API-key agent) until it ends; returns the process exit status. */
+async function runUntilExit(stateDir: string, mls: boolean, io: CliIo, plugin: PluginChoice | undefined, apiKey?: { key: string; server: string }): Promise<number> {
+  const log = (l: string) => io.out(stamp(l));
+  const agent = apiKey ? await startApiKeyAgent({ apiKey: apiKey.key, server: apiKey.server, stateDir, log }) : await startEchoAgent({ stateDir, mls, log });
+  const served = await servePlugin(agent, stateDir, plugin, io);
   io.onSignal?.(() => {
     io.out(stamp('stopping…'));
     void agent.stop();
   });
   await agent.ready.catch(() => undefined);
   const exit: AgentExit = await agent.done;
+  await served?.close().catch(() => undefined);
   switch (exit.reason) {
     case 'revoked':
       io.out(stamp(`the owner revoked this device (WebSocket closed with ${exit.code ?? 4001}); exiting. Re-enrolling needs a new invite.`));
@@ -91,6 +134,11 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         name: { type: 'string' },
         'no-mls': { type: 'boolean', default: false },
         'poll-interval': { type: 'string' },
+        'api-key': { type: 'string' },
+        'plugin-port': { type: 'string' },
+        'plugin-host': { type: 'string' },
+        'no-plugin': { type: 'boolean', default: false },
+        'plugin-url': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -100,13 +148,42 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
   }
   const { values, positionals } = parsed;
   const command = positionals[0];
-  if (values.help || command === undefined || positionals.length > 1 || (command !== 'enroll' && command !== 'run')) {
+  if (values.help || command === undefined || positionals.length > 1 || !['enroll', 'run', 'status', 'doctor'].includes(command)) {
     (values.help ? io.out : io.err)(USAGE);
     return values.help ? 0 : 2;
   }
   const stateDir = values['state-dir'];
   const mls = !values['no-mls'];
+  const serverGiven = argv.some((a) => a === '--server' || a.startsWith('--server='));
+  if (command === 'status') return status({ stateDir, ...(values['plugin-url'] ? { pluginUrl: values['plugin-url'] } : {}) }, io);
+  if (command === 'doctor') {
+    return doctor({ stateDir, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) }, io);
+  }
+  let plugin: PluginChoice | undefined;
+  if (!values['no-plugin']) {
+    const port = values['plugin-port'] === undefined ? DEFAULT_PLUGIN_PORT : Number(values['plugin-port']);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+      io.err('--plugin-port must be a port number (0-65535; 0 picks a free one)');
+      return 2;
+    }
+    const host = values['plugin-host'] ?? '127.0.0.1';
+    if (!isLoopbackHost(host)) io.err(stamp(`warning: the plugin binds to ${host} as asked; it still refuses every non-loopback client (403)`));
+    plugin = { host, port };
+  }
   try {
+    if (command === 'run') {
+      // An API-key agent: --api-key, or the key saved in the state directory by an earlier run.
+      let apiKey = values['api-key'];
+      let server = values.server;
+      if (apiKey === undefined) {
+        const saved = await loadApiKeyRecord(new FileSessionStore(stateDir)).catch(() => undefined);
+        if (saved) {
+          apiKey = saved.api_key;
+          if (!serverGiven) server = saved.server;
+        }
+      }
+      if (apiKey !== undefined) return await runUntilExit(stateDir, mls, io, plugin, { key: apiKey, server });
+    }
     if (command === 'enroll') {
       if (!values.invite) {
         io.err(`enroll needs --invite svc_tok_…\n${USAGE}`);
@@ -130,7 +207,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         log: (l) => io.out(stamp(l)),
       });
     }
-    return await runUntilExit(stateDir, mls, io);
+    return await runUntilExit(stateDir, mls, io, plugin);
   } catch (err) {
     io.err(describeFailure(err));
     return 1;

@@ -23,10 +23,13 @@ import { DeviceIdentity } from '../crypto/keys.js';
 import { RealtimeClient, type ReconnectOptions } from '../realtime/client.js';
 import { deviceCatchUp } from '../realtime/catch-up.js';
 import type { RealtimeState, WebSocketLikeConstructor } from '../realtime/types.js';
+import { frameTap } from '../realtime/frames.js';
+import type { SecureChannels } from '../secure/a2a.js';
 import { decisionAnswer, defaultDecisionOption, readDecisionAnswer } from '../secure/decisions.js';
 import { SecureMessenger } from '../secure/messenger.js';
 import type { SecureMessage } from '../secure/types.js';
 import { FileSessionStore } from './file-store.js';
+import { openChannelLayer } from './a2a-layer.js';
 import { nodeWebSocket } from './ws.js';
 
 /** Store key of the device keys in the state directory. */
@@ -227,6 +230,16 @@ export interface EchoAgent {
   messenger: SecureMessenger;
   /** The agent's WebSocket client. */
   realtime: RealtimeClient;
+  /** End-to-end encrypted A2A channels (requests with the device JWT; `secure/a2a.ts`). */
+  channels: SecureChannels;
+  /** For the plugin (`plugin.ts`): an enrolled device. */
+  auth: 'device';
+  /** Service base URL. */
+  server: string;
+  /** MLS enabled for owner conversations. */
+  mls: boolean;
+  /** The agent's hub address, when known (learnt from its channels). */
+  hubAddress(): string | null;
   /** Resolves once connected and caught up (rejects if the connection ends for good first). */
   ready: Promise<void>;
   /** Resolves when the agent ended (never rejects). */
@@ -319,20 +332,25 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
   }
 
   const source = deviceCatchUp(client, deviceId);
+  const tap = frameTap(options.WebSocket ?? nodeWebSocket());
   const realtime = new RealtimeClient({
     url: record.server,
     token: () => client.currentDeviceToken(),
-    WebSocket: options.WebSocket ?? nodeWebSocket(),
+    WebSocket: tap.WebSocket,
     catchUp: source,
     initialCursors: messenger.initialCursors(source),
     ...(options.reconnect ? { reconnect: options.reconnect } : {}),
   });
   messenger.attach(realtime);
+  // A2A channels on a messenger of their own (channel messages are not echoed).
+  const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log });
 
   const end = async (exit: AgentExit) => {
     if (exited) return;
     exited = exit;
     renewal.stop();
+    await a2a.channels.close().catch(() => undefined);
+    await a2a.messenger.close().catch(() => undefined);
     await messenger.close().catch(() => undefined);
     finish(exit);
   };
@@ -385,6 +403,11 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     client,
     messenger,
     realtime,
+    channels: a2a.channels,
+    auth: 'device',
+    server: record.server,
+    mls: messenger.mlsAvailable,
+    hubAddress: () => a2a.channels.ownHubAddress(),
     ready,
     done,
     async stop() {

@@ -20,3 +20,30 @@ export {
   type EnrollAgentDeviceOptions,
   type StartEchoAgentOptions,
 } from './agent.js';
+export * from './plugin-api.js';
+export {
+  startApiKeyAgent,
+  loadApiKeyRecord,
+  API_KEY_PATTERN,
+  API_AGENT_KEY,
+  type AgentRuntime,
+  type ApiKeyAgentRecord,
+  type StartApiKeyAgentOptions,
+} from './runtime.js';
+export { openChannelLayer } from './a2a-layer.js';
+export {
+  startPlugin,
+  ensurePluginToken,
+  isLoopbackAddress,
+  isLoopbackHost,
+  tokenMatches,
+  pluginChannel,
+  pluginMessage,
+  PLUGIN_INFO_FILE,
+  type PluginBackend,
+  type RunningPlugin,
+  type StartPluginOptions,
+} from './plugin.js';
+export { PluginInbox, parseSince, INBOX_KEY } from './inbox.js';
+export { status as agentStatus, doctor as agentDoctor, type DiagnosticsIo } from './diagnostics.js';
+export * from './plugin-api.js';

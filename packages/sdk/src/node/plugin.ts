@@ -1,0 +1,394 @@
+/**
+ * The local plugin (issue 19; SPEC §4.19 "needs the local plugin running"): the loopback HTTP
+ * API of `plugin-api.ts`, served by a running agent (`parley-agent run`) so that an MCP tool
+ * server can send and read end-to-end encrypted messages without holding keys. Plaintext only
+ * crosses loopback; the service only sees ciphertext.
+ *
+ * - Bound to 127.0.0.1:{@link DEFAULT_PLUGIN_PORT} by default; a request from a non-loopback
+ *   address is refused (403) before anything else, then the bearer token of
+ *   `<state-dir>/plugin-token` is checked in constant time (401).
+ * - Bodies are JSON (at most 256 KiB), validated with TypeBox's compiler against the schemas of
+ *   `plugin-api.ts`; errors are `{detail}`.
+ * - `<state-dir>/plugin.json` names the running plugin (`url`, `pid`, `device_id`, `started_at`)
+ *   for `parley-agent status` / `doctor`; it is removed when the plugin stops.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
+import type { MessageType } from '@parley/protocol';
+import type { RealtimeClient } from '../realtime/client.js';
+import { normalizeHubAddress, type SecureChannelInfo, type SecureChannelMessage, type SecureChannels } from '../secure/a2a.js';
+import type { SecureMessenger } from '../secure/messenger.js';
+import { SecureMessengerError, type SecureMessage } from '../secure/types.js';
+import { parseSince, PluginInbox } from './inbox.js';
+import { FileSessionStore } from './file-store.js';
+import {
+  DEFAULT_PLUGIN_PORT,
+  OpenChannelBody,
+  PLUGIN_TOKEN_FILE,
+  PollQuery,
+  SendMessageBody,
+  type PluginChannel,
+  type PluginMessage,
+  type PluginSendResult,
+  type PluginStatus,
+} from './plugin-api.js';
+
+/** File (in the state directory) naming the running plugin. */
+export const PLUGIN_INFO_FILE = 'plugin.json';
+const MAX_BODY = 256 * 1024;
+
+/** What the plugin serves from: a running agent (API key or enrolled device). */
+export interface PluginBackend {
+  auth: 'api_key' | 'device';
+  server: string;
+  deviceId: string;
+  /** Owner conversations. */
+  messenger: SecureMessenger;
+  /** A2A channels. */
+  channels: SecureChannels;
+  realtime: RealtimeClient;
+  /** MLS enabled for owner conversations. */
+  mls: boolean;
+  /** The hub address of the agent, when known. */
+  hubAddress(): string | null;
+}
+
+/** Options of {@link startPlugin}. */
+export interface StartPluginOptions {
+  backend: PluginBackend;
+  /** The agent's state directory (token, inbox, plugin.json). */
+  stateDir: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default {@link DEFAULT_PLUGIN_PORT}; 0 picks a free port. */
+  port?: number;
+  /** Inbox capacity (default PLUGIN_INBOX_LIMIT). */
+  inboxLimit?: number;
+  /** fsync inbox writes (default true). */
+  fsync?: boolean;
+  log?: (line: string) => void;
+}
+
+/** A running plugin. */
+export interface RunningPlugin {
+  /** `http://host:port`. */
+  url: string;
+  port: number;
+  host: string;
+  token: string;
+  inbox: PluginInbox;
+  close(): Promise<void>;
+}
+
+/** Whether a socket's remote address is loopback (127.0.0.0/8, ::1, IPv4-mapped 127.x). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.toLowerCase();
+  if (a === '::1' || a === '0:0:0:0:0:0:0:1') return true;
+  const v4 = a.startsWith('::ffff:') ? a.slice(7) : a;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/** Hosts `--plugin-host` accepts without being explicit: loopback names and addresses. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || isLoopbackAddress(host);
+}
+
+/** Read the plugin token of a state directory, creating it (32 random bytes, hex, mode 0600) when missing. */
+export async function ensurePluginToken(stateDir: string): Promise<string> {
+  const file = path.join(stateDir, PLUGIN_TOKEN_FILE);
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('hex');
+  try {
+    await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
+    return token;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return (await readFile(file, 'utf8')).trim();
+    throw err;
+  }
+}
+
+/** Constant-time comparison of a presented bearer token with the expected one. */
+export function tokenMatches(header: string | undefined, expected: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  const given = Buffer.from(m?.[1] ?? '', 'utf8');
+  const want = Buffer.from(expected, 'utf8');
+  // Compare equal lengths only (timingSafeEqual's rule); a length mismatch still costs one compare.
+  const same = given.length === want.length;
+  return timingSafeEqual(same ? given : want, want) && same;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const checkOpen = TypeCompiler.Compile(OpenChannelBody);
+const checkSend = TypeCompiler.Compile(SendMessageBody);
+const checkPoll = TypeCompiler.Compile(PollQuery);
+
+function firstError(check: ReturnType<typeof TypeCompiler.Compile>, value: unknown): string {
+  const e = check.Errors(value).First();
+  return e ? `${e.path || 'body'}: ${e.message}` : 'invalid body';
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The plugin's view of a channel. */
+export function pluginChannel(c: SecureChannelInfo): PluginChannel {
+  return {
+    channel_id: c.channel_id,
+    peer_hub_address: c.peer_hub_address,
+    role: c.role,
+    protocol: c.protocol,
+    status: c.open ? 'open' : c.status === 'active' ? 'approved' : c.status,
+    created_at: c.created_at,
+  };
+}
+
+/** A decrypted message as the inbox holds it. */
+export function pluginMessage(m: SecureMessage | SecureChannelMessage): PluginMessage {
+  const channel = 'channel_id' in m ? m : undefined;
+  const content = m.content;
+  return {
+    message_id: m.message_id,
+    channel_id: channel?.channel_id ?? null,
+    conversation_id: channel ? null : m.conversation_id,
+    sender_device_id: m.sender_device_id,
+    sender_hub_address: channel?.peer_hub_address ?? null,
+    text: content?.type === 'text' ? content.payload.text : null,
+    content_type: content?.type ?? null,
+    content: content ?? null,
+    message_type: m.message_type,
+    protocol: m.protocol === 'mls' ? 'mls' : 'ratchet',
+    timestamp: m.timestamp,
+    traceparent: channel?.traceparent ?? null,
+  };
+}
+
+/** Map a failure of the agent or the service to an HTTP error. */
+function asHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof ParleyApiError) {
+    const status = [400, 403, 404, 409].includes(err.status) ? err.status : 502;
+    return new HttpError(status, `the service answered ${err.status}: ${err.detail}`);
+  }
+  if (err instanceof ParleyNetworkError) return new HttpError(502, `cannot reach the service: ${err.message}`);
+  if (err instanceof SecureMessengerError) {
+    const cause = err.cause;
+    if (cause instanceof ParleyApiError || cause instanceof ParleyNetworkError) {
+      const inner = asHttpError(cause);
+      return new HttpError(inner.status, `${err.message}`);
+    }
+    if (err.code === 'unknown_conversation') return new HttpError(404, err.message);
+    if (err.code === 'send_failed') return new HttpError(/not open|pending|approved|rejected|revoked|key exchange/.test(err.message) && !cause ? 409 : 502, err.message);
+    return new HttpError(502, err.message);
+  }
+  return new HttpError(502, describe(err));
+}
+
+/**
+ * Start the plugin of a running agent (see the file comment): creates the token when missing,
+ * opens the inbox and feeds it from the agent's messenger and channels, and listens.
+ * @throws when the port is taken (EADDRINUSE) or the state directory cannot be written.
+ */
+export async function startPlugin(options: StartPluginOptions): Promise<RunningPlugin> {
+  const { backend, stateDir } = options;
+  const log = options.log ?? (() => undefined);
+  const host = options.host ?? '127.0.0.1';
+  const token = await ensurePluginToken(stateDir);
+  const store = new FileSessionStore(stateDir, { fsync: options.fsync ?? true });
+  const inbox = await PluginInbox.open(store, options.inboxLimit);
+  const startedAt = new Date().toISOString();
+
+  const record = (m: SecureMessage | SecureChannelMessage) => inbox.add(pluginMessage(m)).catch((err: unknown) => log(`warning: saving the plugin inbox failed: ${describe(err)}`));
+  const offs = [backend.messenger.on('message', (m) => (backend.channels.get(m.conversation_id) ? undefined : record(m))), backend.channels.on('message', (m) => record(m))];
+
+  const status = (): PluginStatus => ({
+    device_id: backend.deviceId,
+    hub_address: backend.hubAddress(),
+    server: backend.server,
+    auth: backend.auth,
+    connected: backend.realtime.state === 'open',
+    mls: backend.mls,
+    channels: backend.channels.list().length,
+    inbox: inbox.size,
+    started_at: startedAt,
+  });
+
+  async function openChannel(body: OpenChannelBody): Promise<{ status: number; body: PluginChannel }> {
+    const existing = backend.channels.findByPeer(body.peer);
+    let channel = existing;
+    if (!channel) {
+      try {
+        channel = await backend.channels.request(body.peer, { ...(body.protocol ? { protocol: body.protocol } : {}), ...(body.capability ? { capability: body.capability } : {}) });
+      } catch (err) {
+        // An open channel the service knows but this device lost track of is a 409 there.
+        if (err instanceof ParleyApiError && err.status === 409) {
+          await backend.channels.sync().catch(() => undefined);
+          channel = backend.channels.findByPeer(body.peer);
+        }
+        if (!channel) throw err;
+      }
+    }
+    if (body.wait_ms) channel = (await backend.channels.waitOpen(channel.channel_id, body.wait_ms)) ?? channel;
+    return { status: existing ? 200 : 201, body: pluginChannel(channel) };
+  }
+
+  async function send(body: SendMessageBody): Promise<PluginSendResult> {
+    const targets = [body.channel_id, body.hub_address, body.conversation_id].filter((x) => x !== undefined);
+    if (targets.length !== 1) throw new HttpError(400, 'name exactly one of channel_id, hub_address or conversation_id');
+    const messageType = body.message_type as MessageType | undefined;
+    if (body.conversation_id !== undefined) {
+      if (!backend.messenger.conversationIds().includes(body.conversation_id)) {
+        throw new HttpError(404, `unknown conversation ${body.conversation_id}: this agent's owner conversations are ${backend.messenger.conversationIds().join(', ') || 'none'}`);
+      }
+      const sent = await backend.messenger.sendText(body.conversation_id, body.text, messageType ? { message_type: messageType } : {});
+      return {
+        message_id: sent.message_id,
+        channel_id: null,
+        conversation_id: body.conversation_id,
+        outcome: 'delivered',
+        protocol: sent.protocol === 'mls' ? 'mls' : 'ratchet',
+        timestamp: sent.timestamp ?? new Date().toISOString(),
+      };
+    }
+    let channel: SecureChannelInfo | undefined;
+    if (body.channel_id !== undefined) {
+      channel = backend.channels.get(body.channel_id);
+      if (!channel) throw new HttpError(404, `unknown channel ${body.channel_id}`);
+    } else {
+      const address = normalizeHubAddress(body.hub_address!);
+      channel = backend.channels.findByPeer(address);
+      if (!channel) throw new HttpError(404, `no channel with ${address}: open one with POST /v1/channels`);
+    }
+    const why = backend.channels.notOpenReason(channel.channel_id);
+    if (why) throw new HttpError(409, why);
+    const sent = await backend.channels.sendText(channel.channel_id, body.text, {
+      ...(messageType ? { message_type: messageType } : {}),
+      ...(body.traceparent !== undefined ? { traceparent: body.traceparent } : {}),
+    });
+    return { message_id: sent.message_id, channel_id: sent.channel_id, conversation_id: null, outcome: sent.outcome, protocol: sent.protocol, timestamp: sent.timestamp };
+  }
+
+  async function route(req: IncomingMessage, url: URL): Promise<{ status: number; body: unknown }> {
+    const key = `${req.method} ${url.pathname.replace(/\/+$/, '')}`;
+    switch (key) {
+      case 'GET /v1/status':
+        return { status: 200, body: status() };
+      case 'GET /v1/channels':
+        return { status: 200, body: { channels: backend.channels.list().map(pluginChannel) } };
+      case 'POST /v1/channels': {
+        const body = await readJson(req);
+        if (!checkOpen.Check(body)) throw new HttpError(400, firstError(checkOpen, body));
+        return openChannel(body);
+      }
+      case 'POST /v1/messages': {
+        const body = await readJson(req);
+        if (!checkSend.Check(body)) throw new HttpError(400, firstError(checkSend, body));
+        return { status: 201, body: await send(body) };
+      }
+      case 'GET /v1/messages': {
+        const q: Record<string, unknown> = Object.fromEntries(url.searchParams);
+        if (typeof q.limit === 'string') q.limit = /^\d{1,6}$/.test(q.limit) ? Number(q.limit) : q.limit;
+        if (!checkPoll.Check(q)) throw new HttpError(400, firstError(checkPoll, q));
+        let since;
+        try {
+          since = parseSince(q.since);
+        } catch (err) {
+          throw new HttpError(400, describe(err));
+        }
+        return {
+          status: 200,
+          body: inbox.page({ ...(since ? { since } : {}), ...(q.limit !== undefined ? { limit: q.limit } : {}), ...(q.channel_id !== undefined ? { channel_id: q.channel_id } : {}), ...(q.conversation_id !== undefined ? { conversation_id: q.conversation_id } : {}) }),
+        };
+      }
+    }
+    if (['/v1/status', '/v1/channels', '/v1/messages'].includes(url.pathname.replace(/\/+$/, ''))) throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
+    throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
+  }
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      if (!isLoopbackAddress(req.socket.remoteAddress)) return reply(res, 403, { detail: 'the plugin only serves loopback clients' });
+      if (!tokenMatches(req.headers.authorization, token)) return reply(res, 401, { detail: `missing or wrong bearer token: send Authorization: Bearer <contents of ${path.join(stateDir, PLUGIN_TOKEN_FILE)}>` });
+      try {
+        const out = await route(req, new URL(req.url ?? '/', 'http://plugin'));
+        reply(res, out.status, out.body);
+      } catch (err) {
+        const e = asHttpError(err);
+        reply(res, e.status, { detail: e.message });
+      }
+    })().catch(() => reply(res, 500, { detail: 'internal error' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_PLUGIN_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : shown}:${port}`;
+  const infoFile = path.join(stateDir, PLUGIN_INFO_FILE);
+  await writeFile(infoFile, JSON.stringify({ url, host, port, pid: process.pid, device_id: backend.deviceId, started_at: startedAt }), { mode: 0o600 });
+  log(`plugin listening on ${url} (token in ${path.join(stateDir, PLUGIN_TOKEN_FILE)})`);
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    host,
+    token,
+    inbox,
+    close() {
+      closed ??= (async () => {
+        for (const off of offs) off();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await inbox.flush().catch(() => undefined);
+        await rm(infoFile, { force: true });
+      })();
+      return closed;
+    },
+  };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new HttpError(400, `body larger than ${MAX_BODY} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new HttpError(400, 'a JSON body is required');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'the body is not valid JSON');
+  }
+}
