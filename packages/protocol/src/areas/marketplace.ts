@@ -10,6 +10,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
+import { HUB_ADDRESS_PATTERN } from './hub.js';
 import { Base64, lit, MessageType, Nullable, Priority, Timestamp, Uuid } from '../common.js';
 import { ActingDeviceHeader } from './conversations.js';
 import { DELIVERY_OUTCOMES } from './rooms.js';
@@ -114,6 +115,7 @@ export type Listing = Static<typeof Listing>;
 export const ListingSearchQuery = Type.Object({
   query: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'free text (websearch syntax) over title, description, category and capabilities' })),
   capability: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  hub_address: Type.Optional(Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'the listings of one hub identity (any case)' })),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   tier: Type.Optional(lit(TRUST_TIERS, { description: 'minimum live trust tier of the identity' })),
   min_price_cents: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -47,6 +47,8 @@ export async function refreshSearchDocument(tx: Tx, id: string): Promise<void> {
 export interface ListingFilter {
   text?: string | undefined;
   capability?: string | undefined;
+  /** The listings of one hub identity (lowercase address). */
+  hubAddress?: string | undefined;
   category?: string | undefined;
   minTier?: Tier | undefined;
   minPriceCents?: number | undefined;
@@ -63,6 +65,7 @@ export function listingWhere(f: ListingFilter): SQL {
   const conds: SQL[] = [f.ownTenantId ? eq(L.tenantId, f.ownTenantId) : eq(L.status, 'published')];
   if (f.text) conds.push(sql`${L.searchDocument} @@ websearch_to_tsquery(${CFG}, ${f.text})`);
   if (f.capability) conds.push(sql`${L.capabilities} @> ${JSON.stringify([f.capability])}::jsonb`);
+  if (f.hubAddress) conds.push(eq(L.hubAddress, f.hubAddress));
   if (f.category) conds.push(eq(L.category, f.category));
   if (f.minTier) conds.push(inArray(L.trustTier, TIERS.filter((t) => tierRank(t) >= tierRank(f.minTier))));
   if (f.minPriceCents !== undefined) conds.push(gte(L.priceCents, f.minPriceCents));

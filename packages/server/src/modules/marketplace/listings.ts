@@ -192,6 +192,7 @@ export class ListingService {
     const filter: repo.ListingFilter = {
       text: q.query,
       capability: q.capability,
+      hubAddress: q.hub_address?.toLowerCase(),
       category: q.category,
       minTier: q.tier,
       minPriceCents: q.min_price_cents,

@@ -1,0 +1,138 @@
+/**
+ * Configuration of the MCP tool server (SPEC §4.19; DESIGN §8.27): from the environment, with the
+ * same names as flags (`PARLEY_AGENT_ID` = `--agent-id`). Parsed once at start; a missing or
+ * malformed setting stops the server with one clear line ({@link ConfigError}), never at the
+ * first tool call.
+ *
+ * | variable | flag | meaning |
+ * |---|---|---|
+ * | `PARLEY_ENDPOINT` | `--endpoint` | service base URL (default `http://127.0.0.1:8080`) |
+ * | `PARLEY_AGENT_ID` | `--agent-id` | `did:hub:<address>` (required) |
+ * | `PARLEY_API_KEY` | `--api-key` | `svc_agent_sk_{env}_{64 hex}` (required unless a private key is given) |
+ * | `PARLEY_PRIVATE_KEY` | `--private-key` | the agent device's Ed25519 private key, 64 hex (with `PARLEY_DEVICE_ID`) |
+ * | `PARLEY_DEVICE_ID` | `--device-id` | the enrolled agent device (UUID), with a private key |
+ * | `PARLEY_SKILLS_DIR` | `--skills-dir` | skills this agent offers (one `.json` or `.md` file each) |
+ * | `PARLEY_PLUGIN_URL` | `--plugin-url` | the local plugin (default `http://127.0.0.1:18790`) |
+ * | `PARLEY_PLUGIN_TOKEN` | `--plugin-token` | the plugin's token (default: read from `<state dir>/plugin-token`) |
+ * | `PARLEY_STATE_DIR` | `--state-dir` | the plugin's state directory (default `./agent-state`) |
+ */
+import { statSync } from 'node:fs';
+import { DEFAULT_PLUGIN_URL } from '@parley/sdk/node';
+
+/** The default service base URL (DESIGN §3, §8.27). */
+export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
+/** SPEC §5 rule 4: the API key format. */
+export const API_KEY_PATTERN = /^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/;
+/** `did:hub:` + a DESIGN §8.13 hub address. */
+export const AGENT_DID_PATTERN = /^did:hub:([a-z0-9](?:[a-z0-9-]{1,30}[a-z0-9])?)$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** How the tool server authenticates to the service. */
+export type McpCredentials = { kind: 'api_key'; apiKey: string } | { kind: 'device'; deviceId: string; privateKeyHex: string };
+
+/** The parsed configuration. */
+export interface McpConfig {
+  /** Service base URL without a trailing slash. */
+  endpoint: string;
+  /** `did:hub:<address>`. */
+  agentId: string;
+  /** The address part of {@link agentId}. */
+  hubAddress: string;
+  credentials: McpCredentials;
+  skillsDir: string | undefined;
+  /** Plugin base URL without a trailing slash. */
+  pluginUrl: string;
+  pluginToken: string | undefined;
+  stateDir: string;
+}
+
+/** A setting is missing or malformed; `message` is one line naming it and what to do. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** The settings by their environment name; flags are mapped onto these names by the CLI. */
+export type McpSettings = Partial<Record<(typeof SETTING_NAMES)[number], string>>;
+
+/** Environment names of the settings, in the table's order. */
+export const SETTING_NAMES = [
+  'PARLEY_ENDPOINT',
+  'PARLEY_AGENT_ID',
+  'PARLEY_API_KEY',
+  'PARLEY_PRIVATE_KEY',
+  'PARLEY_DEVICE_ID',
+  'PARLEY_SKILLS_DIR',
+  'PARLEY_PLUGIN_URL',
+  'PARLEY_PLUGIN_TOKEN',
+  'PARLEY_STATE_DIR',
+] as const;
+
+/** `PARLEY_AGENT_ID` → `--agent-id`. */
+export function flagName(setting: (typeof SETTING_NAMES)[number]): string {
+  return `--${setting.slice('PARLEY_'.length).toLowerCase().replace(/_/g, '-')}`;
+}
+
+function httpUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
+/**
+ * Parse and check the settings (an environment, or flags mapped to environment names; empty
+ * values count as absent).
+ * @throws ConfigError with one line naming the setting (e.g. `PARLEY_AGENT_ID is required: …`).
+ */
+export function parseConfig(settings: McpSettings): McpConfig {
+  const get = (k: (typeof SETTING_NAMES)[number]) => {
+    const v = settings[k]?.trim();
+    return v ? v : undefined;
+  };
+  const endpoint = httpUrl('PARLEY_ENDPOINT', get('PARLEY_ENDPOINT') ?? DEFAULT_ENDPOINT);
+  const agentId = get('PARLEY_AGENT_ID');
+  if (!agentId) throw new ConfigError('PARLEY_AGENT_ID is required: the agent\'s hub DID, e.g. did:hub:my-agent (flag --agent-id)');
+  const did = AGENT_DID_PATTERN.exec(agentId.toLowerCase());
+  if (!did) throw new ConfigError(`PARLEY_AGENT_ID must be did:hub:<address> (3-32 of a-z, 0-9, -), got "${agentId}"`);
+
+  const apiKey = get('PARLEY_API_KEY');
+  const privateKey = get('PARLEY_PRIVATE_KEY');
+  const deviceId = get('PARLEY_DEVICE_ID');
+  let credentials: McpCredentials;
+  if (apiKey !== undefined) {
+    if (!API_KEY_PATTERN.test(apiKey)) throw new ConfigError('PARLEY_API_KEY is malformed: expected svc_agent_sk_{prod|staging|dev}_ followed by 64 hex characters');
+    credentials = { kind: 'api_key', apiKey };
+  } else if (privateKey !== undefined) {
+    if (!/^[0-9a-fA-F]{64}$/.test(privateKey)) throw new ConfigError('PARLEY_PRIVATE_KEY must be the Ed25519 private key (seed) in hex: 64 hex characters');
+    if (!deviceId) throw new ConfigError('PARLEY_DEVICE_ID is required with PARLEY_PRIVATE_KEY: the enrolled agent device id (UUID)');
+    if (!UUID.test(deviceId)) throw new ConfigError(`PARLEY_DEVICE_ID must be a UUID, got "${deviceId}"`);
+    credentials = { kind: 'device', deviceId: deviceId.toLowerCase(), privateKeyHex: privateKey.toLowerCase() };
+  } else {
+    throw new ConfigError('PARLEY_API_KEY is required (or PARLEY_PRIVATE_KEY with PARLEY_DEVICE_ID): create one with POST /api/v1/api-keys or svc_register_agent');
+  }
+
+  const skillsDir = get('PARLEY_SKILLS_DIR');
+  if (skillsDir !== undefined) {
+    let isDir = false;
+    try {
+      isDir = statSync(skillsDir).isDirectory();
+    } catch {
+      /* reported below */
+    }
+    if (!isDir) throw new ConfigError(`PARLEY_SKILLS_DIR is not a directory: ${skillsDir}`);
+  }
+  return {
+    endpoint,
+    agentId: agentId.toLowerCase(),
+    hubAddress: did[1]!,
+    credentials,
+    skillsDir,
+    pluginUrl: httpUrl('PARLEY_PLUGIN_URL', get('PARLEY_PLUGIN_URL') ?? DEFAULT_PLUGIN_URL),
+    pluginToken: get('PARLEY_PLUGIN_TOKEN'),
+    stateDir: get('PARLEY_STATE_DIR') ?? './agent-state',
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Test fixtures of the MCP tool server: a real Parley server (PGlite), API-key agents with a bound
+ * hub identity (key material registered over the socket, SPEC §5 rule 4), and MCP clients of the
+ * official SDK over stdio (the `parley-mcp` command as a child process) and Streamable HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { eq } from 'drizzle-orm';
+import { expect } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { hubIdentities } from '../../server/src/db/schema/index.js';
+import { newOwner, type Owner } from '../../server/test/flows.js';
+import type { TestApp } from '../../server/test/harness.js';
+import { hubOwnerKey, newDeviceKeys } from '../../server/test/keys.js';
+import { wsAddress, WsPool } from '../../server/test/ws-client.js';
+
+/** The `parley-mcp` entry point (TypeScript source, run with tsx). */
+export const MCP_CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+/** The `parley-bridge` entry point. */
+export const BRIDGE_CLI = fileURLToPath(new URL('../src/bridge-cli.ts', import.meta.url));
+/** Node arguments that run a TypeScript entry point of the workspace. */
+export const TSX_ARGS = ['--conditions=parley-source', '--import', 'tsx'];
+
+/** An API-key agent: its owner, key, bound device and hub address. */
+export interface KeyAgent {
+  owner: Owner;
+  apiKey: string;
+  deviceId: string;
+  address: string;
+  did: string;
+}
+
+let seq = 0;
+/** A unique hub address. */
+export const addr = (prefix = 'mcp') => `${prefix}-${Date.now().toString(36)}-${++seq}-${randomBytes(2).toString('hex')}`;
+
+/** Set an identity's tier and score directly (superuser; the trust engine is tested elsewhere). */
+export async function setTier(t: TestApp, address: string, trustTier: string, trustScore: number | null): Promise<void> {
+  await t.app.parley.database.db.update(hubIdentities).set({ trustTier, trustScore }).where(eq(hubIdentities.hubAddress, address));
+}
+
+/**
+ * A new API key of `owner` whose key material is registered over the socket, with a hub identity
+ * bound to its device (tier and score set directly).
+ */
+export async function keyAgent(t: TestApp, owner?: Owner, tier = 'certified', score: number | null = 0.9): Promise<KeyAgent> {
+  const o = owner ?? (await newOwner(t, 'MCP Co'));
+  const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: o.auth, payload: { name: 'mcp agent' } });
+  expect(created.status).toBe(201);
+  const pool = new WsPool();
+  try {
+    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
+    const keys = newDeviceKeys();
+    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
+    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
+    const address = addr();
+    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: o.auth, payload: { hub_address: address, display_name: `Agent ${address}`, device_id: deviceId, public_key: hubOwnerKey(), capabilities: ['research'] } });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    await setTier(t, address, tier, score);
+    return { owner: o, apiKey: created.body.key as string, deviceId, address, did: `did:hub:${address}` };
+  } finally {
+    pool.closeAll();
+  }
+}
+
+/** The environment of a tool server acting as `agent` against `t`. */
+export function mcpEnv(t: TestApp, agent: KeyAgent, extra: Record<string, string> = {}): Record<string, string> {
+  return { PARLEY_ENDPOINT: t.baseUrl, PARLEY_AGENT_ID: agent.did, PARLEY_API_KEY: agent.apiKey, ...extra };
+}
+
+/** An MCP client of the official SDK connected over stdio to a `parley-mcp` child process. */
+export async function stdioClient(env: Record<string, string>, cwd?: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...TSX_ARGS, MCP_CLI],
+    env: { ...getDefaultEnvironment(), ...env },
+    stderr: 'pipe',
+    ...(cwd ? { cwd } : {}),
+  });
+  const client = new Client({ name: 'parley-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** An MCP client over Streamable HTTP. */
+export async function httpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'parley-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+/** Call a tool; answers its result (assumed CallToolResult). */
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** The text of a tool result. */
+export function textOf(r: CallToolResult): string {
+  return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+/** Assert success and answer the structured content. */
+export function ok<T = Record<string, any>>(r: CallToolResult): T {
+  expect(r.isError, textOf(r)).toBeFalsy();
+  return r.structuredContent as T;
+}
+
+/** Assert a tool error and answer its text. */
+export function failed(r: CallToolResult): string {
+  expect(r.isError, JSON.stringify(r.structuredContent)).toBe(true);
+  return textOf(r);
+}
