@@ -237,7 +237,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
    */
   waitOpen(channelId: string, timeoutMs: number): Promise<SecureChannelInfo | undefined> {
     const now = this.get(channelId);
-    const settled = (c: SecureChannelInfo | undefined) => !c || c.open || c.status === 'rejected' || c.status === 'revoked';
+    const settled = (c: SecureChannelInfo | undefined) => c !== undefined && (c.open || c.status === 'rejected' || c.status === 'revoked');
     if (settled(now) || timeoutMs <= 0) return Promise.resolve(now);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
