@@ -1,0 +1,126 @@
+/**
+ * The tool server over Streamable HTTP (issue 19): sessions, the Host and Origin checks against
+ * DNS rebinding, tools through the official SDK's HTTP client against a real Parley server, and
+ * `svc_compose_team` (files under outputDir, never outside it).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { parseConfig } from '../src/config.js';
+import { startHttpServer, type RunningHttpServer } from '../src/http.js';
+import { ToolRuntime } from '../src/server.js';
+import { call, failed, httpClient, keyAgent, mcpEnv, ok, type KeyAgent } from './fixtures.js';
+
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+describe('Streamable HTTP', () => {
+  let t: TestApp;
+  let agent: KeyAgent;
+  let runtime: ToolRuntime;
+  let server: RunningHttpServer;
+  let client: Client;
+  let cwd: string;
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+    agent = await keyAgent(t);
+    cwd = mkdtempSync(join(tmpdir(), 'parley-team-'));
+    runtime = new ToolRuntime(parseConfig(mcpEnv(t, agent)), { cwd });
+    server = await startHttpServer(runtime, { port: 0 });
+    client = await httpClient(server.url);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await runtime?.close();
+    await t?.close();
+  });
+
+  it('binds to 127.0.0.1 and serves the 13 tools in a session', async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect((await client.listTools()).tools).toHaveLength(13);
+    const r = ok(await call(client, 'svc_discover_agents', { query: agent.address }));
+    expect(r.agents.map((a: any) => a.hub_name)).toEqual([agent.address]);
+    expect(failed(await call(client, 'svc_get_agent_info', { hubName: 'missing-agent-zz' }))).toMatch(/^404 /);
+  });
+
+  it('refuses a foreign Origin and a foreign Host (DNS rebinding), and requests without a session', async () => {
+    const evil = await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: JSON.stringify(INIT) });
+    expect(evil.status).toBe(403);
+    expect((await evil.json()).error.message).toMatch(/Origin/);
+    const port = new URL(server.url).port;
+    const own = await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, origin: `http://localhost:${port}` }, body: JSON.stringify(INIT) });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
+    await own.body?.cancel();
+
+    const rebound = await new Promise<number>((resolve, reject) => {
+      import('node:http').then(({ request }) => {
+        const req = request(server.url, { method: 'POST', headers: { ...MCP_HEADERS, host: `attacker.example:${port}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(INIT));
+      }, reject);
+    });
+    expect(rebound).toBe(403);
+
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    expect((await fetch(server.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(list) })).status).toBe(400);
+    expect((await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': '00000000-0000-0000-0000-000000000000' }, body: JSON.stringify(list) })).status).toBe(404);
+    expect((await fetch(server.url.replace('/mcp', '/other'), { method: 'POST', headers: MCP_HEADERS, body: '{}' })).status).toBe(404);
+  });
+
+  it('ends a session on DELETE', async () => {
+    const c = await httpClient(server.url);
+    const transport = c.transport as unknown as { sessionId?: string; terminateSession(): Promise<void> };
+    const id = transport.sessionId!;
+    await transport.terminateSession();
+    const after = await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) });
+    expect(after.status).toBe(404);
+    await c.close();
+  });
+
+  it('svc_compose_team writes one definition per agent under outputDir', async () => {
+    const r = ok(
+      await call(client, 'svc_compose_team', {
+        agents: [
+          { name: 'researcher', description: 'Finds sources', hubName: agent.did, skills: ['research'], tools: ['Read', 'svc_delegate_skill'] },
+          { name: 'writer', description: 'Writes: the "final" draft', instructions: 'Write clearly.', model: 'sonnet' },
+        ],
+      }),
+    );
+    const dir = join(cwd, '.claude', 'agents');
+    expect(r.output_dir).toBe(dir);
+    expect(readdirSync(dir).sort()).toEqual(['researcher.md', 'writer.md']);
+    const researcher = readFileSync(join(dir, 'researcher.md'), 'utf8');
+    expect(researcher).toMatch(/^---\nname: researcher\ndescription: "Finds sources"\ntools: Read, svc_delegate_skill\n---\n/);
+    expect(researcher).toContain(agent.did);
+    expect(readFileSync(join(dir, 'writer.md'), 'utf8')).toContain('description: "Writes: the \\"final\\" draft"\nmodel: "sonnet"\n---\n\nWrite clearly.');
+    const custom = ok(await call(client, 'svc_compose_team', { agents: [{ name: 'qa', description: 'Checks' }], outputDir: 'team/agents' }));
+    expect(custom.files).toEqual([join(cwd, 'team', 'agents', 'qa.md')]);
+  });
+
+  it('svc_compose_team refuses paths that escape outputDir or the working directory, writing nothing', async () => {
+    for (const name of ['../escape', 'a/b', '..', '.hidden', 'UPPER']) {
+      expect(failed(await call(client, 'svc_compose_team', { agents: [{ name, description: 'x' }], outputDir: 'safe' }))).toMatch(/refused/);
+    }
+    expect(failed(await call(client, 'svc_compose_team', { agents: [{ name: 'ok', description: 'x' }], outputDir: '../outside' }))).toMatch(/outside the working directory/);
+    expect(failed(await call(client, 'svc_compose_team', { agents: [{ name: 'ok', description: 'x' }], outputDir: '/tmp' }))).toMatch(/outside the working directory/);
+    // Refused as a whole: the valid first agent is not written either.
+    expect(failed(await call(client, 'svc_compose_team', { agents: [{ name: 'good', description: 'x' }, { name: '../bad', description: 'x' }], outputDir: 'mixed' }))).toMatch(/refused/);
+    expect(existsSync(join(cwd, 'mixed'))).toBe(false);
+    expect(existsSync(join(cwd, 'safe'))).toBe(false);
+    // A symbolic link inside the working directory that leads out is refused too.
+    const outside = mkdtempSync(join(tmpdir(), 'parley-outside-'));
+    mkdirSync(join(cwd, 'links'));
+    symlinkSync(outside, join(cwd, 'links', 'out'));
+    expect(failed(await call(client, 'svc_compose_team', { agents: [{ name: 'ok', description: 'x' }], outputDir: 'links/out/agents' }))).toMatch(/symbolic link/);
+    expect(readdirSync(outside)).toEqual([]);
+  });
+});
