@@ -1,0 +1,286 @@
+/**
+ * The local plugin (`node/plugin.ts`, API of `node/plugin-api.ts`) of two API-key agents against
+ * a real server: bearer token (401) and loopback-only (403) rules; a channel opened through the
+ * plugin (pending until the owner approves, then open after the key exchange); a text sent
+ * through one plugin is read decrypted from the other plugin's inbox while the service stores only
+ * ciphertext; the inbox keeps at most 500 messages and survives a restart; `parley-agent status`
+ * and `doctor` report on a running plugin and on an empty state directory.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { ParleyClient } from '../src/client/rest.js';
+import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
+import { main } from '../src/node/agent-cli.js';
+import { FileSessionStore } from '../src/node/file-store.js';
+import { parseSince, PluginInbox } from '../src/node/inbox.js';
+import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type PluginMessagePage, type PluginSendResult, type PluginStatus } from '../src/node/plugin-api.js';
+import { isLoopbackAddress, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
+import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor<T>(get: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+interface Agent {
+  rt: AgentRuntime;
+  plugin: RunningPlugin;
+  address: string;
+  dir: string;
+}
+
+async function call<T = any>(plugin: { url: string; token?: string }, method: string, route: string, body?: unknown, token = plugin.token): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${plugin.url}${route}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+function capture() {
+  const lines: string[] = [];
+  return { lines, io: { out: (l: string) => void lines.push(l), err: (l: string) => void lines.push(l) }, text: () => lines.join('\n') };
+}
+
+describe('local plugin', () => {
+  let t: TestApp;
+  let owner: ParleyClient;
+  const dirs: string[] = [];
+  const stops: (() => Promise<unknown>)[] = [];
+  let x: Agent;
+  let y: Agent;
+
+  const tempDir = (name: string) => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), `parley-plugin-${name}-`));
+    dirs.push(d);
+    return d;
+  };
+
+  async function agent(name: string): Promise<Agent> {
+    const { key } = await owner.createApiKey({ name });
+    const dir = tempDir(name);
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, fsync: false, log: () => undefined });
+    await rt.ready;
+    const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0, fsync: false });
+    stops.push(() => plugin.close(), () => rt.stop());
+    const address = `plug-${name}-${randomBytes(4).toString('hex')}`;
+    await owner.registerHub({ hub_address: address, display_name: name, device_id: rt.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
+    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
+    return { rt, plugin, address, dir };
+  }
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+    owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(`plugin-${Date.now()}@example.com`) });
+    owner.setTenantId((await owner.createTenant({ name: 'Plugin Co' })).tenant_id);
+    x = await agent('x');
+    y = await agent('y');
+  });
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await t?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('refuses requests without the token (401) and from non-loopback clients (403)', async () => {
+    expect(fs.statSync(path.join(x.dir, 'plugin-token')).mode & 0o777).toBe(0o600);
+    expect(x.plugin.token).toMatch(/^[0-9a-f]{64}$/);
+    const none = await call(x.plugin, 'GET', '/v1/status', undefined, '');
+    expect(none.status).toBe(401);
+    expect(none.body.detail).toMatch(/bearer token/);
+    expect((await call(x.plugin, 'GET', '/v1/status', undefined, 'f'.repeat(64))).status).toBe(401);
+    expect((await call(x.plugin, 'GET', '/v1/messages', undefined, x.plugin.token.slice(1))).status).toBe(401);
+    expect(tokenMatches(`Bearer ${x.plugin.token}`, x.plugin.token)).toBe(true);
+    expect(tokenMatches(`Basic ${x.plugin.token}`, x.plugin.token)).toBe(false);
+
+    for (const a of ['127.0.0.1', '127.3.2.1', '::1', '::ffff:127.0.0.1']) expect(isLoopbackAddress(a)).toBe(true);
+    for (const a of ['192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1', 'fd00::2', '', undefined]) expect(isLoopbackAddress(a)).toBe(false);
+
+    // Bound to every interface on purpose: a client on a non-loopback address is still refused.
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i && !i.internal && i.family === 'IPv4');
+    const wide = await startPlugin({ backend: x.rt, stateDir: tempDir('wide'), host: '0.0.0.0', port: 0, fsync: false });
+    try {
+      const ok = await call({ url: `http://127.0.0.1:${wide.port}`, token: wide.token }, 'GET', '/v1/status');
+      expect(ok.status).toBe(200);
+      if (external) {
+        const refused = await call({ url: `http://${external.address}:${wide.port}`, token: wide.token }, 'GET', '/v1/status');
+        expect(refused.status).toBe(403);
+        expect(refused.body.detail).toMatch(/loopback/);
+      }
+    } finally {
+      await wide.close();
+    }
+  });
+
+  it('opens a channel through the plugin and carries a text end to end; the service holds ciphertext only', async () => {
+    const status = await call<PluginStatus>(x.plugin, 'GET', '/v1/status');
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ device_id: x.rt.deviceId, auth: 'api_key', server: t.baseUrl, connected: true, mls: false, channels: 0 });
+
+    // Validation.
+    expect((await call(x.plugin, 'POST', '/v1/channels', {})).status).toBe(400);
+    expect((await call(x.plugin, 'POST', '/v1/channels', '{not json')).status).toBe(400);
+    expect((await call(x.plugin, 'POST', '/v1/channels', { peer: y.address, protocol: 'tls' })).status).toBe(400);
+    expect((await call(x.plugin, 'GET', '/v1/messages?limit=0')).status).toBe(400);
+    expect((await call(x.plugin, 'GET', '/v1/messages?since=yesterday')).status).toBe(400);
+    expect((await call(x.plugin, 'GET', '/v1/nothing')).status).toBe(404);
+    expect((await call(x.plugin, 'POST', '/v1/channels', { peer: 'no-such-agent-here' })).status).toBe(404);
+
+    const opened = await call<PluginChannel>(x.plugin, 'POST', '/v1/channels', { peer: `did:hub:${y.address}` });
+    expect(opened.status).toBe(201);
+    expect(opened.body).toMatchObject({ peer_hub_address: y.address, role: 'initiator', protocol: 'mls', status: 'pending' });
+    const id = opened.body.channel_id;
+    const early = await call(x.plugin, 'POST', '/v1/messages', { hub_address: y.address, text: 'too early' });
+    expect(early.status).toBe(409);
+    expect(early.body.detail).toBe(`channel ${id} is pending: the responder's owner must approve it`);
+    expect((await call(x.plugin, 'POST', '/v1/messages', { channel_id: id, hub_address: y.address, text: 'two targets' })).status).toBe(400);
+    expect((await call(x.plugin, 'POST', '/v1/messages', { text: 'no target' })).status).toBe(400);
+    expect((await call(x.plugin, 'POST', '/v1/messages', { hub_address: 'somebody-else', text: 'hi' })).status).toBe(404);
+
+    await owner.approveA2aChannel(id);
+    const reused = await call<PluginChannel>(x.plugin, 'POST', '/v1/channels', { peer: y.address, wait_ms: 15_000 });
+    expect(reused.status).toBe(200);
+    expect(reused.body).toMatchObject({ channel_id: id, status: 'open', protocol: 'ratchet' });
+    const seen = await waitFor(async () => (await call<{ channels: PluginChannel[] }>(y.plugin, 'GET', '/v1/channels')).body.channels.find((c) => c.channel_id === id && c.status === 'open'), 'y sees the channel open');
+    expect(seen).toMatchObject({ role: 'responder', peer_hub_address: x.address });
+
+    const secret = `plugin secret ${randomBytes(6).toString('hex')}`;
+    const sent = await call<PluginSendResult>(x.plugin, 'POST', '/v1/messages', { hub_address: y.address, text: secret, message_type: 'text' });
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ channel_id: id, conversation_id: null, outcome: 'delivered', protocol: 'ratchet' });
+    const page = await waitFor(async () => {
+      const p = (await call<PluginMessagePage>(y.plugin, 'GET', `/v1/messages?channel_id=${id}`)).body;
+      return p.messages.length > 0 ? p : undefined;
+    }, 'the text in y inbox');
+    expect(page.messages).toHaveLength(1);
+    expect(page.messages[0]).toMatchObject({
+      message_id: sent.body.message_id,
+      channel_id: id,
+      conversation_id: null,
+      sender_device_id: x.rt.deviceId,
+      sender_hub_address: x.address,
+      text: secret,
+      content_type: 'text',
+      message_type: 'text',
+      protocol: 'ratchet',
+    });
+    expect(page.next_since).toBeTruthy();
+    expect((await call<PluginMessagePage>(y.plugin, 'GET', `/v1/messages?since=${page.next_since}`)).body).toEqual({ messages: [], next_since: null });
+    const before = new Date(Date.parse(page.messages[0]!.timestamp) - 1).toISOString();
+    expect((await call<PluginMessagePage>(y.plugin, 'GET', `/v1/messages?since=${before}`)).body.messages).toHaveLength(1);
+
+    // A reply by channel id; the sender's own inbox only holds what it received.
+    const reply = await call<PluginSendResult>(y.plugin, 'POST', '/v1/messages', { channel_id: id, text: 'ack from y', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+    expect(reply.status).toBe(201);
+    const xs = await waitFor(async () => {
+      const p = (await call<PluginMessagePage>(x.plugin, 'GET', '/v1/messages')).body;
+      return p.messages.length > 0 ? p : undefined;
+    }, 'the reply in x inbox');
+    expect(xs.messages.map((m: PluginMessage) => [m.text, m.traceparent])).toEqual([['ack from y', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01']]);
+
+    const rows = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.channelId, id));
+    expect(rows).toHaveLength(4);
+    for (const r of rows) {
+      const stored = Buffer.concat([Buffer.from(r.headerBlob ?? []), Buffer.from(r.ciphertext ?? [])]).toString('latin1');
+      expect(stored).not.toContain(secret);
+      expect(stored).not.toContain('ack from y');
+    }
+
+    // The inbox survives a plugin restart.
+    await y.plugin.close();
+    y.plugin = await startPlugin({ backend: y.rt, stateDir: y.dir, port: 0, fsync: false });
+    stops.push(() => y.plugin.close());
+    const kept = (await call<PluginMessagePage>(y.plugin, 'GET', '/v1/messages')).body;
+    expect(kept.messages.map((m) => m.text)).toEqual([secret]);
+  });
+
+  it('the inbox keeps the newest 500 messages, pages by position, and survives reopening', async () => {
+    const dir = tempDir('inbox');
+    const store = new FileSessionStore(dir, { fsync: false });
+    const inbox = await PluginInbox.open(store);
+    const base = Date.parse('2030-01-01T00:00:00.000Z');
+    for (let i = 1; i <= PLUGIN_INBOX_LIMIT + 5; i++) {
+      void inbox.add({
+        message_id: `m${i}`,
+        channel_id: 'c',
+        conversation_id: null,
+        sender_device_id: 'd',
+        sender_hub_address: null,
+        text: `#${i}`,
+        content_type: 'text',
+        content: null,
+        message_type: 'text',
+        protocol: 'ratchet',
+        timestamp: new Date(base + Math.floor(i / 2) * 1000).toISOString(), // timestamps tie in pairs
+        traceparent: null,
+      });
+    }
+    await inbox.flush();
+    expect(inbox.size).toBe(PLUGIN_INBOX_LIMIT);
+    const reopened = await PluginInbox.open(store);
+    expect(reopened.size).toBe(PLUGIN_INBOX_LIMIT);
+    const first = reopened.page({ limit: 2 });
+    expect(first.messages.map((m) => m.message_id)).toEqual(['m6', 'm7']);
+    const next = reopened.page({ since: parseSince(first.next_since!)!, limit: 1 });
+    expect(next.messages.map((m) => m.message_id)).toEqual(['m8']);
+    const after = (seconds: number) => reopened.page({ since: parseSince(new Date(base + seconds * 1000).toISOString())!, limit: 500 }).messages.map((m) => m.message_id);
+    expect(after(252)).toEqual([]);
+    expect(after(251)).toEqual(['m504', 'm505']);
+    expect(after(250)).toEqual(['m502', 'm503', 'm504', 'm505']);
+    expect(reopened.page({ limit: 500 }).messages).toHaveLength(500);
+  });
+
+  it('parley-agent status and doctor', async () => {
+    const s = capture();
+    expect(await main(['status', '--state-dir', x.dir], s.io)).toBe(0);
+    expect(s.text()).toContain(`identity: API-key agent device ${x.rt.deviceId}`);
+    expect(s.text()).toContain(`plugin: running at ${x.plugin.url}`);
+    expect(s.text()).toContain(`device: ${x.rt.deviceId} (API key)`);
+    expect(s.text()).toContain(`hub address: ${x.address}`);
+    expect(s.text()).toContain('connected: yes');
+
+    const d = capture();
+    expect(await main(['doctor', '--state-dir', x.dir], d.io)).toBe(0);
+    expect(d.lines.filter((l) => l.startsWith('FAIL'))).toEqual([]);
+    expect(d.text()).toMatch(/^ok {4}service http:\/\/127\.0\.0\.1:\d+ reachable/m);
+    expect(d.text()).toContain(`ok    API key bound to device ${x.rt.deviceId}`);
+    expect(d.text()).toMatch(/^ok {4}plugin token .* present \(mode 0600\)$/m);
+    expect(d.text()).toContain(`ok    plugin running at ${x.plugin.url}, connected as ${x.rt.deviceId}`);
+    expect(d.text()).toContain('all checks passed');
+
+    // A loose token file is reported with its fix.
+    fs.chmodSync(path.join(x.dir, 'plugin-token'), 0o644);
+    const loose = capture();
+    expect(await main(['doctor', '--state-dir', x.dir], loose.io)).toBe(1);
+    expect(loose.text()).toMatch(/FAIL {2}plugin token .* has mode 0644, not 0600 — fix: chmod 600 /);
+    fs.chmodSync(path.join(x.dir, 'plugin-token'), 0o600);
+
+    const empty = tempDir('empty');
+    const e = capture();
+    expect(await main(['status', '--state-dir', empty, '--plugin-url', 'http://127.0.0.1:9'], e.io)).toBe(1);
+    expect(e.text()).toContain('identity: none');
+    expect(e.text()).toMatch(/plugin: not running/);
+    const f = capture();
+    expect(await main(['doctor', '--state-dir', empty, '--server', 'http://127.0.0.1:9'], f.io)).toBe(1);
+    expect(f.text()).toMatch(/^FAIL {2}no device keys in .* — fix: /m);
+    expect(f.text()).toMatch(/^FAIL {2}service http:\/\/127\.0\.0\.1:9 not reachable: .* — fix: check --server/m);
+    expect(f.text()).toMatch(/^FAIL {2}no plugin token at .* — fix: /m);
+    expect(f.text()).toMatch(/^FAIL {2}plugin not running: .* — fix: /m);
+    expect(f.text()).toMatch(/check\(s\) failed$/);
+  });
+});
