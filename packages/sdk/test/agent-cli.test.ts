@@ -3,7 +3,9 @@
  * what `npm run agent` runs) against a real server: enroll with an invite (polling the status no
  * faster than SPEC §8's 5 s), the owner approves, the agent echoes end to end; stopped with
  * SIGINT and resumed with `run` from its state directory, it continues the same session; revoked,
- * it exits 0 with a message (close 4001). Usage errors exit 2.
+ * it exits 0 with a message (close 4001). Usage errors exit 2. An API-key agent (`run --api-key`)
+ * registers its keys on the first connection, serves the local plugin (owner messages in its
+ * inbox, replies through it), reports with `status`, and resumes as the same device without the key.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { DeviceIdentity } from '../src/crypto/keys.js';
+import { main } from '../src/node/agent-cli.js';
 import { nodeWebSocket } from '../src/node/ws.js';
 import { RealtimeClient } from '../src/realtime/client.js';
 import { SecureMessenger } from '../src/secure/messenger.js';
@@ -138,6 +141,79 @@ describe('parley-agent command', () => {
     children.push(again.child);
     expect(await again.exit).toBe(1);
     expect(again.output()).toMatch(/already holds activated agent/);
+    rt.close();
+    await messenger.close();
+  }, 60_000);
+
+  it('runs an API-key agent that serves the plugin, reports status, and resumes as the same device', async () => {
+    const ownerJwt = await t.ownerToken(`cli-key-${Date.now()}@example.com`);
+    const owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: ownerJwt });
+    owner.setTenantId((await owner.createTenant({ name: 'CLI key' })).tenant_id);
+    const keys = DeviceIdentity.generate();
+    const od = await owner.registerOwnerDevice(keys.publicKeys);
+    owner.setOwnerDeviceId(od.device_id);
+    const messenger = await SecureMessenger.open({
+      identity: keys.withDeviceId(od.device_id),
+      store: new MemorySessionStore(),
+      client: owner,
+      resolvePeer: ownerPeerResolver(owner, od.device_id),
+      transport: restTransport(owner, od.device_id),
+    });
+    const received: SecureMessage[] = [];
+    messenger.on('message', (m) => void received.push(m));
+    const events: { event: string; data: any }[] = [];
+    const rt = new RealtimeClient({ url: t.baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
+    rt.on('event', (e) => events.push(e));
+    messenger.attach(rt, { transport: false });
+    await messenger.start();
+    await rt.connect();
+
+    const { key } = await owner.createApiKey({ name: 'cli-key-agent' });
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-key-'));
+    dirs.push(stateDir);
+    const agent = agentCommand(['run', '--api-key', key, '--server', t.baseUrl, '--state-dir', stateDir, '--plugin-port', '0']);
+    children.push(agent.child);
+    await waitFor(() => agent.output().includes('plugin listening on') && agent.output().includes('online as'), 'the agent online with its plugin');
+    const deviceId = /API key registered: device ([0-9a-f-]{36})/.exec(agent.output())![1]!;
+    const linked = await waitFor(() => events.find((e) => e.event === 'device_linked' && e.data.device_id === deviceId)?.data, 'device_linked');
+    const info = JSON.parse(fs.readFileSync(path.join(stateDir, 'plugin.json'), 'utf8')) as { url: string };
+    const token = fs.readFileSync(path.join(stateDir, 'plugin-token'), 'utf8').trim();
+    const plugin = (method: string, route: string, body?: unknown) =>
+      fetch(`${info.url}${route}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+    // The owner writes; the plugin's inbox has it decrypted; the agent answers through the plugin.
+    await messenger.sendText(linked.conversation_id, 'hello agent');
+    let inbox: any;
+    for (const end = Date.now() + 20_000; !inbox; ) {
+      const page = (await plugin('GET', `/v1/messages?conversation_id=${linked.conversation_id}`)).body;
+      if (page.messages.length > 0) inbox = page;
+      else if (Date.now() > end) throw new Error('timed out waiting for the owner message in the plugin inbox');
+      else await sleep(25);
+    }
+    expect(inbox.messages[0]).toMatchObject({ conversation_id: linked.conversation_id, channel_id: null, text: 'hello agent', sender_device_id: od.device_id, protocol: 'ratchet' });
+    const sent = await plugin('POST', '/v1/messages', { conversation_id: linked.conversation_id, text: 'hello owner' });
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ conversation_id: linked.conversation_id, channel_id: null, outcome: 'delivered', protocol: 'ratchet' });
+    await waitFor(() => received.find((m) => m.content?.type === 'text' && m.content.payload.text === 'hello owner'), 'the answer at the owner');
+    expect((await plugin('POST', '/v1/messages', { conversation_id: '00000000-0000-4000-8000-000000000000', text: 'x' })).status).toBe(404);
+
+    const lines: string[] = [];
+    expect(await main(['status', '--state-dir', stateDir], { out: (l) => void lines.push(l), err: (l) => void lines.push(l) })).toBe(0);
+    expect(lines).toContain(`plugin: running at ${info.url}`);
+    expect(lines).toContain(`device: ${deviceId} (API key)`);
+    expect(lines).toContain('connected: yes');
+
+    agent.child.kill('SIGINT');
+    expect(await agent.exit).toBe(0);
+    expect(fs.existsSync(path.join(stateDir, 'plugin.json'))).toBe(false);
+
+    // Resumed without --api-key (saved in the state directory): the same device, no new registration.
+    const resumed = agentCommand(['run', '--state-dir', stateDir, '--plugin-port', '0']);
+    children.push(resumed.child);
+    await waitFor(() => resumed.output().includes(`online as ${deviceId}`), 'the resumed agent online');
+    expect(resumed.output()).not.toMatch(/API key registered/);
+    resumed.child.kill('SIGINT');
+    expect(await resumed.exit).toBe(0);
     rt.close();
     await messenger.close();
   }, 60_000);
