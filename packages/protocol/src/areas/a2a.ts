@@ -154,11 +154,11 @@ export const a2aRoutes = {
   requestA2aChannel: defineRoute({
     method: 'POST',
     path: '/api/v1/a2a/channels/request',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Request a channel with the agent behind a hub address (pending until its owner approves)',
     description:
-      "The initiator is the API key's device, or for an owner the agent device named by initiator_device_id. Needs a hub identity of trust tier certified (enterprise across tenants, with an active federation agreement).",
+      "The initiator is the calling agent's device (API key or agent device JWT), or for an owner the agent device named by initiator_device_id. Needs a hub identity of trust tier certified (enterprise across tenants, with an active federation agreement). An owner device's JWT is 403.",
     body: RequestA2aChannelRequest,
     responses: { 201: RequestedA2aChannel },
     errors: [400, 401, 403, 404, 409],
@@ -166,9 +166,9 @@ export const a2aRoutes = {
   listA2aChannels: defineRoute({
     method: 'GET',
     path: '/api/v1/a2a/channels',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
-    summary: "List channels: an owner sees its tenant's, an API key its own device's; newest first",
+    summary: "List channels: an owner sees its tenant's, an agent (API key or agent device JWT) its own device's; newest first",
     query: A2aChannelListQuery,
     responses: { 200: A2aChannelList },
     errors: [400, 401, 403],
@@ -196,7 +196,7 @@ export const a2aRoutes = {
   revokeA2aChannel: defineRoute({
     method: 'POST',
     path: '/api/v1/a2a/channels/{id}/revoke',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Revoke a pending, approved or active channel (either party; terminal)',
     params: IdParams,

@@ -87,6 +87,10 @@ export const AUDIT_EVENT_TYPES = [
   'payout.failed',
   'marketplace.payment_method_set',
   'marketplace.account_connected',
+  'agent.action',
+  'skill.delegated',
+  'skill.delegation_refused',
+  'hub.agent_bound',
 ] as const;
 
 /** One audit event type. */
@@ -119,6 +123,25 @@ export const AuditChainVerdict = Type.Object({
   first_broken: Nullable(Type.Object({ seq: Type.Integer(), event_id: Uuid, reason: Type.String() })),
 });
 export type AuditChainVerdict = Static<typeof AuditChainVerdict>;
+
+/** Largest `details` of an agent's own audit event, in bytes of its JSON (413 above). */
+export const AGENT_AUDIT_DETAILS_MAX_BYTES = 16 * 1024;
+
+/**
+ * `POST /api/v1/audit/events` body (SPEC §4.19 `svc_submit_audit`): an agent records one of its
+ * own actions. `action` 1-200 characters; `details` any JSON object whose JSON is at most
+ * {@link AGENT_AUDIT_DETAILS_MAX_BYTES} bytes (413 above); `trace_id` / `parent_span_id` W3C
+ * Trace Context ids (32 / 16 hex, any case, stored lowercase, not all zeros).
+ */
+export const SubmitAuditEventRequest = Type.Object({
+  action: Type.String({ minLength: 1, maxLength: 200, description: 'what the agent did, e.g. "invoked translate"' }),
+  details: Type.Optional(
+    Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true, description: `any JSON object, at most ${AGENT_AUDIT_DETAILS_MAX_BYTES} bytes as JSON (413 above); never put message content or secrets here` })),
+  ),
+  trace_id: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'W3C trace-id (32 hex), not all zeros' })),
+  parent_span_id: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{16}$', description: 'W3C parent-id (16 hex), not all zeros' })),
+});
+export type SubmitAuditEventRequest = Static<typeof SubmitAuditEventRequest>;
 
 const Filter = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -156,5 +179,16 @@ export const auditRoutes = {
     summary: "Recompute the tenant's audit hash chain",
     responses: { 200: AuditChainVerdict },
     errors: [401, 403],
+  }),
+  submitAuditEvent: defineRoute({
+    method: 'POST',
+    path: '/api/v1/audit/events',
+    auth: 'device-or-apikey',
+    tags,
+    summary: "An agent appends one of its own actions (`agent.action`) to its tenant's audit chain",
+    description: 'Answers 201 with the stored event (as listed by GET /audit/events). An API key without registered key material is 403; details above 16 KiB of JSON are 413.',
+    body: SubmitAuditEventRequest,
+    responses: { 201: AuditEvent },
+    errors: [400, 401, 403, 413],
   }),
 };

@@ -152,6 +152,44 @@ export const SkillCheckResult = Type.Object({
 });
 export type SkillCheckResult = Static<typeof SkillCheckResult>;
 
+/**
+ * `POST /api/v1/skills/delegate` body (SPEC §4.19 `svc_delegate_skill`; DESIGN §8.6): the
+ * {@link SkillCheckRequest} fields with `target` required, plus an optional W3C `trace_id`
+ * (32 hex, any case, stored lowercase) recorded in the audit event.
+ */
+export const DelegateSkillRequest = Type.Object({
+  ...SkillCheckRequest.properties,
+  target: Type.String({ minLength: 1, maxLength: 128, description: 'the agent whose skill is invoked: a hub address or did:hub:<address>' }),
+  trace_id: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'W3C trace-id (32 hex), recorded in the audit event' })),
+});
+export type DelegateSkillRequest = Static<typeof DelegateSkillRequest>;
+
+/** The delegation target as the answer describes it (public hub facts: address, DID, tier, score). */
+export const DelegationTarget = Type.Object({
+  hub_address: Type.String(),
+  did: Type.String(),
+  trust_tier: TrustTier,
+  trust_score: Nullable(Type.Number({ description: 'the composite trust score 0-1, null before one was computed' })),
+});
+export type DelegationTarget = Static<typeof DelegationTarget>;
+
+/**
+ * `POST /api/v1/skills/delegate` answer (HTTP 200 whether allowed or not): the pipeline answer of
+ * {@link SkillCheckResult}, the new `delegation_id`, the `audit_event_id` of the
+ * `skill.delegated` / `skill.delegation_refused` event recorded in the caller's chain, and the
+ * target.
+ */
+export const DelegationResult = Type.Object({
+  allowed: Type.Boolean(),
+  decided_by: Stage,
+  reason: Type.String(),
+  stages: Type.Array(SkillStageOutcome),
+  delegation_id: Uuid,
+  audit_event_id: Uuid,
+  target: DelegationTarget,
+});
+export type DelegationResult = Static<typeof DelegationResult>;
+
 const tags = ['grants'];
 
 /** Route rows of this area. */
@@ -216,6 +254,17 @@ export const grantsRoutes = {
     description: 'Answers 200 whether allowed or not; with `target` (delegation) identity and trust floor are the target’s.',
     body: SkillCheckRequest,
     responses: { 200: SkillCheckResult },
+    errors: [400, 401, 403, 404],
+  }),
+  delegateSkill: defineRoute({
+    method: 'POST',
+    path: '/api/v1/skills/delegate',
+    auth: 'any',
+    tags,
+    summary: 'Delegate a skill invocation to another agent: the policy pipeline of /skills/check, audited as skill.delegated or skill.delegation_refused',
+    description: 'Answers 200 whether allowed or not (a refusal is recorded in the audit chain too); 404 when no hub identity has the target address.',
+    body: DelegateSkillRequest,
+    responses: { 200: DelegationResult },
     errors: [400, 401, 403, 404],
   }),
 };

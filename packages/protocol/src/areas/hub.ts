@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 import { TRUST_TIERS } from './trust.js';
+import { API_KEY_ENVS } from './api-keys.js';
 
 /**
  * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
@@ -265,6 +266,41 @@ export type DidUpdateBody = Static<typeof DidUpdateBody>;
 /** Every 400/404 of the resolution routes is a resolution result (no schema-level validation can fail on them); 401 and 429 are `{detail}`. */
 const resolutionResponses = { 200: DidResolutionResult, 400: DidResolutionResult, 404: DidResolutionResult };
 /** Content type of a resolution result at the Universal Resolver driver path (DID Resolution, HTTP(S) binding). */
+/**
+ * `POST /api/v1/hub/agents` body (SPEC §4.19 `svc_register_agent`; docs/decisions.md "Agent
+ * self-registration"): `name` is the new agent's hub address (the rules of `hub_address`,
+ * DESIGN §8.13); `skills` ≤ 50 capability names of 1–100 characters; `description` ≤ 1000;
+ * `display_name` 1–100 (default `name`); `env` of the new API key (default the calling key's,
+ * `dev` for owners); `public_key` the optional owner key as in hub registration (without it the
+ * bound device's identity key becomes the owner key when the new key registers its material).
+ */
+export const RegisterAgentRequest = Type.Object({
+  name: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'the hub address: 3-32 characters a-z 0-9 "-", no leading/trailing "-"; stored lowercase, unique platform-wide' }),
+  skills: Type.Optional(Type.Array(CapabilityName, { maxItems: 50, description: 'capability names' })),
+  description: Type.Optional(Type.String({ maxLength: 1000 })),
+  display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'default: name' })),
+  env: Type.Optional(lit(API_KEY_ENVS, { description: 'environment of the new API key; default the calling key’s, dev for owners' })),
+  public_key: Type.Optional(PublicKey),
+});
+export type RegisterAgentRequest = Static<typeof RegisterAgentRequest>;
+
+/**
+ * `POST /api/v1/hub/agents` answer (201): the new identity (`hub_name` = `hub_address`), the raw
+ * API key (returned once, never stored in plaintext) and its id. A new agent starts unverified
+ * with score 0.
+ */
+export const RegisteredAgent = Type.Object({
+  identity_id: Uuid,
+  did: Type.String({ description: 'did:hub:<hub_address>' }),
+  hub_name: Type.String({ description: 'the hub address' }),
+  hub_address: Type.String(),
+  api_key: Type.String({ description: 'svc_agent_sk_{env}_{64 hex}; shown only here' }),
+  api_key_id: Uuid,
+  trust_score: Type.Number(),
+  trust_tier: tierOut('unverified for a new agent'),
+});
+export type RegisteredAgent = Static<typeof RegisteredAgent>;
+
 export const RESOLUTION_CONTENT_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution";charset=utf-8';
 
 const tags = ['hub'];
@@ -281,6 +317,18 @@ const registration = {
 export const hubRoutes = {
   registerHub: defineRoute({ ...registration, path: '/api/v1/hub/register' }),
   createHubIdentity: defineRoute({ ...registration, path: '/api/v1/hub/identities' }),
+  registerAgent: defineRoute({
+    method: 'POST',
+    path: '/api/v1/hub/agents',
+    auth: 'owner-or-apikey',
+    tags,
+    summary: 'Register a new agent: a hub identity and a new API key for it, in one transaction',
+    description:
+      'The raw API key is answered once. The key has no device until its first socket sends client_key_register, which binds the identity to the new device. 409 when the address is taken or reserved (nothing is written).',
+    body: RegisterAgentRequest,
+    responses: { 201: RegisteredAgent },
+    errors: [400, 401, 403, 409],
+  }),
   listHubIdentities: defineRoute({
     method: 'GET',
     path: '/api/v1/hub/identities',

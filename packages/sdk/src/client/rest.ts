@@ -145,6 +145,12 @@ import type {
   ShadowSessionPage,
   SkillCheckRequest,
   SkillCheckResult,
+  DelegateSkillRequest,
+  DelegationResult,
+  SubmitAuditEventRequest,
+  AuditEvent,
+  RegisterAgentRequest,
+  RegisteredAgent,
   TeamRoom,
   TeamRoomSummary,
   TrustDrift,
@@ -922,6 +928,16 @@ export class ParleyClient {
     return this.call('verifyAudit', { opts });
   }
 
+  /**
+   * `POST /api/v1/audit/events` (agent: device JWT or API key; SPEC §4.19 `svc_submit_audit`):
+   * append one `agent.action` event (`action`, optional `details` object ≤ 16 KiB of JSON,
+   * `trace_id`, `parent_span_id`) to the tenant's chain; answers the stored event (201).
+   * 403 for an API key without registered key material; 413 details too large.
+   */
+  submitAuditEvent(body: SubmitAuditEventRequest, opts?: RequestOptions): Promise<AuditEvent> {
+    return this.call('submitAuditEvent', { body, opts });
+  }
+
   // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)
 
   /**
@@ -936,6 +952,16 @@ export class ParleyClient {
   /** `POST /api/v1/hub/identities` (owner): as {@link registerHub} (201). */
   createHubIdentity(body: RegisterHubRequest, opts?: RequestOptions): Promise<HubIdentity> {
     return this.call('createHubIdentity', { body, opts });
+  }
+
+  /**
+   * `POST /api/v1/hub/agents` (owner or API key; SPEC §4.19 `svc_register_agent`): register a new
+   * agent — a hub identity at address `name` and a new API key for it, in one transaction (201).
+   * The raw `api_key` is answered once; its first `client_key_register` binds the identity to the
+   * new device. 400 bad address or key; 409 address taken or reserved (nothing is created).
+   */
+  registerAgent(body: RegisterAgentRequest, opts?: RequestOptions): Promise<RegisteredAgent> {
+    return this.call('registerAgent', { body, opts });
   }
 
   /** `GET /api/v1/hub/identities` (owner): the tenant's hub identities. */
@@ -1172,6 +1198,16 @@ export class ParleyClient {
    */
   checkSkillPolicy(body: SkillCheckRequest, opts?: RequestOptions): Promise<SkillCheckResult> {
     return this.call('checkSkillPolicy', { body, opts });
+  }
+
+  /**
+   * `POST /api/v1/skills/delegate` (owner naming `device_id`, device JWT or API key; SPEC §4.19
+   * `svc_delegate_skill`): the policy pipeline of {@link checkSkillPolicy} for `target`, audited
+   * as `skill.delegated` or `skill.delegation_refused`. Answers 200 whether allowed or not, with
+   * `delegation_id`, `audit_event_id` and the target's tier and score; 404 unknown target.
+   */
+  delegateSkill(body: DelegateSkillRequest, opts?: RequestOptions): Promise<DelegationResult> {
+    return this.call('delegateSkill', { body, opts });
   }
 
   // ------------------------------------------------------------ shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)

@@ -6,6 +6,7 @@ import { doublePrecision, index, jsonb, pgTable, text, uniqueIndex, uuid } from 
 import { createdAt, ts, tsvector } from './columns.js';
 import { tenants } from './tenants.js';
 import { devices } from './devices.js';
+import { apiKeys } from './api-keys.js';
 
 /**
  * Hub identities (SPEC §2.8): the platform-wide unique `hub_address` of an agent device. Issue 4
@@ -18,6 +19,12 @@ export const hubIdentities = pgTable(
     tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
     hubAddress: text('hub_address').notNull(),
     deviceId: uuid('device_id').references(() => devices.id, { onDelete: 'set null' }),
+    /**
+     * The API key created with this identity by `POST /hub/agents` (docs/decisions.md "Agent
+     * self-registration"): while `device_id` is null, the key's first `client_key_register` binds
+     * its new device here. Null for identities registered by `POST /hub/register`.
+     */
+    apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
     displayName: text('display_name').notNull(),
     description: text('description'),
     publicKey: text('public_key'),
@@ -44,6 +51,7 @@ export const hubIdentities = pgTable(
   (t) => [
     uniqueIndex('hub_identities_address_idx').on(t.hubAddress),
     index('hub_identities_device_idx').on(t.deviceId),
+    index('hub_identities_api_key_idx').on(t.apiKeyId),
     index('hub_identities_search_idx').using('gin', t.searchDocument),
   ],
 );

@@ -15,7 +15,7 @@ import * as repo from './repo.js';
 
 /**
  * Request a channel to `responder_hub_address` (-> `pending`); the responder tenant's owners get
- * `a2a_channel_requested`. The initiator is the API key's device or, for an owner, the ACTIVE
+ * `a2a_channel_requested`. The initiator is the calling agent's device (API key or agent device JWT) or, for an owner, the ACTIVE
  * agent device named by `initiator_device_id`.
  * @throws 400 `initiator_device_id` missing (owner) or not an agent device, or a channel to
  *   itself; 403 the initiator has no hub identity, its trust tier is below `certified`

@@ -6,16 +6,23 @@ import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
+import { forbidden } from '../../lib/errors.js';
 import { auditActor } from '../audit/parties.js';
 import type { A2aActor, A2aService } from './service.js';
 
-/** The caller of an owner-or-API-key route: the owner's tenant, or the API key's bound device. */
+/**
+ * The caller of a channel route open to owners and agents: the owner's tenant, or the agent
+ * device acting as itself — an API key's bound device (403 before it registered key material) or
+ * an agent device's own JWT (docs/decisions.md "A2A channels": enrolled agents request like API
+ * keys do). An owner device's JWT is 403: owners act through the owner JWT.
+ */
 function actorOf(req: FastifyRequest): A2aActor {
   if (req.principal?.kind === 'owner') {
     const o = ownerOf(req);
     return { kind: 'owner', tenantId: o.tenantId, actor: o.sub };
   }
-  const { tenantId, deviceId } = agentDeviceOf(req);
+  const { tenantId, deviceId, kind } = agentDeviceOf(req);
+  if (kind !== 'agent') throw forbidden('an owner device acts on channels through the owner token; agents use their device token or API key');
   return { kind: 'agent', tenantId, deviceId, actor: auditActor(req.principal!) };
 }
 

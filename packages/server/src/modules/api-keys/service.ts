@@ -10,7 +10,7 @@ import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret, ClientKeyAccepted, ClientKeyR
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
-import { fingerprint, hashSecret, randomToken, verifyEd25519 } from '../../lib/crypto.js';
+import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
 import { provisionAgent } from '../conversations/provisioning.js';
 import { activeDevices } from '../conversations/repo.js';
@@ -18,23 +18,11 @@ import { getDevice, insertDevice, updateDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { retireAgentDevice } from '../devices/service.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
+import { bindPendingAgentIdentity, movePendingAgentIdentity } from './agent-binding.js';
+import { createApiKeyIn, insertApiKeyRow, toApiKeyOut as toOut } from './create.js';
 import * as repo from './repo.js';
 
-/** The raw-key prefix of an environment (SPEC §2.6). */
-export const apiKeyPrefix = (env: ApiKeyEnv) => `svc_agent_sk_${env}_`;
-
-const toOut = (k: repo.ApiKeyRow): ApiKey => ({
-  id: k.id,
-  name: k.name,
-  env: k.env,
-  prefix: k.prefix,
-  status: k.status as 'active' | 'revoked',
-  device_id: k.deviceId,
-  created_at: k.createdAt.toISOString(),
-  revoked_at: k.revokedAt?.toISOString() ?? null,
-  last_used_at: k.lastUsedAt?.toISOString() ?? null,
-  rotated_from: k.rotatedFrom,
-});
+export { apiKeyPrefix } from './create.js';
 
 /** What an API key authenticates as. `deviceId` is null until key material is registered. */
 export interface ResolvedApiKey {
@@ -51,11 +39,7 @@ export class ApiKeyService {
 
   /** Create a key; the answer carries the raw `key` once. */
   create(tenantId: string, createdBy: string, name: string, env: ApiKeyEnv = 'dev'): Promise<ApiKeyWithSecret> {
-    return withTenant(this.db, tenantId, async (tx) => {
-      const created = await this.insert(tx, tenantId, createdBy, name, env, null);
-      await appendAudit(tx, tenantId, { type: 'api_key.created', actor: createdBy, subject: created.id, data: { name, env } });
-      return created;
-    });
+    return withTenant(this.db, tenantId, (tx) => createApiKeyIn(tx, tenantId, createdBy, name, env));
   }
 
   list(tenantId: string): Promise<ApiKey[]> {
@@ -82,7 +66,9 @@ export class ApiKeyService {
     const { created, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
       const old = await this.mustGetActive(tx, id);
       await this.end(tx, old, createdBy);
-      const created = await this.insert(tx, tenantId, createdBy, old.name, old.env as ApiKeyEnv, old.id);
+      const created = await insertApiKeyRow(tx, tenantId, createdBy, old.name, old.env as ApiKeyEnv, old.id);
+      // A hub identity still waiting for the old key's first registration (POST /hub/agents) waits for the new key.
+      await movePendingAgentIdentity(tx, old.id, created.id);
       await appendAudit(tx, tenantId, { type: 'api_key.rotated', actor: createdBy, subject: id, data: { new_id: created.id, device_id: old.deviceId } });
       return { created, deviceId: old.deviceId };
     });
@@ -122,7 +108,8 @@ export class ApiKeyService {
   /**
    * Trust on first use (SPEC §2.6, §5 rule 4): the first registration binds the key to new key
    * material — an ACTIVE agent device with conversations to every ACTIVE owner device; owners get
-   * `device_linked`. Registering the same identity key again is idempotent; other key material is
+   * `device_linked`. A hub identity created with the key (`POST /hub/agents`) is bound to that
+   * device in the same transaction (agent-binding.ts). Registering the same identity key again is idempotent; other key material is
    * refused (409) until the key is rotated. A bad proof of possession is 400; a revoked key 401.
    */
   async registerClientKey(tenantId: string, apiKeyId: string, input: ClientKeyRegistration): Promise<ClientKeyAccepted> {
@@ -158,6 +145,8 @@ export class ApiKeyService {
           lastSeen: now,
         });
         await repo.updateApiKey(tx, k.id, { deviceId, lastUsedAt: now });
+        // A hub identity registered with this key (POST /hub/agents) is bound to the new device.
+        await bindPendingAgentIdentity(tx, tenantId, k.id, deviceId, ipk);
         created = true;
       }
       const group = await provisionAgent(tx, tenantId, deviceId);
@@ -172,21 +161,6 @@ export class ApiKeyService {
       await this.notifier.toOwners(tenantId, 'device_linked', { device_id: accepted.device_id, conversation_id: accepted.conversations[0]?.conversation_id ?? null });
     }
     return accepted;
-  }
-
-  private async insert(tx: Tx, tenantId: string, createdBy: string, name: string, env: ApiKeyEnv, rotatedFrom: string | null) {
-    const key = randomToken(apiKeyPrefix(env));
-    const [row] = await repo.insertApiKey(tx, {
-      id: randomUUID(),
-      tenantId,
-      name,
-      env,
-      keyHash: hashSecret(key),
-      prefix: key.slice(0, apiKeyPrefix(env).length + 6),
-      createdBy,
-      rotatedFrom,
-    });
-    return { ...toOut(row!), key };
   }
 
   /** Revoke the key and retire its bound device (its SPTs revoked, its hub identity demoted). */

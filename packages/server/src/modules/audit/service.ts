@@ -4,20 +4,24 @@
  * {@link AuditService} answers the owner's queries and recomputes the chain.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditEvent, AuditEventPage, AuditEventQuery } from '@parley/protocol';
+import type { AuditEvent, AuditEventPage, AuditEventQuery, SubmitAuditEventRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
 import { eventHash, GENESIS_HASH, verifyChain, type ChainRow, type ChainVerdict } from './chain.js';
 import type { AuditInput } from './events.js';
 import * as repo from './repo.js';
+import { agentActionData, type CallingAgent } from './agent-actions.js';
+import { getByDevice } from '../hub/repo.js';
 
 /**
  * Append one event to `tenantId`'s chain within `tx` (which must be scoped to that tenant).
  * Appends of a tenant are serialised with a transaction-level advisory lock on a tenant-derived
  * key, then the newest `(seq, hash)` is read and the next link inserted.
+ * @returns the stored event in its wire form (as `GET /audit/events` lists it); callers that need
+ *   only the side effect may ignore it.
  */
-export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): Promise<void> {
+export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): Promise<AuditEvent> {
   await repo.lockChain(tx, tenantId);
   const last = await repo.lastLink(tx, tenantId);
   const prevHash = last?.hash ?? GENESIS_HASH;
@@ -32,6 +36,7 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
     data: input.data ?? {},
     created_at: createdAt.toISOString(),
   };
+  const hash = eventHash(prevHash, event);
   await repo.insertAuditEvent(tx, {
     id: event.event_id,
     tenantId,
@@ -42,8 +47,9 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
     data: event.data,
     createdAt,
     prevHash,
-    hash: eventHash(prevHash, event),
+    hash,
   });
+  return { event_id: event.event_id, type: event.type, actor: event.actor, subject: event.subject, data: event.data, created_at: event.created_at, prev_hash: prevHash, hash };
 }
 
 const toChainRow = (r: repo.AuditRow): ChainRow => ({
@@ -102,6 +108,21 @@ export class AuditService {
     );
     const last = rows.at(-1);
     return { events: rows.map(toOut), next_cursor: rows.length === limit && last ? String(last.seq) : null };
+  }
+
+  /**
+   * `POST /audit/events` (SPEC §4.19 `svc_submit_audit`): the calling agent appends an
+   * `agent.action` event (actor `agent.actor`, subject the device id, data
+   * `{action, details, trace_id, parent_span_id, hub_address}`, agent-actions.ts) to its tenant's
+   * chain; answers the stored event as `GET /audit/events` lists it.
+   * @throws 413 `details` above 16 KiB of JSON; 400 all-zero trace ids or text `jsonb` cannot store.
+   */
+  submit(agent: CallingAgent, input: SubmitAuditEventRequest): Promise<AuditEvent> {
+    const data = agentActionData(input);
+    return withTenant(this.db, agent.tenantId, async (tx) => {
+      const identity = await getByDevice(tx, agent.deviceId);
+      return appendAudit(tx, agent.tenantId, { type: 'agent.action', actor: agent.actor, subject: agent.deviceId, data: data(identity?.hubAddress ?? null) });
+    });
   }
 
   /** Recompute the tenant's chain (`GET /audit/verify`). */

@@ -93,8 +93,12 @@ export interface SkillCheckInput {
   model?: string;
   /** Audit actor (owner sub, `device:<id>`, `api_key:<id>`). */
   actor: string;
-  /** `check` runs every stage and audits denials; `issue` runs {@link ISSUE_STAGES} and audits nothing. */
-  mode: 'check' | 'issue';
+  /**
+   * `check` runs every stage and audits denials; `delegate` runs every stage and audits nothing
+   * (GrantService.delegate records its own `skill.delegated` / `skill.delegation_refused` event in
+   * the same transaction); `issue` runs {@link ISSUE_STAGES} and audits nothing.
+   */
+  mode: 'check' | 'delegate' | 'issue';
   /** The owner is the approver (it issues the grant itself): a `hold` in the rules stage passes. */
   ownerApproved?: boolean;
   now: Date;
@@ -212,8 +216,8 @@ async function rateStage(deps: PipelineDeps, input: SkillCheckInput): Promise<{ 
 
 /**
  * Run the skill policy pipeline inside `tx` (scoped to `input.tenantId`; a delegation target in
- * another tenant is read by switching the scope there and back). In `check` mode a denial is
- * audited in `tx`: `skill.delegation_rejected` when a delegation target fails the trust floor
+ * another tenant is read by switching the scope there and back). In `check` mode (not in
+ * `delegate` nor `issue` mode) a denial is audited in `tx`: `skill.delegation_rejected` when a delegation target fails the trust floor
  * (SPEC §7), `skill.check_denied` for every other denial.
  * @throws 400 when the delegation target is the caller itself.
  */

@@ -2,7 +2,7 @@
  * Skill Permission Token and skill policy routes (DESIGN §8.6, §8.7): `POST /grants` (agent for
  * itself, or owner on its behalf), `GET /grants` and `POST /grants/{jti}/revoke` (owner),
  * `POST /grants/validate` (public, rate limited like verify), `GET /grants/jwks` (no auth) and
- * `POST /skills/check` (owner, device JWT or API key).
+ * `POST /skills/check` and `POST /skills/delegate` (owner, device JWT or API key).
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -65,5 +65,10 @@ export const grantRoutes: FastifyPluginAsync<{ grants: GrantService; rateLimits:
   serve(app, ROUTES.checkSkillPolicy, async (req) => {
     const { tenantId, caller } = callerOf(req);
     return grants.check(tenantId, caller, req.body);
+  });
+
+  serve(app, ROUTES.delegateSkill, async (req) => {
+    const { tenantId, caller } = callerOf(req);
+    return grants.delegate(tenantId, caller, req.body);
   });
 };

@@ -14,10 +14,15 @@
  *   revoked in effect as soon as its agent is no longer in standing: device not ACTIVE (revoked,
  *   deleted) or its hub identity suspended or unbound (DeviceService also revokes the rows then).
  * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
+ * - Delegation (`POST /skills/delegate`, SPEC §4.19 `svc_delegate_skill`): the same pipeline run as
+ *   the check, then `skill.delegated` or `skill.delegation_refused` in the caller's chain in the
+ *   same transaction (docs/decisions.md "Skill delegation").
  */
 import { randomUUID } from 'node:crypto';
 import {
   GRANT_CHECKS,
+  type DelegateSkillRequest,
+  type DelegationResult,
   type Grant,
   type GrantCheck,
   type GrantListQuery,
@@ -41,7 +46,7 @@ import { hubDid, normalizeHubAddress } from '../hub/service.js';
 import type { PolicyService } from '../policies/service.js';
 import { asTier, tierRank } from '../trust/types.js';
 import type { SptKeys } from './keys.js';
-import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput } from './pipeline.js';
+import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput, type SkillCheckResult as PipelineResult } from './pipeline.js';
 import * as repo from './repo.js';
 import type { SptTokens } from './tokens.js';
 
@@ -199,8 +204,68 @@ export class GrantService {
    * naming another device or an owner device's JWT; 404 a device not in the tenant.
    */
   async check(tenantId: string, caller: GrantCaller, input: SkillCheckRequest): Promise<SkillCheckResult> {
-    const deviceId = this.agentDevice(caller, input.device_id);
     const target = input.target !== undefined ? await this.resolveTarget(input.target) : undefined;
+    const { r } = await this.runPipeline(tenantId, caller, input, target, 'check', async () => undefined);
+    return r.answer;
+  }
+
+  /**
+   * Delegate a skill invocation (`POST /skills/delegate`, SPEC §4.19 `svc_delegate_skill`, §7):
+   * the pipeline of {@link check} in delegation mode (identity and trust floor are the target's;
+   * grant, rate and rules the caller's), then, in the same transaction, `skill.delegated` (allowed)
+   * or `skill.delegation_refused` (refused at any stage, below the trust floor included) in the
+   * caller's chain: actor the caller, subject the calling agent device, data `{skill,
+   * target_hub_address, target_did, decided_by, reason, trace_id, delegation_id}`. Answers 200
+   * either way with a new `delegation_id`, the event id and the target's public hub facts.
+   * @throws 400 as {@link check}, or an all-zero `trace_id`; 403 as {@link check}; 404 no hub
+   *   identity has the target address (platform-wide), or the device is not in the tenant.
+   */
+  async delegate(tenantId: string, caller: GrantCaller, input: DelegateSkillRequest): Promise<DelegationResult> {
+    if (input.trace_id !== undefined && /^0+$/.test(input.trace_id)) throw badRequest('trace_id must not be all zeros (W3C Trace Context)');
+    const traceId = input.trace_id?.toLowerCase() ?? null;
+    this.agentDevice(caller, input.device_id); // its 400/403 come before the target's 404
+    const target = await this.resolveTarget(input.target);
+    if (!target.tenantId) throw notFound('hub identity');
+    const delegationId = randomUUID();
+    const { r, extra: event } = await this.runPipeline(tenantId, caller, input, target, 'delegate', (tx, run, base) =>
+      appendAudit(tx, tenantId, {
+        type: run.answer.allowed ? 'skill.delegated' : 'skill.delegation_refused',
+        actor: base.actor,
+        subject: base.deviceId,
+        data: {
+          skill: input.skill,
+          target_hub_address: target.address,
+          target_did: target.did,
+          decided_by: run.answer.decided_by,
+          reason: run.answer.reason,
+          trace_id: traceId,
+          delegation_id: delegationId,
+        },
+      }),
+    );
+    return {
+      ...r.answer,
+      delegation_id: delegationId,
+      audit_event_id: event.event_id,
+      target: { hub_address: target.address, did: target.did, trust_tier: asTier(r.identity?.trustTier), trust_score: r.identity?.trustScore ?? null },
+    };
+  }
+
+  /**
+   * One pipeline run for the check and the delegation (one code path, DESIGN §8.6): the agent
+   * device of the request, then in one tenant transaction the agent check, the pipeline, and
+   * `after` (the delegation's audit event); owners are alerted of a matched `notify` policy after
+   * commit.
+   */
+  private async runPipeline<T>(
+    tenantId: string,
+    caller: GrantCaller,
+    input: SkillCheckRequest,
+    target: ResolvedTarget | undefined,
+    mode: 'check' | 'delegate',
+    after: (tx: Tx, r: PipelineResult, base: SkillCheckInput) => Promise<T>,
+  ): Promise<{ r: PipelineResult; extra: T }> {
+    const deviceId = this.agentDevice(caller, input.device_id);
     const base: SkillCheckInput = {
       tenantId,
       deviceId,
@@ -210,15 +275,16 @@ export class GrantService {
       ...(input.tool !== undefined ? { tool: input.tool } : {}),
       ...(input.model !== undefined ? { model: input.model } : {}),
       actor: caller.kind === 'owner' ? caller.sub : caller.actor,
-      mode: 'check',
+      mode,
       now: new Date(),
     };
-    const r = await withTenant(this.deps.db, tenantId, async (tx) => {
+    const out = await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.mustBeAgent(tx, deviceId);
-      return checkSkillPolicy(tx, this.pipeline, base);
+      const r = await checkSkillPolicy(tx, this.pipeline, base);
+      return { r, extra: await after(tx, r, base) };
     });
-    if (r.notifyPolicyId) await this.alert(tenantId, r.notifyPolicyId, deviceId, input.skill, 'check');
-    return r.answer;
+    if (out.r.notifyPolicyId) await this.alert(tenantId, out.r.notifyPolicyId, deviceId, input.skill, 'check');
+    return out;
   }
 
   /**

@@ -48,6 +48,25 @@ export const updateHubIdentity = (tx: Tx, id: string, set: Partial<typeof hubIde
   tx.update(hubIdentities).set(set).where(eq(hubIdentities.id, id)).returning();
 
 /**
+ * The identities created with API key `apiKeyId` (`POST /hub/agents`) that no device is bound to
+ * yet, locked until the transaction ends (the key's first `client_key_register` binds them).
+ */
+export function pendingAgentIdentities(tx: Tx, apiKeyId: string): Promise<HubIdentityRow[]> {
+  return tx
+    .select()
+    .from(hubIdentities)
+    .where(and(eq(hubIdentities.apiKeyId, apiKeyId), isNull(hubIdentities.deviceId)))
+    .for('update');
+}
+
+/** Rotation: identities still waiting for key `from`'s first registration wait for key `to` instead. */
+export const movePendingAgentKey = (tx: Tx, from: string, to: string) =>
+  tx
+    .update(hubIdentities)
+    .set({ apiKeyId: to })
+    .where(and(eq(hubIdentities.apiKeyId, from), isNull(hubIdentities.deviceId)));
+
+/**
  * `search_document` of a hub identity, as one SQL expression over the row and its registered
  * capabilities (config {@link SEARCH_CONFIG}), weighted for `ts_rank`:
  * A = hub address and display name, B = capability names (named at registration and

@@ -9,10 +9,12 @@
  * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
-import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
+import { HUB_ADDRESS_PATTERN, type ApiKeyEnv, type HubIdentity, type RegisterAgentRequest, type RegisteredAgent, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { createApiKeyIn } from '../api-keys/create.js';
+import { getApiKey } from '../api-keys/repo.js';
 import { appendAudit } from '../audit/service.js';
 import { getDevice } from '../devices/repo.js';
 import { decodeOwnerKey } from './ed25519.js';
@@ -65,6 +67,16 @@ export async function ownIdentityAt(tx: Tx, address: string, forUpdate = false):
   return row;
 }
 
+/**
+ * Who registers an agent (`POST /hub/agents`): an owner, or an API key (`apiKeyId`, whose env is
+ * the new key's default); `actor` as the audit chain names it (owner `sub`, `api_key:<id>`).
+ */
+export interface AgentRegistrar {
+  tenantId: string;
+  actor: string;
+  apiKeyId: string | null;
+}
+
 export class HubService {
   private readonly reserved: ReadonlySet<string>;
 
@@ -111,6 +123,70 @@ export class HubService {
         await repo.refreshSearchDocument(tx, row!.id);
         await appendAudit(tx, tenantId, { type: 'hub.registered', actor: createdBy, subject: row!.id, data: { hub_address: hubAddress, device_id: deviceId, owner_key: row!.publicKey !== null } });
         return toHubIdentity(row!);
+      });
+    } catch (err) {
+      if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
+      throw err;
+    }
+  }
+
+  /**
+   * Register a NEW agent (`POST /hub/agents`, SPEC §4.19 `svc_register_agent`; docs/decisions.md
+   * "Agent self-registration"): in ONE transaction a new API key of the tenant (api-keys/create.ts,
+   * `api_key.created`; named after the address; env `input.env`, else the calling key's, else
+   * `dev`) and a hub identity at address `name` (lowercased) with capabilities = `skills`
+   * (de-duplicated, order kept), `description`, `display_name` (default the address), no trust
+   * score yet and tier unverified, no device, and `api_key_id` = the new key, so the key's first
+   * `client_key_register` binds its device (api-keys/agent-binding.ts). Without `public_key` the
+   * DID document has no `#owner-key` until then; the device's identity key becomes the owner key.
+   * `hub.registered` is recorded as for `POST /hub/register` (data plus `api_key_id`).
+   * @returns the DID, address (`hub_name` too), the raw API key (once; only its hash is stored),
+   *   its id and trust score 0, tier unverified.
+   * @throws 400 malformed address or invalid `public_key`; 409 address reserved or taken
+   *   (platform-wide; the transaction rolls back, so no API key is left behind).
+   */
+  async registerAgent(caller: AgentRegistrar, input: RegisterAgentRequest): Promise<RegisteredAgent> {
+    const hubAddress = normalizeHubAddress(input.name);
+    if (!hubAddress) throw badRequest('name must be a hub address: 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
+    if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
+    if (input.public_key !== undefined && !decodeOwnerKey(input.public_key)) {
+      throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
+    }
+    const { tenantId, actor } = caller;
+    try {
+      return await withTenant(this.db, tenantId, async (tx) => {
+        const callerKey = caller.apiKeyId ? await getApiKey(tx, caller.apiKeyId) : undefined;
+        const env: ApiKeyEnv = input.env ?? (callerKey?.env as ApiKeyEnv | undefined) ?? 'dev';
+        const key = await createApiKeyIn(tx, tenantId, actor, hubAddress, env);
+        const [row] = await repo.insertHubIdentity(tx, {
+          id: randomUUID(),
+          tenantId,
+          hubAddress,
+          deviceId: null,
+          apiKeyId: key.id,
+          displayName: input.display_name ?? hubAddress,
+          description: input.description ?? null,
+          publicKey: input.public_key ?? null,
+          capabilities: [...new Set(input.skills ?? [])],
+          createdBy: actor,
+        });
+        await repo.refreshSearchDocument(tx, row!.id);
+        await appendAudit(tx, tenantId, {
+          type: 'hub.registered',
+          actor,
+          subject: row!.id,
+          data: { hub_address: hubAddress, device_id: null, owner_key: row!.publicKey !== null, api_key_id: key.id },
+        });
+        return {
+          identity_id: row!.id,
+          did: hubDid(hubAddress),
+          hub_name: hubAddress,
+          hub_address: hubAddress,
+          api_key: key.key,
+          api_key_id: key.id,
+          trust_score: 0,
+          trust_tier: 'unverified' as const,
+        };
       });
     } catch (err) {
       if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
