@@ -96,11 +96,11 @@ async function servePlugin(backend: PluginBackend, stateDir: string, plugin: Plu
 async function runUntilExit(stateDir: string, mls: boolean, io: CliIo, plugin: PluginChoice | undefined, apiKey?: { key: string; server: string }): Promise<number> {
   const log = (l: string) => io.out(stamp(l));
   const agent = apiKey ? await startApiKeyAgent({ apiKey: apiKey.key, server: apiKey.server, stateDir, log }) : await startEchoAgent({ stateDir, mls, log });
-  const served = await servePlugin(agent, stateDir, plugin, io);
   io.onSignal?.(() => {
     io.out(stamp('stopping…'));
     void agent.stop();
   });
+  const served = await servePlugin(agent, stateDir, plugin, io);
   await agent.ready.catch(() => undefined);
   const exit: AgentExit = await agent.done;
   await served?.close().catch(() => undefined);

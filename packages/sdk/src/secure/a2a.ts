@@ -297,10 +297,12 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
    */
   async sync(): Promise<void> {
     let listed: A2aChannel[] = [];
-    try {
-      listed = await this.client.listA2aChannels({}, await this.requestOptions());
-    } catch (err) {
-      this.emit('error', new Error(`listing A2A channels failed: ${describe(err)}`, { cause: err }));
+    if (this.channels.size > 0) {
+      try {
+        listed = await this.client.listA2aChannels({}, await this.requestOptions());
+      } catch (err) {
+        this.emit('error', new Error(`listing A2A channels failed: ${describe(err)}`, { cause: err }));
+      }
     }
     await this.enqueue(async () => {
       for (const c of listed) {
