@@ -222,8 +222,8 @@ describe('A2A channels', () => {
     expect((await request({}, { responder_hub_address: target.address })).status).toBe(401);
     expect((await t.request({ method: 'GET', url: CHANNELS })).status).toBe(401);
     expect((await t.request({ method: 'GET', url: `${CHANNELS}?status=open`, headers: owner.auth })).status).toBe(400);
-    // A device JWT is not one of this route's credentials.
-    expect((await request(enrolled.auth, { responder_hub_address: target.address })).status).toBe(403);
+    // An agent device JWT acts as itself (a2a-agent-devices.test.ts): here the pair already has an open channel.
+    expect((await request(enrolled.auth, { responder_hub_address: target.address })).status).toBe(409);
   });
 
   it('reject and revoke transitions; only the right parties may act, other tenants see nothing', async () => {

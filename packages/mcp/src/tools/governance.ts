@@ -120,7 +120,7 @@ export const submitAudit = defineTool({
     traceId: Type.Optional(TraceId),
     parentSpanId: Type.Optional(ParentSpanId),
   }),
-  output: Type.Object({ event_id: Type.String(), seq: Type.Integer(), type: Type.String(), hash: Type.String(), prev_hash: Type.String(), created_at: Type.String() }),
+  output: Type.Object({ event_id: Type.String(), type: Type.String(), hash: Type.String(), prev_hash: Type.String(), created_at: Type.String() }),
   async run(args, ctx) {
     const client = await ctx.service.agent();
     const event = await client.submitAuditEvent({
@@ -129,9 +129,9 @@ export const submitAudit = defineTool({
       trace_id: ctx.span.traceId,
       ...(ctx.span.parentSpanId !== undefined ? { parent_span_id: ctx.span.parentSpanId } : {}),
     });
-    return { event_id: event.id, seq: event.seq, type: event.type, hash: event.hash, prev_hash: event.prev_hash, created_at: event.created_at };
+    return { event_id: event.event_id, type: event.type, hash: event.hash, prev_hash: event.prev_hash, created_at: event.created_at };
   },
-  text: (r) => `Audit event ${r.event_id} (#${r.seq}, ${r.type}) appended; hash ${r.hash}`,
+  text: (r) => `Audit event ${r.event_id} (${r.type}) appended; hash ${r.hash}`,
 });
 
 export const registerAgent = defineTool({
