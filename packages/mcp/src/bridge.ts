@@ -96,7 +96,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       const channel = await plugin.openChannel({ peer: options.hub, protocol: 'mls', capability: skill, wait_ms: 30_000 });
       if (channel.status !== 'open') throw new ToolError(`the channel with ${options.hub} is ${channel.status}; retry once it is open`);
       const inv = encodeInvocation(skill, args, { spt: token });
-      const sent = await plugin.send({ channel_id: channel.channel_id, text: inv.text, message_type: 'task' });
+      const sent = await plugin.send({ channel_id: channel.channel_id, text: inv.text });
       if (sent.outcome === 'blocked') throw new ToolError(`the invocation was blocked by policy`);
       const deadline = Date.now() + (options.resultTimeoutMs ?? 120_000);
       let since: string | undefined = sent.timestamp;

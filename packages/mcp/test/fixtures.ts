@@ -4,6 +4,9 @@
  * official SDK over stdio (the `parley-mcp` command as a child process) and Streamable HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
@@ -11,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '@parley/sdk/node';
 import { hubIdentities } from '../../server/src/db/schema/index.js';
 import { newOwner, type Owner } from '../../server/test/flows.js';
 import type { TestApp } from '../../server/test/harness.js';
@@ -112,4 +116,56 @@ export function ok<T = Record<string, any>>(r: CallToolResult): T {
 export function failed(r: CallToolResult): string {
   expect(r.isError, JSON.stringify(r.structuredContent)).toBe(true);
   return textOf(r);
+}
+
+/** An API-key agent running the SDK's agent runtime and its local plugin (in this process). */
+export interface PluginAgent extends KeyAgent {
+  stateDir: string;
+  plugin: RunningPlugin;
+  runtime: AgentRuntime;
+  /** The environment of a tool server acting as this agent through its plugin. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start an API-key agent (`startApiKeyAgent`: key material registered on first connect) and its
+ * plugin on a free loopback port, then bind a certified hub identity to its device.
+ */
+export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9): Promise<PluginAgent> {
+  const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'plugin agent' } });
+  expect(created.status).toBe(201);
+  const apiKey = created.body.key as string;
+  const stateDir = mkdtempSync(join(tmpdir(), 'parley-mcp-agent-'));
+  const runtime = await startApiKeyAgent({ apiKey, server: t.baseUrl, stateDir, fsync: false, log: () => undefined });
+  await runtime.ready;
+  const plugin = await startPlugin({ backend: runtime, stateDir, port: 0, fsync: false });
+  const address = addr('plug');
+  const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: `Agent ${address}`, device_id: runtime.deviceId, public_key: hubOwnerKey(), capabilities: ['research'] } });
+  expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+  await setTier(t, address, 'certified', score);
+  const agent: KeyAgent = { owner, apiKey, deviceId: runtime.deviceId, address, did: `did:hub:${address}` };
+  return {
+    ...agent,
+    stateDir,
+    plugin,
+    runtime,
+    env: mcpEnv(t, agent, { PARLEY_PLUGIN_URL: plugin.url, PARLEY_STATE_DIR: stateDir }),
+    async stop() {
+      await plugin.close().catch(() => undefined);
+      await runtime.stop().catch(() => undefined);
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Poll `get` until it answers something (no fixed sleeps: 50 ms steps, `timeoutMs` at most). */
+export async function waitFor<T>(get: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -29,7 +29,7 @@ describe('Streamable HTTP', () => {
     t = await startApp({ listen: true });
     agent = await keyAgent(t);
     cwd = mkdtempSync(join(tmpdir(), 'parley-team-'));
-    runtime = new ToolRuntime(parseConfig(mcpEnv(t, agent)), { cwd });
+    runtime = new ToolRuntime(parseConfig(mcpEnv(t, agent, { PARLEY_PLUGIN_URL: 'http://127.0.0.1:9', PARLEY_PLUGIN_TOKEN: 'x' })), { cwd });
     server = await startHttpServer(runtime, { port: 0 });
     client = await httpClient(server.url);
   });
@@ -84,6 +84,26 @@ describe('Streamable HTTP', () => {
     const after = await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }) });
     expect(after.status).toBe(404);
     await c.close();
+  });
+
+  it('answers every tool over HTTP: governance and marketplace calls succeed, plugin calls say how to start the plugin', async () => {
+    const skill = `skill-${Date.now().toString(36)}`;
+    expect((await t.request({ method: 'POST', url: '/api/v1/grants', headers: agent.owner.auth, payload: { skill, device_id: agent.deviceId } })).status).toBe(201);
+    const peer = await keyAgent(t, agent.owner);
+    expect(ok(await call(client, 'svc_discover_skills', {})).listings).toEqual([]);
+    expect(ok(await call(client, 'svc_check_policy', { skillName: skill })).allowed).toBe(true);
+    expect(ok(await call(client, 'svc_submit_audit', { action: 'http.checked' })).type).toBe('agent.action');
+    expect(ok(await call(client, 'svc_delegate_skill', { targetAgent: peer.address, skillName: skill })).invocation.status).toBe('not_sent');
+    expect(ok(await call(client, 'svc_register_agent', { name: `h-${Date.now().toString(36)}` })).trust_score).toBe(0);
+    expect(ok(await call(client, 'svc_connect_agent', { hubName: peer.address })).claude_command).toContain(`parley-bridge ${peer.address}`);
+    expect(failed(await call(client, 'svc_subscribe', { listingId: '00000000-0000-4000-8000-000000000000' }))).toMatch(/^404 /);
+    for (const [tool, args] of [
+      ['svc_open_channel', { peerAgent: peer.address, waitSeconds: 0 }],
+      ['svc_send_message', { text: 'hello', hubAddress: peer.address }],
+      ['svc_poll_messages', {}],
+    ] as const) {
+      expect(failed(await call(client, tool, args))).toMatch(/local plugin/);
+    }
   });
 
   it('svc_compose_team writes one definition per agent under outputDir', async () => {

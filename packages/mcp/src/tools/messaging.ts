@@ -50,7 +50,7 @@ export const sendMessage = defineTool({
     channelId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a conversation with an owner device (or an A2A channel’s conversation)' })),
     roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'SPEC §2.4 message type, e.g. text, task, result' })),
+    messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'SPEC §2.4 message type: text (default), status_alert, action_confirmation, artifact, …' })),
     parentSpanId: Type.Optional(ParentSpanId),
   }),
   output: Type.Object({
