@@ -1,0 +1,59 @@
+/**
+ * Device credentials (DESIGN §8.27): with PARLEY_PRIVATE_KEY (the enrolled agent device's Ed25519
+ * key) and PARLEY_DEVICE_ID instead of an API key, the tool server obtains its device JWT by the
+ * challenge route (proof of possession) and acts as that device; a key that is not the device's
+ * is a tool error with the service's detail.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeAgent, newOwner, type Agent, type Owner } from '../../server/test/flows.js';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { hubOwnerKey } from '../../server/test/keys.js';
+import { parseConfig } from '../src/config.js';
+import { ToolRuntime } from '../src/server.js';
+import { addr, setTier } from './fixtures.js';
+
+const seedHex = (a: Agent) => Buffer.from(a.keys.privateKey.export({ format: 'jwk' }).d!, 'base64url').toString('hex');
+
+describe('device credentials', () => {
+  let t: TestApp;
+  let owner: Owner;
+  let agent: Agent;
+  let address: string;
+  const runtimes: ToolRuntime[] = [];
+  const runtime = (privateKey: string) => {
+    const r = new ToolRuntime(parseConfig({ PARLEY_ENDPOINT: t.baseUrl, PARLEY_AGENT_ID: `did:hub:${address}`, PARLEY_PRIVATE_KEY: privateKey, PARLEY_DEVICE_ID: agent.deviceId }));
+    runtimes.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+    owner = await newOwner(t, 'Device Co');
+    agent = await activeAgent(t, owner);
+    address = addr('dev');
+    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: 'Device agent', device_id: agent.deviceId, public_key: hubOwnerKey() } });
+    expect(reg.status).toBe(201);
+    await setTier(t, address, 'certified', 0.9);
+  });
+  afterAll(async () => {
+    for (const r of runtimes) await r.close();
+    await t?.close();
+  });
+
+  it('acts as the enrolled device through a device JWT renewed by challenge', async () => {
+    const r = runtime(seedHex(agent));
+    const audit = await r.call('svc_submit_audit', { action: 'device.checked' });
+    expect(audit.isError, JSON.stringify(audit.content)).toBeFalsy();
+    const events = await t.request({ method: 'GET', url: '/api/v1/audit/events?type=agent.action', headers: owner.auth });
+    expect(events.body.events[0]).toMatchObject({ event_id: (audit.structuredContent as any).event_id, actor: `device:${agent.deviceId}`, data: { hub_address: address } });
+    const policy = await r.call('svc_check_policy', { skillName: 'anything' });
+    expect(policy.structuredContent).toMatchObject({ allowed: false, decided_by: 'grant' });
+  });
+
+  it('a key that is not the device’s is a tool error with the service’s detail', async () => {
+    const r = runtime('11'.repeat(32));
+    const res = await r.call('svc_submit_audit', { action: 'x' });
+    expect(res.isError).toBe(true);
+    expect((res.content[0] as { text: string }).text).toMatch(/^(400|401|403) /);
+  });
+});
