@@ -31,6 +31,8 @@ export const A2aChannel = Type.Object({
   capability: Nullable(Type.String()),
   federated: Type.Boolean({ description: 'the two agents belong to different tenants (a federation agreement governs the channel)' }),
   agreementId: Nullable(Uuid),
+  /** The marketplace rental that authorizes this federated channel (the initiator's tenant rents the responder); null otherwise. */
+  rentalId: Type.Optional(Nullable(Uuid)),
   createdAt: Timestamp,
   approvedAt: Nullable(Timestamp),
   activatedAt: Nullable(Timestamp),

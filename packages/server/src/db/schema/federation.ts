@@ -6,6 +6,7 @@
  */
 import { bigint, boolean, doublePrecision, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt, ts } from './columns.js';
+import { marketplaceRentals } from './marketplace.js';
 import { tenants } from './tenants.js';
 
 /**
@@ -35,7 +36,9 @@ export const federationAgreements = pgTable(
 /**
  * Agent-to-agent channels (SPEC §2.11, §3.5): initiator side in `tenant_id`, responder side in
  * `partner_tenant_id` (equal for a same-tenant channel). Status pending | approved | active |
- * rejected | revoked.
+ * rejected | revoked. A federated channel is backed by a federation agreement (`agreement_id`)
+ * or, when the initiator's tenant rents the responder's identity, by that marketplace rental
+ * (`rental_id`; docs/decisions.md "A2A channels backed by rentals").
  */
 export const a2aChannels = pgTable(
   'a2a_channels',
@@ -50,6 +53,7 @@ export const a2aChannels = pgTable(
     conversationId: uuid('conversation_id'),
     capability: text('capability'),
     agreementId: uuid('agreement_id').references(() => federationAgreements.id, { onDelete: 'set null' }),
+    rentalId: uuid('rental_id').references(() => marketplaceRentals.id, { onDelete: 'set null' }),
     status: text('status').notNull().default('pending'),
     initiatorKeysAt: ts('initiator_keys_at'),
     responderKeysAt: ts('responder_keys_at'),

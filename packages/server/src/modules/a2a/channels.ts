@@ -1,6 +1,7 @@
 /**
- * A2A channel lifecycle (module comment of service.ts): request (-> pending), list, the responder
- * owner's approve (-> approved) and reject (-> rejected), either party's revoke (-> revoked).
+ * A2A channel lifecycle (module comment of service.ts): request (-> pending, or -> approved at
+ * once when a marketplace rental backs it), list, the responder owner's approve (-> approved) and
+ * reject (-> rejected), either party's revoke (-> revoked).
  */
 import { randomUUID } from 'node:crypto';
 import type { A2aChannel, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
@@ -9,7 +10,10 @@ import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import { asTier, tierRank, type Tier } from '../trust/types.js';
-import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
+import type { AuditInput } from '../audit/events.js';
+import { appendAuditToParties, twoPartyEvents, type PartyEvent } from '../audit/parties.js';
+import { getListing } from '../marketplace/listings-repo.js';
+import { activeRentalOf } from '../marketplace/rentals-repo.js';
 import { agreementGate, factsOf, inScope, peerOf, roleOf, toChannelOut, type A2aActor, type A2aCore } from './internal.js';
 import * as repo from './repo.js';
 
@@ -17,10 +21,18 @@ import * as repo from './repo.js';
  * Request a channel to `responder_hub_address` (-> `pending`); the responder tenant's owners get
  * `a2a_channel_requested`. The initiator is the calling agent's device (API key or agent device JWT) or, for an owner, the ACTIVE
  * agent device named by `initiator_device_id`.
+ *
+ * Rental-backed channels (docs/decisions.md "A2A channels backed by rentals"): across tenants
+ * WITHOUT an active federation agreement, an `active` marketplace rental by the initiator's
+ * tenant of the responder's hub identity authorizes the channel instead — no trust tier is
+ * required of the initiator, a named `capability` must be one of the listing's, the rental is
+ * recorded on the channel (`rental_id`) and the channel is approved at once (actor
+ * `rental:<id>`; both devices get `a2a_channel_approved` as after an owner's approval).
  * @throws 400 `initiator_device_id` missing (owner) or not an agent device, or a channel to
  *   itself; 403 the initiator has no hub identity, its trust tier is below `certified`
- *   (`enterprise` across tenants; the detail names the tier), no active federation agreement,
- *   a trust score below the agreement's floor, or a capability the agreement does not allow;
+ *   (`enterprise` across tenants; the detail names the tier), no active federation agreement
+ *   (nor rental), a trust score below the agreement's floor, or a capability the agreement (or
+ *   the rented listing) does not allow;
  *   404 unknown initiator device or hub address; 409 initiator or responder device not ACTIVE,
  *   or an open channel already joins the two agents.
  */
@@ -40,12 +52,24 @@ export async function request(core: A2aCore, actor: A2aActor, input: RequestA2aC
     if (responderDeviceId === initiatorDeviceId) throw badRequest('an agent cannot open a channel to itself');
     const rd = await inScope(tx, home, peer.tenantId, () => getDevice(tx, responderDeviceId));
     if (!rd || rd.status !== 'ACTIVE') throw conflict(`hub address ${peer.hubAddress} is not bound to an ACTIVE agent device`);
-    const need: Tier = federated ? 'enterprise' : 'certified';
-    const have = asTier(mine.trustTier);
-    if (tierRank(have) < tierRank(need)) {
-      throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (SPEC §3.3); ${mine.hubAddress} is ${have}`);
+    // Across tenants without an agreement, the initiator's tenant may rent the responder (the agreement path wins when both exist).
+    const rented = federated && !agreement ? await activeRentalOf(tx, home, peer.id) : undefined;
+    const rental = rented?.partnerTenantId === peer.tenantId ? rented : undefined;
+    if (rental) {
+      if (input.capability !== undefined) {
+        // The rented listing is read in the developer's scope: a paused listing still governs its rentals.
+        const listing = await inScope(tx, home, peer.tenantId, () => getListing(tx, rental.listingId));
+        const offered = (listing?.capabilities as string[] | undefined) ?? [];
+        if (!offered.includes(input.capability)) throw forbidden(`the rented listing offers only the capabilities ${offered.join(', ') || '(none)'}; ${input.capability} is not one of them`);
+      }
+    } else {
+      const need: Tier = federated ? 'enterprise' : 'certified';
+      const have = asTier(mine.trustTier);
+      if (tierRank(have) < tierRank(need)) {
+        throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (SPEC §3.3); ${mine.hubAddress} is ${have}`);
+      }
     }
-    if (federated) {
+    if (federated && !rental) {
       if (!agreement) throw forbidden('no active federation agreement between the two tenants (SPEC §4.13)');
       for (const h of [mine, peer]) {
         if ((h.trustScore ?? 0) < agreement.trust_floor) throw forbidden(`trust score of ${h.hubAddress} is below the federation agreement's trust floor ${agreement.trust_floor}`);
@@ -68,6 +92,7 @@ export async function request(core: A2aCore, actor: A2aActor, input: RequestA2aC
       responderDeviceId,
       capability: input.capability ?? null,
       agreementId: agreement?.id ?? null,
+      rentalId: rental?.id ?? null,
       status: 'pending',
       createdAt: new Date(),
     });
@@ -84,15 +109,24 @@ export async function request(core: A2aCore, actor: A2aActor, input: RequestA2aC
           responder_device_id: responderDeviceId,
           capability: row!.capability,
           federated,
+          ...(rental ? { rental_id: rental.id } : {}),
         },
       }),
     );
-    return row!;
+    if (!rental) return { channel: row!, approved: null };
+    // The rental is the responder side's consent: approved in the same transaction, in both chains as `rental:<id>`.
+    const approver = rentalActor(rental.id);
+    const approved = await approveIn(tx, home, row!, (event) => [home, peer.tenantId].map((tenantId) => ({ tenantId, event: { ...event, actor: approver } })));
+    return { channel: approved.channel, approved };
   });
-  const out = { channel_id: channel.id, ...toChannelOut(channel) };
-  await core.deps.notifier.toOwners(channel.partnerTenantId, 'a2a_channel_requested', out);
+  const out = { channel_id: channel.channel.id, ...toChannelOut(channel.channel) };
+  await core.deps.notifier.toOwners(channel.channel.partnerTenantId, 'a2a_channel_requested', out);
+  if (channel.approved) await announceApproved(core, channel.approved);
   return out;
 }
+
+/** The audit actor of an approval granted by a marketplace rental (both tenants' chains). */
+export const rentalActor = (rentalId: string) => `rental:${rentalId}`;
 
 /** Channels of the caller: an owner sees every channel of its tenant, an agent its own; optional `status` filter. */
 export function list(core: A2aCore, actor: A2aActor, status?: string): Promise<A2aChannel[]> {
@@ -110,14 +144,39 @@ export function list(core: A2aCore, actor: A2aActor, status?: string): Promise<A
  */
 export async function approve(core: A2aCore, tenantId: string, id: string, actor = 'owner'): Promise<A2aChannel> {
   await agreementGate(core, await factsOf(core, tenantId, id));
-  const { channel, devices } = await withTenant(core.deps.db, tenantId, async (tx) => {
+  const approved = await withTenant(core.deps.db, tenantId, async (tx) => {
     const c = await lockForResponder(tx, tenantId, id, 'approve');
-    const channel = await repo.updateChannel(tx, id, { status: 'approved', approvedAt: new Date() });
-    await appendAuditToParties(tx, tenantId, twoPartyEvents(tenantId, c.tenantId, actor, { type: 'a2a_channel.approved', subject: id, data: { from: c.status, to: 'approved' } }));
-    const initiator = await inScope(tx, tenantId, c.tenantId, () => getDevice(tx, c.initiatorDeviceId));
-    const responder = await getDevice(tx, c.responderDeviceId);
-    return { channel, devices: { initiator, responder } };
+    return approveIn(tx, tenantId, c, (event) => twoPartyEvents(tenantId, c.tenantId, actor, event));
   });
+  await announceApproved(core, approved);
+  return toChannelOut(approved.channel);
+}
+
+/** An approved channel and both parties' devices (for their keys in `a2a_channel_approved`). */
+interface Approved {
+  channel: repo.ChannelRow;
+  devices: { initiator: DeviceRow | undefined; responder: DeviceRow | undefined };
+}
+
+/**
+ * pending -> approved inside `tx` (scoped to `scope`, one of the two tenants; `c` locked or just
+ * inserted): the update, `a2a_channel.approved` in the chains `audit` names (with `rental_id` for
+ * a rental-backed channel), and both devices read in their own tenant's scope.
+ */
+async function approveIn(tx: Tx, scope: string, c: repo.ChannelRow, audit: (event: Omit<AuditInput, 'actor'>) => PartyEvent[]): Promise<Approved> {
+  const channel = await repo.updateChannel(tx, c.id, { status: 'approved', approvedAt: new Date() });
+  const data = { from: c.status, to: 'approved', ...(c.rentalId ? { rental_id: c.rentalId } : {}) };
+  await appendAuditToParties(tx, scope, audit({ type: 'a2a_channel.approved', subject: c.id, data }));
+  const initiator = await inScope(tx, scope, c.tenantId, () => getDevice(tx, c.initiatorDeviceId));
+  const responder = await inScope(tx, scope, c.partnerTenantId, () => getDevice(tx, c.responderDeviceId));
+  return { channel, devices: { initiator, responder } };
+}
+
+/**
+ * After commit: each device gets `a2a_channel_approved {channel_id, role, peer_hub_address,
+ * peer_device_id, peer_identity_public_key, peer_ephemeral_public_key}`.
+ */
+async function announceApproved(core: A2aCore, { channel, devices }: Approved): Promise<void> {
   for (const role of ['initiator', 'responder'] as const) {
     const peer = peerOf(channel, role);
     const keys: DeviceRow | undefined = devices[role === 'initiator' ? 'responder' : 'initiator'];
@@ -130,7 +189,6 @@ export async function approve(core: A2aCore, tenantId: string, id: string, actor
       peer_ephemeral_public_key: keys?.ephemeralPublicKey ?? null,
     });
   }
-  return toChannelOut(channel);
 }
 
 /**

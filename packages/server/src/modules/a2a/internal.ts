@@ -1,7 +1,7 @@
 /**
  * Internals shared by the A2A operation files (channels.ts, key-exchange.ts, messages.ts): the
  * service's dependencies and channel-facts cache ({@link A2aCore}), the wire mappings, the party
- * helpers, the agreement gate and the base64 decoding. Not part of the module's public surface
+ * helpers, the agreement (or rental) gate and the base64 decoding. Not part of the module's public surface
  * beyond what service.ts re-exports.
  */
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,7 @@ import type { Notifier } from '../../realtime/notifier.js';
 import { BoundedCache, decodeBase64 } from '../conversations/messages.js';
 import type { FederationService } from '../federation/service.js';
 import type { HubService } from '../hub/service.js';
+import { getRental } from '../marketplace/rentals-repo.js';
 import type { HeldReleaser, PolicyDecider } from '../policies/types.js';
 import * as repo from './repo.js';
 
@@ -46,10 +47,10 @@ export interface A2aSender {
   deviceId: string;
 }
 
-/** The immutable parties of a channel (cached per viewing tenant). */
+/** The immutable parties of a channel and the rental behind it, if any (cached per viewing tenant). */
 export type ChannelFacts = Pick<
   repo.ChannelRow,
-  'id' | 'tenantId' | 'partnerTenantId' | 'initiatorDeviceId' | 'responderDeviceId' | 'initiatorHubAddress' | 'responderHubAddress'
+  'id' | 'tenantId' | 'partnerTenantId' | 'initiatorDeviceId' | 'responderDeviceId' | 'initiatorHubAddress' | 'responderHubAddress' | 'rentalId'
 >;
 export type Role = 'initiator' | 'responder';
 
@@ -75,6 +76,7 @@ export function toChannelOut(c: repo.ChannelRow): A2aChannel {
     capability: c.capability,
     federated: c.tenantId !== c.partnerTenantId,
     agreementId: c.agreementId,
+    rentalId: c.rentalId,
     createdAt: c.createdAt.toISOString(),
     approvedAt: c.approvedAt?.toISOString() ?? null,
     activatedAt: c.activatedAt?.toISOString() ?? null,
@@ -156,14 +158,29 @@ export async function factsOf(core: A2aCore, tenantId: string, id: string): Prom
     responderDeviceId: c.responderDeviceId,
     initiatorHubAddress: c.initiatorHubAddress,
     responderHubAddress: c.responderHubAddress,
+    rentalId: c.rentalId,
   };
   core.facts.set(key, facts);
   return facts;
 }
 
-/** A federated channel carries traffic only under an active agreement. @throws 403 once it expired or was revoked. */
+/**
+ * A federated channel carries traffic only while what authorized it holds: its marketplace rental
+ * is `active` (a rental-backed channel, docs/decisions.md "A2A channels backed by rentals"; an
+ * agreement does not stand in for it), otherwise an active federation agreement between the two
+ * tenants. @throws 403 once the rental left `active` (the detail names its status), or the
+ * agreement expired or was revoked.
+ */
 export async function agreementGate(core: A2aCore, c: ChannelFacts): Promise<void> {
   if (!isFederated(c)) return;
+  if (c.rentalId) {
+    const rentalId = c.rentalId;
+    // The rental is a two-party row of exactly the channel's two tenants: the initiator's (renter's) scope sees it.
+    const r = await withTenant(core.deps.db, c.tenantId, (tx) => getRental(tx, rentalId));
+    const status = r && r.tenantId === c.tenantId && r.partnerTenantId === c.partnerTenantId ? r.status : 'gone';
+    if (status !== 'active') throw forbidden(`the rental ${rentalId} behind this channel is ${status}: the channel carries no traffic unless the rental is active`);
+    return;
+  }
   if (!(await core.deps.federation.activeAgreementBetween(c.tenantId, c.partnerTenantId))) {
     throw forbidden('the federation agreement between the two tenants has expired or was revoked: this federated channel is closed to traffic until it is renewed');
   }

@@ -16,7 +16,7 @@ export type KeyExchangeInput = Omit<KeyExchangeFrame, 'client_ref'>;
  * channel becomes `active` with a fresh conversation id and both devices get
  * `a2a_channel_activated {channel_id, conversation_id}`. Sending again before that replaces
  * nothing: the peer simply receives the newer handshake too.
- * @throws 400 bad base64; 403 not a party, or the federation agreement ended; 404 unknown
+ * @throws 400 bad base64; 403 not a party, or the federation agreement (or the rental) ended; 404 unknown
  *   channel; 409 the channel is not approved; 413 ciphertext too large.
  */
 export async function keyExchange(core: A2aCore, sender: A2aSender, input: KeyExchangeInput): Promise<A2aKeyExchangeAck> {

@@ -36,7 +36,7 @@ const OUTCOME: Record<PolicyAction, A2aOutcome> = { allow: 'delivered', notify: 
  * owners of each tenant whose policy said notify (`policy_alert` with `channel_id`); `held`: a
  * held message in the tenant whose policy held it (the recipient's when both did), delivered on
  * approval; `blocked`: nothing is delivered and no ciphertext is kept.
- * @throws 400 bad base64 or traceparent; 403 not a party, or the federation agreement ended;
+ * @throws 400 bad base64 or traceparent; 403 not a party, or the federation agreement (or the rental) ended;
  *   404 unknown channel; 409 the channel is not active; 413 ciphertext too large.
  */
 export async function send(core: A2aCore, sender: A2aSender, channelId: string, input: A2aMessageInput, excludeSocket?: string): Promise<A2aSendResult> {

@@ -5,7 +5,11 @@
  * A channel joins two agent devices that each hold a hub identity. It is a two-party row:
  * `tenant_id` is the initiator's tenant, `partner_tenant_id` the responder's (equal for a
  * same-tenant channel); a channel between two tenants is *federated* and needs an active
- * federation agreement for as long as it carries traffic.
+ * federation agreement for as long as it carries traffic — or, without an agreement, an `active`
+ * marketplace rental by the initiator's tenant of the responder's hub identity: such a channel
+ * records the rental (`rental_id`), needs no trust tier of the initiator, is approved at once
+ * (actor `rental:<id>`) and carries traffic only while the rental stays active
+ * (docs/decisions.md "A2A channels backed by rentals").
  *
  * States: `pending` (requested) -> `approved` (the responder's owner approved; both devices get
  * `a2a_channel_approved` with the peer's keys) -> `active` (both sides sent their opaque
@@ -52,13 +56,15 @@ export class A2aService {
   }
 
   /**
-   * Request a channel to `responder_hub_address` (-> `pending`); the responder tenant's owners get
-   * `a2a_channel_requested`. The initiator is the calling agent's device (API key or agent device JWT) or, for an owner, the ACTIVE
+   * Request a channel to `responder_hub_address` (-> `pending`, or -> `approved` at once when an
+   * active rental of the responder by the initiator's tenant backs it: see channels.ts); the
+   * responder tenant's owners get `a2a_channel_requested`. The initiator is the calling agent's device (API key or agent device JWT) or, for an owner, the ACTIVE
    * agent device named by `initiator_device_id`.
    * @throws 400 `initiator_device_id` missing (owner) or not an agent device, or a channel to
    *   itself; 403 the initiator has no hub identity, its trust tier is below `certified`
-   *   (`enterprise` across tenants; the detail names the tier), no active federation agreement,
-   *   a trust score below the agreement's floor, or a capability the agreement does not allow;
+   *   (`enterprise` across tenants; the detail names the tier), no active federation agreement
+   *   (nor rental), a trust score below the agreement's floor, or a capability the agreement (or
+   *   the rented listing) does not allow;
    *   404 unknown initiator device or hub address; 409 initiator or responder device not ACTIVE,
    *   or an open channel already joins the two agents.
    */
@@ -108,8 +114,8 @@ export class A2aService {
    * channel becomes `active` with a fresh conversation id and both devices get
    * `a2a_channel_activated {channel_id, conversation_id}`. Sending again before that replaces
    * nothing: the peer simply receives the newer handshake too.
-   * @throws 400 bad base64; 403 not a party, or the federation agreement ended; 404 unknown
-   *   channel; 409 the channel is not approved; 413 ciphertext too large.
+   * @throws 400 bad base64; 403 not a party, or the federation agreement (or the rental) ended;
+   *   404 unknown channel; 409 the channel is not approved; 413 ciphertext too large.
    */
   keyExchange(sender: A2aSender, input: KeyExchangeInput): Promise<A2aKeyExchangeAck> {
     return keyExchange(this.core, sender, input);
@@ -122,8 +128,8 @@ export class A2aService {
    * owners of each tenant whose policy said notify (`policy_alert` with `channel_id`); `held`: a
    * held message in the tenant whose policy held it (the recipient's when both did), delivered on
    * approval; `blocked`: nothing is delivered and no ciphertext is kept.
-   * @throws 400 bad base64 or traceparent; 403 not a party, or the federation agreement ended;
-   *   404 unknown channel; 409 the channel is not active; 413 ciphertext too large.
+   * @throws 400 bad base64 or traceparent; 403 not a party, or the federation agreement (or the
+   *   rental) ended; 404 unknown channel; 409 the channel is not active; 413 ciphertext too large.
    */
   send(sender: A2aSender, channelId: string, input: A2aMessageInput, excludeSocket?: string): Promise<A2aSendResult> {
     return messages.send(this.core, sender, channelId, input, excludeSocket);

@@ -20,6 +20,20 @@ export async function getRental(tx: Tx, id: string, forUpdate = false): Promise<
   return row;
 }
 
+/**
+ * The renter tenant's newest ACTIVE rental of a hub identity, if any (in the renter's scope; the
+ * A2A module's rental-backed channels, docs/decisions.md "A2A channels backed by rentals").
+ */
+export async function activeRentalOf(tx: Tx, renterTenantId: string, identityId: string): Promise<RentalRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(R)
+    .where(and(eq(R.tenantId, renterTenantId), eq(R.identityId, identityId), eq(R.status, 'active')))
+    .orderBy(desc(R.activatedAt), desc(R.id))
+    .limit(1);
+  return row;
+}
+
 /** The rental of a processor charge (cross-tenant: the webhook handler). */
 export async function rentalByCharge(tx: Tx, processor: string, chargeId: string): Promise<RentalRow | undefined> {
   const [row] = await tx.select().from(R).where(and(eq(R.processor, processor), eq(R.chargeId, chargeId)));

@@ -1,0 +1,2 @@
+ALTER TABLE "a2a_channels" ADD COLUMN "rental_id" uuid;--> statement-breakpoint
+ALTER TABLE "a2a_channels" ADD CONSTRAINT "a2a_channels_rental_id_marketplace_rentals_id_fk" FOREIGN KEY ("rental_id") REFERENCES "public"."marketplace_rentals"("id") ON DELETE set null ON UPDATE no action;
