@@ -6,10 +6,9 @@
  * The local plugin is found as the tool server finds it (PARLEY_PLUGIN_URL, PARLEY_PLUGIN_TOKEN,
  * PARLEY_STATE_DIR). Exit status 2 on usage errors, 1 when the bridge cannot start.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { runIfMain } from '@parley/sdk/node';
 import { DEFAULT_PLUGIN_URL } from '@parley/sdk/node';
 import { createBridge } from './bridge.js';
 import { API_KEY_PATTERN, DEFAULT_ENDPOINT } from './config.js';
@@ -80,14 +79,4 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
 }
 
-function invokedDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) void main(process.argv.slice(2)).then((code) => process.exit(code));
+runIfMain(import.meta.url, 'parley-bridge', (argv) => main(argv));

@@ -11,9 +11,8 @@
  * the flag of the same name; flags win. A missing or malformed setting stops it at start with one
  * line on stderr and exit status 2. Nothing but MCP goes to stdout.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { runIfMain } from '@parley/sdk/node';
 import { ConfigError, flagName, parseConfig, SETTING_NAMES, type McpSettings } from './config.js';
 import { DEFAULT_HTTP_PORT, startHttpServer } from './http.js';
 import { createMcpServer, ToolRuntime } from './server.js';
@@ -111,22 +110,4 @@ export async function main(argv: string[], env: Record<string, string | undefine
   return 0;
 }
 
-function invokedDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
-  void main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      console.error(`parley-mcp: ${(err as Error)?.stack ?? String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, 'parley-mcp', (argv) => main(argv));

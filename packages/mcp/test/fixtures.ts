@@ -120,6 +120,8 @@ export function failed(r: CallToolResult): string {
 
 /** An API-key agent running the SDK's agent runtime and its local plugin (in this process). */
 export interface PluginAgent extends KeyAgent {
+  /** The bound hub identity's id. */
+  identityId: string;
   stateDir: string;
   plugin: RunningPlugin;
   runtime: AgentRuntime;
@@ -132,7 +134,7 @@ export interface PluginAgent extends KeyAgent {
  * Start an API-key agent (`startApiKeyAgent`: key material registered on first connect) and its
  * plugin on a free loopback port, then bind a certified hub identity to its device.
  */
-export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9): Promise<PluginAgent> {
+export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9, capabilities = ['research']): Promise<PluginAgent> {
   const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'plugin agent' } });
   expect(created.status).toBe(201);
   const apiKey = created.body.key as string;
@@ -141,12 +143,13 @@ export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9): Promis
   await runtime.ready;
   const plugin = await startPlugin({ backend: runtime, stateDir, port: 0, fsync: false });
   const address = addr('plug');
-  const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: `Agent ${address}`, device_id: runtime.deviceId, public_key: hubOwnerKey(), capabilities: ['research'] } });
+  const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: `Agent ${address}`, device_id: runtime.deviceId, public_key: hubOwnerKey(), capabilities } });
   expect(reg.status, JSON.stringify(reg.body)).toBe(201);
   await setTier(t, address, 'certified', score);
   const agent: KeyAgent = { owner, apiKey, deviceId: runtime.deviceId, address, did: `did:hub:${address}` };
   return {
     ...agent,
+    identityId: reg.body.id as string,
     stateDir,
     plugin,
     runtime,
@@ -168,4 +171,16 @@ export async function waitFor<T>(get: () => Promise<T | undefined | false>, what
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Call the plugin API of `agent` directly (as the tool server does). */
+export async function pluginCall<T = any>(agent: PluginAgent, method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${agent.plugin.url}/v1${route}`, {
+    method,
+    headers: { authorization: `Bearer ${agent.plugin.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await res.json()) as T;
+  if (!res.ok) throw new Error(`plugin ${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
 }

@@ -20,9 +20,8 @@
  * (else the first), end-to-end encrypted; it exits with status 0 and a message when the owner
  * revokes it (socket closed with 4001), 1 on other failures, 2 on usage errors.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { runIfMain } from './entry.js';
 import { EnrollmentRejectedError, EnrollmentTimeoutError } from '../client/enrollment.js';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import { AgentStateError, enrollAgentDevice, startEchoAgent, type AgentExit } from './agent.js';
@@ -228,19 +227,4 @@ export function describeFailure(err: unknown): string {
   return `error: ${(err as Error)?.stack ?? String(err)}`;
 }
 
-function invokedDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
-  void main(process.argv.slice(2)).then((code) => {
-    // Let stdout drain, then end even if a keep-alive connection lingers.
-    process.stdout.write('', () => process.exit(code));
-  });
-}
+runIfMain(import.meta.url, 'parley-agent', (argv) => main(argv));

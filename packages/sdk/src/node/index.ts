@@ -47,3 +47,4 @@ export {
 export { PluginInbox, parseSince, INBOX_KEY } from './inbox.js';
 export { status as agentStatus, doctor as agentDoctor, type DiagnosticsIo } from './diagnostics.js';
 export * from './plugin-api.js';
+export { invokedDirectly, runIfMain } from './entry.js';
