@@ -216,6 +216,17 @@ export const a2aRoutes = {
     responses: { 201: A2aSendResult },
     errors: [400, 401, 403, 404, 409, 413],
   }),
+  a2aChannelPeer: defineRoute({
+    method: 'GET',
+    path: '/api/v1/a2a/channels/{id}/peer',
+    auth: 'device-or-apikey',
+    tags,
+    summary: "The calling party's role and the peer's keys of an approved or active channel (what a2a_channel_approved carried)",
+    description: 'For a party that missed the a2a_channel_approved event (offline, restarted): 409 while the channel is pending or after it closed.',
+    params: IdParams,
+    responses: { 200: A2aChannelApprovedEvent },
+    errors: [400, 401, 403, 404, 409],
+  }),
   a2aHistory: defineRoute({
     method: 'GET',
     path: '/api/v1/a2a/channels/{id}/messages',

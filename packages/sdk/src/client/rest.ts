@@ -115,6 +115,7 @@ import type {
   A2aChannel,
   A2aChannelStatus,
   A2aHistoryQuery,
+  A2aChannelApprovedEvent,
   A2aMessageInput,
   A2aMessagePage,
   A2aSendResult,
@@ -1308,6 +1309,15 @@ export class ParleyClient {
   /** `POST /api/v1/a2a/channels/{id}/messages` (a party agent: device JWT or API key; SPEC §4.13): send an encrypted message on an active channel (201); both tenants' policies apply. */
   sendA2aMessage(channelId: string, body: A2aMessageInput, opts?: RequestOptions): Promise<A2aSendResult> {
     return this.call('sendA2aMessage', { params: { id: channelId }, body, opts });
+  }
+
+  /**
+   * `GET /api/v1/a2a/channels/{id}/peer` (a party agent: device JWT or API key): this party's role
+   * and the peer's hub address, device and keys of an approved or active channel — what
+   * `a2a_channel_approved` carried, for a device that missed it; 409 while pending or once closed.
+   */
+  a2aChannelPeer(channelId: string, opts?: RequestOptions): Promise<A2aChannelApprovedEvent> {
+    return this.call('a2aChannelPeer', { params: { id: channelId }, opts });
   }
 
   /** `GET /api/v1/a2a/channels/{id}/messages` (a party agent; SPEC §4.13): channel history, oldest first; pass `next_cursor` as `since`. */

@@ -4,7 +4,7 @@
  * reject (-> rejected), either party's revoke (-> revoked).
  */
 import { randomUUID } from 'node:crypto';
-import type { A2aChannel, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
+import type { A2aChannel, A2aChannelApprovedEvent, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
@@ -178,17 +178,39 @@ async function approveIn(tx: Tx, scope: string, c: repo.ChannelRow, audit: (even
  */
 async function announceApproved(core: A2aCore, { channel, devices }: Approved): Promise<void> {
   for (const role of ['initiator', 'responder'] as const) {
-    const peer = peerOf(channel, role);
     const keys: DeviceRow | undefined = devices[role === 'initiator' ? 'responder' : 'initiator'];
-    await core.deps.notifier.toDevices(role === 'initiator' ? channel.tenantId : channel.partnerTenantId, [role === 'initiator' ? channel.initiatorDeviceId : channel.responderDeviceId], 'a2a_channel_approved', {
-      channel_id: channel.id,
-      role,
-      peer_hub_address: peer.hubAddress,
-      peer_device_id: peer.deviceId,
-      peer_identity_public_key: keys?.identityPublicKey ?? null,
-      peer_ephemeral_public_key: keys?.ephemeralPublicKey ?? null,
-    });
+    await core.deps.notifier.toDevices(role === 'initiator' ? channel.tenantId : channel.partnerTenantId, [role === 'initiator' ? channel.initiatorDeviceId : channel.responderDeviceId], 'a2a_channel_approved', approvedEvent(channel, role, keys));
   }
+}
+
+/** The `a2a_channel_approved` data for the party of `role`: its role, the peer's address, device and keys. */
+function approvedEvent(channel: repo.ChannelRow, role: 'initiator' | 'responder', peerDevice: DeviceRow | undefined): A2aChannelApprovedEvent {
+  const peer = peerOf(channel, role);
+  return {
+    channel_id: channel.id,
+    role,
+    peer_hub_address: peer.hubAddress,
+    peer_device_id: peer.deviceId,
+    peer_identity_public_key: peerDevice?.identityPublicKey ?? null,
+    peer_ephemeral_public_key: peerDevice?.ephemeralPublicKey ?? null,
+  };
+}
+
+/**
+ * What `a2a_channel_approved` told the calling party, again (for a party that missed it): its
+ * role and the peer's hub address, device and keys, read in the peer tenant's scope.
+ * @throws 403 the agent is not a party; 404 not visible; 409 the channel is not approved or active.
+ */
+export async function peerKeys(core: A2aCore, agent: { tenantId: string; deviceId: string }, id: string): Promise<A2aChannelApprovedEvent> {
+  return withTenant(core.deps.db, agent.tenantId, async (tx) => {
+    const c = await repo.getChannel(tx, id);
+    if (!c) throw notFound('channel');
+    const role = roleOf(c, agent.deviceId);
+    if (c.status !== 'approved' && c.status !== 'active') throw conflict(`channel ${id} is ${c.status}: peer keys are given once it is approved`);
+    const peer = peerOf(c, role);
+    const device = await inScope(tx, agent.tenantId, peer.tenantId, () => getDevice(tx, peer.deviceId));
+    return approvedEvent(c, role, device);
+  });
 }
 
 /**

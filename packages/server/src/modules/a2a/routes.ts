@@ -47,5 +47,7 @@ export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService }> = async (app, { 
 
   serve(app, ROUTES.sendA2aMessage, async (req, reply) => reply.status(201).send(await a2a.send(agentDeviceOf(req), req.params.id, req.body)));
 
+  serve(app, ROUTES.a2aChannelPeer, async (req) => a2a.peerKeys(agentDeviceOf(req), req.params.id));
+
   serve(app, ROUTES.a2aHistory, async (req) => a2a.history(agentDeviceOf(req), req.params.id, req.query));
 };

@@ -31,7 +31,7 @@
  * `api_key:<id>` or `device:<id>`) and, for a federated channel, also in the other tenant's chain
  * (actor `tenant:<acting tenant id>`).
  */
-import type { A2aChannel, A2aKeyExchangeAck, A2aMessageInput, A2aMessagePage, A2aSendResult, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
+import type { A2aChannel, A2aChannelApprovedEvent, A2aKeyExchangeAck, A2aMessageInput, A2aMessagePage, A2aSendResult, RequestA2aChannelRequest, RequestedA2aChannel } from '@parley/protocol';
 import type { HeldRecord } from '../policies/types.js';
 import * as channels from './channels.js';
 import { newCore, type A2aActor, type A2aCore, type A2aDeps, type A2aSender } from './internal.js';
@@ -105,6 +105,11 @@ export class A2aService {
    */
   revoke(actor: A2aActor, id: string): Promise<A2aChannel> {
     return channels.revoke(this.core, actor, id);
+  }
+
+  /** `GET /a2a/channels/{id}/peer`: the calling party's role and the peer's keys (channels.ts `peerKeys`). */
+  peerKeys(agent: { tenantId: string; deviceId: string }, id: string): Promise<A2aChannelApprovedEvent> {
+    return channels.peerKeys(this.core, agent, id);
   }
 
   /**
