@@ -1,5 +1,11 @@
 /**
  * MLS KeyPackage directory (SPEC §1.3; RFC 9420 §10): schemas, route rows and frames.
+ *
+ * Every route acts as a device: a device JWT, an owner JWT with `X-Device-Id` (its owner device),
+ * or an API key whose client registered key material (`client_key_register`; 403 before that).
+ * Claims stay within the tenant, except that a party of an `approved` or `active` A2A channel may
+ * claim a KeyPackage of the channel's other device in another tenant (docs/decisions.md "MLS over
+ * A2A channels").
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -9,6 +15,8 @@ import { Base64, Uuid } from '../common.js';
 export const MLS_MAX_AVAILABLE = 500;
 /** Largest KeyPackage accepted (bytes, decoded). */
 export const MLS_MAX_KEY_PACKAGE_BYTES = 16 * 1024;
+/** Most KeyPackages a channel party may claim of the other tenant's device since the channel's approval (429 beyond). */
+export const MLS_MAX_CHANNEL_CLAIMS = 10;
 
 /** `POST /api/v1/mls/key-packages` body: 1–100 KeyPackages, each canonical base64 of 1–16 384 bytes. */
 export const PublishKeyPackagesRequest = Type.Object({ key_packages: Type.Array(Base64, { minItems: 1, maxItems: 100 }) });
@@ -22,7 +30,10 @@ export type PublishKeyPackagesResponse = Static<typeof PublishKeyPackagesRespons
 export const KeyPackageCount = Type.Object({ device_id: Uuid, available: Type.Integer() });
 export type KeyPackageCount = Static<typeof KeyPackageCount>;
 
-/** `POST /api/v1/mls/key-packages/claim` body: the ACTIVE device whose KeyPackage is claimed. */
+/**
+ * `POST /api/v1/mls/key-packages/claim` body: the ACTIVE device whose KeyPackage is claimed (of the
+ * caller's tenant, or the other device of an approved / active A2A channel of the caller).
+ */
 export const ClaimKeyPackageRequest = Type.Object({ device_id: Uuid });
 export type ClaimKeyPackageRequest = Static<typeof ClaimKeyPackageRequest>;
 
@@ -30,17 +41,17 @@ export type ClaimKeyPackageRequest = Static<typeof ClaimKeyPackageRequest>;
 export const ClaimedKeyPackage = Type.Object({ device_id: Uuid, key_package_id: Uuid, key_package: Type.String() });
 export type ClaimedKeyPackage = Static<typeof ClaimedKeyPackage>;
 
-/** `X-Device-Id` for owner callers: the owner device acting. */
+/** `X-Device-Id` for owner callers: the owner device acting (device JWTs and API keys act as their own device). */
 const MlsDeviceHeader = Type.Object({ 'x-device-id': Type.Optional(Type.String({ description: 'owner callers: the owner device acting' })) });
 
 const tags = ['mls'];
 
-/** Route rows of this area (device JWT, or owner JWT acting as its device through X-Device-Id). */
+/** Route rows of this area (device JWT, API key with registered key material, or owner JWT acting as its device through X-Device-Id). */
 export const mlsRoutes = {
   publishKeyPackages: defineRoute({
     method: 'POST',
     path: '/api/v1/mls/key-packages',
-    auth: 'owner-or-device',
+    auth: 'any',
     tags,
     summary: 'Publish MLS KeyPackages of the calling device',
     headers: MlsDeviceHeader,
@@ -51,7 +62,7 @@ export const mlsRoutes = {
   keyPackageCount: defineRoute({
     method: 'GET',
     path: '/api/v1/mls/key-packages/{device_id}',
-    auth: 'owner-or-device',
+    auth: 'any',
     tags,
     summary: 'How many unclaimed KeyPackages a device of the tenant has',
     params: Type.Object({ device_id: Uuid }),
@@ -61,12 +72,12 @@ export const mlsRoutes = {
   claimKeyPackage: defineRoute({
     method: 'POST',
     path: '/api/v1/mls/key-packages/claim',
-    auth: 'owner-or-device',
+    auth: 'any',
     tags,
-    summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant; 404 when none is left',
+    summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant, or of the peer device of an approved A2A channel; 404 when none is left',
     headers: MlsDeviceHeader,
     body: ClaimKeyPackageRequest,
     responses: { 200: ClaimedKeyPackage },
-    errors: [400, 401, 403, 404],
+    errors: [400, 401, 403, 404, 429],
   }),
 };

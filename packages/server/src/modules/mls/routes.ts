@@ -1,4 +1,7 @@
-/** MLS KeyPackage routes (SPEC §1.3; RFC 9420 §10). Device JWT, or owner JWT acting as its device (X-Device-Id). */
+/**
+ * MLS KeyPackage routes (SPEC §1.3; RFC 9420 §10). Device JWT, API key acting as its registered
+ * device (403 before `client_key_register`), or owner JWT acting as its device (X-Device-Id).
+ */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { actingDevice } from '../../http/auth.js';

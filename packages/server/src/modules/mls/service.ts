@@ -3,18 +3,31 @@
  * adds it to a group claims one, which is then never handed out again (KeyPackages are single
  * use). The service stores them as opaque bytes. Welcome, Commit and application messages travel
  * as ordinary opaque messages.
+ *
+ * Callers act as a device: a device JWT, an owner JWT with its owner device (`X-Device-Id`), or an
+ * API key whose client registered key material (`client_key_register`; 403 before that). Claims
+ * stay within the caller's tenant, with one exception (docs/decisions.md "MLS over A2A channels"):
+ * a party of an `approved` or `active` A2A channel may claim a KeyPackage of the channel's other
+ * device in the other tenant, while what authorizes the federated channel holds (an active
+ * federation agreement, or the channel's active rental), at most {@link MAX_CHANNEL_CLAIMS} per
+ * device pair since the approval. That claim switches the transaction's tenant scope to the other
+ * tenant ({@link switchTenant}, RLS keeps filtering) only to read that one device's status and take
+ * one of its KeyPackages; nothing else of the other tenant is read. Counting stays per tenant.
  */
 import { randomUUID } from 'node:crypto';
-import { MLS_MAX_AVAILABLE, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
-import type { Db } from '../../db/client.js';
-import { withTenant } from '../../db/tenant.js';
-import { badRequest, notFound } from '../../lib/errors.js';
+import { MLS_MAX_AVAILABLE, MLS_MAX_CHANNEL_CLAIMS, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
+import type { Db, Tx } from '../../db/client.js';
+import { switchTenant, withTenant } from '../../db/tenant.js';
+import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
+import { unexpiredBetween } from '../federation/repo.js';
 import * as repo from './repo.js';
 
 /** Most KeyPackages one device may hold unclaimed, and the largest one accepted (bytes). */
 export const MAX_AVAILABLE = MLS_MAX_AVAILABLE;
 export const MAX_KEY_PACKAGE_BYTES = MLS_MAX_KEY_PACKAGE_BYTES;
+/** Most KeyPackages one channel party may claim of the other tenant's device since the channel's approval. */
+export const MAX_CHANNEL_CLAIMS = MLS_MAX_CHANNEL_CLAIMS;
 
 export class MlsService {
   constructor(private readonly db: Db) {}
@@ -47,16 +60,48 @@ export class MlsService {
   }
 
   /**
-   * Claim one KeyPackage of an ACTIVE device of the tenant. 404 when the device is unknown, not
-   * ACTIVE, or has none left (the caller then falls back to X3DH + Double Ratchet).
+   * Claim one KeyPackage of an ACTIVE device: of the caller's tenant, or of another tenant when
+   * `claimedBy` and the device are the two parties of an approved or active A2A channel (see the
+   * file comment). 404 when the device is unknown to the caller (no such channel), not ACTIVE, or
+   * has none left (the caller then falls back to X3DH + Double Ratchet); 429 over the
+   * cross-tenant cap.
    */
   claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
     return withTenant(this.db, tenantId, async (tx) => {
-      const d = await getDevice(tx, deviceId);
+      let d = await getDevice(tx, deviceId);
+      if (!d) {
+        const peer = await this.channelPeer(tx, tenantId, claimedBy, deviceId);
+        if (!peer) throw notFound('active device');
+        await switchTenant(tx, peer.tenantId);
+        if ((await repo.claimedBySince(tx, deviceId, claimedBy, peer.since)) >= MAX_CHANNEL_CLAIMS) {
+          throw new AppError(ErrorCode.RateLimited, `a channel party claims at most ${MAX_CHANNEL_CLAIMS} KeyPackages of the other device`);
+        }
+        d = await getDevice(tx, deviceId);
+      }
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');
       const kp = await repo.claimOldest(tx, deviceId, claimedBy);
       if (!kp) throw notFound('unclaimed KeyPackage for this device');
       return { device_id: deviceId, key_package_id: kp.id, key_package: kp.keyPackage.toString('base64') };
     });
+  }
+
+  /**
+   * The other tenant of an approved or active channel joining `claimer` (of `tenantId`) and
+   * `deviceId`, when what authorizes that federated channel still holds; undefined otherwise.
+   * Reads only two-party rows the caller's scope sees (channel, agreement, rental).
+   */
+  private async channelPeer(tx: Tx, tenantId: string, claimer: string, deviceId: string): Promise<{ tenantId: string; since: Date } | undefined> {
+    const c = await repo.approvedChannelJoining(tx, claimer, deviceId);
+    if (!c) return undefined;
+    const [own, other] = c.initiatorDeviceId === claimer ? [c.tenantId, c.partnerTenantId] : [c.partnerTenantId, c.tenantId];
+    if (own !== tenantId || other === tenantId) return undefined;
+    if (c.rentalId) {
+      const r = await repo.rentalParties(tx, c.rentalId);
+      if (r?.status !== 'active' || r.tenantId !== c.tenantId || r.partnerTenantId !== c.partnerTenantId) return undefined;
+    } else {
+      const [agreement] = await unexpiredBetween(tx, c.tenantId, c.partnerTenantId, ['active'], new Date());
+      if (!agreement) return undefined;
+    }
+    return { tenantId: other, since: c.approvedAt ?? c.createdAt };
   }
 }

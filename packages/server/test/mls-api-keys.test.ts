@@ -1,0 +1,184 @@
+/**
+ * MLS KeyPackages for API-key agents and across tenants over A2A channels (docs/decisions.md "MLS
+ * over A2A channels"): an API key with registered key material publishes, counts and claims as
+ * its device; an unregistered key gets 403; a claim for another tenant's device needs an approved
+ * or active channel joining the two devices (and a live agreement), is capped per device pair,
+ * and reads nothing else of the other tenant (RLS intact).
+ */
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MLS_MAX_CHANNEL_CLAIMS } from '@parley/protocol';
+import { hubIdentities, mlsKeyPackages } from '../src/db/schema/index.js';
+import { withTenant } from '../src/db/tenant.js';
+import { activeAgent, newOwner, type Owner } from './flows.js';
+import { startApp, type TestApp } from './harness.js';
+import { hubOwnerKey, newDeviceKeys } from './keys.js';
+import { wsAddress, WsPool, type WsClient } from './ws-client.js';
+
+const KP = '/api/v1/mls/key-packages';
+const CHANNELS = '/api/v1/a2a/channels';
+const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString();
+const kp = (s: string) => Buffer.from(`key-package-${s}`).toString('base64');
+
+interface KeyAgent {
+  owner: Owner;
+  deviceId: string;
+  address: string;
+  ws: WsClient;
+  headers: { 'x-api-key': string };
+}
+
+describe('MLS KeyPackages with API keys and over A2A channels', () => {
+  let t: TestApp;
+  const pool = new WsPool();
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+  });
+  afterEach(() => pool.closeAll());
+  afterAll(() => t.close());
+
+  async function newKey(owner: Owner): Promise<string> {
+    const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'agent' } });
+    expect(created.status).toBe(201);
+    return created.body.key as string;
+  }
+
+  /** An API key whose socket registered key material, with a hub identity of `tier`. */
+  async function keyAgent(owner: Owner, tier = 'certified'): Promise<KeyAgent> {
+    const key = await newKey(owner);
+    const ws = await pool.open(wsAddress(t.wsUrl, { token: key }));
+    const keys = newDeviceKeys();
+    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
+    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
+    const address = `mls-${randomBytes(5).toString('hex')}`;
+    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: address, device_id: deviceId, public_key: hubOwnerKey() } });
+    expect(res.status).toBe(201);
+    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: tier, trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
+    return { owner, deviceId, address, ws, headers: { 'x-api-key': key } };
+  }
+
+  async function federate(a: Owner, b: Owner): Promise<string> {
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/federation/agreements',
+      headers: a.auth,
+      payload: { partner_tenant_id: b.tenantId, trust_floor: 0.5, allowed_capabilities: [], expires_at: inDays(30) },
+    });
+    expect(res.status).toBe(201);
+    expect((await t.request({ method: 'POST', url: `/api/v1/federation/agreements/${res.body.id}/accept`, headers: b.auth })).status).toBe(200);
+    return res.body.id as string;
+  }
+
+  const publish = (headers: Record<string, string>, key_packages: string[]) => t.request({ method: 'POST', url: KP, headers, payload: { key_packages } });
+  const count = (headers: Record<string, string>, deviceId: string) => t.request({ method: 'GET', url: `${KP}/${deviceId}`, headers });
+  const claim = (headers: Record<string, string>, deviceId: string) => t.request({ method: 'POST', url: `${KP}/claim`, headers, payload: { device_id: deviceId } });
+  const request = (x: KeyAgent, y: KeyAgent) => t.request({ method: 'POST', url: `${CHANNELS}/request`, headers: x.headers, payload: { responder_hub_address: y.address } });
+  const act = (headers: Record<string, string>, id: string, verb: 'approve' | 'reject' | 'revoke') => t.request({ method: 'POST', url: `${CHANNELS}/${id}/${verb}`, headers });
+
+  it('an API key with registered key material publishes, counts and claims as its device; an unregistered key gets 403', async () => {
+    const owner = await newOwner(t);
+    const x = await keyAgent(owner);
+    const y = await keyAgent(owner);
+
+    const pub = await publish(x.headers, [kp('x1'), kp('x2')]);
+    expect(pub.status).toBe(201);
+    expect(pub.body).toEqual({ device_id: x.deviceId, published: 2, available: 2 });
+    // An X-Device-Id header does not let a key act as another device.
+    const spoof = await t.request({ method: 'POST', url: KP, headers: { ...y.headers, 'x-device-id': x.deviceId }, payload: { key_packages: [kp('y1')] } });
+    expect(spoof.status).toBe(201);
+    expect(spoof.body.device_id).toBe(y.deviceId);
+
+    expect((await count(y.headers, x.deviceId)).body).toEqual({ device_id: x.deviceId, available: 2 });
+    const first = await claim(y.headers, x.deviceId);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ device_id: x.deviceId, key_package: kp('x1') });
+    expect((await count(x.headers, x.deviceId)).body.available).toBe(1);
+    // Same tenant: no channel needed (today's rules); an enrolled device of the tenant claims too.
+    const enrolled = await activeAgent(t, owner);
+    expect((await claim(enrolled.auth, x.deviceId)).body.key_package).toBe(kp('x2'));
+    expect((await claim(y.headers, x.deviceId)).status).toBe(404);
+    const [row] = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.id, first.body.key_package_id));
+    expect(row!.claimedBy).toBe(y.deviceId);
+
+    const unregistered = { 'x-api-key': await newKey(owner) };
+    for (const res of [await publish(unregistered, [kp('u')]), await count(unregistered, x.deviceId), await claim(unregistered, x.deviceId)]) {
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toMatch(/no registered key material yet/);
+    }
+    expect((await publish({ 'x-api-key': 'svc_agent_sk_dev_' + '0'.repeat(64) }, [kp('bad')])).status).toBe(401);
+  });
+
+  it('across tenants: refused without a channel, allowed to a party of an approved channel only, capped; RLS intact', async () => {
+    const a = await newOwner(t, 'Initiator Inc');
+    const b = await newOwner(t, 'Responder Ltd');
+    const x = await keyAgent(a, 'enterprise');
+    const y = await keyAgent(b, 'enterprise');
+    const bystander = await keyAgent(b, 'enterprise');
+    const stranger = await keyAgent(a, 'enterprise');
+    expect((await publish(y.headers, Array.from({ length: MLS_MAX_CHANNEL_CLAIMS + 2 }, (_, i) => kp(`y${i}`)))).status).toBe(201);
+    expect((await publish(bystander.headers, [kp('b1')])).status).toBe(201);
+    expect((await publish(x.headers, [kp('x1')])).status).toBe(201);
+
+    // No channel: the other tenant's device is unknown (404), its count too.
+    expect((await claim(x.headers, y.deviceId)).status).toBe(404);
+    expect((await count(x.headers, y.deviceId)).status).toBe(404);
+
+    await federate(a, b);
+    const req = await request(x, y);
+    expect(req.status).toBe(201);
+    const id = req.body.channel_id as string;
+    // Pending is not enough.
+    expect((await claim(x.headers, y.deviceId)).status).toBe(404);
+    expect((await act(b.auth, id, 'approve')).status).toBe(200);
+
+    // Approved: either party claims the other's KeyPackage, oldest first.
+    const got = await claim(x.headers, y.deviceId);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ device_id: y.deviceId, key_package: kp('y0') });
+    const back = await claim(y.headers, x.deviceId);
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ device_id: x.deviceId, key_package: kp('x1') });
+    // Nothing else of the other tenant: not another device, not the count, not for a non-party.
+    expect((await claim(x.headers, bystander.deviceId)).status).toBe(404);
+    expect((await count(x.headers, y.deviceId)).status).toBe(404);
+    expect((await claim(stranger.headers, y.deviceId)).status).toBe(404);
+    expect((await claim(a.auth, y.deviceId)).status).toBe(400); // an owner acts through X-Device-Id of its own device, no channel party
+
+    // The cap per device pair since the approval.
+    for (let i = 1; i < MLS_MAX_CHANNEL_CLAIMS; i++) expect((await claim(x.headers, y.deviceId)).status).toBe(200);
+    const capped = await claim(x.headers, y.deviceId);
+    expect(capped.status).toBe(429);
+    expect((await count(y.headers, y.deviceId)).body.available).toBe(2);
+
+    // RLS: tenant A's scope still sees none of B's KeyPackages (the claim switched scope only inside its transaction).
+    const db = t.app.parley.database.db;
+    const seenByA = await withTenant(db, a.tenantId, (tx) => tx.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.deviceId)));
+    expect(seenByA).toEqual([]);
+    const seenByB = await withTenant(db, b.tenantId, (tx) => tx.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.deviceId)));
+    expect(seenByB).toHaveLength(MLS_MAX_CHANNEL_CLAIMS + 2);
+    expect(seenByB.filter((r) => r.claimedBy === x.deviceId)).toHaveLength(MLS_MAX_CHANNEL_CLAIMS);
+    const foreign = await withTenant(db, a.tenantId, (tx) => tx.execute(sql`select count(*)::int as n from mls_key_packages where tenant_id = ${b.tenantId}`));
+    expect((foreign as unknown as { rows: { n: number }[] }).rows[0]!.n).toBe(0);
+
+    // Revoked: refused again.
+    expect((await act(b.auth, id, 'revoke')).status).toBe(200);
+    expect((await claim(y.headers, x.deviceId)).status).toBe(404);
+  });
+
+  it('a federated channel whose agreement was revoked gives no claim', async () => {
+    const a = await newOwner(t, 'Left');
+    const b = await newOwner(t, 'Right');
+    const x = await keyAgent(a, 'enterprise');
+    const y = await keyAgent(b, 'enterprise');
+    expect((await publish(y.headers, [kp('y')])).status).toBe(201);
+    const agreementId = await federate(a, b);
+    const req = await request(x, y);
+    expect(req.status).toBe(201);
+    expect((await act(b.auth, req.body.channel_id, 'approve')).status).toBe(200);
+    expect((await t.request({ method: 'POST', url: `/api/v1/federation/agreements/${agreementId}/revoke`, headers: a.auth })).status).toBe(200);
+    expect((await claim(x.headers, y.deviceId)).status).toBe(404);
+    expect((await count(y.headers, y.deviceId)).body.available).toBe(1);
+  });
+});
