@@ -1,9 +1,10 @@
 /**
  * MLS KeyPackages for API-key agents and across tenants over A2A channels (docs/decisions.md "MLS
  * over A2A channels"): an API key with registered key material publishes, counts and claims as
- * its device; an unregistered key gets 403; a claim for another tenant's device needs an approved
- * or active channel joining the two devices (and a live agreement), is capped per device pair,
- * and reads nothing else of the other tenant (RLS intact).
+ * its device; an unregistered key gets 403; an API-key agent's KeyPackages are claimed only by the
+ * other party of an approved or active channel with it (same tenant, or another tenant with a
+ * live agreement), capped per device pair; other devices keep the same-tenant rules; a
+ * cross-tenant claim reads nothing else of the other tenant (RLS intact).
  */
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
@@ -11,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MLS_MAX_CHANNEL_CLAIMS } from '@parley/protocol';
 import { hubIdentities, mlsKeyPackages } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
-import { activeAgent, newOwner, type Owner } from './flows.js';
+import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { hubOwnerKey, newDeviceKeys } from './keys.js';
 import { wsAddress, WsPool, type WsClient } from './ws-client.js';
@@ -91,16 +92,30 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     expect(spoof.body.device_id).toBe(y.deviceId);
 
     expect((await count(y.headers, x.deviceId)).body).toEqual({ device_id: x.deviceId, available: 2 });
+    // An API-key agent's KeyPackages serve its A2A channels: no claim without an approved channel,
+    // neither by another agent of the tenant nor by an owner device (its owner conversations stay
+    // X3DH + Double Ratchet).
+    const od = await registerOwnerDevice(t, owner);
+    const ownerHeaders = { ...owner.auth, 'x-device-id': od.deviceId };
+    expect((await claim(y.headers, x.deviceId)).status).toBe(404);
+    expect((await claim(ownerHeaders, x.deviceId)).status).toBe(404);
+    const req = await request(y, x);
+    expect(req.status).toBe(201);
+    expect((await claim(y.headers, x.deviceId)).status).toBe(404); // pending
+    expect((await act(owner.auth, req.body.channel_id, 'approve')).status).toBe(200);
     const first = await claim(y.headers, x.deviceId);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ device_id: x.deviceId, key_package: kp('x1') });
     expect((await count(x.headers, x.deviceId)).body.available).toBe(1);
-    // Same tenant: no channel needed (today's rules); an enrolled device of the tenant claims too.
-    const enrolled = await activeAgent(t, owner);
-    expect((await claim(enrolled.auth, x.deviceId)).body.key_package).toBe(kp('x2'));
-    expect((await claim(y.headers, x.deviceId)).status).toBe(404);
+    expect((await claim(ownerHeaders, x.deviceId)).status).toBe(404); // still only the channel party
     const [row] = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.id, first.body.key_package_id));
     expect(row!.claimedBy).toBe(y.deviceId);
+
+    // A device that is not an API-key agent keeps today's rules: any device of the tenant claims it, an API key too.
+    const enrolled = await activeAgent(t, owner);
+    expect((await publish(enrolled.auth, [kp('e1')])).status).toBe(201);
+    expect((await claim(x.headers, enrolled.deviceId)).body).toMatchObject({ device_id: enrolled.deviceId, key_package: kp('e1') });
+    expect((await claim(ownerHeaders, enrolled.deviceId)).status).toBe(404); // none left
 
     const unregistered = { 'x-api-key': await newKey(owner) };
     for (const res of [await publish(unregistered, [kp('u')]), await count(unregistered, x.deviceId), await claim(unregistered, x.deviceId)]) {
@@ -141,6 +156,7 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     expect(back.status).toBe(200);
     expect(back.body).toMatchObject({ device_id: x.deviceId, key_package: kp('x1') });
     // Nothing else of the other tenant: not another device, not the count, not for a non-party.
+    // (An enrolled agent device of B would not be claimable either: its KeyPackages serve its conversations.)
     expect((await claim(x.headers, bystander.deviceId)).status).toBe(404);
     expect((await count(x.headers, y.deviceId)).status).toBe(404);
     expect((await claim(stranger.headers, y.deviceId)).status).toBe(404);

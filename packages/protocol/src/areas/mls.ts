@@ -3,9 +3,9 @@
  *
  * Every route acts as a device: a device JWT, an owner JWT with `X-Device-Id` (its owner device),
  * or an API key whose client registered key material (`client_key_register`; 403 before that).
- * Claims stay within the tenant, except that a party of an `approved` or `active` A2A channel may
- * claim a KeyPackage of the channel's other device in another tenant (docs/decisions.md "MLS over
- * A2A channels").
+ * Claims: a device of the caller's tenant, except that the KeyPackages of an agent bound to an API
+ * key serve its A2A channels: only the other party of an `approved` or `active` channel with it
+ * claims them, in the same tenant or across tenants (docs/decisions.md "MLS over A2A channels").
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -15,7 +15,7 @@ import { Base64, Uuid } from '../common.js';
 export const MLS_MAX_AVAILABLE = 500;
 /** Largest KeyPackage accepted (bytes, decoded). */
 export const MLS_MAX_KEY_PACKAGE_BYTES = 16 * 1024;
-/** Most KeyPackages a channel party may claim of the other tenant's device since the channel's approval (429 beyond). */
+/** Most KeyPackages a channel party may claim of the other (API-key agent) device since the channel's approval (429 beyond). */
 export const MLS_MAX_CHANNEL_CLAIMS = 10;
 
 /** `POST /api/v1/mls/key-packages` body: 1–100 KeyPackages, each canonical base64 of 1–16 384 bytes. */
@@ -32,7 +32,8 @@ export type KeyPackageCount = Static<typeof KeyPackageCount>;
 
 /**
  * `POST /api/v1/mls/key-packages/claim` body: the ACTIVE device whose KeyPackage is claimed (of the
- * caller's tenant, or the other device of an approved / active A2A channel of the caller).
+ * caller's tenant; an API-key agent's only by the other party of an approved / active A2A channel
+ * with it, which may be of another tenant).
  */
 export const ClaimKeyPackageRequest = Type.Object({ device_id: Uuid });
 export type ClaimKeyPackageRequest = Static<typeof ClaimKeyPackageRequest>;
@@ -74,7 +75,7 @@ export const mlsRoutes = {
     path: '/api/v1/mls/key-packages/claim',
     auth: 'any',
     tags,
-    summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant, or of the peer device of an approved A2A channel; 404 when none is left',
+    summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant, or of an API-key agent that is the peer of an approved A2A channel; 404 when none is left',
     headers: MlsDeviceHeader,
     body: ClaimKeyPackageRequest,
     responses: { 200: ClaimedKeyPackage },

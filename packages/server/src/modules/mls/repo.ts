@@ -1,7 +1,7 @@
 /** MLS KeyPackage queries (tenant-scoped transactions). */
 import { and, asc, count, eq, gte, inArray, isNull, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { a2aChannels, marketplaceRentals, mlsKeyPackages } from '../../db/schema/index.js';
+import { a2aChannels, apiKeys, marketplaceRentals, mlsKeyPackages } from '../../db/schema/index.js';
 
 export const insertKeyPackages = (tx: Tx, rows: (typeof mlsKeyPackages.$inferInsert)[]) => tx.insert(mlsKeyPackages).values(rows);
 
@@ -79,4 +79,14 @@ export async function rentalParties(tx: Tx, id: string) {
     .from(marketplaceRentals)
     .where(eq(marketplaceRentals.id, id));
   return row;
+}
+
+/**
+ * Whether the device is bound to an API key of the scope's tenant (registered with
+ * `client_key_register`): its KeyPackages serve its A2A channels (docs/decisions.md "MLS over A2A
+ * channels").
+ */
+export async function boundToApiKey(tx: Tx, deviceId: string): Promise<boolean> {
+  const [row] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.deviceId, deviceId)).limit(1);
+  return row !== undefined;
 }

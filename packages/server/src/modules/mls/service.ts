@@ -5,14 +5,22 @@
  * as ordinary opaque messages.
  *
  * Callers act as a device: a device JWT, an owner JWT with its owner device (`X-Device-Id`), or an
- * API key whose client registered key material (`client_key_register`; 403 before that). Claims
- * stay within the caller's tenant, with one exception (docs/decisions.md "MLS over A2A channels"):
- * a party of an `approved` or `active` A2A channel may claim a KeyPackage of the channel's other
- * device in the other tenant, while what authorizes the federated channel holds (an active
- * federation agreement, or the channel's active rental), at most {@link MAX_CHANNEL_CLAIMS} per
- * device pair since the approval. That claim switches the transaction's tenant scope to the other
- * tenant ({@link switchTenant}, RLS keeps filtering) only to read that one device's status and take
- * one of its KeyPackages; nothing else of the other tenant is read. Counting stays per tenant.
+ * API key whose client registered key material (`client_key_register`; 403 before that).
+ *
+ * Who may claim (docs/decisions.md "MLS over A2A channels"): a device's KeyPackages can only be
+ * joined by the one client that generated them. For an agent bound to an API key that is its A2A
+ * channel messenger (the SDK runtime keeps owner conversations on X3DH + Double Ratchet), for
+ * other devices their conversation messenger. So:
+ * - a device of the caller's tenant that is not bound to an API key: any device of the tenant
+ *   claims (unchanged);
+ * - a device bound to an API key: only the other party of an `approved` or `active` A2A channel
+ *   joining the two devices — of the same tenant, or of another tenant while what authorizes the
+ *   federated channel holds (an active federation agreement, or the channel's active rental);
+ *   at most {@link MAX_CHANNEL_CLAIMS} per device pair since the approval (429 beyond).
+ * A cross-tenant claim switches the transaction's tenant scope to the other tenant
+ * ({@link switchTenant}, RLS keeps filtering) only to read that one device (status, API-key
+ * binding) and take one of its KeyPackages; nothing else of the other tenant is read. Counting
+ * stays per tenant.
  */
 import { randomUUID } from 'node:crypto';
 import { MLS_MAX_AVAILABLE, MLS_MAX_CHANNEL_CLAIMS, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
@@ -26,7 +34,7 @@ import * as repo from './repo.js';
 /** Most KeyPackages one device may hold unclaimed, and the largest one accepted (bytes). */
 export const MAX_AVAILABLE = MLS_MAX_AVAILABLE;
 export const MAX_KEY_PACKAGE_BYTES = MLS_MAX_KEY_PACKAGE_BYTES;
-/** Most KeyPackages one channel party may claim of the other tenant's device since the channel's approval. */
+/** Most KeyPackages one channel party may claim of the other (API-key agent) device since the channel's approval. */
 export const MAX_CHANNEL_CLAIMS = MLS_MAX_CHANNEL_CLAIMS;
 
 export class MlsService {
@@ -60,23 +68,25 @@ export class MlsService {
   }
 
   /**
-   * Claim one KeyPackage of an ACTIVE device: of the caller's tenant, or of another tenant when
-   * `claimedBy` and the device are the two parties of an approved or active A2A channel (see the
-   * file comment). 404 when the device is unknown to the caller (no such channel), not ACTIVE, or
-   * has none left (the caller then falls back to X3DH + Double Ratchet); 429 over the
-   * cross-tenant cap.
+   * Claim one KeyPackage of an ACTIVE device for `claimedBy` (see the file comment for who may).
+   * 404 when the device is unknown to the caller, not ACTIVE, not claimable by it (no channel), or
+   * has none left (the caller then falls back to X3DH + Double Ratchet); 429 over the per-channel
+   * cap.
    */
   claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
     return withTenant(this.db, tenantId, async (tx) => {
       let d = await getDevice(tx, deviceId);
-      if (!d) {
+      if (!d || (await repo.boundToApiKey(tx, deviceId))) {
         const peer = await this.channelPeer(tx, tenantId, claimedBy, deviceId);
-        if (!peer) throw notFound('active device');
-        await switchTenant(tx, peer.tenantId);
+        if (!peer) throw notFound(d ? "claimable KeyPackage (an API-key agent's KeyPackages serve its approved A2A channels)" : 'active device');
+        if (peer.tenantId !== tenantId) {
+          await switchTenant(tx, peer.tenantId);
+          d = await getDevice(tx, deviceId);
+          if (!d || !(await repo.boundToApiKey(tx, deviceId))) throw notFound('active device');
+        }
         if ((await repo.claimedBySince(tx, deviceId, claimedBy, peer.since)) >= MAX_CHANNEL_CLAIMS) {
           throw new AppError(ErrorCode.RateLimited, `a channel party claims at most ${MAX_CHANNEL_CLAIMS} KeyPackages of the other device`);
         }
-        d = await getDevice(tx, deviceId);
       }
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');
       const kp = await repo.claimOldest(tx, deviceId, claimedBy);
@@ -86,15 +96,16 @@ export class MlsService {
   }
 
   /**
-   * The other tenant of an approved or active channel joining `claimer` (of `tenantId`) and
-   * `deviceId`, when what authorizes that federated channel still holds; undefined otherwise.
-   * Reads only two-party rows the caller's scope sees (channel, agreement, rental).
+   * The tenant of `deviceId` when an approved or active channel joins `claimer` (of `tenantId`)
+   * and it, and what authorizes a federated channel still holds; undefined otherwise. Reads only
+   * two-party rows the caller's scope sees (channel, agreement, rental).
    */
   private async channelPeer(tx: Tx, tenantId: string, claimer: string, deviceId: string): Promise<{ tenantId: string; since: Date } | undefined> {
     const c = await repo.approvedChannelJoining(tx, claimer, deviceId);
     if (!c) return undefined;
     const [own, other] = c.initiatorDeviceId === claimer ? [c.tenantId, c.partnerTenantId] : [c.partnerTenantId, c.tenantId];
-    if (own !== tenantId || other === tenantId) return undefined;
+    if (own !== tenantId) return undefined;
+    if (other === tenantId) return { tenantId, since: c.approvedAt ?? c.createdAt };
     if (c.rentalId) {
       const r = await repo.rentalParties(tx, c.rentalId);
       if (r?.status !== 'active' || r.tenantId !== c.tenantId || r.partnerTenantId !== c.partnerTenantId) return undefined;
