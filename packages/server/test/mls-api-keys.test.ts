@@ -3,8 +3,8 @@
  * over A2A channels"): an API key with registered key material publishes, counts and claims as
  * its device; an unregistered key gets 403; an API-key agent's KeyPackages are claimed only by the
  * other party of an approved or active channel with it (same tenant, or another tenant with a
- * live agreement), capped per device pair; other devices keep the same-tenant rules; a
- * cross-tenant claim reads nothing else of the other tenant (RLS intact).
+ * live agreement), capped per device pair, and an API key claims nothing else; other devices keep
+ * the same-tenant rules; a cross-tenant claim reads nothing else of the other tenant (RLS intact).
  */
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
@@ -111,10 +111,12 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     const [row] = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.id, first.body.key_package_id));
     expect(row!.claimedBy).toBe(y.deviceId);
 
-    // A device that is not an API-key agent keeps today's rules: any device of the tenant claims it, an API key too.
+    // A device that is not an API-key agent keeps today's rules for devices that are not either: its
+    // KeyPackages serve its conversations, so an API key (whose claims are for channels) gets none.
     const enrolled = await activeAgent(t, owner);
     expect((await publish(enrolled.auth, [kp('e1')])).status).toBe(201);
-    expect((await claim(x.headers, enrolled.deviceId)).body).toMatchObject({ device_id: enrolled.deviceId, key_package: kp('e1') });
+    expect((await claim(x.headers, enrolled.deviceId)).status).toBe(404);
+    expect((await claim(ownerHeaders, enrolled.deviceId)).body).toMatchObject({ device_id: enrolled.deviceId, key_package: kp('e1') });
     expect((await claim(ownerHeaders, enrolled.deviceId)).status).toBe(404); // none left
 
     const unregistered = { 'x-api-key': await newKey(owner) };
@@ -181,6 +183,19 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     // Revoked: refused again.
     expect((await act(b.auth, id, 'revoke')).status).toBe(200);
     expect((await claim(y.headers, x.deviceId)).status).toBe(404);
+
+    // An enrolled agent device of A in an approved channel with y: its KeyPackages serve its
+    // conversations, so y gets none (y falls back to X3DH + Double Ratchet).
+    const enrolled = await activeAgent(t, a);
+    expect((await publish(enrolled.auth, [kp('e1')])).status).toBe(201);
+    const address = `mls-${randomBytes(5).toString('hex')}`;
+    expect((await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: a.auth, payload: { hub_address: address, display_name: address, device_id: enrolled.deviceId, public_key: hubOwnerKey() } })).status).toBe(201);
+    await db.update(hubIdentities).set({ trustTier: 'enterprise', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
+    const byOwner = await t.request({ method: 'POST', url: `${CHANNELS}/request`, headers: a.auth, payload: { responder_hub_address: y.address, initiator_device_id: enrolled.deviceId } });
+    expect(byOwner.status).toBe(201);
+    expect((await act(b.auth, byOwner.body.channel_id, 'approve')).status).toBe(200);
+    expect((await claim(y.headers, enrolled.deviceId)).status).toBe(404);
+    expect((await count(enrolled.auth, enrolled.deviceId)).body.available).toBe(1);
   });
 
   it('a federated channel whose agreement was revoked gives no claim', async () => {

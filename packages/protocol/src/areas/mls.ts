@@ -5,7 +5,8 @@
  * or an API key whose client registered key material (`client_key_register`; 403 before that).
  * Claims: a device of the caller's tenant, except that the KeyPackages of an agent bound to an API
  * key serve its A2A channels: only the other party of an `approved` or `active` channel with it
- * claims them, in the same tenant or across tenants (docs/decisions.md "MLS over A2A channels").
+ * claims them, in the same tenant or across tenants, and an API-key agent claims nothing else
+ * (docs/decisions.md "MLS over A2A channels").
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';

@@ -11,12 +11,14 @@
  * joined by the one client that generated them. For an agent bound to an API key that is its A2A
  * channel messenger (the SDK runtime keeps owner conversations on X3DH + Double Ratchet), for
  * other devices their conversation messenger. So:
- * - a device of the caller's tenant that is not bound to an API key: any device of the tenant
- *   claims (unchanged);
- * - a device bound to an API key: only the other party of an `approved` or `active` A2A channel
- *   joining the two devices — of the same tenant, or of another tenant while what authorizes the
- *   federated channel holds (an active federation agreement, or the channel's active rental);
- *   at most {@link MAX_CHANNEL_CLAIMS} per device pair since the approval (429 beyond).
+ * - neither the device nor the claimer bound to an API key: any device of the caller's tenant
+ *   claims a device of the tenant (unchanged);
+ * - otherwise the claim is for an A2A channel: the device must be bound to an API key and the
+ *   claimer the other party of an `approved` or `active` channel joining the two — of the same
+ *   tenant, or of another tenant while what authorizes the federated channel holds (an active
+ *   federation agreement, or the channel's active rental); at most {@link MAX_CHANNEL_CLAIMS} per
+ *   device pair since the approval (429 beyond). An API-key agent claiming an enrolled device's
+ *   KeyPackage gets 404 and falls back to X3DH + Double Ratchet.
  * A cross-tenant claim switches the transaction's tenant scope to the other tenant
  * ({@link switchTenant}, RLS keeps filtering) only to read that one device (status, API-key
  * binding) and take one of its KeyPackages; nothing else of the other tenant is read. Counting
@@ -76,14 +78,18 @@ export class MlsService {
   claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
     return withTenant(this.db, tenantId, async (tx) => {
       let d = await getDevice(tx, deviceId);
-      if (!d || (await repo.boundToApiKey(tx, deviceId))) {
+      if (!d || (await repo.boundToApiKey(tx, deviceId)) || (await repo.boundToApiKey(tx, claimedBy))) {
+        const unclaimable = "claimable KeyPackage (an API-key agent's KeyPackages serve, and its claims are for, its approved A2A channels with other API-key agents)";
         const peer = await this.channelPeer(tx, tenantId, claimedBy, deviceId);
-        if (!peer) throw notFound(d ? "claimable KeyPackage (an API-key agent's KeyPackages serve its approved A2A channels)" : 'active device');
+        if (!peer) throw notFound(d ? unclaimable : 'active device');
         if (peer.tenantId !== tenantId) {
           await switchTenant(tx, peer.tenantId);
           d = await getDevice(tx, deviceId);
-          if (!d || !(await repo.boundToApiKey(tx, deviceId))) throw notFound('active device');
+          if (!d) throw notFound('active device');
         }
+        // The device's KeyPackages must be its channel messenger's (bound to an API key): another
+        // device's belong to its conversation messenger, which could not read a channel's Welcome.
+        if (!(await repo.boundToApiKey(tx, deviceId))) throw notFound(peer.tenantId === tenantId ? unclaimable : 'active device');
         if ((await repo.claimedBySince(tx, deviceId, claimedBy, peer.since)) >= MAX_CHANNEL_CLAIMS) {
           throw new AppError(ErrorCode.RateLimited, `a channel party claims at most ${MAX_CHANNEL_CLAIMS} KeyPackages of the other device`);
         }
