@@ -1,10 +1,12 @@
 /**
- * End-to-end encrypted A2A channels (`secure/a2a.ts`) between two API-key agents
- * (`node/runtime.ts`) against a real server: keys registered on the first connection
- * (client_key_register), a channel requested, approved by the owner, keyed (X3DH + Double Ratchet
- * handshake over a2a_key_exchange) and opened on both sides; messages decrypted on the other side
- * while the database holds only ciphertext; a restarted agent resumes as the same device and
- * catches up what it missed from the channel history.
+ * End-to-end encrypted A2A channels (`secure/a2a.ts`) between API-key agents (`node/runtime.ts`)
+ * against a real server: keys registered on the first connection (client_key_register), a channel
+ * requested, approved by the owner, keyed over a2a_key_exchange and opened on both sides;
+ * messages decrypted on the other side while the database holds only ciphertext; a restarted agent
+ * resumes as the same device and catches up what it missed from the channel history.
+ * Protocols (docs/decisions.md "MLS over A2A channels"): `mls` gives an MLS session (the Welcome as
+ * the initiator's key exchange) when the peer has KeyPackages, in one tenant and across federated
+ * tenants; `ratchet` and a peer without KeyPackages give X3DH + Double Ratchet.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,9 +14,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
+import { a2aMessages, hubIdentities, mlsKeyPackages } from '../../server/src/db/schema/index.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
+import { isMlsHeaderBlob } from '../src/mls/wire.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 import type { SecureChannelMessage } from '../src/secure/a2a.js';
@@ -64,15 +67,15 @@ describe('SecureChannels between API-key agents', () => {
     return { rt, received };
   }
 
-  /** An API-key agent with a certified hub identity bound to its device. */
-  async function agent(name: string): Promise<Agent> {
-    const { key } = await owner.createApiKey({ name });
+  /** An API-key agent of `by`'s tenant with a hub identity of `tier` bound to its device. */
+  async function agent(name: string, by: ParleyClient = owner, tier = 'certified'): Promise<Agent> {
+    const { key } = await by.createApiKey({ name });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-${name}-`));
     dirs.push(dir);
     const { rt, received } = await start(key, dir);
     const address = `sdk-${name}-${randomBytes(4).toString('hex')}`;
-    await owner.registerHub({ hub_address: address, display_name: name, device_id: rt.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
-    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
+    await by.registerHub({ hub_address: address, display_name: name, device_id: rt.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
+    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: tier, trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
     return { rt, address, dir, key, received };
   }
 
@@ -89,16 +92,16 @@ describe('SecureChannels between API-key agents', () => {
 
     await owner.approveA2aChannel(id);
     const [xs, ys] = await Promise.all([x.rt.channels.waitOpen(id, 15_000), y.rt.channels.waitOpen(id, 15_000)]);
-    expect(xs).toMatchObject({ open: true, status: 'active', role: 'initiator', protocol: 'ratchet' });
-    expect(ys).toMatchObject({ open: true, status: 'active', role: 'responder', protocol: 'ratchet', peer_hub_address: x.address });
+    expect(xs).toMatchObject({ open: true, status: 'active', role: 'initiator', protocol: 'mls' });
+    expect(ys).toMatchObject({ open: true, status: 'active', role: 'responder', protocol: 'mls', peer_hub_address: x.address });
     expect(xs!.conversation_id).toBeTruthy();
     expect(x.rt.hubAddress()).toBe(x.address);
 
     const secret = `the launch code is ${randomBytes(6).toString('hex')}`;
     const sent = await x.rt.channels.sendText(id, secret);
-    expect(sent).toMatchObject({ channel_id: id, outcome: 'delivered', protocol: 'ratchet' });
+    expect(sent).toMatchObject({ channel_id: id, outcome: 'delivered', protocol: 'mls' });
     const got = await waitFor(() => y.received.find((m) => m.message_id === sent.message_id), 'y decrypts');
-    expect(got).toMatchObject({ channel_id: id, peer_hub_address: x.address, sender_device_id: x.rt.deviceId, content: { type: 'text', payload: { text: secret } } });
+    expect(got).toMatchObject({ channel_id: id, peer_hub_address: x.address, sender_device_id: x.rt.deviceId, protocol: 'mls', content: { type: 'text', payload: { text: secret } } });
     const reply = await y.rt.channels.sendText(id, 'roger', { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
     const back = await waitFor(() => x.received.find((m) => m.message_id === reply.message_id), 'x decrypts the reply');
     expect(back.content).toEqual({ type: 'text', payload: { text: 'roger' } });
@@ -106,15 +109,16 @@ describe('SecureChannels between API-key agents', () => {
     // Handshakes are not delivered as messages.
     expect(x.received.map((m) => m.message_id)).toEqual([reply.message_id]);
 
-    // The service holds the two handshakes and two messages, all opaque.
+    // The service holds the two handshakes (the Welcome, then y's answer in the group) and two messages, all MLS and opaque.
     const rows = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.channelId, id));
     expect(rows.map((r) => r.messageType).sort()).toEqual(['key_exchange', 'key_exchange', 'text', 'text']);
-    for (const r of rows) {
-      const stored = Buffer.concat([Buffer.from(r.headerBlob ?? []), Buffer.from(r.ciphertext ?? [])]).toString('latin1');
-      expect(stored).not.toContain(secret);
-      expect(stored).not.toContain('roger');
-      expect(stored).not.toContain('parley-a2a-key-exchange');
-    }
+    expectOpaque(rows, [secret, 'roger']);
+    expect(rows.every((r) => isMlsHeaderBlob(Buffer.from(r.headerBlob!).toString('base64')))).toBe(true);
+    const welcome = rows.find((r) => r.messageType === 'key_exchange' && r.senderDeviceId === x.rt.deviceId)!;
+    expect(JSON.parse(Buffer.from(welcome.headerBlob!).toString('utf8'))).toMatchObject({ protocol: 'mls', kind: 'welcome' });
+    // x claimed one of y's KeyPackages (y's stock was topped up after joining).
+    const claimed = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.rt.deviceId));
+    expect(claimed.filter((k) => k.claimedBy === x.rt.deviceId)).toHaveLength(1);
 
     // y stops; x sends while it is away; y restarts from its state directory as the same device and catches up.
     await y.rt.stop();
@@ -127,6 +131,69 @@ describe('SecureChannels between API-key agents', () => {
     // The session continues both ways after the restart.
     const after = await again.rt.channels.sendText(id, 'back online');
     await waitFor(() => x.received.find((m) => m.message_id === after.message_id), 'x reads the restarted agent');
+    expect(after.protocol).toBe('mls');
     expect(again.received.filter((m) => m.message_id === sent.message_id)).toEqual([]);
   });
+
+  /** Approve, wait until both sides are open, and exchange one text each way; answers the channel's stored rows. */
+  async function openAndTalk(x: Agent, y: Agent, id: string, approver: ParleyClient, protocol: 'mls' | 'ratchet') {
+    await approver.approveA2aChannel(id);
+    const [xs, ys] = await Promise.all([x.rt.channels.waitOpen(id, 15_000), y.rt.channels.waitOpen(id, 15_000)]);
+    expect(xs).toMatchObject({ open: true, role: 'initiator', protocol });
+    expect(ys).toMatchObject({ open: true, role: 'responder', protocol });
+    const secret = `secret ${randomBytes(6).toString('hex')}`;
+    const sent = await x.rt.channels.sendText(id, secret);
+    expect(sent.protocol).toBe(protocol);
+    expect((await waitFor(() => y.received.find((m) => m.message_id === sent.message_id), 'y decrypts')).content).toEqual({ type: 'text', payload: { text: secret } });
+    const reply = await y.rt.channels.sendText(id, `re: ${secret}`);
+    expect(reply.protocol).toBe(protocol);
+    expect((await waitFor(() => x.received.find((m) => m.message_id === reply.message_id), 'x decrypts')).content).toEqual({ type: 'text', payload: { text: `re: ${secret}` } });
+    const rows = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.channelId, id));
+    expectOpaque(rows, [secret]);
+    expect(rows.every((r) => isMlsHeaderBlob(Buffer.from(r.headerBlob!).toString('base64')) === (protocol === 'mls'))).toBe(true);
+    return rows;
+  }
+
+  it('a channel asked for with ratchet stays X3DH + Double Ratchet, and claims no KeyPackage', async () => {
+    const x = await agent('rx');
+    const y = await agent('ry');
+    const requested = await x.rt.channels.request(y.address, { protocol: 'ratchet' });
+    expect(requested.protocol).toBe('ratchet');
+    await openAndTalk(x, y, requested.channel_id, owner, 'ratchet');
+    const kps = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.rt.deviceId));
+    expect(kps.length).toBeGreaterThan(0);
+    expect(kps.filter((k) => k.claimedAt !== null)).toEqual([]);
+  });
+
+  it('mls with a peer that has no KeyPackage falls back to X3DH + Double Ratchet', async () => {
+    const x = await agent('fx');
+    const y = await agent('fy');
+    await t.app.parley.database.db.delete(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.rt.deviceId));
+    const requested = await x.rt.channels.request(y.address);
+    expect(requested.protocol).toBe('mls');
+    await openAndTalk(x, y, requested.channel_id, owner, 'ratchet');
+  });
+
+  it('a federated channel between two tenants gets MLS too (the claim crosses tenants for the channel party)', async () => {
+    const other = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(`a2a-sdk-far-${Date.now()}@example.com`) });
+    const otherTenant = (await other.createTenant({ name: 'A2A SDK Far' })).tenant_id;
+    other.setTenantId(otherTenant);
+    const agreement = await owner.proposeFederation({ partner_tenant_id: otherTenant, trust_floor: 0.5, allowed_capabilities: [], expires_at: new Date(Date.now() + 30 * 24 * 3600 * 1000).toISOString() });
+    await other.acceptFederation(agreement.id);
+    const x = await agent('ex', owner, 'enterprise');
+    const y = await agent('ey', other, 'enterprise');
+    const requested = await x.rt.channels.request(y.address);
+    await openAndTalk(x, y, requested.channel_id, other, 'mls');
+    const claimed = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.rt.deviceId));
+    expect(claimed.filter((k) => k.claimedBy === x.rt.deviceId)).toHaveLength(1);
+  });
 });
+
+/** No stored header or ciphertext contains any of `plaintexts` or the handshake marker. */
+function expectOpaque(rows: { headerBlob: Buffer | null; ciphertext: Buffer | null }[], plaintexts: string[]): void {
+  for (const r of rows) {
+    const stored = Buffer.concat([Buffer.from(r.headerBlob ?? []), Buffer.from(r.ciphertext ?? [])]).toString('latin1');
+    for (const p of plaintexts) expect(stored).not.toContain(p);
+    expect(stored).not.toContain('parley-a2a-key-exchange');
+  }
+}

@@ -11,8 +11,12 @@ import { SecureMessenger } from '../secure/messenger.js';
 import type { SessionStore } from '../storage.js';
 
 /**
- * The A2A layer of a device: a messenger of its own (`a2a-<device_id>`, X3DH + Double Ratchet)
- * and {@link SecureChannels} attached to the socket.
+ * The A2A layer of a device: a messenger of its own (`a2a-<device_id>`) and {@link SecureChannels}
+ * attached to the socket. With `mls` the messenger has MLS on and publishes the device's MLS
+ * KeyPackages (`start()` tops them up), so channels asked for with `mls` get an MLS session when
+ * the peer has KeyPackages too; it must then be the device's only MLS messenger (API-key agents,
+ * whose owner conversations stay X3DH + Double Ratchet). Without it (enrolled devices, whose
+ * conversation messenger publishes the KeyPackages) channels are X3DH + Double Ratchet.
  */
 export async function openChannelLayer(options: {
   identity: DeviceIdentity;
@@ -22,9 +26,16 @@ export async function openChannelLayer(options: {
   tap: FrameTap;
   auth: 'api_key' | 'device';
   log: (line: string) => void;
+  /** MLS sessions for channels (see above). Default false. */
+  mls?: boolean;
 }): Promise<{ channels: SecureChannels; messenger: SecureMessenger }> {
   const deviceId = options.identity.deviceId!;
-  const messenger = await SecureMessenger.open({ identity: options.identity, store: options.store, storeKey: `a2a-${deviceId}`, mls: false });
+  const messenger = await SecureMessenger.open({
+    identity: options.identity,
+    store: options.store,
+    storeKey: `a2a-${deviceId}`,
+    ...(options.mls ? { client: options.client, mls: true } : { mls: false }),
+  });
   const channels = await SecureChannels.open({ messenger, store: options.store, client: options.client, auth: options.auth });
   messenger.on('error', (e) => options.log(`warning: a2a ${e.code}: ${e.message}`));
   channels.on('error', (e) => options.log(`warning: a2a: ${e.message}`));

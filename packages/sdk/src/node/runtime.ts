@@ -12,10 +12,14 @@
  *   keys (trust on first use) and the socket then serves as that device. Later connections are
  *   served as the bound device directly. A new API key for the same state directory (after a
  *   rotation) registers the same keys again.
- * - Then: a {@link SecureMessenger} for the owner conversations (X3DH + Double Ratchet: the MLS
- *   KeyPackage routes do not take API keys) over the socket, and {@link SecureChannels} on a
- *   messenger of their own for A2A channels. The socket reconnects with back-off and stays online
- *   until the key is revoked (4001), refused (4003/4401) or `stop()`.
+ * - Then: a {@link SecureMessenger} for the owner conversations (X3DH + Double Ratchet) over the
+ *   socket, and {@link SecureChannels} on a messenger of their own for A2A channels, with MLS on:
+ *   it publishes the device's MLS KeyPackages (with the API key), which the service hands only to
+ *   the other party of an approved channel, so channels asked for with `mls` get MLS sessions
+ *   when the peer has KeyPackages too (docs/decisions.md "MLS over A2A channels"). The owner
+ *   conversations stay X3DH + Double Ratchet: one device has one MLS client. The socket
+ *   reconnects with back-off and stays online until the key is revoked (4001), refused
+ *   (4003/4401) or `stop()`.
  *
  * Known limit: an API key cannot read `GET /devices/{id}/messages`, so owner-conversation
  * messages sent while the agent was offline are not caught up (A2A channels are, from their
@@ -153,7 +157,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     messenger.attach(realtime);
     messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
     await messenger.start();
-    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log });
+    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true });
     channels = layer.channels;
     a2aMessenger = layer.messenger;
   };
@@ -200,7 +204,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     }
   }
   ready.then(
-    () => log(`online as ${record.device_id} (API key; X3DH + Double Ratchet)`),
+    () => log(`online as ${record.device_id} (API key; owner conversations X3DH + Double Ratchet, A2A channels MLS when the peer has KeyPackages)`),
     () => undefined,
   );
   const deviceId = record.device_id!;

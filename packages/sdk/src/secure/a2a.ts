@@ -9,36 +9,52 @@
  * 2. The responder's owner approves: both devices get `a2a_channel_approved` with their role and
  *    the peer device's keys. The channel becomes a messenger conversation whose id is the channel
  *    id and whose peer is that device.
- * 3. Key exchange (`a2a_key_exchange` socket frames while `approved`): the initiator sends the
- *    first sealed message of a new X3DH + Double Ratchet session (the X3DH initial message, with
- *    a small handshake plaintext); the responder answers with its own handshake only after it
- *    processed the initiator's, sealed in the session just accepted, so both sides end up in one
- *    session and there is no simultaneous-start race. When both sent theirs the service activates
- *    the channel (`a2a_channel_activated {conversation_id}`).
+ * 3. Key exchange (`a2a_key_exchange` socket frames while `approved`), initiator first:
+ *    - `mls` (the default asked for), when this messenger has MLS and the peer's KeyPackage can be
+ *      claimed (`POST /mls/key-packages/claim`; the service hands an API-key agent's KeyPackages
+ *      only to the other party of an approved channel, across tenants too) and is signed with the
+ *      peer identity key of `a2a_channel_approved`: the initiator's handshake is the MLS Welcome of
+ *      a two-member group `parley:<channel id>:<uuid>` with the peer. The responder joins from it
+ *      (that is the initiator's handshake read) and answers with its handshake plaintext as an MLS
+ *      application message in that group. Messages then use MLS.
+ *    - otherwise (`ratchet` asked for, MLS off here, the peer has no KeyPackage, the claim was
+ *      refused or the KeyPackage is unusable): X3DH + Double Ratchet as before — the initiator
+ *      seals a small handshake plaintext as the X3DH initial message; the responder answers in
+ *      the session it accepted.
+ *    The responder always answers only after it processed the initiator's handshake, in the
+ *    session that handshake started, so both sides end up in one session and there is no
+ *    simultaneous-start race. When both sent theirs the service activates the channel
+ *    (`a2a_channel_activated {conversation_id}`).
  * 4. A channel is *open* when it is `active` and this side holds the established session (sent
  *    its handshake, and read the peer's). Messages are sealed in it and sent with
  *    `POST /a2a/channels/{id}/messages` (answer: the policies' outcome); received `a2a_message`
  *    events go through `messenger.receive` (conversation id = channel id) and come out as
  *    `message` events of this class, in order, saved before delivery.
  *
- * Protocol: always X3DH + Double Ratchet. An MLS session needs the peer's KeyPackage, and the
- *   service's KeyPackage routes (`/mls/key-packages…`) do not accept API keys nor claims across
- *   tenants, so a channel asked for with `mls` reports `ratchet` once open.
+ * Protocol: {@link SecureChannelInfo.protocol} is what was asked for until the channel has a
+ *   session, then the session's (`mls` or `ratchet`); {@link SecureChannelSendResult.protocol} the
+ *   one a message was sealed in. `ratchet` always means X3DH + Double Ratchet.
  *
  * Persistence: the channel table (id, role, peer, status, conversation id, handshake progress,
- *   history cursor) is saved under `a2a-channels-<device_id>` in the store. After a restart or a
- *   reconnection (`attach`), `sync()` re-reads the channel list and each approved / active
- *   channel's history (`GET /a2a/channels/{id}/messages?since=<saved cursor>`), so handshakes and
- *   messages sent while this device was offline are processed once, in order.
+ *   history cursor) is saved under `a2a-channels-<device_id>` in the store; sessions (MLS group
+ *   state, the Welcome until the service stored it) in the messenger's state, saved before
+ *   anything is sent. After a restart or a reconnection (`attach`), `sync()` re-reads the channel
+ *   list and each approved / active channel's history (`GET /a2a/channels/{id}/messages?since=<saved
+ *   cursor>`), so handshakes and messages sent while this device was offline are processed once,
+ *   in order. A Welcome whose ack was lost is sent again (the joined peer ignores the copy); a
+ *   responder that joined but crashed before noting it sees the joined group in the messenger.
  *
- * Use a messenger dedicated to channels (its own `storeKey`, MLS off): A2A history cursors are not
- * in the same sequence as conversation cursors, and the messenger's `message` event would
- * otherwise also carry channel messages.
+ * Use a messenger dedicated to channels (its own `storeKey`): A2A history cursors are not in the
+ * same sequence as conversation cursors, and the messenger's `message` event would otherwise also
+ * carry channel messages. For MLS give it the REST client and MLS on, and let it be the only MLS
+ * messenger of the device (`node/a2a-layer.ts`, API-key agents): a claimed KeyPackage can only be
+ * joined by the MLS client that published it. Without MLS every channel is X3DH + Double Ratchet.
  */
 import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aSendResult, MessageType, Priority } from '@parley/protocol';
 import type { ParleyClient, RequestOptions } from '../client/rest.js';
 import { encodeContent, type Content } from '../content/types.js';
 import type { PeerDevice } from '../crypto/session.js';
+import type { SessionProtocol } from '../mls/protocol.js';
 import type { RealtimeClient } from '../realtime/client.js';
 import { TypedEmitter } from '../realtime/emitter.js';
 import { frameTap, FrameLink, type FrameTap } from '../realtime/frames.js';
@@ -49,7 +65,7 @@ import { SecureMessengerError, type SecureMessage } from './types.js';
 
 export { frameTap, FrameLink, type FrameTap };
 
-/** Protocols a channel may be asked for; sessions are `ratchet` (see the file comment). */
+/** Protocols a channel may be asked for and may end up with (see the file comment). */
 export type SecureChannelProtocol = 'mls' | 'ratchet';
 
 /** A channel as this device knows it. */
@@ -61,7 +77,7 @@ export interface SecureChannelInfo {
   own_hub_address: string | null;
   peer_device_id: string | null;
   status: A2aChannelStatus;
-  /** Asked for, then the session's protocol once open. */
+  /** Asked for, then the protocol of the channel's session once it has one (`mls` or `ratchet`). */
   protocol: SecureChannelProtocol;
   /** Active, with this side's established session. */
   open: boolean;
@@ -79,6 +95,7 @@ export interface SecureChannelMessage extends SecureMessage {
 
 /** What {@link SecureChannels.send} resolves with. */
 export interface SecureChannelSendResult extends A2aSendResult {
+  /** The protocol the message was sealed in. */
   protocol: SecureChannelProtocol;
 }
 
@@ -141,6 +158,11 @@ const OPEN_STATUSES: readonly A2aChannelStatus[] = ['pending', 'approved', 'acti
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A messenger session protocol as a channel protocol. */
+function channelProtocol(protocol: SessionProtocol): SecureChannelProtocol {
+  return protocol === 'mls' ? 'mls' : 'ratchet';
+}
+
 /** `did:hub:<address>` or `<address>` → the address, lower case. */
 export function normalizeHubAddress(peer: string): string {
   const p = peer.trim();
@@ -188,6 +210,13 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     this.deviceId = options.messenger.deviceId;
     this.storeKey = `a2a-channels-${this.deviceId}`;
     this.detachers.push(this.messenger.on('message', (m) => this.onDecrypted(m)));
+    // A responder that joined the initiator's MLS Welcome has read its handshake: answer it.
+    this.detachers.push(
+      this.messenger.on('session', (e) => {
+        const r = this.channels.get(e.conversation_id);
+        if (r && e.initiator === 'peer' && e.protocol === 'mls') this.fire(() => this.maybeHandshake(r));
+      }),
+    );
   }
 
   /**
@@ -405,15 +434,18 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     if (why) throw new SecureMessengerError('send_failed', why, { conversationId: channelId });
     const previous = this.sending.get(channelId) ?? Promise.resolve();
     const run = previous.then(async () => {
+      // The peer answered in our MLS group, so the service stored our Welcome (a no-op otherwise).
+      if (r.role === 'initiator') await this.messenger.confirmOpening(channelId);
       const [wire] = await this.messenger.seal([channelId], plaintext);
       try {
-        return await this.client.sendA2aMessage(channelId, {
+        const sent = await this.client.sendA2aMessage(channelId, {
           header_blob: wire!.header_blob,
           ciphertext: wire!.ciphertext,
           ...(options.message_type !== undefined ? { message_type: options.message_type } : {}),
           ...(options.priority !== undefined ? { priority: options.priority } : {}),
           ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
         });
+        return { ...sent, protocol: channelProtocol(wire!.protocol) };
       } catch (err) {
         throw new SecureMessengerError('send_failed', `sending on channel ${channelId} failed: ${describe(err)}`, { conversationId: channelId, cause: err });
       }
@@ -424,7 +456,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     );
     this.sending.set(channelId, tail);
     void tail.then(() => this.sending.get(channelId) === tail && this.sending.delete(channelId));
-    return { ...(await run), protocol: 'ratchet' };
+    return run;
   }
 
   /** Why a channel cannot carry messages yet (undefined when it is open). */
@@ -488,12 +520,30 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
       own_hub_address: r.own_hub_address,
       peer_device_id: r.peer?.device_id ?? null,
       status: r.status,
-      protocol: open || r.sent_kx ? 'ratchet' : r.requested,
+      protocol: this.sessionProtocol(r) ?? r.requested,
       open,
       conversation_id: r.conversation_id,
       capability: r.capability,
       created_at: r.created_at,
     };
+  }
+
+  /** The protocol of the channel's sending session, once it has one. */
+  private sessionProtocol(r: ChannelRecord): SecureChannelProtocol | undefined {
+    const s = r.peer ? this.messenger.sessionInfo(r.channel_id) : undefined;
+    return s ? channelProtocol(s.protocol) : undefined;
+  }
+
+  /**
+   * A responder whose messenger joined the peer's MLS group has read the initiator's handshake
+   * (the Welcome); true when that was not noted yet (noted now, to be saved by the caller).
+   */
+  private notedMlsJoin(r: ChannelRecord): boolean {
+    if (r.got_kx || r.role !== 'responder' || !r.peer) return false;
+    const s = this.messenger.sessionInfo(r.channel_id);
+    if (s?.protocol !== 'mls' || s.initiator !== 'peer') return false;
+    r.got_kx = true;
+    return true;
   }
 
   private emitChannel(r: ChannelRecord): void {
@@ -541,6 +591,10 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
 
   /** Send our handshake when it is our turn: the initiator first, the responder after reading the initiator's. */
   private async maybeHandshake(r: ChannelRecord): Promise<void> {
+    if (this.notedMlsJoin(r)) {
+      await this.save();
+      this.emitChannel(r);
+    }
     if (r.sent_kx || !r.peer || r.status !== 'approved') return;
     if (r.role === 'responder' && !r.got_kx) return;
     if (this.handshaking.has(r.channel_id) || !this.frames) return;
@@ -551,8 +605,12 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
 
   private async sendHandshake(r: ChannelRecord): Promise<void> {
     try {
-      const [wire] = await this.messenger.seal([r.channel_id], handshakeBytes(r.channel_id, r.role));
-      const ack = await this.frames!.request<A2aKeyExchangeAck>('a2a_key_exchange', { channel_id: r.channel_id, header_blob: wire!.header_blob, ciphertext: wire!.ciphertext }, 'a2a_key_exchange_ack');
+      // The initiator starts the session (MLS when asked for and possible); the responder answers in the one it joined.
+      const wire = await this.messenger.sealHandshake(r.channel_id, handshakeBytes(r.channel_id, r.role), { mls: r.role === 'initiator' && r.requested === 'mls' });
+      const ack = await this.frames!.request<A2aKeyExchangeAck>('a2a_key_exchange', { channel_id: r.channel_id, header_blob: wire.header_blob, ciphertext: wire.ciphertext }, 'a2a_key_exchange_ack');
+      // The Welcome is stored: confirmed before noting our handshake sent, so a crash in between
+      // re-sends a handshake in the group rather than leaving a Welcome pending forever.
+      if (wire.protocol === 'mls') await this.messenger.confirmOpening(r.channel_id);
       await this.enqueue(async () => {
         r.sent_kx = true;
         if (ack.status === 'active') {

@@ -27,7 +27,10 @@
  * Rooms (DESIGN §8.5, `secure/rooms.ts`) reuse all of this through two entry points: `seal`
  * encrypts one plaintext in several conversations without sending it, and `receive` takes a room
  * envelope as a message of the pairwise room conversation with its sender (`room_id` set; its
- * cursor stays out of the device-wide resume window).
+ * cursor stays out of the device-wide resume window). A2A channels (`secure/a2a.ts`) relay a
+ * conversation's first message themselves as their key exchange: `sealHandshake` starts the
+ * session (MLS when asked and possible) and answers the MLS Welcome or the X3DH initial message,
+ * `confirmOpening` notes the Welcome stored.
  *
  * Typical agent use (see `node/agent.ts`):
  * ```ts
@@ -377,6 +380,41 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
+   * The first message of a conversation whose start message the caller relays itself (A2A channel
+   * key exchanges, `secure/a2a.ts`): starts the session if there is none — MLS when `options.mls`,
+   * MLS is available here and the peer's KeyPackage can be claimed (checked against the peer's
+   * identity key), else X3DH + Double Ratchet — and answers the wire to send: an MLS Welcome (kept
+   * as the session's opening until {@link confirmOpening}; asked again, the same Welcome), or
+   * `plaintext` sealed in the session (the X3DH initial message for a new ratchet session, or an
+   * MLS application message once the Welcome was confirmed). The new state is saved before this
+   * resolves.
+   * @throws SecureMessengerError `unknown_conversation`, `stopped`, `persist_failed`.
+   */
+  sealHandshake(conversationId: string, plaintext: Uint8Array, options: { mls: boolean }): Promise<SealedWire> {
+    return this.exclusive(async () => {
+      this.ensureRunning();
+      const conv = await this.conversationFor(conversationId);
+      const session = conv.primarySession() ?? (await this.startSession(conv, options.mls));
+      const wire = session.protocol === 'mls' && session.opening ? session.opening : await this.encryptIn(session, plaintext);
+      await this.persist();
+      return { conversation_id: conv.id, ...wire, protocol: session.protocol, session_id: session.id };
+    });
+  }
+
+  /**
+   * The service stored the MLS Welcome {@link sealHandshake} answered: later messages of the
+   * conversation need not carry it (saved). No-op when there is no pending Welcome.
+   */
+  confirmOpening(conversationId: string): Promise<void> {
+    return this.exclusive(async () => {
+      const session = this.conversations.get(conversationId)?.primarySession();
+      if (this._failed || !session?.opening) return;
+      delete session.opening;
+      await this.persist();
+    });
+  }
+
+  /**
    * Encrypt and send structured content (SPEC §2.4; validated first). The first message of a
    * conversation starts its session (MLS or X3DH + Double Ratchet, SPEC §1.3).
    * @throws ContentValidationError for invalid content; SecureMessengerError `unknown_conversation`,
@@ -569,6 +607,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (!mls) throw new SecureMessengerError('session_rejected', 'an MLS message, but MLS is not enabled on this device');
     const { header, message } = decodeMlsEnvelope(wire);
     if (header.kind === 'welcome') {
+      // The same Welcome again (its sender re-sent it after a crash): already joined.
+      if (conv.session(mlsSessionId(header.group_id))) return undefined;
       let joined;
       try {
         joined = await mls.joinFromWelcome(message);
