@@ -7,8 +7,8 @@
  * LOG_LEVEL=silent, listening on 127.0.0.1. One tenant; two API-key agents x and y, each running
  * the SDK's agent runtime (`startApiKeyAgent`: key material registered over the socket) and its
  * local plugin in THIS process, each bound to a certified hub identity; x holds an SPT grant for
- * the benchmarked skill; an A2A channel x -> y approved by the owner and opened (X3DH + Double
- * Ratchet handshake). x's tool server is `parley-mcp` as a child process over stdio (tsx), driven
+ * the benchmarked skill; an A2A channel x -> y approved by the owner and opened with the default
+ * protocol (MLS: x claims y's KeyPackage and sends the Welcome as its key exchange). x's tool server is `parley-mcp` as a child process over stdio (tsx), driven
  * by the official SDK's MCP client, exactly as an agent host runs it.
  *
  * Per sample, in turn (`--requests` (300) samples after 30 warm-up ones, one at a time):
@@ -17,8 +17,8 @@
  *                 rest  baseline: `POST /api/v1/skills/check {skill}` with the same API key, `fetch`
  *                       from this process (keep-alive), answer read and parsed;
  *   send_message  mcp   `tools/call svc_send_message {text, hubAddress}`: stdio, the tool server's
- *                       call to the plugin over loopback (bearer token), the plugin's Double
- *                       Ratchet encryption and state write, `POST /api/v1/a2a/channels/{id}/messages`;
+ *                       call to the plugin over loopback (bearer token), the plugin's MLS
+ *                       encryption and state write, `POST /api/v1/a2a/channels/{id}/messages`;
  *                 rest  baseline: the same `POST /api/v1/a2a/channels/{id}/messages` with the API
  *                       key and an opaque 64-byte envelope (what the plugin sends, minus encryption).
  * Reported: p50 / p99 / mean in ms per path and the ratio mcp / rest. Spans the tool server

@@ -51,8 +51,8 @@ describe('messaging tools through the local plugin', () => {
     channelId = pending.channelId;
     const approve = await t.request({ method: 'POST', url: `/api/v1/a2a/channels/${channelId}/approve`, headers: owner.auth });
     expect(approve.status).toBe(200);
-    const open = ok(await call(mx, 'svc_open_channel', { peerAgent: y.address, channelType: 'ratchet', waitSeconds: 20 }));
-    expect(open).toEqual({ channelId, protocol: 'ratchet', status: 'open', peer: y.address });
+    const open = ok(await call(mx, 'svc_open_channel', { peerAgent: y.address, waitSeconds: 20 }));
+    expect(open).toEqual({ channelId, protocol: 'mls', status: 'open', peer: y.address }); // channelType defaults to mls
     // The responder sees the same channel open once its side processed the handshake.
     await waitFor(async () => y.runtime.channels.get(channelId)?.open, 'the responder side open');
   });
@@ -60,13 +60,13 @@ describe('messaging tools through the local plugin', () => {
   it('a message from svc_send_message arrives decrypted at the other agent; the database holds only ciphertext', async () => {
     const secret = `the launch code is ${Date.now()} (zebra-umbrella)`;
     const sent = ok(await call(mx, 'svc_send_message', { text: secret, hubAddress: y.did, parentSpanId: PARENT }));
-    expect(sent).toMatchObject({ channel_id: channelId, outcome: 'delivered', protocol: 'ratchet' });
+    expect(sent).toMatchObject({ channel_id: channelId, outcome: 'delivered', protocol: 'mls' });
 
     const got = await waitFor(async () => {
       const page = ok(await call(my, 'svc_poll_messages', { channelId }));
       return page.messages.find((m: any) => m.text === secret) as any;
     }, 'the message at the second agent');
-    expect(got).toMatchObject({ message_id: sent.message_id, channel_id: channelId, from: x.address, message_type: 'text', protocol: 'ratchet' });
+    expect(got).toMatchObject({ message_id: sent.message_id, channel_id: channelId, from: x.address, message_type: 'text', protocol: 'mls' });
     expect(got.traceparent).toMatch(new RegExp(`^00-${sent.trace_id}-[0-9a-f]{16}-01$`));
 
     const rows = await t.app.parley.database.db.execute(sql`select header_blob, ciphertext from a2a_messages where channel_id = ${channelId}`);

@@ -155,14 +155,14 @@ describe('local plugin', () => {
     await owner.approveA2aChannel(id);
     const reused = await call<PluginChannel>(x.plugin, 'POST', '/v1/channels', { peer: y.address, wait_ms: 15_000 });
     expect(reused.status).toBe(200);
-    expect(reused.body).toMatchObject({ channel_id: id, status: 'open', protocol: 'ratchet' });
+    expect(reused.body).toMatchObject({ channel_id: id, status: 'open', protocol: 'mls' });
     const seen = await waitFor(async () => (await call<{ channels: PluginChannel[] }>(y.plugin, 'GET', '/v1/channels')).body.channels.find((c) => c.channel_id === id && c.status === 'open'), 'y sees the channel open');
     expect(seen).toMatchObject({ role: 'responder', peer_hub_address: x.address });
 
     const secret = `plugin secret ${randomBytes(6).toString('hex')}`;
     const sent = await call<PluginSendResult>(x.plugin, 'POST', '/v1/messages', { hub_address: y.address, text: secret, message_type: 'text' });
     expect(sent.status).toBe(201);
-    expect(sent.body).toMatchObject({ channel_id: id, conversation_id: null, outcome: 'delivered', protocol: 'ratchet' });
+    expect(sent.body).toMatchObject({ channel_id: id, conversation_id: null, outcome: 'delivered', protocol: 'mls' });
     const page = await waitFor(async () => {
       const p = (await call<PluginMessagePage>(y.plugin, 'GET', `/v1/messages?channel_id=${id}`)).body;
       return p.messages.length > 0 ? p : undefined;
@@ -177,7 +177,7 @@ describe('local plugin', () => {
       text: secret,
       content_type: 'text',
       message_type: 'text',
-      protocol: 'ratchet',
+      protocol: 'mls',
     });
     expect(page.next_since).toBeTruthy();
     expect((await call<PluginMessagePage>(y.plugin, 'GET', `/v1/messages?since=${page.next_since}`)).body).toEqual({ messages: [], next_since: null });
