@@ -187,6 +187,22 @@ describe('SecureChannels between API-key agents', () => {
     const claimed = await t.app.parley.database.db.select().from(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, y.rt.deviceId));
     expect(claimed.filter((k) => k.claimedBy === x.rt.deviceId)).toHaveLength(1);
   });
+  it('a responder offline when the owner approves reads the peer keys again on reconnect and opens the channel', async () => {
+    const x = await agent('late-x');
+    const y = await agent('late-y');
+    await y.rt.stop();
+    const requested = await x.rt.channels.request(y.address, { protocol: 'ratchet' });
+    await owner.approveA2aChannel(requested.channel_id);
+    // x sends its handshake while y is away; y missed a2a_channel_approved entirely.
+    await waitFor(() => x.rt.channels.get(requested.channel_id)?.status === 'approved', 'x sees the approval');
+    const again = await start(y.key, y.dir);
+    const [xs, ys] = await Promise.all([x.rt.channels.waitOpen(requested.channel_id, 15_000), again.rt.channels.waitOpen(requested.channel_id, 15_000)]);
+    expect(xs).toMatchObject({ open: true, role: 'initiator' });
+    expect(ys).toMatchObject({ open: true, role: 'responder', peer_hub_address: x.address });
+    const sent = await x.rt.channels.sendText(requested.channel_id, 'you made it');
+    const got = await waitFor(() => again.received.find((m) => m.message_id === sent.message_id), 'y decrypts');
+    expect(got.content).toEqual({ type: 'text', payload: { text: 'you made it' } });
+  });
 });
 
 /** No stored header or ciphertext contains any of `plaintexts` or the handshake marker. */

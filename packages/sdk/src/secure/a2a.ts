@@ -326,17 +326,25 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
    */
   async sync(): Promise<void> {
     let listed: A2aChannel[] = [];
-    if (this.channels.size > 0) {
+    try {
+      listed = await this.client.listA2aChannels({}, await this.requestOptions());
+    } catch (err) {
+      this.emit('error', new Error(`listing A2A channels failed: ${describe(err)}`, { cause: err }));
+    }
+    // Approved while this device was offline: its a2a_channel_approved was missed; ask for the same data.
+    for (const c of listed) {
+      if ((c.status !== 'approved' && c.status !== 'active') || this.channels.get(c.channelId)?.peer) continue;
       try {
-        listed = await this.client.listA2aChannels({}, await this.requestOptions());
+        const approved = await this.client.a2aChannelPeer(c.channelId, await this.requestOptions());
+        await this.enqueue(() => this.onApproved(approved));
       } catch (err) {
-        this.emit('error', new Error(`listing A2A channels failed: ${describe(err)}`, { cause: err }));
+        this.emit('error', new Error(`reading the peer keys of channel ${c.channelId} failed: ${describe(err)}`, { cause: err }));
       }
     }
     await this.enqueue(async () => {
       for (const c of listed) {
         const r = this.channels.get(c.channelId);
-        if (!r) continue; // approved while offline without its a2a_channel_approved: no peer keys (see the report)
+        if (!r) continue;
         if (r.status !== c.status || r.conversation_id !== c.conversationId) {
           r.status = c.status;
           r.conversation_id = c.conversationId;
@@ -474,7 +482,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
       case 'revoked':
         return `channel ${id} was revoked`;
       case 'active':
-        if (!r.peer) return `channel ${id} is active but this device missed its approval (no peer keys); revoke it and request a new one`;
+        if (!r.peer) return `channel ${id} is active but this device has no peer keys yet (its approval was missed; they are read again at the next connection)`;
         // Active means both handshakes reached the service; ours is established once we read the peer's.
         if (!r.got_kx) return `channel ${id} is active but the end-to-end key exchange is not complete on this device yet`;
         return undefined;
