@@ -6,7 +6,6 @@
  * rented agent answers through its own plugin, and the answer is the tool's result. An invalid
  * token stops the bridge with one line.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -14,18 +13,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { newOwner, type Owner } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { operatorAuth, publishedListing } from '../../server/test/marketplace-fixtures.js';
-import { BRIDGE_CLI, pluginAgent, pluginCall, textOf, TSX_ARGS, type PluginAgent } from './fixtures.js';
+import { BRIDGE_CLI, pluginAgent, pluginCall, runEntry, textOf, TSX_ARGS, type PluginAgent } from './fixtures.js';
 
-function runBridge(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...TSX_ARGS, BRIDGE_CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runBridge = (args: string[], env: Record<string, string> = {}) => runEntry(BRIDGE_CLI, args, env);
 
 describe('parley-bridge', () => {
   let t: TestApp;

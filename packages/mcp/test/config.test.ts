@@ -3,7 +3,6 @@
  * server with one clear line and exit status 2 — checked on the real command over stdio — and
  * flags carry the same names as the environment.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,21 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
 import { parseArgs } from '../src/cli.js';
 import { loadSkills } from '../src/skills.js';
-import { MCP_CLI, TSX_ARGS } from './fixtures.js';
+import { MCP_CLI, runEntry } from './fixtures.js';
 
 const KEY = `svc_agent_sk_dev_${'a'.repeat(64)}`;
 
 /** Run `parley-mcp` with `env` (nothing else inherited but PATH/HOME) and collect its exit. */
-function runCli(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...TSX_ARGS, MCP_CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.on('close', (code) => resolve({ code, stderr, stdout }));
-  });
-}
+const runCli = (env: Record<string, string>, args: string[] = []) => runEntry(MCP_CLI, args, env);
 
 describe('configuration at start', () => {
   it('stops with one line and status 2 when the agent id is missing, before any tool call', async () => {

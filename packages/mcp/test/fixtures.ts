@@ -3,6 +3,7 @@
  * hub identity (key material registered over the socket, SPEC §5 rule 4), and MCP clients of the
  * official SDK over stdio (the `parley-mcp` command as a child process) and Streamable HTTP.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +19,9 @@ import { startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } 
 import { hubIdentities } from '../../server/src/db/schema/index.js';
 import { newOwner, type Owner } from '../../server/test/flows.js';
 import type { TestApp } from '../../server/test/harness.js';
-import { hubOwnerKey, newDeviceKeys } from '../../server/test/keys.js';
-import { wsAddress, WsPool } from '../../server/test/ws-client.js';
+import { keyAgent as serverKeyAgent, type KeyAgent as ServerKeyAgent } from '../../server/test/key-agents.js';
+import { hubOwnerKey } from '../../server/test/keys.js';
+import { WsPool } from '../../server/test/ws-client.js';
 
 /** The `parley-mcp` entry point (TypeScript source, run with tsx). */
 export const MCP_CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
@@ -29,13 +31,7 @@ export const BRIDGE_CLI = fileURLToPath(new URL('../src/bridge-cli.ts', import.m
 export const TSX_ARGS = ['--conditions=parley-source', '--import', 'tsx'];
 
 /** An API-key agent: its owner, key, bound device and hub address. */
-export interface KeyAgent {
-  owner: Owner;
-  apiKey: string;
-  deviceId: string;
-  address: string;
-  did: string;
-}
+export type KeyAgent = Pick<ServerKeyAgent, 'owner' | 'apiKey' | 'deviceId' | 'address' | 'did'>;
 
 let seq = 0;
 /** A unique hub address. */
@@ -47,24 +43,13 @@ export async function setTier(t: TestApp, address: string, trustTier: string, tr
 }
 
 /**
- * A new API key of `owner` whose key material is registered over the socket, with a hub identity
- * bound to its device (tier and score set directly).
+ * A new API key of `owner` (default: a new tenant) whose key material is registered over the
+ * socket (closed afterwards), with a hub identity bound to its device (tier and score set directly).
  */
 export async function keyAgent(t: TestApp, owner?: Owner, tier = 'certified', score: number | null = 0.9): Promise<KeyAgent> {
-  const o = owner ?? (await newOwner(t, 'MCP Co'));
-  const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: o.auth, payload: { name: 'mcp agent' } });
-  expect(created.status).toBe(201);
   const pool = new WsPool();
   try {
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
-    const keys = newDeviceKeys();
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
-    const address = addr();
-    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: o.auth, payload: { hub_address: address, display_name: `Agent ${address}`, device_id: deviceId, public_key: hubOwnerKey(), capabilities: ['research'] } });
-    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
-    await setTier(t, address, tier, score);
-    return { owner: o, apiKey: created.body.key as string, deviceId, address, did: `did:hub:${address}` };
+    return await serverKeyAgent(t, pool, owner ?? (await newOwner(t, 'MCP Co')), { tier, score, prefix: 'mcp', capabilities: ['research'] });
   } finally {
     pool.closeAll();
   }
@@ -183,4 +168,16 @@ export async function pluginCall<T = any>(agent: PluginAgent, method: 'GET' | 'P
   const json = (await res.json()) as T;
   if (!res.ok) throw new Error(`plugin ${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** Run a TypeScript entry point (`MCP_CLI`, `BRIDGE_CLI`) to its end with only PATH/HOME and `env`; stdin closed. */
+export function runEntry(entry: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...TSX_ARGS, entry, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -5,10 +5,11 @@
  * the messaging tools' answer when the local plugin is not running, and the W3C trace context of
  * the arguments carried into the `svc.tool` spans the calls produce.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
-import { call, failed, keyAgent, mcpEnv, ok, stdioClient, type KeyAgent } from './fixtures.js';
+import { call, failed, keyAgent, mcpEnv, ok, stdioClient, waitFor, type KeyAgent } from './fixtures.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -101,17 +102,16 @@ describe('governance tools over stdio', () => {
   });
 
   it('traceId and parentSpanId reach the svc.tool spans the calls produce', async () => {
-    ok(await call(client, 'svc_check_policy', { skillName: skill, traceId: TRACE, parentSpanId: PARENT }));
-    failed(await call(client, 'svc_get_agent_info', { hubName: 'nobody-here-t', traceId: TRACE }));
-    let spans: any[] = [];
-    for (let i = 0; i < 50 && spans.length < 2; i++) {
-      const res = await t.request({ method: 'GET', url: `/api/v1/telemetry/${agent.address}?trace_id=${TRACE}&name=svc.tool`, headers: agent.owner.auth });
-      spans = res.body.spans ?? [];
-      if (spans.length < 2) await new Promise((r) => setTimeout(r, 100));
-    }
-    const policySpan = spans.find((s) => s.attributes['svc.tool'] === 'svc_check_policy');
-    expect(policySpan).toMatchObject({ trace_id: TRACE, parent_span_id: PARENT, name: 'svc.tool', status: 'ok' });
-    const failedSpan = spans.find((s) => s.attributes['svc.tool'] === 'svc_get_agent_info');
-    expect(failedSpan).toMatchObject({ trace_id: TRACE, status: 'error' });
+    const trace = randomBytes(16).toString('hex');
+    ok(await call(client, 'svc_check_policy', { skillName: skill, traceId: trace, parentSpanId: PARENT }));
+    failed(await call(client, 'svc_get_agent_info', { hubName: 'nobody-here-t', traceId: trace }));
+    const spanOf = (spans: any[], tool: string) => spans.find((s) => s.attributes['svc.tool'] === tool);
+    const spans = await waitFor(async () => {
+      const res = await t.request({ method: 'GET', url: `/api/v1/telemetry/${agent.address}?trace_id=${trace}&name=svc.tool`, headers: agent.owner.auth });
+      const found = (res.body.spans ?? []) as any[];
+      return spanOf(found, 'svc_check_policy') && spanOf(found, 'svc_get_agent_info') ? found : undefined;
+    }, 'both spans exported');
+    expect(spanOf(spans, 'svc_check_policy')).toMatchObject({ trace_id: trace, parent_span_id: PARENT, name: 'svc.tool', status: 'ok' });
+    expect(spanOf(spans, 'svc_get_agent_info')).toMatchObject({ trace_id: trace, parent_span_id: null, status: 'error' });
   });
 });

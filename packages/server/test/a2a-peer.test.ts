@@ -4,22 +4,11 @@
  * device and keys — once the channel is approved; 409 while pending and after it closed; 403 for
  * an agent that is not a party; 404 for another tenant.
  */
-import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema/index.js';
 import { newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey, newDeviceKeys, type DeviceKeys } from './keys.js';
-import { wsAddress, WsPool, type WsClient } from './ws-client.js';
-
-interface KeyAgent {
-  deviceId: string;
-  address: string;
-  keys: DeviceKeys;
-  ws: WsClient;
-  headers: { 'x-api-key': string };
-}
+import { keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
+import { WsPool } from './ws-client.js';
 
 describe('A2A channel peer keys', () => {
   let t: TestApp;
@@ -30,18 +19,7 @@ describe('A2A channel peer keys', () => {
   afterEach(() => pool.closeAll());
   afterAll(() => t.close());
 
-  async function keyAgent(owner: Owner): Promise<KeyAgent> {
-    const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'agent' } });
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
-    const keys = newDeviceKeys();
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
-    const address = `peer-${randomBytes(5).toString('hex')}`;
-    const reg = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: address, device_id: deviceId, public_key: hubOwnerKey() } });
-    expect(reg.status).toBe(201);
-    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
-    return { deviceId, address, keys, ws, headers: { 'x-api-key': created.body.key } };
-  }
+  const keyAgent = (owner: Owner) => newKeyAgent(t, pool, owner, { prefix: 'peer' });
 
   const peer = (a: KeyAgent, id: string) => t.request({ method: 'GET', url: `/api/v1/a2a/channels/${id}/peer`, headers: a.headers });
 

@@ -13,23 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities } from '../src/db/schema/index.js';
 import { newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey, newDeviceKeys } from './keys.js';
-import { listingBody, marketAddr, operatorAuth } from './marketplace-fixtures.js';
-import { wsAddress, WsPool, type WsClient } from './ws-client.js';
+import { keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
+import { listingBody, operatorAuth } from './marketplace-fixtures.js';
+import { WsPool } from './ws-client.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
 const RENTALS = '/api/v1/marketplace/rentals';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-
-/** An API-key agent with its registered socket, hub identity and address. */
-interface KeyAgent {
-  owner: Owner;
-  deviceId: string;
-  identityId: string;
-  address: string;
-  ws: WsClient;
-  headers: { 'x-api-key': string };
-}
 
 describe('A2A channels backed by rentals', () => {
   let t: TestApp;
@@ -71,24 +61,12 @@ describe('A2A channels backed by rentals', () => {
    * (certified by the operator when `certify`; unverified otherwise).
    */
   async function keyAgent(owner: Owner, certify = false): Promise<KeyAgent> {
-    const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'agent' } });
-    expect(created.status).toBe(201);
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
-    const keys = newDeviceKeys();
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
-    const reg = await t.request({
-      method: 'POST',
-      url: '/api/v1/hub/identities',
-      headers: owner.auth,
-      payload: { hub_address: marketAddr(), display_name: 'agent', device_id: deviceId, public_key: hubOwnerKey(), capabilities: ['research', 'summarize'] },
-    });
-    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    const a = await newKeyAgent(t, pool, owner, { tier: null, prefix: 'mkt', capabilities: ['research', 'summarize'] });
     if (certify) {
-      const tier = await t.request({ method: 'POST', url: `/api/v1/hub/identities/${reg.body.id}/tier`, headers: op, payload: { tier: 'certified', reason: 'reviewed' } });
+      const tier = await t.request({ method: 'POST', url: `/api/v1/hub/identities/${a.identityId}/tier`, headers: op, payload: { tier: 'certified', reason: 'reviewed' } });
       expect(tier.status, JSON.stringify(tier.body)).toBe(200);
     }
-    return { owner, deviceId, identityId: reg.body.id, address: reg.body.hub_address, ws, headers: { 'x-api-key': created.body.key } };
+    return a;
   }
 
   /** Create and publish a listing of `address` (capabilities research, summarize); answers its id. */

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities } from '../src/db/schema/index.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey, newDeviceKeys } from './keys.js';
+import { hubOwnerKey } from './keys.js';
+import { keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
 import { wsAddress, WsPool, type WsClient } from './ws-client.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
@@ -19,15 +20,6 @@ const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOS
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** An `a2a_message` frame sent by `deviceId` (a REST sender's own sockets get a copy too). */
 const from = (deviceId: string) => (f: { event: string; data: any }) => f.event === 'a2a_message' && f.data.sender_device_id === deviceId;
-
-/** An API-key agent with its registered socket and hub address. */
-interface KeyAgent {
-  owner: Owner;
-  deviceId: string;
-  address: string;
-  ws: WsClient;
-  headers: { 'x-api-key': string };
-}
 
 describe('A2A channels', () => {
   let t: TestApp;
@@ -52,15 +44,7 @@ describe('A2A channels', () => {
   }
 
   /** An API key whose socket registered key material (trust on first use), with a hub identity. */
-  async function keyAgent(owner: Owner, tier = 'certified', score: number | null = 0.9): Promise<KeyAgent> {
-    const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'agent' } });
-    expect(created.status).toBe(201);
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
-    const keys = newDeviceKeys();
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
-    return { owner, deviceId, address: await identity(owner, deviceId, tier, score), ws, headers: { 'x-api-key': created.body.key } };
-  }
+  const keyAgent = (owner: Owner, tier = 'certified', score: number | null = 0.9): Promise<KeyAgent> => newKeyAgent(t, pool, owner, { tier, score });
 
   /** An owner socket (registered owner device) to observe owner events. */
   async function ownerSocket(owner: Owner): Promise<WsClient> {

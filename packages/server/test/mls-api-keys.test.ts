@@ -14,21 +14,14 @@ import { hubIdentities, mlsKeyPackages } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey, newDeviceKeys } from './keys.js';
-import { wsAddress, WsPool, type WsClient } from './ws-client.js';
+import { keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
+import { hubOwnerKey } from './keys.js';
+import { WsPool } from './ws-client.js';
 
 const KP = '/api/v1/mls/key-packages';
 const CHANNELS = '/api/v1/a2a/channels';
 const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString();
 const kp = (s: string) => Buffer.from(`key-package-${s}`).toString('base64');
-
-interface KeyAgent {
-  owner: Owner;
-  deviceId: string;
-  address: string;
-  ws: WsClient;
-  headers: { 'x-api-key': string };
-}
 
 describe('MLS KeyPackages with API keys and over A2A channels', () => {
   let t: TestApp;
@@ -47,18 +40,7 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
   }
 
   /** An API key whose socket registered key material, with a hub identity of `tier`. */
-  async function keyAgent(owner: Owner, tier = 'certified'): Promise<KeyAgent> {
-    const key = await newKey(owner);
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: key }));
-    const keys = newDeviceKeys();
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const deviceId = (await ws.next('client_key_accepted')).data.device_id as string;
-    const address = `mls-${randomBytes(5).toString('hex')}`;
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/register', headers: owner.auth, payload: { hub_address: address, display_name: address, device_id: deviceId, public_key: hubOwnerKey() } });
-    expect(res.status).toBe(201);
-    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: tier, trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
-    return { owner, deviceId, address, ws, headers: { 'x-api-key': key } };
-  }
+  const keyAgent = (owner: Owner, tier = 'certified') => newKeyAgent(t, pool, owner, { tier, prefix: 'mls' });
 
   async function federate(a: Owner, b: Owner): Promise<string> {
     const res = await t.request({
