@@ -36,6 +36,7 @@ export {
   ensurePluginToken,
   isLoopbackAddress,
   isLoopbackHost,
+  isLoopbackUrl,
   tokenMatches,
   pluginChannel,
   pluginMessage,

@@ -94,6 +94,23 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
+/**
+ * Whether a URL names a loopback host (127.0.0.0/8, ::1, `localhost`): the only places a plugin
+ * token may be sent to. A string that is not a URL is not loopback.
+ */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  // The URL parser writes an IPv4-mapped address in hex (::ffff:127.0.0.1 → ::ffff:7f00:1).
+  return host === 'localhost' || isLoopbackAddress(host) || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
+}
+
 /** Hosts `--plugin-host` accepts without being explicit: loopback names and addresses. */
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopbackAddress(host);
