@@ -7,6 +7,7 @@
  * and `doctor` report on a running plugin and on an empty state directory.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,9 +19,10 @@ import { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { main } from '../src/node/agent-cli.js';
 import { FileSessionStore } from '../src/node/file-store.js';
+import { MemorySessionStore, type SessionStore } from '../src/storage.js';
 import { parseSince, PluginInbox } from '../src/node/inbox.js';
 import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type PluginMessagePage, type PluginSendResult, type PluginStatus } from '../src/node/plugin-api.js';
-import { isLoopbackAddress, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
+import { ensurePluginToken, isLoopbackAddress, isLoopbackUrl, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,6 +50,19 @@ async function call<T = any>(plugin: { url: string; token?: string }, method: st
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json()) as T };
+}
+
+/** A raw request (node:http, so the Host header is ours to choose). */
+function rawGet(port: number, route: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: route, method: 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 function capture() {
@@ -124,6 +139,60 @@ describe('local plugin', () => {
       }
     } finally {
       await wide.close();
+    }
+  });
+
+  it('replaces an empty or malformed token file with a fresh 64-hex token; no token never matches an empty one', async () => {
+    for (const content of ['', '  \n', 'not-a-token\n', 'F'.repeat(64), 'a'.repeat(63)]) {
+      const dir = tempDir('token');
+      const file = path.join(dir, 'plugin-token');
+      fs.writeFileSync(file, content, { mode: 0o644 });
+      const plugin = await startPlugin({ backend: x.rt, stateDir: dir, port: 0, fsync: false });
+      try {
+        expect(plugin.token).toMatch(/^[0-9a-f]{64}$/);
+        expect(fs.readFileSync(file, 'utf8')).toBe(`${plugin.token}\n`);
+        expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+        expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+        const none = await call(plugin, 'GET', '/v1/status', undefined, '');
+        expect(none.status).toBe(401);
+        expect((await call(plugin, 'GET', '/v1/status')).status).toBe(200);
+        // The token is kept from then on.
+        expect(await ensurePluginToken(dir)).toBe(plugin.token);
+      } finally {
+        await plugin.close();
+      }
+    }
+    expect(tokenMatches(undefined, '')).toBe(false);
+    expect(tokenMatches('Bearer ', '')).toBe(false);
+    expect(tokenMatches('', '')).toBe(false);
+    expect(tokenMatches(undefined, x.plugin.token)).toBe(false);
+  });
+
+  it('refuses a request whose Host is not a loopback name with its port (DNS rebinding), before the token check', async () => {
+    const port = x.plugin.port;
+    const auth = { authorization: `Bearer ${x.plugin.token}` };
+    for (const host of [`attacker.example:${port}`, 'attacker.example', `127.0.0.1:${port + 1}`, `localhost`, `evil.localhost:${port}`]) {
+      for (const headers of [{ host, ...auth }, { host }]) {
+        const refused = await rawGet(port, '/v1/status', headers);
+        expect(refused.status, host).toBe(403);
+        expect(refused.body.detail).toMatch(/Host/);
+      }
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      expect((await rawGet(port, '/v1/status', { host, ...auth })).status, host).toBe(200);
+      expect((await rawGet(port, '/v1/status', { host })).status, host).toBe(401);
+    }
+
+    // The bind host is accepted too.
+    const other = await startPlugin({ backend: x.rt, stateDir: tempDir('bind'), host: '127.0.0.2', port: 0, fsync: false }).catch(() => undefined);
+    if (other) {
+      try {
+        const ok = await call(other, 'GET', '/v1/status');
+        expect(ok.status).toBe(200);
+        expect(other.url).toBe(`http://127.0.0.2:${other.port}`);
+      } finally {
+        await other.close();
+      }
     }
   });
 
@@ -245,6 +314,36 @@ describe('local plugin', () => {
     expect(reopened.page({ limit: 500 }).messages).toHaveLength(500);
   });
 
+  it('the inbox keeps saving after a failed write', async () => {
+    const backing = new MemorySessionStore();
+    let failures = 1;
+    const store: SessionStore = {
+      load: (id) => backing.load(id),
+      delete: (id) => backing.delete(id),
+      save: (id, state) => (failures-- > 0 ? Promise.reject(new Error('ENOSPC: no space left on device')) : backing.save(id, state)),
+    };
+    const inbox = await PluginInbox.open(store);
+    const msg = (id: string): PluginMessage => ({
+      message_id: id,
+      channel_id: 'c',
+      conversation_id: null,
+      sender_device_id: 'd',
+      sender_hub_address: null,
+      text: id,
+      content_type: 'text',
+      content: null,
+      message_type: 'text',
+      protocol: 'ratchet',
+      timestamp: new Date().toISOString(),
+      traceparent: null,
+    });
+    await expect(inbox.add(msg('lost'))).rejects.toThrow(/ENOSPC/);
+    await inbox.add(msg('kept'));
+    await inbox.flush();
+    const reopened = await PluginInbox.open(backing);
+    expect(reopened.page({ limit: 10 }).messages.map((m) => m.message_id)).toEqual(['lost', 'kept']);
+  });
+
   it('parley-agent status and doctor', async () => {
     const s = capture();
     expect(await main(['status', '--state-dir', x.dir], s.io)).toBe(0);
@@ -275,6 +374,14 @@ describe('local plugin', () => {
     expect(await main(['status', '--state-dir', empty, '--plugin-url', 'http://127.0.0.1:9'], e.io)).toBe(1);
     expect(e.text()).toContain('identity: none');
     expect(e.text()).toMatch(/plugin: not running/);
+    // The token is never sent to a plugin URL that is not loopback.
+    for (const u of ['http://127.0.0.1:7', 'http://127.9.9.9', 'http://[::1]:5', 'http://localhost:3', 'http://[::ffff:127.0.0.1]/']) expect(isLoopbackUrl(u), u).toBe(true);
+    for (const u of ['http://attacker.example:47100', 'http://127.0.0.1.attacker.example', 'http://10.0.0.1:47100', 'http://0.0.0.0:1', 'not a url']) expect(isLoopbackUrl(u), u).toBe(false);
+    const r = capture();
+    expect(await main(['status', '--state-dir', x.dir, '--plugin-url', 'http://attacker.example:47100'], r.io)).toBe(2);
+    expect(r.text()).toContain('plugin: refused --plugin-url http://attacker.example:47100 is not a loopback address (127.0.0.0/8, ::1, localhost)');
+    expect(r.text()).not.toMatch(/plugin: (running|not running)/);
+
     const f = capture();
     expect(await main(['doctor', '--state-dir', empty, '--server', 'http://127.0.0.1:9'], f.io)).toBe(1);
     expect(f.text()).toMatch(/^FAIL {2}no device keys in .* — fix: /m);

@@ -1,6 +1,7 @@
 /**
  * `parley-agent status` and `parley-agent doctor` (issue 19): what a state directory holds and
  * whether its plugin runs, and a checklist with one line per check (`ok …` or `FAIL … fix: …`).
+ * The plugin token is only ever sent to a loopback plugin URL (127.0.0.0/8, ::1, localhost).
  */
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { ParleyClient } from '../client/rest.js';
 import { AGENT_KEY, IDENTITY_KEY, loadAgentState, type AgentRecord } from './agent.js';
 import { FileSessionStore } from './file-store.js';
 import { DEFAULT_PLUGIN_URL, PLUGIN_TOKEN_FILE, type PluginStatus } from './plugin-api.js';
-import { PLUGIN_INFO_FILE } from './plugin.js';
+import { isLoopbackUrl, PLUGIN_INFO_FILE } from './plugin.js';
 import { API_AGENT_KEY, API_KEY_PATTERN, loadApiKeyRecord, type ApiKeyAgentRecord } from './runtime.js';
 
 /** Where the commands write. */
@@ -71,9 +72,12 @@ async function pluginStatus(url: string, token: string | undefined): Promise<{ s
   }
 }
 
+const notLoopback = (url: string) => `${url} is not a loopback address (127.0.0.0/8, ::1, localhost): the plugin token is only sent to the local plugin`;
+
 /**
  * `parley-agent status`: the identity of the state directory, and the running plugin's status.
- * @returns 0 when the plugin answers, 1 otherwise.
+ * @returns 0 when the plugin answers, 1 otherwise, 2 for a plugin URL that is not loopback (the
+ * token is not sent there).
  */
 export async function status(options: { stateDir: string; pluginUrl?: string }, io: DiagnosticsIo): Promise<number> {
   const local = await readLocal(options.stateDir);
@@ -83,6 +87,10 @@ export async function status(options: { stateDir: string; pluginUrl?: string }, 
   else if (local.apiKey) io.out(`identity: API-key agent ${local.apiKey.device_id ? `device ${local.apiKey.device_id}` : '(key material not registered yet)'} at ${local.apiKey.server}`);
   else io.out(`identity: ${local.identity ? 'device keys only (not enrolled nor registered)' : 'none'}`);
   const url = await pluginUrlOf(options.stateDir, options.pluginUrl);
+  if (!isLoopbackUrl(url)) {
+    io.err(`plugin: refused ${options.pluginUrl ? '--plugin-url ' : ''}${notLoopback(url)}`);
+    return 2;
+  }
   const { status: s, error } = await pluginStatus(url, await readToken(options.stateDir));
   if (!s) {
     io.out(`plugin: not running (${error})`);
@@ -164,7 +172,7 @@ export async function doctor(options: { stateDir: string; server?: string; apiKe
     fail(`no plugin token at ${tokenFile}`, `start the plugin once (${runHint}); it writes the token`);
   }
   const url = await pluginUrlOf(options.stateDir);
-  const { status: s, error } = await pluginStatus(url, await readToken(options.stateDir));
+  const { status: s, error } = isLoopbackUrl(url) ? await pluginStatus(url, await readToken(options.stateDir)) : { status: undefined, error: notLoopback(url) };
   if (!s) fail(`plugin not running: ${error}`, `start it: ${runHint}`);
   else if (!s.connected) fail(`plugin running at ${url} but not connected to the service`, 'check the agent output and --server; it reconnects by itself');
   else ok(`plugin running at ${url}, connected as ${s.device_id}`);

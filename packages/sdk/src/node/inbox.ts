@@ -72,7 +72,8 @@ export class PluginInbox {
     if (this.entries.length > this.limit) this.entries.splice(0, this.entries.length - this.limit);
     const doc: SavedInbox = { v: 1, format: 'parley-plugin-inbox', seq: this.seq, entries: this.entries };
     const text = JSON.stringify(doc);
-    this.saving = this.saving.then(() => this.store.save(INBOX_KEY, text));
+    // After a failed write (reported to that add's caller) the next writes still run.
+    this.saving = this.saving.catch(() => undefined).then(() => this.store.save(INBOX_KEY, text));
     return this.saving;
   }
 

@@ -5,15 +5,19 @@
  * crosses loopback; the service only sees ciphertext.
  *
  * - Bound to 127.0.0.1:{@link DEFAULT_PLUGIN_PORT} by default; a request from a non-loopback
- *   address is refused (403) before anything else, then the bearer token of
- *   `<state-dir>/plugin-token` is checked in constant time (401).
+ *   address is refused (403) before anything else, then one whose `Host` is not a loopback name
+ *   with the plugin's port (DNS rebinding: a web page of `attacker.example` resolved to 127.0.0.1)
+ *   (403), then the bearer token of `<state-dir>/plugin-token` is checked in constant time (401).
+ * - The token is 64 lowercase hex characters; a token file holding anything else (empty after a
+ *   crash or a full disk, `touch`ed, edited) is replaced by a new random token, written to a
+ *   temporary file (mode 0600, fsynced) renamed over it.
  * - Bodies are JSON (at most 256 KiB), validated with TypeBox's compiler against the schemas of
  *   `plugin-api.ts`; errors are `{detail}`.
  * - `<state-dir>/plugin.json` names the running plugin (`url`, `pid`, `device_id`, `started_at`)
  *   for `parley-agent status` / `doctor`; it is removed when the plugin stops.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -116,33 +120,65 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopbackAddress(host);
 }
 
-/** Read the plugin token of a state directory, creating it (32 random bytes, hex, mode 0600) when missing. */
+/** What a plugin token looks like: 32 random bytes in lowercase hex. */
+const PLUGIN_TOKEN = /^[0-9a-f]{64}$/;
+
+/**
+ * Read the plugin token of a state directory. When the file is missing, or holds anything else
+ * than 64 lowercase hex characters (after trimming) — e.g. empty after a crash between creating
+ * and writing it, or a full disk — a new random token is written atomically (temporary file mode
+ * 0600, fsynced, renamed over the file) and returned.
+ */
 export async function ensurePluginToken(stateDir: string): Promise<string> {
   const file = path.join(stateDir, PLUGIN_TOKEN_FILE);
   try {
-    return (await readFile(file, 'utf8')).trim();
+    const current = (await readFile(file, 'utf8')).trim();
+    if (PLUGIN_TOKEN.test(current)) return current;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('hex');
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
-    return token;
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${token}\n`, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return (await readFile(file, 'utf8')).trim();
+    await rm(temp, { force: true }).catch(() => undefined);
     throw err;
   }
+  return token;
 }
 
-/** Constant-time comparison of a presented bearer token with the expected one. */
+/**
+ * Constant-time comparison of a presented bearer token with the expected one. False when no
+ * token is presented or the expected one is empty (two empty strings never match).
+ */
 export function tokenMatches(header: string | undefined, expected: string): boolean {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const given = Buffer.from(m?.[1] ?? '', 'utf8');
+  if (!m?.[1] || expected.length === 0) return false;
+  const given = Buffer.from(m[1], 'utf8');
   const want = Buffer.from(expected, 'utf8');
   // Compare equal lengths only (timingSafeEqual's rule); a length mismatch still costs one compare.
   const same = given.length === want.length;
   return timingSafeEqual(same ? given : want, want) && same;
+}
+
+/**
+ * The `Host` values a plugin listening on `host:port` answers to: loopback names with its port
+ * (`127.0.0.1`, `localhost`, `[::1]`, and the bind host), without the port too when it is 80.
+ * Anything else is a DNS-rebinding attempt (a name of the attacker's resolved to loopback).
+ */
+export function allowedPluginHosts(host: string, port: number): Set<string> {
+  const bind = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const names = ['127.0.0.1', 'localhost', '[::1]', bind.toLowerCase()];
+  return new Set(names.flatMap((n) => (port === 80 ? [`${n}:${port}`, n] : [`${n}:${port}`])));
 }
 
 class HttpError extends Error {
@@ -339,9 +375,15 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
     throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
   }
 
+  let port = 0;
+  let allowedHosts = new Set<string>();
   const server: Server = createServer((req, res) => {
     void (async () => {
       if (!isLoopbackAddress(req.socket.remoteAddress)) return reply(res, 403, { detail: 'the plugin only serves loopback clients' });
+      const hostHeader = (req.headers.host ?? '').toLowerCase();
+      if (!allowedHosts.has(hostHeader)) {
+        return reply(res, 403, { detail: `the plugin only answers requests addressed to a loopback name with port ${port} (Host ${JSON.stringify(req.headers.host ?? '')} refused)` });
+      }
       if (!tokenMatches(req.headers.authorization, token)) return reply(res, 401, { detail: `missing or wrong bearer token: send Authorization: Bearer <contents of ${path.join(stateDir, PLUGIN_TOKEN_FILE)}>` });
       try {
         const out = await route(req, new URL(req.url ?? '/', 'http://plugin'));
@@ -359,7 +401,8 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
+  allowedHosts = allowedPluginHosts(host, port);
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : shown}:${port}`;
   const infoFile = path.join(stateDir, PLUGIN_INFO_FILE);

@@ -561,7 +561,8 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   private save(): Promise<void> {
     const doc: SavedChannels = { v: 1, format: 'parley-a2a-channels', device_id: this.deviceId, channels: Object.fromEntries(this.channels) };
     const text = JSON.stringify(doc);
-    this.saving = this.saving.then(() => this.options.store.save(this.storeKey, text));
+    // After a failed write (reported to that save's caller) the next writes still run.
+    this.saving = this.saving.catch(() => undefined).then(() => this.options.store.save(this.storeKey, text));
     return this.saving;
   }
 
