@@ -1,8 +1,8 @@
 /**
  * `GET /api/v1/a2a/channels/{id}/peer` (docs/decisions.md "A2A channels"): a party agent that
  * missed `a2a_channel_approved` reads the same data again — its role and the peer's hub address,
- * device and keys — once the channel is approved; 409 while pending and after it closed; 403 for
- * an agent that is not a party; 404 for another tenant.
+ * device and keys — once the channel is approved; 409 while pending, after it closed and once the
+ * peer device is revoked; 403 for an agent that is not a party; 404 for another tenant.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newOwner, type Owner } from './flows.js';
@@ -46,5 +46,14 @@ describe('A2A channel peer keys', () => {
 
     expect((await t.request({ method: 'POST', url: `/api/v1/a2a/channels/${id}/revoke`, headers: x.headers })).status).toBe(200);
     expect((await peer(x, id)).status).toBe(409);
+
+    // A revoked peer device's keys are not handed out.
+    const second = await t.request({ method: 'POST', url: '/api/v1/a2a/channels/request', headers: x.headers, payload: { responder_hub_address: z.address } });
+    expect((await t.request({ method: 'POST', url: `/api/v1/a2a/channels/${second.body.channel_id}/approve`, headers: owner.auth })).status).toBe(200);
+    expect((await peer(x, second.body.channel_id)).status).toBe(200);
+    expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${z.deviceId}/revoke`, headers: owner.auth })).status).toBe(200);
+    const gone = await peer(x, second.body.channel_id);
+    expect(gone.status).toBe(409);
+    expect(gone.body.detail).toMatch(/not ACTIVE/);
   });
 });

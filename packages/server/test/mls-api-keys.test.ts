@@ -149,7 +149,7 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     // The cap per device pair since the approval.
     for (let i = 1; i < MLS_MAX_CHANNEL_CLAIMS; i++) expect((await claim(x.headers, y.deviceId)).status).toBe(200);
     const capped = await claim(x.headers, y.deviceId);
-    expect(capped.status).toBe(429);
+    expect(capped.status).toBe(409);
     expect((await count(y.headers, y.deviceId)).body.available).toBe(2);
 
     // RLS: tenant A's scope still sees none of B's KeyPackages (the claim switched scope only inside its transaction).

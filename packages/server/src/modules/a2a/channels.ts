@@ -199,9 +199,12 @@ function approvedEvent(channel: repo.ChannelRow, role: 'initiator' | 'responder'
 /**
  * What `a2a_channel_approved` told the calling party, again (for a party that missed it): its
  * role and the peer's hub address, device and keys, read in the peer tenant's scope.
- * @throws 403 the agent is not a party; 404 not visible; 409 the channel is not approved or active.
+ * @throws 403 the agent is not a party, or the channel's agreement or rental ended; 404 not
+ *   visible; 409 the channel is not approved or active, or the peer device is not ACTIVE.
  */
 export async function peerKeys(core: A2aCore, agent: { tenantId: string; deviceId: string }, id: string): Promise<A2aChannelApprovedEvent> {
+  // The channel's agreement or rental must still hold, as for its key exchange and messages.
+  await agreementGate(core, await factsOf(core, agent.tenantId, id));
   return withTenant(core.deps.db, agent.tenantId, async (tx) => {
     const c = await repo.getChannel(tx, id);
     if (!c) throw notFound('channel');
@@ -209,6 +212,7 @@ export async function peerKeys(core: A2aCore, agent: { tenantId: string; deviceI
     if (c.status !== 'approved' && c.status !== 'active') throw conflict(`channel ${id} is ${c.status}: peer keys are given once it is approved`);
     const peer = peerOf(c, role);
     const device = await inScope(tx, agent.tenantId, peer.tenantId, () => getDevice(tx, peer.deviceId));
+    if (!device || device.status !== 'ACTIVE') throw conflict(`the peer device of channel ${id} is not ACTIVE`);
     return approvedEvent(c, role, device);
   });
 }

@@ -6,6 +6,7 @@
  */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { pairKey, xactLock } from '../../db/locks.js';
 import { a2aChannels, a2aMessages } from '../../db/schema/index.js';
 import type { A2aChannelStatus } from '@parley/protocol';
 
@@ -77,8 +78,7 @@ export async function openChannelBetween(tx: Tx, a: string, b: string): Promise<
  * the one-open-channel-per-pair check cannot race (transaction-scoped advisory lock).
  */
 export async function lockPair(tx: Tx, a: string, b: string): Promise<void> {
-  const key = `a2a:${[a, b].sort().join(':')}`;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+  await xactLock(tx, pairKey('a2a', a, b));
 }
 
 export const insertMessage = (tx: Tx, row: typeof a2aMessages.$inferInsert) => tx.insert(a2aMessages).values(row).returning();

@@ -1,13 +1,14 @@
 /** Audit event queries (tenant-scoped transactions; the app role may only SELECT and INSERT). */
-import { and, asc, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lt, lte, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { xactLock } from '../../db/locks.js';
 import { auditEvents } from '../../db/schema/index.js';
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
 /** Serialise appends of one tenant until the transaction ends (DESIGN §8.10). */
 export async function lockChain(tx: Tx, tenantId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`audit:${tenantId}`}, 0))`);
+  await xactLock(tx, `audit:${tenantId}`);
 }
 
 /** The newest link of the tenant's chain, or undefined when it is empty. */

@@ -2,8 +2,9 @@
  * Federation agreement queries. Agreements are two-party rows: under RLS a tenant scope sees the
  * rows it proposed (`tenant_id`) and those proposed to it (`partner_tenant_id`).
  */
-import { and, asc, desc, eq, gt, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { pairKey, xactLock } from '../../db/locks.js';
 import { federationAgreements, tenants } from '../../db/schema/index.js';
 
 /** A stored agreement; `status` is pending | active | revoked (expiry is derived). */
@@ -39,8 +40,7 @@ export const unexpiredBetween = (tx: Tx, a: string, b: string, statuses: string[
  * the one-live-agreement-per-pair check cannot race (transaction-scoped advisory lock).
  */
 export async function lockPair(tx: Tx, a: string, b: string): Promise<void> {
-  const key = `federation:${[a, b].sort().join(':')}`;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+  await xactLock(tx, pairKey('federation', a, b));
 }
 
 /** Whether a tenant exists; call inside crossTenant (the tenant is not the caller's). */

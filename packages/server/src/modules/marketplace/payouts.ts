@@ -13,8 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ConnectDashboard, Payout, PayoutListQuery, PayoutPage, PayoutSummary } from '@parley/protocol';
-import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
+import { xactLock } from '../../db/locks.js';
 import { marketplacePayouts as P } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
@@ -140,7 +141,7 @@ export class PayoutService {
     const due = await crossTenant(this.deps.db, 'payout run: payable balances of every developer (ledger)', (tx) => ledger.payableBalances(tx, this.deps.minimumCents));
     for (const { tenantId } of due) {
       const payout = await withTenant(this.deps.db, tenantId, async (tx) => {
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${'payout:' + tenantId}, 0))`);
+        await xactLock(tx, `payout:${tenantId}`);
         const account = await getAccount(tx, tenantId);
         if (!account || account.status !== 'ready') return 'no_account' as const;
         const cents = -ledger.total((await ledger.sumsOf(tx, tenantId)).developer_payable);

@@ -27,6 +27,7 @@
 import { randomUUID } from 'node:crypto';
 import { MLS_MAX_AVAILABLE, MLS_MAX_CHANNEL_CLAIMS, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
+import { xactLock } from '../../db/locks.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
@@ -72,7 +73,7 @@ export class MlsService {
   /**
    * Claim one KeyPackage of an ACTIVE device for `claimedBy` (see the file comment for who may).
    * 404 when the device is unknown to the caller, not ACTIVE, not claimable by it (no channel), or
-   * has none left (the caller then falls back to X3DH + Double Ratchet); 429 over the per-channel
+   * has none left (the caller then falls back to X3DH + Double Ratchet); 409 over the per-channel
    * cap.
    */
   claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
@@ -90,8 +91,11 @@ export class MlsService {
         // The device's KeyPackages must be its channel messenger's (bound to an API key): another
         // device's belong to its conversation messenger, which could not read a channel's Welcome.
         if (!(await repo.boundToApiKey(tx, deviceId))) throw notFound(peer.tenantId === tenantId ? unclaimable : 'active device');
+        // Count and claim under one lock per device pair, so concurrent claims cannot pass the cap.
+        await xactLock(tx, `mls-claims:${deviceId}:${claimedBy}`);
         if ((await repo.claimedBySince(tx, deviceId, claimedBy, peer.since)) >= MAX_CHANNEL_CLAIMS) {
-          throw new AppError(ErrorCode.RateLimited, `a channel party claims at most ${MAX_CHANNEL_CLAIMS} KeyPackages of the other device`);
+          // A cap, not a rate: 409 (the SDK falls back to X3DH + Double Ratchet), with no Retry-After to honour.
+          throw new AppError(ErrorCode.Conflict, `a channel party claims at most ${MAX_CHANNEL_CLAIMS} KeyPackages of the other device per channel; use X3DH + Double Ratchet or a new channel`);
         }
       }
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');
