@@ -15,7 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { a2aMessages, hubIdentities, mlsKeyPackages } from '../../server/src/db/schema/index.js';
+import { newOwner } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
+import { operatorAuth, publishedListing, type Developer } from '../../server/test/marketplace-fixtures.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { isMlsHeaderBlob } from '../src/mls/wire.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
@@ -202,6 +204,93 @@ describe('SecureChannels between API-key agents', () => {
     const sent = await x.rt.channels.sendText(requested.channel_id, 'you made it');
     const got = await waitFor(() => again.received.find((m) => m.message_id === sent.message_id), 'y decrypts');
     expect(got.content).toEqual({ type: 'text', payload: { text: 'you made it' } });
+  });
+});
+
+describe('SecureChannels backed by a marketplace rental', () => {
+  let t: TestApp;
+  const dirs: string[] = [];
+  const running: AgentRuntime[] = [];
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+  });
+  afterAll(async () => {
+    for (const r of running) await r.stop();
+    await t?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  /** An API-key agent of `by`'s tenant with a hub identity (capabilities research, summarize) bound to its device. */
+  async function agent(name: string, by: ParleyClient): Promise<Agent & { identityId: string }> {
+    const { key } = await by.createApiKey({ name });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-rent-${name}-`));
+    dirs.push(dir);
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+    running.push(rt);
+    await rt.ready;
+    const received: SecureChannelMessage[] = [];
+    rt.channels.on('message', (m) => void received.push(m));
+    const address = `rent-${name}-${randomBytes(4).toString('hex')}`;
+    const hub = await by.registerHub({ hub_address: address, display_name: name, device_id: rt.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey), capabilities: ['research', 'summarize'] });
+    return { rt, address, dir, key, received, identityId: hub.id };
+  }
+
+  async function talk(x: Agent, y: Agent, id: string): Promise<void> {
+    const [xs, ys] = await Promise.all([x.rt.channels.waitOpen(id, 15_000), y.rt.channels.waitOpen(id, 15_000)]);
+    expect(xs).toMatchObject({ open: true, status: 'active', role: 'initiator', protocol: 'mls' });
+    expect(ys).toMatchObject({ open: true, status: 'active', role: 'responder', protocol: 'mls', peer_hub_address: x.address });
+    const sent = await x.rt.channels.sendText(id, `rented ${id}`);
+    expect(sent.protocol).toBe('mls');
+    expect((await waitFor(() => y.received.find((m) => m.message_id === sent.message_id), 'the rented agent decrypts')).protocol).toBe('mls');
+    const reply = await y.rt.channels.sendText(id, `re ${id}`);
+    expect(reply.protocol).toBe('mls');
+    await waitFor(() => x.received.find((m) => m.message_id === reply.message_id), 'the renter decrypts');
+    const rows = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.channelId, id));
+    expect(rows.every((r) => isMlsHeaderBlob(Buffer.from(r.headerBlob!).toString('base64')))).toBe(true);
+    const welcome = rows.find((r) => r.messageType === 'key_exchange' && r.senderDeviceId === x.rt.deviceId)!;
+    expect(JSON.parse(Buffer.from(welcome.headerBlob!).toString('utf8'))).toMatchObject({ protocol: 'mls', kind: 'welcome' });
+  }
+
+  it('opens with mls on both sides, also when a2a_channel_approved reaches the initiator before the REST answer', async () => {
+    const op = await operatorAuth(t);
+    const devOwner = await newOwner(t, 'Rental Dev');
+    const dev = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: devOwner.token });
+    dev.setTenantId(devOwner.tenantId);
+    const y = await agent('y', dev);
+    const tier = await t.request({ method: 'POST', url: `/api/v1/hub/identities/${y.identityId}/tier`, headers: op, payload: { tier: 'certified', reason: 'reviewed' } });
+    expect(tier.status, JSON.stringify(tier.body)).toBe(200);
+    const listingId = await publishedListing(t, { owner: devOwner, identityId: y.identityId, address: y.address } as Developer);
+
+    const buyerOwner = await newOwner(t, 'Rental Buyer');
+    const buyer = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: buyerOwner.token });
+    buyer.setTenantId(buyerOwner.tenantId);
+    const pm = await t.request({ method: 'PUT', url: '/api/v1/marketplace/payment-method', headers: buyerOwner.auth, payload: { payment_method: 'pm_card_visa' } });
+    expect(pm.status, JSON.stringify(pm.body)).toBeLessThan(300);
+    const rental = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyerOwner.auth, payload: { listing_id: listingId } });
+    expect(rental.status, JSON.stringify(rental.body)).toBe(201);
+    expect(rental.body.status).toBe('active');
+
+    // The approval's socket event is handled before the REST answer reaches request() (held back until then).
+    const x = await agent('x', buyer);
+    const original = x.rt.client.requestA2aChannel.bind(x.rt.client);
+    let held = 0;
+    x.rt.client.requestA2aChannel = async (...args: Parameters<typeof original>) => {
+      const answer = await original(...args);
+      await waitFor(() => x.rt.channels.get(answer.channel_id), 'a2a_channel_approved before the answer');
+      held++;
+      return answer;
+    };
+    const requested = await x.rt.channels.request(y.address, { capability: 'research' });
+    expect(held).toBe(1);
+    expect(requested).toMatchObject({ role: 'initiator', status: 'approved', protocol: 'mls', capability: 'research', own_hub_address: x.address });
+    await talk(x, y, requested.channel_id);
+
+    // The ordinary order (whichever comes first) too, for another agent of the renter.
+    const x2 = await agent('x2', buyer);
+    const second = await x2.rt.channels.request(`did:hub:${y.address.toUpperCase()}`);
+    expect(second.protocol).toBe('mls');
+    await talk(x2, y, second.channel_id);
   });
 });
 

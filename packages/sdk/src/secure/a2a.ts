@@ -8,7 +8,10 @@
  * 1. `request(peer)` (`POST /a2a/channels/request`, with the API key or the device JWT) → `pending`.
  * 2. The responder's owner approves: both devices get `a2a_channel_approved` with their role and
  *    the peer device's keys. The channel becomes a messenger conversation whose id is the channel
- *    id and whose peer is that device.
+ *    id and whose peer is that device. A channel backed by a marketplace rental is approved within
+ *    the request, so its `a2a_channel_approved` may come before the REST answer: the protocol
+ *    asked for is noted per peer address before the call, and the initiator's handshake is sent
+ *    once `request()` has its answer.
  * 3. Key exchange (`a2a_key_exchange` socket frames while `approved`), initiator first:
  *    - `mls` (the default asked for), when this messenger has MLS and the peer's KeyPackage can be
  *      claimed (`POST /mls/key-packages/claim`; the service hands an API-key agent's KeyPackages
@@ -50,7 +53,7 @@
  * messenger of the device (`node/a2a-layer.ts`, API-key agents): a claimed KeyPackage can only be
  * joined by the MLS client that published it. Without MLS every channel is X3DH + Double Ratchet.
  */
-import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aSendResult, MessageType, Priority } from '@parley/protocol';
+import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aSendResult, MessageType, Priority, RequestedA2aChannel } from '@parley/protocol';
 import type { ParleyClient, RequestOptions } from '../client/rest.js';
 import { encodeContent, type Content } from '../content/types.js';
 import type { PeerDevice } from '../crypto/session.js';
@@ -200,6 +203,13 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   private readonly handshaking = new Set<string>();
   private readonly detachers: (() => void)[] = [];
   private saving: Promise<void> = Promise.resolve();
+  /**
+   * Requests in flight (REST call not answered yet), by peer hub address (lower case): the
+   * protocol asked for. A channel approved within its request (a marketplace rental) may have its
+   * `a2a_channel_approved` arrive before the REST answer; the record it creates takes this
+   * protocol, and the initiator's handshake waits for {@link request} to finish.
+   */
+  private readonly requesting = new Map<string, { protocol: SecureChannelProtocol; count: number }>();
 
   private constructor(private readonly options: SecureChannelsOptions) {
     super((err, event) => {
@@ -392,8 +402,27 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
    */
   async request(peer: string, options: { protocol?: SecureChannelProtocol; capability?: string } = {}): Promise<SecureChannelInfo> {
     const address = normalizeHubAddress(peer);
-    const answer = await this.client.requestA2aChannel({ responder_hub_address: address, ...(options.capability ? { capability: options.capability } : {}) }, await this.requestOptions());
+    const protocol = options.protocol ?? 'mls';
+    // Noted before the call: an approval within the request may reach the socket before the answer.
+    const pending = this.requesting.get(address);
+    this.requesting.set(address, { protocol, count: (pending?.count ?? 0) + 1 });
+    const done = () => {
+      const entry = this.requesting.get(address);
+      if (entry && --entry.count <= 0) this.requesting.delete(address);
+    };
+    let answer: RequestedA2aChannel;
+    try {
+      answer = await this.client.requestA2aChannel({ responder_hub_address: address, ...(options.capability ? { capability: options.capability } : {}) }, await this.requestOptions());
+    } catch (err) {
+      // A channel the approval already created (the answer was lost) gets its handshake now.
+      void this.enqueue(async () => {
+        done();
+        for (const r of [...this.channels.values()]) if (r.role === 'initiator' && r.peer_hub_address.toLowerCase() === address) await this.maybeHandshake(r);
+      });
+      throw err;
+    }
     return this.enqueue(async () => {
+      done();
       const known = this.channels.get(answer.channel_id);
       const r: ChannelRecord = known ?? {
         channel_id: answer.channel_id,
@@ -402,7 +431,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
         own_hub_address: answer.initiatorHubAddress,
         peer: null,
         status: answer.status,
-        requested: options.protocol ?? 'mls',
+        requested: protocol,
         conversation_id: answer.conversationId,
         capability: answer.capability,
         created_at: answer.createdAt,
@@ -410,9 +439,17 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
         got_kx: false,
         cursor: null,
       };
+      if (known) {
+        // Created by an approval that came first: complete it from the answer.
+        r.own_hub_address ??= answer.initiatorHubAddress;
+        r.capability ??= answer.capability;
+        r.conversation_id ??= answer.conversationId;
+      }
       this.channels.set(r.channel_id, r);
       await this.save();
       this.emitChannel(r);
+      // The handshake an approval that came first left for now (a no-op otherwise).
+      await this.maybeHandshake(r);
       return this.info(r);
     });
   }
@@ -574,6 +611,9 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     }
     const peer: PeerDevice = { device_id: e.peer_device_id, identity_public_key: e.peer_identity_public_key, ephemeral_public_key: e.peer_ephemeral_public_key };
     await this.messenger.addConversation(e.channel_id, peer);
+    // Approved within our own request (a rental), before its answer: the protocol asked for is
+    // the request's, and our handshake waits for request() to finish.
+    const asked = !existing && e.role === 'initiator' ? this.requesting.get(e.peer_hub_address.toLowerCase()) : undefined;
     const r: ChannelRecord = existing ?? {
       channel_id: e.channel_id,
       role: e.role,
@@ -581,7 +621,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
       own_hub_address: null,
       peer: null,
       status: 'approved',
-      requested: 'ratchet',
+      requested: asked?.protocol ?? 'ratchet',
       conversation_id: null,
       capability: null,
       created_at: new Date().toISOString(),
@@ -595,6 +635,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     this.channels.set(r.channel_id, r);
     await this.save();
     this.emitChannel(r);
+    if (asked) return; // request() sends it once answered
     await this.maybeHandshake(r);
   }
 
