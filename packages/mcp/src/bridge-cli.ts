@@ -9,9 +9,8 @@
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { runIfMain } from '@parley/sdk/node';
-import { DEFAULT_PLUGIN_URL } from '@parley/sdk/node';
 import { createBridge } from './bridge.js';
-import { API_KEY_PATTERN, DEFAULT_ENDPOINT } from './config.js';
+import { API_KEY_PATTERN, ConfigError, DEFAULT_ENDPOINT, pluginUrl } from './config.js';
 import { describeToolFailure } from './errors.js';
 import { bridgeHostConfig } from './host-config.js';
 import { hubAddressOf } from './tools/common.js';
@@ -63,7 +62,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
       endpoint,
       ...(values.token ? { token: values.token } : {}),
       ...(apiKey ? { apiKey, credentials: { kind: 'api_key' as const, apiKey } } : {}),
-      pluginUrl: (env.PARLEY_PLUGIN_URL ?? DEFAULT_PLUGIN_URL).replace(/\/+$/, ''),
+      pluginUrl: pluginUrl(env.PARLEY_PLUGIN_URL || undefined),
       pluginToken: env.PARLEY_PLUGIN_TOKEN || undefined,
       stateDir: env.PARLEY_STATE_DIR ?? './agent-state',
     });
@@ -75,7 +74,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     return 0;
   } catch (err) {
     io.err(`parley-bridge: ${describeToolFailure(err, endpoint).message}`);
-    return 1;
+    return err instanceof ConfigError ? 2 : 1;
   }
 }
 

@@ -75,6 +75,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     token = (await rentListing(client, listing.listing_id)).grant.spt_token;
   }
   const claims = sptClaims(token);
+  if (claims.sub !== `did:hub:${options.hub}`) throw new ToolError(`the token grants skills of ${claims.sub}, not of did:hub:${options.hub}`);
   const verdict = await anonymous.validateGrant({ token, audience: claims.aud });
   if (!verdict.valid) {
     const failed = verdict.checks.filter((c) => !c.passed).map((c) => c.check);

@@ -7,22 +7,24 @@
  *              [--skills-dir DIR] [--plugin-url URL] [--plugin-token TOKEN] [--state-dir DIR]
  *
  * stdio by default (the host starts it as a child process); `--http` serves Streamable HTTP on
- * 127.0.0.1:PORT/mcp (default 8765). Every setting may come from the environment (PARLEY_*) or
+ * 127.0.0.1:PORT/mcp (default 8765) to clients sending `Authorization: Bearer <token>`: the token of
+ * `PARLEY_HTTP_TOKEN`, else one generated once into `<state dir>/mcp-http-token` (mode 0600). Every setting may come from the environment (PARLEY_*) or
  * the flag of the same name; flags win. A missing or malformed setting stops it at start with one
  * line on stderr and exit status 2. Nothing but MCP goes to stdout.
  */
+import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { runIfMain } from '@parley/sdk/node';
+import { ensureTokenFile, runIfMain } from '@parley/sdk/node';
 import { ConfigError, flagName, parseConfig, SETTING_NAMES, type McpSettings } from './config.js';
-import { DEFAULT_HTTP_PORT, startHttpServer } from './http.js';
+import { DEFAULT_HTTP_PORT, MCP_HTTP_TOKEN_FILE, startHttpServer } from './http.js';
 import { createMcpServer, ToolRuntime } from './server.js';
 
 /** Usage text. */
-export const USAGE = `usage: parley-mcp [--http [PORT]] [--host ADDR] [--allowed-origin ORIGIN]
+export const USAGE = `usage: parley-mcp [--http [PORT]] [--host ADDR] [--allowed-origin ORIGIN] [--http-token TOKEN]
        [--endpoint URL] [--agent-id did:hub:NAME] [--api-key KEY | --private-key HEX --device-id UUID]
        [--skills-dir DIR] [--plugin-url URL] [--plugin-token TOKEN] [--state-dir DIR]
 settings also come from PARLEY_ENDPOINT, PARLEY_AGENT_ID, PARLEY_API_KEY, PARLEY_PRIVATE_KEY,
-PARLEY_DEVICE_ID, PARLEY_SKILLS_DIR, PARLEY_PLUGIN_URL, PARLEY_PLUGIN_TOKEN, PARLEY_STATE_DIR`;
+PARLEY_DEVICE_ID, PARLEY_SKILLS_DIR, PARLEY_PLUGIN_URL, PARLEY_PLUGIN_TOKEN, PARLEY_STATE_DIR, PARLEY_HTTP_TOKEN`;
 
 /** Parsed command line. */
 export interface McpArgs {
@@ -90,8 +92,11 @@ export async function main(argv: string[], env: Record<string, string | undefine
     throw err;
   }
   if (args.http !== undefined) {
-    const running = await startHttpServer(runtime, { port: args.http, ...(args.host ? { host: args.host } : {}), allowedOrigins: args.allowedOrigins });
-    io.err(`parley-mcp: ${runtime.config.agentId} serving MCP (Streamable HTTP) at ${running.url}`);
+    const given = runtime.config.httpToken;
+    const token = given ?? (await ensureTokenFile(runtime.config.stateDir, MCP_HTTP_TOKEN_FILE));
+    const running = await startHttpServer(runtime, { port: args.http, token, ...(args.host ? { host: args.host } : {}), allowedOrigins: args.allowedOrigins });
+    const where = given ? 'PARLEY_HTTP_TOKEN' : join(runtime.config.stateDir, MCP_HTTP_TOKEN_FILE);
+    io.err(`parley-mcp: ${runtime.config.agentId} serving MCP (Streamable HTTP) at ${running.url}; clients send Authorization: Bearer <the token in ${where}>`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

@@ -15,9 +15,10 @@
  * | `PARLEY_PLUGIN_URL` | `--plugin-url` | the local plugin (default `http://127.0.0.1:18790`) |
  * | `PARLEY_PLUGIN_TOKEN` | `--plugin-token` | the plugin's token (default: read from `<state dir>/plugin-token`) |
  * | `PARLEY_STATE_DIR` | `--state-dir` | the plugin's state directory (default `./agent-state`) |
+ * | `PARLEY_HTTP_TOKEN` | `--http-token` | with `--http`: the bearer token clients send (default: generated once into `<state dir>/mcp-http-token`) |
  */
 import { statSync } from 'node:fs';
-import { DEFAULT_PLUGIN_URL } from '@parley/sdk/node';
+import { DEFAULT_PLUGIN_URL, isLoopbackUrl } from '@parley/sdk/node';
 
 /** The default service base URL (DESIGN §3, §8.27). */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
@@ -44,6 +45,8 @@ export interface McpConfig {
   pluginUrl: string;
   pluginToken: string | undefined;
   stateDir: string;
+  /** Bearer token of the Streamable HTTP mode, when given (else generated, see the CLI). */
+  httpToken: string | undefined;
 }
 
 /** A setting is missing or malformed; `message` is one line naming it and what to do. */
@@ -65,6 +68,7 @@ export const SETTING_NAMES = [
   'PARLEY_PLUGIN_URL',
   'PARLEY_PLUGIN_TOKEN',
   'PARLEY_STATE_DIR',
+  'PARLEY_HTTP_TOKEN',
 ] as const;
 
 /** `PARLEY_AGENT_ID` → `--agent-id`. */
@@ -81,6 +85,23 @@ function httpUrl(name: string, value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
   return value.replace(/\/+$/, '');
+}
+
+/**
+ * `PARLEY_PLUGIN_URL` checked: the plugin's token, plaintext messages and SPTs go there, so only a
+ * loopback address (127.0.0.0/8, ::1, localhost) over http is accepted.
+ * @throws ConfigError otherwise.
+ */
+export function pluginUrl(value: string | undefined): string {
+  const url = httpUrl('PARLEY_PLUGIN_URL', value ?? DEFAULT_PLUGIN_URL);
+  if (!isLoopbackUrl(url)) throw new ConfigError(`PARLEY_PLUGIN_URL must be a loopback address (127.0.0.1, ::1 or localhost): the plugin's token and plaintext go there; got "${url}"`);
+  return url;
+}
+
+/** `PARLEY_HTTP_TOKEN` checked: at least 32 visible ASCII characters without spaces. @throws ConfigError */
+function httpToken(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^[\x21-\x7e]{32,512}$/.test(value)) throw new ConfigError('PARLEY_HTTP_TOKEN must be 32-512 visible ASCII characters without spaces (e.g. openssl rand -hex 32)');
+  return value;
 }
 
 /**
@@ -131,8 +152,9 @@ export function parseConfig(settings: McpSettings): McpConfig {
     hubAddress: did[1]!,
     credentials,
     skillsDir,
-    pluginUrl: httpUrl('PARLEY_PLUGIN_URL', get('PARLEY_PLUGIN_URL') ?? DEFAULT_PLUGIN_URL),
+    pluginUrl: pluginUrl(get('PARLEY_PLUGIN_URL')),
     pluginToken: get('PARLEY_PLUGIN_TOKEN'),
     stateDir: get('PARLEY_STATE_DIR') ?? './agent-state',
+    httpToken: httpToken(get('PARLEY_HTTP_TOKEN')),
   };
 }

@@ -11,6 +11,9 @@ import { PLUGIN_TOKEN_FILE, type OpenChannelBody, type PluginChannel, type Plugi
 import type { McpConfig } from './config.js';
 import { ToolError } from './errors.js';
 
+/** How long a plugin call may take (ms): longer than the longest `wait_ms` (120 s) of opening a channel. */
+export const PLUGIN_TIMEOUT_MS = 130_000;
+
 /** The settings the plugin client needs. */
 export type PluginSettings = Pick<McpConfig, 'pluginUrl' | 'pluginToken' | 'stateDir' | 'endpoint'> & { credentials?: McpConfig['credentials'] };
 
@@ -44,9 +47,12 @@ export class PluginClient {
         method,
         headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(130_000),
+        signal: AbortSignal.timeout(PLUGIN_TIMEOUT_MS),
       });
-    } catch {
+    } catch (err) {
+      if ((err as Error).name === 'TimeoutError') {
+        throw new ToolError(`the local plugin at ${this.config.pluginUrl} did not answer ${method} /v1${path} within ${PLUGIN_TIMEOUT_MS / 1000} s; a message may have been sent anyway: check with svc_poll_messages before retrying`);
+      }
       throw new ToolError(`the local plugin is not running at ${this.config.pluginUrl}; ${startPluginHint(this.config)}`);
     }
     const text = await res.text();

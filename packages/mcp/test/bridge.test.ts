@@ -68,10 +68,18 @@ describe('parley-bridge', () => {
     expect((await runBridge(['Bad Name!'])).code).toBe(2);
   });
 
-  it('an invalid token stops the bridge with one line', async () => {
+  it('an invalid token, or one for another hub, stops the bridge with one line', async () => {
     const r = await runBridge([dev.address, '--token', 'not-a-token', '--endpoint', t.baseUrl]);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe('parley-bridge: the token is not a Skill Permission Token (a compact JWS with skill and aud claims)');
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const other = `${part({ alg: 'EdDSA' })}.${part({ sub: 'did:hub:someone-else', skill: 'research', aud: t.baseUrl })}.c2ln`;
+    const wrongHub = await runBridge([dev.address, '--token', other, '--endpoint', t.baseUrl]);
+    expect(wrongHub.code).toBe(1);
+    expect(wrongHub.stderr.trim()).toBe(`parley-bridge: the token grants skills of did:hub:someone-else, not of did:hub:${dev.address}`);
+    const remote = await runBridge([dev.address, '--token', other, '--endpoint', t.baseUrl], { PARLEY_PLUGIN_URL: 'http://plugin.example.com:18790' });
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/PARLEY_PLUGIN_URL must be a loopback address/);
   });
 
   it('--api-key subscribes, serves the rented skills, and a call reaches the rented agent end to end', async () => {

@@ -44,6 +44,16 @@ describe('configuration at start', () => {
     expect(() => parseArgs(['--bogus'], {})).toThrow(ConfigError);
   });
 
+  it('accepts only a loopback plugin URL and a long enough HTTP token', () => {
+    const base = { PARLEY_AGENT_ID: 'did:hub:abc', PARLEY_API_KEY: KEY };
+    expect(parseConfig({ ...base, PARLEY_PLUGIN_URL: 'http://localhost:1234/' }).pluginUrl).toBe('http://localhost:1234');
+    expect(parseConfig({ ...base, PARLEY_PLUGIN_URL: 'http://[::1]:1234' }).pluginUrl).toBe('http://[::1]:1234');
+    expect(() => parseConfig({ ...base, PARLEY_PLUGIN_URL: 'http://plugin.example.com:18790' })).toThrow(/PARLEY_PLUGIN_URL must be a loopback address/);
+    expect(() => parseConfig({ ...base, PARLEY_PLUGIN_URL: 'http://10.0.0.5:18790' })).toThrow(/loopback/);
+    expect(parseConfig({ ...base, PARLEY_HTTP_TOKEN: 'a'.repeat(32) }).httpToken).toBe('a'.repeat(32));
+    expect(() => parseConfig({ ...base, PARLEY_HTTP_TOKEN: 'short' })).toThrow(/PARLEY_HTTP_TOKEN must be 32-512/);
+  });
+
   it('takes a private key with a device id instead of an API key, and refuses half of it', () => {
     const dev = parseConfig({ PARLEY_AGENT_ID: 'did:hub:abc', PARLEY_PRIVATE_KEY: 'AB'.repeat(32), PARLEY_DEVICE_ID: '6F9619FF-8B86-D011-B42D-00C04FC964FF' });
     expect(dev.credentials).toEqual({ kind: 'device', deviceId: '6f9619ff-8b86-d011-b42d-00c04fc964ff', privateKeyHex: 'ab'.repeat(32) });

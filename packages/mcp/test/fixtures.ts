@@ -74,10 +74,13 @@ export async function stdioClient(env: Record<string, string>, cwd?: string): Pr
   return client;
 }
 
-/** An MCP client over Streamable HTTP. */
-export async function httpClient(url: string): Promise<Client> {
+/** A bearer token for tests of the HTTP mode. */
+export const HTTP_TOKEN = randomBytes(32).toString('hex');
+
+/** An MCP client over Streamable HTTP sending `Authorization: Bearer <token>`. */
+export async function httpClient(url: string, token = HTTP_TOKEN): Promise<Client> {
   const client = new Client({ name: 'parley-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 

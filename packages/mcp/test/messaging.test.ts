@@ -14,7 +14,7 @@ import { startApp, type TestApp } from '../../server/test/harness.js';
 import { parseConfig } from '../src/config.js';
 import { startHttpServer, type RunningHttpServer } from '../src/http.js';
 import { ToolRuntime } from '../src/server.js';
-import { call, httpClient, ok, pluginAgent, stdioClient, waitFor, type PluginAgent } from './fixtures.js';
+import { call, httpClient, HTTP_TOKEN, ok, pluginAgent, stdioClient, waitFor, type PluginAgent } from './fixtures.js';
 
 const PARENT = '1111222233334444';
 
@@ -34,7 +34,7 @@ describe('messaging tools through the local plugin', () => {
     owner = await newOwner(t, 'Messaging Co');
     [x, y] = await Promise.all([pluginAgent(t, owner), pluginAgent(t, owner)]);
     runtime = new ToolRuntime(parseConfig(y.env));
-    server = await startHttpServer(runtime, { port: 0 });
+    server = await startHttpServer(runtime, { port: 0, token: HTTP_TOKEN });
     [mx, my] = await Promise.all([stdioClient(x.env), httpClient(server.url)]);
   });
   afterAll(async () => {

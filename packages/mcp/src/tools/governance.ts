@@ -63,7 +63,13 @@ async function invoke(ctx: ToolContext, target: string, skill: string, args: unk
     return { status: 'not_sent' as const, channel_id: null, message_id: null, invocation_id: null, detail: `no open channel with ${target}: open one with svc_open_channel, then delegate again` };
   }
   const inv = encodeInvocation(skill, args, { traceId });
-  const sent = await ctx.plugin.send({ channel_id: channel.channel_id, text: inv.text, traceparent: ctx.span.traceparent });
+  let sent;
+  try {
+    sent = await ctx.plugin.send({ channel_id: channel.channel_id, text: inv.text, traceparent: ctx.span.traceparent });
+  } catch (err) {
+    // The delegation stays allowed and audited; only the invocation could not be handed over.
+    return { status: 'not_sent' as const, channel_id: channel.channel_id, message_id: null, invocation_id: inv.id, detail: (err as Error).message };
+  }
   return {
     status: 'sent' as const,
     channel_id: channel.channel_id,

@@ -62,7 +62,8 @@ export const subscribe = defineTool({
     ends_at: OrNull(Type.String()),
     mcp_config: HostConfigSchema,
   }),
-  annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  // It spends money and is not idempotent: hosts should ask before running it.
+  annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(args, ctx) {
     const client = await ctx.service.agent();
     const listing = await client.getListing(args.listingId);

@@ -48,7 +48,7 @@ export const sendMessage = defineTool({
     text: Type.String({ minLength: 1, maxLength: 65_536 }),
     hubAddress: Type.Optional(Type.String({ minLength: 3, maxLength: 40, description: 'the agent to write to (hub name or DID), over the open channel with it' })),
     channelId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a conversation with an owner device (or an A2A channel’s conversation)' })),
+    conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a conversation with an owner device' })),
     roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'SPEC §2.4 message type: text (default), status_alert, action_confirmation, artifact, …' })),
     parentSpanId: Type.Optional(ParentSpanId),

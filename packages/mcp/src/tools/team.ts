@@ -6,7 +6,8 @@
  * directory: names are slugs, and a path that would escape (`..`, absolute paths, separators,
  * symbolic links leading out) is refused before anything is written.
  */
-import { lstat, mkdir, realpath, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolError } from '../errors.js';
@@ -16,6 +17,8 @@ import { didOf, hubAddressOf } from './common.js';
 /** Default output directory (relative to the working directory). */
 export const DEFAULT_TEAM_DIR = '.claude/agents/';
 const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** A tool name in the front matter: MCP and host tool names, patterns like `Bash(git *)`; no line breaks, commas or quotes. */
+const TOOL = /^[A-Za-z0-9_.:*()/ -]{1,100}$/;
 
 const AgentSpec = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64, description: 'file and agent name: a-z, 0-9, - (becomes <name>.md)' }),
@@ -23,7 +26,7 @@ const AgentSpec = Type.Object({
   hubName: Type.Optional(Type.String({ minLength: 3, maxLength: 40, description: 'the Parley agent it works with (hub name or DID)' })),
   skills: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
   instructions: Type.Optional(Type.String({ maxLength: 20_000 })),
-  tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 })),
+  tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: TOOL.source, description: 'host tool names, e.g. Read, svc_delegate_skill, Bash(git *)' }), { maxItems: 100 })),
   model: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 });
 type AgentSpec = Static<typeof AgentSpec>;
@@ -37,10 +40,13 @@ function inside(parent: string, child: string): boolean {
 /** A YAML scalar (double-quoted JSON string: valid YAML). */
 const yaml = (s: string) => JSON.stringify(s);
 
-/** The definition file of one agent. */
+/**
+ * The definition file of one agent (`a` checked by {@link plan}: its hub name is valid and its tool
+ * names match TOOL).
+ */
 export function agentDefinition(a: AgentSpec): string {
   const lines = ['---', `name: ${a.name}`, `description: ${yaml(a.description)}`];
-  if (a.tools?.length) lines.push(`tools: ${a.tools.map((t) => t.replace(/[,\n]/g, ' ')).join(', ')}`);
+  if (a.tools?.length) lines.push(`tools: ${a.tools.join(', ')}`);
   if (a.model) lines.push(`model: ${yaml(a.model)}`);
   lines.push('---', '');
   if (a.instructions) lines.push(a.instructions.trim(), '');
@@ -78,9 +84,28 @@ async function plan(cwd: string, outputDir: string, agents: AgentSpec[]): Promis
     seen.add(agent.name);
     const path = join(dir, `${agent.name}.md`);
     if (!inside(dir, path)) throw new ToolError(`"${agent.name}" escapes outputDir: refused`, 400);
+    if (agent.hubName !== undefined) hubAddressOf(agent.hubName);
+    const badTool = agent.tools?.find((t) => !TOOL.test(t));
+    if (badTool !== undefined) throw new ToolError(`tool name ${JSON.stringify(badTool)} of "${agent.name}" is not allowed (letters, digits and _ . : * ( ) / - space): refused`, 400);
     return { path, agent };
   });
+  for (const f of files) {
+    const existing = await lstat(f.path).catch(() => undefined);
+    if (existing?.isSymbolicLink()) throw new ToolError(`${f.path} is a symbolic link: refused`, 400);
+  }
   return { dir, files };
+}
+
+/** Write `text` to `path` without following a symbolic link put there since {@link plan} (O_NOFOLLOW). */
+async function writeNoFollow(path: string, text: string): Promise<void> {
+  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644).catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'ELOOP' ? new ToolError(`${path} became a symbolic link: refused`, 400) : err;
+  });
+  try {
+    await handle.writeFile(text, 'utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 export const composeTeam = defineTool({
@@ -97,11 +122,7 @@ export const composeTeam = defineTool({
   async run(args, ctx) {
     const { dir, files } = await plan(ctx.cwd, args.outputDir ?? DEFAULT_TEAM_DIR, args.agents);
     await mkdir(dir, { recursive: true });
-    for (const f of files) {
-      const existing = await lstat(f.path).catch(() => undefined);
-      if (existing?.isSymbolicLink()) throw new ToolError(`${f.path} is a symbolic link: refused`, 400);
-      await writeFile(f.path, agentDefinition(f.agent), { mode: 0o644 });
-    }
+    for (const f of files) await writeNoFollow(f.path, agentDefinition(f.agent));
     return { output_dir: dir, files: files.map((f) => f.path) };
   },
   text: (r) => `Wrote ${r.files.length} agent definition(s) in ${r.output_dir}:\n${r.files.join('\n')}`,

@@ -200,6 +200,22 @@ export interface AgentExit {
   detail?: string;
 }
 
+/**
+ * Follow an agent's socket: end with `revoked` (close 4001) or `unauthorized` (4003/4401), log
+ * reconnections. Shared by the enrolled echo agent and the API-key runtime (`runtime.ts`).
+ */
+export function watchConnection(realtime: RealtimeClient, log: (line: string) => void, end: (exit: AgentExit) => void): void {
+  let wasOpen = false;
+  realtime.on('stateChange', (s) => {
+    const terminal: Partial<Record<RealtimeState, AgentExit['reason']>> = { revoked: 'revoked', unauthorized: 'unauthorized' };
+    const reason = terminal[s.state];
+    if (reason) end({ reason, ...(s.code !== undefined ? { code: s.code } : {}), ...(s.reason ? { detail: s.reason } : {}) });
+    else if (s.state === 'reconnecting') log(`connection lost (${s.code ?? 'no code'}); reconnecting in ${s.delayMs} ms`);
+    else if (s.state === 'open' && wasOpen) log('reconnected');
+    if (s.state === 'open') wasOpen = true;
+  });
+}
+
 /** Options of {@link startEchoAgent}. */
 export interface StartEchoAgentOptions {
   /** State directory of an ACTIVE agent (from {@link enrollAgentDevice}). */
@@ -378,15 +394,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     if (e.primary) log(`session ${e.protocol} ${e.initiator === 'local' ? 'started' : 'accepted'} in conversation ${short(e.conversation_id)}`);
   });
   realtime.on('event', (e) => log(`event ${e.event}`));
-  let wasOpen = false;
-  realtime.on('stateChange', (s) => {
-    const terminal: Partial<Record<RealtimeState, AgentExit['reason']>> = { revoked: 'revoked', unauthorized: 'unauthorized' };
-    const reason = terminal[s.state];
-    if (reason) void end({ reason, ...(s.code !== undefined ? { code: s.code } : {}), ...(s.reason ? { detail: s.reason } : {}) });
-    else if (s.state === 'reconnecting') log(`connection lost (${s.code ?? 'no code'}); reconnecting in ${s.delayMs} ms`);
-    else if (s.state === 'open' && wasOpen) log('reconnected');
-    if (s.state === 'open') wasOpen = true;
-  });
+  watchConnection(realtime, log, (exit) => void end(exit));
 
   await messenger.start();
   const ready = realtime.connect();

@@ -34,6 +34,7 @@ export { openChannelLayer } from './a2a-layer.js';
 export {
   startPlugin,
   ensurePluginToken,
+  ensureTokenFile,
   isLoopbackAddress,
   isLoopbackHost,
   isLoopbackUrl,

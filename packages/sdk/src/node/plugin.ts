@@ -124,13 +124,21 @@ export function isLoopbackHost(host: string): boolean {
 const PLUGIN_TOKEN = /^[0-9a-f]{64}$/;
 
 /**
- * Read the plugin token of a state directory. When the file is missing, or holds anything else
- * than 64 lowercase hex characters (after trimming) — e.g. empty after a crash between creating
- * and writing it, or a full disk — a new random token is written atomically (temporary file mode
- * 0600, fsynced, renamed over the file) and returned.
+ * Read the plugin token of a state directory ({@link ensureTokenFile} of `plugin-token`).
  */
-export async function ensurePluginToken(stateDir: string): Promise<string> {
-  const file = path.join(stateDir, PLUGIN_TOKEN_FILE);
+export function ensurePluginToken(stateDir: string): Promise<string> {
+  return ensureTokenFile(stateDir, PLUGIN_TOKEN_FILE);
+}
+
+/**
+ * Read a bearer token kept in file `fileName` of a state directory (the plugin's `plugin-token`,
+ * the MCP tool server's `mcp-http-token`). When the file is missing, or holds anything else than
+ * 64 lowercase hex characters (after trimming) — e.g. empty after a crash between creating and
+ * writing it, or a full disk — a new random token (32 bytes, hex) is written atomically
+ * (temporary file mode 0600, fsynced, renamed over the file) and returned.
+ */
+export async function ensureTokenFile(stateDir: string, fileName: string): Promise<string> {
+  const file = path.join(stateDir, fileName);
   try {
     const current = (await readFile(file, 'utf8')).trim();
     if (PLUGIN_TOKEN.test(current)) return current;

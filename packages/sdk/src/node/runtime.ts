@@ -31,11 +31,11 @@ import { ParleyClient, type FetchLike } from '../client/rest.js';
 import { DeviceIdentity } from '../crypto/keys.js';
 import { RealtimeClient, type ReconnectOptions } from '../realtime/client.js';
 import { frameTap, FrameLink } from '../realtime/frames.js';
-import type { RealtimeState, WebSocketLikeConstructor } from '../realtime/types.js';
+import type { WebSocketLikeConstructor } from '../realtime/types.js';
 import type { SecureChannels } from '../secure/a2a.js';
 import { SecureMessenger } from '../secure/messenger.js';
 import type { SessionStore } from '../storage.js';
-import { AGENT_KEY, AgentStateError, IDENTITY_KEY, type AgentExit } from './agent.js';
+import { AGENT_KEY, AgentStateError, IDENTITY_KEY, watchConnection, type AgentExit } from './agent.js';
 import { FileSessionStore } from './file-store.js';
 import type { PluginBackend } from './plugin.js';
 import { openChannelLayer } from './a2a-layer.js';
@@ -138,15 +138,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     await messenger?.close().catch(() => undefined);
     finish(exit);
   };
-  let wasOpen = false;
-  realtime.on('stateChange', (s) => {
-    const terminal: Partial<Record<RealtimeState, AgentExit['reason']>> = { revoked: 'revoked', unauthorized: 'unauthorized' };
-    const reason = terminal[s.state];
-    if (reason) void end({ reason, ...(s.code !== undefined ? { code: s.code } : {}), ...(s.reason ? { detail: s.reason } : {}) });
-    else if (s.state === 'reconnecting') log(`connection lost (${s.code ?? 'no code'}); reconnecting in ${s.delayMs} ms`);
-    else if (s.state === 'open' && wasOpen) log('reconnected');
-    if (s.state === 'open') wasOpen = true;
-  });
+  watchConnection(realtime, log, (exit) => void end(exit));
 
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
