@@ -61,6 +61,7 @@ import { LastSeenTracker } from './modules/devices/last-seen.js';
 import { deviceSocketAuthenticator } from './modules/devices/socket-auth.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { DeviceService } from './modules/devices/service.js';
+import { devLoginRoutes } from './modules/dev-login/routes.js';
 import { platformRoutes } from './modules/health/routes.js';
 import { mlsRoutes } from './modules/mls/routes.js';
 import { connectionRoutes } from './modules/connections/routes.js';
@@ -288,6 +289,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(websocket, { options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) } });
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
+  await app.register(devLoginRoutes, { devIdp, host: config.host });
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });

@@ -210,6 +210,10 @@ describe('platform: external OIDC identity provider', () => {
     expect(jwksHits).toBeGreaterThan(0);
     const list = await t.request({ method: 'GET', url: '/api/v1/invites', headers: bearer(await sign({})) });
     expect(list.status).toBe(200);
+    // With an OIDC provider there is no development sign-in (DESIGN §8.31).
+    const dev = await t.request({ method: 'POST', url: '/api/v1/dev/login', payload: { email: 'ada@example.com' } });
+    expect(dev.status).toBe(404);
+    expect(dev.body.detail).toMatch(/OIDC provider is configured/);
   });
 
   it('tokens from another key, wrong issuer, wrong audience, expired, without sub or unsigned answer 401', async () => {

@@ -50,6 +50,17 @@ export const CapabilitiesResponse = OpenObject({
 });
 export type CapabilitiesResponse = Static<typeof CapabilitiesResponse>;
 
+/**
+ * `POST /api/v1/dev/login` body (DESIGN §8.31): the e-mail address to sign in as with the built-in
+ * development identity provider (it becomes the owner JWT's `sub`, lowercased).
+ */
+export const DevLoginRequest = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$', description: 'an e-mail address' }) });
+export type DevLoginRequest = Static<typeof DevLoginRequest>;
+
+/** `POST /api/v1/dev/login` answer: an owner JWT of the development identity provider. */
+export const DevLoginResponse = Type.Object({ token: Type.String({ description: 'owner JWT (development identity provider)' }), expires_at: Type.String({ description: 'ISO 8601' }) });
+export type DevLoginResponse = Static<typeof DevLoginResponse>;
+
 const tags = ['platform'];
 
 /** Route rows of this area. */
@@ -71,6 +82,17 @@ export const platformRoutes = {
     summary: 'Public signing keys (device JWTs; dev identity provider)',
     responses: { 200: JwksResponse },
     errors: [],
+  }),
+  devLogin: defineRoute({
+    method: 'POST',
+    path: '/api/v1/dev/login',
+    auth: 'none',
+    tags,
+    summary: 'Development sign-in: an owner JWT for an e-mail address (built-in identity provider only, loopback servers only)',
+    description: '404 when an OIDC provider is configured (OIDC_*); 403 unless the server listens on a loopback address (HOST).',
+    body: DevLoginRequest,
+    responses: { 200: DevLoginResponse },
+    errors: [400, 403, 404, 429],
   }),
   legalTerms: defineRoute({
     method: 'GET',

@@ -62,6 +62,8 @@ import type {
   InviteList,
   JwksResponse,
   LegalTermsResponse,
+  DevLoginRequest,
+  DevLoginResponse,
   MessageInput,
   MessagePage,
   RegisterOwnerDeviceRequest,
@@ -469,6 +471,15 @@ export class ParleyClient {
   /** `GET /.well-known/jwks.json` (public): device-token signing keys (DESIGN §5). */
   jwks(opts?: RequestOptions): Promise<JwksResponse> {
     return this.call('jwks', { opts });
+  }
+
+  /**
+   * `POST /api/v1/dev/login` (public, DESIGN §8.31): an owner JWT of the server's built-in
+   * development identity provider for `email`; 404 when OIDC is configured, 403 unless the server
+   * listens on a loopback address. Set it with {@link setOwnerToken}.
+   */
+  devLogin(body: DevLoginRequest, opts?: RequestOptions): Promise<DevLoginResponse> {
+    return this.call('devLogin', { body, opts });
   }
 
   /** `GET /api/v1/legal/terms` (public): current terms (SPEC §4.1). */

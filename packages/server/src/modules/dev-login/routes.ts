@@ -1,0 +1,38 @@
+/**
+ * Development sign-in (DESIGN §8.31): `POST /api/v1/dev/login {email}` answers `{token,
+ * expires_at}`, an owner JWT of the built-in development identity provider for `sub` = the
+ * lowercased address, so the owners' web app can sign in on the embedded default without an OIDC
+ * provider. It exists only while that provider is active (404 when `OIDC_*` is configured) and is
+ * refused (403) unless the server listens on a loopback address: anyone who can reach it can sign
+ * in as anyone.
+ */
+import { ROUTES } from '@parley/protocol';
+import type { FastifyPluginAsync } from 'fastify';
+import type { DevIdentityProvider } from '../../auth/dev-idp.js';
+import { serve } from '../../http/contract.js';
+import { AppError, ErrorCode, forbidden } from '../../lib/errors.js';
+
+/** Lifetime of a development sign-in token (seconds). */
+export const DEV_LOGIN_TTL_SEC = 12 * 3600;
+
+/** Whether `host` (the HOST the server binds to) is a loopback address or name. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+export interface DevLoginOptions {
+  /** The built-in identity provider; undefined when OIDC is configured. */
+  devIdp: DevIdentityProvider | undefined;
+  /** The address the server listens on (config `host`). */
+  host: string;
+}
+
+export const devLoginRoutes: FastifyPluginAsync<DevLoginOptions> = async (app, { devIdp, host }) => {
+  serve(app, ROUTES.devLogin, async (req) => {
+    if (!devIdp) throw new AppError(ErrorCode.NotFound, 'development sign-in is off: an OIDC provider is configured; sign in with it');
+    if (!isLoopbackHost(host)) throw forbidden(`development sign-in is refused: the server listens on ${host}, not a loopback address`);
+    const token = await devIdp.mint(req.body.email.toLowerCase(), { ttlSec: DEV_LOGIN_TTL_SEC });
+    return { token, expires_at: new Date(Date.now() + DEV_LOGIN_TTL_SEC * 1000).toISOString() };
+  });
+};
