@@ -22,6 +22,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database, type Tx } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { authPlugin } from './http/auth.js';
+import { hasDashboard, registerDashboard } from './http/dashboard.js';
 import { frameworkErrors, registerErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
@@ -275,7 +276,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace } satisfies Parley);
 
-  registerErrorHandling(app);
+  // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
+  const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir) : undefined;
+  registerErrorHandling(app, pageFallback);
   registerParamNormalization(app);
   registerWellFormedInput(app);
   await registerOpenApi(app, { version: config.version, publicUrl: config.publicUrl });

@@ -3,6 +3,7 @@
  * Nothing in the service reads `process.env` at import time; `loadConfig(env)` is the only reader.
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
 import { normalizeHubAddress } from './modules/hub/service.js';
 
@@ -67,6 +68,8 @@ export interface Config {
   /** Base URL used in links and DID service endpoints; no trailing slash. */
   publicUrl: string;
   dataDir: string;
+  /** The owners' web app's built files (`DASHBOARD_DIR`, default `packages/dashboard/dist`), served at `/` when it holds an `index.html` (DESIGN §8.30). */
+  dashboardDir: string;
   /** PostgreSQL URL; undefined selects embedded PGlite under `dataDir/pglite`. */
   databaseUrl: string | undefined;
   /** Most connections of the PostgreSQL pool (`DATABASE_POOL_MAX`, default 10, at least 1); unused with PGlite. */
@@ -231,6 +234,9 @@ function operatorSubs(env: NodeJS.ProcessEnv): string[] {
 
 const VERSION = '0.1.0';
 
+/** `packages/dashboard/dist`, from this file in `src/` or `dist/` of the server package. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
+
 /**
  * Parse the environment into a Config. Every variable is optional (DESIGN §3).
  * @throws ConfigError on a malformed value, or when only some `OIDC_*` variables are set.
@@ -255,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     publicUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    dashboardDir: path.resolve(env.DASHBOARD_DIR || DEFAULT_DASHBOARD_DIR),
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolMax: Math.max(1, int(env, 'DATABASE_POOL_MAX', 10)),
     redisUrl: env.REDIS_URL || undefined,

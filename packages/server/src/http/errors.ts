@@ -2,7 +2,7 @@
  * The one error handler (SPEC §7, DESIGN §7): every failure, the framework's own included, is
  * answered as `{detail}` with its status. Validation and malformed-input errors are 400, never 500.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../lib/errors.js';
 
 /** `{detail}` — the error body of every route (SPEC §7). */
@@ -49,7 +49,11 @@ export function frameworkErrors(err: FastifyError, _req: unknown, reply: Fastify
   void reply.status(typeof err.statusCode === 'number' && err.statusCode < 500 ? err.statusCode : 400).send({ detail: err.message });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * @param notFoundFallback answers a request no route matched instead of the 404 (the web app's
+ *   page paths, `http/dashboard.ts`); true when it did.
+ */
+export function registerErrorHandling(app: FastifyInstance, notFoundFallback?: (request: FastifyRequest, reply: FastifyReply) => boolean): void {
   app.addSchema(ERROR_SCHEMA);
   // JSON only: a text/plain body is an unsupported media type (415), not a string body.
   app.removeContentTypeParser('text/plain');
@@ -75,6 +79,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    if (notFoundFallback?.(request, reply)) return;
     void reply.status(404).send({ detail: `route ${request.method} ${request.url.split('?')[0]} not found` });
   });
 }

@@ -1,0 +1,67 @@
+/**
+ * The owners' web app (DESIGN §8.30): its built files are served at `/` with `@fastify/static`
+ * when the dashboard directory holds an `index.html`, with a strict Content-Security-Policy (no
+ * inline script, connections to this origin only, no framing) on every file; any other GET of a
+ * page path (not `/api/`, `/docs`, `/health`, `/.well-known`, `/1.0/`, `/contexts/`, `/metrics`)
+ * that accepts HTML answers `index.html` (the app routes on the client). API 404s keep their
+ * `{detail}`.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The Content-Security-Policy of the app's files. */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Path prefixes that are never the app's pages. */
+const RESERVED = ['/api/', '/docs', '/health', '/.well-known/', '/1.0/', '/contexts/', '/metrics'];
+
+function secure(reply: { header(name: string, value: string): unknown }): void {
+  reply.header('content-security-policy', DASHBOARD_CSP);
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('referrer-policy', 'no-referrer');
+}
+
+/** Whether the dashboard directory holds a built app. */
+export function hasDashboard(dir: string): boolean {
+  return existsSync(join(dir, 'index.html'));
+}
+
+/**
+ * Serve the built app of `dir` (call only when {@link hasDashboard}); answers the not-found
+ * fallback that serves `index.html` for page paths.
+ */
+export async function registerDashboard(app: FastifyInstance, dir: string): Promise<(request: FastifyRequest, reply: FastifyReply) => boolean> {
+  await app.register(fastifyStatic, {
+    root: dir,
+    prefix: '/',
+    wildcard: false,
+    index: ['index.html'],
+    setHeaders: (reply, path) => {
+      secure(reply);
+      // Hashed asset names never change content; the page itself is revalidated.
+      void reply.header('cache-control', path.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
+    },
+  });
+  return (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+    if (RESERVED.some((p) => path === p.replace(/\/$/, '') || path.startsWith(p))) return false;
+    if (!(request.headers.accept ?? '').includes('text/html')) return false;
+    secure(reply);
+    void reply.header('cache-control', 'no-cache').sendFile('index.html');
+    return true;
+  };
+}
