@@ -28,10 +28,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const script = path.join(root, 'packages/sdk/src/node/agent-cli.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(get: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(get: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const v = get();
+    const v = await get();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
@@ -207,11 +207,18 @@ describe('parley-agent command', () => {
     expect(await agent.exit).toBe(0);
     expect(fs.existsSync(path.join(stateDir, 'plugin.json'))).toBe(false);
 
+    // The owner writes while the agent is stopped: the resumed agent catches up from its cursor.
+    await messenger.sendText(linked.conversation_id, 'sent while you were away');
+
     // Resumed without --api-key (saved in the state directory): the same device, no new registration.
     const resumed = agentCommand(['run', '--state-dir', stateDir, '--plugin-port', '0']);
     children.push(resumed.child);
     await waitFor(() => resumed.output().includes(`online as ${deviceId}`), 'the resumed agent online');
     expect(resumed.output()).not.toMatch(/API key registered/);
+    const again = JSON.parse(fs.readFileSync(path.join(stateDir, 'plugin.json'), 'utf8')) as { url: string };
+    const pluginAgain = (route: string) => fetch(`${again.url}${route}`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => (await r.json()) as any);
+    const caught = await waitFor(async () => (await pluginAgain(`/v1/messages?conversation_id=${linked.conversation_id}`)).messages.find((m: any) => m.text === 'sent while you were away'), 'the missed owner message after the restart');
+    expect(caught).toMatchObject({ sender_device_id: od.device_id, protocol: 'ratchet' });
     resumed.child.kill('SIGINT');
     expect(await resumed.exit).toBe(0);
     rt.close();

@@ -251,7 +251,7 @@ export const devicesRoutes = {
   deviceMessages: defineRoute({
     method: 'GET',
     path: '/api/v1/devices/{id}/messages',
-    auth: 'device',
+    auth: 'device-or-apikey',
     tags,
     summary: "Message history of the device's conversations (marks messages to it delivered)",
     params: IdParams,

@@ -29,6 +29,7 @@ import { platform as osPlatform } from 'node:os';
 import type { ClientKeyAccepted } from '@parley/protocol';
 import { ParleyClient, type FetchLike } from '../client/rest.js';
 import { DeviceIdentity } from '../crypto/keys.js';
+import { deviceCatchUp } from '../realtime/catch-up.js';
 import { RealtimeClient, type ReconnectOptions } from '../realtime/client.js';
 import { frameTap, FrameLink } from '../realtime/frames.js';
 import type { WebSocketLikeConstructor } from '../realtime/types.js';
@@ -122,7 +123,21 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
 
   const client = new ParleyClient({ baseUrl: server, apiKey: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const tap = frameTap(options.WebSocket ?? nodeWebSocket());
-  const realtime = new RealtimeClient({ url: server, token: options.apiKey, WebSocket: tap.WebSocket, ...(options.reconnect ? { reconnect: options.reconnect } : {}) });
+  // A registered device resumes its owner conversations from the saved cursor (device-wide
+  // catch-up, GET /devices/{id}/messages with the API key); a first run has nothing to catch up.
+  let opened: SecureMessenger | undefined;
+  const catchUp = record.device_id ? deviceCatchUp(client, record.device_id) : undefined;
+  if (record.device_id) {
+    identity = identity.deviceId === record.device_id ? identity : identity.withDeviceId(record.device_id);
+    opened = await SecureMessenger.open({ identity, store, client, mls: false });
+  }
+  const realtime = new RealtimeClient({
+    url: server,
+    token: options.apiKey,
+    WebSocket: tap.WebSocket,
+    ...(catchUp && opened ? { catchUp, initialCursors: opened.initialCursors(catchUp) } : {}),
+    ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+  });
 
   let finish!: (exit: AgentExit) => void;
   const done = new Promise<AgentExit>((resolve) => (finish = resolve));
@@ -142,7 +157,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
 
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
-    messenger = await SecureMessenger.open({ identity, store, client, mls: false });
+    messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false }));
     for (const c of record.conversations ?? []) {
       await messenger.addConversation(c.conversation_id, { device_id: c.peer_device_id, identity_public_key: c.peer_identity_public_key, ephemeral_public_key: c.peer_ephemeral_public_key });
     }

@@ -2,7 +2,7 @@
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { RateLimitConfig } from '../../config.js';
-import { actingDevice, deviceOf, ownerOf } from '../../http/auth.js';
+import { actingDevice, agentDeviceOf, deviceOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { routeLimits } from '../../http/rate-limit.js';
 import { forbidden } from '../../lib/errors.js';
@@ -35,7 +35,8 @@ export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages
   serve(app, ROUTES.deviceKeys, async (req) => devices.keys(ownerOf(req).tenantId, req.params.id));
 
   serve(app, ROUTES.deviceMessages, async (req) => {
-    const d = deviceOf(req);
+    // A device JWT, or an API key acting as its registered device (catch-up after a restart).
+    const d = agentDeviceOf(req);
     selfOnly(d.deviceId, req.params.id);
     return messages.historyForDevice(d.tenantId, d.deviceId, req.query);
   });
