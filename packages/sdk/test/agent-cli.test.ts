@@ -28,6 +28,32 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const script = path.join(root, 'packages/sdk/src/node/agent-cli.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The owner's side of a test: a registered owner device of `owner` with a secure messenger (REST
+ * sends) and a socket, collecting decrypted messages and socket events.
+ */
+async function ownerSide(owner: ParleyClient, ownerJwt: string, baseUrl: string) {
+  const keys = DeviceIdentity.generate();
+  const od = await owner.registerOwnerDevice(keys.publicKeys);
+  owner.setOwnerDeviceId(od.device_id);
+  const messenger = await SecureMessenger.open({
+    identity: keys.withDeviceId(od.device_id),
+    store: new MemorySessionStore(),
+    client: owner,
+    resolvePeer: ownerPeerResolver(owner, od.device_id),
+    transport: restTransport(owner, od.device_id),
+  });
+  const received: SecureMessage[] = [];
+  messenger.on('message', (m) => void received.push(m));
+  const events: { event: string; data: any }[] = [];
+  const rt = new RealtimeClient({ url: baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
+  rt.on('event', (e) => events.push(e));
+  messenger.attach(rt, { transport: false });
+  await messenger.start();
+  await rt.connect();
+  return { od, messenger, received, events, rt };
+}
+
 async function waitFor<T>(get: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -81,24 +107,7 @@ describe('parley-agent command', () => {
     const ownerJwt = await t.ownerToken(`cli-${Date.now()}@example.com`);
     const owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: ownerJwt });
     await owner.createTenant({ name: 'CLI' });
-    const keys = DeviceIdentity.generate();
-    const od = await owner.registerOwnerDevice(keys.publicKeys);
-    owner.setOwnerDeviceId(od.device_id);
-    const messenger = await SecureMessenger.open({
-      identity: keys.withDeviceId(od.device_id),
-      store: new MemorySessionStore(),
-      client: owner,
-      resolvePeer: ownerPeerResolver(owner, od.device_id),
-      transport: restTransport(owner, od.device_id),
-    });
-    const received: SecureMessage[] = [];
-    messenger.on('message', (m) => void received.push(m));
-    const events: { event: string; data: any }[] = [];
-    const rt = new RealtimeClient({ url: t.baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
-    rt.on('event', (e) => events.push(e));
-    messenger.attach(rt, { transport: false });
-    await messenger.start();
-    await rt.connect();
+    const { messenger, received, events, rt } = await ownerSide(owner, ownerJwt, t.baseUrl);
 
     const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-cli-'));
     dirs.push(stateDir);
@@ -149,24 +158,7 @@ describe('parley-agent command', () => {
     const ownerJwt = await t.ownerToken(`cli-key-${Date.now()}@example.com`);
     const owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: ownerJwt });
     owner.setTenantId((await owner.createTenant({ name: 'CLI key' })).tenant_id);
-    const keys = DeviceIdentity.generate();
-    const od = await owner.registerOwnerDevice(keys.publicKeys);
-    owner.setOwnerDeviceId(od.device_id);
-    const messenger = await SecureMessenger.open({
-      identity: keys.withDeviceId(od.device_id),
-      store: new MemorySessionStore(),
-      client: owner,
-      resolvePeer: ownerPeerResolver(owner, od.device_id),
-      transport: restTransport(owner, od.device_id),
-    });
-    const received: SecureMessage[] = [];
-    messenger.on('message', (m) => void received.push(m));
-    const events: { event: string; data: any }[] = [];
-    const rt = new RealtimeClient({ url: t.baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
-    rt.on('event', (e) => events.push(e));
-    messenger.attach(rt, { transport: false });
-    await messenger.start();
-    await rt.connect();
+    const { od, messenger, received, events, rt } = await ownerSide(owner, ownerJwt, t.baseUrl);
 
     const { key } = await owner.createApiKey({ name: 'cli-key-agent' });
     const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-key-'));
