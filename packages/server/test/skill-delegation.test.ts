@@ -5,47 +5,19 @@
  * transaction (a refusal below the trust floor included), the answer's target facts, 404 for an
  * unknown target, input errors, the route's auth matrix and tenant isolation of the events.
  */
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema/index.js';
-import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
+import { newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey } from './keys.js';
+import { skillFixtures, type Subject } from './skill-fixtures.js';
 
-let seq = 0;
-const addr = () => `dlg-${Date.now().toString(36)}-${++seq}`;
-const skillName = (s: string) => `${s}-${++seq}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface Subject {
-  agent: Agent;
-  address: string;
-}
 
 describe('skill delegation', () => {
   let t: TestApp;
   let a: Owner;
   let b: Owner;
 
-  const db = () => t.app.parley.database.db;
-  const setIdentity = (address: string, set: Partial<typeof hubIdentities.$inferInsert>) => db().update(hubIdentities).set(set).where(eq(hubIdentities.hubAddress, address));
-  /** An ACTIVE agent of `owner` with a hub identity at `tier` and `score` (null = none yet). */
-  const subject = async (owner: Owner = a, tier = 'unverified', score: number | null = null): Promise<Subject> => {
-    const agent = await activeAgent(t, owner);
-    const address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId, public_key: hubOwnerKey() } });
-    expect(res.status).toBe(201);
-    await setIdentity(address, { trustTier: tier, trustScore: score });
-    return { agent, address };
-  };
-  const policy = async (payload: Record<string, unknown>, owner: Owner = a) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/policies', headers: owner.auth, payload: { name: `p${++seq}`, ...payload } });
-    expect(res.status).toBe(201);
-  };
-  const grant = async (s: Subject, skill: string, owner: Owner = a) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/grants', headers: owner.auth, payload: { skill, device_id: s.agent.deviceId } });
-    expect(res.status).toBe(201);
-  };
+  const { addr, skillName, subject, policy, grant } = skillFixtures(() => ({ t, owner: a }), 'dlg');
   const delegate = (headers: Record<string, string> | undefined, payload: Record<string, unknown>) =>
     t.request({ method: 'POST', url: '/api/v1/skills/delegate', ...(headers ? { headers } : {}), payload });
   const events = async (owner: Owner, query: string) => {

@@ -6,24 +6,14 @@
  * (schema, engine, and PolicyService.decide filling the sender's score for message paths).
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import { compilePolicy, evaluate, type EvaluationContext } from '../src/modules/policies/engine.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey } from './keys.js';
+import { skillFixtures, type Subject } from './skill-fixtures.js';
 
-let seq = 0;
-const addr = () => `skp-${Date.now().toString(36)}-${++seq}`;
-const skillName = (s: string) => `${s}-${++seq}`;
 const CHECKS_PER_MIN = 3;
-
-interface Subject {
-  agent: Agent;
-  address: string;
-}
 
 describe('skill policy pipeline', () => {
   let t: TestApp;
@@ -31,26 +21,7 @@ describe('skill policy pipeline', () => {
   let b: Owner;
 
   const db = () => t.app.parley.database.db;
-  const setIdentity = (address: string, set: Partial<typeof hubIdentities.$inferInsert>) => db().update(hubIdentities).set(set).where(eq(hubIdentities.hubAddress, address));
-  /** An ACTIVE agent of `owner` with a hub identity at `tier` and `score` (null = none yet). */
-  const subject = async (owner: Owner = a, tier = 'unverified', score: number | null = null): Promise<Subject> => {
-    const agent = await activeAgent(t, owner);
-    const address = addr();
-    const res = await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'Agent', device_id: agent.deviceId, public_key: hubOwnerKey() } });
-    expect(res.status).toBe(201);
-    await setIdentity(address, { trustTier: tier, trustScore: score });
-    return { agent, address };
-  };
-  const policy = async (payload: Record<string, unknown>, owner: Owner = a) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/policies', headers: owner.auth, payload: { name: `p${++seq}`, ...payload } });
-    expect(res.status).toBe(201);
-    return res.body.policy_id as string;
-  };
-  const grant = async (s: Subject, skill: string, owner: Owner = a) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/grants', headers: owner.auth, payload: { skill, device_id: s.agent.deviceId } });
-    expect(res.status).toBe(201);
-    return res.body as { token: string; jti: string };
-  };
+  const { addr, setIdentity, skillName, subject, policy, grant } = skillFixtures(() => ({ t, owner: a }), 'skp');
   const check = (headers: Record<string, string> | undefined, payload: Record<string, unknown>) =>
     t.request({ method: 'POST', url: '/api/v1/skills/check', ...(headers ? { headers } : {}), payload });
   const audits = async (type: string, deviceId: string, owner: Owner = a) =>
@@ -403,11 +374,11 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('skill pipeline rate stage on Redis
 
   it('counts checks per agent and skill in Redis', async () => {
     const owner = await newOwner(t, 'Redis rate');
-    const agent = await activeAgent(t, owner);
-    const address = addr();
-    expect((await t.request({ method: 'POST', url: '/api/v1/hub/identities', headers: owner.auth, payload: { hub_address: address, display_name: 'A', device_id: agent.deviceId, public_key: hubOwnerKey() } })).status).toBe(201);
-    const skill = skillName('redis');
-    expect((await t.request({ method: 'POST', url: '/api/v1/grants', headers: owner.auth, payload: { skill, device_id: agent.deviceId } })).status).toBe(201);
+    const fx = skillFixtures(() => ({ t, owner }), 'skp');
+    const subject = await fx.subject(owner);
+    const { agent } = subject;
+    const skill = fx.skillName('redis');
+    await fx.grant(subject, skill);
     const check = () => t.request({ method: 'POST', url: '/api/v1/skills/check', headers: agent.auth, payload: { skill } });
     expect((await check()).body.allowed).toBe(true);
     expect((await check()).body.allowed).toBe(true);
