@@ -216,6 +216,20 @@ export function watchConnection(realtime: RealtimeClient, log: (line: string) =>
   });
 }
 
+/**
+ * The `stop()` of an agent runtime: close the socket and end as `stopped` unless it already ended;
+ * resolves with the exit.
+ */
+export function stopper(realtime: RealtimeClient, ended: () => boolean, end: (exit: AgentExit) => Promise<void>, done: Promise<AgentExit>): () => Promise<AgentExit> {
+  return async () => {
+    if (!ended()) {
+      realtime.close('agent stopped');
+      await end({ reason: 'stopped' });
+    }
+    return done;
+  };
+}
+
 /** Options of {@link startEchoAgent}. */
 export interface StartEchoAgentOptions {
   /** State directory of an ACTIVE agent (from {@link enrollAgentDevice}). */
@@ -418,12 +432,6 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     hubAddress: () => a2a.channels.ownHubAddress(),
     ready,
     done,
-    async stop() {
-      if (!exited) {
-        realtime.close('agent stopped');
-        await end({ reason: 'stopped' });
-      }
-      return done;
-    },
+    stop: stopper(realtime, () => exited !== undefined, end, done),
   };
 }

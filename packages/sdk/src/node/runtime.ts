@@ -36,7 +36,7 @@ import type { WebSocketLikeConstructor } from '../realtime/types.js';
 import type { SecureChannels } from '../secure/a2a.js';
 import { SecureMessenger } from '../secure/messenger.js';
 import type { SessionStore } from '../storage.js';
-import { AGENT_KEY, AgentStateError, IDENTITY_KEY, watchConnection, type AgentExit } from './agent.js';
+import { AGENT_KEY, AgentStateError, IDENTITY_KEY, stopper, watchConnection, type AgentExit } from './agent.js';
 import { FileSessionStore } from './file-store.js';
 import type { PluginBackend } from './plugin.js';
 import { openChannelLayer } from './a2a-layer.js';
@@ -232,12 +232,6 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     hubAddress: () => channels?.ownHubAddress() ?? null,
     ready,
     done,
-    async stop() {
-      if (!exited) {
-        realtime.close('agent stopped');
-        await end({ reason: 'stopped' });
-      }
-      return done;
-    },
+    stop: stopper(realtime, () => exited !== undefined, end, done),
   };
 }
