@@ -19,13 +19,12 @@
  */
 import { statSync } from 'node:fs';
 import { DEFAULT_PLUGIN_URL, isLoopbackUrl } from '@parley/sdk/node';
+import { hubAddress } from './hub-names.js';
 
 /** The default service base URL (DESIGN §3, §8.27). */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
 /** SPEC §5 rule 4: the API key format. */
 export const API_KEY_PATTERN = /^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/;
-/** `did:hub:` + a DESIGN §8.13 hub address. */
-export const AGENT_DID_PATTERN = /^did:hub:([a-z0-9](?:[a-z0-9-]{1,30}[a-z0-9])?)$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** How the tool server authenticates to the service. */
@@ -117,8 +116,8 @@ export function parseConfig(settings: McpSettings): McpConfig {
   const endpoint = httpUrl('PARLEY_ENDPOINT', get('PARLEY_ENDPOINT') ?? DEFAULT_ENDPOINT);
   const agentId = get('PARLEY_AGENT_ID');
   if (!agentId) throw new ConfigError('PARLEY_AGENT_ID is required: the agent\'s hub DID, e.g. did:hub:my-agent (flag --agent-id)');
-  const did = AGENT_DID_PATTERN.exec(agentId.toLowerCase());
-  if (!did) throw new ConfigError(`PARLEY_AGENT_ID must be did:hub:<address> (3-32 of a-z, 0-9, -), got "${agentId}"`);
+  const address = agentId.toLowerCase().startsWith('did:hub:') ? hubAddress(agentId) : undefined;
+  if (!address) throw new ConfigError(`PARLEY_AGENT_ID must be did:hub:<address> (3-32 of a-z, 0-9, -), got "${agentId}"`);
 
   const apiKey = get('PARLEY_API_KEY');
   const privateKey = get('PARLEY_PRIVATE_KEY');
@@ -149,7 +148,7 @@ export function parseConfig(settings: McpSettings): McpConfig {
   return {
     endpoint,
     agentId: agentId.toLowerCase(),
-    hubAddress: did[1]!,
+    hubAddress: address,
     credentials,
     skillsDir,
     pluginUrl: pluginUrl(get('PARLEY_PLUGIN_URL')),

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PLUGIN_TOKEN_FILE, type OpenChannelBody, type PluginChannel, type PluginMessagePage, type PluginSendResult, type PluginStatus, type PollQuery, type SendMessageBody } from '@parley/sdk/node';
+import { PLUGIN_TOKEN_FILE, type OpenChannelBody, type PluginChannel, type PluginMessagePage, type PluginSendResult, type PollQuery, type SendMessageBody } from '@parley/sdk/node';
 import type { McpConfig } from './config.js';
 import { ToolError } from './errors.js';
 
@@ -69,10 +69,6 @@ export class PluginClient {
       throw new ToolError(`${res.status} ${why}`, res.status);
     }
     return json as T;
-  }
-
-  status(): Promise<PluginStatus> {
-    return this.request('GET', '/status');
   }
 
   openChannel(body: OpenChannelBody): Promise<PluginChannel> {

@@ -3,6 +3,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ToolError } from '../errors.js';
+import { didOf, hubAddress } from '../hub-names.js';
 
 /** `T | null` in an output schema. */
 export const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -15,18 +16,14 @@ export const TraceId = Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 
 /** W3C parent span id argument. */
 export const ParentSpanId = Type.String({ pattern: '^[0-9a-fA-F]{16}$', description: 'W3C span id (16 hex) of the caller’s span; the tool’s span becomes its child' });
 
-const ADDRESS = /^[a-z0-9](?:[a-z0-9-]{1,30}[a-z0-9])$/;
-
 /**
  * The hub address of a name or `did:hub:` DID, lowercased (DESIGN §8.13).
  * @throws ToolError when it is neither.
  */
 export function hubAddressOf(nameOrDid: string): string {
-  const v = nameOrDid.trim().toLowerCase();
-  const address = v.startsWith('did:hub:') ? v.slice('did:hub:'.length) : v;
-  if (!ADDRESS.test(address)) throw new ToolError(`"${nameOrDid}" is not a hub name (3-32 of a-z, 0-9, -) nor a did:hub: DID`);
+  const address = hubAddress(nameOrDid);
+  if (address === undefined) throw new ToolError(`"${nameOrDid}" is not a hub name (3-32 of a-z, 0-9, -) nor a did:hub: DID`);
   return address;
 }
 
-/** `did:hub:<address>`. */
-export const didOf = (address: string) => `did:hub:${address}`;
+export { didOf };
