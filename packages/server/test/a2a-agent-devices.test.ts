@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities } from '../src/db/schema/index.js';
-import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
+import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { hubOwnerKey, newDeviceKeys } from './keys.js';
+import { hubOwnerKey } from './keys.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
 const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString();
@@ -108,16 +108,9 @@ describe('A2A channels requested by agent device JWTs', () => {
   it('an owner device JWT is refused (owners use the owner token); an unregistered API key still lists nothing', async () => {
     const owner = await newOwner(t);
     const target = await agentWithIdentity(owner);
-    const ownerKeys = newDeviceKeys();
-    const od = await t.request({
-      method: 'POST',
-      url: '/api/v1/devices/register',
-      headers: owner.auth,
-      payload: { identity_public_key: ownerKeys.identityPublicKey, ephemeral_public_key: ownerKeys.ephemeralPublicKey, name: 'laptop' },
-    });
-    expect(od.status).toBe(201);
+    const od = await registerOwnerDevice(t, owner);
     // Owner devices get no device JWT from any route; mint one with the service's key to show the route refuses it.
-    const { token } = await t.app.parley.deviceTokens.issue(od.body.device_id, owner.tenantId);
+    const { token } = await t.app.parley.deviceTokens.issue(od.deviceId, owner.tenantId);
     const asOwnerDevice = { authorization: `Bearer ${token}` };
     expect((await request(asOwnerDevice, { responder_hub_address: target.address })).status).toBe(403);
     expect((await list(asOwnerDevice)).status).toBe(403);
