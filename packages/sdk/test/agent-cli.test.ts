@@ -207,8 +207,9 @@ describe('parley-agent command', () => {
     children.push(resumed.child);
     await waitFor(() => resumed.output().includes(`online as ${deviceId}`), 'the resumed agent online');
     expect(resumed.output()).not.toMatch(/API key registered/);
-    const again = JSON.parse(fs.readFileSync(path.join(stateDir, 'plugin.json'), 'utf8')) as { url: string };
-    const pluginAgain = (route: string) => fetch(`${again.url}${route}`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => (await r.json()) as any);
+    // The plugin logs its address once plugin.json is written (reading the file earlier can race its write).
+    const againUrl = await waitFor(() => /plugin listening on (http:\/\/\S+)/.exec(resumed.output())?.[1], 'the resumed plugin');
+    const pluginAgain = (route: string) => fetch(`${againUrl}${route}`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => (await r.json()) as any);
     const caught = await waitFor(async () => (await pluginAgain(`/v1/messages?conversation_id=${linked.conversation_id}`)).messages.find((m: any) => m.text === 'sent while you were away'), 'the missed owner message after the restart');
     expect(caught).toMatchObject({ sender_device_id: od.device_id, protocol: 'ratchet' });
     resumed.child.kill('SIGINT');
