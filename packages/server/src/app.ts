@@ -292,7 +292,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(websocket, { options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) } });
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
-  await app.register(devLoginRoutes, { devIdp, host: config.host });
+  await app.register(devLoginRoutes, { devIdp, host: config.host, oidc: config.oidc });
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });

@@ -49,6 +49,10 @@ export interface OidcConfig {
   issuer: string;
   audience: string | undefined;
   jwksUrl: string;
+  /** The owners' web app's public client id (`OIDC_CLIENT_ID`, default the audience). */
+  clientId: string | undefined;
+  /** Scopes the web app asks for (`OIDC_SCOPE`, default `openid email profile`). */
+  scope: string;
 }
 
 /** S3-compatible blob storage (DESIGN §3); used instead of the filesystem when `S3_BUCKET` is set. */
@@ -254,6 +258,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer,
       audience: env.OIDC_AUDIENCE || undefined,
       jwksUrl: jwksUrl || `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
+      clientId: env.OIDC_CLIENT_ID || env.OIDC_AUDIENCE || undefined,
+      scope: env.OIDC_SCOPE || 'openid email profile',
     };
   }
   return {

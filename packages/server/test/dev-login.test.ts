@@ -39,6 +39,14 @@ describe('development sign-in', () => {
     expect(refused.body.detail).toMatch(/listens on 0\.0\.0\.0, not a loopback address/);
   });
 
+  it('GET /auth/config names the development provider, and whether this server accepts its sign-in', async () => {
+    const local = await t.request({ method: 'GET', url: '/api/v1/auth/config' });
+    expect(local.status).toBe(200);
+    expect(local.body).toEqual({ mode: 'dev', dev_login: true });
+    const remote = await wide.request({ method: 'GET', url: '/api/v1/auth/config' });
+    expect(remote.body).toEqual({ mode: 'dev', dev_login: false });
+  });
+
   it('knows loopback hosts', () => {
     for (const h of ['127.0.0.1', '127.8.9.10', 'localhost', '::1', '[::1]', 'LOCALHOST']) expect(isLoopbackHost(h)).toBe(true);
     for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '128.0.0.1']) expect(isLoopbackHost(h)).toBe(false);

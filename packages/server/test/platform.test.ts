@@ -214,6 +214,9 @@ describe('platform: external OIDC identity provider', () => {
     const dev = await t.request({ method: 'POST', url: '/api/v1/dev/login', payload: { email: 'ada@example.com' } });
     expect(dev.status).toBe(404);
     expect(dev.body.detail).toMatch(/OIDC provider is configured/);
+    // The web app learns the provider's public client from /auth/config (the audience by default).
+    const auth = await t.request({ method: 'GET', url: '/api/v1/auth/config' });
+    expect(auth.body).toEqual({ mode: 'oidc', dev_login: false, oidc: { issuer: ISSUER, client_id: AUDIENCE, scope: 'openid email profile' } });
   });
 
   it('tokens from another key, wrong issuer, wrong audience, expired, without sub or unsigned answer 401', async () => {

@@ -61,6 +61,25 @@ export type DevLoginRequest = Static<typeof DevLoginRequest>;
 export const DevLoginResponse = Type.Object({ token: Type.String({ description: 'owner JWT (development identity provider)' }), expires_at: Type.String({ description: 'ISO 8601' }) });
 export type DevLoginResponse = Static<typeof DevLoginResponse>;
 
+/**
+ * `GET /api/v1/auth/config` answer (DESIGN §8.30–§8.31): how the owners' web app signs in.
+ * `mode` `dev`: the built-in development identity provider is active (`POST /api/v1/dev/login`,
+ * `dev_login` tells whether this server, bound to a loopback address, accepts it); `oidc`: sign in
+ * with the OIDC provider `oidc` names (authorization code with PKCE, public client).
+ */
+export const AuthConfig = Type.Object({
+  mode: Type.Union([Type.Literal('dev'), Type.Literal('oidc')]),
+  dev_login: Type.Boolean({ description: 'POST /api/v1/dev/login is accepted here' }),
+  oidc: Type.Optional(
+    Type.Object({
+      issuer: Type.String({ description: 'OIDC issuer URL (discovery at /.well-known/openid-configuration)' }),
+      client_id: Type.String({ description: "the web app's public client id (OIDC_CLIENT_ID, default OIDC_AUDIENCE)" }),
+      scope: Type.String({ description: 'space-separated scopes (OIDC_SCOPE, default "openid email profile")' }),
+    }),
+  ),
+});
+export type AuthConfig = Static<typeof AuthConfig>;
+
 const tags = ['platform'];
 
 /** Route rows of this area. */
@@ -93,6 +112,15 @@ export const platformRoutes = {
     body: DevLoginRequest,
     responses: { 200: DevLoginResponse },
     errors: [400, 403, 404, 429],
+  }),
+  authConfig: defineRoute({
+    method: 'GET',
+    path: '/api/v1/auth/config',
+    auth: 'none',
+    tags,
+    summary: "How owners sign in: the development provider or the OIDC provider's public client (the web app reads it)",
+    responses: { 200: AuthConfig },
+    errors: [],
   }),
   legalTerms: defineRoute({
     method: 'GET',

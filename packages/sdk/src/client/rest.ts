@@ -64,6 +64,7 @@ import type {
   LegalTermsResponse,
   DevLoginRequest,
   DevLoginResponse,
+  AuthConfig,
   MessageInput,
   MessagePage,
   RegisterOwnerDeviceRequest,
@@ -480,6 +481,11 @@ export class ParleyClient {
    */
   devLogin(body: DevLoginRequest, opts?: RequestOptions): Promise<DevLoginResponse> {
     return this.call('devLogin', { body, opts });
+  }
+
+  /** `GET /api/v1/auth/config`: how owners sign in here (development provider or OIDC). */
+  authConfig(opts?: RequestOptions): Promise<AuthConfig> {
+    return this.call('authConfig', { opts });
   }
 
   /** `GET /api/v1/legal/terms` (public): current terms (SPEC §4.1). */

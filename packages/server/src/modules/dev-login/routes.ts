@@ -4,11 +4,13 @@
  * lowercased address, so the owners' web app can sign in on the embedded default without an OIDC
  * provider. It exists only while that provider is active (404 when `OIDC_*` is configured) and is
  * refused (403) unless the server listens on a loopback address: anyone who can reach it can sign
- * in as anyone.
+ * in as anyone. `GET /api/v1/auth/config` tells the web app which of the two ways applies (and the
+ * OIDC provider's public client when one is configured).
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { DevIdentityProvider } from '../../auth/dev-idp.js';
+import type { OidcConfig } from '../../config.js';
 import { serve } from '../../http/contract.js';
 import { AppError, ErrorCode, forbidden } from '../../lib/errors.js';
 
@@ -26,9 +28,15 @@ export interface DevLoginOptions {
   devIdp: DevIdentityProvider | undefined;
   /** The address the server listens on (config `host`). */
   host: string;
+  /** The OIDC provider, when configured (then `devIdp` is undefined). */
+  oidc: OidcConfig | undefined;
 }
 
-export const devLoginRoutes: FastifyPluginAsync<DevLoginOptions> = async (app, { devIdp, host }) => {
+export const devLoginRoutes: FastifyPluginAsync<DevLoginOptions> = async (app, { devIdp, host, oidc }) => {
+  serve(app, ROUTES.authConfig, async () => {
+    if (!oidc) return { mode: 'dev' as const, dev_login: devIdp !== undefined && isLoopbackHost(host) };
+    return { mode: 'oidc' as const, dev_login: false, oidc: { issuer: oidc.issuer, client_id: oidc.clientId ?? '', scope: oidc.scope } };
+  });
   serve(app, ROUTES.devLogin, async (req) => {
     if (!devIdp) throw new AppError(ErrorCode.NotFound, 'development sign-in is off: an OIDC provider is configured; sign in with it');
     if (!isLoopbackHost(host)) throw forbidden(`development sign-in is refused: the server listens on ${host}, not a loopback address`);
