@@ -28,6 +28,8 @@ export default defineConfig({
         test: { ...shared, name: backend, include: ['packages/server/test/**/*.test.ts'], env: { TEST_BACKEND: backend } },
       })),
       { resolve, test: { ...shared, name: 'mcp', include: ['packages/mcp/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
+      // The owners' web app: its own configuration (the React plugin lives in its package).
+      'packages/dashboard/vitest.config.ts',
       { resolve, test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts', 'packages/protocol/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
     ],
   },

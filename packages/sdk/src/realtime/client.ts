@@ -283,6 +283,20 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
 
   // ------------------------------------------------------------------ public API
 
+  /**
+   * Add a catch-up source after construction (an owner's new conversation, `device_linked`):
+   * messages after `cursor` (default: from the beginning) are read now when the connection is
+   * open, and after every reconnection. A source whose key is already present is left as it is.
+   * @returns false when the key was already present.
+   */
+  addCatchUp(source: CatchUpSource, cursor?: string): boolean {
+    if (this.sources.some((s) => s.source.key === source.key)) return false;
+    const state: SourceState = { source, pos: cursor ?? null, syncing: false, failed: false };
+    this.sources.push(state);
+    if (this.ready) void this.sync(this.gen, [state], false);
+    return true;
+  }
+
   /** Current connection state. */
   get state(): RealtimeState {
     return this._state;

@@ -1,0 +1,191 @@
+/**
+ * The signed-in owner's runtime in the browser (issue 13 item 2, DESIGN §8.1, §8.30): provisions
+ * the tenant on first sign-in, registers this browser as an owner device (keys made here, sealed
+ * in IndexedDB), opens its end-to-end messenger (`SecureMessenger`: MLS or X3DH + Double
+ * Ratchet, decrypting in the page) and the owner WebSocket (`RealtimeClient`, catch-up per
+ * conversation), and reports every owner event. Everything protocol-shaped is the SDK's.
+ */
+import {
+  conversationCatchUp,
+  DeviceIdentity,
+  messageTypeFor,
+  ownerPeerResolver,
+  ParleyApiError,
+  ParleyClient,
+  RealtimeClient,
+  restTransport,
+  SecureMessenger,
+  type Content,
+  type Conversation,
+  type SecureMessage,
+} from '@parley/sdk';
+import type { AuthSession } from './auth';
+import { ChatLog } from './chat-log';
+import { SealedStore } from './sealed-store';
+
+/** What the runtime reports to the app. */
+export interface OwnerRuntimeHooks {
+  /** An owner socket event (`device_pending`, `decision_created`, …). */
+  onEvent?: (event: string, data: unknown) => void;
+  /** The socket state changed (`connecting`, `open`, `revoked`, …). */
+  onState?: (state: string) => void;
+  /** A messenger or socket problem worth showing (not thrown). */
+  onWarning?: (message: string) => void;
+}
+
+const NO_TENANT = /belongs to no tenant/;
+
+function decodeText(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+}
+
+/**
+ * One signed-in owner on this browser. Create with {@link OwnerRuntime.start}; `close` on sign-out.
+ */
+export class OwnerRuntime {
+  private constructor(
+    readonly session: AuthSession,
+    readonly client: ParleyClient,
+    readonly store: SealedStore,
+    readonly identity: DeviceIdentity,
+    readonly messenger: SecureMessenger,
+    readonly realtime: RealtimeClient,
+    readonly chat: ChatLog,
+    /** Whether this sign-in created the tenant. */
+    readonly createdTenant: boolean,
+  ) {}
+
+  /** This browser's owner device id. */
+  get deviceId(): string {
+    return this.identity.deviceId!;
+  }
+
+  /** DESIGN §7 fingerprint of this browser's identity key. */
+  get fingerprint(): string {
+    return this.identity.fingerprint;
+  }
+
+  /**
+   * Sign-in's second half: tenant, owner device, messenger, socket.
+   * @throws ParleyApiError from the service (401 sends the owner back to sign-in), DOMException
+   *   when the browser has no IndexedDB/WebCrypto.
+   */
+  static async start(session: AuthSession, hooks: OwnerRuntimeHooks = {}): Promise<OwnerRuntime> {
+    const client = new ParleyClient({ baseUrl: location.origin, ownerToken: () => session.token });
+    let createdTenant = false;
+    let devices;
+    try {
+      devices = (await client.listDevices()).devices;
+    } catch (err) {
+      if (!(err instanceof ParleyApiError && err.status === 403 && NO_TENANT.test(err.detail))) throw err;
+      await client.createTenant({ name: `${session.email ?? session.sub}` });
+      createdTenant = true;
+      devices = (await client.listDevices()).devices;
+    }
+    const store = await SealedStore.open(`owner:${session.sub}`);
+    let identity = await loadIdentity(store);
+    const mine = identity?.deviceId ? devices.find((d) => d.device_id === identity!.deviceId) : undefined;
+    if (!identity || !mine || mine.status !== 'ACTIVE' || mine.kind !== 'owner') {
+      // First sign-in here (or this browser's device was removed): new keys, new device, fresh state.
+      const fresh = DeviceIdentity.generate();
+      const reg = await client.registerOwnerDevice({ ...fresh.publicKeys, name: browserName(), platform: 'web' });
+      identity = fresh.withDeviceId(reg.device_id);
+      await store.delete(`secure-${reg.device_id}`);
+      await store.save('identity', JSON.stringify(identity.toJSON()));
+    }
+    const deviceId = identity.deviceId!;
+    client.setOwnerDeviceId(deviceId);
+    await client.relinkDevice(deviceId);
+    const conversations = await listMine(client, deviceId);
+
+    const messenger = await SecureMessenger.open({
+      identity,
+      store,
+      client,
+      resolvePeer: ownerPeerResolver(client, deviceId),
+      transport: restTransport(client, deviceId),
+    });
+    const chat = new ChatLog(store);
+    const sources = conversations.map((c) => conversationCatchUp(client, c.conversation_id));
+    const realtime = new RealtimeClient({
+      url: location.origin,
+      token: () => session.token,
+      deviceId,
+      catchUp: sources,
+      initialCursors: messenger.initialCursors(sources),
+    });
+    const rt = new OwnerRuntime(session, client, store, identity, messenger, realtime, chat, createdTenant);
+    messenger.attach(realtime, { transport: false });
+    messenger.on('message', (m) => rt.record(m));
+    messenger.on('error', (e) => hooks.onWarning?.(`${e.code}: ${e.message}`));
+    realtime.on('event', (e) => {
+      if (e.event === 'device_linked') rt.follow((e.data as { conversation_id?: string } | undefined)?.conversation_id);
+      hooks.onEvent?.(e.event, e.data);
+    });
+    realtime.on('stateChange', (s) => hooks.onState?.(s.state));
+    realtime.on('error', (e) => hooks.onWarning?.(e.message));
+    await messenger.start();
+    void realtime.connect().catch((e: Error) => hooks.onWarning?.(e.message));
+    return rt;
+  }
+
+  /** Read a new conversation's messages from now on (and its backlog). */
+  private follow(conversationId: string | undefined): void {
+    if (conversationId) this.realtime.addCatchUp(conversationCatchUp(this.client, conversationId));
+  }
+
+  private async record(m: SecureMessage): Promise<void> {
+    await this.chat.append({
+      message_id: m.message_id,
+      conversation_id: m.conversation_id,
+      direction: m.sender_device_id === this.deviceId ? 'out' : 'in',
+      sender_device_id: m.sender_device_id,
+      timestamp: m.timestamp,
+      message_type: m.message_type,
+      content: m.content,
+      ...(m.content ? {} : { text: decodeText(m.plaintext) }),
+    });
+  }
+
+  /** This device's conversations (one per agent; DESIGN §7). */
+  conversations(): Promise<Conversation[]> {
+    return listMine(this.client, this.deviceId);
+  }
+
+  /**
+   * Encrypt `content` in the browser and send it in the conversation; the sent plaintext goes to
+   * the local log. @throws SecureMessengerError, ParleyApiError.
+   */
+  async send(conversationId: string, content: Content): Promise<void> {
+    const sent = await this.messenger.send(conversationId, content);
+    await this.chat.append({
+      message_id: sent.message_id,
+      conversation_id: conversationId,
+      direction: 'out',
+      sender_device_id: this.deviceId,
+      timestamp: sent.timestamp ?? new Date().toISOString(),
+      message_type: messageTypeFor(content),
+      content,
+    });
+  }
+
+  /** Close the socket (sign-out). */
+  close(): void {
+    this.realtime.close('signed out');
+  }
+}
+
+async function loadIdentity(store: SealedStore): Promise<DeviceIdentity | undefined> {
+  const raw = await store.load('identity');
+  return raw ? DeviceIdentity.fromJSON(raw) : undefined;
+}
+
+async function listMine(client: ParleyClient, deviceId: string): Promise<Conversation[]> {
+  return (await client.listConversations({ device_id: deviceId })).conversations;
+}
+
+function browserName(): string {
+  const ua = navigator.userAgent;
+  const name = /Firefox\//.test(ua) ? 'Firefox' : /Edg\//.test(ua) ? 'Edge' : /Chrom(e|ium)\//.test(ua) ? 'Chromium' : /Safari\//.test(ua) ? 'Safari' : 'Browser';
+  return `${name} (web app)`;
+}

@@ -1,0 +1,4 @@
+/** Agents screen (placeholder until built). */
+export function Agents() {
+  return <h1>Agents</h1>;
+}

@@ -1,0 +1,4 @@
+/** Marketplace screen (placeholder until built). */
+export function Marketplace() {
+  return <h1>Marketplace</h1>;
+}

@@ -1,0 +1,4 @@
+/** Policies screen (placeholder until built). */
+export function Policies() {
+  return <h1>Policies</h1>;
+}

@@ -1,0 +1,4 @@
+/** Shadow screen (placeholder until built). */
+export function Shadow() {
+  return <h1>Shadow</h1>;
+}

@@ -1,0 +1,4 @@
+/** Telemetry screen (placeholder until built). */
+export function Telemetry() {
+  return <h1>Telemetry</h1>;
+}
