@@ -30,6 +30,18 @@ export default defineConfig({
       { resolve, test: { ...shared, name: 'mcp', include: ['packages/mcp/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
       // The owners' web app: its own configuration (the React plugin lives in its package).
       'packages/dashboard/vitest.config.ts',
+      // The built web app in Debian's Chromium against a real server (PGlite; PostgreSQL when TEST_DATABASE_URL is set).
+      {
+        resolve,
+        test: {
+          ...shared,
+          name: 'browser',
+          include: ['packages/dashboard/e2e/**/*.test.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          env: { TEST_BACKEND: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite' },
+        },
+      },
       { resolve, test: { ...shared, name: 'sdk', include: ['packages/sdk/test/**/*.test.ts', 'packages/protocol/test/**/*.test.ts'], env: { TEST_BACKEND: 'pglite' } } },
     ],
   },

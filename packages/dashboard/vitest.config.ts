@@ -1,6 +1,7 @@
 /**
- * Tests of the owners' web app: `test/` holds component and logic tests in a DOM (happy-dom);
- * `e2e/` drives the built app in Debian's Chromium against a real server (playwright-core).
+ * Component and logic tests of the owners' web app (`test/`), in a DOM (happy-dom). Its browser
+ * tests (`e2e/`: the built app in Debian's Chromium against a real server) are the root
+ * configuration's `browser` project.
  */
 import react from '@vitejs/plugin-react';
 import { defaultClientConditions } from 'vite';

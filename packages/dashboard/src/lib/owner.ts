@@ -164,7 +164,7 @@ export class OwnerRuntime {
       direction: 'out',
       sender_device_id: this.deviceId,
       timestamp: sent.timestamp ?? new Date().toISOString(),
-      message_type: messageTypeFor(content),
+      message_type: messageTypeFor(content.type) ?? 'text',
       content,
     });
   }

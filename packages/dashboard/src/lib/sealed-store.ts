@@ -17,7 +17,7 @@ const DB_NAME = 'parley-dashboard';
 const DB_VERSION = 1;
 
 interface SealedRecord {
-  iv: Uint8Array;
+  iv: Uint8Array<ArrayBuffer>;
   ct: ArrayBuffer;
 }
 

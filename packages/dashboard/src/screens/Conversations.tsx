@@ -1,4 +1,139 @@
-/** Conversations screen (placeholder until built). */
+/**
+ * Conversations (issue 13 item 3; SPEC §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
+ * end encrypted by this browser's `SecureMessenger` (MLS or X3DH + Double Ratchet) and
+ * decrypted in the page; the service sees ciphertext only. Structured content is shown as cards;
+ * a received decision request is answered in place (the SDK's `decisionAnswer`).
+ */
+import { decisionAnswer, readDecisionAnswer, type Conversation, type DecisionRequest } from '@parley/sdk';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { Link, useParams } from 'react-router';
+import { useOwner } from '../app/owner-context';
+import type { ChatEntry } from '../lib/chat-log';
+import { deviceName } from '../lib/devices';
+import { useDraft } from '../lib/drafts';
+import { ContentCard } from '../components/ContentCard';
+import { Empty, ErrorNote, Loading, Section } from '../components/ui';
+
+/** The conversation's decrypted log, live. */
+function useChat(conversationId: string): ChatEntry[] {
+  const { chat } = useOwner();
+  const [entries, setEntries] = useState<ChatEntry[]>([]);
+  useEffect(() => {
+    let live = true;
+    const load = () => void chat.list(conversationId).then((l) => live && setEntries([...l]));
+    load();
+    const off = chat.subscribe((id) => id === conversationId && load());
+    return () => {
+      live = false;
+      off();
+    };
+  }, [chat, conversationId]);
+  return entries;
+}
+
+/** The option chosen per answered decision request (by the request's message id). */
+export function answersOf(entries: ChatEntry[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of entries) {
+    const a = readDecisionAnswer(e.content);
+    if (a) out.set(a.in_reply_to, a.option_id);
+  }
+  return out;
+}
+
+function Chat({ conversation, agentName }: { conversation: Conversation; agentName: string }) {
+  const owner = useOwner();
+  const id = conversation.conversation_id;
+  const entries = useChat(id);
+  const answers = useMemo(() => answersOf(entries), [entries]);
+  const [text, setText, clear] = useDraft(`chat.${id}`);
+  const send = useMutation({ mutationFn: (content: Parameters<typeof owner.send>[1]) => owner.send(id, content) });
+  const peer = useQuery({ queryKey: ['conversations', id, 'keys'], queryFn: () => owner.client.conversationKeys(id) });
+  const bottom = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    bottom.current?.scrollIntoView?.({ block: 'end' });
+  }, [entries.length]);
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const t = text.trim();
+    if (!t) return;
+    send.mutate({ type: 'text', payload: { text: t } }, { onSuccess: clear });
+  };
+  const answer = (entry: ChatEntry, optionId: string) => {
+    if (entry.content?.type !== 'decision_request') return;
+    send.mutate(decisionAnswer(entry.content.payload as DecisionRequest, entry.message_id, optionId));
+  };
+  const session = owner.messenger.sessionInfo(id);
+  return (
+    <Section title={`Chat with ${agentName}`}>
+      <p className="muted">
+        End-to-end encrypted{session ? ` (${session.protocol === 'mls' ? 'MLS' : 'X3DH + Double Ratchet'})` : ''}. Agent fingerprint:{' '}
+        <span className="fingerprint" data-testid="peer-fingerprint">
+          {peer.data?.fingerprint ?? '…'}
+        </span>
+      </p>
+      <ol className="messages" aria-label={`Messages with ${agentName}`} aria-live="polite">
+        {entries.length === 0 && (
+          <li>
+            <Empty>No messages yet.</Empty>
+          </li>
+        )}
+        {entries.map((e) => (
+          <li key={e.message_id} className={`msg ${e.direction}`} data-testid="chat-message" data-direction={e.direction}>
+            <div className="meta">
+              {e.direction === 'out' ? 'You' : agentName} · {new Date(e.timestamp).toLocaleTimeString()}
+            </div>
+            <ContentCard content={e.content} {...(e.text !== undefined ? { text: e.text } : {})} answered={answers.get(e.message_id)} onAnswer={e.direction === 'in' ? (o) => answer(e, o) : undefined} />
+          </li>
+        ))}
+        <li ref={bottom} aria-hidden="true" />
+      </ol>
+      <form className="inline" onSubmit={submit}>
+        <label htmlFor="composer">Your message</label>
+        <input id="composer" value={text} onChange={(e) => setText(e.target.value)} autoComplete="off" style={{ flex: 1 }} />
+        <button type="submit" className="primary" disabled={send.isPending || !text.trim()}>
+          Send
+        </button>
+      </form>
+      <ErrorNote error={send.error} />
+    </Section>
+  );
+}
+
+/** The Conversations screen: the list of agents to talk to, and the selected chat. */
 export function Conversations() {
-  return <h1>Conversations</h1>;
+  const owner = useOwner();
+  const { conversationId } = useParams();
+  const conversations = useQuery({ queryKey: ['conversations', owner.deviceId], queryFn: () => owner.conversations() });
+  const devices = useQuery({ queryKey: ['devices'], queryFn: async () => (await owner.client.listDevices()).devices });
+  const active = (conversations.data ?? []).filter((c) => devices.data?.find((d) => d.device_id === c.agent_device_id)?.status !== 'REVOKED' || c.conversation_id === conversationId);
+  const selected = active.find((c) => c.conversation_id === conversationId) ?? (conversationId === undefined ? active[0] : undefined);
+  return (
+    <>
+      <h1>Conversations</h1>
+      <ErrorNote error={conversations.error ?? devices.error} />
+      {conversations.isPending ? (
+        <Loading />
+      ) : active.length === 0 ? (
+        <Empty>No conversations yet: approve an agent first.</Empty>
+      ) : (
+        <div className="chat">
+          <nav aria-label="Agents to talk to">
+            <ul className="chat-list">
+              {active.map((c) => (
+                <li key={c.conversation_id}>
+                  <Link to={`/conversations/${c.conversation_id}`} className={c === selected ? 'active' : ''} aria-current={c === selected ? 'page' : undefined}>
+                    {deviceName(devices.data, c.agent_device_id)}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          {selected ? <Chat key={selected.conversation_id} conversation={selected} agentName={deviceName(devices.data, selected.agent_device_id)} /> : <Empty>This conversation is not yours.</Empty>}
+        </div>
+      )}
+    </>
+  );
 }
