@@ -561,6 +561,35 @@ describe('RealtimeClient (scripted socket)', () => {
     rt.close();
   });
 
+  it('addCatchUp reads a source added while open from the beginning, once, and after reconnecting from its cursor', async () => {
+    const calls: Array<string | undefined> = [];
+    const source: CatchUpSource = {
+      key: 'conversation:new',
+      covers: (m) => m.conversation_id === 'new',
+      fetchPage: async (since) => {
+        calls.push(since);
+        return since === '1' ? { messages: [], next_cursor: null } : { messages: [{ ...msg('n1', '1'), conversation_id: 'new' }], next_cursor: '1' };
+      },
+    };
+    const rt = fake({ reconnect: { initialDelayMs: 5, jitter: 0 } });
+    const got: string[] = [];
+    rt.on('message', (m) => void got.push(m.message_id));
+    await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);
+    expect(rt.addCatchUp(source)).toBe(true);
+    expect(rt.addCatchUp(source)).toBe(false);
+    await waitFor(() => got.length === 1);
+    expect(got).toEqual(['n1']);
+    expect(rt.cursors()).toEqual({ 'conversation:new': '1' });
+    last().drop();
+    await waitFor(() => FakeSocket.all.length === 2);
+    last().auth();
+    await waitFor(() => calls.length === 2);
+    expect(calls[0]).toMatch(/^1970-01-01/); // from the beginning
+    expect(calls[1]).toBe('1');
+    expect(got).toEqual(['n1']);
+    rt.close();
+  });
+
   it('keeps a bounded history', async () => {
     const rt = fake({ historySize: 3 });
     await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);
