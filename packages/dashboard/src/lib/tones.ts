@@ -1,0 +1,37 @@
+/**
+ * Badge colours for the states the governance screens show (DESIGN §8.3 held messages, §8.4
+ * decisions, §8.5 policy actions, delivery outcomes and room security, SPEC §2.4 risk levels).
+ * A badge always shows the state's text too, so the colour is never the only signal.
+ */
+export type Tone = 'good' | 'warn' | 'bad' | 'info' | 'neutral';
+
+const TONES: Record<string, Tone> = {
+  // held messages (DESIGN §8.3) and decisions (DESIGN §8.4)
+  held: 'warn',
+  pending: 'warn',
+  deferred: 'info',
+  approved: 'good',
+  denied: 'bad',
+  expired: 'neutral',
+  // risk levels (SPEC §2.4)
+  low: 'good',
+  medium: 'warn',
+  high: 'bad',
+  critical: 'bad',
+  // delivery outcomes and policy actions (DESIGN §8.5)
+  delivered: 'good',
+  notified: 'info',
+  blocked: 'bad',
+  allow: 'good',
+  notify: 'info',
+  hold: 'warn',
+  block: 'bad',
+  // room security levels (DESIGN §8.5)
+  standard: 'neutral',
+  strict: 'warn',
+};
+
+/** The badge tone of a state name (DESIGN §8.3, §8.4, §8.5; SPEC §2.4); `neutral` for names it does not know. */
+export function toneOf(state: string): Tone {
+  return TONES[state] ?? 'neutral';
+}
