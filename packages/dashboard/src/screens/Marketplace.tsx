@@ -1,4 +1,21 @@
-/** Marketplace screen (placeholder until built). */
+/**
+ * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.23–§8.26, §8.35): my listings, my
+ * rentals (as renter or developer), disputes and payouts. Money is integer US cents.
+ */
+import { Disputes } from './market/Disputes';
+import { MyListings } from './market/Listings';
+import { Payouts } from './market/Payouts';
+import { MyRentals } from './market/Rentals';
+
+/** The marketplace screen (SPEC §4.16; DESIGN §8.23–§8.26, §8.35). */
 export function Marketplace() {
-  return <h1>Marketplace</h1>;
+  return (
+    <>
+      <h1>Marketplace</h1>
+      <MyListings />
+      <MyRentals />
+      <Disputes />
+      <Payouts />
+    </>
+  );
 }

@@ -1,4 +1,20 @@
-/** Settings screen (placeholder until built). */
+/**
+ * Settings (SPEC §4.14; DESIGN §8.1, §8.22): tenant settings, this browser's owner device, the
+ * owner devices (remove the others), and the client-side scan rules.
+ */
+import { OwnerDevices, ThisBrowser } from './settings/OwnerDevices';
+import { ScanRules } from './settings/ScanRules';
+import { TenantSettingsSection } from './settings/TenantSettingsForm';
+
+/** The settings screen (SPEC §4.14; DESIGN §8.22). */
 export function Settings() {
-  return <h1>Settings</h1>;
+  return (
+    <>
+      <h1>Settings</h1>
+      <TenantSettingsSection />
+      <ThisBrowser />
+      <OwnerDevices />
+      <ScanRules />
+    </>
+  );
 }

@@ -1,0 +1,41 @@
+/**
+ * Audit log helpers (SPEC §4.14; DESIGN §8.10, §8.22): the filter form as a query, and the chain
+ * verdict in words.
+ */
+import type { AuditChainVerdict, AuditEventQuery } from '@parley/protocol';
+import { localToIso, words } from './format';
+
+/** The audit filter form: what the owner typed or picked. */
+export interface AuditFilters {
+  type: string;
+  actor: string;
+  subject: string;
+  /** `datetime-local` values, the owner's local time. */
+  since: string;
+  until: string;
+}
+
+/** No filter: every event, newest first. */
+export const NO_AUDIT_FILTERS: AuditFilters = Object.freeze({ type: '', actor: '', subject: '', since: '', until: '' });
+
+/** The `GET /audit/events` query of the filters (DESIGN §8.22): empty fields omitted, times as ISO 8601 UTC. */
+export function auditQuery(f: AuditFilters): AuditEventQuery {
+  const q: AuditEventQuery = {};
+  if (f.type) q.type = f.type as AuditEventQuery['type'];
+  if (f.actor.trim()) q.actor = f.actor.trim();
+  if (f.subject.trim()) q.subject = f.subject.trim();
+  const since = localToIso(f.since);
+  const until = localToIso(f.until);
+  if (since) q.since = since;
+  if (until) q.until = until;
+  return q;
+}
+
+/** The verdict of `GET /audit/verify` in words (DESIGN §8.10): intact with the count, or the first broken link. */
+export function describeVerdict(v: AuditChainVerdict): string {
+  const checked = `${v.checked} event${v.checked === 1 ? '' : 's'} checked`;
+  if (v.valid) return `Chain intact: ${checked}.`;
+  const b = v.first_broken;
+  if (!b) return `Chain broken: ${checked}.`;
+  return `Chain broken at sequence ${b.seq}, event ${b.event_id} (${words(b.reason)}); ${checked}.`;
+}

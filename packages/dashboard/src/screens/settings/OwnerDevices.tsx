@@ -1,0 +1,82 @@
+/**
+ * This browser's owner device and the tenant's owner devices (DESIGN §8.1): device id and
+ * fingerprint (DESIGN §7) of this browser; the other owner devices can be removed (confirmed).
+ */
+import { useQuery } from '@tanstack/react-query';
+import { useOwner } from '../../app/owner-context';
+import { ago, Badge, ConfirmButton, Empty, ErrorNote, Health, Loading, Section } from '../../components/ui';
+import { useRootMutation } from '../../lib/mutate';
+
+/** The "This browser" section: its owner device id and fingerprint. */
+export function ThisBrowser() {
+  const { deviceId, fingerprint } = useOwner();
+  return (
+    <Section title="This browser">
+      <p className="muted">This browser is one of your owner devices. Agents show this fingerprint when you talk to them; the two must match.</p>
+      <dl className="kv">
+        <dt>Device id</dt>
+        <dd>
+          <code>{deviceId}</code>
+        </dd>
+        <dt>Fingerprint</dt>
+        <dd>
+          <code className="fingerprint">{fingerprint}</code>
+        </dd>
+      </dl>
+    </Section>
+  );
+}
+
+/** The owner devices section (`GET /devices` of kind owner; `DELETE /devices/{id}/remove`). */
+export function OwnerDevices() {
+  const { client, deviceId } = useOwner();
+  const devices = useQuery({ queryKey: ['devices'], queryFn: async () => (await client.listDevices()).devices });
+  const remove = useRootMutation('devices', (id: string) => client.removeOwnerDevice(id));
+  const owners = devices.data?.filter((d) => d.kind === 'owner');
+  return (
+    <Section title="Owner devices">
+      <ErrorNote error={devices.error ?? remove.error} />
+      {devices.isPending && <Loading />}
+      {owners?.length === 0 && <Empty>No owner devices.</Empty>}
+      {owners && owners.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Fingerprint</th>
+              <th scope="col">Status</th>
+              <th scope="col">Health</th>
+              <th scope="col">Last seen</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {owners.map((d) => (
+              <tr key={d.device_id}>
+                <td>
+                  <strong>{d.name}</strong> {d.device_id === deviceId && <Badge tone="info">this browser</Badge>}
+                  <div className="muted">{d.platform ?? ''}</div>
+                </td>
+                <td>
+                  <code className="fingerprint">{d.fingerprint}</code>
+                </td>
+                <td>{d.status}</td>
+                <td>
+                  <Health health={d.health} />
+                </td>
+                <td>{ago(d.last_seen)}</td>
+                <td>
+                  {d.device_id === deviceId ? (
+                    <span className="muted">in use</span>
+                  ) : (
+                    <ConfirmButton label="Remove" confirmLabel={`Yes, remove ${d.name}`} onConfirm={() => remove.mutate(d.device_id)} />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Section>
+  );
+}
