@@ -165,11 +165,12 @@ describe('owner web app in Chromium', () => {
     const deploy = card.getByRole('radio', { name: /Deploy now/ });
     if (await deploy.count()) await deploy.check();
     await card.getByRole('button', { name: 'Approve' }).click();
-    const answered = await until('the decision to be answered', async () => {
-      const d = (await owner.listDecisions({})).decisions.find((x) => x.decision_id === decision.decision_id);
-      return d && d.status !== 'pending' ? d : undefined;
-    });
-    expect(answered.status).toBe('approved');
+    // The owner's list holds what still awaits an answer; the audit log records the answer.
+    await until('the decision to leave the inbox', async () => !(await owner.listDecisions({})).decisions.some((x) => x.decision_id === decision.decision_id));
+    const events = (await owner.listAuditEvents({})).events;
+    const resolved = events.find((e) => e.type === 'decision.resolved' && e.subject === decision.decision_id);
+    expect(resolved, JSON.stringify(events.map((e) => e.type))).toBeTruthy();
+    expect(JSON.stringify(resolved!.data)).toMatch(/approve/);
   });
 
   it('releases a held room message', async () => {
@@ -190,8 +191,9 @@ describe('owner web app in Chromium', () => {
     await row.waitFor();
     await check('06-rooms-held');
     await row.getByRole('button', { name: 'Approve', exact: true }).click();
-    const released = await until('the held message to be released', async () => (await owner.listHeldMessages({})).find((h) => h.held_message_id === heldId && h.status !== 'held'));
+    const released = await until('the held message to be released', async () => (await owner.listHeldMessages({ status: 'approved' })).find((h) => h.held_message_id === heldId));
     expect(released.status).toBe('approved');
+    await row.getByTestId(`held-status-${heldId}`).filter({ hasText: 'approved' }).waitFor();
     await page.getByRole('link', { name: 'ops room' }).first().click();
     await page.getByRole('heading', { level: 1, name: 'Rooms' }).waitFor();
     await check('07-room-detail');
@@ -241,6 +243,8 @@ describe('owner web app in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Conversations' }).waitFor();
     expect(await page.getByLabel('Your message').inputValue()).toBe('half-written thought');
+    // The browser kept its owner device (keys sealed in IndexedDB): no second one was registered.
+    expect((await owner.listDevices()).devices.filter((d) => d.kind === 'owner')).toHaveLength(1);
   });
 
   it('revokes the agent after a confirmation: its status changes and the agent process stops', async () => {

@@ -277,7 +277,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace } satisfies Parley);
 
   // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
-  const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir) : undefined;
+  const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [] }) : undefined;
   registerErrorHandling(app, pageFallback);
   registerParamNormalization(app);
   registerWellFormedInput(app);

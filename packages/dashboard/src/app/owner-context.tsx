@@ -52,6 +52,7 @@ export function OwnerProvider({ children }: { children: ReactNode }) {
   const [expired, setExpired] = useState(false);
   const [warning, setWarning] = useState<string>();
   const expireRef = useRef<() => void>(() => undefined);
+  const hadSession = useRef(false);
 
   const queryClient = useMemo(() => {
     const onError = (err: unknown) => {
@@ -89,9 +90,11 @@ export function OwnerProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (!session) {
       setRuntime(undefined);
-      queryClient.clear();
+      // Signed out: forget the previous owner's data (not on the first render: the sign-in page's own query runs then).
+      if (hadSession.current) queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== 'auth-config' });
       return;
     }
+    hadSession.current = true;
     let stopped = false;
     let started: OwnerRuntime | undefined;
     const timer = setTimeout(expire, Math.max(0, session.expiresAt - Date.now()));

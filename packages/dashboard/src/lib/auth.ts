@@ -84,9 +84,21 @@ function redirectUri(): string {
   return `${location.origin}/auth/callback`;
 }
 
+/**
+ * oauth4webapi refuses plain-HTTP endpoints; a provider on this machine's loopback address
+ * (development, tests) is allowed over HTTP, nothing else.
+ */
+export function insecureAllowed(issuer: URL): boolean {
+  return issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
+}
+
+function requestOptions(cfg: NonNullable<AuthConfig['oidc']>) {
+  return insecureAllowed(new URL(cfg.issuer)) ? { [oauth.allowInsecureRequests]: true } : {};
+}
+
 async function server(cfg: NonNullable<AuthConfig['oidc']>): Promise<oauth.AuthorizationServer> {
   const issuer = new URL(cfg.issuer);
-  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc' }));
+  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...requestOptions(cfg) }));
 }
 
 /** Start the OIDC authorization code flow with PKCE: navigates away to the provider. */
@@ -121,7 +133,7 @@ export async function finishOidc(cfg: NonNullable<AuthConfig['oidc']>, callback:
   const as = await server(cfg);
   const client: oauth.Client = { client_id: cfg.client_id };
   const params = oauth.validateAuthResponse(as, client, callback, saved.state);
-  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), saved.verifier);
+  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), saved.verifier, requestOptions(cfg));
   const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: saved.nonce, requireIdToken: true });
   const claims = oauth.getValidatedIdTokenClaims(result);
   const token = result.access_token.split('.').length === 3 ? result.access_token : (result.id_token ?? result.access_token);

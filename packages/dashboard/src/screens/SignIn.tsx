@@ -5,7 +5,7 @@
  */
 import { ParleyClient, type AuthConfig } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { useAuth } from '../app/owner-context';
 import { devSignIn, finishOidc, startOidc, takeReturn } from '../lib/auth';
@@ -92,14 +92,21 @@ function OidcButton({ oidc }: { oidc: NonNullable<AuthConfig['oidc']> }) {
 
 /** `/auth/callback`: the OIDC provider's redirect back. */
 export function OidcCallback() {
-  const { signIn } = useAuth();
+  const { signIn, session } = useAuth();
+  const navigate = useNavigate();
   const config = useAuthConfig();
   const [error, setError] = useState<unknown>();
+  const started = useRef(false);
   useEffect(() => {
     const oidc = config.data?.oidc;
-    if (!oidc) return;
+    // The code is single use: exchange it once.
+    if (!oidc || started.current) return;
+    started.current = true;
     finishOidc(oidc, new URL(location.href)).then(signIn, setError);
   }, [config.data, signIn]);
+  useEffect(() => {
+    if (session) navigate(takeReturn(), { replace: true });
+  }, [session, navigate]);
   return (
     <main className="sign-in" id="main">
       <h1>Signing in…</h1>

@@ -11,25 +11,34 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/** The Content-Security-Policy of the app's files. */
-export const DASHBOARD_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The Content-Security-Policy of the app's files: this origin only, no inline script, no framing;
+ * `connectSrc` adds origins the page must reach (the OIDC provider's discovery and token
+ * endpoints when `OIDC_ISSUER` is set).
+ */
+export function dashboardCsp(connectSrc: string[] = []): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    ["connect-src 'self'", ...connectSrc].join(' '),
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The policy without an OIDC provider (the embedded default). */
+export const DASHBOARD_CSP = dashboardCsp();
 
 /** Path prefixes that are never the app's pages. */
 const RESERVED = ['/api/', '/docs', '/health', '/.well-known/', '/1.0/', '/contexts/', '/metrics'];
 
-function secure(reply: { header(name: string, value: string): unknown }): void {
-  reply.header('content-security-policy', DASHBOARD_CSP);
+function secure(reply: { header(name: string, value: string): unknown }, csp: string): void {
+  reply.header('content-security-policy', csp);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('referrer-policy', 'no-referrer');
 }
@@ -43,14 +52,15 @@ export function hasDashboard(dir: string): boolean {
  * Serve the built app of `dir` (call only when {@link hasDashboard}); answers the not-found
  * fallback that serves `index.html` for page paths.
  */
-export async function registerDashboard(app: FastifyInstance, dir: string): Promise<(request: FastifyRequest, reply: FastifyReply) => boolean> {
+export async function registerDashboard(app: FastifyInstance, dir: string, options: { connectSrc?: string[] } = {}): Promise<(request: FastifyRequest, reply: FastifyReply) => boolean> {
+  const csp = dashboardCsp(options.connectSrc);
   await app.register(fastifyStatic, {
     root: dir,
     prefix: '/',
     wildcard: false,
     index: ['index.html'],
     setHeaders: (reply, path) => {
-      secure(reply);
+      secure(reply, csp);
       // Hashed asset names never change content; the page itself is revalidated.
       void reply.header('cache-control', path.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
     },
@@ -60,7 +70,7 @@ export async function registerDashboard(app: FastifyInstance, dir: string): Prom
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     if (RESERVED.some((p) => path === p.replace(/\/$/, '') || path.startsWith(p))) return false;
     if (!(request.headers.accept ?? '').includes('text/html')) return false;
-    secure(reply);
+    secure(reply, csp);
     void reply.header('cache-control', 'no-cache').sendFile('index.html');
     return true;
   };
