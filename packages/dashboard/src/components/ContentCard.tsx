@@ -5,31 +5,8 @@
  * (not an envelope) is shown as plain text.
  */
 import { readDecisionAnswer, type Content } from '@parley/sdk';
+import { toneOf } from '../lib/tones';
 import { Badge } from './ui';
-
-type Tone = 'good' | 'warn' | 'bad' | 'info' | 'neutral';
-
-/** Badge tone of a risk level (low … critical) or alert severity (info … critical). */
-export function toneOf(level: string): Tone {
-  switch (level) {
-    case 'low':
-    case 'success':
-      return 'good';
-    case 'info':
-    case 'pending':
-      return 'info';
-    case 'medium':
-    case 'warning':
-      return 'warn';
-    case 'high':
-    case 'critical':
-    case 'error':
-    case 'failure':
-      return 'bad';
-    default:
-      return 'neutral';
-  }
-}
 
 export interface ContentCardProps {
   content: Content | undefined;

@@ -27,8 +27,3 @@ export function groupDevices(devices: Device[]): DeviceGroups {
     owners: devices.filter((d) => d.kind === 'owner'),
   };
 }
-
-/** A device's name by id (short id when unknown). */
-export function deviceName(devices: Device[] | undefined, id: string): string {
-  return devices?.find((d) => d.device_id === id)?.name ?? `${id.slice(0, 8)}…`;
-}

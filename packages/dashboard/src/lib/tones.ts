@@ -26,6 +26,17 @@ const TONES: Record<string, Tone> = {
   notify: 'info',
   hold: 'warn',
   block: 'bad',
+  // alert severities, action statuses (SPEC §2.4)
+  info: 'info',
+  warning: 'warn',
+  error: 'bad',
+  success: 'good',
+  failure: 'bad',
+  // device states (SPEC §2.3)
+  PENDING: 'warn',
+  APPROVED: 'info',
+  ACTIVE: 'good',
+  REVOKED: 'bad',
   // room security levels (DESIGN §8.5)
   standard: 'neutral',
   strict: 'warn',

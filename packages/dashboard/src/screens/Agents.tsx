@@ -5,23 +5,19 @@
  * Updates live from `device_*` socket events.
  */
 import type { Device, WebhookResponse } from '@parley/sdk';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useOwner } from '../app/owner-context';
 import { groupDevices } from '../lib/devices';
+import { useRootMutation } from '../lib/mutate';
+import { toneOf } from '../lib/tones';
+import { useDeviceList } from '../lib/use-devices';
 import { useDraft } from '../lib/drafts';
 import { ago, Badge, ConfirmButton, Empty, ErrorNote, Health, Loading, Section, Time } from '../components/ui';
 import { Invites } from './Invites';
 
-function useDevices() {
-  const { client } = useOwner();
-  return useQuery({ queryKey: ['devices'], queryFn: async () => (await client.listDevices()).devices });
-}
-
 function useDeviceAction<T>(fn: (id: string) => Promise<T>) {
-  const qc = useQueryClient();
-  return useMutation({ mutationFn: fn, onSettled: () => qc.invalidateQueries({ queryKey: ['devices'] }) });
+  return useRootMutation('devices', fn);
 }
 
 function Pending({ devices }: { devices: Device[] }) {
@@ -60,10 +56,6 @@ function Pending({ devices }: { devices: Device[] }) {
       </ul>
     </Section>
   );
-}
-
-function statusTone(status: string): 'good' | 'warn' | 'bad' | 'info' {
-  return status === 'ACTIVE' ? 'good' : status === 'REVOKED' ? 'bad' : status === 'APPROVED' ? 'info' : 'warn';
 }
 
 function Rename({ device }: { device: Device }) {
@@ -130,7 +122,7 @@ function AgentRow({ device }: { device: Device }) {
         </div>
       </td>
       <td>
-        <Badge tone={statusTone(device.status)}>
+        <Badge tone={toneOf(device.status)}>
           <span data-testid={`agent-status-${device.device_id}`}>{device.status}</span>
         </Badge>
       </td>
@@ -189,7 +181,7 @@ function OwnerRow({ device, self }: { device: Device; self: boolean }) {
         </div>
       </td>
       <td>
-        <Badge tone={statusTone(device.status)}>{device.status}</Badge>
+        <Badge tone={toneOf(device.status)}>{device.status}</Badge>
       </td>
       <td>
         <Health health={device.health} />
@@ -205,7 +197,7 @@ function OwnerRow({ device, self }: { device: Device; self: boolean }) {
 /** The Agents & devices screen. */
 export function Agents() {
   const owner = useOwner();
-  const devices = useDevices();
+  const devices = useDeviceList();
   const groups = groupDevices(devices.data ?? []);
   return (
     <>

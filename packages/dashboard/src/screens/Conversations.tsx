@@ -10,7 +10,8 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { useOwner } from '../app/owner-context';
 import type { ChatEntry } from '../lib/chat-log';
-import { deviceName } from '../lib/devices';
+import { nameOf } from '../lib/names';
+import { useDeviceList, useDeviceNames } from '../lib/use-devices';
 import { useDraft } from '../lib/drafts';
 import { ContentCard } from '../components/ContentCard';
 import { Empty, ErrorNote, Loading, Section } from '../components/ui';
@@ -107,7 +108,8 @@ export function Conversations() {
   const owner = useOwner();
   const { conversationId } = useParams();
   const conversations = useQuery({ queryKey: ['conversations', owner.deviceId], queryFn: () => owner.conversations() });
-  const devices = useQuery({ queryKey: ['devices'], queryFn: async () => (await owner.client.listDevices()).devices });
+  const devices = useDeviceList();
+  const names = useDeviceNames();
   const active = (conversations.data ?? []).filter((c) => devices.data?.find((d) => d.device_id === c.agent_device_id)?.status !== 'REVOKED' || c.conversation_id === conversationId);
   const selected = active.find((c) => c.conversation_id === conversationId) ?? (conversationId === undefined ? active[0] : undefined);
   return (
@@ -125,13 +127,13 @@ export function Conversations() {
               {active.map((c) => (
                 <li key={c.conversation_id}>
                   <Link to={`/conversations/${c.conversation_id}`} className={c === selected ? 'active' : ''} aria-current={c === selected ? 'page' : undefined}>
-                    {deviceName(devices.data, c.agent_device_id)}
+                    {nameOf(names, c.agent_device_id)}
                   </Link>
                 </li>
               ))}
             </ul>
           </nav>
-          {selected ? <Chat key={selected.conversation_id} conversation={selected} agentName={deviceName(devices.data, selected.agent_device_id)} /> : <Empty>This conversation is not yours.</Empty>}
+          {selected ? <Chat key={selected.conversation_id} conversation={selected} agentName={nameOf(names, selected.agent_device_id)} /> : <Empty>This conversation is not yours.</Empty>}
         </div>
       )}
     </>

@@ -8,6 +8,7 @@ import QRCode from 'qrcode';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
 import { useDraft } from '../lib/drafts';
+import { useRootMutation } from '../lib/mutate';
 import { Badge, ConfirmButton, CopyButton, Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
 
 /** The QR code of an invite token as an image (a data: URL; the CSP allows `img-src data:`). */
@@ -55,10 +56,7 @@ export function Invites() {
       void qc.invalidateQueries({ queryKey: ['invites'] });
     },
   });
-  const revoke = useMutation({
-    mutationFn: (id: string) => client.revokeInvite(id),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['invites'] }),
-  });
+  const revoke = useRootMutation('invites', (id: string) => client.revokeInvite(id));
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
