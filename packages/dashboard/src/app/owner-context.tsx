@@ -9,7 +9,7 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@ta
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { clearSession, loadSession, rememberReturn, saveSession, type AuthSession } from '../lib/auth';
 import { rootsForEvent } from '../lib/live';
-import { OwnerRuntime } from '../lib/owner';
+import type { OwnerRuntime } from '../lib/owner';
 
 export interface AuthState {
   session: AuthSession | undefined;
@@ -98,27 +98,32 @@ export function OwnerProvider({ children }: { children: ReactNode }) {
     let stopped = false;
     let started: OwnerRuntime | undefined;
     const timer = setTimeout(expire, Math.max(0, session.expiresAt - Date.now()));
-    OwnerRuntime.start(session, {
-      onEvent: (event) => {
-        for (const root of rootsForEvent(event)) void queryClient.invalidateQueries({ queryKey: [root] });
-      },
-      onState: (s) => {
-        setSocket(s);
-        if (s === 'unauthorized') expireRef.current();
-      },
-      onWarning: setWarning,
-    }).then(
-      (rt) => {
-        if (stopped) return rt.close();
-        started = rt;
-        setRuntime(rt);
-      },
-      (err: unknown) => {
-        if (stopped) return;
-        if (err instanceof ParleyApiError && err.status === 401) expireRef.current();
-        else setBootError(err);
-      },
-    );
+    // The end-to-end runtime (SDK crypto, MLS) loads after sign-in: the sign-in page stays small.
+    import('../lib/owner')
+      .then(({ OwnerRuntime }) =>
+        OwnerRuntime.start(session, {
+          onEvent: (event) => {
+            for (const root of rootsForEvent(event)) void queryClient.invalidateQueries({ queryKey: [root] });
+          },
+          onState: (s) => {
+            setSocket(s);
+            if (s === 'unauthorized') expireRef.current();
+          },
+          onWarning: setWarning,
+        }),
+      )
+      .then(
+        (rt) => {
+          if (stopped) return rt.close();
+          started = rt;
+          setRuntime(rt);
+        },
+        (err: unknown) => {
+          if (stopped) return;
+          if (err instanceof ParleyApiError && err.status === 401) expireRef.current();
+          else setBootError(err);
+        },
+      );
     return () => {
       stopped = true;
       clearTimeout(timer);
