@@ -7,6 +7,9 @@
  * into thin route modules, and registers the cross-cutting plugins in pipeline order:
  * error handler -> OpenAPI -> rate limit -> auth -> routes.
  */
+import { registerRequestIds, requestId } from './http/request-id.js';
+import { Metrics } from './ops/metrics.js';
+import { opsRoutes, type Lifecycle } from './ops/routes.js';
 import path from 'node:path';
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -113,7 +116,7 @@ import { PushService } from './modules/push/service.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
 import { WebhookOutbox } from './modules/webhooks/outbox.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
-import { InProcessBus, type EventBus } from './realtime/bus.js';
+import { MeasuredBus, InProcessBus, type EventBus } from './realtime/bus.js';
 import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
 import { RedisBus } from './realtime/redis-bus.js';
@@ -141,6 +144,10 @@ export interface Parley {
   federation: FederationService;
   /** Marketplace services (tests and the CLI run payouts and the trust monitor through them). */
   marketplace: Marketplace;
+  /** This instance's Prometheus instruments (DESIGN §8.32). */
+  metrics: Metrics;
+  /** Set `draining` on SIGTERM: readiness fails while the instance shuts down. */
+  lifecycle: Lifecycle;
 }
 
 declare module 'fastify' {
@@ -179,8 +186,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     }));
   await runMigrations(database);
   const { db } = database;
+  const metrics = new Metrics(() => (database.raw.kind === 'pg' ? { total: database.raw.pool.totalCount, idle: database.raw.pool.idleCount, waiting: database.raw.pool.waitingCount } : undefined));
+  const lifecycle: Lifecycle = { draining: false };
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: true }) : undefined;
-  const bus = overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl) : new InProcessBus());
+  const bus = new MeasuredBus(overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl) : new InProcessBus()), (s) => metrics.busPublishSeconds.observe(s));
 
   const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
   await deviceTokens.init();
@@ -218,12 +227,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
             },
           },
     frameworkErrors,
+    genReqId: requestId,
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
     ajv: { customOptions: AJV_OPTIONS },
     // Query strings and params are coerced to their schema types, JSON bodies never (http/validation.ts).
     schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
+  registerRequestIds(app);
+  app.addHook('onResponse', async (req, reply) => {
+    metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
 
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
   const messages = new MessageService({
@@ -232,6 +246,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,
+    metrics,
   });
   // Per-minute limiters shared by every instance through Redis when configured; none with RATE_LIMITS=off.
   const perMinuteLimiter = (keyPrefix: string, points: number): RateLimiterAbstract | undefined =>
@@ -249,6 +264,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     pingIntervalMs: config.ws.pingIntervalMs,
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
+    metrics,
   });
   registerConversationFrames(gateway, messages, bus);
   registerApiKeyFrames(gateway, apiKeys);
@@ -264,17 +280,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   registerA2aFrames(gateway, a2a);
   const blobs: BlobStore = config.s3 ? new S3BlobStore(config.s3) : new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
   const attachments = new AttachmentService({ db, blobs, maxBytes: config.limits.maxAttachmentBytes, log: app.log });
-  const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'));
+  const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'), metrics);
   notifier.setWebhookSink(new WebhookOutbox(db, app.log));
-  const webhookWorker = new WebhookWorker(db, config.webhooks, secrets, app.log);
+  const webhookWorker = new WebhookWorker(db, config.webhooks, secrets, app.log, metrics);
   if (config.databaseUrl && !config.secretsKey) {
     app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets-key; every instance sharing this database needs the same key');
   }
-  const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'));
+  const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'), metrics);
   const decisions = new DecisionService({ db, notifier, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
-  const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'));
+  const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'), metrics);
 
-  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace } satisfies Parley);
+  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace, metrics, lifecycle } satisfies Parley);
 
   // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
   const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [] }) : undefined;
@@ -292,6 +308,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(websocket, { options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) } });
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
+  await app.register(opsRoutes, { db, metrics, metricsToken: config.metricsToken, lifecycle, ...(redis ? { pingRedis: () => redis.ping() } : {}) });
   await app.register(devLoginRoutes, { devIdp, host: config.host, oidc: config.oidc });
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
@@ -331,6 +348,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     intervalMs: config.trustRecomputeIntervalMs,
     pollMs: config.jobPollIntervalMs,
     onError: (err) => app.log.warn({ err }, 'trust recompute job failed'),
+    metrics,
   });
   // Trust score routes (SPEC §4.12): scores, fleet, history, drift, compliance reports, recompute.
   await app.register(trustRoutes, {
@@ -371,6 +389,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     listMax: config.limits.listMax,
     jobPollMs: config.jobPollIntervalMs,
     log: app.log,
+    metrics,
   });
   app.parley.marketplace = marketplace;
   // A recompute may drop a rented agent below its listing: suspend such rentals at once (SPEC §4.16).

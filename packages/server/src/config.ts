@@ -98,6 +98,10 @@ export interface Config {
   inviteTtlMs: number;
   /** How long a held message awaits a decision before it expires, in milliseconds (DESIGN §8.3: 72 h). */
   heldMessageTtlMs: number;
+  /** `GET /metrics` bearer token (`METRICS_TOKEN`); without it the route answers 404. */
+  metricsToken: string | undefined;
+  /** Serve `/metrics` without auth on this loopback port (`METRICS_PORT`; main.ts). */
+  metricsPort: number | undefined;
   /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; DESIGN §8.19). */
   decisionDeadlineIntervalMs: number;
   /** Trust recompute period (SPEC §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
@@ -313,6 +317,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceTokenTtlSec: int(env, 'DEVICE_TOKEN_TTL_SEC', 24 * 3600),
     inviteTtlMs: 10 * 60 * 1000,
     heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
+    metricsToken: env.METRICS_TOKEN || undefined,
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : undefined,
     decisionDeadlineIntervalMs: Math.max(100, int(env, 'DECISION_DEADLINE_INTERVAL_MS', 10_000)),
     trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
@@ -341,4 +347,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       localDelayMs: Math.max(0, int(env, 'LOCAL_PROCESSOR_DELAY_MS', 200)),
     },
   };
+}
+
+/** Key names whose string values are secrets (never logged). */
+const SECRET_KEY = /secret|password|token|key|credential/i;
+
+/**
+ * The effective configuration for the start-up log line (issue 14 item 4): every value as
+ * configured, except that secrets read `set` (string values under keys naming a secret, token,
+ * password, key or credential) and passwords inside URLs (`postgres://user:***@host`) are masked.
+ */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const mask = (value: unknown, key: string): unknown => {
+    if (typeof value === 'string') {
+      if (SECRET_KEY.test(key)) return 'set';
+      return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+    }
+    if (Array.isArray(value)) return value.map((v) => mask(v, key));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));
+    return value;
+  };
+  return mask(config, '') as Record<string, unknown>;
 }

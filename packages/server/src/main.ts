@@ -1,24 +1,54 @@
 /**
- * Service entry point (DESIGN §3): reads the config once, builds the app, listens on HOST:PORT,
- * and drains gracefully on SIGTERM / SIGINT.
+ * Service entry point (DESIGN §3, §8.32): reads the config once, builds the app, listens on
+ * HOST:PORT, logs the effective configuration (secrets masked), optionally serves `/metrics` on
+ * a loopback-only `METRICS_PORT`, and on SIGTERM / SIGINT drains: readiness fails at once (load
+ * balancers stop sending), new connections are refused, sockets close with 1001, in-flight
+ * requests and group commits finish, then the process exits (forced after 10 s).
  */
+import http from 'node:http';
 import { buildApp } from './app.js';
-import { loadConfig } from './config.js';
+import { describeConfig, loadConfig } from './config.js';
+
+/** Longest graceful shutdown before the process exits anyway (ms). */
+const DRAIN_LIMIT_MS = 10_000;
 
 const config = loadConfig(process.env);
 const app = await buildApp(config);
 await app.listen({ host: config.host, port: config.port });
+app.log.info({ config: describeConfig(config) }, 'effective configuration');
 app.log.info(
   { database: config.databaseUrl ? 'postgresql' : `pglite (${config.dataDir})`, identity: config.oidc ? config.oidc.issuer : 'built-in dev provider' },
   `Parley ${config.version} listening on http://${config.host}:${config.port} (docs: /docs)`,
 );
+
+let metricsServer: http.Server | undefined;
+if (config.metricsPort !== undefined) {
+  const metrics = app.parley.metrics;
+  metricsServer = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'only GET /metrics here' }));
+      return;
+    }
+    metrics.scrape().then(
+      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: String(err) })),
+    );
+  });
+  metricsServer.listen(config.metricsPort, '127.0.0.1', () => app.log.info(`metrics on http://127.0.0.1:${config.metricsPort}/metrics`));
+}
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     if (closing) return;
     closing = true;
+    app.parley.lifecycle.draining = true;
     app.log.info(`${signal}: draining`);
+    setTimeout(() => {
+      app.log.error(`shutdown took more than ${DRAIN_LIMIT_MS} ms; exiting`);
+      process.exit(1);
+    }, DRAIN_LIMIT_MS).unref();
+    metricsServer?.close();
     app.close().then(
       () => process.exit(0),
       (err: unknown) => {

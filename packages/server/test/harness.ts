@@ -71,7 +71,8 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     dropDb = created.drop;
   }
   const config: Config = {
-    ...loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '0', ...opts.env }),
+    // No web app unless a test asks for one (DASHBOARD_DIR): whether it is built must not change other tests.
+    ...loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '0', DASHBOARD_DIR: path.join(dataDir, 'no-dashboard'), ...opts.env }),
     databaseUrl,
     pgliteInMemory: !databaseUrl && !opts.dataDir,
   };

@@ -18,6 +18,21 @@ function OpenObject<T extends TProperties>(properties: T, options: { description
 export const HealthResponse = Type.Object({ status: Type.String({ description: 'ok, or degraded (HTTP 503) when the database fails' }), version: Type.String() });
 export type HealthResponse = Static<typeof HealthResponse>;
 
+/**
+ * `GET /livez` and `GET /readyz` (DESIGN §8.32): liveness (the process answers) and readiness
+ * (503 with `detail` while the database or, when configured, Redis is unreachable, or while the
+ * instance drains on SIGTERM). `checks` names each dependency's state.
+ */
+export const ProbeResponse = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  checks: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'dependency -> ok | down | draining' })),
+  detail: Type.Optional(Type.String()),
+});
+export type ProbeResponse = Static<typeof ProbeResponse>;
+
+/** `GET /metrics`: Prometheus text exposition format 0.0.4. */
+const MetricsText = Type.Unsafe<string>({ description: 'Prometheus text format', content: { 'text/plain': { schema: Type.String() } } });
+
 /** `GET /.well-known/jwks.json`: public keys of device JWTs (and of the dev identity provider). */
 export const JwksResponse = Type.Object({ keys: Type.Array(OpenObject({}, { description: 'a public JWK (RFC 7517)' })) });
 export type JwksResponse = Static<typeof JwksResponse>;
@@ -92,6 +107,33 @@ export const platformRoutes = {
     summary: 'Liveness and database check',
     responses: { 200: HealthResponse, 503: HealthResponse },
     errors: [],
+  }),
+  livez: defineRoute({
+    method: 'GET',
+    path: '/livez',
+    auth: 'none',
+    tags,
+    summary: 'Liveness: the process answers (DESIGN §8.32)',
+    responses: { 200: ProbeResponse },
+    errors: [],
+  }),
+  readyz: defineRoute({
+    method: 'GET',
+    path: '/readyz',
+    auth: 'none',
+    tags,
+    summary: 'Readiness: 503 while the database or Redis is unreachable, or while draining (DESIGN §8.32)',
+    responses: { 200: ProbeResponse, 503: ProbeResponse },
+    errors: [],
+  }),
+  metrics: defineRoute({
+    method: 'GET',
+    path: '/metrics',
+    auth: 'none',
+    tags,
+    summary: 'Prometheus metrics; needs Authorization: Bearer $METRICS_TOKEN (404 when METRICS_TOKEN is not set)',
+    responses: { 200: MetricsText },
+    errors: [401, 404],
   }),
   jwks: defineRoute({
     method: 'GET',

@@ -26,6 +26,7 @@
  * therefore also kept in process (per database client and job name), so several schedulers over
  * one PGlite (or one pool) in the same process never overlap either.
  */
+import type { Metrics } from '../ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { PGlite } from '@electric-sql/pglite';
@@ -138,6 +139,8 @@ export interface ClusterJobOptions<R extends Record<string, unknown> | void> {
   run: () => Promise<R>;
   /** Errors of a poll or a run (never thrown). */
   onError: (err: unknown) => void;
+  /** Counts this instance's runs by outcome (`parley_job_runs_total`). */
+  metrics?: Metrics;
   /**
    * When the job's row does not exist yet (first deployment), its first run is due this long
    * after the first poll (default 0: at once).
@@ -168,7 +171,9 @@ export function scheduleClusterJob<R extends Record<string, unknown> | void>(o: 
     try {
       const r = await o.run();
       result = { ok: true, ...(r ?? {}), duration_ms: Math.round(performance.now() - started) };
+      o.metrics?.job(o.name, 'ok');
     } catch (err) {
+      o.metrics?.job(o.name, 'failed');
       o.onError(err);
       result = { ok: false, error: err instanceof Error ? err.message : String(err), duration_ms: Math.round(performance.now() - started) };
     }

@@ -8,6 +8,8 @@
  * many instances race. An owner resolving a lapsed decision expires it the same way (409).
  * Delivery is after commit: a crash between the two loses that one response (at most once).
  */
+import type { Metrics } from '../ops/metrics.js';
+import { every } from './every.js';
 import type { DecisionService } from '../modules/decisions/service.js';
 
 /** Run once; returns how many decisions expired. */
@@ -16,8 +18,6 @@ export function fireDecisionDeadlines(decisions: DecisionService, now = new Date
 }
 
 /** Run every `intervalMs`; returns a stop function. Errors are logged, never thrown. */
-export function scheduleDecisionDeadlines(decisions: DecisionService, intervalMs: number, onError: (err: unknown) => void): () => void {
-  const timer = setInterval(() => void fireDecisionDeadlines(decisions).catch(onError), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+export function scheduleDecisionDeadlines(decisions: DecisionService, intervalMs: number, onError: (err: unknown) => void, metrics?: Metrics): () => void {
+  return every('decision_deadlines', intervalMs, () => fireDecisionDeadlines(decisions), onError, metrics);
 }

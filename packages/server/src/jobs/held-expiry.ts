@@ -4,6 +4,8 @@
  * expired at read and decision time (policies/service.ts), so this job keeps stored state tidy
  * and removes ciphertext nobody may receive any more; missing a run changes no answer.
  */
+import type { Metrics } from '../ops/metrics.js';
+import { every } from './every.js';
 import type { PolicyService } from '../modules/policies/service.js';
 
 /** Run once; returns how many held messages expired. */
@@ -12,8 +14,6 @@ export function expireHeldMessages(policies: PolicyService, now = new Date()): P
 }
 
 /** Run every `intervalMs`; returns a stop function. Errors are logged, never thrown. */
-export function scheduleHeldExpiry(policies: PolicyService, intervalMs: number, onError: (err: unknown) => void): () => void {
-  const timer = setInterval(() => void expireHeldMessages(policies).catch(onError), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+export function scheduleHeldExpiry(policies: PolicyService, intervalMs: number, onError: (err: unknown) => void, metrics?: Metrics): () => void {
+  return every('held_expiry', intervalMs, () => expireHeldMessages(policies), onError, metrics);
 }

@@ -3,6 +3,8 @@
  * read and use time (invites/service.ts `effectiveStatus`), so this job only keeps stored state
  * tidy; missing a run changes no answer.
  */
+import type { Metrics } from '../ops/metrics.js';
+import { every } from './every.js';
 import type { Db } from '../db/client.js';
 import { crossTenant } from '../db/tenant.js';
 import { expireLapsed } from '../modules/invites/repo.js';
@@ -14,8 +16,6 @@ export async function expireInvites(db: Db, now = new Date()): Promise<number> {
 }
 
 /** Run every `intervalMs`; returns a stop function. Errors are logged, never thrown. */
-export function scheduleInviteExpiry(db: Db, intervalMs: number, onError: (err: unknown) => void): () => void {
-  const timer = setInterval(() => void expireInvites(db).catch(onError), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+export function scheduleInviteExpiry(db: Db, intervalMs: number, onError: (err: unknown) => void, metrics?: Metrics): () => void {
+  return every('invite_expiry', intervalMs, () => expireInvites(db), onError, metrics);
 }

@@ -7,6 +7,7 @@
  * the first run is due one interval after the first poll (not at once: docs/decisions.md "Trust
  * engine"), so an instance that just started does not rescore the fleet straight away.
  */
+import type { Metrics } from '../ops/metrics.js';
 import type { Db } from '../db/client.js';
 import type { TrustEngine } from '../modules/trust/engine.js';
 import { scheduleClusterJob } from './cluster-schedule.js';
@@ -24,6 +25,7 @@ export interface TrustRecomputeJobOptions {
   pollMs: number;
   onError: (err: unknown) => void;
   instanceId?: string;
+  metrics?: Metrics;
 }
 
 /** Start the cluster-wide trust recompute; returns `stop()` (resolves after a run in progress). */
@@ -34,6 +36,7 @@ export function scheduleTrustRecompute(o: TrustRecomputeJobOptions): () => Promi
     intervalMs: o.intervalMs,
     pollMs: o.pollMs,
     onError: o.onError,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
     firstRunAfterMs: o.intervalMs,
     ...(o.instanceId ? { instanceId: o.instanceId } : {}),
     run: async () => {

@@ -50,3 +50,31 @@ export class InProcessBus implements EventBus {
     return Promise.resolve();
   }
 }
+
+/**
+ * An {@link EventBus} that times each publish (`parley_bus_publish_seconds`, DESIGN §8.32) and
+ * otherwise forwards to `inner`.
+ */
+export class MeasuredBus implements EventBus {
+  constructor(
+    private readonly inner: EventBus,
+    private readonly observe: (seconds: number) => void,
+  ) {}
+
+  async publish(event: BusEvent): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.inner.publish(event);
+    } finally {
+      this.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  subscribe(handler: BusHandler): () => void {
+    return this.inner.subscribe(handler);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -17,6 +17,7 @@
  *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
  */
+import type { Metrics } from '../ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
@@ -94,6 +95,8 @@ export interface GatewayDeps {
   pingIntervalMs: number;
   deadTimeoutMs: number;
   log: FastifyBaseLogger;
+  /** Connection gauge and frame counters (DESIGN §8.32). */
+  metrics?: Metrics;
 }
 
 /** The authenticated device behind a socket, as given to module frame handlers. */
@@ -220,13 +223,16 @@ export class Gateway {
       else early.push(text);
     });
     ws.on('close', () => {
-      if (conn) this.remove(conn);
+      if (!conn) return;
+      this.deps.metrics?.wsConnections.dec();
+      this.remove(conn);
     });
     ws.on('error', () => undefined);
     this.deps.authenticate(query).then(
       (who) => {
         if (ws.readyState !== OPEN) return;
         conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve(), raw };
+        this.deps.metrics?.wsConnections.inc();
         if (conn.registered) {
           this.add(conn);
           void this.deps.presence.seen(conn.tenantId, conn.deviceId, true);
@@ -293,6 +299,7 @@ export class Gateway {
    */
   private write(c: Conn, text: string): void {
     if (c.ws.readyState !== OPEN) return;
+    this.deps.metrics?.wsFramesOut.inc();
     if (c.raw && !this.corked.has(c.raw)) {
       c.raw.cork();
       this.corked.add(c.raw);
@@ -312,6 +319,7 @@ export class Gateway {
 
   private onFrame(c: Conn, text: string): void {
     c.lastRecv = Date.now();
+    this.deps.metrics?.wsFramesIn.inc();
     if (c.registered) void this.deps.presence.seen(c.tenantId, c.deviceId);
     let frame: unknown;
     try {

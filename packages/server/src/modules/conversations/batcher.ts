@@ -11,6 +11,8 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Wait this long after the first queued item before flushing (0: next turn of the event loop). */
   delayMs?: number;
+  /** Told of every committed tenant flush: its item count and duration in seconds (metrics). */
+  observe?: (size: number, seconds: number) => void;
 }
 
 interface Pending<I, R> {
@@ -65,10 +67,12 @@ export class TenantBatcher<I, R> {
     }
     const work = [...byTenant].map(async ([tenantId, list]) => {
       try {
+        const started = performance.now();
         const results = await this.flushTenant(
           tenantId,
           list.map((p) => p.item),
         );
+        this.opts.observe?.(list.length, (performance.now() - started) / 1000);
         list.forEach((p, i) => p.resolve(results[i]!));
       } catch (err) {
         for (const p of list) p.reject(err);

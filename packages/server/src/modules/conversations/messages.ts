@@ -16,6 +16,7 @@ import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { enqueueMessagesInTx } from '../webhooks/outbox.js';
+import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 
@@ -111,6 +112,8 @@ export interface MessageServiceDeps {
   maxCiphertextBytes: number;
   listDefault: number;
   listMax: number;
+  /** Group-commit batch sizes, flush latency and committed messages (DESIGN §8.32). */
+  metrics?: Metrics;
 }
 
 export class MessageService {
@@ -132,7 +135,7 @@ export class MessageService {
       // One flush at a time: a tenant's batches then commit in seq order, so a reader paging by
       // cursor never sees seq N+1 committed before seq N (no skipped messages). Group commit keeps
       // the throughput: everything queued during a flush goes into the next one.
-      { maxInFlight: 1, maxBatch: 2000 },
+      { maxInFlight: 1, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {

@@ -5,6 +5,7 @@
  * webhook route), the services, and the scheduled work: the cluster-wide weekly payout run and
  * each instance's rental poll (terms that ended, trust monitoring). Used by `app.ts` and the CLI.
  */
+import type { Metrics } from '../../ops/metrics.js';
 import { randomBytes } from 'node:crypto';
 import type { MarketplaceConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -42,6 +43,8 @@ export interface MarketplaceDeps {
   listMax: number;
   jobPollMs: number;
   log: { warn: (o: object, msg: string) => void };
+  /** Counts payout runs (`parley_job_runs_total`). */
+  metrics?: Metrics;
 }
 
 /** The marketplace's services and the handles to start and stop its scheduled work. */
@@ -104,6 +107,7 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
         pollMs: d.jobPollMs,
         firstRunAfterMs: d.config.payoutIntervalMs,
         onError: (err) => d.log.warn({ err }, 'payout run failed'),
+        ...(d.metrics ? { metrics: d.metrics } : {}),
         run: async () => ({ ...(await payouts.run()) }),
       });
       let stopped = false;

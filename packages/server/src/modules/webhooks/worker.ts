@@ -21,6 +21,7 @@
  * its URL, was revoked or deleted is `cancelled`.
  * Logs carry ids and statuses only: never the URL, the secret or the body.
  */
+import type { Metrics } from '../../ops/metrics.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client.js';
@@ -77,6 +78,8 @@ export class WebhookWorker {
     private readonly opts: WebhookWorkerOptions,
     private readonly secrets: SecretBox,
     private readonly log: FastifyBaseLogger,
+    /** Delivery outcomes (`parley_webhook_deliveries_total`). */
+    private readonly metrics?: Metrics,
   ) {}
 
   /** Start polling (idempotent). */
@@ -160,9 +163,13 @@ export class WebhookWorker {
     if (!result) return;
     const { final, ...outcome } = result;
     await withTenant(this.db, d.tenant_id, async (tx) => {
-      if (outcome.error === null) return repo.markDelivered(tx, d.id, outcome);
+      if (outcome.error === null) {
+        this.metrics?.webhookDeliveries.inc({ outcome: 'delivered' });
+        return repo.markDelivered(tx, d.id, outcome);
+      }
       const attempts = d.attempts + 1;
       const retry = final || attempts >= this.opts.maxAttempts ? null : backoffMs(attempts, this.opts.retryBaseMs, this.opts.maxBackoffMs ?? 3_600_000);
+      this.metrics?.webhookDeliveries.inc({ outcome: retry === null ? 'failed' : 'retry' });
       if (retry === null) this.log.warn({ deliveryId: d.id, deviceId: d.device_id, attempts, status: outcome.status }, 'webhook delivery failed for good');
       return repo.markFailed(tx, d.id, outcome, retry);
     }).catch((err: unknown) => this.log.warn({ err, deliveryId: d.id }, 'webhook delivery result not recorded'));
