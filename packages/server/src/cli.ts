@@ -21,6 +21,7 @@
  *       Run a payout now (DESIGN §8.35): pays every developer balance at or above the minimum;
  *       prints the run's counts (PGlite: stop the server first).
  */
+import { DEFAULT_SEED_FILE, writeSeed } from './db/pglite-seed.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
@@ -89,6 +90,12 @@ async function main(argv: string[]): Promise<number> {
     const idp = await DevIdentityProvider.load(config.dataDir);
     const claims = values.tenant ? { [config.oidcTenantClaim]: values.tenant } : {};
     console.log(await idp.mint(values.sub, { claims, operator: values.operator === true, ...(values.ttl ? { ttlSec: Number(values.ttl) } : {}) }));
+    return 0;
+  }
+  if (command === 'pglite-seed') {
+    // Run by the build: the migrated PGlite directory new installations start from (db/pglite-seed.ts).
+    const bytes = await writeSeed(rest[0] ?? DEFAULT_SEED_FILE);
+    console.log(`PGlite seed written (${Math.round(bytes / 1024)} KiB)`);
     return 0;
   }
   if (command === 'migrate') {

@@ -3,6 +3,7 @@
  * (DESIGN §2, §3). Both are wrapped by drizzle-orm with the same schema, so repositories are
  * driver-agnostic.
  */
+import { seedFor } from './pglite-seed.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -34,6 +35,11 @@ export interface DatabaseOptions {
   pgliteDir?: string;
   /** In-memory PGlite (tests). */
   inMemory?: boolean;
+  /**
+   * A new PGlite directory starts from this migrated seed (`db/pglite-seed.ts`) instead of
+   * running initdb; default: the build's seed when present. `false`: never.
+   */
+  pgliteSeed?: string | false;
   /** Most connections of the PostgreSQL pool (default 10; `DATABASE_POOL_MAX`); ignored by PGlite. */
   poolSize?: number;
   /** Told of every PostgreSQL connection error (server restart, network loss); default: ignored. */
@@ -83,7 +89,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     client = new PGlite();
   } else {
     fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
-    client = new PGlite(opts.pgliteDir);
+    const seed = opts.pgliteSeed === false ? undefined : seedFor(opts.pgliteDir, opts.pgliteSeed);
+    try {
+      client = new PGlite(opts.pgliteDir, seed ? { loadDataDir: seed } : {});
+      await client.waitReady;
+    } catch (err) {
+      if (!seed) throw err;
+      // A damaged seed must not stop the service: start the directory the slow way.
+      fs.rmSync(opts.pgliteDir, { recursive: true, force: true });
+      client = new PGlite(opts.pgliteDir);
+    }
   }
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;

@@ -1,0 +1,62 @@
+/**
+ * Fast first start (issue 14 item 5; `db/pglite-seed.ts`): a new PGlite data directory starts
+ * from the build's migrated seed instead of initdb + every migration; it is then an ordinary
+ * database (writes persist across reopenings, the seed is not read again), and a damaged seed
+ * falls back to the slow path instead of stopping the service.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../src/db/client.js';
+import { runMigrations } from '../src/db/migrate.js';
+import { writeSeed } from '../src/db/pglite-seed.js';
+import { backend } from './harness.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-seed-'));
+const journal = JSON.parse(fs.readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
+
+async function applied(database: Database): Promise<number> {
+  if (database.raw.kind !== 'pglite') throw new Error('pglite only');
+  const r = await database.raw.client.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
+  return r.rows[0]!.n;
+}
+
+describe.skipIf(backend !== 'pglite')('PGlite seed', () => {
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const seed = path.join(dir, 'seed.tar.gz');
+
+  it('a new data directory starts migrated from the seed, then lives on its own', async () => {
+    expect(await writeSeed(seed)).toBeGreaterThan(100_000);
+    const data = path.join(dir, 'data');
+    const db = await openDatabase({ pgliteDir: data, pgliteSeed: seed });
+    try {
+      expect(await applied(db)).toBe(journal.entries.length);
+      await runMigrations(db); // nothing left to apply
+      expect(await applied(db)).toBe(journal.entries.length);
+      if (db.raw.kind !== 'pglite') throw new Error('pglite only');
+      await db.raw.client.query(`insert into tenants (id, name) values ('00000000-0000-4000-8000-000000000001', 'seeded')`);
+    } finally {
+      await db.close();
+    }
+    fs.writeFileSync(seed, 'not a tarball'); // the seed is not read for an existing directory
+    const again = await openDatabase({ pgliteDir: data, pgliteSeed: seed });
+    try {
+      if (again.raw.kind !== 'pglite') throw new Error('pglite only');
+      expect((await again.raw.client.query<{ name: string }>('select name from tenants')).rows.map((r) => r.name)).toEqual(['seeded']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a damaged seed falls back to initdb and migrations', async () => {
+    fs.writeFileSync(seed, 'not a tarball');
+    const db = await openDatabase({ pgliteDir: path.join(dir, 'fallback'), pgliteSeed: seed });
+    try {
+      await runMigrations(db);
+      expect(await applied(db)).toBe(journal.entries.length);
+    } finally {
+      await db.close();
+    }
+  });
+});
