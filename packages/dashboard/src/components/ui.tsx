@@ -133,3 +133,18 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     </button>
   );
 }
+
+/** A table's column headers (`<thead>` with `scope="col"` cells, as screen readers need). */
+export function Head({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}

@@ -13,7 +13,7 @@ import { useRootMutation } from '../lib/mutate';
 import { toneOf } from '../lib/tones';
 import { useDeviceList } from '../lib/use-devices';
 import { useDraft } from '../lib/drafts';
-import { ago, Badge, ConfirmButton, Empty, ErrorNote, Health, Loading, Section, Time } from '../components/ui';
+import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Health, Loading, Section, Time } from '../components/ui';
 import { Invites } from './Invites';
 
 function useDeviceAction<T>(fn: (id: string) => Promise<T>) {
@@ -157,15 +157,7 @@ function DeviceTable({ devices, empty, children }: { devices: Device[]; empty: s
   if (devices.length === 0) return <Empty>{empty}</Empty>;
   return (
     <table>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Status</th>
-          <th scope="col">Health</th>
-          <th scope="col">Last seen</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
+      <Head columns={['Name', 'Status', 'Health', 'Last seen', 'Actions']} />
       <tbody>{devices.map(children)}</tbody>
     </table>
   );

@@ -7,7 +7,7 @@ import { API_KEY_ENVS, type ApiKey, type ApiKeyEnv, type ApiKeyWithSecret } from
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
-import { ago, Badge, ConfirmButton, Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
+import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
 import { useDraft } from '../lib/drafts';
 import { useRootMutation } from '../lib/mutate';
 import { EnumSelect, Field } from './form-parts';
@@ -106,17 +106,7 @@ export function ApiKeys() {
         {keys.data?.length === 0 && <Empty>No API keys yet.</Empty>}
         {keys.data && keys.data.length > 0 && (
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Key</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <Head columns={['Name', 'Environment', 'Key', 'Status', 'Created', 'Last used', 'Actions']} />
             <tbody>
               {keys.data.map((k) => (
                 <KeyRow key={k.id} k={k} onRotated={rotated} />

@@ -7,7 +7,7 @@ import { AUDIT_EVENT_TYPES, type AuditEvent } from '@parley/sdk';
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
-import { Badge, Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
 import { auditQuery, describeVerdict, NO_AUDIT_FILTERS, type AuditFilters } from '../lib/audit';
 import { readDraft } from '../lib/drafts';
 import { parseJsonDraft, useFormDraft } from '../lib/json-draft';
@@ -134,16 +134,7 @@ export function Audit() {
         {!events.isPending && events.items.length === 0 && <Empty>No events match.</Empty>}
         {events.items.length > 0 && (
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Data</th>
-                <th scope="col">Hash</th>
-              </tr>
-            </thead>
+            <Head columns={['Time', 'Type', 'Actor', 'Subject', 'Data', 'Hash']} />
             <tbody>
               {events.items.map((e) => (
                 <EventRow key={e.event_id} e={e} />

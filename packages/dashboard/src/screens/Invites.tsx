@@ -9,7 +9,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
 import { useDraft } from '../lib/drafts';
 import { useRootMutation } from '../lib/mutate';
-import { Badge, ConfirmButton, CopyButton, Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
+import { Badge, ConfirmButton, CopyButton, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
 
 /** The QR code of an invite token as an image (a data: URL; the CSP allows `img-src data:`). */
 export function TokenQr({ token }: { token: string }) {
@@ -79,15 +79,7 @@ export function Invites() {
         <Empty>No invites yet.</Empty>
       ) : (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <Head columns={['Label', 'Status', 'Created', 'Expires', 'Actions']} />
           <tbody>
             {invites.data?.invites.map((i) => (
               <tr key={i.id}>

@@ -8,7 +8,7 @@ import type { Policy, RoomSummary } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useOwner } from '../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Loading, Section } from '../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section } from '../components/ui';
 import { readDraft } from '../lib/drafts';
 import { useRootMutation } from '../lib/mutate';
 import { describeConditions, describeScope } from '../lib/policy-words';
@@ -89,17 +89,7 @@ export function Policies() {
         {policies.data?.length === 0 && <Empty>No policies yet: every message is allowed (strict rooms still hold agent messages).</Empty>}
         {policies.data && policies.data.length > 0 && (
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Action</th>
-                <th scope="col">Priority</th>
-                <th scope="col">State</th>
-                <th scope="col">Matches</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <Head columns={['Name', 'Scope', 'Action', 'Priority', 'State', 'Matches', 'Actions']} />
             <tbody>
               {policies.data.map((p) => (
                 <PolicyRow key={p.policy_id} p={p} rooms={rooms.data} />

@@ -11,7 +11,7 @@ import { useSearchParams } from 'react-router';
 import { useOwner } from '../app/owner-context';
 import { AgentSelect } from './parts/AgentSelect';
 import { SpanTable } from './telemetry/SpanTable';
-import { Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
+import { Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
 import { agentLabel, useAgents } from '../lib/agents';
 import { usePaged } from '../lib/paging';
 import { formatDuration, formatRate, PERIODS, sinceFor, summaryTotals } from '../lib/telemetry-view';
@@ -52,16 +52,7 @@ function Summary({ agentId, hours }: { agentId: string; hours: number }) {
               <caption className="muted" style={{ textAlign: 'left' }}>
                 Per span name
               </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Spans</th>
-                  <th scope="col">Errors</th>
-                  <th scope="col">Error rate</th>
-                  <th scope="col">p50 duration</th>
-                  <th scope="col">p95 duration</th>
-                </tr>
-              </thead>
+              <Head columns={['Name', 'Spans', 'Errors', 'Error rate', 'p50 duration', 'p95 duration']} />
               <tbody>
                 {d.spans.map((s) => (
                   <tr key={s.name}>

@@ -2,7 +2,7 @@
  * "Recently answered" (SPEC §4.15; DESIGN §8.4, §8.19): the latest answer of each decision,
  * newest first — approved, denied, deferred (still open) or expired at its deadline.
  */
-import { Badge, Empty, ErrorNote, Loading, Section, Time, ago } from '../../components/ui';
+import { ago, Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { nameOf, shortId, type NameMap } from '../../lib/names';
 import { toneOf } from '../../lib/tones';
 import type { Answer } from './answered';
@@ -39,16 +39,7 @@ export function Answered({ names }: { names: NameMap }) {
       {answered.isSuccess && list.length === 0 && <Empty>No decision has been answered yet.</Empty>}
       {list.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Decision</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Option</th>
-              <th scope="col">Comment</th>
-              <th scope="col">Answered</th>
-            </tr>
-          </thead>
+          <Head columns={['Decision', 'Agent', 'Outcome', 'Option', 'Comment', 'Answered']} />
           <tbody>
             {list.map((a) => (
               <AnswerRow key={a.decision_id} a={a} names={names} />

@@ -7,7 +7,7 @@ import { LISTING_TIERS, PRICING_MODELS, type Listing } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useOwner } from '../../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Loading, Section } from '../../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section } from '../../components/ui';
 import { readDraft } from '../../lib/drafts';
 import { formatCents, words } from '../../lib/format';
 import { useFormDraft } from '../../lib/json-draft';
@@ -144,15 +144,7 @@ export function MyListings() {
       {!listings.isPending && listings.items.length === 0 && <Empty>You have no listings.</Empty>}
       {listings.items.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Listing</th>
-              <th scope="col">Price</th>
-              <th scope="col">Status</th>
-              <th scope="col">Trust</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <Head columns={['Listing', 'Price', 'Status', 'Trust', 'Actions']} />
           <tbody>
             {listings.items.map((l) => (
               <ListingRow key={l.listing_id} l={l} />

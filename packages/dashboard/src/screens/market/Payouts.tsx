@@ -4,7 +4,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
-import { Badge, Empty, ErrorNote, Loading, Section, Time } from '../../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { formatCents } from '../../lib/format';
 import { usePaged } from '../../lib/paging';
 import { LoadMore } from '../form-parts';
@@ -45,14 +45,7 @@ export function Payouts() {
       {!payouts.isPending && payouts.items.length === 0 && <Empty>No payouts yet.</Empty>}
       {payouts.items.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Status</th>
-              <th scope="col">Completed</th>
-            </tr>
-          </thead>
+          <Head columns={['Created', 'Amount', 'Status', 'Completed']} />
           <tbody>
             {payouts.items.map((p) => (
               <tr key={p.payout_id}>

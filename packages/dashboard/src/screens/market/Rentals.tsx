@@ -7,7 +7,7 @@
 import type { Rental } from '@parley/sdk';
 import { useState } from 'react';
 import { useOwner } from '../../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Loading, Section, Time } from '../../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { formatCents, words } from '../../lib/format';
 import { useRootMutation } from '../../lib/mutate';
 import { usePaged } from '../../lib/paging';
@@ -96,15 +96,7 @@ export function MyRentals() {
       {!rentals.isPending && rentals.items.length === 0 && <Empty>No rentals.</Empty>}
       {rentals.items.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Agent</th>
-              <th scope="col">Status</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Term</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <Head columns={['Agent', 'Status', 'Amount', 'Term', 'Actions']} />
           <tbody>
             {rentals.items.map((r) => (
               <RentalRow key={r.rental_id} r={r} />

@@ -6,7 +6,7 @@
 import type { Room } from '@parley/sdk';
 import { useId, useState, type FormEvent } from 'react';
 import { useOwner } from '../../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Section } from '../../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Section } from '../../components/ui';
 import { nameOf, pairLabel } from '../../lib/names';
 import { useAction } from '../../lib/use-action';
 import { useDeviceList, useDeviceNames } from '../../lib/use-devices';
@@ -51,13 +51,7 @@ export function Members({ room }: { room: Room }) {
   return (
     <Section title="Members">
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Device</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
+        <Head columns={['Device', 'Kind', 'Actions']} />
         <tbody>
           {room.members.map((m) => {
             const name = nameOf(names, m.device_id);

@@ -4,7 +4,7 @@
  */
 import type { RoomSummary } from '@parley/sdk';
 import { Link } from 'react-router';
-import { Badge, Empty, ErrorNote, Loading, Section } from '../../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section } from '../../components/ui';
 import { toneOf } from '../../lib/tones';
 import { useRooms } from './data';
 
@@ -23,13 +23,7 @@ export function RoomList({ selected }: { selected: string | undefined }) {
       {rooms.data?.length === 0 && <Empty>No rooms yet: create one below.</Empty>}
       {rooms.data && rooms.data.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Security level</th>
-              <th scope="col">Members</th>
-            </tr>
-          </thead>
+          <Head columns={['Name', 'Security level', 'Members']} />
           <tbody>
             {rooms.data.map((r) => (
               <tr key={r.room_id} data-testid={`room-${r.room_id}`}>

@@ -5,7 +5,7 @@
  */
 import type { Room } from '@parley/sdk';
 import { Link } from 'react-router';
-import { Badge, Empty, ErrorNote, Loading, Section } from '../../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section } from '../../components/ui';
 import { toneOf } from '../../lib/tones';
 import { useDeviceNames } from '../../lib/use-devices';
 import { usePolicies } from './data';
@@ -24,16 +24,7 @@ export function RoomPolicies({ room }: { room: Room }) {
       {policies.isSuccess && rows.length === 0 && <Empty>No policy applies: messages are delivered{room.security_level === 'strict' ? ' from owners; agents’ are held' : ''}.</Empty>}
       {rows.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Action</th>
-              <th scope="col">Priority</th>
-              <th scope="col">State</th>
-              <th scope="col">Conditions</th>
-            </tr>
-          </thead>
+          <Head columns={['Name', 'Scope', 'Action', 'Priority', 'State', 'Conditions']} />
           <tbody>
             {rows.map(({ policy: p, scope }) => (
               <tr key={p.policy_id} data-testid={`policy-${p.policy_id}`}>

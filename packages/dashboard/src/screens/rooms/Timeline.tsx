@@ -4,7 +4,7 @@
  * ciphertext only, so the content reads "encrypted".
  */
 import type { RoomTimelineEntry } from '@parley/sdk';
-import { Badge, Empty, ErrorNote, Loading, Section, Time } from '../../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { nameOf, type NameMap } from '../../lib/names';
 import { toneOf } from '../../lib/tones';
 import { useDeviceNames } from '../../lib/use-devices';
@@ -35,16 +35,7 @@ export function Timeline({ roomId }: { roomId: string }) {
       {timeline.isSuccess && entries.length === 0 && <Empty>No messages in this room yet.</Empty>}
       {entries.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Sent</th>
-              <th scope="col">Sender</th>
-              <th scope="col">Type</th>
-              <th scope="col">Priority</th>
-              <th scope="col">Delivery</th>
-              <th scope="col">Content</th>
-            </tr>
-          </thead>
+          <Head columns={['Sent', 'Sender', 'Type', 'Priority', 'Delivery', 'Content']} />
           <tbody>
             {entries.map((m) => (
               <tr key={m.room_message_id} data-testid={`timeline-${m.room_message_id}`}>

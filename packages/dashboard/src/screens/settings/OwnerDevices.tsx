@@ -4,7 +4,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
-import { ago, Badge, ConfirmButton, Empty, ErrorNote, Health, Loading, Section } from '../../components/ui';
+import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Health, Loading, Section } from '../../components/ui';
 import { useRootMutation } from '../../lib/mutate';
 
 /** The "This browser" section: its owner device id and fingerprint. */
@@ -40,16 +40,7 @@ export function OwnerDevices() {
       {owners?.length === 0 && <Empty>No owner devices.</Empty>}
       {owners && owners.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Fingerprint</th>
-              <th scope="col">Status</th>
-              <th scope="col">Health</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <Head columns={['Name', 'Fingerprint', 'Status', 'Health', 'Last seen', 'Actions']} />
           <tbody>
             {owners.map((d) => (
               <tr key={d.device_id}>

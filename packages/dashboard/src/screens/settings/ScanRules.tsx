@@ -7,7 +7,7 @@ import { SCAN_ACTIONS, SCAN_SEVERITIES, type ScanRule } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useOwner } from '../../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Loading, Section, Time } from '../../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { useFormDraft } from '../../lib/json-draft';
 import { useRootMutation } from '../../lib/mutate';
 import { EnumSelect, Field } from '../form-parts';
@@ -80,15 +80,7 @@ export function ScanRules() {
             <Empty>No rules.</Empty>
           ) : (
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Pattern</th>
-                  <th scope="col">On match</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
+              <Head columns={['Rule', 'Pattern', 'On match', 'Severity', 'Actions']} />
               <tbody>
                 {rules.map((r) => (
                   <tr key={r.id}>

@@ -6,6 +6,7 @@
 import type { DimensionRow } from '../../lib/trust-view';
 import { barPercent, formatScore } from '../../lib/trust-view';
 import { Meter } from '../parts/Meter';
+import { Head } from '../../components/ui';
 
 const SOURCE: Record<string, string> = { telemetry: 'telemetry', fleet_median: 'fleet median (partial data)', warmup: 'warm-up (first 48 h)' };
 
@@ -16,14 +17,7 @@ export function DimensionBars({ rows }: { rows: readonly DimensionRow[] }) {
       <caption className="muted" style={{ textAlign: 'left' }}>
         Scores 0–1; the dark line on each bar marks the fleet median.
       </caption>
-      <thead>
-        <tr>
-          <th scope="col">Dimension</th>
-          <th scope="col">Score</th>
-          <th scope="col">Fleet median</th>
-          <th scope="col">Source</th>
-        </tr>
-      </thead>
+      <Head columns={['Dimension', 'Score', 'Fleet median', 'Source']} />
       <tbody>
         {rows.map((r) => (
           <tr key={r.dimension} data-testid={`dimension-${r.dimension}`}>

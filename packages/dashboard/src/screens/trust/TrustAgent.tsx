@@ -10,7 +10,7 @@ import { useMemo } from 'react';
 import { useOwner } from '../../app/owner-context';
 import { DimensionBars } from './DimensionBars';
 import { LineChart } from '../../components/LineChart';
-import { Badge, Empty, ErrorNote, Loading, Section, Time } from '../../components/ui';
+import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { downloadText, fileSafe } from '../../lib/download';
 import { dimensionRows, formatScore, hasTrustData, historySeries, isWarmup, ordinal, tierTone, windowDays } from '../../lib/trust-view';
 import { TrustDrift } from './TrustDrift';
@@ -36,14 +36,7 @@ function TierChanges({ changes }: { changes: readonly TrustTierChange[] }) {
   if (changes.length === 0) return <Empty>No tier changes in this period.</Empty>;
   return (
     <table>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">From</th>
-          <th scope="col">To</th>
-          <th scope="col">Reason</th>
-        </tr>
-      </thead>
+      <Head columns={['When', 'From', 'To', 'Reason']} />
       <tbody>
         {changes.map((c, i) => (
           <tr key={`${c.changed_at}-${i}`}>

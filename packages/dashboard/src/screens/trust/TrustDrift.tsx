@@ -6,7 +6,7 @@
 import type { TrustWindow } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
-import { Badge, ConfirmButton, Empty, ErrorNote, Loading, Section } from '../../components/ui';
+import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section } from '../../components/ui';
 import { useRootMutation } from '../../lib/mutate';
 import { driftRows, driftTone, PSI_MODERATE_FROM, PSI_SIGNIFICANT_ABOVE } from '../../lib/trust-view';
 
@@ -36,14 +36,7 @@ export function TrustDrift({ agentId, window: win }: { agentId: string; window: 
               Baseline {d.baseline.window_start} to {d.baseline.window_end} ({d.baseline.reason}).
             </p>
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Dimension</th>
-                  <th scope="col">PSI</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Samples</th>
-                </tr>
-              </thead>
+              <Head columns={['Dimension', 'PSI', 'Status', 'Samples']} />
               <tbody>
                 {driftRows(d.dimensions).map((r) => (
                   <tr key={r.dimension} data-testid={`drift-${r.dimension}`}>
