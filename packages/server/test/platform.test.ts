@@ -54,8 +54,8 @@ describe('platform: health, OpenAPI, docs, JWKS, CLI', () => {
     expect(doc.paths['/api/v1/conversations/{id}/messages'].get).toBeDefined();
     // SPEC §9: the version is in the path prefix; only /health (and well-known discovery) live outside it,
     // besides the DIF Universal Resolver driver path /1.0/identifiers/{did} (DESIGN §8.15) and the
-    // JSON-LD trust context /contexts/trust/v1 (DESIGN §8.16).
-    const rootPaths = ['/health', '/1.0/identifiers/{did}', '/contexts/trust/v1'];
+    // JSON-LD trust context /contexts/trust/v1 (DESIGN §8.16), and the probes and metrics of DESIGN §8.32.
+    const rootPaths = ['/health', '/1.0/identifiers/{did}', '/contexts/trust/v1', '/livez', '/readyz', '/metrics'];
     const outside = paths.filter((p) => !p.startsWith('/api/v1/') && !p.startsWith('/.well-known/') && !rootPaths.includes(p));
     expect(outside).toEqual([]);
   });
