@@ -128,7 +128,6 @@ describe('owner web app in Chromium', () => {
     agentId = (await card.getAttribute('data-testid'))!.replace('pending-', '');
     await card.getByRole('button', { name: 'Approve e2e-agent' }).click();
     await page.getByTestId(`agent-status-${agentId}`).filter({ hasText: 'ACTIVE' }).waitFor({ timeout: 30_000 });
-    await until('the agent to be online', () => /online|listening|running/i.test(agent!.output()), 30_000).catch(() => undefined);
   });
 
   it('chats with the agent end to end: encrypted and decrypted in the page, ciphertext only in the database', async () => {

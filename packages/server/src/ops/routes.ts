@@ -5,12 +5,12 @@
  * $METRICS_TOKEN`, compared in constant time; 404 when no token is configured — `METRICS_PORT`
  * serves it without auth on loopback instead, see main.ts).
  */
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { ROUTES, type ProbeResponse } from '@parley/protocol';
 import { sql } from 'drizzle-orm';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/client.js';
 import { serve } from '../http/contract.js';
+import { digestsEqual, hashSecret } from '../lib/crypto.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -38,12 +38,6 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
       (e: unknown) => (clearTimeout(t), reject(e)),
     );
   });
-}
-
-/** Constant-time comparison of two secrets of any length (hashes first). */
-export function sameSecret(a: string, b: string): boolean {
-  const h = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-  return timingSafeEqual(h(a), h(b));
 }
 
 export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, o) => {
@@ -82,7 +76,7 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, o) => 
     if (!o.metricsToken) throw new AppError(ErrorCode.NotFound, 'metrics are off: set METRICS_TOKEN (or METRICS_PORT for a loopback-only listener)');
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!token || !sameSecret(token, o.metricsToken)) throw new AppError(ErrorCode.Unauthorized, 'metrics need Authorization: Bearer <METRICS_TOKEN>');
+    if (!token || !digestsEqual(hashSecret(token), hashSecret(o.metricsToken))) throw new AppError(ErrorCode.Unauthorized, 'metrics need Authorization: Bearer <METRICS_TOKEN>');
     const { contentType, body } = await o.metrics.scrape();
     return reply.type(contentType).send(body);
   });
