@@ -8,54 +8,10 @@
  * PostgreSQL server binaries are installed; it runs once, in the pglite project (it needs no
  * TEST_DATABASE_URL).
  */
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { backend, startApp, type TestApp } from './harness.js';
-
-/** The directory holding initdb and pg_ctl: `pg_config --bindir`, else the newest /usr/lib/postgresql/<version>/bin. */
-function findPgBin(): string | undefined {
-  const has = (dir: string) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'));
-  try {
-    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
-    if (has(dir)) return dir;
-  } catch {
-    /* no pg_config on PATH */
-  }
-  const root = '/usr/lib/postgresql';
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  return versions.map((v) => path.join(root, v, 'bin')).find(has);
-}
-
-/** initdb refuses root: run the server as `postgres` (or `nobody`) through runuser then. */
-function serverUser(): { name: string; uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  for (const name of ['postgres', 'nobody']) {
-    try {
-      const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
-      const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
-      return { name, uid, gid };
-    } catch {
-      /* no such user */
-    }
-  }
-  throw new Error('running as root and neither user postgres nor nobody exists to run PostgreSQL');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { findPgBin, startOwnPostgres, type OwnPostgres } from './own-services.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bin = findPgBin();
@@ -63,10 +19,7 @@ const bin = findPgBin();
 describe.skipIf(!bin || backend !== 'pglite')(
   !bin ? 'PostgreSQL restart under load (SKIPPED: no PostgreSQL server binaries — initdb/pg_ctl — found via pg_config or /usr/lib/postgresql/*/bin)' : 'PostgreSQL restart under load',
   () => {
-    let dir: string;
-    let dataDir: string;
-    let port: number;
-    let user: ReturnType<typeof serverUser>;
+    let pgServer: OwnPostgres | undefined;
     let t: TestApp | undefined;
     let owner: Owner;
     let od: OwnerDevice;
@@ -74,25 +27,11 @@ describe.skipIf(!bin || backend !== 'pglite')(
     const escaped: unknown[] = [];
     const onEscape = (err: unknown) => escaped.push(err);
 
-    /** Run a PostgreSQL binary (as the server user when we are root). */
-    const pgRun = (tool: string, args: string[]) => {
-      const cmd = path.join(bin!, tool);
-      const [file, argv] = user ? ['runuser', ['-u', user.name, '--', cmd, ...args]] : [cmd, args];
-      return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    };
-    const pgCtl = (...args: string[]) => pgRun('pg_ctl', ['-D', dataDir, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, ...args]);
-
     beforeAll(async () => {
-      user = serverUser();
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-pg-'));
-      if (user) fs.chownSync(dir, user.uid, user.gid);
-      dataDir = path.join(dir, 'data');
-      port = await freePort();
-      pgRun('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-      pgCtl('start');
+      pgServer = await startOwnPostgres(bin!);
       process.on('uncaughtException', onEscape);
       process.on('unhandledRejection', onEscape);
-      t = await startApp({ listen: true, databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, env: { RATE_LIMITS: 'off', DATABASE_POOL_MAX: '8' } });
+      t = await startApp({ listen: true, databaseUrl: pgServer.url(), env: { RATE_LIMITS: 'off', DATABASE_POOL_MAX: '8' } });
       owner = await newOwner(t);
       od = await registerOwnerDevice(t, owner);
       agent = await activeAgent(t, owner);
@@ -102,12 +41,7 @@ describe.skipIf(!bin || backend !== 'pglite')(
       await t?.close();
       process.off('uncaughtException', onEscape);
       process.off('unhandledRejection', onEscape);
-      try {
-        pgCtl('stop', '-m', 'immediate');
-      } catch {
-        /* already stopped */
-      }
-      fs.rmSync(dir, { recursive: true, force: true });
+      pgServer?.destroy();
     }, 60_000);
 
     it('keeps serving: in-flight requests answer 503 {detail} while it restarts, none 500, then succeed again', async () => {
@@ -140,7 +74,7 @@ describe.skipIf(!bin || backend !== 'pglite')(
       expect(statuses.every((s) => s.status < 300), JSON.stringify(statuses.filter((s) => s.status >= 300).slice(0, 3))).toBe(true);
 
       const restartedAt = Date.now();
-      pgCtl('restart', '-m', 'fast');
+      pgServer!.restart();
       const upAt = Date.now();
       // requests succeed again (poll with a deadline)
       const deadline = Date.now() + 30_000;
