@@ -41,7 +41,7 @@ import { TrustDriftService } from './modules/trust/drift.js';
 import { TrustQueryService } from './modules/trust/query.js';
 import { TrustReportService } from './modules/trust/report.js';
 import { trustRoutes } from './modules/trust/routes.js';
-import { SecretBox, loadSecretsKey } from './lib/secret-box.js';
+import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerConversationFrames } from './modules/conversations/frames.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
@@ -194,7 +194,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
   await deviceTokens.init();
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
-  const secrets = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir));
+  const secrets = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
   const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
   const notifier = new Notifier(bus);
   // The logger exists once `app` is built below; the closures only run later, at request time.

@@ -20,6 +20,16 @@
  *   payouts run
  *       Run a payout now (DESIGN §8.35): pays every developer balance at or above the minimum;
  *       prints the run's counts (PGlite: stop the server first).
+ *   rotate-signing-key | rotate-spt-key
+ *       Add a new active device-token (resp. Skill Permission Token) signing key; the old one keeps
+ *       verifying until retired. Prints {kid, previous: {kid, deactivated_at, retirable_at}}.
+ *   retire-signing-keys [--force] | retire-spt-keys [--force]
+ *       Delete the old keys whose tokens have all expired (`--force`: every old key, for a
+ *       compromised key). Prints {retired, kept}.
+ *   reseal-secrets
+ *       Re-seal every webhook secret under SECRETS_KEY (values opening only under
+ *       SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked, resealed, current, failed};
+ *       exit 1 when some value opens under no key. (Key rotation: docs/operations.md.)
  */
 import { DEFAULT_SEED_FILE, writeSeed } from './db/pglite-seed.js';
 import path from 'node:path';
@@ -31,6 +41,10 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
+import { DeviceTokenService, retireSigningKeys } from './auth/device-tokens.js';
+import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
+import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey } from './modules/grants/keys.js';
+import { resealWebhookSecrets } from './modules/webhooks/secrets.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { SptKeys } from './modules/grants/keys.js';
@@ -51,7 +65,10 @@ const USAGE = `usage:
   npm run -s cli -- listen --token <jwt> [--device-id <owner device id>] [--url <ws url>]
   npm run -s cli -- audit-verify --tenant <tenant_id>
   npm run -s cli -- ledger verify
-  npm run -s cli -- payouts run`;
+  npm run -s cli -- payouts run
+  npm run -s cli -- rotate-signing-key | rotate-spt-key
+  npm run -s cli -- retire-signing-keys [--force] | retire-spt-keys [--force]
+  npm run -s cli -- reseal-secrets`;
 
 /** Print every frame of a socket until it closes; resolves with the close code. */
 function listen(url: string): Promise<number> {
@@ -164,8 +181,48 @@ async function main(argv: string[]): Promise<number> {
       await database.close();
     }
   }
+  if (KEY_COMMANDS.has(command ?? '')) {
+    const { values } = parseArgs({ args: rest, options: { force: { type: 'boolean' } } });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') });
+    try {
+      return await keyCommand(command!, config, database.db, values.force === true);
+    } finally {
+      await database.close();
+    }
+  }
   console.error(USAGE);
   return 2;
+}
+
+const KEY_COMMANDS = new Set(['rotate-signing-key', 'retire-signing-keys', 'rotate-spt-key', 'retire-spt-keys', 'reseal-secrets']);
+
+/** The key-rotation commands (docs/operations.md "Key rotation"); the logic lives in the owning modules. */
+async function keyCommand(command: string, config: Config, db: Db, force: boolean): Promise<number> {
+  if (command === 'rotate-signing-key') {
+    const tokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
+    await tokens.init();
+    const kid = await tokens.rotate();
+    // A dry run (nothing is retirable at the epoch): the kept keys with their retirable_at.
+    const { kept } = await retireSigningKeys(db, config.deviceTokenTtlSec, { now: new Date(0) });
+    console.log(JSON.stringify({ kid, previous: kept.at(-1) ?? null, refresh_ms: KEY_REFRESH_MS }));
+    return 0;
+  }
+  if (command === 'retire-signing-keys') {
+    console.log(JSON.stringify(await retireSigningKeys(db, config.deviceTokenTtlSec, { force })));
+    return 0;
+  }
+  if (command === 'rotate-spt-key') {
+    console.log(JSON.stringify({ ...(await rotateSptKey(db, config.sptTtlSec)), refresh_ms: KEY_REFRESH_MS }));
+    return 0;
+  }
+  if (command === 'retire-spt-keys') {
+    console.log(JSON.stringify(await retireSptKeys(db, config.sptTtlSec, { force })));
+    return 0;
+  }
+  const box = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
+  const report = await resealWebhookSecrets(db, box);
+  console.log(JSON.stringify(report));
+  return report.failed === 0 ? 0 : 1;
 }
 
 /** The marketplace services outside the server (events reach owners' webhooks through the outbox; no sockets here). */

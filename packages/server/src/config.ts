@@ -118,6 +118,13 @@ export interface Config {
    * share a PostgreSQL database must all be given the same value.
    */
   secretsKey: string | undefined;
+  /**
+   * Previous secrets keys during a rotation (`SECRETS_KEY_PREVIOUS`: comma-separated base64 keys of
+   * 32 bytes, blanks trimmed; default none). They open sealed values but never seal; values they
+   * opened are re-sealed under `SECRETS_KEY` by `npm run cli -- reseal-secrets` (docs/operations.md
+   * "Key rotation"). Requires `SECRETS_KEY`.
+   */
+  secretsKeyPrevious: string[];
   /** Verifiable credentials issued by the service (DESIGN §8.16). */
   credentials: CredentialsConfig;
   /**
@@ -227,6 +234,20 @@ function secretsKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** `SECRETS_KEY_PREVIOUS`, each key checked to be base64 of 32 bytes (never echoed in the error); requires `SECRETS_KEY`. */
+function secretsKeyPrevious(env: NodeJS.ProcessEnv): string[] {
+  const keys = (env.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+  keys.forEach((key, i) => {
+    try {
+      decodeSecretsKey(key);
+    } catch {
+      throw new ConfigError(`SECRETS_KEY_PREVIOUS key ${i + 1} must be base64 of ${SECRETS_KEY_BYTES} bytes`);
+    }
+  });
+  if (keys.length > 0 && !env.SECRETS_KEY?.trim()) throw new ConfigError('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the new key) to be set');
+  return keys;
+}
+
 /** `PLATFORM_HUB_ADDRESS` (default `parley`), checked against the hub address rule (DESIGN §8.13). */
 function platformHubAddress(env: NodeJS.ProcessEnv): string {
   const raw = env.PLATFORM_HUB_ADDRESS?.trim() || 'parley';
@@ -332,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
     },
     secretsKey: secretsKey(env),
+    secretsKeyPrevious: secretsKeyPrevious(env),
     credentials: {
       platformHubAddress: platformHubAddress(env),
       ttlDays: Math.max(1, int(env, 'CREDENTIAL_TTL_DAYS', 30)),

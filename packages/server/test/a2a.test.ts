@@ -11,7 +11,7 @@ import { hubIdentities } from '../src/db/schema/index.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { hubOwnerKey } from './keys.js';
-import { keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
+import { activeChannel as activeChannelOf, keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
 import { wsAddress, WsPool, type WsClient } from './ws-client.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
@@ -71,19 +71,7 @@ describe('A2A channels', () => {
   }
 
   /** request -> approve -> both key exchanges over the sockets: an active channel. */
-  async function activeChannel(x: KeyAgent, y: KeyAgent, capability?: string): Promise<string> {
-    const req = await request(x.headers, { responder_hub_address: y.address, ...(capability ? { capability } : {}) });
-    expect(req.status).toBe(201);
-    const id = req.body.channel_id as string;
-    expect((await act(y.owner.auth, id, 'approve')).status).toBe(200);
-    await x.ws.next('a2a_channel_approved');
-    await y.ws.next('a2a_channel_approved');
-    x.ws.send('a2a_key_exchange', { channel_id: id, header_blob: b64('x-hs'), ciphertext: b64('x-welcome') });
-    y.ws.send('a2a_key_exchange', { channel_id: id, header_blob: b64('y-hs'), ciphertext: b64('y-welcome') });
-    await x.ws.next('a2a_channel_activated');
-    await y.ws.next('a2a_channel_activated');
-    return id;
-  }
+  const activeChannel = (x: KeyAgent, y: KeyAgent, capability?: string) => activeChannelOf(t, x, y, capability);
 
   async function policy(owner: Owner, action: string, conditions: Record<string, unknown>): Promise<void> {
     const res = await t.request({ method: 'POST', url: '/api/v1/policies', headers: owner.auth, payload: { name: `${action} rule`, action, conditions } });

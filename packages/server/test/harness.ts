@@ -106,3 +106,42 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     },
   };
 }
+
+/** Several instances of the service as one cluster, as {@link startInstances} answers them. */
+export interface TestCluster {
+  apps: TestApp[];
+  /** The shared database's URL (a fresh PostgreSQL database, dropped on close). */
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * `n` listening instances on ONE fresh PostgreSQL database, one DATA_DIR (the dev identity
+ * provider's key: an owner token is valid on every instance) and Redis (`TEST_REDIS_URL`: rate
+ * limits, presence, and an event-bus channel of this cluster's own, so concurrent test files do not
+ * see each other's events). Instances start one after the other (the first applies migrations).
+ * Needs TEST_DATABASE_URL and TEST_REDIS_URL.
+ */
+export async function startInstances(n: number, env: Record<string, string> = {}): Promise<TestCluster> {
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (!redisUrl) throw new Error('TEST_REDIS_URL is not set');
+  const { RedisBus } = await import('../src/realtime/redis-bus.js');
+  const db = await createPgDatabase();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-cluster-'));
+  const channel = `parley-test-${randomBytes(8).toString('hex')}`;
+  const apps: TestApp[] = [];
+  const close = async () => {
+    for (const a of apps) await a.close();
+    await db.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < n; i++) {
+      apps.push(await startApp({ listen: true, env: { REDIS_URL: redisUrl, ...env }, dataDir, databaseUrl: db.url, overrides: { bus: await RedisBus.connect(redisUrl, channel) } }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { apps, databaseUrl: db.url, close };
+}

@@ -62,3 +62,23 @@ export async function keyAgent(t: TestApp, pool: WsPool, owner: Owner, options: 
   if (tier !== null) await t.app.parley.database.db.update(hubIdentities).set({ trustTier: tier, trustScore: options.score === undefined ? 0.9 : options.score }).where(eq(hubIdentities.hubAddress, address));
   return { owner, apiKey, headers: { 'x-api-key': apiKey }, ws, keys, deviceId, identityId: reg.body.id as string, address, did: `did:hub:${address}` };
 }
+
+/**
+ * An active A2A channel from `x` to `y` (SPEC §4.13): `x` requests it (through `t`), `y`'s owner
+ * approves it (through `approver`, default `t`), both sides send their key exchange over their
+ * sockets and see `a2a_channel_activated`. Answers the channel id.
+ */
+export async function activeChannel(t: TestApp, x: KeyAgent, y: KeyAgent, capability?: string, approver: TestApp = t): Promise<string> {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const req = await t.request({ method: 'POST', url: '/api/v1/a2a/channels/request', headers: x.headers, payload: { responder_hub_address: y.address, ...(capability ? { capability } : {}) } });
+  expect(req.status, JSON.stringify(req.body)).toBe(201);
+  const id = req.body.channel_id as string;
+  expect((await approver.request({ method: 'POST', url: `/api/v1/a2a/channels/${id}/approve`, headers: y.owner.auth })).status).toBe(200);
+  await x.ws.next('a2a_channel_approved');
+  await y.ws.next('a2a_channel_approved');
+  x.ws.send('a2a_key_exchange', { channel_id: id, header_blob: b64('x-hs'), ciphertext: b64('x-welcome') });
+  y.ws.send('a2a_key_exchange', { channel_id: id, header_blob: b64('y-hs'), ciphertext: b64('y-welcome') });
+  await x.ws.next('a2a_channel_activated');
+  await y.ws.next('a2a_channel_activated');
+  return id;
+}

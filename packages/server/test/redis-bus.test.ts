@@ -6,14 +6,9 @@
  * Runs only with TEST_REDIS_URL and TEST_BACKEND=postgres (PGlite cannot be shared between
  * instances). Each run uses its own Redis channel so that concurrent runs do not see each other.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBus } from '../src/realtime/redis-bus.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
-import { backend, createPgDatabase, startApp, type TestApp } from './harness.js';
+import { backend, startInstances, type TestApp, type TestCluster } from './harness.js';
 import { WsPool, wsAddress, type Frame } from './ws-client.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -23,29 +18,18 @@ const isAck = (ref: string) => (f: Frame) => f.event === 'message_ack' && f.data
 const isMessage = (id: string) => (f: Frame) => f.event === 'message' && f.data?.message_id === id;
 
 describe.skipIf(!redisUrl || backend !== 'postgres')('Redis event bus across two instances', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let dataDir: string;
+  let cluster: TestCluster;
   let one: TestApp;
   let two: TestApp;
   const pool = new WsPool();
 
   beforeAll(async () => {
-    db = await createPgDatabase();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-redis-'));
-    const channel = `parley-test-${randomBytes(8).toString('hex')}`;
     // Rate-limit counters live in the shared Redis: keep the per-IP enrollment limit out of the way.
-    const env = { REDIS_URL: redisUrl!, RATE_LIMIT_ENROLL_PER_10MIN: '1000' };
-    // Same database and DATA_DIR (dev identity provider key): tokens are valid on both instances.
-    one = await startApp({ listen: true, env, dataDir, databaseUrl: db.url, overrides: { bus: await RedisBus.connect(redisUrl!, channel) } });
-    two = await startApp({ listen: true, env, dataDir, databaseUrl: db.url, overrides: { bus: await RedisBus.connect(redisUrl!, channel) } });
+    cluster = await startInstances(2, { RATE_LIMIT_ENROLL_PER_10MIN: '1000' });
+    [one, two] = cluster.apps as [TestApp, TestApp];
   });
   afterEach(() => pool.closeAll());
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    await db?.drop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => cluster?.close());
 
   async function setup(): Promise<{ owner: Owner; od: OwnerDevice; agent: Agent; conv: string }> {
     const owner = await newOwner(two);

@@ -2,10 +2,15 @@
  * Device JWTs (DESIGN §5): EdDSA, signed by the service's own key, claims `sub` = device_id,
  * `tid` = tenant, `typ` = "device", lifetime `deviceTokenTtlSec`. Signing keys live in the
  * `signing_keys` platform table so that tokens survive restarts and verify on every instance;
- * `rotate()` adds a new active key and keeps old ones for verification.
+ * `rotate()` adds a new active key and keeps old ones for verification until
+ * {@link retireSigningKeys} deletes them (`npm run cli -- rotate-signing-key`,
+ * `retire-signing-keys`). Each instance caches the keys and reloads them at most
+ * {@link KEY_REFRESH_MS} after the last load (on the next use), and at once when a token names a
+ * `kid` it has not loaded (at most once a second), so a rotation reaches every instance within
+ * that interval without a restart.
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import {
   createLocalJWKSet,
   exportJWK,
@@ -19,6 +24,7 @@ import {
 import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema/index.js';
 import { crossTenant } from '../db/tenant.js';
+import { KEY_REFRESH_MS, type RetiringKey } from '../modules/grants/keys.js';
 
 /** Issuer claim of device JWTs. */
 export const DEVICE_TOKEN_ISSUER = 'urn:parley:device';
@@ -38,13 +44,24 @@ interface KeyRow {
   active: boolean;
 }
 
+const REASON = 'platform signing keys';
+/** Least time between two reloads caused by an unknown `kid`. */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
+
 export class DeviceTokenService {
   private keys: KeyRow[] = [];
   private jwks: ReturnType<typeof createLocalJWKSet> | undefined;
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
 
+  /**
+   * @param ttlSec device-token lifetime (`DEVICE_TOKEN_TTL_SEC`).
+   * @param refreshMs how long cached keys are used before a reload ({@link KEY_REFRESH_MS}; tests shorten it).
+   */
   constructor(
     private readonly db: Db,
     private readonly ttlSec: number,
+    private readonly refreshMs = KEY_REFRESH_MS,
   ) {}
 
   /** Load keys from the database, creating the first one when there is none. */
@@ -53,13 +70,17 @@ export class DeviceTokenService {
     if (!this.keys.some((k) => k.active)) await this.rotate();
   }
 
-  /** Create a new active signing key; older keys stay valid for verification. */
+  /**
+   * Create a new active signing key; older keys stay valid for verification until
+   * {@link retireSigningKeys}. Other instances sign with it within their refresh interval.
+   * @returns the new key's `kid`.
+   */
   async rotate(): Promise<string> {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const kid = randomUUID();
     const pub = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
     const priv = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
-    await crossTenant(this.db, 'platform signing keys', async (tx) => {
+    await crossTenant(this.db, REASON, async (tx) => {
       await tx.update(signingKeys).set({ active: false }).where(eq(signingKeys.active, true));
       await tx.insert(signingKeys).values({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
     });
@@ -68,8 +89,26 @@ export class DeviceTokenService {
   }
 
   private async load(): Promise<void> {
-    this.keys = await crossTenant(this.db, 'platform signing keys', (tx) => tx.select().from(signingKeys));
-    this.jwks = createLocalJWKSet(this.publicJwks());
+    const keys = await crossTenant(this.db, REASON, (tx) => tx.select().from(signingKeys));
+    this.jwks = createLocalJWKSet({ keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) });
+    this.keys = keys;
+    this.loadedAt = Date.now();
+  }
+
+  /** Reload once (concurrent callers share it); a failed reload keeps the cached keys until the next interval. */
+  private reload(): Promise<void> {
+    this.loading ??= this.load()
+      .catch(() => {
+        this.loadedAt = Date.now();
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+
+  private async fresh(): Promise<void> {
+    if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
   }
 
   /** The public keys, for `/.well-known/jwks.json`. */
@@ -79,6 +118,7 @@ export class DeviceTokenService {
 
   /** Sign a device JWT. Returns the token and its expiry. */
   async issue(deviceId: string, tenantId: string): Promise<{ token: string; expiresAt: Date }> {
+    await this.fresh();
     const key = this.keys.find((k) => k.active);
     if (!key) throw new Error('no active signing key');
     const privateKey = await importJWK(JSON.parse(key.privateJwk) as JWK, 'EdDSA');
@@ -98,9 +138,11 @@ export class DeviceTokenService {
 
   /**
    * Verify signature, issuer, audience, expiry and claims. Returns undefined for any invalid
-   * token. A token signed by a key this instance has not loaded yet triggers one reload.
+   * token. A token signed by a key this instance has not loaded yet triggers one reload (at most
+   * once a second); a retired key's tokens fail.
    */
   async verify(token: string): Promise<DeviceClaims | undefined> {
+    await this.fresh();
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const { payload } = await jwtVerify(token, this.jwks!, {
@@ -111,8 +153,8 @@ export class DeviceTokenService {
         if (payload.typ !== 'device' || typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined;
         return { deviceId: payload.sub, tenantId: payload.tid, expiresAt: new Date((payload.exp ?? 0) * 1000) };
       } catch (err) {
-        if (attempt === 0 && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY') {
-          await this.load();
+        if (attempt === 0 && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' && Date.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) {
+          await this.reload();
           continue;
         }
         return undefined;
@@ -120,4 +162,32 @@ export class DeviceTokenService {
     }
     return undefined;
   }
+}
+
+/**
+ * Delete the device-token signing keys that no longer sign and whose tokens have all expired: a
+ * key stopped signing when the next key was created (`created_at` of the next newer row), plus
+ * {@link KEY_REFRESH_MS} for instances still using their cached copy, plus `ttlSec`. With `force`
+ * every inactive key goes at once (a compromised key: its unexpired tokens stop verifying on every
+ * instance within {@link KEY_REFRESH_MS}; their holders renew or re-enrol). The active key is
+ * never retired. Run by `npm run cli -- retire-signing-keys [--force]`.
+ * @param ttlSec device-token lifetime (`DEVICE_TOKEN_TTL_SEC`).
+ * @returns the retired kids and the kept inactive ones with their `retirable_at`.
+ */
+export async function retireSigningKeys(db: Db, ttlSec: number, opts: { force?: boolean; now?: Date } = {}): Promise<{ retired: string[]; kept: RetiringKey[] }> {
+  const now = (opts.now ?? new Date()).getTime();
+  return crossTenant(db, REASON, async (tx) => {
+    const rows = await tx.select({ kid: signingKeys.kid, active: signingKeys.active, createdAt: signingKeys.createdAt }).from(signingKeys).orderBy(asc(signingKeys.createdAt)).for('update');
+    const retired: string[] = [];
+    const kept: RetiringKey[] = [];
+    rows.forEach((row, i) => {
+      if (row.active) return;
+      const deactivated = rows[i + 1]?.createdAt ?? row.createdAt;
+      const retirable = deactivated.getTime() + ttlSec * 1000 + KEY_REFRESH_MS;
+      if (opts.force || retirable <= now) retired.push(row.kid);
+      else kept.push({ kid: row.kid, deactivated_at: deactivated.toISOString(), retirable_at: new Date(retirable).toISOString() });
+    });
+    if (retired.length > 0) await tx.delete(signingKeys).where(inArray(signingKeys.kid, retired));
+    return { retired, kept };
+  });
 }

@@ -10,6 +10,11 @@
  * The key (32 bytes) comes from `SECRETS_KEY` (base64) or, when unset, from a key generated once in
  * `DATA_DIR/secrets-key` (see {@link loadSecretsKey}). Several instances sharing one PostgreSQL
  * database must all be given the same `SECRETS_KEY`.
+ *
+ * Rotation is a keyring: the current key seals, the current and the previous keys
+ * (`SECRETS_KEY_PREVIOUS`) open. The format carries no key id; opening tries each key in turn
+ * (GCM authentication tells a wrong key apart; a ring holds one to three keys), and
+ * {@link SecretBox.reseal} rewrites a value sealed under a previous key under the current one.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -60,14 +65,20 @@ export function loadSecretsKey(configured: string | undefined, dataDir: string):
   return decodeSecretsKey(fs.readFileSync(file, 'utf8').trim());
 }
 
-/** Seals and opens strings with AES-256-GCM under one 32-byte key. */
+/** Seals strings with AES-256-GCM under the current 32-byte key; opens them under it or a previous key. */
 export class SecretBox {
   private readonly key: Buffer;
+  private readonly previous: Buffer[];
 
-  /** @throws RangeError unless `key` is 32 bytes. */
-  constructor(key: Uint8Array) {
-    if (key.length !== SECRETS_KEY_BYTES) throw new RangeError(`a SecretBox key is ${SECRETS_KEY_BYTES} bytes`);
+  /**
+   * @param key the current key: seals, and opens first.
+   * @param previous keys that only open (`SECRETS_KEY_PREVIOUS`), tried in order after `key`.
+   * @throws RangeError unless every key is 32 bytes.
+   */
+  constructor(key: Uint8Array, previous: readonly Uint8Array[] = []) {
+    for (const k of [key, ...previous]) if (k.length !== SECRETS_KEY_BYTES) throw new RangeError(`a SecretBox key is ${SECRETS_KEY_BYTES} bytes`);
     this.key = Buffer.from(key);
+    this.previous = previous.map((k) => Buffer.from(k)).filter((k) => !k.equals(this.key));
   }
 
   /** Whether `value` is in the sealed format (otherwise it is, for example, a legacy clear value). */
@@ -85,21 +96,40 @@ export class SecretBox {
   }
 
   /**
-   * Decrypt a value from {@link seal} with the same `context`.
-   * @throws SecretBoxError when the value is malformed, was altered, or was sealed under another key or context.
+   * Decrypt a value from {@link seal} with the same `context`, under the current key or a previous one.
+   * @throws SecretBoxError when the value is malformed, was altered, or was sealed under a key not in the ring or another context.
    */
   open(sealed: string, context = ''): string {
+    return this.openWithIndex(sealed, context).plaintext;
+  }
+
+  /**
+   * The value sealed again under the current key when it opens only under a previous key; null
+   * when it is already sealed under the current key (nothing to do).
+   * @throws SecretBoxError as {@link open}.
+   */
+  reseal(sealed: string, context = ''): string | null {
+    const { plaintext, keyIndex } = this.openWithIndex(sealed, context);
+    return keyIndex === 0 ? null : this.seal(plaintext, context);
+  }
+
+  /** The plaintext and the index of the key that opened it (0 current, 1… previous). */
+  private openWithIndex(sealed: string, context: string): { plaintext: string; keyIndex: number } {
     const parts = SecretBox.isSealed(sealed) ? sealed.slice(PREFIX.length).split(':') : [];
     const iv = Buffer.from(parts[0] ?? '', 'base64');
     const body = Buffer.from(parts[1] ?? '', 'base64');
     if (parts.length !== 2 || iv.length !== IV_BYTES || body.length < TAG_BYTES) throw new SecretBoxError('not a sealed v1 value');
-    try {
-      const decipher = createDecipheriv(ALGORITHM, this.key, iv, { authTagLength: TAG_BYTES });
-      decipher.setAAD(Buffer.from(context, 'utf8'));
-      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new SecretBoxError('sealed value does not authenticate (altered, or another key or context)');
+    const keys = [this.key, ...this.previous];
+    for (let keyIndex = 0; keyIndex < keys.length; keyIndex++) {
+      try {
+        const decipher = createDecipheriv(ALGORITHM, keys[keyIndex]!, iv, { authTagLength: TAG_BYTES });
+        decipher.setAAD(Buffer.from(context, 'utf8'));
+        decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+        return { plaintext: Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString('utf8'), keyIndex };
+      } catch {
+        // not this key (or altered): try the next one
+      }
     }
+    throw new SecretBoxError('sealed value does not authenticate (altered, or another key or context)');
   }
 }

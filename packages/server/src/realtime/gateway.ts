@@ -27,6 +27,7 @@ import { AppError, ErrorCode } from '../lib/errors.js';
 import type { BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
 import { CLOSE } from './notifier.js';
+import type { LocalSockets, SocketDirectory } from './presence.js';
 
 interface Conn {
   id: string;
@@ -97,6 +98,8 @@ export interface GatewayDeps {
   log: FastifyBaseLogger;
   /** Connection gauge and frame counters (DESIGN §8.32). */
   metrics?: Metrics;
+  /** Told when a device's first socket here opens and its last one closes (shared presence, realtime/presence.ts). */
+  directory?: SocketDirectory;
 }
 
 /** The authenticated device behind a socket, as given to module frame handlers. */
@@ -169,7 +172,7 @@ interface Corkable {
 type SocketOpen = 1;
 const OPEN: SocketOpen = 1;
 
-export class Gateway {
+export class Gateway implements LocalSockets {
   private readonly byDevice = new Map<string, Set<Conn>>();
   private readonly ownersByTenant = new Map<string, Set<Conn>>();
   private readonly unsubscribe: () => void;
@@ -202,8 +205,14 @@ export class Gateway {
     else this.deliveryHooks.set(event, [hook]);
   }
 
+  /** Whether this instance has a registered socket of `deviceId`. */
   isOnline(deviceId: string): boolean {
     return (this.byDevice.get(deviceId)?.size ?? 0) > 0;
+  }
+
+  /** Devices with at least one registered socket on this instance. */
+  localDevices(): Iterable<string> {
+    return this.byDevice.keys();
   }
 
   /** Number of open, authenticated sockets on this instance. */
@@ -267,7 +276,10 @@ export class Gateway {
 
   private add(c: Conn): void {
     let set = this.byDevice.get(c.deviceId);
-    if (!set) this.byDevice.set(c.deviceId, (set = new Set()));
+    if (!set) {
+      this.byDevice.set(c.deviceId, (set = new Set()));
+      this.deps.directory?.up(c.deviceId);
+    }
     set.add(c);
     if (c.kind === 'owner') {
       let owners = this.ownersByTenant.get(c.tenantId);
@@ -282,7 +294,10 @@ export class Gateway {
       return;
     }
     const set = this.byDevice.get(c.deviceId);
-    if (set?.delete(c) && set.size === 0) this.byDevice.delete(c.deviceId);
+    if (set?.delete(c) && set.size === 0) {
+      this.byDevice.delete(c.deviceId);
+      this.deps.directory?.down(c.deviceId);
+    }
     const owners = this.ownersByTenant.get(c.tenantId);
     if (owners?.delete(c) && owners.size === 0) this.ownersByTenant.delete(c.tenantId);
     void this.deps.presence.seen(c.tenantId, c.deviceId, true);

@@ -81,7 +81,16 @@ export async function lockPair(tx: Tx, a: string, b: string): Promise<void> {
   await xactLock(tx, pairKey('a2a', a, b));
 }
 
-export const insertMessage = (tx: Tx, row: typeof a2aMessages.$inferInsert) => tx.insert(a2aMessages).values(row).returning();
+/**
+ * Insert one channel message. The channel's sequence lock (`a2a-seq:<channel>`, held until the
+ * transaction ends) is taken before the row's `seq` is drawn, so a channel's messages commit in
+ * `seq` order whichever instance sends them and a reader paging by cursor never skips one that
+ * commits late (docs/decisions.md "Consistency of cursors").
+ */
+export async function insertMessage(tx: Tx, row: typeof a2aMessages.$inferInsert): Promise<A2aMessageRow[]> {
+  await xactLock(tx, `a2a-seq:${row.channelId}`);
+  return tx.insert(a2aMessages).values(row).returning();
+}
 
 export async function getMessage(tx: Tx, id: string): Promise<A2aMessageRow | undefined> {
   const [row] = await tx.select().from(a2aMessages).where(eq(a2aMessages.id, id));

@@ -145,7 +145,8 @@ export class ConnectionService {
   /** `GET /owner-connections`: the caller's own owner devices with health, last_seen and presence. */
   async ownerConnections(owner: OwnerPrincipal & { tenantId: string }): Promise<OwnerConnection[]> {
     const rows = await withTenant(this.db, owner.tenantId, (tx) => repo.listOwnerDevicesOf(tx, owner.sub));
-    return rows.map((d) => ({ ...toDeviceOut(d), online: this.presence.isOnline(d.id) }));
+    const online = await this.presence.online(rows.map((d) => d.id));
+    return rows.map((d) => ({ ...toDeviceOut(d), online: online.has(d.id) }));
   }
 
   /** Names of federation partners (ids taken from agreements the caller's tenant can see). */

@@ -12,6 +12,7 @@ import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/pr
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { conversations, messages, topics } from '../../db/schema/index.js';
+import { xactLock } from '../../db/locks.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
@@ -128,13 +129,15 @@ export class MessageService {
       // (outbox pattern, one more statement per batch; the notifier's webhook sink skips `message`).
       (tenantId, rows) =>
         withTenant(deps.db, tenantId, async (tx) => {
+          // The tenant's sequence lock, held until commit and taken before `seq` is drawn: the
+          // tenant's rows commit in `seq` order across every instance (gap-free cursors).
+          await xactLock(tx, `messages-seq:${tenantId}`);
           const seqs = await insertMessages(tx, rows);
           await enqueueMessagesInTx(tx, rows.map((r) => r.id));
           return seqs;
         }),
-      // One flush at a time: a tenant's batches then commit in seq order, so a reader paging by
-      // cursor never sees seq N+1 committed before seq N (no skipped messages). Group commit keeps
-      // the throughput: everything queued during a flush goes into the next one.
+      // One flush at a time per instance; across instances the tenant's sequence lock orders the
+      // commits. Group commit keeps the throughput: everything queued during a flush goes into the next one.
       { maxInFlight: 1, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
     );
     this.delivered = new TenantBatcher(

@@ -14,13 +14,12 @@ import { notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { ConversationRow } from '../conversations/repo.js';
 import type { TargetPolicy } from '../webhooks/target.js';
+import type { PresenceView } from '../../realtime/presence.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';
 
-/** Answers whether a device has an open socket (realtime gateway). */
-export interface Presence {
-  isOnline(deviceId: string): boolean;
-}
+/** Answers which devices have an open socket on any instance (realtime/presence.ts). */
+export type Presence = PresenceView;
 
 /** A device as listed to owners (DESIGN §7). */
 export type DeviceOut = Device;

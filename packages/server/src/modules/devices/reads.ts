@@ -71,9 +71,10 @@ export function setDeviceWebhook(deps: DeviceServiceDeps, tenantId: string, id: 
 
 export async function devicePresence(deps: DeviceServiceDeps, tenantId: string, id: string) {
   const d = await withTenant(deps.db, tenantId, (tx) => mustGet(tx, id));
+  const online = await deps.presence.online([id]);
   return {
     device_id: id,
-    online: deps.presence.isOnline(id),
+    online: online.has(id),
     last_seen: d.lastSeen?.toISOString() ?? null,
     health: health(d.lastSeen),
   };

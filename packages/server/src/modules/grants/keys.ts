@@ -1,20 +1,45 @@
 /**
- * The Skill Permission Token signing key (DESIGN §8.7): one Ed25519 key in the `platform_keys`
- * platform table, purpose `spt-signing`, created by the first instance that starts and loaded by
- * every other (the loader the credential issuer uses, credentials/issuer.ts `loadPlatformKey`),
- * so every instance signs and verifies with the same key. Stored as multibase (as the issuer key);
- * handed to `jose` as an OKP JWK (RFC 8037). The `kid` is the key's RFC 7638 JWK thumbprint, so
- * it is the same on every instance and changes only with the key.
+ * The Skill Permission Token signing keys (DESIGN §8.7) in the `platform_keys` platform table:
+ *
+ * - purpose `spt-signing`: the ACTIVE Ed25519 key, created by the first instance that starts and
+ *   loaded by every other (the loader the credential issuer uses, credentials/issuer.ts
+ *   `loadPlatformKey`), so every instance signs with the same key;
+ * - purpose `spt-signing:previous:<kid>`: keys that signed before a rotation ({@link rotateSptKey})
+ *   and still verify until {@link retireSptKeys} deletes them. Their `created_at` is the time they
+ *   STOPPED signing (the row is written by the rotation), from which their retirement time follows.
+ *
+ * Keys are stored as multibase (as the issuer key) and handed to `jose` as OKP JWKs (RFC 8037).
+ * A `kid` is the key's RFC 7638 JWK thumbprint, so it is the same on every instance and changes
+ * only with the key. Every instance caches the keys and reloads them at most
+ * {@link KEY_REFRESH_MS} after the last load (on the next use), and at once when a token names a
+ * `kid` it has not loaded (at most once a second), so a rotation reaches every instance within
+ * that interval without a restart.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { base58btc } from 'multiformats/bases/base58';
+import { and, desc, eq, like, lte } from 'drizzle-orm';
 import { calculateJwkThumbprint, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../../db/client.js';
+import { platformKeys } from '../../db/schema/index.js';
+import { crossTenant } from '../../db/tenant.js';
+import { generateEd25519 } from '../credentials/ld.js';
 import { loadPlatformKey } from '../credentials/issuer.js';
 import { decodePublicKeyMultibase } from '../hub/did.js';
 
-/** `platform_keys.purpose` of the SPT signing key. */
+/** `platform_keys.purpose` of the active SPT signing key. */
 export const SPT_KEY_PURPOSE = 'spt-signing';
+/** `platform_keys.purpose` prefix of SPT keys kept for verification only (`…<kid>`). */
+export const SPT_PREVIOUS_PREFIX = `${SPT_KEY_PURPOSE}:previous:`;
+/**
+ * How long an instance uses its cached signing keys (device-token keys and SPT keys) before it
+ * reloads them from the database, in milliseconds: the longest an instance keeps signing with a
+ * key after a rotation, and keeps accepting a retired key's tokens after a forced retirement.
+ */
+export const KEY_REFRESH_MS = 60_000;
+/** Least time between two reloads caused by an unknown `kid` (a flood of forged kids costs one query a second). */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
+
+const REASON = 'platform keys (DESIGN §8.7): a platform table without tenant_id';
 
 /** Multicodec varint of `ed25519-priv` (0x1300), prefixed to seed ‖ public key in `privateKeyMultibase`. */
 const ED25519_PRIV_PREFIX = [0x80, 0x26] as const;
@@ -34,51 +59,183 @@ export function decodePrivateKeyMultibase(value: string): Uint8Array {
 /** The public half as published: an OKP Ed25519 JWK with `kid`, `alg: EdDSA`, `use: sig`. */
 export type SptPublicJwk = JWK & { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; alg: 'EdDSA'; use: 'sig' };
 
+interface LoadedKey {
+  jwk: SptPublicJwk;
+  verifying: CryptoKey;
+}
+
+/** The public JWK (with its thumbprint `kid`) of a stored multibase key pair; checks that the halves match. */
+async function publicJwkOf(stored: { publicKeyMultibase: string; privateKeyMultibase: string }, purpose: string): Promise<{ jwk: SptPublicJwk; seed: Uint8Array }> {
+  const seed = decodePrivateKeyMultibase(stored.privateKeyMultibase);
+  const pub = decodePublicKeyMultibase(stored.publicKeyMultibase);
+  if (!pub || !Buffer.from(ed25519.getPublicKey(seed)).equals(Buffer.from(pub))) throw new Error(`platform key ${purpose}: the public key does not match the private key`);
+  const base = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: b64url(pub) };
+  return { jwk: { ...base, kid: await calculateJwkThumbprint(base), alg: 'EdDSA', use: 'sig' }, seed };
+}
+
 export class SptKeys {
   private signing: CryptoKey | undefined;
-  private verifying: CryptoKey | undefined;
-  private jwk: SptPublicJwk | undefined;
-
-  constructor(private readonly db: Db) {}
+  private active: LoadedKey | undefined;
+  private byKid = new Map<string, LoadedKey>();
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
 
   /**
-   * Load (or create, once for all instances) the signing key and check that its two halves match.
-   * @throws when the stored key is malformed.
+   * @param db the service database (platform table `platform_keys`).
+   * @param refreshMs how long cached keys are used before a reload ({@link KEY_REFRESH_MS}; tests shorten it).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly refreshMs = KEY_REFRESH_MS,
+  ) {}
+
+  /**
+   * Load (or create, once for all instances) the active key and load the previous ones, checking
+   * that each key's two halves match.
+   * @throws when a stored key is malformed or the database cannot be read.
    */
   async init(): Promise<void> {
-    const stored = await loadPlatformKey(this.db, SPT_KEY_PURPOSE);
-    const seed = decodePrivateKeyMultibase(stored.privateKeyMultibase);
-    const pub = decodePublicKeyMultibase(stored.publicKeyMultibase);
-    if (!pub || !Buffer.from(ed25519.getPublicKey(seed)).equals(Buffer.from(pub))) throw new Error('platform key spt-signing: the public key does not match the private key');
-    const base = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: b64url(pub) };
-    const kid = await calculateJwkThumbprint(base);
-    this.jwk = { ...base, kid, alg: 'EdDSA', use: 'sig' };
-    this.signing = (await importJWK({ ...base, d: b64url(seed) }, 'EdDSA')) as CryptoKey;
-    this.verifying = (await importJWK(base, 'EdDSA')) as CryptoKey;
+    await this.load();
   }
 
-  /** The JWT header `kid`. @throws before {@link init}. */
+  private async load(): Promise<void> {
+    const stored = await loadPlatformKey(this.db, SPT_KEY_PURPOSE);
+    // Newest first: the JWKS lists the active key, then the previous keys from the latest rotation back.
+    const previous = await crossTenant(this.db, REASON, (tx) => tx.select().from(platformKeys).where(like(platformKeys.purpose, `${SPT_PREVIOUS_PREFIX}%`)).orderBy(desc(platformKeys.createdAt)));
+    const { jwk, seed } = await publicJwkOf(stored, SPT_KEY_PURPOSE);
+    const byKid = new Map<string, LoadedKey>();
+    const active = { jwk, verifying: (await importJWK(jwk, 'EdDSA')) as CryptoKey };
+    byKid.set(jwk.kid, active);
+    for (const row of previous) {
+      const old = await publicJwkOf(row, row.purpose);
+      byKid.set(old.jwk.kid, { jwk: old.jwk, verifying: (await importJWK(old.jwk, 'EdDSA')) as CryptoKey });
+    }
+    this.signing = (await importJWK({ kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: b64url(seed) }, 'EdDSA')) as CryptoKey;
+    this.active = active;
+    this.byKid = byKid;
+    this.loadedAt = Date.now();
+  }
+
+  /** Reload once (concurrent callers share the reload); a failed reload keeps the cached keys until the next interval. */
+  private reload(): Promise<void> {
+    this.loading ??= this.load()
+      .catch(() => {
+        this.loadedAt = Date.now();
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+
+  /** Reload when the cache is older than the refresh interval. */
+  private async fresh(): Promise<void> {
+    if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
+  }
+
+  /** The JWT header `kid` of the active key as cached. @throws before {@link init}. */
   get kid(): string {
     return this.ready().jwk.kid;
   }
 
-  /** The private key for `SignJWT`. @throws before {@link init}. */
-  get signingKey(): CryptoKey {
-    return this.ready().signing;
+  /**
+   * The active key for `SignJWT` and its `kid`, reloaded first when the cache is stale.
+   * @throws before {@link init}.
+   */
+  async current(): Promise<{ kid: string; signingKey: CryptoKey }> {
+    await this.fresh();
+    const active = this.ready();
+    return { kid: active.jwk.kid, signingKey: this.signing! };
   }
 
-  /** The public key for verification. @throws before {@link init}. */
-  get verifyingKey(): CryptoKey {
-    return this.ready().verifying;
+  /**
+   * The public key that verifies tokens with header `kid` (the active key or a previous one not
+   * yet retired), or undefined. An unknown `kid` triggers one reload (at most once a second).
+   * @throws before {@link init}.
+   */
+  async verifyingKey(kid: string | undefined): Promise<CryptoKey | undefined> {
+    this.ready();
+    await this.fresh();
+    if (kid === undefined) return this.active!.verifying;
+    if (!this.byKid.has(kid) && Date.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) await this.reload();
+    return this.byKid.get(kid)?.verifying;
   }
 
-  /** `GET /grants/jwks`: `{keys: [public JWK]}` (RFC 7517). @throws before {@link init}. */
-  jwks(): { keys: SptPublicJwk[] } {
-    return { keys: [this.ready().jwk] };
+  /**
+   * `GET /grants/jwks`: `{keys: [public JWK]}` (RFC 7517), the active key first, then the previous
+   * keys not yet retired. @throws before {@link init}.
+   */
+  async jwks(): Promise<{ keys: SptPublicJwk[] }> {
+    this.ready();
+    await this.fresh();
+    const active = this.active!;
+    return { keys: [active.jwk, ...[...this.byKid.values()].filter((k) => k !== active).map((k) => k.jwk)] };
   }
 
-  private ready(): { signing: CryptoKey; verifying: CryptoKey; jwk: SptPublicJwk } {
-    if (!this.signing || !this.verifying || !this.jwk) throw new Error('SptKeys.init() has not run');
-    return { signing: this.signing, verifying: this.verifying, jwk: this.jwk };
+  private ready(): LoadedKey {
+    if (!this.signing || !this.active) throw new Error('SptKeys.init() has not run');
+    return this.active;
   }
+}
+
+/** A key kept for verification: its `kid`, when it stopped signing, and when it may be retired. */
+export interface RetiringKey {
+  kid: string;
+  /** When instances stopped signing with it (the rotation; ISO 8601). */
+  deactivated_at: string;
+  /** When every token it signed has expired: `deactivated_at` + token lifetime + {@link KEY_REFRESH_MS} (ISO 8601). */
+  retirable_at: string;
+}
+
+/**
+ * Rotate the SPT signing key: in one transaction, the active key (purpose `spt-signing`) is copied
+ * to `spt-signing:previous:<kid>` (verification only, `created_at` = now) and replaced by a fresh
+ * Ed25519 key. Every instance signs with the new key within {@link KEY_REFRESH_MS}. Run by
+ * `npm run cli -- rotate-spt-key`.
+ * @param ttlSec the SPT lifetime (`SPT_TTL_SECONDS`), for the answer's `retirable_at`.
+ * @returns the new `kid` and the key that now only verifies.
+ * @throws when there is no active key yet (no instance has started) or the database fails.
+ */
+export async function rotateSptKey(db: Db, ttlSec: number): Promise<{ kid: string; previous: RetiringKey }> {
+  const fresh = await generateEd25519();
+  const { jwk } = await publicJwkOf(fresh, SPT_KEY_PURPOSE);
+  const now = new Date();
+  const previousKid = await crossTenant(db, REASON, async (tx) => {
+    const [old] = await tx.select().from(platformKeys).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE)).for('update');
+    if (!old) throw new Error('no SPT signing key yet: start the service once before rotating');
+    const { jwk: oldJwk } = await publicJwkOf(old, SPT_KEY_PURPOSE);
+    await tx.insert(platformKeys).values({ purpose: `${SPT_PREVIOUS_PREFIX}${oldJwk.kid}`, publicKeyMultibase: old.publicKeyMultibase, privateKeyMultibase: old.privateKeyMultibase, createdAt: now });
+    await tx.update(platformKeys).set({ ...fresh, createdAt: now }).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE));
+    return oldJwk.kid;
+  });
+  return { kid: jwk.kid, previous: retiring(previousKid, now, ttlSec) };
+}
+
+function retiring(kid: string, deactivatedAt: Date, ttlSec: number): RetiringKey {
+  return { kid, deactivated_at: deactivatedAt.toISOString(), retirable_at: new Date(deactivatedAt.getTime() + ttlSec * 1000 + KEY_REFRESH_MS).toISOString() };
+}
+
+/**
+ * Delete the previous SPT keys whose tokens have all expired (deactivated more than `ttlSec` +
+ * {@link KEY_REFRESH_MS} ago), or every previous key with `force` (a compromised key: its
+ * unexpired tokens stop verifying on every instance within {@link KEY_REFRESH_MS}). Run by
+ * `npm run cli -- retire-spt-keys [--force]`.
+ * @param ttlSec the SPT lifetime (`SPT_TTL_SECONDS`).
+ * @returns the retired kids and the kept ones with their `retirable_at`.
+ */
+export async function retireSptKeys(db: Db, ttlSec: number, opts: { force?: boolean; now?: Date } = {}): Promise<{ retired: string[]; kept: RetiringKey[] }> {
+  const now = opts.now ?? new Date();
+  const cutoff = new Date(now.getTime() - ttlSec * 1000 - KEY_REFRESH_MS);
+  return crossTenant(db, REASON, async (tx) => {
+    const prefix = like(platformKeys.purpose, `${SPT_PREVIOUS_PREFIX}%`);
+    const gone = await tx
+      .delete(platformKeys)
+      .where(opts.force ? prefix : and(prefix, lte(platformKeys.createdAt, cutoff)))
+      .returning({ purpose: platformKeys.purpose });
+    const kept = await tx.select().from(platformKeys).where(prefix);
+    return {
+      retired: gone.map((r) => r.purpose.slice(SPT_PREVIOUS_PREFIX.length)),
+      kept: kept.map((r) => retiring(r.purpose.slice(SPT_PREVIOUS_PREFIX.length), r.createdAt, ttlSec)),
+    };
+  });
 }

@@ -105,7 +105,7 @@ export class GrantService {
     this.pipeline = { tokens: deps.tokens, limiter: deps.limiter, checksPerMin: deps.checksPerMin };
   }
 
-  /** `GET /grants/jwks`: the SPT verification key as a JWKS. */
+  /** `GET /grants/jwks`: the SPT verification keys (active first, then those not yet retired) as a JWKS. */
   jwks() {
     return this.deps.keys.jwks();
   }

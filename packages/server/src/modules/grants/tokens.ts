@@ -51,27 +51,37 @@ export class SptTokens {
   ) {}
 
   /** Sign an SPT with these claims (`iss` is the platform DID). */
-  sign(claims: Omit<SptClaims, 'iss'>): Promise<string> {
+  async sign(claims: Omit<SptClaims, 'iss'>): Promise<string> {
+    const { kid, signingKey } = await this.keys.current();
     return new SignJWT({ skill: claims.skill, tier: claims.tier })
-      .setProtectedHeader({ alg: 'EdDSA', kid: this.keys.kid, typ: SPT_TYP })
+      .setProtectedHeader({ alg: 'EdDSA', kid, typ: SPT_TYP })
       .setIssuer(this.issuer)
       .setSubject(claims.sub)
       .setAudience(claims.aud)
       .setJti(claims.jti)
       .setIssuedAt(claims.iat)
       .setExpirationTime(claims.exp)
-      .sign(this.keys.signingKey);
+      .sign(signingKey);
   }
 
   /**
    * The claims of `token` when it is an SPT of this service: a compact JWS whose EdDSA signature
-   * verifies under the SPT key, with header `typ` `spt+jwt`, `iss` the platform DID and every
+   * verifies under the SPT key its header `kid` names (the active key or a previous one not yet
+   * retired, keys.ts), with header `typ` `spt+jwt`, `iss` the platform DID and every
    * claim of {@link SptClaims} well-typed. Null otherwise (never throws). Expiry, revocation,
    * skill and audience are NOT checked here: callers report them as separate checks.
    */
   async verifySignature(token: string): Promise<SptClaims | null> {
     try {
-      const { payload, protectedHeader } = await compactVerify(token, this.keys.verifyingKey, { algorithms: ['EdDSA'] });
+      const { payload, protectedHeader } = await compactVerify(
+        token,
+        async (header) => {
+          const key = await this.keys.verifyingKey(header.kid);
+          if (!key) throw new Error('unknown SPT kid');
+          return key;
+        },
+        { algorithms: ['EdDSA'] },
+      );
       if (protectedHeader.typ !== SPT_TYP) return null;
       const claims = asClaims(JSON.parse(new TextDecoder().decode(payload)));
       return claims && claims.iss === this.issuer ? claims : null;

@@ -6,6 +6,10 @@
  * sealed value on the next registration (every registration issues a new secret).
  */
 import { randomBytes } from 'node:crypto';
+import { and, eq, isNotNull } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { devices } from '../../db/schema/index.js';
+import { crossTenant } from '../../db/tenant.js';
 import { SecretBox, SecretBoxError } from '../../lib/secret-box.js';
 
 const context = (deviceId: string) => `devices.webhook_secret:${deviceId}`;
@@ -26,4 +30,46 @@ export function openWebhookSecret(box: SecretBox, deviceId: string, stored: stri
   if (SecretBox.isSealed(stored)) return box.open(stored, context(deviceId));
   if (stored.startsWith('whsec_')) return stored;
   throw new SecretBoxError('webhook secret is neither sealed nor a legacy whsec_ value');
+}
+
+/** Counts of a {@link resealWebhookSecrets} pass. */
+export interface ResealReport {
+  /** Rows with a webhook secret. */
+  checked: number;
+  /** Rows rewritten under the current key (opened under a previous key, or legacy clear values). */
+  resealed: number;
+  /** Rows already sealed under the current key. */
+  current: number;
+  /** Rows that open under no key of the ring (left as they are; their webhooks cannot be signed). */
+  failed: number;
+}
+
+/**
+ * Re-seal every device's webhook secret under the current key of `box` (the secrets-key rotation,
+ * docs/operations.md "Key rotation"): a value that opens only under a previous key
+ * (`SECRETS_KEY_PREVIOUS`) or is a legacy clear value is sealed again under `SECRETS_KEY`. Each row
+ * is updated only if it still holds the value read (a registration in between wins), so it is
+ * safe while instances serve. Across tenants (a platform maintenance task). Run by
+ * `npm run cli -- reseal-secrets`.
+ */
+export async function resealWebhookSecrets(db: Db, box: SecretBox): Promise<ResealReport> {
+  const reason = 'secrets-key rotation: re-seal every tenant\'s webhook secrets';
+  const rows = await crossTenant(db, reason, (tx) => tx.select({ id: devices.id, secret: devices.webhookSecret }).from(devices).where(isNotNull(devices.webhookSecret)));
+  const report: ResealReport = { checked: rows.length, resealed: 0, current: 0, failed: 0 };
+  for (const row of rows) {
+    let next: string | null;
+    try {
+      next = SecretBox.isSealed(row.secret!) ? box.reseal(row.secret!, context(row.id)) : sealWebhookSecret(box, row.id, openWebhookSecret(box, row.id, row.secret!));
+    } catch {
+      report.failed++;
+      continue;
+    }
+    if (next === null) {
+      report.current++;
+      continue;
+    }
+    await crossTenant(db, reason, (tx) => tx.update(devices).set({ webhookSecret: next }).where(and(eq(devices.id, row.id), eq(devices.webhookSecret, row.secret!))));
+    report.resealed++;
+  }
+  return report;
 }

@@ -1,0 +1,215 @@
+/**
+ * Key rotation (docs/operations.md "Key rotation"): the device-token signing keys
+ * (auth/device-tokens.ts: rotate, retireSigningKeys), the SPT keys (modules/grants/keys.ts:
+ * rotateSptKey, retireSptKeys) and the secrets keyring (lib/secret-box.ts with
+ * SECRETS_KEY_PREVIOUS, modules/webhooks/secrets.ts resealWebhookSecrets). Two service objects on
+ * one database stand for two instances: tokens signed before a rotation verify on both until the
+ * old key is retired, new tokens carry the new kid once the (shortened) cache interval has passed,
+ * a retired key's tokens fail, and webhook secrets sealed under the old secrets key still open and
+ * are re-sealed under the new one.
+ */
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeviceTokenService, retireSigningKeys } from '../src/auth/device-tokens.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { devices } from '../src/db/schema/index.js';
+import { crossTenant } from '../src/db/tenant.js';
+import { SecretBox, SecretBoxError } from '../src/lib/secret-box.js';
+import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey, SptKeys } from '../src/modules/grants/keys.js';
+import { SptTokens } from '../src/modules/grants/tokens.js';
+import { openWebhookSecret, resealWebhookSecrets, sealWebhookSecret } from '../src/modules/webhooks/secrets.js';
+import { newOwner, registerOwnerDevice } from './flows.js';
+import { startApp, type TestApp } from './harness.js';
+
+const REFRESH_MS = 40;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+const TENANT = '00000000-0000-4000-8000-000000000001';
+const later = (ms: number) => new Date(Date.now() + ms);
+
+describe('key rotation', () => {
+  let t: TestApp;
+  const db = () => t.app.parley.database.db;
+
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('device-token keys: old tokens verify on every instance until retired, new tokens use the new key, retired tokens fail', async () => {
+    const ttl = 3600;
+    const a = new DeviceTokenService(db(), ttl, REFRESH_MS);
+    const b = new DeviceTokenService(db(), ttl, REFRESH_MS);
+    await a.init();
+    await b.init();
+    const before = await a.issue('11111111-1111-4111-8111-111111111111', TENANT);
+    const oldKid = kidOf(before.token);
+
+    const cli = new DeviceTokenService(db(), ttl, REFRESH_MS); // the rotate-signing-key command
+    await cli.init();
+    const newKid = await cli.rotate();
+    expect(newKid).not.toBe(oldKid);
+
+    await sleep(REFRESH_MS + 10);
+    const after = await b.issue('22222222-2222-4222-8222-222222222222', TENANT);
+    expect(kidOf(after.token)).toBe(newKid);
+    expect(kidOf((await a.issue('33333333-3333-4333-8333-333333333333', TENANT)).token)).toBe(newKid);
+    for (const instance of [a, b]) {
+      expect((await instance.verify(before.token))?.deviceId).toBe('11111111-1111-4111-8111-111111111111');
+      expect((await instance.verify(after.token))?.deviceId).toBe('22222222-2222-4222-8222-222222222222');
+    }
+    expect(a.publicJwks().keys.map((k) => k.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
+    // The app's own instance (default cache interval) learns the new kid on first sight.
+    expect(await t.app.parley.deviceTokens.verify(after.token)).toBeDefined();
+
+    // Not yet retirable: the old key stopped signing just now; retirable after ttl + the refresh interval.
+    const early = await retireSigningKeys(db(), ttl);
+    expect(early.retired).not.toContain(oldKid);
+    const kept = early.kept.find((k) => k.kid === oldKid)!;
+    expect(Date.parse(kept.retirable_at) - Date.parse(kept.deactivated_at)).toBe(ttl * 1000 + KEY_REFRESH_MS);
+
+    const retired = await retireSigningKeys(db(), ttl, { now: later(ttl * 1000 + KEY_REFRESH_MS + 1000) });
+    expect(retired.retired).toContain(oldKid);
+    expect(retired.retired).not.toContain(newKid);
+    await sleep(REFRESH_MS + 10);
+    expect(await a.verify(before.token)).toBeUndefined();
+    expect(await b.verify(before.token)).toBeUndefined();
+    expect(await b.verify(after.token)).toBeDefined();
+    expect(a.publicJwks().keys.map((k) => k.kid)).not.toContain(oldKid);
+  });
+
+  it('device-token keys: --force retires every inactive key at once (a compromised key), never the active one', async () => {
+    const a = new DeviceTokenService(db(), 3600, REFRESH_MS);
+    await a.init();
+    const old = await a.issue('44444444-4444-4444-8444-444444444444', TENANT);
+    const newKid = await a.rotate();
+    const { retired } = await retireSigningKeys(db(), 3600, { force: true });
+    expect(retired).toContain(kidOf(old.token));
+    expect(retired).not.toContain(newKid);
+    await sleep(REFRESH_MS + 10);
+    expect(await a.verify(old.token)).toBeUndefined();
+    expect(await a.verify((await a.issue('44444444-4444-4444-8444-444444444444', TENANT)).token)).toBeDefined();
+  });
+
+  it('SPT keys: old SPTs verify until retired, new SPTs use the new key, the JWKS lists both, retired SPTs fail', async () => {
+    const ttl = 900;
+    const keysA = new SptKeys(db(), REFRESH_MS);
+    const keysB = new SptKeys(db(), REFRESH_MS);
+    await keysA.init();
+    await keysB.init();
+    const issuer = 'did:hub:parley';
+    const a = new SptTokens(keysA, issuer);
+    const b = new SptTokens(keysB, issuer);
+    const now = Math.floor(Date.now() / 1000);
+    const claims = (jti: string) => ({ sub: 'did:hub:agent-x', skill: 'translate', tier: 'certified' as const, aud: 'https://rp.example', jti, iat: now, exp: now + ttl });
+    const before = await a.sign(claims('aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa'));
+    const oldKid = kidOf(before);
+
+    const rotated = await rotateSptKey(db(), ttl);
+    expect(rotated.previous.kid).toBe(oldKid);
+    expect(Date.parse(rotated.previous.retirable_at) - Date.parse(rotated.previous.deactivated_at)).toBe(ttl * 1000 + KEY_REFRESH_MS);
+    await sleep(REFRESH_MS + 10);
+    const after = await b.sign(claims('bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb'));
+    expect(kidOf(after)).toBe(rotated.kid);
+    for (const tokens of [a, b]) {
+      expect((await tokens.verifySignature(before))?.jti).toBe('aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa');
+      expect((await tokens.verifySignature(after))?.jti).toBe('bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb');
+    }
+    expect((await keysA.jwks()).keys.map((k) => k.kid)).toEqual([rotated.kid, oldKid]);
+    // The app (default cache interval) publishes both once its cache is reloaded: an unknown kid reloads it.
+    const app = await t.request({ method: 'POST', url: '/api/v1/grants/validate', payload: { token: after, audience: 'https://rp.example' } });
+    expect(app.body.checks.find((c: { check: string }) => c.check === 'signature').passed).toBe(true);
+    expect((await t.request({ method: 'GET', url: '/api/v1/grants/jwks' })).body.keys.map((k: { kid: string }) => k.kid)).toEqual([rotated.kid, oldKid]);
+
+    expect((await retireSptKeys(db(), ttl)).kept.map((k) => k.kid)).toContain(oldKid);
+    const retired = await retireSptKeys(db(), ttl, { now: later(ttl * 1000 + KEY_REFRESH_MS + 1000) });
+    expect(retired.retired).toEqual([oldKid]);
+    await sleep(REFRESH_MS + 10);
+    expect(await a.verifySignature(before)).toBeNull();
+    expect(await b.verifySignature(before)).toBeNull();
+    expect(await a.verifySignature(after)).not.toBeNull();
+    expect((await keysB.jwks()).keys.map((k) => k.kid)).toEqual([rotated.kid]);
+  });
+
+  it('SPT keys: a forced retirement drops every previous key; rotating twice keeps both previous keys verifying', async () => {
+    const keys = new SptKeys(db(), REFRESH_MS);
+    await keys.init();
+    const first = await rotateSptKey(db(), 900);
+    const second = await rotateSptKey(db(), 900);
+    expect(second.previous.kid).toBe(first.kid);
+    await sleep(REFRESH_MS + 10);
+    expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual([second.kid, first.kid, first.previous.kid]);
+    expect((await retireSptKeys(db(), 900, { force: true })).retired.sort()).toEqual([first.kid, first.previous.kid].sort());
+    await sleep(REFRESH_MS + 10);
+    expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual([second.kid]);
+  });
+
+  it('secrets key: values sealed under the old key open through SECRETS_KEY_PREVIOUS and are re-sealed under the new key', async () => {
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const oldBox = new SecretBox(oldKey);
+    const ring = new SecretBox(newKey, [oldKey]);
+    const newOnly = new SecretBox(newKey);
+
+    const owner = await newOwner(t, 'Rotation');
+    const dev1 = await registerOwnerDevice(t, owner);
+    const dev2 = await registerOwnerDevice(t, owner);
+    const legacy = await registerOwnerDevice(t, owner);
+    const setSecret = (id: string, value: string) => crossTenant(db(), 'test', (tx) => tx.update(devices).set({ webhookSecret: value }).where(eq(devices.id, id)));
+    const secretOf = async (id: string) => (await crossTenant(db(), 'test', (tx) => tx.select({ s: devices.webhookSecret }).from(devices).where(eq(devices.id, id))))[0]!.s!;
+    await setSecret(dev1.deviceId, sealWebhookSecret(oldBox, dev1.deviceId, 'whsec_one'));
+    await setSecret(dev2.deviceId, sealWebhookSecret(ring, dev2.deviceId, 'whsec_two')); // sealed after the switch: new key
+    await setSecret(legacy.deviceId, 'whsec_clear');
+
+    // During the rotation: the ring opens both, seals with the new key only.
+    const stored1 = await secretOf(dev1.deviceId);
+    const stored2 = await secretOf(dev2.deviceId);
+    expect(openWebhookSecret(ring, dev1.deviceId, stored1)).toBe('whsec_one');
+    expect(openWebhookSecret(ring, dev2.deviceId, await secretOf(dev2.deviceId))).toBe('whsec_two');
+    expect(() => openWebhookSecret(newOnly, dev1.deviceId, stored1)).toThrow(SecretBoxError);
+    expect(() => openWebhookSecret(oldBox, dev2.deviceId, stored2)).toThrow(SecretBoxError);
+    expect(newOnly.open(ring.seal('x', 'c'), 'c')).toBe('x');
+
+    const first = await resealWebhookSecrets(db(), ring);
+    expect(first.failed).toBe(0);
+    expect(first.resealed).toBeGreaterThanOrEqual(2); // dev1 (old key) and the legacy clear value
+    expect(first.current).toBeGreaterThanOrEqual(1); // dev2
+    for (const [id, clear] of [[dev1.deviceId, 'whsec_one'], [dev2.deviceId, 'whsec_two'], [legacy.deviceId, 'whsec_clear']] as const) {
+      const stored = await secretOf(id);
+      expect(SecretBox.isSealed(stored)).toBe(true);
+      expect(openWebhookSecret(newOnly, id, stored)).toBe(clear);
+      expect(() => openWebhookSecret(oldBox, id, stored)).toThrow(SecretBoxError);
+    }
+    const second = await resealWebhookSecrets(db(), ring);
+    expect(second.resealed).toBe(0);
+
+    // A value under a key in no ring is reported, not overwritten.
+    await setSecret(dev1.deviceId, sealWebhookSecret(new SecretBox(randomBytes(32)), dev1.deviceId, 'whsec_lost'));
+    const third = await resealWebhookSecrets(db(), newOnly);
+    expect(third.failed).toBeGreaterThanOrEqual(1);
+  });
+
+  it('SecretBox keyring: the current key seals; previous keys open; reseal is null under the current key', () => {
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const ring = new SecretBox(newKey, [randomBytes(32), oldKey]);
+    const sealedOld = new SecretBox(oldKey).seal('s', 'ctx');
+    expect(ring.open(sealedOld, 'ctx')).toBe('s');
+    expect(() => ring.open(sealedOld, 'other')).toThrow(SecretBoxError);
+    const resealed = ring.reseal(sealedOld, 'ctx')!;
+    expect(new SecretBox(newKey).open(resealed, 'ctx')).toBe('s');
+    expect(ring.reseal(resealed, 'ctx')).toBeNull();
+    expect(() => new SecretBox(newKey, [randomBytes(16)])).toThrow(RangeError);
+  });
+
+  it('SECRETS_KEY_PREVIOUS: comma-separated base64 keys, each checked, and only with SECRETS_KEY', () => {
+    const k = () => randomBytes(32).toString('base64');
+    const [cur, p1, p2] = [k(), k(), k()];
+    expect(loadConfig({ SECRETS_KEY: cur, SECRETS_KEY_PREVIOUS: ` ${p1} , ${p2},` }).secretsKeyPrevious).toEqual([p1, p2]);
+    expect(loadConfig({}).secretsKeyPrevious).toEqual([]);
+    expect(() => loadConfig({ SECRETS_KEY: cur, SECRETS_KEY_PREVIOUS: 'short' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SECRETS_KEY_PREVIOUS: p1 })).toThrow(/needs SECRETS_KEY/);
+  });
+});
