@@ -13,7 +13,7 @@ import { opsRoutes, type Lifecycle } from './ops/routes.js';
 import path from 'node:path';
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { Authenticator } from './auth/authenticator.js';
@@ -188,8 +188,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const { db } = database;
   const metrics = new Metrics(() => (database.raw.kind === 'pg' ? { total: database.raw.pool.totalCount, idle: database.raw.pool.idleCount, waiting: database.raw.pool.waitingCount } : undefined));
   const lifecycle: Lifecycle = { draining: false };
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: true }) : undefined;
-  const bus = new MeasuredBus(overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl) : new InProcessBus()), (s) => metrics.busPublishSeconds.observe(s));
+  // Redis faults (docs/operations.md "Faults"): no offline queue, so while Redis is unreachable a
+  // command fails at once (rate limits fall back, readiness says degraded) instead of waiting.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: false, lazyConnect: true }) : undefined;
+  await redis?.connect();
+  let redisLogger: FastifyBaseLogger | undefined; // the app's, once it exists
+  const redisLog = { warn: (o: object, m: string) => redisLogger?.warn(o, m) };
+  let redisDown = false;
+  redis?.on('error', (err: Error) => {
+    if (!redisDown) redisLog.warn({ err: err.message }, 'redis connection failed; retrying (rate limits per instance meanwhile)');
+    redisDown = true;
+  });
+  redis?.on('ready', () => (redisDown = false));
+  const bus = new MeasuredBus(overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl, undefined, redisLog) : new InProcessBus()), (s) => metrics.busPublishSeconds.observe(s));
 
   const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
   await deviceTokens.init();
@@ -234,6 +245,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
+  redisLogger = app.log;
   registerRequestIds(app);
   app.addHook('onResponse', async (req, reply) => {
     metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -249,11 +261,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     metrics,
   });
   // Per-minute limiters shared by every instance through Redis when configured; none with RATE_LIMITS=off.
+  // While Redis is not ready each instance counts in memory instead (the insurance limiter).
   const perMinuteLimiter = (keyPrefix: string, points: number): RateLimiterAbstract | undefined =>
     !config.rateLimits.enabled
       ? undefined
       : redis
-        ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60 })
+        ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }) })
         : new RateLimiterMemory({ points, duration: 60 });
   const limiter = perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin);
   const gateway = new Gateway({

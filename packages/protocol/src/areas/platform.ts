@@ -20,11 +20,12 @@ export type HealthResponse = Static<typeof HealthResponse>;
 
 /**
  * `GET /livez` and `GET /readyz` (DESIGN §8.32): liveness (the process answers) and readiness
- * (503 with `detail` while the database or, when configured, Redis is unreachable, or while the
- * instance drains on SIGTERM). `checks` names each dependency's state.
+ * (503 with `detail` while the database is unreachable or while the instance drains on SIGTERM;
+ * 200 `degraded` with `detail` while the configured Redis is unreachable). `checks` names each
+ * dependency's state.
  */
 export const ProbeResponse = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unavailable')]),
   checks: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'dependency -> ok | down | draining' })),
   detail: Type.Optional(Type.String()),
 });

@@ -1,7 +1,8 @@
 /**
  * Rate limits (SPEC §8, DESIGN §8.12) with @fastify/rate-limit: counted in `onRequest`, before
  * authentication and validation; per IP for unauthenticated routes, per credential otherwise.
- * Counters live in Redis when configured, else in memory. 429 carries `Retry-After`.
+ * Counters live in Redis when configured, else in memory; while the configured Redis is
+ * unreachable HTTP limits are not enforced (skipOnError). 429 carries `Retry-After`.
  */
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
@@ -33,7 +34,9 @@ export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitCon
     max: (request) => (credential(request) ? cfg.defaultPerMin : cfg.publicPerMin),
     timeWindow: 60_000,
     keyGenerator: principalKey,
-    ...(redis ? { redis, nameSpace: 'parley-rl:' } : {}),
+    // While Redis is unreachable a request is let through rather than refused or held up
+    // (docs/operations.md "Faults"); per-socket message and skill limits count in memory then.
+    ...(redis ? { redis, nameSpace: 'parley-rl:', skipOnError: true } : {}),
     errorResponseBuilder: (_req, ctx) =>
       new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${ctx.max} requests per ${ctx.after === undefined ? 'window' : 'window; retry in ' + ctx.after}`),
   });

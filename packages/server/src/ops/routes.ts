@@ -1,7 +1,8 @@
 /**
  * Operations routes (issue 14 item 4; DESIGN §8.32): `GET /livez` (the process answers),
- * `GET /readyz` (503 while the database or, when configured, Redis is unreachable, or while the
- * instance drains after SIGTERM) and `GET /metrics` (Prometheus text; `Authorization: Bearer
+ * `GET /readyz` (503 while the database is unreachable or while the instance drains after SIGTERM;
+ * 200 `degraded` while the configured Redis is unreachable, since the instance still serves — see
+ * docs/operations.md "Faults") and `GET /metrics` (Prometheus text; `Authorization: Bearer
  * $METRICS_TOKEN`, compared in constant time; 404 when no token is configured — `METRICS_PORT`
  * serves it without auth on loopback instead, see main.ts).
  */
@@ -55,12 +56,16 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, o) => 
         problems.push(`database: ${(err as Error).message}`);
       },
     );
+    // Redis is not a readiness condition: without it the instance still serves requests, its own
+    // sockets and the database (cross-instance delivery waits, clients catch up by cursor). Were it
+    // one, a Redis outage would take every instance out of the load balancer at once.
+    const degraded: string[] = [];
     if (o.pingRedis) {
       await within(o.pingRedis(), timeout).then(
         () => (checks.redis = 'ok'),
         (err: unknown) => {
           checks.redis = 'down';
-          problems.push(`redis: ${(err as Error).message}`);
+          degraded.push(`redis: ${(err as Error).message} (cross-instance delivery paused; rate limits and presence per instance)`);
         },
       );
     }
@@ -68,8 +73,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRouteOptions> = async (app, o) => 
       checks.instance = 'draining';
       problems.push('the instance is shutting down');
     }
-    if (problems.length === 0) return { status: 'ok' as const, checks };
-    return reply.status(503).send({ status: 'unavailable', checks, detail: problems.join('; ') } satisfies ProbeResponse);
+    if (problems.length === 0) return degraded.length === 0 ? { status: 'ok' as const, checks } : { status: 'degraded' as const, checks, detail: degraded.join('; ') };
+    return reply.status(503).send({ status: 'unavailable', checks, detail: [...problems, ...degraded].join('; ') } satisfies ProbeResponse);
   });
 
   serve(app, ROUTES.metrics, async (req, reply) => {

@@ -28,6 +28,12 @@ export interface EventBus {
   publish(event: BusEvent): Promise<void>;
   /** Register a handler; returns an unsubscribe function. */
   subscribe(handler: BusHandler): () => void;
+  /**
+   * Register a handler called when events from other instances may have been missed (the
+   * transport lost its connection and has it back); returns an unsubscribe function. Buses that
+   * cannot miss events (in-process) leave it out.
+   */
+  onGap?(handler: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -72,6 +78,11 @@ export class MeasuredBus implements EventBus {
 
   subscribe(handler: BusHandler): () => void {
     return this.inner.subscribe(handler);
+  }
+
+  /** The inner bus's gap notifications (none for a bus without them). */
+  onGap(handler: () => void): () => void {
+    return this.inner.onGap?.(handler) ?? (() => undefined);
   }
 
   close(): Promise<void> {

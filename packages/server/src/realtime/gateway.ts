@@ -13,6 +13,9 @@
  *   limits (60/min per device), orders per socket and answers acks and error frames.
  * - Bus frames are written to the local sockets of their audience; {@link Gateway.onDeliver} hooks
  *   see each delivery (conversations: delivered_at).
+ * - When the bus reports a gap (it lost and regained its transport, so events of other instances
+ *   may be missing), every socket is closed with 1012 (service restart): clients reconnect and
+ *   catch up by cursor (docs/operations.md "Faults").
  * - Keepalive: a `ping` frame every `pingIntervalMs`; a socket silent for `deadTimeoutMs` is
  *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
@@ -184,7 +187,9 @@ export class Gateway implements LocalSockets {
   private readonly deliveryHooks = new Map<string, DeliveryHook[]>();
 
   constructor(private readonly deps: GatewayDeps) {
-    this.unsubscribe = deps.bus.subscribe((e) => this.onBusEvent(e));
+    const offFrames = deps.bus.subscribe((e) => this.onBusEvent(e));
+    const offGap = deps.bus.onGap?.(() => this.closeAll(1012, 'event bus reconnected: reconnect and catch up by cursor'));
+    this.unsubscribe = () => (offFrames(), offGap?.());
     const tick = Math.max(5, Math.min(deps.pingIntervalMs, deps.deadTimeoutMs) / 3);
     this.timer = setInterval(() => this.sweep(), tick);
     this.timer.unref();
@@ -433,11 +438,16 @@ export class Gateway implements LocalSockets {
     }
   }
 
+  /** Close every socket of this instance with `code` (they may reconnect). */
+  closeAll(code: number, reason: string): void {
+    for (const set of this.byDevice.values()) for (const c of set) c.ws.close(code, reason);
+    for (const c of this.pending) c.ws.close(code, reason);
+  }
+
   /** Stop timers and close every socket with 1001 (going away). */
   close(): void {
     clearInterval(this.timer);
     this.unsubscribe();
-    for (const set of this.byDevice.values()) for (const c of set) c.ws.close(1001, 'server shutting down');
-    for (const c of this.pending) c.ws.close(1001, 'server shutting down');
+    this.closeAll(1001, 'server shutting down');
   }
 }
