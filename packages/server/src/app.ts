@@ -192,8 +192,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // command fails at once (rate limits fall back, readiness says degraded) instead of waiting.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: false, lazyConnect: true }) : undefined;
   await redis?.connect();
-  let redisLogger: FastifyBaseLogger | undefined; // the app's, once it exists
-  const redisLog = { warn: (o: object, m: string) => redisLogger?.warn(o, m) };
+  const redisLogger: { current?: FastifyBaseLogger } = {}; // the app's, once it exists
+  const redisLog = { warn: (o: object, m: string) => redisLogger.current?.warn(o, m) };
   let redisDown = false;
   redis?.on('error', (err: Error) => {
     if (!redisDown) redisLog.warn({ err: err.message }, 'redis connection failed; retrying (rate limits per instance meanwhile)');
@@ -245,7 +245,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
-  redisLogger = app.log;
+  redisLogger.current = app.log;
   registerRequestIds(app);
   app.addHook('onResponse', async (req, reply) => {
     metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -318,7 +318,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       if (p.kind === 'device') void lastSeen.seen(p.tenantId, p.deviceId);
     },
   });
-  await app.register(websocket, { options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) } });
+  await app.register(websocket, {
+    options: { maxPayload: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2) },
+    // Shutdown: answer the frames in hand (acks after their commit), then close with 1001 (the
+    // plugin's default would close every socket at once, without a code).
+    preClose: () => gateway.drain(5_000),
+  });
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
   await app.register(opsRoutes, { db, metrics, metricsToken: config.metricsToken, lifecycle, ...(redis ? { pingRedis: () => redis.ping() } : {}) });

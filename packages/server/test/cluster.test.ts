@@ -11,12 +11,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevIdentityProvider } from '../src/auth/dev-idp.js';
 import { startCluster, type RunningCluster } from '../src/cluster/run.js';
 import { activeAgent, newOwner, registerOwnerDevice } from './flows.js';
-import { createPgDatabase, type TestApp } from './harness.js';
+import { createPgDatabase } from './harness.js';
+import { httpApp } from './http-app.js';
 import { connectWs, wsAddress } from './ws-client.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -29,29 +29,6 @@ const hasHaproxy = (() => {
   }
 })();
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL && hasHaproxy && process.env.TEST_BACKEND === 'postgres');
-
-/** The flows helpers over real HTTP to `base` (they were written for `inject`). */
-function httpApp(base: string, idp: DevIdentityProvider): TestApp {
-  return {
-    baseUrl: base,
-    ownerToken: (sub: string) => idp.mint(sub),
-    async request(o: InjectOptions) {
-      const res = await fetch(`${base}${String(o.url)}`, {
-        method: o.method ?? 'GET',
-        headers: { ...(o.payload !== undefined ? { 'content-type': 'application/json' } : {}), ...(o.headers as Record<string, string>) },
-        ...(o.payload !== undefined ? { body: JSON.stringify(o.payload) } : {}),
-      });
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        /* not JSON */
-      }
-      return { status: res.status, body, headers: Object.fromEntries(res.headers) };
-    },
-  } as unknown as TestApp;
-}
 
 describe.skipIf(!enabled)('cluster behind HAProxy', () => {
   let cluster: RunningCluster;

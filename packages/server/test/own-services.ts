@@ -7,7 +7,7 @@
  * PATH); {@link findPgBin} / {@link findRedisServer} answer undefined when missing so suites can
  * skip with that reason.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -68,8 +68,8 @@ export interface OwnPostgres {
   port: number;
   /** `postgres://postgres@127.0.0.1:<port>/<database>` (default database `postgres`). */
   url(database?: string): string;
-  /** `pg_ctl restart -m fast` (waits until it accepts connections again). */
-  restart(): void;
+  /** `pg_ctl restart -m fast`; resolves once it accepts connections again (the event loop keeps running meanwhile). */
+  restart(): Promise<void>;
   /** Stop it (`-m immediate`) and delete its directory. */
   destroy(): void;
 }
@@ -86,13 +86,20 @@ export async function startOwnPostgres(bin: string): Promise<OwnPostgres> {
     const [file, argv] = user ? ['runuser', ['-u', user.name, '--', cmd, ...args]] : [cmd, args];
     return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   };
-  const ctl = (...args: string[]) => run('pg_ctl', ['-D', dataDir, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...args]);
+  const ctlArgs = (...args: string[]) => ['-D', dataDir, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...args];
+  const ctl = (...args: string[]) => run('pg_ctl', ctlArgs(...args));
+  const ctlAsync = (...args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const cmd = path.join(bin, 'pg_ctl');
+      const [file, argv] = user ? ['runuser', ['-u', user.name, '--', cmd, ...ctlArgs(...args)]] : [cmd, ctlArgs(...args)];
+      execFile(file, argv, { timeout: 60_000 }, (err) => (err ? reject(err) : resolve()));
+    });
   run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   ctl('start');
   return {
     port,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    restart: () => void ctl('restart', '-m', 'fast'),
+    restart: () => ctlAsync('restart', '-m', 'fast'),
     destroy: () => {
       try {
         ctl('stop', '-m', 'immediate');

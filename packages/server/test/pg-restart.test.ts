@@ -74,7 +74,7 @@ describe.skipIf(!bin || backend !== 'pglite')(
       expect(statuses.every((s) => s.status < 300), JSON.stringify(statuses.filter((s) => s.status >= 300).slice(0, 3))).toBe(true);
 
       const restartedAt = Date.now();
-      pgServer!.restart();
+      await pgServer!.restart();
       const upAt = Date.now();
       // requests succeed again (poll with a deadline)
       const deadline = Date.now() + 30_000;

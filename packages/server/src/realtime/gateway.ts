@@ -16,6 +16,10 @@
  * - When the bus reports a gap (it lost and regained its transport, so events of other instances
  *   may be missing), every socket is closed with 1012 (service restart): clients reconnect and
  *   catch up by cursor (docs/operations.md "Faults").
+ * - Graceful shutdown ({@link Gateway.drain}): new sockets are closed with 1001 and new frames
+ *   answered 503; the frames already taken are answered (acks after commit), then every socket
+ *   closes with 1001. A frame that fails because the database is unreachable is a 503 error frame,
+ *   and a socket that cannot be authenticated for that reason closes with 1013 (try again later).
  * - Keepalive: a `ping` frame every `pingIntervalMs`; a socket silent for `deadTimeoutMs` is
  *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
@@ -27,6 +31,7 @@ import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible'
 import type { WebSocket } from 'ws';
 import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
+import { isDatabaseUnavailable } from '../http/errors.js';
 import type { BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
 import { CLOSE } from './notifier.js';
@@ -185,6 +190,10 @@ export class Gateway implements LocalSockets {
   private readonly pending = new Set<Conn>();
   private readonly handlers = new Map<string, FrameHandler<never>>();
   private readonly deliveryHooks = new Map<string, DeliveryHook[]>();
+  /** False once {@link drain} started: new sockets and frames are refused. */
+  private accepting = true;
+  /** Frames taken and not answered yet (their ordered part, then their deferred ack). */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: GatewayDeps) {
     const offFrames = deps.bus.subscribe((e) => this.onBusEvent(e));
@@ -229,6 +238,7 @@ export class Gateway implements LocalSockets {
 
   /** Handle a freshly upgraded socket. Frames that arrive during authentication are queued. */
   handle(ws: WebSocket, query: SocketQuery, raw?: Corkable): void {
+    if (!this.accepting) return ws.close(1001, 'server shutting down');
     const early: string[] = [];
     let conn: Conn | undefined;
     ws.on('message', (raw) => {
@@ -245,6 +255,7 @@ export class Gateway implements LocalSockets {
     this.deps.authenticate(query).then(
       (who) => {
         if (ws.readyState !== OPEN) return;
+        if (!this.accepting) return ws.close(1001, 'server shutting down');
         conn = { id: randomUUID(), ws, ...who, lastRecv: Date.now(), lastPing: Date.now(), chain: Promise.resolve(), raw };
         this.deps.metrics?.wsConnections.inc();
         if (conn.registered) {
@@ -256,6 +267,7 @@ export class Gateway implements LocalSockets {
         for (const text of early.splice(0)) this.onFrame(conn, text);
       },
       (err: unknown) => {
+        if (isDatabaseUnavailable(err)) return ws.close(1013, 'the database is unavailable; reconnect shortly');
         const code =
           err instanceof AppError
             ? err.code === ErrorCode.DeviceRevoked
@@ -360,7 +372,8 @@ export class Gateway implements LocalSockets {
     if (h.senders === 'apiKey' && !c.apiKeyId) return this.sendError(c, 400, `${event} is for API-key sockets`);
     const ref = h.echoClientRef === false ? undefined : clientRef;
     if (!h.check.Check(data)) return this.sendError(c, 400, `invalid ${event}: ${firstError(h.check, data)}`, ref);
-    c.chain = c.chain.then(() => this.onModuleFrame(c, h, data, typeof ref === 'string' ? ref : undefined));
+    if (!this.accepting) return this.sendError(c, 503, 'the server is shutting down: reconnect and send again', ref);
+    c.chain = this.track(c.chain.then(() => this.onModuleFrame(c, h, data, typeof ref === 'string' ? ref : undefined)));
   }
 
   /** Rate limit and run the handler's ordered part in order; a deferred ack is sent when it settles, off the chain. */
@@ -379,7 +392,7 @@ export class Gateway implements LocalSockets {
       if (h.rateLimited) await this.consumeRate(c);
       const sender: FrameSender = { tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id, ...(c.apiKeyId ? { apiKeyId: c.apiKeyId } : {}) };
       const out = await h.handle(sender, data);
-      if (out && 'ack' in out) out.ack.then(answer, fail);
+      if (out && 'ack' in out) this.track(out.ack.then(answer, fail));
       else answer(out);
     } catch (err) {
       fail(err);
@@ -401,8 +414,19 @@ export class Gateway implements LocalSockets {
     if (err instanceof AppError) {
       return this.sendError(c, err.status, err.detail, clientRef, err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {});
     }
+    if (isDatabaseUnavailable(err)) {
+      this.deps.log.warn({ err }, 'database unavailable');
+      return this.sendError(c, 503, 'the database is unavailable; retry shortly', clientRef, { retry_after_ms: 1000 });
+    }
     this.deps.log.error({ err }, 'websocket frame failed');
     this.sendError(c, 500, 'internal server error', clientRef);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    const done = () => this.inFlight.delete(p);
+    p.then(done, done);
+    return p;
   }
 
   private onBusEvent(e: BusEvent): void {
@@ -442,6 +466,21 @@ export class Gateway implements LocalSockets {
   closeAll(code: number, reason: string): void {
     for (const set of this.byDevice.values()) for (const c of set) c.ws.close(code, reason);
     for (const c of this.pending) c.ws.close(code, reason);
+  }
+
+  /**
+   * Graceful shutdown (SIGTERM): refuse new sockets (1001) and frames (503 error frames), wait up
+   * to `ms` until every frame already taken is answered, then {@link close}.
+   */
+  async drain(ms: number): Promise<void> {
+    this.accepting = false;
+    const end = Date.now() + ms;
+    while (this.inFlight.size > 0 && Date.now() < end) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => (timer = setTimeout(r, end - Date.now())))]);
+      clearTimeout(timer);
+    }
+    this.close();
   }
 
   /** Stop timers and close every socket with 1001 (going away). */
