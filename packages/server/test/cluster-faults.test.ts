@@ -35,7 +35,7 @@ import { startCluster, type RunningCluster } from '../src/cluster/run.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import type { TestApp } from './harness.js';
 import { httpApp } from './http-app.js';
-import { findPgBin, findRedisServer, freePort, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './own-services.js';
+import { findPgBin, findRedisServer, freePortRun, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './own-services.js';
 import { WsClient, wsAddress, type CloseInfo, type Frame } from './ws-client.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -278,8 +278,7 @@ async function startRig(): Promise<Rig> {
   const [ownPg, redis] = await Promise.all([startOwnPostgres(pgBin!), startOwnRedis(redisBin!)]);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-faults-'));
   // HAProxy on a free port; the instances on the two ports after it.
-  let port = 0;
-  for (let i = 0; i < 20 && (port === 0 || port > 65_000); i++) port = await freePort();
+  const port = await freePortRun(3);
   const cluster = await startCluster({
     instances: 2,
     host: '127.0.0.1',

@@ -63,6 +63,28 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether `port` of 127.0.0.1 can be bound now. */
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * `count` consecutive free ports of 127.0.0.1 (a cluster's load balancer and its instances), the
+ * first one returned; picked below the ephemeral range so outgoing connections do not take them.
+ */
+export async function freePortRun(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await Promise.all(Array.from({ length: count }, (_, i) => canBind(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}
+
 /** A running PostgreSQL of the test's own (trust auth, user `postgres`). */
 export interface OwnPostgres {
   port: number;
