@@ -396,7 +396,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     }, 120_000);
     afterAll(() => stopRig(r), 60_000);
 
-    it('PostgreSQL restart: the instances recover by themselves; acked ⊆ stored; the recipient catches up each stored message once', async () => {
+    it('PostgreSQL restart: the instances recover by themselves; acked ⊆ stored; the recipient catches up each stored message once; while it is down, sockets are told to come back (1013)', async () => {
       const cursor = await newestCursor(r);
       const ledger = new Ledger('pg');
       const senders = [new Sender('s1', wsAddress(r.wsOf(1), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i1'), new Sender('s2', wsAddress(r.wsOf(2), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i2')];
@@ -425,6 +425,24 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       const counts = await account(r, cursor, ledger, recipients);
       expect(counts.stored).toBeGreaterThanOrEqual(counts.acked);
       await Promise.all([...senders, ...recipients].map((p) => p.close()));
+
+      // While PostgreSQL is down: not ready, and a connecting socket is told to come back (1013),
+      // not refused as unauthorized (4401, which clients take as final).
+      await r.pg.stop();
+      try {
+        const i1 = r.cluster.instances[0]!;
+        await until("i1 reports the database down", async () => (await readyz(i1.url))?.status === 503, 10_000);
+        const refused = await openSocket(wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1').then(
+          () => undefined,
+          (err: Error) => err,
+        );
+        expect(refused?.message).toMatch(/closed \(1013[ )]/);
+      } finally {
+        await r.pg.start();
+      }
+      const back = new Recipient('r3', wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1');
+      await back.connect();
+      await back.close();
     }, 120_000);
 
     it('Redis stopped: readiness stays 200 (degraded), same-instance delivery, REST and the database go on; started again: sockets close 1012, cross-instance delivery resumes, catch-up by cursor', async () => {

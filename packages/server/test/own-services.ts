@@ -92,6 +92,10 @@ export interface OwnPostgres {
   url(database?: string): string;
   /** `pg_ctl restart -m fast`; resolves once it accepts connections again (the event loop keeps running meanwhile). */
   restart(): Promise<void>;
+  /** `pg_ctl stop -m fast` (resolves once it is down). */
+  stop(): Promise<void>;
+  /** `pg_ctl start` after {@link stop} (resolves once it accepts connections). */
+  start(): Promise<void>;
   /** Stop it (`-m immediate`) and delete its directory. */
   destroy(): void;
 }
@@ -122,6 +126,8 @@ export async function startOwnPostgres(bin: string): Promise<OwnPostgres> {
     port,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
     restart: () => ctlAsync('restart', '-m', 'fast'),
+    stop: () => ctlAsync('stop', '-m', 'fast'),
+    start: () => ctlAsync('start'),
     destroy: () => {
       try {
         ctl('stop', '-m', 'immediate');
