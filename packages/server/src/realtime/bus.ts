@@ -24,7 +24,11 @@ export type BusEvent =
 export type BusHandler = (event: BusEvent) => void;
 
 export interface EventBus {
-  /** Publish to every subscriber on every instance. Resolves once handed to the transport. */
+  /**
+   * Publish to every subscriber on every instance. Resolves once handed to the transport. Callers
+   * publish what they have already committed, so a transport failure must not reject: the bus
+   * logs it (clients of other instances catch up by cursor; see {@link EventBus.onGap}).
+   */
   publish(event: BusEvent): Promise<void>;
   /** Register a handler; returns an unsubscribe function. */
   subscribe(handler: BusHandler): () => void;
