@@ -153,3 +153,9 @@ export function encodeHeader(sentAt: number, socket: number, seq: number): Buffe
 export function headerSentAt(headerBase64: string): number {
   return Buffer.from(headerBase64, 'base64').readDoubleLE(0);
 }
+
+/** The sending socket's index and the message's per-socket sequence number, from a header of {@link encodeHeader}. */
+export function headerSeq(headerBase64: string): { socket: number; seq: number } {
+  const b = Buffer.from(headerBase64, 'base64');
+  return { socket: b.readUInt32LE(8), seq: b.readUInt32LE(12) };
+}

@@ -62,16 +62,31 @@ export class ResourceSampler {
   private pids: number[] = [];
   readonly results = new Map<string, Resources>();
 
-  constructor(private readonly sql: pg.Client) {}
+  /**
+   * @param sql a connection to the bench database (finds the PostgreSQL backends to sample).
+   * @param serverPids when the servers under test are other processes (bench/cluster: the
+   *   instances), their pids: `serverCpuPct` is then their summed CPU instead of this process's.
+   */
+  constructor(
+    private readonly sql: pg.Client,
+    private readonly serverPids?: () => number[],
+  ) {}
+
+  private selfMs(): number {
+    if (!this.serverPids) {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    }
+    return this.serverPids().reduce((sum, pid) => sum + (procCpuMs(pid) ?? 0), 0);
+  }
 
   private async snapshot(): Promise<Snapshot> {
-    const u = process.cpuUsage();
     const pgMs = new Map<number, number>();
     for (const pid of this.pids) {
       const ms = procCpuMs(pid);
       if (ms !== undefined) pgMs.set(pid, ms);
     }
-    return { at: performance.now(), selfMs: (u.user + u.system) / 1000, pgMs, machine: machineTicks() };
+    return { at: performance.now(), selfMs: this.selfMs(), pgMs, machine: machineTicks() };
   }
 
   /** Called on the load generator's `mark` messages; `key` names scenario and phase. */

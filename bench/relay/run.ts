@@ -35,13 +35,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FormatRegistry } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import { startBareRelay } from './bare-relay.js';
 import { benchArgs, commonOptions, num, runMain } from './cli.js';
 import type { LoadResult, LoadSpec, Pair, PhaseResult, PhaseSpec } from './common.js';
 import { fmt, latencyText, printTable, ratio, resourceLine, resourcesHeading } from './report.js';
 import { ResourceSampler } from './resources.js';
-import { call, enrollAgent, forkLoad, machineLines, newTenant, startBenchServer, type BenchServer } from './setup.js';
+import { forkLoad, machineLines, newTenant, provisionPairs, startBenchServer, type BenchServer } from './setup.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -69,31 +68,10 @@ interface Fixture {
   pairs: Pair[];
 }
 
-/** One tenant, N owner devices (registered first, so activation links each agent to all of them), N agents. */
+/** One tenant and its N pairs (setup.ts `provisionPairs`). */
 async function provision(app: FastifyInstance, n: number): Promise<Fixture & { agentJwts: string[] }> {
   const { tenantId, ownerToken, auth } = await newTenant(app, 'bench-owner@example.com', 'Relay bench');
-  const owners: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = newDeviceKeys();
-    const r = await call(app, 'POST', '/devices/register', 201, auth, { identity_public_key: k.identityPublicKey, ephemeral_public_key: k.ephemeralPublicKey, name: `owner-${i}` });
-    owners.push(r.device_id);
-  }
-  const pairs: Pair[] = [];
-  const agentJwts: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const { deviceId: id, activation: act } = await enrollAgent(app, auth, `agent-${i}`);
-    const link = (act.conversations as { conversation_id: string; owner_device_id: string; message_group_id: string }[]).find((c) => c.owner_device_id === owners[i]);
-    if (!link) throw new Error(`agent ${i} has no conversation with owner device ${i}`);
-    agentJwts.push(act.device_jwt);
-    pairs.push({
-      conversationId: link.conversation_id,
-      groupId: link.message_group_id,
-      topicId: act.default_topic_id,
-      agent: { deviceId: id, url: '' },
-      owner: { deviceId: owners[i]!, url: '' },
-    });
-  }
-  return { tenantId, ownerToken, pairs, agentJwts };
+  return { tenantId, ownerToken, ...(await provisionPairs(app, auth, n)) };
 }
 
 // ---------------------------------------------------------------- main

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { buildApp } from '../../packages/server/src/app.js';
 import { loadConfig } from '../../packages/server/src/config.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
-import type { ChildToParent } from './common.js';
+import type { ChildToParent, Pair } from './common.js';
 import type { ResourceSampler } from './resources.js';
 
 /** Fresh database `parley_bench_<ms>_<hex>`; bench databases left behind by an interrupted run (older than 15 minutes) are dropped first. */
@@ -107,8 +107,31 @@ export async function startBenchServer(adminUrl: string): Promise<BenchServer> {
   return { app, wsUrl: `ws://127.0.0.1:${port}/api/v1/ws`, databaseUrl: database.url, sql, closeApp, dispose };
 }
 
+/** What {@link call} needs of a server: Fastify's `inject` (in process), or {@link httpInjector} (over HTTP). */
+export interface Injector {
+  inject(opts: { method: 'GET' | 'POST' | 'PATCH'; url: string; headers: Record<string, string>; payload?: object }): Promise<{ statusCode: number; body: string; json(): any }>;
+}
+
+/**
+ * An {@link Injector} that sends each call over HTTP to `baseUrl` (e.g. a load balancer in front
+ * of several instances, bench/cluster), with a JSON body when there is a payload.
+ */
+export function httpInjector(baseUrl: string): Injector {
+  return {
+    async inject({ method, url, headers, payload }) {
+      const res = await fetch(`${baseUrl}${url}`, {
+        method,
+        headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+        ...(payload ? { body: JSON.stringify(payload) } : {}),
+      });
+      const body = await res.text();
+      return { statusCode: res.status, body, json: () => JSON.parse(body) };
+    },
+  };
+}
+
 /** One HTTP call through `app.inject`; throws unless the answer has `status`. Answers the JSON body. */
-export async function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url: string, status: number, headers: Record<string, string> = {}, payload?: object) {
+export async function call(app: Injector, method: 'GET' | 'POST' | 'PATCH', url: string, status: number, headers: Record<string, string> = {}, payload?: object) {
   const res = await app.inject({ method, url: `/api/v1${url}`, headers, ...(payload ? { payload } : {}) });
   if (res.statusCode !== status) throw new Error(`${method} ${url}: expected ${status}, got ${res.statusCode} ${res.body}`);
   return res.json();
@@ -130,7 +153,7 @@ export interface ActiveAgent {
 }
 
 /** invite -> enroll -> approve -> activate one agent device, as the owner behind `auth`. */
-export async function enrollAgent(app: FastifyInstance, auth: Record<string, string>, name: string): Promise<ActiveAgent> {
+export async function enrollAgent(app: Injector, auth: Record<string, string>, name: string): Promise<ActiveAgent> {
   const invite = await call(app, 'POST', '/invites', 201, auth, {});
   const k = newDeviceKeys();
   const enrolled = await call(app, 'POST', '/enroll', 201, {}, {
@@ -145,6 +168,38 @@ export async function enrollAgent(app: FastifyInstance, auth: Record<string, str
   await call(app, 'PATCH', `/devices/${id}/approve`, 200, auth);
   const activation = await call(app, 'POST', `/devices/${id}/activate`, 200, {}, { signature: k.sign(`activate:${id}`) });
   return { deviceId: id, jwt: activation.device_jwt, activation };
+}
+
+/**
+ * The relay benchmarks' conversations in the tenant of `auth` (an owner's Authorization header): N
+ * owner devices (registered first, so activation links each agent to all of them) and N agents;
+ * pair i is the conversation of agent i with owner device i (each socket has exactly one peer).
+ * Answers the pairs (URLs left empty: each scenario fills them in) and the agents' device JWTs.
+ * @throws when a call fails or an agent has no conversation with its owner device.
+ */
+export async function provisionPairs(app: Injector, auth: Record<string, string>, n: number): Promise<{ pairs: Pair[]; agentJwts: string[] }> {
+  const owners: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = newDeviceKeys();
+    const r = await call(app, 'POST', '/devices/register', 201, auth, { identity_public_key: k.identityPublicKey, ephemeral_public_key: k.ephemeralPublicKey, name: `owner-${i}` });
+    owners.push(r.device_id);
+  }
+  const pairs: Pair[] = [];
+  const agentJwts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { deviceId: id, activation: act } = await enrollAgent(app, auth, `agent-${i}`);
+    const link = (act.conversations as { conversation_id: string; owner_device_id: string; message_group_id: string }[]).find((c) => c.owner_device_id === owners[i]);
+    if (!link) throw new Error(`agent ${i} has no conversation with owner device ${i}`);
+    agentJwts.push(act.device_jwt);
+    pairs.push({
+      conversationId: link.conversation_id,
+      groupId: link.message_group_id,
+      topicId: act.default_topic_id,
+      agent: { deviceId: id, url: '' },
+      owner: { deviceId: owners[i]!, url: '' },
+    });
+  }
+  return { pairs, agentJwts };
 }
 
 /**
