@@ -226,6 +226,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const authenticator = new Authenticator({ db, deviceTokens, ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.resolve(k), operatorSubs: config.platformOperatorSubs });
 
   const app = Fastify({
+    trustProxy: config.trustProxy,
     logger:
       config.logLevel === 'silent'
         ? false

@@ -102,6 +102,15 @@ export interface Config {
   metricsToken: string | undefined;
   /** Serve `/metrics` without auth on this loopback port (`METRICS_PORT`; main.ts). */
   metricsPort: number | undefined;
+  /**
+   * Which proxies to believe about the client's address (`TRUST_PROXY`, Fastify's `trustProxy`):
+   * unset or `false` (default) uses the TCP peer, so behind a load balancer every client has the
+   * balancer's address and shares its per-IP rate limits; `true` believes every
+   * `X-Forwarded-For` hop (only when nothing but the balancer can reach the instances); otherwise a
+   * comma-separated list of the balancers' addresses or CIDRs (e.g. `10.0.0.0/8`), the safer form.
+   * Set it behind a load balancer that sends `X-Forwarded-For` (docs/operations.md "Several instances").
+   */
+  trustProxy: boolean | string;
   /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; DESIGN §8.19). */
   decisionDeadlineIntervalMs: number;
   /** Trust recompute period (SPEC §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
@@ -234,6 +243,16 @@ function secretsKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** `TRUST_PROXY`: false (unset), true, or a list of addresses / CIDRs (see {@link Config.trustProxy}). */
+function trustProxy(env: NodeJS.ProcessEnv): boolean | string {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  const list = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (list.some((p) => !/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(p))) throw new ConfigError(`TRUST_PROXY must be true, false or comma-separated addresses/CIDRs, got "${raw}"`);
+  return list.join(',');
+}
+
 /** `SECRETS_KEY_PREVIOUS`, each key checked to be base64 of 32 bytes (never echoed in the error); requires `SECRETS_KEY`. */
 function secretsKeyPrevious(env: NodeJS.ProcessEnv): string[] {
   const keys = (env.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
@@ -340,6 +359,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
     metricsToken: env.METRICS_TOKEN || undefined,
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0) : undefined,
+    trustProxy: trustProxy(env),
     decisionDeadlineIntervalMs: Math.max(100, int(env, 'DECISION_DEADLINE_INTERVAL_MS', 10_000)),
     trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
