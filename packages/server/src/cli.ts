@@ -212,6 +212,7 @@ async function keyCommand(command: string, config: Config, db: Db, force: boolea
     return 0;
   }
   if (command === 'rotate-spt-key') {
+    await new SptKeys(db).init(); // creates the first key when no instance has started yet
     console.log(JSON.stringify({ ...(await rotateSptKey(db, config.sptTtlSec)), refresh_ms: KEY_REFRESH_MS }));
     return 0;
   }
