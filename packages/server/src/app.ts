@@ -120,6 +120,7 @@ import { MeasuredBus, InProcessBus, type EventBus } from './realtime/bus.js';
 import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
 import { RedisBus } from './realtime/redis-bus.js';
+import { watchRedis } from './realtime/redis-watchdog.js';
 import { FilesystemBlobStore, S3BlobStore, type BlobStore } from './storage/blob-store.js';
 import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
 import { marketplaceRoutes } from './modules/marketplace/routes.js';
@@ -189,9 +190,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const metrics = new Metrics(() => (database.raw.kind === 'pg' ? { total: database.raw.pool.totalCount, idle: database.raw.pool.idleCount, waiting: database.raw.pool.waitingCount } : undefined));
   const lifecycle: Lifecycle = { draining: false };
   // Redis faults (docs/operations.md "Faults"): no offline queue, so while Redis is unreachable a
-  // command fails at once (rate limits fall back, readiness says degraded) instead of waiting.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: false, lazyConnect: true }) : undefined;
+  // command fails at once (rate limits fall back, readiness says degraded) instead of waiting; a
+  // Redis that stops answering without closing the connection is dropped by the watchdog.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 1_000 }) : undefined;
   await redis?.connect();
+  const unwatchRedis = redis ? watchRedis(redis) : undefined;
   const redisLogger: { current?: FastifyBaseLogger } = {}; // the app's, once it exists
   const redisLog = { warn: (o: object, m: string) => redisLogger.current?.warn(o, m) };
   let redisDown = false;
@@ -435,6 +438,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     gateway.close();
     await messages.drain();
     await bus.close();
+    unwatchRedis?.();
     await redis?.quit().catch(() => undefined);
     if (blobs instanceof S3BlobStore) blobs.close();
     if (!overrides.keepDatabase) await database.close();

@@ -15,8 +15,8 @@
  *   page, gets exactly the stored messages, each once; what its sockets received live is a subset,
  *   without duplicates per socket.
  *
- * Scenarios: PostgreSQL restarted (`pg_ctl restart -m fast`) and then Redis stopped and started
- * again, on one cluster; an instance SIGKILLed, on a second; an instance sent SIGTERM, on a third.
+ * Scenarios: PostgreSQL restarted (`pg_ctl restart -m fast`), Redis stopped and started again, and
+ * Redis frozen (SIGSTOP: connections open, no answers) and thawed, on one cluster; an instance SIGKILLed, on a second; an instance sent SIGTERM, on a third.
  *
  * Runs in the `postgres` project when TEST_DATABASE_URL and TEST_REDIS_URL are set (as
  * cluster.test.ts), HAProxy is installed and PostgreSQL server binaries and redis-server are
@@ -215,9 +215,11 @@ class Sender extends Peer {
     return ref;
   }
 
-  /** Send until `more()` says stop, keeping `window` frames in flight and reconnecting when the socket goes away. */
-  async pump(more: () => boolean, window = 6): Promise<void> {
+  /** Send until `more()` says stop, keeping `window` frames in flight and reconnecting when the socket goes away; throws after `ms`. */
+  async pump(more: () => boolean, window = 6, ms = 60_000): Promise<void> {
+    const end = Date.now() + ms;
     while (more()) {
+      if (Date.now() > end) throw new Error(`${this.name}: the load did not finish within ${ms} ms (${this.inFlight.size} frames unanswered)`);
       if (!this.open) {
         await this.connect();
         continue;
@@ -501,6 +503,61 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       );
       expect(crossed).toBeTruthy();
       for (const i of r.cluster.instances) await until(`${i.name} reports Redis ok`, async () => (await readyz(i.url))?.body.status === 'ok', 10_000, 200);
+      await Promise.all([s1, s2].map((s) => s.settle()));
+      await account(r, cursor, ledger, [r1, r2]);
+      await Promise.all(peers.map((p) => p.close()));
+    }, 120_000);
+
+    it('Redis unreachable (frozen, connections open, no answers): readiness degraded, sends still acknowledged, same-instance delivery and REST go on; thawed: sockets close 1012, cross-instance delivery resumes, catch-up by cursor', async () => {
+      const cursor = await newestCursor(r);
+      const ledger = new Ledger('frozen');
+      const s1 = new Sender('s1', wsAddress(r.wsOf(1), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i1');
+      const s2 = new Sender('s2', wsAddress(r.wsOf(2), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i2');
+      const r1 = new Recipient('r1', wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1');
+      const r2 = new Recipient('r2', wsAddress(r.wsOf(2), { token: r.agent.jwt }), 'i2');
+      const peers = [s1, s2, r1, r2];
+      await Promise.all(peers.map((p) => p.connect()));
+
+      r.redis.pause();
+      try {
+        // Each instance's watchdog drops its connections (PING unanswered): readiness says degraded.
+        for (const i of r.cluster.instances) {
+          const probe = await until(`${i.name} reports Redis down`, async () => {
+            const p = await readyz(i.url);
+            return p?.body.checks?.redis === 'down' ? p : undefined;
+          });
+          expect(probe).toMatchObject({ status: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } });
+        }
+        const target = ledger.sent.size + 60;
+        await Promise.all([s1, s2].map((s) => s.pump(() => ledger.sent.size < target)));
+        await Promise.all([s1, s2].map((s) => s.settle(30_000)));
+        expect(ledger.errors.size, JSON.stringify([...ledger.errors.values()].slice(0, 3))).toBe(0);
+        const fromS1 = [...ledger.acked].filter(([ref]) => ref.startsWith('frozen-')).map(([, id]) => id);
+        const local = s1.sendOne();
+        const localId = await until('a message on instance 1 is acknowledged', () => ledger.acked.get(local), 10_000);
+        await until('the recipient socket on the same instance gets it live', () => r1.allLive().has(localId), 10_000);
+        expect(fromS1.length).toBeGreaterThan(0);
+        const rest = await r.lb.request({ method: 'POST', url: `/api/v1/conversations/${r.conv}/messages`, headers: { ...r.owner.auth, 'x-device-id': r.od.deviceId }, payload: { header_blob: 'aGVhZGVy', ciphertext: 'cmVzdA==' } });
+        expect(rest.status, JSON.stringify(rest.body)).toBe(201);
+        expect(peers.flatMap((p) => p.closes)).toEqual([]);
+      } finally {
+        r.redis.resume();
+      }
+      // Thawed: the subscribers' connections were dropped, so events may have been missed: 1012, reconnect.
+      await until('every socket closed with 1012', () => peers.every((p) => p.closes.length > 0), 20_000);
+      expect(peers.map((p) => p.closes[0]!.code)).toEqual([1012, 1012, 1012, 1012]);
+      await Promise.all(peers.map((p) => p.connect()));
+      const crossed = await until(
+        'a fresh message crosses from instance 2 to instance 1',
+        async () => {
+          const ref = s2.sendOne();
+          const id = await until('acknowledged', () => ledger.acked.get(ref), 10_000);
+          return (await until('live', () => r1.allLive().has(id), 1_000).catch(() => false)) ? id : undefined;
+        },
+        15_000,
+        0,
+      );
+      expect(crossed).toBeTruthy();
       await Promise.all([s1, s2].map((s) => s.settle()));
       await account(r, cursor, ledger, [r1, r2]);
       await Promise.all(peers.map((p) => p.close()));

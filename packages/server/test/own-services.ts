@@ -148,6 +148,10 @@ export interface OwnRedis {
   start(): Promise<void>;
   /** Stop it (SIGTERM; SIGKILL after 5 s) and wait for the exit. */
   stop(): Promise<void>;
+  /** Freeze it (SIGSTOP): connections stay open and nothing answers — an unreachable Redis. */
+  pause(): void;
+  /** Thaw it (SIGCONT). */
+  resume(): void;
 }
 
 /** Start `redis-server` on a free port of 127.0.0.1 without persistence. */
@@ -188,6 +192,8 @@ export async function startOwnRedis(binary: string): Promise<OwnRedis> {
         p.kill('SIGTERM');
       });
     },
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
   await own.start();
   return own;

@@ -5,7 +5,9 @@
  * subscriber skips its own (events without `origin`, from older versions, are delivered as they
  * come). Every instance thus receives each event once.
  *
- * Faults (docs/operations.md "Faults"): while Redis is unreachable, local delivery goes on and
+ * Faults (docs/operations.md "Faults"): both connections are watched (realtime/redis-watchdog.ts:
+ * a Redis that stops answering without closing them is treated as gone within about two seconds,
+ * and a publish waits at most a second). While Redis is unreachable, local delivery goes on and
  * `publish` still resolves (a failed hand-over to Redis is logged, never turned into an error of
  * what was already committed); when the subscriber connects again (ioredis resubscribes by
  * itself) the bus confirms the subscription and calls its gap handlers: events of other instances
@@ -15,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusEvent, BusHandler, EventBus } from './bus.js';
+import { watchRedis } from './redis-watchdog.js';
 
 /** Where the bus reports Redis connection errors and failed publishes (rate-limited by the caller's logger, if at all). */
 export interface RedisBusLog {
@@ -33,6 +36,7 @@ export class RedisBus implements EventBus {
   /** The subscriber lost its connection since it last subscribed. */
   private lost = false;
   private closing = false;
+  private readonly unwatch: (() => void)[];
 
   private constructor(
     url: string,
@@ -41,8 +45,9 @@ export class RedisBus implements EventBus {
   ) {
     // No offline queue on the publisher: while Redis is down a publish fails at once instead of
     // waiting for reconnection attempts (local delivery has happened already).
-    this.pub = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, enableOfflineQueue: false });
+    this.pub = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, enableOfflineQueue: false, commandTimeout: 1_000 });
     this.sub = new Redis(url, { lazyConnect: true });
+    this.unwatch = [watchRedis(this.pub), watchRedis(this.sub)];
     // Without 'error' listeners ioredis prints every failed reconnection attempt to stderr.
     let warned = false;
     const onError = (which: string) => (err: Error) => {
@@ -124,6 +129,7 @@ export class RedisBus implements EventBus {
 
   async close(): Promise<void> {
     this.closing = true;
+    for (const stop of this.unwatch) stop();
     this.handlers.clear();
     this.gapHandlers.clear();
     await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
