@@ -5,8 +5,13 @@
  * bus publishes, jobs), and the effective configuration logged without secrets.
  */
 import { PassThrough } from 'node:stream';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeConfig, loadConfig } from '../src/config.js';
+import type { Db } from '../src/db/client.js';
+import { registerErrorHandling } from '../src/http/errors.js';
+import type { Metrics } from '../src/ops/metrics.js';
+import { opsRoutes } from '../src/ops/routes.js';
 import { activeAgent, newOwner, registerOwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { connectWs, wsAddress } from './ws-client.js';
@@ -66,6 +71,27 @@ describe('operations', () => {
     } finally {
       t.app.parley.lifecycle.draining = false;
     }
+  });
+
+  it('readiness stays 200 "degraded" while Redis does not answer (the instance still serves); 503 only for the database', async () => {
+    const probe = async (dbUp: boolean, redisUp: boolean) => {
+      const app = Fastify();
+      registerErrorHandling(app);
+      const db = { execute: () => (dbUp ? Promise.resolve() : Promise.reject(new Error('connect ECONNREFUSED'))) } as unknown as Db;
+      const pingRedis = () => (redisUp ? Promise.resolve('PONG') : Promise.reject(new Error("Stream isn't writeable")));
+      await app.register(opsRoutes, { db, metrics: {} as Metrics, metricsToken: undefined, lifecycle: { draining: false }, pingRedis });
+      try {
+        const res = await app.inject({ method: 'GET', url: '/readyz' });
+        return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+      } finally {
+        await app.close();
+      }
+    };
+    expect(await probe(true, true)).toEqual({ status: 200, body: { status: 'ok', checks: { database: 'ok', redis: 'ok' } } });
+    const degraded = await probe(true, false);
+    expect(degraded).toMatchObject({ status: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } });
+    expect(degraded.body.detail).toMatch(/redis: .*cross-instance delivery paused/);
+    expect(await probe(false, false)).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { database: 'down', redis: 'down' } } });
   });
 
   it('metrics need the token (404 when none is configured, 401 without or with a wrong one)', async () => {
