@@ -53,6 +53,7 @@ export class DeviceTokenService {
   private jwks: ReturnType<typeof createLocalJWKSet> | undefined;
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
+  private unknownKid: Promise<void> | undefined;
 
   /**
    * @param ttlSec device-token lifetime (`DEVICE_TOKEN_TTL_SEC`).
@@ -111,6 +112,23 @@ export class DeviceTokenService {
     if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
   }
 
+  /**
+   * Reload for a token naming a `kid` not loaded: at most one reload a second, shared by every
+   * caller (a caller within a second of the last load waits for the next one rather than being
+   * refused, so a key created just after that load is still found; a flood of forged kids costs
+   * one query a second).
+   */
+  private reloadForUnknownKid(): Promise<void> {
+    this.unknownKid ??= (async () => {
+      const wait = this.loadedAt + UNKNOWN_KID_RELOAD_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await this.reload();
+    })().finally(() => {
+      this.unknownKid = undefined;
+    });
+    return this.unknownKid;
+  }
+
   /** The public keys, for `/.well-known/jwks.json`. */
   publicJwks(): JSONWebKeySet {
     return { keys: this.keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
@@ -139,7 +157,7 @@ export class DeviceTokenService {
   /**
    * Verify signature, issuer, audience, expiry and claims. Returns undefined for any invalid
    * token. A token signed by a key this instance has not loaded yet triggers one reload (at most
-   * once a second); a retired key's tokens fail.
+   * one a second, shared; such a call may wait up to a second); a retired key's tokens fail.
    */
   async verify(token: string): Promise<DeviceClaims | undefined> {
     await this.fresh();
@@ -153,8 +171,8 @@ export class DeviceTokenService {
         if (payload.typ !== 'device' || typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined;
         return { deviceId: payload.sub, tenantId: payload.tid, expiresAt: new Date((payload.exp ?? 0) * 1000) };
       } catch (err) {
-        if (attempt === 0 && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' && Date.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) {
-          await this.reload();
+        if (attempt === 0 && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY') {
+          await this.reloadForUnknownKid();
           continue;
         }
         return undefined;

@@ -11,8 +11,8 @@
  * Keys are stored as multibase (as the issuer key) and handed to `jose` as OKP JWKs (RFC 8037).
  * A `kid` is the key's RFC 7638 JWK thumbprint, so it is the same on every instance and changes
  * only with the key. Every instance caches the keys and reloads them at most
- * {@link KEY_REFRESH_MS} after the last load (on the next use), and at once when a token names a
- * `kid` it has not loaded (at most once a second), so a rotation reaches every instance within
+ * {@link KEY_REFRESH_MS} after the last load (on the next use), and when a token names a `kid` it
+ * has not loaded (at most one reload a second, shared by the callers, who wait for it), so a rotation reaches every instance within
  * that interval without a restart.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -79,6 +79,7 @@ export class SptKeys {
   private byKid = new Map<string, LoadedKey>();
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
+  private unknownKid: Promise<void> | undefined;
 
   /**
    * @param db the service database (platform table `platform_keys`).
@@ -133,6 +134,18 @@ export class SptKeys {
     if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
   }
 
+  /** One reload a second at most for unknown kids, shared by every caller (see DeviceTokenService). */
+  private reloadForUnknownKid(): Promise<void> {
+    this.unknownKid ??= (async () => {
+      const wait = this.loadedAt + UNKNOWN_KID_RELOAD_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await this.reload();
+    })().finally(() => {
+      this.unknownKid = undefined;
+    });
+    return this.unknownKid;
+  }
+
   /** The JWT header `kid` of the active key as cached. @throws before {@link init}. */
   get kid(): string {
     return this.ready().jwk.kid;
@@ -150,14 +163,15 @@ export class SptKeys {
 
   /**
    * The public key that verifies tokens with header `kid` (the active key or a previous one not
-   * yet retired), or undefined. An unknown `kid` triggers one reload (at most once a second).
+   * yet retired), or undefined. An unknown `kid` triggers a reload (at most one a second, shared:
+   * such a call may wait up to a second, so a key created just after the last load is found).
    * @throws before {@link init}.
    */
   async verifyingKey(kid: string | undefined): Promise<CryptoKey | undefined> {
     this.ready();
     await this.fresh();
     if (kid === undefined) return this.active!.verifying;
-    if (!this.byKid.has(kid) && Date.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) await this.reload();
+    if (!this.byKid.has(kid)) await this.reloadForUnknownKid();
     return this.byKid.get(kid)?.verifying;
   }
 
