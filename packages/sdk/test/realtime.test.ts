@@ -590,6 +590,45 @@ describe('RealtimeClient (scripted socket)', () => {
     rt.close();
   });
 
+  it('after close 1012 (the service bus had a gap) catches up from where the last catch-up ended, not from the newest live cursor', async () => {
+    const calls: Array<string | undefined> = [];
+    // Stored: 11 (missed live: another instance published it while the bus was down), 12, 15.
+    const stored = [msg('m11', '11'), msg('m12', '12'), msg('m15', '15')];
+    const source: CatchUpSource = {
+      key: 'src',
+      covers: () => true,
+      fetchPage: async (since) => {
+        calls.push(since);
+        const page = stored.filter((m) => Number(m.cursor) > Number(since));
+        return { messages: page, next_cursor: page.at(-1)?.cursor ?? null };
+      },
+    };
+    const rt = fake({ catchUp: source, initialCursors: { src: '10' }, reconnect: { initialDelayMs: 5, jitter: 0 } });
+    const got: string[] = [];
+    rt.on('message', (m) => void got.push(m.message_id));
+    stored.splice(0); // nothing stored yet at the first catch-up
+    await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);
+    stored.push(msg('m11', '11'), msg('m12', '12'), msg('m15', '15'));
+    last().frame('message', msg('m12', '12'));
+    last().frame('message', msg('m15', '15'));
+    expect(rt.cursors()).toEqual({ src: '15' });
+    last().drop(1012, 'event bus reconnected: reconnect and catch up by cursor');
+    await waitFor(() => FakeSocket.all.length === 2);
+    last().auth();
+    await waitFor(() => got.length === 3);
+    await rt.settled();
+    expect(calls).toEqual(['10', '10']);
+    expect(got).toEqual(['m12', 'm15', 'm11']); // m12 and m15 once each
+    expect(rt.cursors()).toEqual({ src: '15' });
+    // Any other close resumes from the newest cursor.
+    last().drop(1006);
+    await waitFor(() => FakeSocket.all.length === 3);
+    last().auth();
+    await waitFor(() => calls.length === 3);
+    expect(calls[2]).toBe('15');
+    rt.close();
+  });
+
   it('keeps a bounded history', async () => {
     const rt = fake({ historySize: 3 });
     await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);

@@ -31,6 +31,10 @@
  *   service sends them (its commit order); a message the service delivers late is still handed
  *   over rather than dropped. A source with no cursor yet (first connection, no `initialCursors`)
  *   only records the newest cursor: history from before the client started is not replayed.
+ * - Close 1012 (service restart) means the service's event bus lost its connection and may have
+ *   missed messages of other instances while this socket still received newer ones (docs/
+ *   operations.md "Faults"): the next catch-up starts from where this connection's catch-up ended,
+ *   not from the newest live cursor (already delivered messages are skipped by message_id).
  * - Rooms (DESIGN §8.5): `sendRoom` sends a `room_message` frame through the same queue and
  *   resolves with its `room_message_ack`; an unacknowledged one is never re-sent after a drop
  *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
@@ -138,6 +142,8 @@ type Position = string | null | undefined;
 interface SourceState {
   source: CatchUpSource;
   pos: Position;
+  /** Where the last completed catch-up ended (the rewind point after close 1012). */
+  caughtUpAt?: Position;
   syncing: boolean;
   failed: boolean;
 }
@@ -587,6 +593,8 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     this.inflight.clear();
     this.unconfirmed.sort((a, b) => a.seq - b.seq);
     for (const s of this.sources) s.syncing = false;
+    // 1012: live delivery of this connection may have gaps below its newest cursor; read them again.
+    if (code === 1012) for (const s of this.sources) if (s.caughtUpAt !== undefined) s.pos = this.minPos(s.pos, s.caughtUpAt);
     this.liveBuffer = [];
     if (this.closing) return;
     const why = reason || undefined;
@@ -865,6 +873,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       r.s.syncing = false;
       r.s.failed = !r.ok;
       r.s.pos = this.maxPos(r.s.pos, r.pos);
+      if (r.ok) r.s.caughtUpAt = r.s.pos;
     }
 
     if (unconfirmed.length > 0) {
