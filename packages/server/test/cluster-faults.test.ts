@@ -30,6 +30,10 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { ParleyClient } from '../../sdk/src/client/rest.js';
+import { nodeWebSocket } from '../../sdk/src/node/ws.js';
+import { deviceCatchUp } from '../../sdk/src/realtime/catch-up.js';
+import { RealtimeClient } from '../../sdk/src/realtime/client.js';
 import { DevIdentityProvider } from '../src/auth/dev-idp.js';
 import { startCluster, type RunningCluster } from '../src/cluster/run.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
@@ -370,6 +374,24 @@ async function catchUp(r: Rig, cursor: string): Promise<string[]> {
 }
 
 /**
+ * The agent as the SDK's RealtimeClient (reconnecting, catching up by cursor from `cursor`, de-duplicating)
+ * on `base` (an instance or the load balancer); `delivered` lists every message handed to its listener.
+ */
+async function sdkRecipient(r: Rig, base: string, cursor: string): Promise<{ rt: RealtimeClient; delivered: string[]; closes: number[] }> {
+  const rest = new ParleyClient({ baseUrl: r.cluster.url, deviceToken: r.agent.jwt });
+  const source = deviceCatchUp(rest, r.agent.deviceId);
+  const rt = new RealtimeClient({ url: base, token: r.agent.jwt, WebSocket: nodeWebSocket(), catchUp: source, initialCursors: { [source.key]: cursor }, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  const delivered: string[] = [];
+  const closes: number[] = [];
+  rt.on('message', (m) => void delivered.push(m.message_id));
+  rt.on('stateChange', (e) => {
+    if (e.state === 'reconnecting' && e.code !== undefined) closes.push(e.code);
+  });
+  await rt.connect();
+  return { rt, delivered, closes };
+}
+
+/**
  * Check the counts of the file comment and return them: acknowledged ⊆ stored, stored = sent
  * once each, stored but not acknowledged ⊆ errored ∪ unanswered, caught up = stored exactly once,
  * live ⊆ stored without duplicates per socket.
@@ -480,6 +502,8 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       const r2 = new Recipient('r2', wsAddress(r.wsOf(2), { token: r.agent.jwt }), 'i2');
       const peers = [s1, s2, r1, r2];
       await Promise.all(peers.map((p) => p.connect()));
+      // The SDK's client on instance 2, where the messages sent on instance 1 cannot arrive live meanwhile.
+      const sdk = await sdkRecipient(r, r.cluster.instances[1]!.url, cursor);
 
       await r.redis.stop();
       // Readiness: 200 `degraded` naming Redis down, on both instances and through HAProxy.
@@ -529,6 +553,14 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       for (const i of r.cluster.instances) await until(`${i.name} reports Redis ok`, async () => (await readyz(i.url))?.body.status === 'ok', 10_000, 200);
       await Promise.all([s1, s2].map((s) => s.settle()));
       await account(r, cursor, ledger, [r1, r2]);
+      // The SDK's client reconnected after 1012 and caught up: every stored message, each once.
+      const { rows } = await r.db.query<{ id: string }>('select id from messages where conversation_id = $1 and seq > $2', [r.conv, cursor]);
+      const storedIds = rows.map((row) => row.id).sort();
+      await until('the SDK client has every stored message', () => storedIds.every((id) => sdk.delivered.includes(id)), 15_000);
+      expect(sdk.closes).toContain(1012);
+      expect(sdk.delivered.length, 'the SDK client delivers each message once').toBe(new Set(sdk.delivered).size);
+      expect([...sdk.delivered].sort()).toEqual(storedIds);
+      sdk.rt.close();
       await Promise.all(peers.map((p) => p.close()));
     }, 120_000);
 
