@@ -5,8 +5,9 @@
  *
  * Conventions: byte values are `Uint8Array`; keys, signatures and nonces on the wire are
  * lowercase hex (DESIGN §7); `header_blob` and `ciphertext` are standard padded base64.
- * Every failure is a {@link CryptoError} whose `code` names the reason. Browser-safe (no Node
- * built-ins); the durable file store lives in `@parley/sdk/node`.
+ * Every failure is a {@link CryptoError} whose `code` names the reason. Browser-safe (no static
+ * import of Node built-ins; node:crypto is used on Node through `process.getBuiltinModule`); the
+ * durable file store lives in `@parley/sdk/node`.
  */
 
 // ---- Errors -------------------------------------------------------------------------------
@@ -19,7 +20,18 @@
  */
 export { CryptoError, type CryptoErrorCode } from './primitives.js';
 
-// ---- Primitives (thin wrappers over @noble) ------------------------------------------------
+// ---- Crypto provider ----------------------------------------------------------------------
+
+/**
+ * Which implementation runs Ed25519, X25519 and ChaCha20-Poly1305, chosen once at the first
+ * crypto call: `cryptoProvider()` → {name: 'node' | 'noble', native, implementation, reason}.
+ * node:crypto on Node (after a known-answer self-test), @noble elsewhere; both give identical
+ * bytes. `useCryptoProvider('noble' | 'node')` switches (tests, benchmarks);
+ * `PARLEY_CRYPTO_PROVIDER=noble` forces the fallback.
+ */
+export { cryptoProvider, useCryptoProvider, type CryptoProviderInfo, type CryptoProviderName } from './primitives.js';
+
+// ---- Primitives (node:crypto or @noble, see cryptoProvider) ---------------------------------
 
 /**
  * Sizes in bytes: KEY_BYTES 32 (Ed25519/X25519 keys), SIGNATURE_BYTES 64 (Ed25519),
@@ -78,6 +90,9 @@ export {
   xchacha20poly1305Decrypt,
   type SealedBox,
 } from './primitives.js';
+
+/** ChaCha20-Poly1305 (RFC 8439 §2.8) with a 12-byte nonce (`CHACHA_NONCE_BYTES`); decrypt throws `decrypt_failed`. */
+export { chacha20poly1305Encrypt, chacha20poly1305Decrypt, CHACHA_NONCE_BYTES } from './primitives.js';
 
 /**
  * DESIGN §7: `fingerprint(identityKey)` → "xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx" (first 16

@@ -1,14 +1,19 @@
 /**
- * Thin, typed wrappers over the audited @noble primitives (SPEC §1.3, DESIGN §2 and §7).
+ * Thin, typed wrappers over audited primitives (SPEC §1.3, DESIGN §2 and §7).
  *
- * Nothing here implements a cryptographic primitive: Ed25519, X25519 and the Ed25519→X25519 map
- * come from @noble/curves, HKDF / HMAC / SHA-256 / BLAKE2b from @noble/hashes, XChaCha20-Poly1305
- * from @noble/ciphers. This module fixes the shapes (byte lengths, hex and base64 on the wire),
- * turns library exceptions into {@link CryptoError}, and adds the two DESIGN §7 derived values
- * (fingerprint, proof of possession). Works in Node 20+ and browsers (no Node built-ins).
+ * Nothing here implements a cryptographic primitive. Ed25519, X25519 and ChaCha20-Poly1305 come
+ * from the process's crypto backend (backend.ts), chosen once, at first use: node:crypto (OpenSSL)
+ * on Node, reached through `process.getBuiltinModule` and checked against known answers first,
+ * else @noble/curves and @noble/ciphers (browsers, other runtimes); {@link cryptoProvider} says
+ * which. Both give the same bytes for the same inputs. The Ed25519→X25519 map (@noble/curves),
+ * HKDF / HMAC / SHA-256 / BLAKE2b (@noble/hashes) are the same on every platform.
+ *
+ * This module fixes the shapes (byte lengths, hex and base64 on the wire), turns library
+ * exceptions into {@link CryptoError}, and adds the two DESIGN §7 derived values (fingerprint,
+ * proof of possession). Works in Node 20+ and browsers (no static import of Node built-ins).
  */
 import { CodedError } from '../errors.js';
-import { ed25519, x25519 } from '@noble/curves/ed25519.js';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
@@ -18,8 +23,11 @@ import {
   hexToBytes as nobleHexToBytes,
   randomBytes as nobleRandomBytes,
 } from '@noble/hashes/utils.js';
-import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { equalBytes as nobleEqualBytes } from '@noble/ciphers/utils.js';
+import { nobleBackend, type CryptoBackend, type CryptoProviderName, type KeyPair } from './backend.js';
+import { createNodeBackend, type NodeCryptoModule } from './backend-node.js';
+
+export type { CryptoProviderName, KeyPair } from './backend.js';
 
 /** Length in bytes of Ed25519 / X25519 public and secret keys. */
 export const KEY_BYTES = 32;
@@ -60,6 +68,129 @@ export type CryptoErrorCode =
 /** The one error type thrown by the crypto module; `code` says why (see {@link CryptoErrorCode}). */
 export class CryptoError extends CodedError<CryptoErrorCode> {
   override readonly name = 'CryptoError';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The crypto provider (issue 15): chosen once, at first use
+// ---------------------------------------------------------------------------------------------
+
+/** What {@link cryptoProvider} reports about the backend in use. */
+export interface CryptoProviderInfo {
+  /** `node` (node:crypto), `noble` (@noble, pure JavaScript) — `webcrypto` is not used yet. */
+  name: CryptoProviderName;
+  /** True when Ed25519, X25519 and ChaCha20-Poly1305 run on the platform's native code. */
+  native: boolean;
+  /** What implements them, e.g. "node:crypto (OpenSSL 3.0.15+quic)". */
+  implementation: string;
+  /** Why this provider: auto-detected, forced by PARLEY_CRYPTO_PROVIDER or useCryptoProvider, or why native was not used. */
+  reason: string;
+}
+
+let active: { backend: CryptoBackend; reason: string } | undefined;
+let nodeBackend: CryptoBackend | null | undefined;
+let nodeUnavailable = '';
+
+interface ProcessLike {
+  versions?: { node?: string; openssl?: string };
+  env?: Record<string, string | undefined>;
+  getBuiltinModule?: (id: string) => unknown;
+}
+const processLike = (): ProcessLike | undefined => (globalThis as { process?: ProcessLike }).process;
+
+// Known answers every backend must reproduce before it is used (RFC 8032 §7.1 TEST 1, RFC 7748 §6.1).
+const KAT_ED_SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+const KAT_ED_PUB = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
+const KAT_ED_SIG =
+  'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b';
+const KAT_X_ALICE = '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a';
+const KAT_X_BOB_PUB = 'de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f';
+const KAT_X_SHARED = '4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742';
+
+/** Run the known answers (and a ChaCha20-Poly1305 / XChaCha20-Poly1305 cross-check with noble) on `b`. */
+function selfTest(b: CryptoBackend): void {
+  const seed = nobleHexToBytes(KAT_ED_SEED);
+  const empty = new Uint8Array(0);
+  if (nobleBytesToHex(b.ed25519PublicKey(seed)) !== KAT_ED_PUB) throw new Error('Ed25519 public key mismatch');
+  const sig = b.ed25519Sign(empty, seed);
+  if (nobleBytesToHex(sig) !== KAT_ED_SIG) throw new Error('Ed25519 signature mismatch');
+  if (!b.ed25519Verify(sig, empty, nobleHexToBytes(KAT_ED_PUB))) throw new Error('Ed25519 verification failed');
+  sig[0]! ^= 1;
+  if (b.ed25519Verify(sig, empty, nobleHexToBytes(KAT_ED_PUB))) throw new Error('Ed25519 accepted a bad signature');
+  const shared = b.x25519DH(nobleHexToBytes(KAT_X_ALICE), nobleHexToBytes(KAT_X_BOB_PUB));
+  if (nobleBytesToHex(shared) !== KAT_X_SHARED) throw new Error('X25519 mismatch');
+  const key = nobleHexToBytes(KAT_X_SHARED);
+  const nonce = nobleHexToBytes(KAT_ED_SIG.slice(0, 48));
+  const data = nobleHexToBytes(KAT_ED_SIG);
+  for (const [seal, n] of [
+    ['chacha20poly1305Encrypt', nonce.subarray(0, 12)],
+    ['xchacha20poly1305Encrypt', nonce],
+  ] as const) {
+    const ours = b[seal](key, n, data, seed);
+    if (nobleBytesToHex(ours) !== nobleBytesToHex(nobleBackend[seal](key, n, data, seed))) throw new Error(`${seal} mismatch`);
+  }
+  if (nobleBytesToHex(b.xchacha20poly1305Decrypt(key, nonce, nobleBackend.xchacha20poly1305Encrypt(key, nonce, data, seed), seed)) !== KAT_ED_SIG) {
+    throw new Error('xchacha20poly1305Decrypt mismatch');
+  }
+}
+
+/** The node:crypto backend if this runtime has it and it passes the self-test, else null (reason kept). */
+function getNodeBackend(): CryptoBackend | null {
+  if (nodeBackend !== undefined) return nodeBackend;
+  nodeBackend = null;
+  const proc = processLike();
+  if (typeof proc?.getBuiltinModule !== 'function') {
+    nodeUnavailable = proc?.versions?.node ? `process.getBuiltinModule is missing (Node ${proc.versions.node})` : 'not running on Node';
+    return null;
+  }
+  try {
+    const nc = proc.getBuiltinModule('node:crypto') as NodeCryptoModule | undefined;
+    if (!nc) throw new Error('node:crypto is not available');
+    const openssl = proc.versions?.openssl;
+    const b = createNodeBackend(nc, `node:crypto${openssl ? ` (OpenSSL ${openssl})` : ''}`);
+    selfTest(b);
+    nodeBackend = b;
+  } catch (cause) {
+    nodeUnavailable = `node:crypto failed its self-test: ${(cause as Error).message}`;
+  }
+  return nodeBackend;
+}
+
+function choose(): { backend: CryptoBackend; reason: string } {
+  const forced = processLike()?.env?.PARLEY_CRYPTO_PROVIDER;
+  if (forced === 'noble') return { backend: nobleBackend, reason: 'forced by PARLEY_CRYPTO_PROVIDER=noble' };
+  const native = getNodeBackend();
+  if (native) return { backend: native, reason: forced === 'node' ? 'forced by PARLEY_CRYPTO_PROVIDER=node' : 'auto: node:crypto available' };
+  return { backend: nobleBackend, reason: `fallback: ${nodeUnavailable}` };
+}
+
+function backend(): CryptoBackend {
+  return (active ??= choose()).backend;
+}
+
+/**
+ * The crypto provider in use (chosen once, at the first crypto call): `node` on Node 20.16+ /
+ * 22.3+ when node:crypto passes its known-answer self-test, else `noble`. Set
+ * `PARLEY_CRYPTO_PROVIDER=noble` in the environment to force the fallback.
+ */
+export function cryptoProvider(): CryptoProviderInfo {
+  const { backend: b, reason } = (active ??= choose());
+  return { name: b.name, native: b.name !== 'noble', implementation: b.implementation, reason };
+}
+
+/**
+ * Switch the crypto provider of this process (tests, benchmarks). Both produce identical bytes,
+ * so keys, sessions and messages carry over. Keep it to test files (vitest runs each in its own fork).
+ * @throws CryptoError `not_ready` when `node` is asked for but not available here.
+ */
+export function useCryptoProvider(name: 'node' | 'noble'): CryptoProviderInfo {
+  if (name === 'noble') {
+    active = { backend: nobleBackend, reason: 'set by useCryptoProvider' };
+  } else {
+    const native = getNodeBackend();
+    if (!native) throw new CryptoError('not_ready', `the node crypto provider is not available: ${nodeUnavailable}`);
+    active = { backend: native, reason: 'set by useCryptoProvider' };
+  }
+  return cryptoProvider();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,7 +280,11 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Best-effort erasure of secret bytes (JavaScript cannot guarantee no other copy exists). */
 export function wipe(...arrays: (Uint8Array | undefined | null)[]): void {
-  for (const a of arrays) a?.fill(0);
+  for (const a of arrays) {
+    if (!a) continue;
+    a.fill(0);
+    nodeBackend?.forget(a); // drop a cached native key object made from these bytes
+  }
 }
 
 /** `length` bytes from the platform CSPRNG (crypto.getRandomValues). */
@@ -168,26 +303,19 @@ function bytesArg(value: Uint8Array, length: number, what: string): Uint8Array {
 // Ed25519 (RFC 8032) identity keys
 // ---------------------------------------------------------------------------------------------
 
-/** A key pair; `secretKey` and `publicKey` are 32 bytes each. */
-export interface KeyPair {
-  secretKey: Uint8Array;
-  publicKey: Uint8Array;
-}
-
 /** A fresh Ed25519 key pair (32-byte seed as `secretKey`, 32-byte public key). */
 export function ed25519Keygen(): KeyPair {
-  const { secretKey, publicKey } = ed25519.keygen();
-  return { secretKey, publicKey };
+  return backend().ed25519Keygen();
 }
 
 /** The Ed25519 public key of a 32-byte secret key (seed). */
 export function ed25519PublicKey(secretKey: Uint8Array): Uint8Array {
-  return ed25519.getPublicKey(bytesArg(secretKey, KEY_BYTES, 'Ed25519 secret key'));
+  return backend().ed25519PublicKey(bytesArg(secretKey, KEY_BYTES, 'Ed25519 secret key'));
 }
 
 /** Ed25519 signature (64 bytes) of `message` by the 32-byte `secretKey`. */
 export function ed25519Sign(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
-  return ed25519.sign(message, bytesArg(secretKey, KEY_BYTES, 'Ed25519 secret key'));
+  return backend().ed25519Sign(message, bytesArg(secretKey, KEY_BYTES, 'Ed25519 secret key'));
 }
 
 /**
@@ -198,7 +326,7 @@ export function ed25519Verify(signature: Uint8Array, message: Uint8Array, public
   if (!(signature instanceof Uint8Array) || signature.length !== SIGNATURE_BYTES) return false;
   if (!(publicKey instanceof Uint8Array) || publicKey.length !== KEY_BYTES) return false;
   try {
-    return ed25519.verify(signature, message, publicKey, { zip215: false });
+    return backend().ed25519Verify(signature, message, publicKey);
   } catch {
     return false;
   }
@@ -210,13 +338,12 @@ export function ed25519Verify(signature: Uint8Array, message: Uint8Array, public
 
 /** A fresh X25519 key pair (32-byte secret scalar, 32-byte u-coordinate public key). */
 export function x25519Keygen(): KeyPair {
-  const { secretKey, publicKey } = x25519.keygen();
-  return { secretKey, publicKey };
+  return backend().x25519Keygen();
 }
 
 /** The X25519 public key of a 32-byte secret key. */
 export function x25519PublicKey(secretKey: Uint8Array): Uint8Array {
-  return x25519.getPublicKey(bytesArg(secretKey, KEY_BYTES, 'X25519 secret key'));
+  return backend().x25519PublicKey(bytesArg(secretKey, KEY_BYTES, 'X25519 secret key'));
 }
 
 /**
@@ -227,7 +354,7 @@ export function x25519DH(secretKey: Uint8Array, publicKey: Uint8Array): Uint8Arr
   bytesArg(secretKey, KEY_BYTES, 'X25519 secret key');
   bytesArg(publicKey, KEY_BYTES, 'X25519 public key');
   try {
-    return x25519.getSharedSecret(secretKey, publicKey);
+    return backend().x25519DH(secretKey, publicKey);
   } catch (cause) {
     throw new CryptoError('invalid_key', 'X25519 agreement failed (low-order or invalid public key)', { cause });
   }
@@ -288,7 +415,7 @@ export interface SealedBox {
 export function xchacha20poly1305Encrypt(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Uint8Array {
   bytesArg(key, KEY_BYTES, 'AEAD key');
   bytesArg(nonce, XCHACHA_NONCE_BYTES, 'XChaCha20-Poly1305 nonce');
-  return xchacha20poly1305(key, nonce, aad).encrypt(plaintext);
+  return backend().xchacha20poly1305Encrypt(key, nonce, plaintext, aad);
 }
 
 /**
@@ -302,7 +429,38 @@ export function xchacha20poly1305Decrypt(key: Uint8Array, nonce: Uint8Array, cip
     throw new CryptoError('decrypt_failed', 'ciphertext shorter than the authentication tag');
   }
   try {
-    return xchacha20poly1305(key, nonce, aad).decrypt(ciphertext);
+    return backend().xchacha20poly1305Decrypt(key, nonce, ciphertext, aad);
+  } catch (cause) {
+    throw new CryptoError('decrypt_failed', 'authentication failed', { cause });
+  }
+}
+
+/** ChaCha20-Poly1305 (RFC 8439 §2.8) nonce length in bytes. */
+export const CHACHA_NONCE_BYTES = 12;
+
+/**
+ * ChaCha20-Poly1305 (RFC 8439 §2.8) encryption with a 12-byte nonce; output is ciphertext || 16-byte tag.
+ * Never reuse a (key, nonce) pair; the Parley wire format uses {@link xchacha20poly1305Encrypt}.
+ * @throws CryptoError `invalid_input` for a key that is not 32 bytes or a nonce that is not 12.
+ */
+export function chacha20poly1305Encrypt(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Uint8Array {
+  bytesArg(key, KEY_BYTES, 'AEAD key');
+  bytesArg(nonce, CHACHA_NONCE_BYTES, 'ChaCha20-Poly1305 nonce');
+  return backend().chacha20poly1305Encrypt(key, nonce, plaintext, aad);
+}
+
+/**
+ * ChaCha20-Poly1305 (RFC 8439 §2.8) decryption of ciphertext || tag.
+ * @throws CryptoError `decrypt_failed` when the tag does not verify.
+ */
+export function chacha20poly1305Decrypt(key: Uint8Array, nonce: Uint8Array, ciphertext: Uint8Array, aad?: Uint8Array): Uint8Array {
+  bytesArg(key, KEY_BYTES, 'AEAD key');
+  bytesArg(nonce, CHACHA_NONCE_BYTES, 'ChaCha20-Poly1305 nonce');
+  if (!(ciphertext instanceof Uint8Array) || ciphertext.length < AEAD_TAG_BYTES) {
+    throw new CryptoError('decrypt_failed', 'ciphertext shorter than the authentication tag');
+  }
+  try {
+    return backend().chacha20poly1305Decrypt(key, nonce, ciphertext, aad);
   } catch (cause) {
     throw new CryptoError('decrypt_failed', 'authentication failed', { cause });
   }

@@ -20,6 +20,7 @@ import { activate, enroll, renewDeviceToken, startTokenAutoRenew, waitForApprova
 import { ParleyClient, type FetchLike } from '../client/rest.js';
 import type { ConversationLink, DeviceKeys, EnrollResponse } from '@parley/protocol';
 import { DeviceIdentity } from '../crypto/keys.js';
+import { cryptoProvider } from '../crypto/primitives.js';
 import { RealtimeClient, type ReconnectOptions } from '../realtime/client.js';
 import { deviceCatchUp } from '../realtime/catch-up.js';
 import type { RealtimeState, WebSocketLikeConstructor } from '../realtime/types.js';
@@ -312,6 +313,8 @@ export function describeMessage(m: SecureMessage): string {
  */
 export async function startEchoAgent(options: StartEchoAgentOptions): Promise<EchoAgent> {
   const log = options.log ?? console.log;
+  const provider = cryptoProvider(); // chosen once for the process; say which (issue 15)
+  log(`crypto provider: ${provider.name} (${provider.implementation}; ${provider.reason})`);
   const store = new FileSessionStore(options.stateDir, { fsync: options.fsync ?? true });
   const { identity: keys, record: saved } = await loadAgentState(store);
   if (!keys || !saved) throw new AgentStateError(`${options.stateDir} holds no enrolled agent; run \`enroll\` first`);
