@@ -71,6 +71,19 @@ interface Stage {
   dispose(): Promise<void>;
 }
 
+/** The stage being run; Ctrl-C / SIGTERM stop its cluster and drop its database before exiting 130. */
+let current: Stage | undefined;
+let interrupting = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    // `npm run` relays the signal a second time: ignore repeats while cleaning up.
+    if (interrupting) return;
+    interrupting = true;
+    console.error(`\n${signal}: stopping the cluster and dropping the bench database`);
+    void (current?.dispose() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
 /** Start `instances` instances behind HAProxy on a fresh database and provision the pairs through the load balancer. */
 async function stage(instances: number, label: string): Promise<Stage> {
   const database = await createDatabase(opts.adminUrl);
@@ -160,6 +173,7 @@ async function main(): Promise<number> {
     if (!opts.scenarios.has(name) && !wantRecovery) continue;
     const label = `HAProxy -> ${instances} instance${instances > 1 ? 's' : ''}`;
     const s = await stage(instances, label);
+    current = s;
     try {
       if (opts.scenarios.has(name)) {
         const r = await throughput(s, label);
@@ -183,6 +197,7 @@ async function main(): Promise<number> {
         if (recovery.lost > 0 || !Number.isFinite(recovery.caughtUpMs)) ok = false;
       }
     } finally {
+      current = undefined;
       await s.dispose();
     }
   }
