@@ -31,6 +31,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerParamNormalization } from './http/params.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { AJV_OPTIONS, partAwareValidatorFactory } from './http/validation.js';
+import { lazySerializerFactory } from './http/lazy-schemas.js';
 import { registerWellFormedInput } from './http/well-formed.js';
 import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
@@ -246,7 +247,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     bodyLimit: Math.max(1024 * 1024, config.limits.maxCiphertextBytes * 2),
     ajv: { customOptions: AJV_OPTIONS },
     // Query strings and params are coerced to their schema types, JSON bodies never (http/validation.ts).
-    schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory() } },
+    // Both compiled on first use, not while the app gets ready (http/lazy-schemas.ts; cold start).
+    schemaController: { compilersFactory: { buildValidator: partAwareValidatorFactory(), buildSerializer: lazySerializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
   redisLogger.current = app.log;

@@ -4,15 +4,25 @@
  * a loopback-only `METRICS_PORT`, and on SIGTERM / SIGINT drains: readiness fails at once (load
  * balancers stop sending), new connections are refused, sockets close with 1001, in-flight
  * requests and group commits finish, then the process exits (forced after 10 s).
+ *
+ * Cold start (issue 14 item 5, docs/performance.md): on the embedded default a new data directory
+ * is unpacked from the build's PGlite seed while the app's modules load (`app.js` is imported
+ * only after the unpacking has started; the writes run on libuv's thread pool), and route
+ * schemas are compiled on first use, the rest in the background once the service listens.
  */
 import http from 'node:http';
-import { buildApp } from './app.js';
+import path from 'node:path';
 import { describeConfig, loadConfig } from './config.js';
+import { startCreateFromSeed } from './db/pglite-seed.js';
+import { compilePendingSchemas } from './http/lazy-schemas.js';
 
 /** Longest graceful shutdown before the process exits anyway (ms). */
 const DRAIN_LIMIT_MS = 10_000;
 
 const config = loadConfig(process.env);
+// The directory buildApp opens (app.ts); openDatabase takes over this unpacking when it gets there.
+if (!config.databaseUrl && !config.pgliteInMemory) startCreateFromSeed(path.join(config.dataDir, 'pglite'));
+const { buildApp } = await import('./app.js');
 const app = await buildApp(config);
 await app.listen({ host: config.host, port: config.port });
 app.log.info({ config: describeConfig(config) }, 'effective configuration');
@@ -20,6 +30,7 @@ app.log.info(
   { database: config.databaseUrl ? 'postgresql' : `pglite (${config.dataDir})`, identity: config.oidc ? config.oidc.issuer : 'built-in dev provider' },
   `Parley ${config.version} listening on http://${config.host}:${config.port} (docs: /docs)`,
 );
+compilePendingSchemas().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile (that route answers 500)'));
 
 let metricsServer: http.Server | undefined;
 if (config.metricsPort !== undefined) {

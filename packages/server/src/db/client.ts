@@ -3,7 +3,6 @@
  * (DESIGN §2, §3). Both are wrapped by drizzle-orm with the same schema, so repositories are
  * driver-agnostic.
  */
-import { seedFor } from './pglite-seed.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -12,6 +11,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import * as schema from './schema/index.js';
+import { createFromSeed } from './pglite-seed.js';
 
 export type Schema = typeof schema;
 /** A drizzle database over either driver. */
@@ -89,13 +89,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     client = new PGlite();
   } else {
     fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
-    const seed = opts.pgliteSeed === false ? undefined : seedFor(opts.pgliteDir, opts.pgliteSeed);
+    // A damaged seed must not stop the service: the directory is then made the slow way (initdb).
+    const seeded = opts.pgliteSeed === false ? false : await createFromSeed(opts.pgliteDir, opts.pgliteSeed).catch(() => false);
     try {
-      client = new PGlite(opts.pgliteDir, seed ? { loadDataDir: seed } : {});
+      client = new PGlite(opts.pgliteDir);
       await client.waitReady;
     } catch (err) {
-      if (!seed) throw err;
-      // A damaged seed must not stop the service: start the directory the slow way.
+      if (!seeded) throw err;
       fs.rmSync(opts.pgliteDir, { recursive: true, force: true });
       client = new PGlite(opts.pgliteDir);
     }
