@@ -629,6 +629,28 @@ describe('RealtimeClient (scripted socket)', () => {
     rt.close();
   });
 
+  it('resumes below live messages received within the reorder window (another instance may deliver an older one late)', async () => {
+    const run = async (reorderWindowMs: number) => {
+      const calls: Array<string | undefined> = [];
+      const source: CatchUpSource = {
+        key: 'src',
+        covers: () => true,
+        fetchPage: async (since) => (calls.push(since), { messages: [], next_cursor: null }),
+      };
+      const rt = fake({ catchUp: source, initialCursors: { src: '10' }, reconnect: { initialDelayMs: 5, jitter: 0 }, reorderWindowMs });
+      await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);
+      last().frame('message', msg('m12', '12')); // 11 is on its way from another instance
+      last().drop(1006);
+      await waitFor(() => FakeSocket.all.length === 2);
+      last().auth();
+      await waitFor(() => calls.length === 2);
+      rt.close();
+      return calls;
+    };
+    expect(await run(60_000)).toEqual(['10', '10']);
+    expect(await run(0)).toEqual(['10', '12']);
+  });
+
   it('keeps a bounded history', async () => {
     const rt = fake({ historySize: 3 });
     await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);

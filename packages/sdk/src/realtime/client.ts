@@ -31,10 +31,13 @@
  *   service sends them (its commit order); a message the service delivers late is still handed
  *   over rather than dropped. A source with no cursor yet (first connection, no `initialCursors`)
  *   only records the newest cursor: history from before the client started is not replayed.
- * - Close 1012 (service restart) means the service's event bus lost its connection and may have
- *   missed messages of other instances while this socket still received newer ones (docs/
- *   operations.md "Faults"): the next catch-up starts from where this connection's catch-up ended,
- *   not from the newest live cursor (already delivered messages are skipped by message_id).
+ * - Resume point after a disconnection: with several service instances, live messages may arrive
+ *   slightly out of cursor order (each instance publishes what it committed). The next catch-up
+ *   therefore starts from the newest cursor received live at least `reorderWindowMs` (default
+ *   2 000) before the disconnection, or from where this connection's catch-up ended if newer;
+ *   messages read again are skipped by message_id. After close 1012 (service restart: the service's
+ *   event bus lost its connection, so messages of other instances may be missing however old) it
+ *   starts from where this connection's catch-up ended (docs/operations.md "Faults").
  * - Rooms (DESIGN §8.5): `sendRoom` sends a `room_message` frame through the same queue and
  *   resolves with its `room_message_ack`; an unacknowledged one is never re-sent after a drop
  *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
@@ -123,6 +126,8 @@ export interface RealtimeClientOptions {
   maxCatchUpPages?: number;
   /** Cursor order; default: numeric for digit strings, else lexicographic. */
   compareCursors?: (a: string, b: string) => number;
+  /** How late a live message may arrive after one with a higher cursor (default 2 000 ms); see the class comment. */
+  reorderWindowMs?: number;
 }
 
 /** Default cursor order: decimal strings compare numerically (the service's `seq`), others lexicographically. */
@@ -144,6 +149,10 @@ interface SourceState {
   pos: Position;
   /** Where the last completed catch-up ended (the rewind point after close 1012). */
   caughtUpAt?: Position;
+  /** Cursors received live within the reorder window, oldest first. */
+  recent: { cursor: string; at: number }[];
+  /** Newest cursor received live longer ago than the reorder window on this connection. */
+  settled?: Position;
   syncing: boolean;
   failed: boolean;
 }
@@ -221,7 +230,7 @@ const contentKey = (m: { conversation_id: string; header_blob: string; ciphertex
  * await rt.send({ conversation_id, header_blob, ciphertext });
  */
 export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
-  private readonly opts: Required<Pick<RealtimeClientOptions, 'outboxSize' | 'historySize' | 'ackTimeoutMs' | 'connectTimeoutMs' | 'deadTimeoutMs' | 'catchUpPageSize' | 'maxCatchUpPages'>>;
+  private readonly opts: Required<Pick<RealtimeClientOptions, 'outboxSize' | 'historySize' | 'ackTimeoutMs' | 'connectTimeoutMs' | 'deadTimeoutMs' | 'catchUpPageSize' | 'maxCatchUpPages' | 'reorderWindowMs'>>;
   private readonly reconnectOpts: Required<ReconnectOptions>;
   private readonly WS: WebSocketLikeConstructor;
   private readonly compare: (a: string, b: string) => number;
@@ -271,6 +280,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       deadTimeoutMs: options.deadTimeoutMs ?? 90_000,
       catchUpPageSize: options.catchUpPageSize ?? 200,
       maxCatchUpPages: options.maxCatchUpPages ?? 50,
+      reorderWindowMs: options.reorderWindowMs ?? 2_000,
     };
     const r = options.reconnect ?? {};
     this.reconnectOpts = {
@@ -284,7 +294,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     this.compare = options.compareCursors ?? defaultCompareCursors;
     this.seen = new RecentSet(Math.max(options.dedupeSize ?? 10_000, this.opts.historySize));
     const list = options.catchUp === undefined ? [] : Array.isArray(options.catchUp) ? options.catchUp : [options.catchUp];
-    this.sources = list.map((source) => ({ source, pos: options.initialCursors?.[source.key], syncing: false, failed: false }));
+    this.sources = list.map((source) => ({ source, pos: options.initialCursors?.[source.key], syncing: false, failed: false, recent: [] }));
   }
 
   // ------------------------------------------------------------------ public API
@@ -297,7 +307,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
    */
   addCatchUp(source: CatchUpSource, cursor?: string): boolean {
     if (this.sources.some((s) => s.source.key === source.key)) return false;
-    const state: SourceState = { source, pos: cursor ?? null, syncing: false, failed: false };
+    const state: SourceState = { source, pos: cursor ?? null, syncing: false, failed: false, recent: [] };
     this.sources.push(state);
     if (this.ready) void this.sync(this.gen, [state], false);
     return true;
@@ -593,8 +603,14 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     this.inflight.clear();
     this.unconfirmed.sort((a, b) => a.seq - b.seq);
     for (const s of this.sources) s.syncing = false;
-    // 1012: live delivery of this connection may have gaps below its newest cursor; read them again.
-    if (code === 1012) for (const s of this.sources) if (s.caughtUpAt !== undefined) s.pos = this.minPos(s.pos, s.caughtUpAt);
+    // Resume below live messages that may have overtaken others (see the class comment).
+    for (const s of this.sources) {
+      this.settle(s, Date.now());
+      const safe = code === 1012 ? s.caughtUpAt : this.maxPos(s.caughtUpAt, s.settled);
+      if (safe !== undefined && s.caughtUpAt !== undefined) s.pos = this.minPos(s.pos, safe);
+      s.recent = [];
+      s.settled = undefined;
+    }
     this.liveBuffer = [];
     if (this.closing) return;
     const why = reason || undefined;
@@ -794,6 +810,11 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     else this.deliver(m);
   }
 
+  /** Move live cursors older than the reorder window into `settled`. */
+  private settle(s: SourceState, now: number): void {
+    while (s.recent.length > 0 && s.recent[0]!.at <= now - this.opts.reorderWindowMs) s.settled = this.maxPos(s.settled, s.recent.shift()!.cursor);
+  }
+
   private maxPos(a: Position, b: Position): Position {
     if (typeof a !== 'string') return typeof b === 'string' ? b : a === null || b === null ? null : undefined;
     if (typeof b !== 'string') return a;
@@ -810,8 +831,13 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   private deliver(m: StoredMessage): void {
     if (this.seen.has(m.message_id)) return;
     this.seen.add(m.message_id);
+    const now = Date.now();
     for (const s of this.sources) {
-      if (!s.syncing && !s.failed && s.pos !== undefined && s.source.covers(m)) s.pos = this.maxPos(s.pos, m.cursor);
+      if (!s.syncing && !s.failed && s.pos !== undefined && s.source.covers(m)) {
+        s.pos = this.maxPos(s.pos, m.cursor);
+        s.recent.push({ cursor: m.cursor, at: now });
+        this.settle(s, now);
+      }
     }
     this._history.push(m);
     if (this._history.length > this.opts.historySize) this._history.splice(0, this._history.length - this.opts.historySize);
