@@ -87,6 +87,8 @@ describe('key rotation', () => {
     expect(a.publicJwks().keys.map((k) => k.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
     // The app's own instance (default cache interval) learns the new kid on first sight.
     expect(await t.app.parley.deviceTokens.verify(after.token)).toBeDefined();
+    const published = await t.request({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(published.body.keys.map((k: { kid: string }) => k.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
 
     // Not yet retirable: the old key stopped signing just now; retirable after ttl + the refresh interval.
     const early = await retireSigningKeys(db(), ttl);

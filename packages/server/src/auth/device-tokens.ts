@@ -129,7 +129,17 @@ export class DeviceTokenService {
     return this.unknownKid;
   }
 
-  /** The public keys, for `/.well-known/jwks.json`. */
+  /**
+   * The public keys as `/.well-known/jwks.json` serves them: reloaded first when the cache is older
+   * than the refresh interval, so an idle instance does not publish a retired key or miss a new one
+   * for longer than that.
+   */
+  async currentJwks(): Promise<JSONWebKeySet> {
+    await this.fresh();
+    return this.publicJwks();
+  }
+
+  /** The public keys as cached (every key not yet retired when last loaded). */
   publicJwks(): JSONWebKeySet {
     return { keys: this.keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
   }

@@ -61,7 +61,7 @@ export const platformRoutes: FastifyPluginAsync<PlatformRouteOptions> = async (a
   });
 
   serve(app, ROUTES.jwks, async (): Promise<JwksResponse> => ({
-    keys: [...opts.deviceTokens.publicJwks().keys, ...(opts.devIdpKey ? [opts.devIdpKey] : [])] as JwksResponse['keys'],
+    keys: [...(await opts.deviceTokens.currentJwks()).keys, ...(opts.devIdpKey ? [opts.devIdpKey] : [])] as JwksResponse['keys'],
   }));
 
   serve(app, ROUTES.legalTerms, async () => TERMS);
