@@ -7,7 +7,7 @@
  * - Strict Ed25519 verification (`zip215: false`) stays the same: non-canonical and small-order
  *   public keys, S >= L, tampered signatures are refused by both.
  * - Cross-implementation: a Double Ratchet session whose two ends run on different providers
- *   (both directions, out of order, tampering still detected).
+ *   (both directions, out of order, tampering still detected), and the same for an MLS group.
  *
  * The provider is switched with useCryptoProvider, which is per process: vitest runs every test
  * file in its own fork, so nothing leaks into other files.
@@ -45,6 +45,7 @@ import {
   xchacha20poly1305Encrypt,
   type WireMessage,
 } from '../src/crypto/index.js';
+import { MlsClient } from '../src/mls/index.js';
 
 const PROVIDERS = ['node', 'noble'] as const;
 type Provider = (typeof PROVIDERS)[number];
@@ -347,3 +348,34 @@ function codeOf(f: () => unknown): string {
     return e instanceof CryptoError ? e.code : `other: ${(e as Error).message}`;
   }
 }
+
+describe('MLS across providers (parleyMlsCryptoProvider: ts-mls on native Ed25519, ChaCha20-Poly1305, HMAC/HKDF)', () => {
+  const member = (deviceId: string) => MlsClient.create({ deviceId });
+
+  it('a group built on one provider carries messages made on either, and refuses a tampered one', async () => {
+    for (const [build, other] of [['node', 'noble'], ['noble', 'node']] as const) {
+      useCryptoProvider(build);
+      const alice = await member(`alice-${build}`);
+      const bob = await member(`bob-${build}`);
+      await alice.createGroup('g');
+      const [kp] = await bob.generateKeyPackages(1);
+      const { welcome } = await alice.addMembers('g', [kp!]);
+      await bob.joinFromWelcome(welcome);
+      for (const [send, receive] of [[build, other], [other, build], [other, other]] as const) {
+        for (const [from, to] of [[alice, bob], [bob, alice]] as const) {
+          useCryptoProvider(send);
+          const text = `${send}→${receive}`;
+          const ct = await from.encrypt('g', utf8Encode(text));
+          useCryptoProvider(receive);
+          const bad = ct.slice();
+          bad[bad.length - 1]! ^= 1;
+          await expect(to.processMessage('g', bad)).rejects.toThrow();
+          const got = await to.processMessage('g', ct);
+          expect(got.kind).toBe('application');
+          if (got.kind === 'application') expect(utf8Decode(got.plaintext)).toBe(text);
+        }
+      }
+    }
+    useCryptoProvider('node');
+  });
+});

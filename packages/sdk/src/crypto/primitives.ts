@@ -89,6 +89,8 @@ export interface CryptoProviderInfo {
 let active: { backend: CryptoBackend; reason: string } | undefined;
 let nodeBackend: CryptoBackend | null | undefined;
 let nodeUnavailable = '';
+/** The frozen report of the current `active` (cryptoProvider is called on hot paths). */
+let reported: { of: NonNullable<typeof active>; info: Readonly<CryptoProviderInfo> } | undefined;
 
 interface ProcessLike {
   versions?: { node?: string; openssl?: string };
@@ -173,8 +175,12 @@ function backend(): CryptoBackend {
  * `PARLEY_CRYPTO_PROVIDER=noble` in the environment to force the fallback.
  */
 export function cryptoProvider(): CryptoProviderInfo {
-  const { backend: b, reason } = (active ??= choose());
-  return { name: b.name, native: b.name !== 'noble', implementation: b.implementation, reason };
+  const current = (active ??= choose());
+  if (reported?.of !== current) {
+    const b = current.backend;
+    reported = { of: current, info: Object.freeze({ name: b.name, native: b.name !== 'noble', implementation: b.implementation, reason: current.reason }) };
+  }
+  return reported.info;
 }
 
 /**

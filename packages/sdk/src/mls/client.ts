@@ -10,7 +10,8 @@
  * ChaCha20-Poly1305, SHA-256, Ed25519, i.e. the primitives SPEC §1.3 names for Parley. ts-mls's
  * default crypto provider serves it through the `@hpke/chacha20poly1305` and `@noble/ciphers`
  * packages the SDK already depends on (hashing and Ed25519 use WebCrypto, available in Node 20+
- * and current browsers).
+ * and current browsers); on Node, `parleyMlsCryptoProvider` (crypto-provider.ts) moves Ed25519 to
+ * the SDK's native node:crypto provider.
  *
  * Credentials are MLS basic credentials whose identity is the UTF-8 device id. Every leaf of a device
  * uses the same Ed25519 signature key, so a relying party can check a member's signature key
@@ -30,7 +31,6 @@ import {
   createGroup as mlsCreateGroup,
   decodeGroupState,
   defaultCapabilities,
-  defaultCryptoProvider,
   defaultKeyPackageEqualityConfig,
   defaultKeyRetentionConfig,
   defaultLifetimeConfig,
@@ -67,6 +67,7 @@ import { decryptSenderData } from 'ts-mls/privateMessage.js';
 import { base64ToBytes, bytesToBase64, utf8Decode, utf8Encode } from './base64.js';
 import { MlsClientError } from './errors.js';
 import { decodeWholeMlsMessage } from './wire.js';
+import { parleyMlsCryptoProvider } from './crypto-provider.js';
 import type { SessionStore } from '../storage.js';
 
 export const MLS_CIPHERSUITE: CiphersuiteName = 'MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519';
@@ -103,7 +104,7 @@ export interface MlsClientCommonOptions {
   /** Key under which the state is saved; default `mls:<deviceId>`. */
   storeKey?: string;
   keyPackageLifetimeSeconds?: number;
-  /** ts-mls crypto provider; default `defaultCryptoProvider`. */
+  /** ts-mls crypto provider; default `parleyMlsCryptoProvider` (ts-mls's default with native Ed25519 on Node). */
   cryptoProvider?: CryptoProvider;
 }
 
@@ -303,7 +304,7 @@ function wipe(arrays: Uint8Array[]): void {
  * Reads a KeyPackage (encoded MLSMessage) and verifies its signature; for the device that claims
  * one from the server, or for the server to check a published KeyPackage belongs to its publisher.
  */
-export async function inspectKeyPackage(bytes: Uint8Array, cryptoProvider: CryptoProvider = defaultCryptoProvider): Promise<KeyPackageInfo> {
+export async function inspectKeyPackage(bytes: Uint8Array, cryptoProvider: CryptoProvider = parleyMlsCryptoProvider): Promise<KeyPackageInfo> {
   const kp = decodeKeyPackageMessage(bytes);
   if (kp.cipherSuite !== MLS_CIPHERSUITE) {
     throw new MlsClientError('invalid_key_package', `unsupported ciphersuite ${kp.cipherSuite}`);
@@ -368,7 +369,7 @@ export class MlsClient {
     if (typeof options.deviceId !== 'string' || options.deviceId.length === 0) {
       throw new MlsClientError('invalid_argument', 'deviceId must be a non-empty string');
     }
-    const cs = await ciphersuiteImpl(options.cryptoProvider ?? defaultCryptoProvider);
+    const cs = await ciphersuiteImpl(options.cryptoProvider ?? parleyMlsCryptoProvider);
     let signature = options.signatureKeyPair;
     if (signature === undefined) {
       signature = await cs.signature.keygen();
@@ -398,7 +399,7 @@ export class MlsClient {
     if (typeof data.deviceId !== 'string' || data.deviceId.length === 0) {
       throw new MlsClientError('invalid_state', 'deviceId missing');
     }
-    const cs = await ciphersuiteImpl(options.cryptoProvider ?? defaultCryptoProvider);
+    const cs = await ciphersuiteImpl(options.cryptoProvider ?? parleyMlsCryptoProvider);
     try {
       const signature = {
         publicKey: base64ToBytes(data.signaturePublicKey),

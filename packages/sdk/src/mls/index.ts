@@ -16,6 +16,8 @@ export {
   type MlsProcessResult,
   type MlsRemoveMembersResult,
 } from './client.js';
+/** ts-mls crypto provider MlsClient uses by default: ts-mls's own, with Ed25519 on the SDK's native provider on Node. */
+export { parleyMlsCryptoProvider } from './crypto-provider.js';
 export { MlsClientError, type MlsErrorCode } from './errors.js';
 export { selectProtocol, type SessionProtocol } from './protocol.js';
 export {
