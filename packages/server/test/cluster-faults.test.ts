@@ -377,10 +377,33 @@ async function catchUp(r: Rig, cursor: string): Promise<string[]> {
  * The agent as the SDK's RealtimeClient (reconnecting, catching up by cursor from `cursor`, de-duplicating)
  * on `base` (an instance or the load balancer); `delivered` lists every message handed to its listener.
  */
-async function sdkRecipient(r: Rig, base: string, cursor: string): Promise<{ rt: RealtimeClient; delivered: string[]; closes: number[] }> {
+interface SdkRecipient {
+  rt: RealtimeClient;
+  delivered: string[];
+  closes: number[];
+  /** `X-Parley-Instance` of each connection (through HAProxy). */
+  instances: string[];
+}
+
+async function sdkRecipient(r: Rig, base: string, cursor: string): Promise<SdkRecipient> {
   const rest = new ParleyClient({ baseUrl: r.cluster.url, deviceToken: r.agent.jwt });
   const source = deviceCatchUp(rest, r.agent.deviceId);
-  const rt = new RealtimeClient({ url: base, token: r.agent.jwt, WebSocket: nodeWebSocket(), catchUp: source, initialCursors: { [source.key]: cursor }, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  const instances: string[] = [];
+  const Base = nodeWebSocket() as unknown as typeof WebSocket;
+  const Tracked = class extends Base {
+    constructor(url: string) {
+      super(url);
+      this.once('upgrade', (res) => void instances.push(String(res.headers['x-parley-instance'] ?? '')));
+    }
+  };
+  const rt = new RealtimeClient({
+    url: base,
+    token: r.agent.jwt,
+    WebSocket: Tracked as unknown as ReturnType<typeof nodeWebSocket>,
+    catchUp: source,
+    initialCursors: { [source.key]: cursor },
+    reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+  });
   const delivered: string[] = [];
   const closes: number[] = [];
   rt.on('message', (m) => void delivered.push(m.message_id));
@@ -388,7 +411,18 @@ async function sdkRecipient(r: Rig, base: string, cursor: string): Promise<{ rt:
     if (e.state === 'reconnecting' && e.code !== undefined) closes.push(e.code);
   });
   await rt.connect();
-  return { rt, delivered, closes };
+  return { rt, delivered, closes, instances };
+}
+
+/** The SDK clients end with every stored message of the conversation after `cursor`, each once. */
+async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[]): Promise<void> {
+  const { rows } = await r.db.query<{ id: string }>('select id from messages where conversation_id = $1 and seq > $2', [r.conv, cursor]);
+  const storedIds = rows.map((row) => row.id).sort();
+  for (const sdk of sdks) {
+    await until('the SDK client has every stored message', () => storedIds.every((id) => sdk.delivered.includes(id)), 15_000);
+    expect(sdk.delivered.length, 'the SDK client delivers each message once').toBe(new Set(sdk.delivered).size);
+    expect([...sdk.delivered].sort()).toEqual(storedIds);
+  }
 }
 
 /**
@@ -554,12 +588,8 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       await Promise.all([s1, s2].map((s) => s.settle()));
       await account(r, cursor, ledger, [r1, r2]);
       // The SDK's client reconnected after 1012 and caught up: every stored message, each once.
-      const { rows } = await r.db.query<{ id: string }>('select id from messages where conversation_id = $1 and seq > $2', [r.conv, cursor]);
-      const storedIds = rows.map((row) => row.id).sort();
-      await until('the SDK client has every stored message', () => storedIds.every((id) => sdk.delivered.includes(id)), 15_000);
       expect(sdk.closes).toContain(1012);
-      expect(sdk.delivered.length, 'the SDK client delivers each message once').toBe(new Set(sdk.delivered).size);
-      expect([...sdk.delivered].sort()).toEqual(storedIds);
+      await expectSdkCaughtUp(r, cursor, [sdk]);
       sdk.rt.close();
       await Promise.all(peers.map((p) => p.close()));
     }, 120_000);
@@ -630,6 +660,13 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     it("its sockets reconnect through HAProxy to the other instance and catch up; the killed instance's acknowledged messages are stored", async () => {
       const cursor = await newestCursor(r);
       const ledger = new Ledger('kill');
+      // The SDK's client through HAProxy, until one lands on the instance that will go.
+      const sdks: SdkRecipient[] = [];
+      while (!sdks.some((c) => c.instances[0] === 'i1') && sdks.length < 6) {
+        if (sdks.length > 0) await fetch(`${r.cluster.url}/livez`); // shift the round robin by one
+        sdks.push(await sdkRecipient(r, r.cluster.url, cursor));
+      }
+      expect(sdks.map((c) => c.instances[0])).toContain('i1');
       const owner = wsAddress(r.wsLb, { token: r.owner.token, device_id: r.od.deviceId });
       const senders = [1, 2, 3, 4].map((n) => new Sender(`s${n}`, owner, ledger, r.conv));
       const recipients = [1, 2].map((n) => new Recipient(`r${n}`, wsAddress(r.wsLb, { token: r.agent.jwt })));
@@ -659,6 +696,9 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       }
       const counts = await account(r, cursor, ledger, recipients);
       expect(counts.acked).toBeGreaterThanOrEqual(80);
+      await expectSdkCaughtUp(r, cursor, sdks);
+      for (const c of sdks.filter((x) => x.instances[0] === 'i1')) expect(c.instances.at(-1), 'the SDK client reconnected to the surviving instance').toBe('i2');
+      for (const c of sdks) c.rt.close();
       await Promise.all([...senders, ...recipients].map((p) => p.close()));
     }, 120_000);
   });
@@ -673,6 +713,13 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     it('closes its sockets with 1001 and exits 0 within 10 s; every acknowledged message is stored; clients catch up on the other instance', async () => {
       const cursor = await newestCursor(r);
       const ledger = new Ledger('term');
+      // The SDK's client through HAProxy, until one lands on the instance that will go.
+      const sdks: SdkRecipient[] = [];
+      while (!sdks.some((c) => c.instances[0] === 'i1') && sdks.length < 6) {
+        if (sdks.length > 0) await fetch(`${r.cluster.url}/livez`); // shift the round robin by one
+        sdks.push(await sdkRecipient(r, r.cluster.url, cursor));
+      }
+      expect(sdks.map((c) => c.instances[0])).toContain('i1');
       const owner = wsAddress(r.wsLb, { token: r.owner.token, device_id: r.od.deviceId });
       const senders = [1, 2, 3, 4].map((n) => new Sender(`s${n}`, owner, ledger, r.conv));
       const recipients = [1, 2].map((n) => new Recipient(`r${n}`, wsAddress(r.wsLb, { token: r.agent.jwt })));
@@ -708,6 +755,12 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       for (const e of ledger.errors.values()) expect(e).toEqual({ status: 503, detail: 'the server is shutting down: reconnect and send again' });
       const counts = await account(r, cursor, ledger, recipients);
       expect(counts.stored).toBe(counts.acked);
+      await expectSdkCaughtUp(r, cursor, sdks);
+      for (const c of sdks.filter((x) => x.instances[0] === 'i1')) {
+        expect(c.closes[0]).toBe(1001);
+        expect(c.instances.at(-1)).toBe('i2');
+      }
+      for (const c of sdks) c.rt.close();
       await Promise.all([...senders, ...recipients].map((p) => p.close()));
     }, 120_000);
   });
