@@ -23,6 +23,7 @@ import {
 } from 'jose';
 import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema/index.js';
+import { xactLock } from '../db/locks.js';
 import { crossTenant } from '../db/tenant.js';
 import { KEY_REFRESH_MS, type RetiringKey } from '../modules/grants/keys.js';
 
@@ -82,6 +83,8 @@ export class DeviceTokenService {
     const pub = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
     const priv = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
     await crossTenant(this.db, REASON, async (tx) => {
+      // Rotations (and first starts) one at a time across instances: exactly one key stays active.
+      await xactLock(tx, 'signing-keys');
       await tx.update(signingKeys).set({ active: false }).where(eq(signingKeys.active, true));
       await tx.insert(signingKeys).values({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
     });
