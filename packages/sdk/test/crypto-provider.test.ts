@@ -3,7 +3,8 @@
  *
  * - Known-answer vectors on BOTH providers: RFC 8032 §7.1 Ed25519 TEST 1-3, RFC 7748 §5.2 and
  *   §6.1 X25519, RFC 8439 §2.8.2 ChaCha20-Poly1305, draft-irtf-cfrg-xchacha §A.3.1
- *   XChaCha20-Poly1305; plus random inputs on which the two must agree byte for byte.
+ *   XChaCha20-Poly1305, RFC 4231 HMAC-SHA256, RFC 5869 HKDF-SHA256; plus random inputs on which
+ *   the two must agree byte for byte.
  * - Strict Ed25519 verification (`zip215: false`) stays the same: non-canonical and small-order
  *   public keys, S >= L, tampered signatures are refused by both.
  * - Cross-implementation: a Double Ratchet session whose two ends run on different providers
@@ -33,6 +34,8 @@ import {
   ed25519Sign,
   ed25519Verify,
   hexToBytes,
+  hkdfSha256,
+  hmacSha256,
   randomBytes,
   useCryptoProvider,
   utf8Decode,
@@ -205,6 +208,19 @@ describe.each(PROVIDERS)('known answers on the %s provider', (provider) => {
     });
   });
 
+  it('HMAC-SHA256 RFC 4231 §4.3 (test case 2) and HKDF-SHA256 RFC 5869 §A.1 (test case 1)', () => {
+    on(provider, () => {
+      expect(hex(hmacSha256(utf8Encode('Jefe'), utf8Encode('what do ya want for nothing?')))).toBe(
+        '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+      );
+      expect(hex(hkdfSha256(new Uint8Array(22).fill(0x0b), range(0x00, 0x0c), range(0xf0, 0xf9), 42))).toBe(
+        '3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865',
+      );
+      // An info over node's 1 KiB hkdfSync limit still works (and agrees, see below).
+      expect(hkdfSha256(randomBytes(32), randomBytes(32), randomBytes(2000), 64)).toHaveLength(64);
+    });
+  });
+
   it('strict Ed25519: refuses S >= L, non-canonical and small-order public keys', () => {
     on(provider, () => {
       const p = 2n ** 255n - 19n;
@@ -259,6 +275,9 @@ describe('node and noble agree byte for byte on random inputs', () => {
           convPub: hex(x25519DH(xb, ed25519PublicToX25519(pub))),
           x: hex(xchacha20poly1305Encrypt(key, nonce, msg, aad)),
           c: hex(chacha20poly1305Encrypt(key, nonce.subarray(0, 12), msg, aad)),
+          hmac: hex(hmacSha256(key, msg)),
+          hkdf: hex(hkdfSha256(msg, key, aad ?? new Uint8Array(0), 1 + i * 8)),
+          hkdfLongInfo: hex(hkdfSha256(key, msg, new Uint8Array(1025 + i), 32)),
         };
       };
       const native = on('node', run);

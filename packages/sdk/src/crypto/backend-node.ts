@@ -1,6 +1,6 @@
 /**
- * The `node` {@link CryptoBackend}: Ed25519, X25519 and ChaCha20-Poly1305 from node:crypto
- * (OpenSSL), all synchronous, so the SDK's synchronous crypto API keeps its shape on Node.
+ * The `node` {@link CryptoBackend}: Ed25519, X25519, ChaCha20-Poly1305, HMAC and HKDF from
+ * node:crypto (OpenSSL), all synchronous, so the SDK's synchronous crypto API keeps its shape on Node.
  *
  * - Keys enter OpenSSL as JWK (`{kty: 'OKP', crv, d, x}`): about 25 µs per private key and 6 µs
  *   per public key on Node 20, where PKCS#8 / SPKI DER costs 200-700 µs. For a private key Node
@@ -16,6 +16,8 @@
  *   The one remaining difference: OpenSSL checks the cofactorless equation [S]B = R + [k]A and
  *   @noble the cofactored one; they differ only for signatures built on purpose with a torsion
  *   component, which only the key's owner can make, and then OpenSSL is the stricter.
+ * - HMAC-SHA256 and HKDF-SHA256 are node's `createHmac` and `hkdfSync` (an `info` over 1 KiB,
+ *   which hkdfSync refuses, goes to @noble/hashes).
  * - XChaCha20-Poly1305 is draft-irtf-cfrg-xchacha §2.3: subkey = HChaCha20(key, nonce[0..16])
  *   (@noble/ciphers' `hchacha`), then node's ChaCha20-Poly1305 under the subkey with the 12-byte
  *   nonce 0x00000000 || nonce[16..24].
@@ -26,7 +28,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { hchacha } from '@noble/ciphers/chacha.js';
 import { u32 } from '@noble/ciphers/utils.js';
-import type { CryptoBackend, KeyPair } from './backend.js';
+import { nobleBackend, type CryptoBackend, type KeyPair } from './backend.js';
 
 /** An opaque node:crypto KeyObject. */
 export interface NodeKeyObject {
@@ -58,6 +60,8 @@ export interface NodeCryptoModule {
   diffieHellman(options: { privateKey: NodeKeyObject; publicKey: NodeKeyObject }): Uint8Array;
   createCipheriv(algorithm: 'chacha20-poly1305', key: Uint8Array, iv: Uint8Array, options: { authTagLength: 16 }): NodeCipher;
   createDecipheriv(algorithm: 'chacha20-poly1305', key: Uint8Array, iv: Uint8Array, options: { authTagLength: 16 }): NodeDecipher;
+  createHmac(algorithm: 'sha256', key: Uint8Array): { update(data: Uint8Array): unknown; digest(): Uint8Array };
+  hkdfSync(digest: 'sha256', ikm: Uint8Array, salt: Uint8Array, info: Uint8Array, length: number): ArrayBuffer;
 }
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -184,6 +188,9 @@ function joined(parts: Uint8Array[], wipeParts: boolean): Uint8Array {
 // HChaCha20's constant words: "expand 32-byte k" read as four little-endian 32-bit words (RFC 8439 §2.3).
 const SIGMA = Uint32Array.of(0x61707865, 0x3320646e, 0x79622d32, 0x6b206574);
 
+/** node:crypto's hkdfSync refuses an `info` longer than this (bytes); longer ones go to @noble/hashes. */
+const NODE_HKDF_MAX_INFO = 1024;
+
 /**
  * The `node` backend over the given node:crypto module (see the module doc).
  * @throws Error when the module lacks an algorithm (callers then fall back to `noble`).
@@ -284,6 +291,15 @@ export function createNodeBackend(nc: NodeCryptoModule, version = 'node:crypto')
       } finally {
         subkey.fill(0);
       }
+    },
+    hmacSha256(key, data) {
+      const h = nc.createHmac('sha256', key);
+      h.update(data);
+      return joined([h.digest()], true);
+    },
+    hkdfSha256(ikm, salt, info, length) {
+      if (info.length > NODE_HKDF_MAX_INFO) return nobleBackend.hkdfSha256(ikm, salt, info, length);
+      return new Uint8Array(nc.hkdfSync('sha256', ikm, salt, info, length));
     },
     forget(bytes) {
       edPrivate.forget(bytes);

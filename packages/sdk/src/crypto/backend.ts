@@ -1,7 +1,7 @@
 /**
  * The interchangeable layer under primitives.ts (issue 15, "Speed"): one {@link CryptoBackend}
- * serves Ed25519 (RFC 8032), X25519 (RFC 7748), ChaCha20-Poly1305 (RFC 8439) and
- * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha) for the whole process. Two exist:
+ * serves Ed25519 (RFC 8032), X25519 (RFC 7748), ChaCha20-Poly1305 (RFC 8439),
+ * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha), HMAC-SHA256 and HKDF-SHA256 for the whole process. Two exist:
  *
  * - `noble` ({@link nobleBackend}): @noble/curves and @noble/ciphers, pure JavaScript, everywhere;
  *   the fallback.
@@ -13,6 +13,9 @@
  */
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { hkdf } from '@noble/hashes/hkdf.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 /** Names a backend can have; `webcrypto` is reserved for the asynchronous browser path (phase 2). */
 export type CryptoProviderName = 'node' | 'webcrypto' | 'noble';
@@ -50,6 +53,10 @@ export interface CryptoBackend {
   xchacha20poly1305Encrypt(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Uint8Array;
   /** Inverse of {@link CryptoBackend.xchacha20poly1305Encrypt}; throws when the tag does not verify. */
   xchacha20poly1305Decrypt(key: Uint8Array, nonce: Uint8Array, ciphertext: Uint8Array, aad?: Uint8Array): Uint8Array;
+  /** HMAC-SHA256 (RFC 2104, FIPS 180-4): 32 bytes. */
+  hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array;
+  /** HKDF-SHA256 (RFC 5869) extract-then-expand: `length` bytes (at most 255 × 32). */
+  hkdfSha256(ikm: Uint8Array, salt: Uint8Array, info: Uint8Array, length: number): Uint8Array;
   /** Drop anything cached for these key bytes (called by `wipe`). */
   forget(bytes: Uint8Array): void;
 }
@@ -75,5 +82,7 @@ export const nobleBackend: CryptoBackend = {
   chacha20poly1305Decrypt: (key, nonce, ciphertext, aad) => chacha20poly1305(key, nonce, aad).decrypt(ciphertext),
   xchacha20poly1305Encrypt: (key, nonce, plaintext, aad) => xchacha20poly1305(key, nonce, aad).encrypt(plaintext),
   xchacha20poly1305Decrypt: (key, nonce, ciphertext, aad) => xchacha20poly1305(key, nonce, aad).decrypt(ciphertext),
+  hmacSha256: (key, data) => hmac(sha256, key, data),
+  hkdfSha256: (ikm, salt, info, length) => hkdf(sha256, ikm, salt, info, length),
   forget() {},
 };

@@ -5,8 +5,8 @@
  * from the process's crypto backend (backend.ts), chosen once, at first use: node:crypto (OpenSSL)
  * on Node, reached through `process.getBuiltinModule` and checked against known answers first,
  * else @noble/curves and @noble/ciphers (browsers, other runtimes); {@link cryptoProvider} says
- * which. Both give the same bytes for the same inputs. The Ed25519→X25519 map (@noble/curves),
- * HKDF / HMAC / SHA-256 / BLAKE2b (@noble/hashes) are the same on every platform.
+ * which (HMAC-SHA256 and HKDF-SHA256 too). Both give the same bytes for the same inputs. The
+ * Ed25519→X25519 map (@noble/curves) and BLAKE2b (@noble/hashes) are the same on every platform.
  *
  * This module fixes the shapes (byte lengths, hex and base64 on the wire), turns library
  * exceptions into {@link CryptoError}, and adds the two DESIGN §7 derived values (fingerprint,
@@ -15,9 +15,6 @@
 import { CodedError } from '../errors.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
-import { hkdf } from '@noble/hashes/hkdf.js';
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 import {
   bytesToHex as nobleBytesToHex,
   hexToBytes as nobleHexToBytes,
@@ -108,7 +105,7 @@ const KAT_X_ALICE = '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db
 const KAT_X_BOB_PUB = 'de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f';
 const KAT_X_SHARED = '4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742';
 
-/** Run the known answers (and a ChaCha20-Poly1305 / XChaCha20-Poly1305 cross-check with noble) on `b`. */
+/** Run the known answers (and ChaCha20-Poly1305, XChaCha20-Poly1305, HMAC, HKDF cross-checks with noble) on `b`. */
 function selfTest(b: CryptoBackend): void {
   const seed = nobleHexToBytes(KAT_ED_SEED);
   const empty = new Uint8Array(0);
@@ -132,6 +129,10 @@ function selfTest(b: CryptoBackend): void {
   }
   if (nobleBytesToHex(b.xchacha20poly1305Decrypt(key, nonce, nobleBackend.xchacha20poly1305Encrypt(key, nonce, data, seed), seed)) !== KAT_ED_SIG) {
     throw new Error('xchacha20poly1305Decrypt mismatch');
+  }
+  if (nobleBytesToHex(b.hmacSha256(key, data)) !== nobleBytesToHex(nobleBackend.hmacSha256(key, data))) throw new Error('HMAC-SHA256 mismatch');
+  if (nobleBytesToHex(b.hkdfSha256(data, seed, key, 80)) !== nobleBytesToHex(nobleBackend.hkdfSha256(data, seed, key, 80))) {
+    throw new Error('HKDF-SHA256 mismatch');
   }
 }
 
@@ -224,8 +225,12 @@ export function hexToBytes(hex: string, expectedLength?: number, what = 'hex val
   return nobleHexToBytes(hex);
 }
 
+/** Node's Buffer when present (its base64 is native); browsers use btoa / atob. */
+const NodeBuffer = (globalThis as { Buffer?: { from(data: ArrayBufferLike | string, offsetOrEncoding?: number | 'base64', length?: number): Uint8Array & { toString(encoding: 'base64'): string } } }).Buffer;
+
 /** Standard, padded base64 (RFC 4648 §4) of `bytes`, as the server stores `header_blob` and `ciphertext`. */
 export function bytesToBase64(bytes: Uint8Array): string {
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   let binary = '';
   const CHUNK = 0x8000;
   for (let i = 0; i < bytes.length; i += CHUNK) {
@@ -240,6 +245,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
  */
 export function base64ToBytes(b64: string, what = 'base64 value'): Uint8Array {
   if (typeof b64 !== 'string' || !BASE64_RE.test(b64)) throw new CryptoError('invalid_input', `${what} must be base64`);
+  if (NodeBuffer) return new Uint8Array(NodeBuffer.from(b64, 'base64')); // a copy, never a pooled Buffer
   const binary = atob(b64);
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
@@ -390,12 +396,12 @@ export function ed25519SecretToX25519(secretKey: Uint8Array): Uint8Array {
 
 /** HKDF-SHA256 (RFC 5869): `length` bytes from input key material, salt and info. */
 export function hkdfSha256(ikm: Uint8Array, salt: Uint8Array, info: Uint8Array, length: number): Uint8Array {
-  return hkdf(sha256, ikm, salt, info, length);
+  return backend().hkdfSha256(ikm, salt, info, length);
 }
 
 /** HMAC-SHA256 (RFC 2104) of `data` under `key` (32 bytes out). */
 export function hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array {
-  return hmac(sha256, key, data);
+  return backend().hmacSha256(key, data);
 }
 
 /** BLAKE2b (RFC 7693) with a 32-byte digest (BLAKE2b-256). */
