@@ -120,6 +120,8 @@ import { WebhookWorker } from './modules/webhooks/worker.js';
 import { MeasuredBus, InProcessBus, type EventBus } from './realtime/bus.js';
 import { Gateway } from './realtime/gateway.js';
 import { Notifier } from './realtime/notifier.js';
+import { defaultInstanceId } from './jobs/cluster-schedule.js';
+import { LocalPresence, RedisPresence } from './realtime/presence.js';
 import { RedisBus } from './realtime/redis-bus.js';
 import { watchRedis } from './realtime/redis-watchdog.js';
 import { FilesystemBlobStore, S3BlobStore, type BlobStore } from './storage/blob-store.js';
@@ -275,6 +277,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }) })
         : new RateLimiterMemory({ points, duration: 60 });
   const limiter = perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin);
+  // Presence shared by every instance through Redis when configured (realtime/presence.ts).
+  const sharedPresence = redis ? new RedisPresence({ redis, instanceId: defaultInstanceId(), onError: (err) => app.log.debug({ err }, 'presence update failed') }) : undefined;
   const gateway = new Gateway({
     bus,
     authenticate: apiKeySocketAuthenticator(db, apiKeys, deviceSocketAuthenticator(db, authenticator)),
@@ -284,12 +288,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
     metrics,
+    ...(sharedPresence ? { directory: sharedPresence } : {}),
   });
+  sharedPresence?.attach(gateway);
+  const presence = sharedPresence ?? new LocalPresence(gateway);
   registerConversationFrames(gateway, messages, bus);
   registerApiKeyFrames(gateway, apiKeys);
   const challenges = new RenewalChallenges(db);
   await challenges.init();
-  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence: gateway, secrets, webhookTargets: config.webhooks });
+  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence, secrets, webhookTargets: config.webhooks });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
@@ -349,7 +356,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const workspaces = new WorkspaceService(db);
   await app.register(workspaceRoutes, { prefix: API_PREFIX, workspaces });
   await app.register(teamRoomRoutes, { prefix: API_PREFIX, teamRooms: new TeamRoomService({ db, rooms, workspaces }) });
-  await app.register(connectionRoutes, { prefix: API_PREFIX, connections: new ConnectionService(db, gateway) });
+  await app.register(connectionRoutes, { prefix: API_PREFIX, connections: new ConnectionService(db, presence) });
   await app.register(hubRoutes, { prefix: API_PREFIX, hub });
   await app.register(hubCapabilityRoutes, { prefix: API_PREFIX, capabilities: new HubCapabilityService(db) });
   await app.register(hubProfileRoutes, { prefix: API_PREFIX, directory: new HubDirectoryService(db) });
@@ -437,6 +444,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopDecisionDeadlines();
     await stopTrustJob();
     await stopMarketplace();
+    await sharedPresence?.close();
     gateway.close();
     await messages.drain();
     await bus.close();
