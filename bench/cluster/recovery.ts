@@ -4,10 +4,12 @@
  * killed with SIGKILL; every socket it held reconnects through the load balancer (retrying every
  * `retryMs`), and every agent that lost its socket catches up by cursor
  * (`GET /devices/{id}/messages?conversation_id=…&since=<cursor>`, paged until an empty page), as a
- * client does: from the last cursor it received BEFORE the drop (live messages that arrive on the
- * new socket before the catch-up may be newer than ones it missed), 50 ms after the new socket
- * opened (the server authenticates after the upgrade; a message committed before the socket is
- * registered is not pushed to it).
+ * client does, with the SDK's resume rule (packages/sdk/src/realtime/client.ts): from the newest
+ * cursor received live at least `reorderWindowMs` before the drop (with several instances live
+ * messages arrive slightly out of cursor order), or where its last catch-up ended if newer — never
+ * from a cursor received on the new socket, which can be newer than messages it missed — 50 ms
+ * after the new socket opened (the server authenticates after the upgrade; a message committed
+ * before the socket is registered is not pushed to it).
  *
  * Measured from the kill: when the last dropped socket is open again (`reconnectedMs`) and when
  * every message acknowledged to its sender before that moment has reached its recipient, live or
@@ -44,6 +46,8 @@ export interface RecoverySpec {
   deadlineMs: number;
   /** Pause between two connection attempts of a dropped socket, in ms. */
   retryMs: number;
+  /** How late a live message may arrive after one with a higher cursor (the SDK's default: 2000 ms). */
+  reorderWindowMs: number;
 }
 
 export interface RecoveryResult {
@@ -82,7 +86,7 @@ interface Sock {
   open: boolean;
   droppedAt?: number;
   reopenedAt?: number;
-  /** Agents: the last cursor received before the socket dropped (live messages after the reconnect do not move it). */
+  /** Agents: where the catch-up starts ({@link RecoverySpec.reorderWindowMs}; live messages after the drop do not move it). */
   resumeFrom?: string;
   /** Agents: a drop not yet followed by a completed catch-up. */
   behind?: boolean;
@@ -105,7 +109,16 @@ export async function runRecovery(spec: RecoverySpec): Promise<RecoveryResult> {
   const sent = Array.from({ length: n }, () => 0);
   const ackedAt = Array.from({ length: n }, () => new Map<number, number>());
   const received = Array.from({ length: n }, () => new Set<number>());
-  const lastCursor: (string | undefined)[] = Array.from({ length: n }, () => undefined);
+  // Per agent: cursors received live (with the time) and where its last catch-up ended.
+  const live = Array.from({ length: n }, () => [] as { at: number; cursor: string }[]);
+  const caughtUpTo: (string | undefined)[] = Array.from({ length: n }, () => undefined);
+  const newer = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : Number(b) > Number(a) ? b : a);
+  /** The SDK's resume point: the newest live cursor settled (older than the reorder window) at `at`, or the catch-up's end if newer. */
+  const resumePoint = (pair: number, at: number) => {
+    let settled: string | undefined;
+    for (const e of live[pair]!) if (e.at <= at - spec.reorderWindowMs) settled = newer(settled, e.cursor);
+    return newer(settled, caughtUpTo[pair]);
+  };
   const ackCursor = Array.from({ length: n }, () => new Map<number, string>());
   let fetchedFromHistory = 0;
 
@@ -135,6 +148,7 @@ export async function runRecovery(spec: RecoverySpec): Promise<RecoveryResult> {
         }
       }
       if (!page.next_cursor || page.messages.length === 0) {
+        caughtUpTo[s.pair] = newer(caughtUpTo[s.pair], since);
         s.behind = false;
         return;
       }
@@ -159,7 +173,7 @@ export async function runRecovery(spec: RecoverySpec): Promise<RecoveryResult> {
         s.droppedAt ??= performance.now();
         if (s.role === 'agent' && !s.behind) {
           s.behind = true;
-          s.resumeFrom = lastCursor[s.pair];
+          s.resumeFrom = resumePoint(s.pair, performance.now());
         }
         void reconnect(s);
       });
@@ -168,7 +182,10 @@ export async function runRecovery(spec: RecoverySpec): Promise<RecoveryResult> {
         if (frame.event === 'ping') sock.send('{"event":"pong","data":{}}');
         else if (frame.event === 'message' && s.role === 'agent') {
           received[s.pair]!.add(headerSeq(frame.data.header_blob as string).seq);
-          lastCursor[s.pair] = frame.data.cursor as string;
+          const at = performance.now();
+          const list = live[s.pair]!;
+          list.push({ at, cursor: frame.data.cursor as string });
+          while (list.length > 0 && list[0]!.at < at - 10 * spec.reorderWindowMs) list.shift();
         } else if (frame.event === 'message_ack' && s.role === 'owner') ackedAt[s.pair]!.set(Number(frame.data.client_ref), performance.now());
         else if (frame.event === 'error') fail(JSON.stringify(frame.data));
       });

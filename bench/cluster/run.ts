@@ -193,6 +193,7 @@ async function main(): Promise<number> {
           beforeMs: 3000,
           deadlineMs: 30_000,
           retryMs: 100,
+          reorderWindowMs: 2000,
         });
         if (recovery.lost > 0 || !Number.isFinite(recovery.caughtUpMs)) ok = false;
       }
