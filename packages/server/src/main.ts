@@ -14,7 +14,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { describeConfig, loadConfig } from './config.js';
 import { startCreateFromSeed } from './db/pglite-seed.js';
-import { compilePendingSchemas } from './http/lazy-schemas.js';
 
 /** Longest graceful shutdown before the process exits anyway (ms). */
 const DRAIN_LIMIT_MS = 10_000;
@@ -30,7 +29,6 @@ app.log.info(
   { database: config.databaseUrl ? 'postgresql' : `pglite (${config.dataDir})`, identity: config.oidc ? config.oidc.issuer : 'built-in dev provider' },
   `Parley ${config.version} listening on http://${config.host}:${config.port} (docs: /docs)`,
 );
-compilePendingSchemas().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile (that route answers 500)'));
 
 let metricsServer: http.Server | undefined;
 if (config.metricsPort !== undefined) {
@@ -69,3 +67,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     );
   });
 }
+
+// Last, after the signal handlers are in place (this await lets requests in). Imported here, not
+// at the top: only what unpacks the seed loads before the app (see above).
+const { compilePendingSchemas } = await import('./http/lazy-schemas.js');
+compilePendingSchemas().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile (that route answers 500)'));

@@ -1,9 +1,10 @@
 /**
  * Build step (issue 14 item 5, cold start): bundle the service's entry point, `dist/main.js` as
- * tsc wrote it, with everything it imports into one ES module written over it, so `npm start`
- * loads one file instead of some 1,200 (module resolution and loading was the largest part of
- * the service's start-up time). `node dist/build/bundle.js` runs after tsc (package.json
- * `build`); without it `dist/main.js` is tsc's own and works the same, only slower to start.
+ * tsc wrote it, with everything it imports into a few ES modules under `dist/start`, and make
+ * `dist/main.js` load them, so `npm start` loads a handful of files instead of some 1,200 (module
+ * resolution and loading was the largest part of the service's start-up time). `node
+ * dist/build/bundle.js` runs after tsc (package.json `build`); without it `dist/main.js` is
+ * tsc's own and works the same, only slower to start.
  *
  * Kept outside the bundle (loaded from node_modules as usual): packages that find their own files
  * next to their code (`__dirname`, `import.meta.url`: PGlite's WebAssembly, the Swagger UI's
@@ -19,6 +20,8 @@ import * as esbuild from 'esbuild';
 
 const DIST = fileURLToPath(new URL('..', import.meta.url));
 const ENTRY = path.join(DIST, 'main.js');
+/** Where the bundle's files go; `dist/main.js` becomes a one-line loader of `start/main.js`. */
+const OUT_DIR = path.join(DIST, 'start');
 
 /** Packages loaded from node_modules at run time, not bundled (see the header). */
 export const EXTERNAL = [
@@ -35,7 +38,7 @@ export const EXTERNAL = [
 const SELF_LOCATING = /\b__dirname\b|\b__filename\b|\bimport\.meta\.url\b|\bimport\.meta\.dirname\b/;
 
 /** Rewrites `import.meta.url` in the service's own modules (tsc output under `dist`, and the protocol package's) to their unbundled URL. */
-function ownModuleUrls(outfile: string): esbuild.Plugin {
+function ownModuleUrls(outdir: string): esbuild.Plugin {
   return {
     name: 'own-module-urls',
     setup(build) {
@@ -43,19 +46,28 @@ function ownModuleUrls(outfile: string): esbuild.Plugin {
         if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
         const source = await fs.promises.readFile(args.path, 'utf8');
         if (!source.includes('import.meta.url')) return undefined;
-        const relative = path.relative(path.dirname(outfile), args.path).split(path.sep).join('/');
+        const relative = path.relative(outdir, args.path).split(path.sep).join('/');
         return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(`./${relative}`)}, import.meta.url).href`), loader: 'js' };
       });
     },
   };
 }
 
-/** Bundle `entry` into `outfile` (default: over `dist/main.js`). @throws when a bundled package locates its own files. */
-export async function bundle(entry: string = ENTRY, outfile: string = ENTRY): Promise<{ inputs: number; bytes: number }> {
+/**
+ * Bundle `entry` (default: tsc's `dist/main.js`) into `outdir` (default `dist/start`): the entry
+ * chunk holds what runs before the app is imported (config, the PGlite seed), the app and its
+ * dependencies come in chunks the entry's dynamic `import('./app.js')` loads, so the seed is
+ * being unpacked while they load. `dist/main.js` is then replaced by a loader of the entry chunk.
+ * @throws when a bundled package locates its own files.
+ */
+export async function bundle(entry: string = ENTRY, outdir: string = OUT_DIR): Promise<{ inputs: number; bytes: number }> {
+  if (fs.readFileSync(entry, 'utf8').includes('bundled by src/build/bundle.ts')) throw new Error(`${entry} is already the bundle's loader: run tsc first`);
+  fs.rmSync(outdir, { recursive: true, force: true });
   const result = await esbuild.build({
-    entryPoints: [entry],
-    outfile,
-    allowOverwrite: true,
+    entryPoints: { main: entry },
+    outdir,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -63,19 +75,24 @@ export async function bundle(entry: string = ENTRY, outfile: string = ENTRY): Pr
     external: EXTERNAL,
     // Bundled CommonJS packages call require() for Node's modules and optional packages.
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module';\nconst require = __parleyCreateRequire(import.meta.url);" },
-    plugins: [ownModuleUrls(outfile)],
+    plugins: [ownModuleUrls(outdir)],
     metafile: true,
     logLevel: 'error',
     legalComments: 'none',
   });
-  const selfLocating = Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules/') && SELF_LOCATING.test(fs.readFileSync(input, 'utf8')));
+  const selfLocating = Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules/') && fs.existsSync(input) && SELF_LOCATING.test(fs.readFileSync(input, 'utf8')));
   if (selfLocating.length > 0) {
     throw new Error(`these bundled files locate their own files (add their packages to EXTERNAL in src/build/bundle.ts):\n${selfLocating.join('\n')}`);
   }
-  return { inputs: Object.keys(result.metafile.inputs).length, bytes: fs.statSync(outfile).size };
+  if (entry === ENTRY) {
+    const loader = path.relative(DIST, path.join(outdir, 'main.js')).split(path.sep).join('/');
+    fs.writeFileSync(ENTRY, `// The service, bundled by src/build/bundle.ts at build time (tsc's own main.js is bundled there).\nimport './${loader}';\n`);
+  }
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+  return { inputs: Object.keys(result.metafile.inputs).length, bytes };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { inputs, bytes } = await bundle();
-  console.log(`bundled ${inputs} modules into ${path.relative(process.cwd(), ENTRY)} (${(bytes / 1e6).toFixed(1)} MB)`);
+  console.log(`bundled ${inputs} modules into ${path.relative(process.cwd(), OUT_DIR)} (${(bytes / 1e6).toFixed(1)} MB); ${path.relative(process.cwd(), ENTRY)} loads it`);
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
 import type { Database, Db } from './client.js';
 
@@ -76,6 +77,24 @@ export function readTar(tar: Uint8Array): TarEntry[] {
   return entries;
 }
 
+/** The worker that unpacks off the main thread (dist only: from source there is no .js to start). */
+const WORKER_FILE = fileURLToPath(new URL('./seed-worker.js', import.meta.url));
+
+/**
+ * {@link unpackSeedHere} on a worker thread, so that gunzip, tar parsing and the file writes'
+ * JavaScript side cost the main thread nothing while it loads the app; on the calling thread
+ * where the worker's file is missing (running from source).
+ */
+function unpackSeedInWorker(dataDir: string, file: string): Promise<boolean> {
+  if (!fs.existsSync(WORKER_FILE)) return unpackSeedHere(dataDir, file);
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_FILE, { workerData: { dataDir, file } });
+    worker.once('message', (made: boolean) => resolve(made));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the seed worker exited with ${code}`)));
+  });
+}
+
 /** Unpackings started ahead by {@link startCreateFromSeed}, by resolved data directory. */
 const started = new Map<string, Promise<boolean>>();
 
@@ -85,7 +104,7 @@ const started = new Map<string, Promise<boolean>>();
  * over this run and its outcome instead of starting another.
  */
 export function startCreateFromSeed(dataDir: string, file: string = DEFAULT_SEED_FILE): void {
-  const run = unpackSeed(dataDir, file);
+  const run = unpackSeedInWorker(dataDir, file);
   run.catch(() => undefined); // its taker sees the error
   started.set(path.resolve(dataDir), run);
 }
@@ -108,10 +127,11 @@ export async function createFromSeed(dataDir: string, file: string = DEFAULT_SEE
     started.delete(key);
     return ahead;
   }
-  return unpackSeed(dataDir, file);
+  return unpackSeedHere(dataDir, file);
 }
 
-async function unpackSeed(dataDir: string, file: string): Promise<boolean> {
+/** {@link createFromSeed}'s work, on the calling thread. */
+export async function unpackSeedHere(dataDir: string, file: string): Promise<boolean> {
   if (fs.existsSync(dataDir) || !fs.existsSync(file)) return false;
   const entries = readTar(await gunzip(await fs.promises.readFile(file)));
   const tmp = `${dataDir}.seeding-${process.pid}`;

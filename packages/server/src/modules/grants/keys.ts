@@ -15,7 +15,7 @@
  * has not loaded (at most one reload a second, shared by the callers, who wait for it), so a rotation reaches every instance within
  * that interval without a restart.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { base58btc } from 'multiformats/bases/base58';
 import { and, desc, eq, like, lte } from 'drizzle-orm';
 import { calculateJwkThumbprint, importJWK, type CryptoKey, type JWK } from 'jose';
@@ -46,6 +46,15 @@ const ED25519_PRIV_PREFIX = [0x80, 0x26] as const;
 
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
+/** PKCS #8 DER of an Ed25519 private key, up to the 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** The Ed25519 public key of `seed`, by node:crypto (the first call of the pure-JS one costs tens of ms at start-up). */
+function ed25519PublicKey(seed: Uint8Array): Buffer {
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  return Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url');
+}
+
 /**
  * The 32-byte Ed25519 seed of a `privateKeyMultibase` (`z` + base58btc(0x80 0x26 ‖ seed ‖ public)).
  * @throws when the value is not that encoding.
@@ -68,7 +77,7 @@ interface LoadedKey {
 async function publicJwkOf(stored: { publicKeyMultibase: string; privateKeyMultibase: string }, purpose: string): Promise<{ jwk: SptPublicJwk; seed: Uint8Array }> {
   const seed = decodePrivateKeyMultibase(stored.privateKeyMultibase);
   const pub = decodePublicKeyMultibase(stored.publicKeyMultibase);
-  if (!pub || !Buffer.from(ed25519.getPublicKey(seed)).equals(Buffer.from(pub))) throw new Error(`platform key ${purpose}: the public key does not match the private key`);
+  if (!pub || !ed25519PublicKey(seed).equals(Buffer.from(pub))) throw new Error(`platform key ${purpose}: the public key does not match the private key`);
   const base = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: b64url(pub) };
   return { jwk: { ...base, kid: await calculateJwkThumbprint(base), alg: 'EdDSA', use: 'sig' }, seed };
 }
