@@ -157,20 +157,23 @@ export const SCENARIOS: Scenario[] = [
 
 /**
  * Single primitives, to read the table above: the Double Ratchet signs every header with Ed25519
- * and verifies it (noble, pure JS) and adds a DH ratchet step (X25519 key pair + 2 DH) whenever the
- * direction changes; ts-mls signs and verifies every application message through WebCrypto
- * (importing the PKCS#8 key on every signature) and derives its keys with async WebCrypto calls.
+ * and verifies it (through the SDK's crypto provider: node:crypto or @noble) and adds a DH ratchet
+ * step (X25519 key pair + 2 DH) whenever the direction changes; ts-mls signs and verifies every
+ * application message through WebCrypto (importing the PKCS#8 key on every signature) and derives
+ * its keys with async WebCrypto calls.
  */
 export interface Primitive {
   id: string;
   label: string;
+  /** Does not go through the SDK's provider: measured once, under the first provider. */
+  independent?: true;
   setup(): Step;
 }
 
 export const PRIMITIVES: Primitive[] = [
   {
     id: 'ed25519-sign',
-    label: 'Ed25519 sign, 256 B (@noble/curves, Double Ratchet headers)',
+    label: 'Ed25519 sign, 256 B (SDK provider, Double Ratchet headers)',
     setup() {
       const kp = ed25519Keygen();
       const msg = randomBytes(256);
@@ -179,7 +182,7 @@ export const PRIMITIVES: Primitive[] = [
   },
   {
     id: 'ed25519-verify',
-    label: 'Ed25519 verify, 256 B (@noble/curves, Double Ratchet headers)',
+    label: 'Ed25519 verify, 256 B (SDK provider, Double Ratchet headers)',
     setup() {
       const kp = ed25519Keygen();
       const msg = randomBytes(256);
@@ -191,7 +194,7 @@ export const PRIMITIVES: Primitive[] = [
   },
   {
     id: 'x25519-dh',
-    label: 'X25519 DH (@noble/curves; a DH ratchet step is 1 key pair + 2 DH)',
+    label: 'X25519 DH (SDK provider; a DH ratchet step is 1 key pair + 2 DH)',
     setup() {
       const a = x25519Keygen();
       const b = x25519Keygen();
@@ -199,8 +202,16 @@ export const PRIMITIVES: Primitive[] = [
     },
   },
   {
+    id: 'x25519-keygen',
+    label: 'X25519 key pair (SDK provider; one per DH ratchet step)',
+    setup() {
+      return () => void x25519Keygen();
+    },
+  },
+  {
     id: 'webcrypto-sign-verify',
     label: 'Ed25519 sign+verify, 256 B (WebCrypto, PKCS#8 import per signature, as ts-mls does)',
+    independent: true,
     setup() {
       const subtle = globalThis.crypto.subtle;
       const msg = new Uint8Array(new ArrayBuffer(256));
