@@ -13,6 +13,7 @@
  * The provider is switched with useCryptoProvider, which is per process: vitest runs every test
  * file in its own fork, so nothing leaks into other files.
  */
+import * as nodeCrypto from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -49,6 +50,7 @@ import {
   type WireMessage,
 } from '../src/crypto/index.js';
 import { MlsClient } from '../src/mls/index.js';
+import { createNodeBackend, type NodeCryptoModule } from '../src/crypto/backend-node.js';
 
 const PROVIDERS = ['node', 'noble'] as const;
 type Provider = (typeof PROVIDERS)[number];
@@ -320,6 +322,30 @@ describe('node and noble agree byte for byte on random inputs', () => {
     xs[0]! ^= 0x40;
     expect(hex(x25519DH(xs, peer.publicKey))).not.toBe(before);
     expect(hex(x25519DH(xs, peer.publicKey))).toBe(on('noble', () => hex(x25519DH(xs, peer.publicKey))));
+  });
+});
+
+describe('the node backend on a Node that refuses a private JWK with a placeholder x', () => {
+  it('goes over to PKCS#8 DER and still gives the RFC 8032 / RFC 7748 answers', () => {
+    let refused = 0;
+    const strict = {
+      ...nodeCrypto,
+      createPrivateKey(input: Parameters<NodeCryptoModule['createPrivateKey']>[0]) {
+        if (input.format === 'jwk') {
+          refused++;
+          throw new Error('JWK "x" does not match "d"');
+        }
+        return nodeCrypto.createPrivateKey(input as Parameters<typeof nodeCrypto.createPrivateKey>[0]);
+      },
+    } as unknown as NodeCryptoModule;
+    const b = createNodeBackend(strict);
+    const v = RFC8032[2]!;
+    expect(hex(b.ed25519Sign(h(v.message), h(v.secret)))).toBe(v.signature);
+    expect(hex(b.ed25519PublicKey(h(RFC8032[1]!.secret)))).toBe(RFC8032[1]!.public);
+    expect(hex(b.x25519PublicKey(h('77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a')))).toBe(
+      '8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a',
+    );
+    expect(refused).toBe(1); // tried once, then DER only
   });
 });
 

@@ -5,7 +5,9 @@
  * - Keys enter OpenSSL as JWK (`{kty: 'OKP', crv, d, x}`): about 25 µs per private key and 6 µs
  *   per public key on Node 20, where PKCS#8 / SPKI DER costs 200-700 µs. For a private key Node
  *   builds the key from `d` alone (`x` must be a string but is not used, so a placeholder is
- *   passed and the public key is read back from the KeyObject).
+ *   passed and the public key is read back from the KeyObject). Should a Node version refuse
+ *   that, private keys go in as PKCS#8 DER (RFC 8410) from then on; should one use the
+ *   placeholder, the start-up self-test's RFC 8032 signature fails and the SDK stays on @noble.
  * - KeyObjects are cached per key array (a WeakMap keyed by the `Uint8Array`, checked against a
  *   copy of its bytes on every hit, so a changed array is never served a stale key): the identity
  *   key signs every Double Ratchet header, the peer identity key verifies every one, and a fresh
@@ -52,7 +54,7 @@ type Jwk = { kty: 'OKP'; crv: 'Ed25519' | 'X25519'; x: string; d?: string };
 
 /** The part of node:crypto this backend uses (structural, so the SDK needs no @types/node in browsers). */
 export interface NodeCryptoModule {
-  createPrivateKey(input: { key: Jwk; format: 'jwk' }): NodeKeyObject;
+  createPrivateKey(input: { key: Jwk; format: 'jwk' } | { key: Uint8Array; format: 'der'; type: 'pkcs8' }): NodeKeyObject;
   createPublicKey(input: { key: Jwk; format: 'jwk' }): NodeKeyObject;
   generateKeyPairSync(type: 'ed25519' | 'x25519'): { privateKey: NodeKeyObject; publicKey: NodeKeyObject };
   sign(algorithm: null, data: Uint8Array, key: NodeKeyObject): Uint8Array;
@@ -107,6 +109,12 @@ function fromB64url(text: string | undefined, what: string): Uint8Array {
   }
   return out;
 }
+
+/** RFC 8410 §7 PKCS#8 DER of an Ed25519 / X25519 private key, before its 32 raw bytes. */
+const PKCS8_PREFIX = {
+  Ed25519: Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20),
+  X25519: Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20),
+};
 
 /** Placeholder `x` for private-key JWKs (Node derives the public key from `d`). */
 const PLACEHOLDER_X = b64url(new Uint8Array(32));
@@ -200,10 +208,28 @@ export function createNodeBackend(nc: NodeCryptoModule, version = 'node:crypto')
   const edPublic = new PublicKeyCache(1024);
   const xPrivate = new KeyCache();
   const xPublic = new KeyCache();
-  const makeEdPrivate = (seed: Uint8Array) => nc.createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: b64url(seed), x: PLACEHOLDER_X }, format: 'jwk' });
+  let jwkPrivate = true;
+  const makePrivate = (crv: 'Ed25519' | 'X25519', secret: Uint8Array): NodeKeyObject => {
+    if (jwkPrivate) {
+      try {
+        return nc.createPrivateKey({ key: { kty: 'OKP', crv, d: b64url(secret), x: PLACEHOLDER_X }, format: 'jwk' });
+      } catch {
+        jwkPrivate = false; // this Node wants a real `x`: use PKCS#8 DER from now on
+      }
+    }
+    const der = new Uint8Array(PKCS8_PREFIX[crv].length + 32);
+    der.set(PKCS8_PREFIX[crv]);
+    der.set(secret, PKCS8_PREFIX[crv].length);
+    try {
+      return nc.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+    } finally {
+      der.fill(0);
+    }
+  };
+  const makeEdPrivate = (seed: Uint8Array) => makePrivate('Ed25519', seed);
   const makeEdPublic = (pub: Uint8Array) =>
     strictEd25519PublicKey(pub) ? nc.createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64url(pub) }, format: 'jwk' }) : null;
-  const makeXPrivate = (secret: Uint8Array) => nc.createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64url(secret), x: PLACEHOLDER_X }, format: 'jwk' });
+  const makeXPrivate = (secret: Uint8Array) => makePrivate('X25519', secret);
   const makeXPublic = (pub: Uint8Array) => nc.createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: b64url(pub) }, format: 'jwk' });
 
   const keyPair = (type: 'ed25519' | 'x25519', privCache: KeyCache): KeyPair => {
