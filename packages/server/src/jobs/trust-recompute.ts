@@ -41,7 +41,7 @@ export function scheduleTrustRecompute(o: TrustRecomputeJobOptions): () => Promi
     ...(o.instanceId ? { instanceId: o.instanceId } : {}),
     run: async () => {
       const s = await o.engine.recomputeAll();
-      return { tenants: s.tenants, failed_tenants: s.failedTenants, skipped_tenants: s.skippedTenants, agents: s.agents, snapshots: s.snapshots, tier_changes: s.tierChanges };
+      return { tenants: s.tenants, failed_tenants: s.failedTenants, skipped_tenants: s.skippedTenants, agents: s.agents, rolled_up_pairs: s.rolledUpPairs, snapshots: s.snapshots, tier_changes: s.tierChanges };
     },
   });
 }

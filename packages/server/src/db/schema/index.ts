@@ -27,7 +27,7 @@ export { webhookDeliveries } from './webhooks.js';
 export { decisions } from './decisions.js';
 export { tenantSettings, scanRuleSets } from './settings.js';
 export { auditEvents } from './audit.js';
-export { telemetrySpans } from './telemetry.js';
+export { telemetryRollupDirty, telemetrySpanRollups, telemetrySpans } from './telemetry.js';
 export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';
 export { skillGrants } from './grants.js';
 export { shadowSessions, shadowObservations } from './shadow.js';

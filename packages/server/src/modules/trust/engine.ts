@@ -1,10 +1,11 @@
 /**
  * The trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14; docs/trust-scoring.md for the
  * formulas, docs/decisions.md "Trust engine" for the choices made here). A recompute of one tenant
- * is ONE tenant-scoped transaction:
+ * is ONE tenant-scoped transaction, preceded by a short one that re-rolls the tenant's dirty span
+ * days (trust/rollups.ts rollUpDirtyDays: closed days whose spans changed since their roll-up):
  *
  * 1. extract 90 UTC days of DailySignals for every scored agent at once (trust/repo.ts, one query
- *    per source);
+ *    per source; spans from the daily roll-ups, today's partial day from raw spans);
  * 2. per window (7d, 30d, 90d = the N UTC days ending today): measure each agent in two passes
  *    (first tokensPerSuccessfulTask for the fleet median, then measureDimensions), take the fleet
  *    medians, apply the §3.9 fallbacks (48-hour warm-up from activation, fleet median for missing
@@ -41,6 +42,7 @@ import { applyFallbacks, telemetryComposite } from './fallbacks.js';
 import { fleetMedians, median, percentileRank } from './fleet.js';
 import { baselineFor, chooseBaselineWindow } from './psi.js';
 import * as repo from './repo.js';
+import { rollUpDirtyDays } from './rollups.js';
 import {
   TIER_HOLD_DAYS,
   TRUST_DIMENSIONS,
@@ -87,6 +89,8 @@ export interface RecomputeSummary {
   /** Tenants skipped because another recompute of theirs was running (recomputeAll only). */
   skippedTenants: number;
   agents: number;
+  /** (device, day) span roll-ups rebuilt before scoring (trust/rollups.ts rollUpDirtyDays). */
+  rolledUpPairs: number;
   snapshots: number;
   dailyScores: number;
   baselines: number;
@@ -94,7 +98,7 @@ export interface RecomputeSummary {
   durationMs: number;
 }
 
-const emptySummary = (): RecomputeSummary => ({ tenants: 0, failedTenants: 0, skippedTenants: 0, agents: 0, snapshots: 0, dailyScores: 0, baselines: 0, tierChanges: 0, durationMs: 0 });
+const emptySummary = (): RecomputeSummary => ({ tenants: 0, failedTenants: 0, skippedTenants: 0, agents: 0, rolledUpPairs: 0, snapshots: 0, dailyScores: 0, baselines: 0, tierChanges: 0, durationMs: 0 });
 
 /** One agent's score in one window. */
 export interface AgentWindowScore {
@@ -181,11 +185,13 @@ export class TrustEngine {
    * Returns the counts written (`tenants` = 1).
    * @throws RecomputeBusyError (409) when another recompute of the tenant is running.
    */
-  recomputeTenantOnce(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
+  async recomputeTenantOnce(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
     const started = performance.now();
+    // Step 0, its own short transaction: re-roll the closed days whose spans changed (late spans included).
+    const rolled = await rollUpDirtyDays(this.deps.db, tenantId, utcDay(now));
     return withTenant(this.deps.db, tenantId, async (tx) => {
       await lockTenantRecompute(tx, tenantId);
-      const summary = { ...emptySummary(), tenants: 1 };
+      const summary = { ...emptySummary(), tenants: 1, rolledUpPairs: rolled.pairs };
       const agents = await repo.listAgents(tx, tenantId);
       summary.agents = agents.length;
       const scored = new Set(agents.flatMap((a) => (a.identityId ? [a.identityId] : [])));
@@ -297,6 +303,7 @@ export class TrustEngine {
         const s = await this.recomputeTenantOnce(id, now);
         total.tenants++;
         total.agents += s.agents;
+        total.rolledUpPairs += s.rolledUpPairs;
         total.snapshots += s.snapshots;
         total.dailyScores += s.dailyScores;
         total.baselines += s.baselines;

@@ -10,8 +10,7 @@
  * |------------------------------------------|---------------------|
  * | device_presence                          | presenceHours (distinct UTC hours seen, from the activation hour on) |
  * | decisions (day of `resolved_at`)         | decisionLatenciesSec (approved / denied / deferred: resolved_at − created_at), decisionsExpired |
- * | telemetry_spans (day of `start_time`), one scan grouped by (device, day, name, version) | spans, errorSpans (status_code 2), tasks/tasksOk (`svc.task`), tools/toolsOk (`svc.tool`), taskTokens/taskTokensOk, spanNames, versions {spans, errors, firstSeen} by resource `service.version` |
- * | telemetry_spans, groups with an error    | recoveredErrors (window function over (device, trace, name)) |
+ * | telemetry_span_rollups (closed days) and telemetry_spans (today, start ≤ now): trust/rollups.ts, one row per (device, day) | spans, errorSpans (status_code 2), tasks/tasksOk (`svc.task`), tools/toolsOk (`svc.tool`), taskTokens/taskTokensOk, spanNames, versions {spans, errors, firstSeen} by resource `service.version`, recoveredErrors (an OK span of the same trace and name later the same UTC day) |
  * | messages + room_messages + a2a_messages  | messages (by `sender_device_id`, day of `created_at`) |
  * | policy_evaluations                       | policyEvaluations, policyViolations (outcome block or hold) |
  *
@@ -25,6 +24,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import type { DailyDimensionRow } from './psi.js';
 import { addDays, DAY_MS, dayStart, utcDay } from './days.js';
+import { readSpanDays, ROLLUP_WORK_MEM } from './rollups.js';
 import { emptySignals, type DailySignals, type DimensionScores, type DimensionSource, type ScorePoint, type Tier, type TrustDimension, type TrustWindow } from './types.js';
 
 const HOUR_MS = 3_600_000;
@@ -87,26 +87,8 @@ export function observedHoursOf(day: string, since: Date, now: Date, seenThisHou
   return Math.min(24, full + current);
 }
 
-/**
- * A numeric span attribute (the text of a JSON number, or a string of digits: otlp.ts stores an
- * int64 beyond 2^53 as a string), else null; negative or non-numeric values count as absent.
- */
-const numAttr = (key: string) => sql.raw(`(case when attributes->>'${key}' ~ '^[0-9]+(\\.[0-9]+)?$' then (attributes->>'${key}')::float8 end)`);
-
-/**
- * Tokens of a span (docs/decisions.md "Trust engine"): `gen_ai.usage.input_tokens` +
- * `gen_ai.usage.output_tokens` when either is present (a missing one counts 0), else `svc.tokens`,
- * else 0.
- */
-const TOKENS = sql`coalesce(case when ${numAttr('gen_ai.usage.input_tokens')} is not null or ${numAttr('gen_ai.usage.output_tokens')} is not null
-  then coalesce(${numAttr('gen_ai.usage.input_tokens')}, 0) + coalesce(${numAttr('gen_ai.usage.output_tokens')}, 0)
-  else ${numAttr('svc.tokens')} end, 0)`;
-
 /** `work_mem` of the extraction transaction (SET LOCAL). */
-export const EXTRACT_WORK_MEM = '64MB';
-
-/** Spans the service itself writes on the agent's device (tier changes): not agent behaviour, never scored. */
-export const SERVICE_SPAN = 'svc.trust';
+export const EXTRACT_WORK_MEM = ROLLUP_WORK_MEM;
 
 const DAY_OF = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`);
 
@@ -167,73 +149,22 @@ export async function extractSignals(tx: Tx, tenantId: string, agents: readonly 
     s.decisionsExpired = Number(r.expired);
   }
 
-  // telemetry_spans, ONE scan grouped by (device, day, name, resource `service.version`), rolled up
-  // here into the day's counters, its span-name mix and its versions (cheaper than grouping sets).
-  const spanWhere = sql`tenant_id = ${tenantId} and start_time >= ${from}::timestamptz and start_time <= ${to}::timestamptz and name <> ${SERVICE_SPAN}`;
-  for (const r of await rows<{ device_id: string; day: string; name: string; version: string | null; spans: number; errors: number; tokens: number; tokens_ok: number; first_ms: number }>(
-    tx,
-    sql`
-      select device_id, to_char(d, 'YYYY-MM-DD') as day, name, version, count(*)::int as spans,
-             (count(*) filter (where status_code = 2))::int as errors,
-             coalesce(sum(tokens), 0)::float8 as tokens,
-             coalesce(sum(tokens) filter (where status_code <> 2), 0)::float8 as tokens_ok,
-             extract(epoch from min(start_time))::float8 * 1000 as first_ms
-      from (
-        select device_id, (start_time at time zone 'UTC')::date as d, name, status_code, start_time,
-               resource->>'service.version' as version,
-               case when name = 'svc.task' then ${TOKENS} end as tokens
-        from telemetry_spans
-        where ${spanWhere}
-      ) s
-      group by device_id, d, name, version`,
-  )) {
-    const s = cell(r.device_id, r.day);
+  // Spans: the daily roll-ups of the closed days and today's partial day from raw spans
+  // (trust/rollups.ts; the recompute re-rolls dirty days first).
+  for (const r of await readSpanDays(tx, tenantId, fromDay, now)) {
+    const s = cell(r.deviceId, r.day);
     if (!s) continue;
-    const n = Number(r.spans);
-    const errors = Number(r.errors);
-    s.spans += n;
-    s.errorSpans += errors;
-    s.spanNames[r.name] = (s.spanNames[r.name] ?? 0) + n;
-    if (r.name === 'svc.task') {
-      s.tasks += n;
-      s.tasksOk += n - errors;
-      s.taskTokens += Number(r.tokens);
-      s.taskTokensOk += Number(r.tokens_ok);
-    } else if (r.name === 'svc.tool') {
-      s.tools += n;
-      s.toolsOk += n - errors;
-    }
-    if (r.version !== null) {
-      const first = new Date(Number(r.first_ms)).toISOString();
-      const v = s.versions[r.version];
-      if (!v) s.versions[r.version] = { spans: n, errors, firstSeen: first };
-      else {
-        v.spans += n;
-        v.errors += errors;
-        if (first < v.firstSeen) v.firstSeen = first;
-      }
-    }
-  }
-
-  // Recovered errors: a window over (device, trace, name), restricted to the groups that have an
-  // error (a semi-join on the error spans), so only those rows are sorted.
-  for (const r of await rows<{ device_id: string; day: string; recovered: number }>(
-    tx,
-    sql`
-      select device_id, to_char(d, 'YYYY-MM-DD') as day, (count(*) filter (where status_code = 2 and last_ok > start_time))::int as recovered
-      from (
-        select s.device_id, (s.start_time at time zone 'UTC')::date as d, s.status_code, s.start_time,
-               max(s.start_time) filter (where s.status_code <> 2) over (partition by s.device_id, s.trace_id, s.name) as last_ok
-        from telemetry_spans s
-        where ${spanWhere}
-          and exists (select 1 from telemetry_spans e
-                      where e.tenant_id = ${tenantId} and e.device_id = s.device_id and e.trace_id = s.trace_id and e.name = s.name and e.status_code = 2
-                        and e.start_time >= ${from}::timestamptz and e.start_time <= ${to}::timestamptz)
-      ) w
-      group by 1, 2`,
-  )) {
-    const s = cell(r.device_id, r.day);
-    if (s) s.recoveredErrors = Number(r.recovered);
+    s.spans = r.spans;
+    s.errorSpans = r.errorSpans;
+    s.tasks = r.tasks;
+    s.tasksOk = r.tasksOk;
+    s.tools = r.tools;
+    s.toolsOk = r.toolsOk;
+    s.taskTokens = r.taskTokens;
+    s.taskTokensOk = r.taskTokensOk;
+    s.recoveredErrors = r.recoveredErrors;
+    s.spanNames = r.spanNames;
+    for (const [version, v] of Object.entries(r.versions)) s.versions[version] = { spans: v.spans, errors: v.errors, firstSeen: new Date(v.firstSeenMs).toISOString() };
   }
 
   // Messages sent: direct, room and A2A (an A2A row is visible to both tenants; counted by its sender).

@@ -1,0 +1,291 @@
+/**
+ * Daily span roll-ups of the trust engine (SPEC §3.9, §4.14; DESIGN §8.14; docs/decisions.md
+ * "Trust engine": roll-ups and span retention). The engine reads a day's span signals from ONE
+ * row of `telemetry_span_rollups` per (device, UTC day) instead of scanning the day's raw spans:
+ *
+ * - Every INSERT into telemetry_spans marks the (device, day) pairs it touched in
+ *   `telemetry_rollup_dirty` (a statement trigger, migration 0025), late spans of a past day too.
+ * - {@link rollUpDirtyDays} (run by the recompute before it reads, in its own transaction)
+ *   deletes the tenant's marks of CLOSED days (before the recompute's day), then rebuilds those
+ *   pairs' roll-ups from raw spans with {@link rollupSelect}, one statement per day.
+ * - {@link readSpanDays} answers the roll-ups of [fromDay, today) plus today's partial day computed
+ *   live from raw spans (start ≤ now) with the same {@link rollupSelect}: one definition of what a
+ *   day's spans mean, stored or not.
+ * - {@link pruneSpans} deletes raw spans older than the retention whose pair is not marked
+ *   (rolled up), in bounded batches; roll-ups are kept.
+ *
+ * A day's roll-up depends on that day's spans only: an error span is "recovered" when an OK span
+ * (status ≠ 2) of the same device, trace and name starts later on the SAME UTC day.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { addDays, dayStart, utcDay } from './days.js';
+
+/** Spans the service itself writes on the agent's device (tier changes): not agent behaviour, never scored. */
+export const SERVICE_SPAN = 'svc.trust';
+
+/** `work_mem` of the roll-up and extraction transactions (SET LOCAL): the span hash aggregate and the window sort stay in memory. */
+export const ROLLUP_WORK_MEM = '64MB';
+
+/** One (device, UTC day) of span signals, as stored in telemetry_span_rollups (or computed live for today). */
+export interface SpanDay {
+  deviceId: string;
+  /** `YYYY-MM-DD` (UTC) */
+  day: string;
+  spans: number;
+  errorSpans: number;
+  tasks: number;
+  tasksOk: number;
+  tools: number;
+  toolsOk: number;
+  taskTokens: number;
+  taskTokensOk: number;
+  recoveredErrors: number;
+  spanNames: Record<string, number>;
+  /** By resource `service.version`: spans, errors, first start time (epoch ms). */
+  versions: Record<string, { spans: number; errors: number; firstSeenMs: number }>;
+}
+
+/** Rows of a raw `execute` (both drivers answer `{ rows }`). */
+async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
+  return ((await tx.execute(q)) as unknown as { rows: T[] }).rows;
+}
+const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+
+/**
+ * A numeric span attribute (the text of a JSON number, or a string of digits: otlp.ts stores an
+ * int64 beyond 2^53 as a string), else null; negative or non-numeric values count as absent.
+ */
+const numAttr = (key: string) => sql.raw(`(case when attributes->>'${key}' ~ '^[0-9]+(\\.[0-9]+)?$' then (attributes->>'${key}')::float8 end)`);
+
+/**
+ * Tokens of a span (docs/decisions.md "Trust engine"): `gen_ai.usage.input_tokens` +
+ * `gen_ai.usage.output_tokens` when either is present (a missing one counts 0), else `svc.tokens`,
+ * else 0.
+ */
+const TOKENS = sql`coalesce(case when ${numAttr('gen_ai.usage.input_tokens')} is not null or ${numAttr('gen_ai.usage.output_tokens')} is not null
+  then coalesce(${numAttr('gen_ai.usage.input_tokens')}, 0) + coalesce(${numAttr('gen_ai.usage.output_tokens')}, 0)
+  else ${numAttr('svc.tokens')} end, 0)`;
+
+/**
+ * The span signals of ONE UTC day per device: spans of the tenant with `start_time` in
+ * [dayStart(day), until) (`until` ≤ the next day's start; [dayStart(day), until] when `inclusive`;
+ * `svc.trust` excluded), of `devices` when given, one row per device that has any. Columns: device_id, spans, error_spans, tasks, tasks_ok,
+ * tools, tools_ok, task_tokens, task_tokens_ok, recovered_errors, span_names, versions (the
+ * telemetry_span_rollups columns). One scan grouped by (device, name, version), plus a window over
+ * (device, trace, name) restricted to the groups that have an error (a semi-join on error spans).
+ */
+export function rollupSelect(tenantId: string, day: string, until: Date, devices?: readonly string[], inclusive = false): SQL {
+  const from = dayStart(day).toISOString();
+  const to = until.toISOString();
+  const lt = sql.raw(inclusive ? '<=' : '<');
+  const where = (a: string) =>
+    sql`${sql.raw(a)}.tenant_id = ${tenantId} and ${sql.raw(a)}.start_time >= ${from}::timestamptz and ${sql.raw(a)}.start_time ${lt} ${to}::timestamptz
+        and ${sql.raw(a)}.name <> ${SERVICE_SPAN}${devices ? sql` and ${sql.raw(a)}.device_id = any(${sql.param([...devices])}::uuid[])` : sql``}`;
+  return sql`
+    with g as (
+      select s.device_id, s.name, s.resource->>'service.version' as version, count(*)::int as n,
+             (count(*) filter (where s.status_code = 2))::int as e,
+             coalesce(sum(case when s.name = 'svc.task' then ${TOKENS} end), 0)::float8 as tok,
+             coalesce(sum(case when s.name = 'svc.task' and s.status_code <> 2 then ${TOKENS} end), 0)::float8 as tok_ok,
+             extract(epoch from min(s.start_time))::float8 * 1000 as first_ms
+      from telemetry_spans s where ${where('s')}
+      group by 1, 2, 3
+    ),
+    rec as (
+      select device_id, (count(*) filter (where status_code = 2 and last_ok > start_time))::int as recovered
+      from (
+        select s.device_id, s.status_code, s.start_time,
+               max(s.start_time) filter (where s.status_code <> 2) over (partition by s.device_id, s.trace_id, s.name) as last_ok
+        from telemetry_spans s
+        where ${where('s')}
+          and exists (select 1 from telemetry_spans e where ${where('e')}
+                        and e.device_id = s.device_id and e.trace_id = s.trace_id and e.name = s.name and e.status_code = 2)
+      ) w group by 1
+    ),
+    names as (
+      select device_id, jsonb_object_agg(name, n) as span_names
+      from (select device_id, name, sum(n)::int as n from g group by 1, 2) x group by 1
+    ),
+    vers as (
+      select device_id, jsonb_object_agg(version, jsonb_build_object('spans', n, 'errors', e, 'firstSeenMs', first_ms)) as versions
+      from (select device_id, version, sum(n)::int as n, sum(e)::int as e, min(first_ms) as first_ms from g where version is not null group by 1, 2) x
+      group by 1
+    ),
+    tot as (
+      select device_id, sum(n)::int as spans, sum(e)::int as error_spans,
+             coalesce(sum(n) filter (where name = 'svc.task'), 0)::int as tasks,
+             coalesce(sum(n - e) filter (where name = 'svc.task'), 0)::int as tasks_ok,
+             coalesce(sum(n) filter (where name = 'svc.tool'), 0)::int as tools,
+             coalesce(sum(n - e) filter (where name = 'svc.tool'), 0)::int as tools_ok,
+             sum(tok)::float8 as task_tokens, sum(tok_ok)::float8 as task_tokens_ok
+      from g group by 1
+    )
+    select tot.device_id, tot.spans, tot.error_spans, tot.tasks, tot.tasks_ok, tot.tools, tot.tools_ok, tot.task_tokens, tot.task_tokens_ok,
+           coalesce(rec.recovered, 0)::int as recovered_errors, names.span_names, coalesce(vers.versions, '{}'::jsonb) as versions
+    from tot join names using (device_id) left join rec using (device_id) left join vers using (device_id)`;
+}
+
+interface SpanDayRow {
+  device_id: string;
+  day: string;
+  spans: number;
+  error_spans: number;
+  tasks: number;
+  tasks_ok: number;
+  tools: number;
+  tools_ok: number;
+  task_tokens: number;
+  task_tokens_ok: number;
+  recovered_errors: number;
+  span_names: unknown;
+  versions: unknown;
+}
+
+const toSpanDay = (r: SpanDayRow): SpanDay => {
+  const versions = json<Record<string, { spans: number; errors: number; firstSeenMs: number }>>(r.versions);
+  for (const v of Object.values(versions)) {
+    v.spans = Number(v.spans);
+    v.errors = Number(v.errors);
+    v.firstSeenMs = Number(v.firstSeenMs);
+  }
+  const spanNames = json<Record<string, number>>(r.span_names);
+  for (const k of Object.keys(spanNames)) spanNames[k] = Number(spanNames[k]);
+  return {
+    deviceId: r.device_id,
+    day: r.day,
+    spans: Number(r.spans),
+    errorSpans: Number(r.error_spans),
+    tasks: Number(r.tasks),
+    tasksOk: Number(r.tasks_ok),
+    tools: Number(r.tools),
+    toolsOk: Number(r.tools_ok),
+    taskTokens: Number(r.task_tokens),
+    taskTokensOk: Number(r.task_tokens_ok),
+    recoveredErrors: Number(r.recovered_errors),
+    spanNames,
+    versions,
+  };
+};
+
+/** Counts of a {@link rollUpDirtyDays}. */
+export interface RollupSummary {
+  /** (device, day) pairs re-rolled (marks deleted). */
+  pairs: number;
+  /** Distinct days among them (one statement each). */
+  days: number;
+  /** Roll-up rows written (pairs whose day has spans other than `svc.trust`). */
+  rows: number;
+}
+
+/**
+ * Re-roll the tenant's dirty (device, day) pairs of days before `beforeDay` (`YYYY-MM-DD`, the
+ * recompute's UTC day), in ONE tenant-scoped transaction of its own: the marks are deleted first
+ * (in (device, day) order, waiting for ingests that hold them, so the next statements see their
+ * spans), then per distinct day the pairs' roll-ups are deleted and rebuilt with
+ * {@link rollupSelect}. Concurrent roll-ups of a tenant are serialized by the advisory lock
+ * `hashtextextended('trust-rollup:' || tenant_id, 0)`. Marks of `beforeDay` and later stay.
+ */
+export async function rollUpDirtyDays(db: Db, tenantId: string, beforeDay: string): Promise<RollupSummary> {
+  return withTenant(db, tenantId, async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${'trust-rollup:' + tenantId}, 0))`);
+    await tx.execute(sql`select set_config('work_mem', ${ROLLUP_WORK_MEM}, true)`);
+    const marks = await rows<{ device_id: string; day: string }>(
+      tx,
+      sql`
+        with m as (
+          select device_id, day from telemetry_rollup_dirty
+          where tenant_id = ${tenantId} and day < ${beforeDay}::date
+          order by device_id, day for update
+        )
+        delete from telemetry_rollup_dirty d using m
+        where d.tenant_id = ${tenantId} and d.device_id = m.device_id and d.day = m.day
+        returning d.device_id, to_char(d.day, 'YYYY-MM-DD') as day`,
+    );
+    const byDay = new Map<string, string[]>();
+    for (const m of marks) {
+      let list = byDay.get(m.day);
+      if (!list) byDay.set(m.day, (list = []));
+      list.push(m.device_id);
+    }
+    let written = 0;
+    for (const [day, devices] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const ids = sql.param(devices);
+      await tx.execute(sql`delete from telemetry_span_rollups where tenant_id = ${tenantId} and day = ${day}::date and device_id = any(${ids}::uuid[])`);
+      const res = (await tx.execute(sql`
+        insert into telemetry_span_rollups (tenant_id, day, device_id, spans, error_spans, tasks, tasks_ok, tools, tools_ok,
+                                            task_tokens, task_tokens_ok, recovered_errors, span_names, versions)
+        select ${tenantId}::uuid, ${day}::date, r.device_id, r.spans, r.error_spans, r.tasks, r.tasks_ok, r.tools, r.tools_ok,
+               r.task_tokens, r.task_tokens_ok, r.recovered_errors, r.span_names, r.versions
+        from (${rollupSelect(tenantId, day, dayStart(addDays(day, 1)), devices)}) r`)) as unknown as { rowCount?: number | null; affectedRows?: number };
+      written += Number(res.rowCount ?? res.affectedRows ?? 0);
+    }
+    return { pairs: marks.length, days: byDay.size, rows: written };
+  });
+}
+
+/**
+ * The tenant's span days from `fromDay` to the day of `now` (inclusive): the stored roll-ups of
+ * [fromDay, today) and today's partial day computed live from raw spans started at or before
+ * `now` (never stored: today is not closed). Call {@link rollUpDirtyDays} with today first, or
+ * late spans of closed days are missing. Unordered; only devices with spans appear.
+ */
+export async function readSpanDays(tx: Tx, tenantId: string, fromDay: string, now: Date): Promise<SpanDay[]> {
+  const today = utcDay(now);
+  const stored = await rows<SpanDayRow>(
+    tx,
+    sql`
+      select device_id, to_char(day, 'YYYY-MM-DD') as day, spans, error_spans, tasks, tasks_ok, tools, tools_ok, task_tokens, task_tokens_ok,
+             recovered_errors, span_names, versions
+      from telemetry_span_rollups
+      where tenant_id = ${tenantId} and day >= ${fromDay}::date and day < ${today}::date`,
+  );
+  const out = stored.map(toSpanDay);
+  if (fromDay <= today) {
+    const live = await rows<Omit<SpanDayRow, 'day'>>(tx, rollupSelect(tenantId, today, now, undefined, true));
+    for (const r of live) out.push(toSpanDay({ ...r, day: today }));
+  }
+  return out;
+}
+
+/** Counts of a {@link pruneSpans}. */
+export interface PruneSummary {
+  tenants: number;
+  deleted: number;
+}
+
+/**
+ * Delete raw spans that started before `cutoff` (a UTC day start: now's day − retention days),
+ * tenant by tenant (`tenantIds`), each batch of at most `batch` rows its own transaction, devices
+ * `deviceChunk` at a time (the (tenant, device, start_time) index), skipping every span whose
+ * (device, day) is marked dirty (not rolled up yet). Roll-ups are kept. Spans of `svc.trust` go
+ * too (the tier history lives in trust_tier_changes and the audit log).
+ */
+export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: Date, batch = 10_000, deviceChunk = 200): Promise<PruneSummary> {
+  let deleted = 0;
+  const before = cutoff.toISOString();
+  for (const tenantId of tenantIds) {
+    const devices = (
+      await withTenant(db, tenantId, (tx) => rows<{ device_id: string }>(tx, sql`select id as device_id from devices where tenant_id = ${tenantId} and kind = 'agent' order by id`))
+    ).map((r) => r.device_id);
+    for (let i = 0; i < devices.length; i += deviceChunk) {
+      const ids = sql.param(devices.slice(i, i + deviceChunk));
+      for (;;) {
+        const n = await withTenant(db, tenantId, async (tx) => {
+          const res = (await tx.execute(sql`
+            delete from telemetry_spans where id in (
+              select s.id from telemetry_spans s
+              where s.tenant_id = ${tenantId} and s.device_id = any(${ids}::uuid[]) and s.start_time < ${before}::timestamptz
+                and not exists (select 1 from telemetry_rollup_dirty m
+                                where m.tenant_id = ${tenantId} and m.device_id = s.device_id and m.day = (s.start_time at time zone 'UTC')::date)
+              limit ${batch})`)) as unknown as { rowCount?: number | null; affectedRows?: number };
+          return Number(res.rowCount ?? res.affectedRows ?? 0);
+        });
+        deleted += n;
+        if (n < batch) break;
+      }
+    }
+  }
+  return { tenants: tenantIds.length, deleted };
+}
