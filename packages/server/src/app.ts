@@ -37,6 +37,7 @@ import { scheduleDecisionDeadlines } from './jobs/decision-deadlines.js';
 import { scheduleHeldExpiry } from './jobs/held-expiry.js';
 import { scheduleInviteExpiry } from './jobs/invite-expiry.js';
 import { scheduleTrustRecompute } from './jobs/trust-recompute.js';
+import { scheduleTelemetryPrune } from './jobs/telemetry-prune.js';
 import { TrustEngine } from './modules/trust/engine.js';
 import { TrustDriftService } from './modules/trust/drift.js';
 import { TrustQueryService } from './modules/trust/query.js';
@@ -381,6 +382,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     onError: (err) => app.log.warn({ err }, 'trust recompute job failed'),
     metrics,
   });
+  // Raw span retention (SPEC §4.14): old spans go once their day is rolled up for the trust engine.
+  const stopTelemetryPrune = scheduleTelemetryPrune({
+    db,
+    retentionDays: config.telemetryRetentionDays,
+    intervalMs: config.telemetryPruneIntervalMs,
+    pollMs: config.jobPollIntervalMs,
+    onError: (err) => app.log.warn({ err }, 'telemetry pruning job failed'),
+    metrics,
+  });
   // Trust score routes (SPEC §4.12): scores, fleet, history, drift, compliance reports, recompute.
   await app.register(trustRoutes, {
     prefix: API_PREFIX,
@@ -443,6 +453,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopHeldExpiry();
     stopDecisionDeadlines();
     await stopTrustJob();
+    await stopTelemetryPrune();
     await stopMarketplace();
     await sharedPresence?.close();
     gateway.close();

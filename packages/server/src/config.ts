@@ -115,6 +115,15 @@ export interface Config {
   decisionDeadlineIntervalMs: number;
   /** Trust recompute period (SPEC §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
   trustRecomputeIntervalMs: number;
+  /**
+   * Days of raw telemetry spans kept (`TELEMETRY_RETENTION_DAYS`, default 90, at least 1; SPEC
+   * §4.14): spans that started before the UTC day this many days before today are deleted by the
+   * pruning job once their day is rolled up for the trust engine (the daily roll-ups are kept), so
+   * `GET …/telemetry`, its summary and the dashboard activity no longer show them.
+   */
+  telemetryRetentionDays: number;
+  /** Period of the cluster-wide span pruning job (`TELEMETRY_PRUNE_INTERVAL_HOURS`, default 24, fractions allowed, at least 1 minute). */
+  telemetryPruneIntervalMs: number;
   /** How often each instance checks whether a cluster-wide scheduled job is due (`JOB_POLL_INTERVAL_MS`, default 60 s). */
   jobPollIntervalMs: number;
   /** Skill Permission Token lifetime (DESIGN §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
@@ -362,6 +371,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     decisionDeadlineIntervalMs: Math.max(100, int(env, 'DECISION_DEADLINE_INTERVAL_MS', 10_000)),
     trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
+    telemetryRetentionDays: Math.max(1, int(env, 'TELEMETRY_RETENTION_DAYS', 90)),
+    telemetryPruneIntervalMs: Math.max(60_000, Math.round(Number(env.TELEMETRY_PRUNE_INTERVAL_HOURS ?? 24) * 3_600_000) || 24 * 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
     sptTtlSec: Math.min(86_400, Math.max(60, int(env, 'SPT_TTL_SECONDS', 900))),
     webhooks: {

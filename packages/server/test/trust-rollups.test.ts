@@ -19,6 +19,7 @@ import { addDays, dayStart, utcDay } from '../src/modules/trust/days.js';
 import { TrustEngine } from '../src/modules/trust/engine.js';
 import { extractSignals, type TrustAgent } from '../src/modules/trust/repo.js';
 import { pruneSpans, rollUpDirtyDays } from '../src/modules/trust/rollups.js';
+import { retentionCutoff, scheduleTelemetryPrune, TELEMETRY_PRUNE_JOB } from '../src/jobs/telemetry-prune.js';
 import type { DailySignals } from '../src/modules/trust/types.js';
 import { startApp, type TestApp } from './harness.js';
 
@@ -251,5 +252,28 @@ describe('trust span roll-ups', () => {
     expect([d1.spans, d1.tools, d1.toolsOk]).toEqual([2, 2, 2]);
     // Once rolled up, that pair is pruned too.
     expect((await pruneSpans(db(), [tenantId], cutoff)).deleted).toBe(2);
+  });
+
+  it('the cluster-wide pruning job deletes rolled-up spans older than the retention and records its counts', async () => {
+    const { tenantId, agents } = await fleet(1);
+    const mk = (atMs: number): GenSpan => ({ device: 0, atMs, trace: 1, name: 'svc.task', status: 0, version: null, tokens: { kind: 'none' }, batch: 0 });
+    const now = new Date(dayStart(addDays(BASE_DAY, 40)).getTime() + 5 * HOUR);
+    expect(retentionCutoff(now, 30).toISOString()).toBe(`${addDays(BASE_DAY, 10)}T00:00:00.000Z`);
+    await insert(tenantId, agents, [mk(dayStart(addDays(BASE_DAY, 9)).getTime() + HOUR), mk(dayStart(addDays(BASE_DAY, 10)).getTime())]);
+    await rollUpDirtyDays(db(), tenantId, utcDay(now));
+    const errors: unknown[] = [];
+    const stop = scheduleTelemetryPrune({ db: db(), retentionDays: 30, intervalMs: 50, pollMs: 20, onError: (e) => errors.push(e), now: () => now });
+    let result: Record<string, unknown> | undefined;
+    for (let i = 0; i < 200 && !result; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      result = (await exec<{ last_result: Record<string, unknown> | null }>(sql`select last_result from scheduled_jobs where name = ${TELEMETRY_PRUNE_JOB}`))[0]?.last_result ?? undefined;
+    }
+    await stop();
+    expect(errors).toEqual([]);
+    // Every tenant is visited (the earlier tests' old rolled-up spans go too).
+    expect(result).toMatchObject({ ok: true, cutoff: retentionCutoff(now, 30).toISOString() });
+    expect(result!.deleted).toBeGreaterThanOrEqual(1);
+    expect(await exec(sql`select count(*)::int as n from telemetry_spans where tenant_id = ${tenantId}`)).toEqual([{ n: 1 }]);
+    expect(await exec(sql`select count(*)::int as n from telemetry_span_rollups where tenant_id = ${tenantId}`)).toEqual([{ n: 2 }]);
   });
 });
