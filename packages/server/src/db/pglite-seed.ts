@@ -130,10 +130,13 @@ export async function createFromSeed(dataDir: string, file: string = DEFAULT_SEE
   return unpackSeedHere(dataDir, file);
 }
 
-/** {@link createFromSeed}'s work, on the calling thread. */
-export async function unpackSeedHere(dataDir: string, file: string): Promise<boolean> {
+/**
+ * {@link createFromSeed}'s work, on the calling thread. `blocking`: with synchronous calls (the
+ * seed worker, which has nothing else to do: less CPU in all than asynchronous writes).
+ */
+export async function unpackSeedHere(dataDir: string, file: string, blocking = false): Promise<boolean> {
   if (fs.existsSync(dataDir) || !fs.existsSync(file)) return false;
-  const entries = readTar(await gunzip(await fs.promises.readFile(file)));
+  const entries = readTar(blocking ? zlib.gunzipSync(fs.readFileSync(file)) : await gunzip(await fs.promises.readFile(file)));
   const tmp = `${dataDir}.seeding-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
   try {
@@ -141,7 +144,8 @@ export async function unpackSeedHere(dataDir: string, file: string): Promise<boo
     for (const e of entries) if (!e.data) fs.mkdirSync(path.join(tmp, e.name), { recursive: true, mode: e.mode });
     const files = entries.filter((e) => e.data);
     for (const dir of new Set(files.map((e) => path.dirname(e.name)))) fs.mkdirSync(path.join(tmp, dir), { recursive: true, mode: 0o700 });
-    await Promise.all(files.map((e) => fs.promises.writeFile(path.join(tmp, e.name), e.data!, { mode: e.mode || 0o600 })));
+    if (blocking) for (const e of files) fs.writeFileSync(path.join(tmp, e.name), e.data!, { mode: e.mode || 0o600 });
+    else await Promise.all(files.map((e) => fs.promises.writeFile(path.join(tmp, e.name), e.data!, { mode: e.mode || 0o600 })));
     try {
       fs.renameSync(tmp, dataDir);
     } catch (err) {

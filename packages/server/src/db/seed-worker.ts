@@ -6,4 +6,4 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { unpackSeedHere } from './pglite-seed.js';
 
 const { dataDir, file } = workerData as { dataDir: string; file: string };
-parentPort!.postMessage(await unpackSeedHere(dataDir, file));
+parentPort!.postMessage(await unpackSeedHere(dataDir, file, true));
