@@ -7,8 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.js';
+
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+/** The AWS SDK, loaded when an S3 store is made: about 1 MB of code the embedded default never runs (cold start, issue 14 item 5). */
+let s3Sdk: Promise<S3Sdk> | undefined;
 
 /** Opaque byte storage by key. Keys are `/`-separated segments of `[A-Za-z0-9_-]` (e.g. `<tenant_id>/<blob_id>`). */
 export interface BlobStore {
@@ -79,48 +83,56 @@ export class FilesystemBlobStore implements BlobStore {
 
 /** Blob store in an S3-compatible bucket: one object per key. */
 export class S3BlobStore implements BlobStore {
-  private readonly client: S3Client;
+  /** The SDK and the client, once the SDK has loaded. */
+  private readonly s3: Promise<{ sdk: S3Sdk; client: S3Client }>;
   private readonly bucket: string;
 
   /** Path-style addressing is used when `config.endpoint` is set (MinIO, s3rver, …). */
   constructor(config: S3Config) {
     this.bucket = config.bucket;
-    this.client = new S3Client({
-      region: config.region,
-      ...(config.endpoint ? { endpoint: config.endpoint, forcePathStyle: true } : {}),
-      ...(config.accessKeyId && config.secretAccessKey
-        ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
-        : {}),
-    });
+    this.s3 = (s3Sdk ??= import('@aws-sdk/client-s3')).then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client({
+        region: config.region,
+        ...(config.endpoint ? { endpoint: config.endpoint, forcePathStyle: true } : {}),
+        ...(config.accessKeyId && config.secretAccessKey
+          ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
+          : {}),
+      }),
+    }));
+    this.s3.catch(() => undefined); // the first operation reports it
   }
 
   /** PUT the object (S3 writes are atomic per object). */
   async put(key: string, bytes: Buffer): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: checkKey(key), Body: bytes, ContentType: 'application/octet-stream', ContentLength: bytes.length }),
+    const { sdk, client } = await this.s3;
+    await client.send(
+      new sdk.PutObjectCommand({ Bucket: this.bucket, Key: checkKey(key), Body: bytes, ContentType: 'application/octet-stream', ContentLength: bytes.length }),
     );
   }
 
   /** GET the object; undefined when the key does not exist. */
   async get(key: string): Promise<Buffer | undefined> {
+    const { sdk, client } = await this.s3;
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: checkKey(key) }));
+      const res = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: checkKey(key) }));
       if (!res.Body) return Buffer.alloc(0);
       return Buffer.from(await res.Body.transformToByteArray());
     } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      if (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404) return undefined;
+      if (err instanceof sdk.NoSuchKey) return undefined;
+      if (err instanceof sdk.S3ServiceException && err.$metadata.httpStatusCode === 404) return undefined;
       throw err;
     }
   }
 
   /** DELETE the object (S3 answers success for a missing key). */
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: checkKey(key) }));
+    const { sdk, client } = await this.s3;
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: checkKey(key) }));
   }
 
   /** Release the client's sockets. */
   close(): void {
-    this.client.destroy();
+    void this.s3.then(({ client }) => client.destroy(), () => undefined);
   }
 }
