@@ -30,6 +30,12 @@ export async function writeSeed(file: string = DEFAULT_SEED_FILE): Promise<numbe
   try {
     const database: Database = { db: drizzlePglite(client) as unknown as Db, driver: 'pglite', raw: { kind: 'pglite', client }, close: () => client.close() };
     await runMigrations(database);
+    // Half the files a new installation writes at first start are the template databases', which
+    // serve only CREATE DATABASE: the embedded service never runs it (cold start, docs/decisions.md).
+    for (const name of ['template0', 'template1']) {
+      await client.exec(`ALTER DATABASE ${name} IS_TEMPLATE false`);
+      await client.exec(`DROP DATABASE ${name}`);
+    }
     await client.query('CHECKPOINT');
     const dump = await client.dumpDataDir('gzip');
     const bytes = new Uint8Array(await dump.arrayBuffer());
