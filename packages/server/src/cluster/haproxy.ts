@@ -2,7 +2,8 @@
  * The HAProxy configuration of the local cluster (DESIGN §8.32, issue 14 item 2): HTTP mode
  * (WebSocket upgrades pass through and stay open under `timeout tunnel`), round robin without
  * sticky sessions, health checks on `/readyz` (a draining or disconnected instance leaves the
- * rotation), and `X-Parley-Instance` naming the instance that answered.
+ * rotation), `X-Forwarded-For` with the client's address (the instances trust it from the
+ * balancer's host: `TRUST_PROXY`, set by run.ts) and `X-Parley-Instance` naming the instance that answered.
  */
 
 export interface Backend {
@@ -25,6 +26,7 @@ export function haproxyConfig(o: { host: string; port: number; backends: Backend
     '  timeout tunnel 1h',
     '  timeout http-keep-alive 10s',
     '  option redispatch',
+    '  option forwardfor',
     '  retries 2',
     '',
     'frontend parley',

@@ -101,6 +101,8 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       const child = spawn(o.command[0]!, o.command.slice(1), {
         stdio: ['ignore', stdio, stdio],
         env: {
+          // Per-IP rate limits count the client's address that HAProxy forwards (docs/operations.md).
+          TRUST_PROXY: o.host,
           ...process.env,
           ...o.env,
           HOST: o.host,
