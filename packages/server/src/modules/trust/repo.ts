@@ -151,7 +151,13 @@ export async function extractSignals(tx: Tx, tenantId: string, agents: readonly 
 
   // Spans: the daily roll-ups of the closed days and today's partial day from raw spans
   // (trust/rollups.ts; the recompute re-rolls dirty days first).
-  for (const r of await readSpanDays(tx, tenantId, fromDay, now)) {
+  for (const r of await readSpanDays(
+    tx,
+    tenantId,
+    agents.map((a) => a.deviceId),
+    fromDay,
+    now,
+  )) {
     const s = cell(r.deviceId, r.day);
     if (!s) continue;
     s.spans = r.spans;

@@ -73,8 +73,11 @@ const TOKENS = sql`coalesce(case when ${numAttr('gen_ai.usage.input_tokens')} is
  * [dayStart(day), until) (`until` ≤ the next day's start; [dayStart(day), until] when `inclusive`;
  * `svc.trust` excluded), of `devices` when given, one row per device that has any. Columns: device_id, spans, error_spans, tasks, tasks_ok,
  * tools, tools_ok, task_tokens, task_tokens_ok, recovered_errors, span_names, versions (the
- * telemetry_span_rollups columns). One scan grouped by (device, name, version), plus a window over
- * (device, trace, name) restricted to the groups that have an error (a semi-join on error spans).
+ * telemetry_span_rollups columns). Two scans of the day's spans, each a plain aggregate (no join,
+ * no window: plans that stay linear without statistics): grouped by (device, name, version) for
+ * the counters, names and versions; grouped by (device, trace, name) for recovered errors (per
+ * group, the error start times before the group's last OK start). The parts are combined by ONE
+ * aggregate by device over a UNION ALL, not by joins.
  */
 export function rollupSelect(tenantId: string, day: string, until: Date, devices?: readonly string[], inclusive = false): SQL {
   const from = dayStart(day).toISOString();
@@ -84,7 +87,7 @@ export function rollupSelect(tenantId: string, day: string, until: Date, devices
     sql`${sql.raw(a)}.tenant_id = ${tenantId} and ${sql.raw(a)}.start_time >= ${from}::timestamptz and ${sql.raw(a)}.start_time ${lt} ${to}::timestamptz
         and ${sql.raw(a)}.name <> ${SERVICE_SPAN}${devices ? sql` and ${sql.raw(a)}.device_id = any(${sql.param([...devices])}::uuid[])` : sql``}`;
   return sql`
-    with g as (
+    with g as materialized (
       select s.device_id, s.name, s.resource->>'service.version' as version, count(*)::int as n,
              (count(*) filter (where s.status_code = 2))::int as e,
              coalesce(sum(case when s.name = 'svc.task' then ${TOKENS} end), 0)::float8 as tok,
@@ -93,38 +96,37 @@ export function rollupSelect(tenantId: string, day: string, until: Date, devices
       from telemetry_spans s where ${where('s')}
       group by 1, 2, 3
     ),
-    rec as (
-      select device_id, (count(*) filter (where status_code = 2 and last_ok > start_time))::int as recovered
+    rec as materialized (
+      select device_id, sum((select count(*) from unnest(errs) x where x < max_ok))::int as recovered
       from (
-        select s.device_id, s.status_code, s.start_time,
-               max(s.start_time) filter (where s.status_code <> 2) over (partition by s.device_id, s.trace_id, s.name) as last_ok
-        from telemetry_spans s
-        where ${where('s')}
-          and exists (select 1 from telemetry_spans e where ${where('e')}
-                        and e.device_id = s.device_id and e.trace_id = s.trace_id and e.name = s.name and e.status_code = 2)
-      ) w group by 1
-    ),
-    names as (
-      select device_id, jsonb_object_agg(name, n) as span_names
-      from (select device_id, name, sum(n)::int as n from g group by 1, 2) x group by 1
-    ),
-    vers as (
-      select device_id, jsonb_object_agg(version, jsonb_build_object('spans', n, 'errors', e, 'firstSeenMs', first_ms)) as versions
-      from (select device_id, version, sum(n)::int as n, sum(e)::int as e, min(first_ms) as first_ms from g where version is not null group by 1, 2) x
+        select s.device_id, max(s.start_time) filter (where s.status_code <> 2) as max_ok,
+               array_agg(s.start_time) filter (where s.status_code = 2) as errs
+        from telemetry_spans s where ${where('s')}
+        group by s.device_id, s.trace_id, s.name
+      ) q
+      where errs is not null and max_ok is not null
       group by 1
     ),
-    tot as (
-      select device_id, sum(n)::int as spans, sum(e)::int as error_spans,
-             coalesce(sum(n) filter (where name = 'svc.task'), 0)::int as tasks,
-             coalesce(sum(n - e) filter (where name = 'svc.task'), 0)::int as tasks_ok,
-             coalesce(sum(n) filter (where name = 'svc.tool'), 0)::int as tools,
-             coalesce(sum(n - e) filter (where name = 'svc.tool'), 0)::int as tools_ok,
-             sum(tok)::float8 as task_tokens, sum(tok_ok)::float8 as task_tokens_ok
-      from g group by 1
+    u as (
+      select device_id, 't' as kind, null::text as k, null::jsonb as v, n as spans, e as errors,
+             case when name = 'svc.task' then n else 0 end as tasks, case when name = 'svc.task' then n - e else 0 end as tasks_ok,
+             case when name = 'svc.tool' then n else 0 end as tools, case when name = 'svc.tool' then n - e else 0 end as tools_ok,
+             tok, tok_ok, 0 as recovered
+      from g
+      union all
+      select device_id, 'n', name, to_jsonb(sum(n)::int), 0, 0, 0, 0, 0, 0, 0, 0, 0 from g group by device_id, name
+      union all
+      select device_id, 'v', version, jsonb_build_object('spans', sum(n)::int, 'errors', sum(e)::int, 'firstSeenMs', min(first_ms)), 0, 0, 0, 0, 0, 0, 0, 0, 0
+      from g where version is not null group by device_id, version
+      union all
+      select device_id, 'r', null, null, 0, 0, 0, 0, 0, 0, 0, 0, recovered from rec
     )
-    select tot.device_id, tot.spans, tot.error_spans, tot.tasks, tot.tasks_ok, tot.tools, tot.tools_ok, tot.task_tokens, tot.task_tokens_ok,
-           coalesce(rec.recovered, 0)::int as recovered_errors, names.span_names, coalesce(vers.versions, '{}'::jsonb) as versions
-    from tot join names using (device_id) left join rec using (device_id) left join vers using (device_id)`;
+    select device_id, sum(spans)::int as spans, sum(errors)::int as error_spans, sum(tasks)::int as tasks, sum(tasks_ok)::int as tasks_ok,
+           sum(tools)::int as tools, sum(tools_ok)::int as tools_ok, sum(tok)::float8 as task_tokens, sum(tok_ok)::float8 as task_tokens_ok,
+           sum(recovered)::int as recovered_errors,
+           coalesce(jsonb_object_agg(k, v) filter (where kind = 'n'), '{}'::jsonb) as span_names,
+           coalesce(jsonb_object_agg(k, v) filter (where kind = 'v'), '{}'::jsonb) as versions
+    from u group by device_id`;
 }
 
 interface SpanDayRow {
@@ -228,10 +230,13 @@ export async function rollUpDirtyDays(db: Db, tenantId: string, beforeDay: strin
 /**
  * The tenant's span days from `fromDay` to the day of `now` (inclusive): the stored roll-ups of
  * [fromDay, today) and today's partial day computed live from raw spans started at or before
- * `now` (never stored: today is not closed). Call {@link rollUpDirtyDays} with today first, or
- * late spans of closed days are missing. Unordered; only devices with spans appear.
+ * `now` (never stored: today is not closed), of the devices `deviceIds` (the scored agents; the
+ * live part probes the (tenant, device, start_time) index per device instead of scanning the
+ * tenant's spans). Call {@link rollUpDirtyDays} with today first, or late spans of closed days are
+ * missing. Unordered; only devices with spans appear (stored rows of other devices too).
  */
-export async function readSpanDays(tx: Tx, tenantId: string, fromDay: string, now: Date): Promise<SpanDay[]> {
+export async function readSpanDays(tx: Tx, tenantId: string, deviceIds: readonly string[], fromDay: string, now: Date): Promise<SpanDay[]> {
+  if (deviceIds.length === 0) return [];
   const today = utcDay(now);
   const stored = await rows<SpanDayRow>(
     tx,
@@ -243,7 +248,7 @@ export async function readSpanDays(tx: Tx, tenantId: string, fromDay: string, no
   );
   const out = stored.map(toSpanDay);
   if (fromDay <= today) {
-    const live = await rows<Omit<SpanDayRow, 'day'>>(tx, rollupSelect(tenantId, today, now, undefined, true));
+    const live = await rows<Omit<SpanDayRow, 'day'>>(tx, rollupSelect(tenantId, today, now, deviceIds, true));
     for (const r of live) out.push(toSpanDay({ ...r, day: today }));
   }
   return out;
