@@ -265,7 +265,7 @@ export interface PruneSummary {
  * tenant by tenant (`tenantIds`), each batch of at most `batch` rows its own transaction, devices
  * `deviceChunk` at a time (the (tenant, device, start_time) index), skipping every span whose
  * (device, day) is marked dirty (not rolled up yet). Roll-ups are kept. Spans of `svc.trust` go
- * too (the tier history lives in trust_tier_changes and the audit log).
+ * too (the tier history lives in hub_tier_changes and the audit log).
  */
 export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: Date, batch = 10_000, deviceChunk = 200): Promise<PruneSummary> {
   let deleted = 0;
