@@ -168,7 +168,7 @@ async function main(): Promise<number> {
       const snaps = (await exec<{ n: number }>(sql`select count(*)::int as n from trust_snapshots where tenant_id = ${tenantId}`))[0]!.n;
       if (snaps !== 6 * n) throw new Error(`expected ${6 * n} snapshots, found ${snaps}`);
       results.push({ n, seedS, rollupS, pruneS, rollups, rawSpans: raw, firstS, steadyS, rolledUp: first.rolledUpPairs });
-      console.log(`  N=${n}: seeded in ${seedS.toFixed(1)} s (${rollups.toLocaleString('en-US')} roll-up rows, ${raw.toLocaleString('en-US')} raw spans); recompute ${firstS.toFixed(2)} s (${first.rolledUpPairs} pairs re-rolled), steady ${steadyS.toFixed(2)} s`);
+      console.log(`  N=${n}: seeded in ${seedS.toFixed(1)} s (roll-up of one day ${rollupS.toFixed(2)} s, prune of one day ${pruneS.toFixed(2)} s; ${rollups.toLocaleString('en-US')} roll-up rows, ${raw.toLocaleString('en-US')} raw spans); recompute ${firstS.toFixed(2)} s (${first.rolledUpPairs} pairs re-rolled), steady ${steadyS.toFixed(2)} s`);
     }
     const ref = results[0]!;
     console.log('');

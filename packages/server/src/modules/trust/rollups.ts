@@ -264,12 +264,15 @@ export interface PruneSummary {
  * Delete raw spans that started before `cutoff` (a UTC day start: now's day − retention days),
  * tenant by tenant (`tenantIds`), each batch of at most `batch` rows its own transaction, devices
  * `deviceChunk` at a time (the (tenant, device, start_time) index), skipping every span whose
- * (device, day) is marked dirty (not rolled up yet). Roll-ups are kept. Spans of `svc.trust` go
+ * (device, day) is marked dirty (not rolled up yet), checked in the delete's own snapshot (`not in`
+ * the tenant's marks before the cutoff: a hashed subplan; a correlated anti-join probed the marks
+ * index per span and went quadratic over dead index entries). Roll-ups are kept. Spans of `svc.trust` go
  * too (the tier history lives in hub_tier_changes and the audit log).
  */
 export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: Date, batch = 10_000, deviceChunk = 200): Promise<PruneSummary> {
   let deleted = 0;
   const before = cutoff.toISOString();
+  const cutoffDay = utcDay(cutoff);
   for (const tenantId of tenantIds) {
     const devices = (
       await withTenant(db, tenantId, (tx) => rows<{ device_id: string }>(tx, sql`select id as device_id from devices where tenant_id = ${tenantId} and kind = 'agent' order by id`))
@@ -282,8 +285,8 @@ export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: D
             delete from telemetry_spans where id in (
               select s.id from telemetry_spans s
               where s.tenant_id = ${tenantId} and s.device_id = any(${ids}::uuid[]) and s.start_time < ${before}::timestamptz
-                and not exists (select 1 from telemetry_rollup_dirty m
-                                where m.tenant_id = ${tenantId} and m.device_id = s.device_id and m.day = (s.start_time at time zone 'UTC')::date)
+                and (s.device_id, (s.start_time at time zone 'UTC')::date) not in (
+                  select m.device_id, m.day from telemetry_rollup_dirty m where m.tenant_id = ${tenantId} and m.day < ${cutoffDay}::date)
               limit ${batch})`)) as unknown as { rowCount?: number | null; affectedRows?: number };
           return Number(res.rowCount ?? res.affectedRows ?? 0);
         });
