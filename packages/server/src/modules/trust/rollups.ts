@@ -184,8 +184,9 @@ export interface RollupSummary {
 /**
  * Re-roll the tenant's dirty (device, day) pairs of days before `beforeDay` (`YYYY-MM-DD`, the
  * recompute's UTC day), in ONE tenant-scoped transaction of its own: the marks are deleted first
- * (in (device, day) order, waiting for ingests that hold them, so the next statements see their
- * spans), then per distinct day the pairs' roll-ups are deleted and rebuilt with
+ * (one plain DELETE … RETURNING, waiting for ingests that hold them, so the next statements see
+ * their spans; a join to lock them in order planned as a per-row scan of the tenant's marks
+ * without statistics), then per distinct day the pairs' roll-ups are deleted and rebuilt with
  * {@link rollupSelect}. Concurrent roll-ups of a tenant are serialized by the advisory lock
  * `hashtextextended('trust-rollup:' || tenant_id, 0)`. Marks of `beforeDay` and later stay.
  */
@@ -196,14 +197,8 @@ export async function rollUpDirtyDays(db: Db, tenantId: string, beforeDay: strin
     const marks = await rows<{ device_id: string; day: string }>(
       tx,
       sql`
-        with m as (
-          select device_id, day from telemetry_rollup_dirty
-          where tenant_id = ${tenantId} and day < ${beforeDay}::date
-          order by device_id, day for update
-        )
-        delete from telemetry_rollup_dirty d using m
-        where d.tenant_id = ${tenantId} and d.device_id = m.device_id and d.day = m.day
-        returning d.device_id, to_char(d.day, 'YYYY-MM-DD') as day`,
+        delete from telemetry_rollup_dirty where tenant_id = ${tenantId} and day < ${beforeDay}::date
+        returning device_id, to_char(day, 'YYYY-MM-DD') as day`,
     );
     const byDay = new Map<string, string[]>();
     for (const m of marks) {
