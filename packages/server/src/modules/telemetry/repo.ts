@@ -7,7 +7,12 @@ import type { DecodedSpan } from './otlp.js';
 export type SpanRow = typeof telemetrySpans.$inferSelect;
 export type SpanInsert = DecodedSpan & { id: string; tenantId: string; deviceId: string };
 
-/** Insert spans with ONE statement of array parameters (`unnest`), whatever their number (no-op when empty). */
+/**
+ * Insert spans with ONE statement of array parameters (`unnest`), whatever their number (no-op when
+ * empty). The statement trigger `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the
+ * (device, UTC day) pairs touched for the trust engine's roll-ups (trust/rollups.ts) in the same
+ * transaction: any faster ingest path must still insert through SQL (INSERT or COPY) to fire it.
+ */
 export async function insertSpans(tx: Tx, rows: SpanInsert[]): Promise<void> {
   if (rows.length === 0) return;
   const col = <T>(f: (r: SpanInsert) => T) => sql.param(rows.map(f));
