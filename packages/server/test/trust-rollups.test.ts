@@ -230,7 +230,7 @@ describe('trust span roll-ups', () => {
     // A late span of (device 1, day 0) after the roll-up: that pair is dirty, so its spans stay.
     await insert(tenantId, agents, [mk(1, at(0, 5))]);
     const cutoff = dayStart(addDays(BASE_DAY, 2));
-    const pruned = await pruneSpans(db(), [tenantId], cutoff, 1, 1);
+    const pruned = await pruneSpans(db(), [tenantId], cutoff, 1);
     expect(pruned.deleted).toBe(3); // device 0: days 0 (2 spans) and 1
     const left = await exec<{ device_id: string; day: string; n: number }>(
       sql`select device_id, to_char(start_time at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int as n from telemetry_spans

@@ -257,14 +257,17 @@ export interface PruneSummary {
 
 /**
  * Delete raw spans that started before `cutoff` (a UTC day start: now's day − retention days),
- * tenant by tenant (`tenantIds`), each batch of at most `batch` rows its own transaction, devices
- * `deviceChunk` at a time (the (tenant, device, start_time) index), skipping every span whose
- * (device, day) is marked dirty (not rolled up yet), checked in the delete's own snapshot (`not in`
- * the tenant's marks before the cutoff: a hashed subplan; a correlated anti-join probed the marks
- * index per span and went quadratic over dead index entries). Roll-ups are kept. Spans of `svc.trust` go
- * too (the tier history lives in hub_tier_changes and the audit log).
+ * tenant by tenant (`tenantIds`), device by device (the tenant's agent devices), each batch of at
+ * most `batch` rows one statement and transaction, skipping every span whose (device, day) is
+ * marked dirty (not rolled up yet). Each statement reads the device's old marks itself (an
+ * uncorrelated `array(select …)`, evaluated once, in the delete's own snapshot: a late span
+ * committed before it is protected by its committed mark, an uncommitted one is invisible to it)
+ * and selects the rows by `device_id = …` and a `start_time` range, so the (tenant, device,
+ * start_time) index applies whatever the statistics (a device list or a correlated anti-join
+ * planned as per-row scans and went quadratic). Roll-ups are kept. Spans of `svc.trust` go too
+ * (the tier history lives in hub_tier_changes and the audit log).
  */
-export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: Date, batch = 10_000, deviceChunk = 200): Promise<PruneSummary> {
+export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: Date, batch = 10_000): Promise<PruneSummary> {
   let deleted = 0;
   const before = cutoff.toISOString();
   const cutoffDay = utcDay(cutoff);
@@ -272,16 +275,15 @@ export async function pruneSpans(db: Db, tenantIds: readonly string[], cutoff: D
     const devices = (
       await withTenant(db, tenantId, (tx) => rows<{ device_id: string }>(tx, sql`select id as device_id from devices where tenant_id = ${tenantId} and kind = 'agent' order by id`))
     ).map((r) => r.device_id);
-    for (let i = 0; i < devices.length; i += deviceChunk) {
-      const ids = sql.param(devices.slice(i, i + deviceChunk));
+    for (const deviceId of devices) {
       for (;;) {
         const n = await withTenant(db, tenantId, async (tx) => {
           const res = (await tx.execute(sql`
             delete from telemetry_spans where id in (
               select s.id from telemetry_spans s
-              where s.tenant_id = ${tenantId} and s.device_id = any(${ids}::uuid[]) and s.start_time < ${before}::timestamptz
-                and (s.device_id, (s.start_time at time zone 'UTC')::date) not in (
-                  select m.device_id, m.day from telemetry_rollup_dirty m where m.tenant_id = ${tenantId} and m.day < ${cutoffDay}::date)
+              where s.tenant_id = ${tenantId} and s.device_id = ${deviceId} and s.start_time < ${before}::timestamptz
+                and (s.start_time at time zone 'UTC')::date <> all(array(
+                  select m.day from telemetry_rollup_dirty m where m.tenant_id = ${tenantId} and m.device_id = ${deviceId} and m.day < ${cutoffDay}::date))
               limit ${batch})`)) as unknown as { rowCount?: number | null; affectedRows?: number };
           return Number(res.rowCount ?? res.affectedRows ?? 0);
         });
