@@ -25,6 +25,7 @@ import type { Db } from '../db/client.js';
 import { signingKeys } from '../db/schema/index.js';
 import { xactLock } from '../db/locks.js';
 import { crossTenant } from '../db/tenant.js';
+import { KeyReloader } from '../lib/key-reloader.js';
 import { KEY_REFRESH_MS, type RetiringKey } from '../modules/grants/keys.js';
 
 /** Issuer claim of device JWTs. */
@@ -46,15 +47,11 @@ interface KeyRow {
 }
 
 const REASON = 'platform signing keys';
-/** Least time between two reloads caused by an unknown `kid`. */
-const UNKNOWN_KID_RELOAD_MS = 1_000;
 
 export class DeviceTokenService {
   private keys: KeyRow[] = [];
   private jwks: ReturnType<typeof createLocalJWKSet> | undefined;
-  private loadedAt = 0;
-  private loading: Promise<void> | undefined;
-  private unknownKid: Promise<void> | undefined;
+  private readonly reloader: KeyReloader;
 
   /**
    * @param ttlSec device-token lifetime (`DEVICE_TOKEN_TTL_SEC`).
@@ -63,12 +60,14 @@ export class DeviceTokenService {
   constructor(
     private readonly db: Db,
     private readonly ttlSec: number,
-    private readonly refreshMs = KEY_REFRESH_MS,
-  ) {}
+    refreshMs = KEY_REFRESH_MS,
+  ) {
+    this.reloader = new KeyReloader(() => this.loadKeys(), refreshMs);
+  }
 
   /** Load keys from the database, creating the first one when there is none. */
   async init(): Promise<void> {
-    await this.load();
+    await this.reloader.load();
     if (!this.keys.some((k) => k.active)) await this.rotate();
   }
 
@@ -88,49 +87,16 @@ export class DeviceTokenService {
       await tx.update(signingKeys).set({ active: false }).where(eq(signingKeys.active, true));
       await tx.insert(signingKeys).values({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
     });
-    await this.load();
+    await this.reloader.load();
     return kid;
   }
 
-  private async load(): Promise<void> {
+  private async loadKeys(): Promise<void> {
     const keys = await crossTenant(this.db, REASON, (tx) => tx.select().from(signingKeys));
     this.jwks = createLocalJWKSet({ keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) });
     this.keys = keys;
-    this.loadedAt = Date.now();
   }
 
-  /** Reload once (concurrent callers share it); a failed reload keeps the cached keys until the next interval. */
-  private reload(): Promise<void> {
-    this.loading ??= this.load()
-      .catch(() => {
-        this.loadedAt = Date.now();
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    return this.loading;
-  }
-
-  private async fresh(): Promise<void> {
-    if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
-  }
-
-  /**
-   * Reload for a token naming a `kid` not loaded: at most one reload a second, shared by every
-   * caller (a caller within a second of the last load waits for the next one rather than being
-   * refused, so a key created just after that load is still found; a flood of forged kids costs
-   * one query a second).
-   */
-  private reloadForUnknownKid(): Promise<void> {
-    this.unknownKid ??= (async () => {
-      const wait = this.loadedAt + UNKNOWN_KID_RELOAD_MS - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await this.reload();
-    })().finally(() => {
-      this.unknownKid = undefined;
-    });
-    return this.unknownKid;
-  }
 
   /**
    * The public keys as `/.well-known/jwks.json` serves them: reloaded first when the cache is older
@@ -138,7 +104,7 @@ export class DeviceTokenService {
    * for longer than that.
    */
   async currentJwks(): Promise<JSONWebKeySet> {
-    await this.fresh();
+    await this.reloader.fresh();
     return this.publicJwks();
   }
 
@@ -149,7 +115,7 @@ export class DeviceTokenService {
 
   /** Sign a device JWT. Returns the token and its expiry. */
   async issue(deviceId: string, tenantId: string): Promise<{ token: string; expiresAt: Date }> {
-    await this.fresh();
+    await this.reloader.fresh();
     const key = this.keys.find((k) => k.active);
     if (!key) throw new Error('no active signing key');
     const privateKey = await importJWK(JSON.parse(key.privateJwk) as JWK, 'EdDSA');
@@ -173,7 +139,7 @@ export class DeviceTokenService {
    * one a second, shared; such a call may wait up to a second); a retired key's tokens fail.
    */
   async verify(token: string): Promise<DeviceClaims | undefined> {
-    await this.fresh();
+    await this.reloader.fresh();
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const { payload } = await jwtVerify(token, this.jwks!, {
@@ -185,7 +151,7 @@ export class DeviceTokenService {
         return { deviceId: payload.sub, tenantId: payload.tid, expiresAt: new Date((payload.exp ?? 0) * 1000) };
       } catch (err) {
         if (attempt === 0 && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY') {
-          await this.reloadForUnknownKid();
+          await this.reloader.reloadForUnknownKid();
           continue;
         }
         return undefined;

@@ -25,6 +25,7 @@ import { crossTenant } from '../../db/tenant.js';
 import { generateEd25519 } from '../credentials/ld.js';
 import { loadPlatformKey } from '../credentials/issuer.js';
 import { decodePublicKeyMultibase } from '../hub/did.js';
+import { KeyReloader } from '../../lib/key-reloader.js';
 
 /** `platform_keys.purpose` of the active SPT signing key. */
 export const SPT_KEY_PURPOSE = 'spt-signing';
@@ -36,8 +37,6 @@ export const SPT_PREVIOUS_PREFIX = `${SPT_KEY_PURPOSE}:previous:`;
  * key after a rotation, and keeps accepting a retired key's tokens after a forced retirement.
  */
 export const KEY_REFRESH_MS = 60_000;
-/** Least time between two reloads caused by an unknown `kid` (a flood of forged kids costs one query a second). */
-const UNKNOWN_KID_RELOAD_MS = 1_000;
 
 const REASON = 'platform keys (DESIGN §8.7): a platform table without tenant_id';
 
@@ -86,9 +85,7 @@ export class SptKeys {
   private signing: CryptoKey | undefined;
   private active: LoadedKey | undefined;
   private byKid = new Map<string, LoadedKey>();
-  private loadedAt = 0;
-  private loading: Promise<void> | undefined;
-  private unknownKid: Promise<void> | undefined;
+  private readonly reloader: KeyReloader;
 
   /**
    * @param db the service database (platform table `platform_keys`).
@@ -96,8 +93,10 @@ export class SptKeys {
    */
   constructor(
     private readonly db: Db,
-    private readonly refreshMs = KEY_REFRESH_MS,
-  ) {}
+    refreshMs = KEY_REFRESH_MS,
+  ) {
+    this.reloader = new KeyReloader(() => this.loadKeys(), refreshMs);
+  }
 
   /**
    * Load (or create, once for all instances) the active key and load the previous ones, checking
@@ -105,10 +104,10 @@ export class SptKeys {
    * @throws when a stored key is malformed or the database cannot be read.
    */
   async init(): Promise<void> {
-    await this.load();
+    await this.reloader.load();
   }
 
-  private async load(): Promise<void> {
+  private async loadKeys(): Promise<void> {
     const stored = await loadPlatformKey(this.db, SPT_KEY_PURPOSE);
     // Newest first: the JWKS lists the active key, then the previous keys from the latest rotation back.
     const previous = await crossTenant(this.db, REASON, (tx) => tx.select().from(platformKeys).where(like(platformKeys.purpose, `${SPT_PREVIOUS_PREFIX}%`)).orderBy(desc(platformKeys.createdAt)));
@@ -123,37 +122,8 @@ export class SptKeys {
     this.signing = (await importJWK({ kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: b64url(seed) }, 'EdDSA')) as CryptoKey;
     this.active = active;
     this.byKid = byKid;
-    this.loadedAt = Date.now();
   }
 
-  /** Reload once (concurrent callers share the reload); a failed reload keeps the cached keys until the next interval. */
-  private reload(): Promise<void> {
-    this.loading ??= this.load()
-      .catch(() => {
-        this.loadedAt = Date.now();
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    return this.loading;
-  }
-
-  /** Reload when the cache is older than the refresh interval. */
-  private async fresh(): Promise<void> {
-    if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
-  }
-
-  /** One reload a second at most for unknown kids, shared by every caller (see DeviceTokenService). */
-  private reloadForUnknownKid(): Promise<void> {
-    this.unknownKid ??= (async () => {
-      const wait = this.loadedAt + UNKNOWN_KID_RELOAD_MS - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await this.reload();
-    })().finally(() => {
-      this.unknownKid = undefined;
-    });
-    return this.unknownKid;
-  }
 
   /** The JWT header `kid` of the active key as cached. @throws before {@link init}. */
   get kid(): string {
@@ -165,7 +135,7 @@ export class SptKeys {
    * @throws before {@link init}.
    */
   async current(): Promise<{ kid: string; signingKey: CryptoKey }> {
-    await this.fresh();
+    await this.reloader.fresh();
     const active = this.ready();
     return { kid: active.jwk.kid, signingKey: this.signing! };
   }
@@ -178,9 +148,9 @@ export class SptKeys {
    */
   async verifyingKey(kid: string | undefined): Promise<CryptoKey | undefined> {
     this.ready();
-    await this.fresh();
+    await this.reloader.fresh();
     if (kid === undefined) return this.active!.verifying;
-    if (!this.byKid.has(kid)) await this.reloadForUnknownKid();
+    if (!this.byKid.has(kid)) await this.reloader.reloadForUnknownKid();
     return this.byKid.get(kid)?.verifying;
   }
 
@@ -190,7 +160,7 @@ export class SptKeys {
    */
   async jwks(): Promise<{ keys: SptPublicJwk[] }> {
     this.ready();
-    await this.fresh();
+    await this.reloader.fresh();
     const active = this.active!;
     return { keys: [active.jwk, ...[...this.byKid.values()].filter((k) => k !== active).map((k) => k.jwk)] };
   }
