@@ -24,7 +24,7 @@
  * A fresh database is created (127.0.0.1 only) and dropped at the end.
  *
  *   npm run bench:trust-scale -- [--agents 1000,3000,10000] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
- *   (environment: BENCH_AGENTS, BENCH_DATABASE_URL)
+ *   (environment: BENCH_AGENTS, BENCH_DATABASE_URL; BENCH_PRUNE=0 skips step 3)
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -47,6 +47,8 @@ const AGENT_CHUNK = 1000;
 
 const { values: argv } = parseArgs({ options: { agents: { type: 'string' }, 'database-url': { type: 'string' } } });
 const sizes = (argv.agents ?? process.env.BENCH_AGENTS ?? '1000,3000,10000').split(',').map((s) => Number(s.trim()));
+/** BENCH_PRUNE=0: keep the template's raw spans (step 3 skipped; see docs/performance.md). */
+const skipPrune = process.env.BENCH_PRUNE === '0';
 const adminUrl = argv['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -135,7 +137,7 @@ async function main(): Promise<number> {
       const real = await exec(sql`select ${cols} from telemetry_span_rollups where tenant_id = ${tenantId} and day = ${checkDay}::date and device_id = any(${sql.param(checked)}::uuid[]) order by device_id`);
       if (copies.length !== checked.length || JSON.stringify(copies) !== JSON.stringify(real)) throw new Error('copied roll-ups differ from the rolled-up day');
       // 3. Retention: the raw spans of the rolled-up days go.
-      const [pruneS] = await timed(() => pruneSpans(db, [tenantId], dayStart(addDays(checkDay, 1))));
+      const [pruneS] = skipPrune ? [0] : await timed(() => pruneSpans(db, [tenantId], dayStart(addDays(checkDay, 1))));
       // 4. Yesterday (dirty) and today up to now, raw; the other sources over every day.
       await spans(yesterday, ids, '1.1');
       await spans(today, ids, '1.1', Math.floor((now.getTime() - dayStart(today).getTime()) / 420_000) + 1);
