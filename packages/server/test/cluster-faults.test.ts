@@ -22,11 +22,9 @@
  * cluster.test.ts), HAProxy is installed and PostgreSQL server binaries and redis-server are
  * found; otherwise the suite is skipped and its name says why.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -39,18 +37,9 @@ import { startCluster, type RunningCluster } from '../src/cluster/run.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import type { TestApp } from './harness.js';
 import { httpApp } from './http-app.js';
-import { findPgBin, findRedisServer, freePortRun, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './own-services.js';
+import { findPgBin, findRedisServer, freePortRun, hasHaproxy, INSTANCE_FROM_SOURCE, startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from './own-services.js';
 import { WsClient, wsAddress, type CloseInfo, type Frame } from './ws-client.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const hasHaproxy = (() => {
-  try {
-    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const pgBin = findPgBin();
 const redisBin = findRedisServer();
 const skipReason =
@@ -307,7 +296,7 @@ async function startRig(): Promise<Rig> {
     databaseUrl: ownPg.url('parley'),
     redisUrl: redis.url,
     dataDir,
-    command: [process.execPath, '--conditions=parley-source', '--import', 'tsx', path.join(ROOT, 'packages/server/src/main.ts')],
+    command: INSTANCE_FROM_SOURCE,
     env: {
       LOG_LEVEL: 'warn',
       DATABASE_POOL_MAX: '6',
@@ -423,6 +412,28 @@ async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[]): 
     expect(sdk.delivered.length, 'the SDK client delivers each message once').toBe(new Set(sdk.delivered).size);
     expect([...sdk.delivered].sort()).toEqual(storedIds);
   }
+}
+
+/**
+ * The clients of the kill and stop scenarios, spread over both instances through HAProxy: SDK
+ * clients until one lands on i1 (the instance that will go), four senders (owner device) and two
+ * recipients (the agent), connected one by one so round robin puts some of each on i1.
+ */
+async function clientsAround(r: Rig, cursor: string, ledger: Ledger) {
+  const sdks: SdkRecipient[] = [];
+  while (!sdks.some((c) => c.instances[0] === 'i1') && sdks.length < 6) {
+    if (sdks.length > 0) await fetch(`${r.cluster.url}/livez`); // shift the round robin by one
+    sdks.push(await sdkRecipient(r, r.cluster.url, cursor));
+  }
+  expect(sdks.map((c) => c.instances[0])).toContain('i1');
+  const owner = wsAddress(r.wsLb, { token: r.owner.token, device_id: r.od.deviceId });
+  const senders = [1, 2, 3, 4].map((n) => new Sender(`s${n}`, owner, ledger, r.conv));
+  const recipients = [1, 2].map((n) => new Recipient(`r${n}`, wsAddress(r.wsLb, { token: r.agent.jwt })));
+  for (const p of [...senders, ...recipients]) await p.connect(); // one by one: round robin spreads them
+  const onVictim = [...senders, ...recipients].filter((p) => p.instance === 'i1');
+  expect(onVictim.filter((p) => p instanceof Sender).length, 'senders on the victim').toBeGreaterThan(0);
+  expect(onVictim.filter((p) => p instanceof Recipient).length, 'recipients on the victim').toBeGreaterThan(0);
+  return { sdks, senders, recipients, onVictim };
 }
 
 /**
@@ -660,20 +671,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     it("its sockets reconnect through HAProxy to the other instance and catch up; the killed instance's acknowledged messages are stored", async () => {
       const cursor = await newestCursor(r);
       const ledger = new Ledger('kill');
-      // The SDK's client through HAProxy, until one lands on the instance that will go.
-      const sdks: SdkRecipient[] = [];
-      while (!sdks.some((c) => c.instances[0] === 'i1') && sdks.length < 6) {
-        if (sdks.length > 0) await fetch(`${r.cluster.url}/livez`); // shift the round robin by one
-        sdks.push(await sdkRecipient(r, r.cluster.url, cursor));
-      }
-      expect(sdks.map((c) => c.instances[0])).toContain('i1');
-      const owner = wsAddress(r.wsLb, { token: r.owner.token, device_id: r.od.deviceId });
-      const senders = [1, 2, 3, 4].map((n) => new Sender(`s${n}`, owner, ledger, r.conv));
-      const recipients = [1, 2].map((n) => new Recipient(`r${n}`, wsAddress(r.wsLb, { token: r.agent.jwt })));
-      for (const p of [...senders, ...recipients]) await p.connect(); // one by one: round robin spreads them
-      const onVictim = [...senders, ...recipients].filter((p) => p.instance === 'i1');
-      expect(onVictim.filter((p) => p instanceof Sender).length, 'senders on the victim').toBeGreaterThan(0);
-      expect(onVictim.filter((p) => p instanceof Recipient).length, 'recipients on the victim').toBeGreaterThan(0);
+      const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
 
       const total = 400;
       let killed = false;
@@ -713,20 +711,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     it('closes its sockets with 1001 and exits 0 within 10 s; every acknowledged message is stored; clients catch up on the other instance', async () => {
       const cursor = await newestCursor(r);
       const ledger = new Ledger('term');
-      // The SDK's client through HAProxy, until one lands on the instance that will go.
-      const sdks: SdkRecipient[] = [];
-      while (!sdks.some((c) => c.instances[0] === 'i1') && sdks.length < 6) {
-        if (sdks.length > 0) await fetch(`${r.cluster.url}/livez`); // shift the round robin by one
-        sdks.push(await sdkRecipient(r, r.cluster.url, cursor));
-      }
-      expect(sdks.map((c) => c.instances[0])).toContain('i1');
-      const owner = wsAddress(r.wsLb, { token: r.owner.token, device_id: r.od.deviceId });
-      const senders = [1, 2, 3, 4].map((n) => new Sender(`s${n}`, owner, ledger, r.conv));
-      const recipients = [1, 2].map((n) => new Recipient(`r${n}`, wsAddress(r.wsLb, { token: r.agent.jwt })));
-      for (const p of [...senders, ...recipients]) await p.connect();
-      const onVictim = [...senders, ...recipients].filter((p) => p.instance === 'i1');
-      expect(onVictim.filter((p) => p instanceof Sender).length).toBeGreaterThan(0);
-      expect(onVictim.filter((p) => p instanceof Recipient).length).toBeGreaterThan(0);
+      const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
 
       const total = 400;
       let stopped = false;

@@ -8,12 +8,12 @@
  * cluster.test.ts; faults: cluster-faults.test.ts.)
  * Runs on PostgreSQL with TEST_REDIS_URL (PGlite cannot be shared between processes).
  */
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { backend, startInstances, type TestApp, type TestCluster } from './harness.js';
 import { activeChannel, keyAgent } from './key-agents.js';
+import { holdNextMessageSeq } from './seq-hostage.js';
 import { Receiver, waitFor } from './webhook-receiver.js';
 import { WsPool, wsAddress, type WsClient } from './ws-client.js';
 
@@ -218,13 +218,7 @@ describe.skipIf(backend !== 'postgres' || !process.env.TEST_REDIS_URL)('every in
     await Promise.all([blocker.connect(), watcher.connect()]);
     const waiting = async () => (await watcher.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n as number;
     try {
-      await blocker.query('begin');
-      const { rows } = await blocker.query(`select nextval(pg_get_serial_sequence('messages', 'seq'))::bigint + 1 as next`);
-      await blocker.query(
-        `insert into messages (id, seq, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id, header_blob, ciphertext, message_type, priority)
-         overriding system value values ($1, $2, $3, $4, $5, $6, $7, $8, '\\x00', '\\x00', 'text', 'normal')`,
-        [randomUUID(), rows[0].next, owner.tenantId, conv, agent.groupId, agent.defaultTopicId, od.deviceId, agent.deviceId],
-      );
+      await holdNextMessageSeq(blocker, owner.tenantId, od, agent);
       const slow = send(a, 'slow'); // instance 1: draws the hostage value and waits
       await waitFor(async () => (await waiting()) >= 1, 'instance 1 waiting on the hostage row');
       const fast = send(b, 'fast'); // instance 2: must not commit a later seq before 'slow'

@@ -6,28 +6,18 @@
  * socket on the other with 4001 within a second. Runs when TEST_DATABASE_URL and TEST_REDIS_URL
  * are set and HAProxy is installed (CI: `apt-get install -y haproxy`).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevIdentityProvider } from '../src/auth/dev-idp.js';
 import { startCluster, type RunningCluster } from '../src/cluster/run.js';
 import { activeAgent, newOwner, registerOwnerDevice } from './flows.js';
 import { createPgDatabase } from './harness.js';
 import { httpApp } from './http-app.js';
+import { hasHaproxy, INSTANCE_FROM_SOURCE } from './own-services.js';
 import { connectWs, wsAddress } from './ws-client.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const hasHaproxy = (() => {
-  try {
-    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL && hasHaproxy && process.env.TEST_BACKEND === 'postgres');
 
 describe.skipIf(!enabled)('cluster behind HAProxy', () => {
@@ -48,7 +38,7 @@ describe.skipIf(!enabled)('cluster behind HAProxy', () => {
       databaseUrl: db.url,
       redisUrl: process.env.TEST_REDIS_URL!,
       dataDir,
-      command: [process.execPath, '--conditions=parley-source', '--import', 'tsx', path.join(ROOT, 'packages/server/src/main.ts')],
+      command: INSTANCE_FROM_SOURCE,
       env: { LOG_LEVEL: 'warn', RATE_LIMITS: 'off' },
       output: process.env.CLUSTER_DEBUG ? 'inherit' : 'ignore',
     });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../src/db/tenant.js';
 import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { backend, startApp, type TestApp } from './harness.js';
+import { holdNextMessageSeq } from './seq-hostage.js';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 const EPOCH = '1970-01-01T00:00:00.000Z';
@@ -460,13 +461,7 @@ describe('conversations, messages and topics', () => {
       await blocker.connect();
       let slow: Promise<{ status: number; body: any }> | undefined;
       try {
-        await blocker.query('begin');
-        const { rows } = await blocker.query(`select nextval(pg_get_serial_sequence('messages', 'seq'))::bigint + 1 as next`);
-        await blocker.query(
-          `insert into messages (id, seq, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id, header_blob, ciphertext, message_type, priority)
-           overriding system value values ($1, $2, $3, $4, $5, $6, $7, $8, '\\x00', '\\x00', 'text', 'normal')`,
-          [randomUUID(), rows[0].next, o3.tenantId, ag3.conversationId, ag3.groupId, ag3.defaultTopicId, od3.deviceId, ag3.deviceId],
-        );
+        await holdNextMessageSeq(blocker, o3.tenantId, od3, ag3);
         slow = sendText(o3, od3, ag3.conversationId!, 'slow');
         await sleep(300);
         // A writer that serialises commits may hold this one back until 'slow' commits: fine too.

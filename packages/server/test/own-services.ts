@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The directory holding initdb and pg_ctl: `pg_config --bindir`, else the newest /usr/lib/postgresql/<version>/bin. */
 export function findPgBin(): string | undefined {
@@ -35,6 +36,19 @@ export function findRedisServer(): string | undefined {
     return undefined;
   }
 }
+
+/** Whether HAProxy is installed (`apt-get install -y haproxy`; the cluster tests need it). */
+export const hasHaproxy = (() => {
+  try {
+    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** How a test runs one service instance from the sources (startCluster's `command`). */
+export const INSTANCE_FROM_SOURCE = [process.execPath, '--conditions=parley-source', '--import', 'tsx', fileURLToPath(new URL('../src/main.ts', import.meta.url))];
 
 /** initdb refuses root: run the server as `postgres` (or `nobody`) through runuser then. */
 export function serverUser(): { name: string; uid: number; gid: number } | undefined {
