@@ -198,3 +198,34 @@ export function scheduleClusterJob<R extends Record<string, unknown> | void>(o: 
     await inFlight;
   };
 }
+
+/** What every periodic cluster job is configured with (the trust recompute, the span pruning). */
+export interface PeriodicJobOptions {
+  db: Db;
+  /** Period across the cluster (ms). */
+  intervalMs: number;
+  /** config.jobPollIntervalMs */
+  pollMs: number;
+  onError: (err: unknown) => void;
+  instanceId?: string;
+  metrics?: Metrics;
+}
+
+/**
+ * {@link scheduleClusterJob} for a periodic job whose first run on a new database is due one
+ * interval after the first poll (not at once: an instance that just started does not run it
+ * straight away). Returns `stop()`.
+ */
+export function schedulePeriodic<R extends Record<string, unknown>>(o: PeriodicJobOptions, name: string, run: () => Promise<R>): () => Promise<void> {
+  return scheduleClusterJob({
+    db: o.db,
+    name,
+    intervalMs: o.intervalMs,
+    pollMs: o.pollMs,
+    onError: o.onError,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+    firstRunAfterMs: o.intervalMs,
+    ...(o.instanceId ? { instanceId: o.instanceId } : {}),
+    run,
+  });
+}

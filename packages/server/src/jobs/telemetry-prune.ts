@@ -8,13 +8,11 @@
  * The first run is due one interval after the first poll. `scheduled_jobs.last_result` records
  * `{ tenants, deleted, cutoff }`.
  */
-import type { Metrics } from '../ops/metrics.js';
-import type { Db } from '../db/client.js';
 import { crossTenant } from '../db/tenant.js';
 import { addDays, dayStart, utcDay } from '../modules/trust/days.js';
 import { listTenantIds } from '../modules/trust/repo.js';
 import { pruneSpans } from '../modules/trust/rollups.js';
-import { scheduleClusterJob } from './cluster-schedule.js';
+import { schedulePeriodic, type PeriodicJobOptions } from './cluster-schedule.js';
 
 /** `scheduled_jobs.name` of the span pruning. */
 export const TELEMETRY_PRUNE_JOB = 'telemetry_prune';
@@ -23,37 +21,19 @@ export const TELEMETRY_PRUNE_JOB = 'telemetry_prune';
 export const retentionCutoff = (now: Date, retentionDays: number): Date => dayStart(addDays(utcDay(now), -retentionDays));
 
 /** Options of {@link scheduleTelemetryPrune}. */
-export interface TelemetryPruneJobOptions {
-  db: Db;
+export interface TelemetryPruneJobOptions extends PeriodicJobOptions {
   /** config.telemetryRetentionDays */
   retentionDays: number;
-  /** config.telemetryPruneIntervalMs */
-  intervalMs: number;
-  /** config.jobPollIntervalMs */
-  pollMs: number;
-  onError: (err: unknown) => void;
-  instanceId?: string;
-  metrics?: Metrics;
   /** Clock (tests). */
   now?: () => Date;
 }
 
-/** Start the cluster-wide span pruning; returns `stop()` (resolves after a run in progress). */
+/** Start the cluster-wide span pruning (`intervalMs` = config.telemetryPruneIntervalMs); returns `stop()` (resolves after a run in progress). */
 export function scheduleTelemetryPrune(o: TelemetryPruneJobOptions): () => Promise<void> {
-  return scheduleClusterJob({
-    db: o.db,
-    name: TELEMETRY_PRUNE_JOB,
-    intervalMs: o.intervalMs,
-    pollMs: o.pollMs,
-    onError: o.onError,
-    ...(o.metrics ? { metrics: o.metrics } : {}),
-    firstRunAfterMs: o.intervalMs,
-    ...(o.instanceId ? { instanceId: o.instanceId } : {}),
-    run: async () => {
-      const cutoff = retentionCutoff(o.now?.() ?? new Date(), o.retentionDays);
-      const ids = await crossTenant(o.db, 'the span pruning job visits every tenant', (tx) => listTenantIds(tx));
-      const s = await pruneSpans(o.db, ids, cutoff);
-      return { tenants: s.tenants, deleted: s.deleted, cutoff: cutoff.toISOString() };
-    },
+  return schedulePeriodic(o, TELEMETRY_PRUNE_JOB, async () => {
+    const cutoff = retentionCutoff(o.now?.() ?? new Date(), o.retentionDays);
+    const ids = await crossTenant(o.db, 'the span pruning job visits every tenant', (tx) => listTenantIds(tx));
+    const s = await pruneSpans(o.db, ids, cutoff);
+    return { tenants: s.tenants, deleted: s.deleted, cutoff: cutoff.toISOString() };
   });
 }

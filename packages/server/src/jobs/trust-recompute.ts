@@ -7,41 +7,21 @@
  * the first run is due one interval after the first poll (not at once: docs/decisions.md "Trust
  * engine"), so an instance that just started does not rescore the fleet straight away.
  */
-import type { Metrics } from '../ops/metrics.js';
-import type { Db } from '../db/client.js';
 import type { TrustEngine } from '../modules/trust/engine.js';
-import { scheduleClusterJob } from './cluster-schedule.js';
+import { schedulePeriodic, type PeriodicJobOptions } from './cluster-schedule.js';
 
 /** `scheduled_jobs.name` of the trust recompute. */
 export const TRUST_RECOMPUTE_JOB = 'trust_recompute';
 
-/** Options of {@link scheduleTrustRecompute}. */
-export interface TrustRecomputeJobOptions {
-  db: Db;
+/** Options of {@link scheduleTrustRecompute} (`intervalMs` = config.trustRecomputeIntervalMs). */
+export interface TrustRecomputeJobOptions extends PeriodicJobOptions {
   engine: Pick<TrustEngine, 'recomputeAll'>;
-  /** config.trustRecomputeIntervalMs */
-  intervalMs: number;
-  /** config.jobPollIntervalMs */
-  pollMs: number;
-  onError: (err: unknown) => void;
-  instanceId?: string;
-  metrics?: Metrics;
 }
 
 /** Start the cluster-wide trust recompute; returns `stop()` (resolves after a run in progress). */
 export function scheduleTrustRecompute(o: TrustRecomputeJobOptions): () => Promise<void> {
-  return scheduleClusterJob({
-    db: o.db,
-    name: TRUST_RECOMPUTE_JOB,
-    intervalMs: o.intervalMs,
-    pollMs: o.pollMs,
-    onError: o.onError,
-    ...(o.metrics ? { metrics: o.metrics } : {}),
-    firstRunAfterMs: o.intervalMs,
-    ...(o.instanceId ? { instanceId: o.instanceId } : {}),
-    run: async () => {
-      const s = await o.engine.recomputeAll();
-      return { tenants: s.tenants, failed_tenants: s.failedTenants, skipped_tenants: s.skippedTenants, agents: s.agents, rolled_up_pairs: s.rolledUpPairs, snapshots: s.snapshots, tier_changes: s.tierChanges };
-    },
+  return schedulePeriodic(o, TRUST_RECOMPUTE_JOB, async () => {
+    const s = await o.engine.recomputeAll();
+    return { tenants: s.tenants, failed_tenants: s.failedTenants, skipped_tenants: s.skippedTenants, agents: s.agents, rolled_up_pairs: s.rolledUpPairs, snapshots: s.snapshots, tier_changes: s.tierChanges };
   });
 }
