@@ -25,28 +25,19 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launch } from '../../packages/dashboard/e2e/browser.js';
+import { freePort } from '../../packages/server/test/own-services.js';
 import { benchArgs, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'packages/dashboard/dist');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 async function waitHealthy(url: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;

@@ -29,7 +29,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { hchacha } from '@noble/ciphers/chacha.js';
-import { u32 } from '@noble/ciphers/utils.js';
+import { concatBytes, u32 } from '@noble/ciphers/utils.js';
 import { nobleBackend, type CryptoBackend, type KeyPair } from './backend.js';
 
 /** An opaque node:crypto KeyObject. */
@@ -181,15 +181,8 @@ function strictEd25519PublicKey(bytes: Uint8Array): boolean {
 
 /** A fresh Uint8Array holding `parts` (so no Buffer from Node's shared pool escapes). */
 function joined(parts: Uint8Array[], wipeParts: boolean): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-    if (wipeParts) p.fill(0);
-  }
+  const out = concatBytes(...parts);
+  if (wipeParts) for (const p of parts) p.fill(0);
   return out;
 }
 

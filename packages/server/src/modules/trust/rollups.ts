@@ -21,6 +21,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { addDays, dayStart, utcDay } from './days.js';
+import type { DailySignals } from './types.js';
 
 /** Spans the service itself writes on the agent's device (tier changes): not agent behaviour, never scored. */
 export const SERVICE_SPAN = 'svc.trust';
@@ -29,23 +30,14 @@ export const SERVICE_SPAN = 'svc.trust';
 export const ROLLUP_WORK_MEM = '64MB';
 
 /** One (device, UTC day) of span signals, as stored in telemetry_span_rollups (or computed live for today). */
-export interface SpanDay {
+export type SpanDay = Pick<
+  DailySignals,
+  'day' | 'spans' | 'errorSpans' | 'tasks' | 'tasksOk' | 'tools' | 'toolsOk' | 'taskTokens' | 'taskTokensOk' | 'recoveredErrors' | 'spanNames'
+> & {
   deviceId: string;
-  /** `YYYY-MM-DD` (UTC) */
-  day: string;
-  spans: number;
-  errorSpans: number;
-  tasks: number;
-  tasksOk: number;
-  tools: number;
-  toolsOk: number;
-  taskTokens: number;
-  taskTokensOk: number;
-  recoveredErrors: number;
-  spanNames: Record<string, number>;
   /** By resource `service.version`: spans, errors, first start time (epoch ms). */
   versions: Record<string, { spans: number; errors: number; firstSeenMs: number }>;
-}
+};
 
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
 async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
