@@ -415,6 +415,29 @@ async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[]): 
 }
 
 /**
+ * The kill and stop scenarios' load: senders pump until 400 frames are sent and the signal is
+ * given; once 80 are acknowledged, i1 gets `signal`; after it exits the recipients reconnect
+ * through HAProxy (the senders do so inside pump) and every sender settles. Answers i1's exit.
+ */
+async function signalUnderLoad(r: Rig, ledger: Ledger, senders: Sender[], recipients: Recipient[], signal: 'SIGKILL' | 'SIGTERM') {
+  const total = 400;
+  let signalled = false;
+  const more = () => ledger.sent.size < total || !signalled;
+  const pumping = Promise.all(senders.map((s) => s.pump(more)));
+  await until(`load before ${signal}`, () => ledger.acked.size >= 80);
+  const victim = r.cluster.instances[0]!.process;
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => victim.once('exit', (code) => resolve({ code, at: Date.now() })));
+  const signalledAt = Date.now();
+  victim.kill(signal);
+  const exit = await exited;
+  signalled = true;
+  await Promise.all(recipients.map((p) => until(`${p.name} sees its socket go`, () => p.instance !== 'i1' || p.closes.length > 0).then(() => (p.open ? undefined : p.connect()))));
+  await pumping;
+  await Promise.all(senders.map((s) => s.settle()));
+  return { ...exit, signalledAt };
+}
+
+/**
  * The clients of the kill and stop scenarios, spread over both instances through HAProxy: SDK
  * clients until one lands on i1 (the instance that will go), four senders (owner device) and two
  * recipients (the agent), connected one by one so round robin puts some of each on i1.
@@ -673,20 +696,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       const ledger = new Ledger('kill');
       const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
 
-      const total = 400;
-      let killed = false;
-      const more = () => ledger.sent.size < total || !killed;
-      const pumping = Promise.all(senders.map((s) => s.pump(more)));
-      await until('load before the kill', () => ledger.acked.size >= 80);
-      const victim = r.cluster.instances[0]!.process;
-      const exited = new Promise((resolve) => victim.once('exit', resolve));
-      victim.kill('SIGKILL');
-      await exited;
-      killed = true;
-      // The recipients reconnect through HAProxy (the senders do so inside pump).
-      await Promise.all(recipients.map((p) => until(`${p.name} sees its socket go`, () => p.instance !== 'i1' || p.closes.length > 0).then(() => (p.open ? undefined : p.connect()))));
-      await pumping;
-      await Promise.all(senders.map((s) => s.settle()));
+      await signalUnderLoad(r, ledger, senders, recipients, 'SIGKILL');
 
       for (const p of onVictim) {
         expect(p.closes.map((c) => c.instance)).toEqual(['i1']);
@@ -713,23 +723,10 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       const ledger = new Ledger('term');
       const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
 
-      const total = 400;
-      let stopped = false;
-      const more = () => ledger.sent.size < total || !stopped;
-      const pumping = Promise.all(senders.map((s) => s.pump(more)));
-      await until('load before SIGTERM', () => ledger.acked.size >= 80);
-      const victim = r.cluster.instances[0]!.process;
-      const exited = new Promise<{ code: number | null; at: number }>((resolve) => victim.once('exit', (code) => resolve({ code, at: Date.now() })));
-      const termAt = Date.now();
-      victim.kill('SIGTERM');
-      const exit = await exited;
-      stopped = true;
-      await Promise.all(recipients.map((p) => until(`${p.name} sees its socket go`, () => p.instance !== 'i1' || p.closes.length > 0).then(() => (p.open ? undefined : p.connect()))));
-      await pumping;
-      await Promise.all(senders.map((s) => s.settle()));
+      const exit = await signalUnderLoad(r, ledger, senders, recipients, 'SIGTERM');
 
       expect(exit.code, 'a graceful exit').toBe(0);
-      expect(exit.at - termAt, 'exits within the 10 s bound').toBeLessThan(10_000);
+      expect(exit.at - exit.signalledAt, 'exits within the 10 s bound').toBeLessThan(10_000);
       for (const p of onVictim) {
         expect(p.closes.map((c) => c.code), `${p.name} closed with 1001`).toEqual([1001]);
         expect(p.history.at(-1)).toBe('i2');
