@@ -26,7 +26,7 @@ export { federationAgreements, a2aChannels, a2aMessages } from './federation.js'
 export { webhookDeliveries } from './webhooks.js';
 export { decisions } from './decisions.js';
 export { tenantSettings, scanRuleSets } from './settings.js';
-export { auditEvents } from './audit.js';
+export { auditEvents, auditTreeNodes, auditCheckpoints } from './audit.js';
 export { telemetryRollupDirty, telemetrySpanRollups, telemetrySpans } from './telemetry.js';
 export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';
 export { skillGrants } from './grants.js';

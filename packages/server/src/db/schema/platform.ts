@@ -25,6 +25,8 @@ export const platformKeys = pgTable('platform_keys', {
   purpose: text('purpose').primaryKey(),
   publicKeyMultibase: text('public_key_multibase').notNull(),
   privateKeyMultibase: text('private_key_multibase').notNull(),
+  /** The key's name where a format names keys (the audit log's C2SP key name `<host>/audit-log`); null otherwise. */
+  keyName: text('key_name'),
   createdAt: createdAt(),
 });
 
