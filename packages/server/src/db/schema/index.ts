@@ -20,7 +20,7 @@ export { apiKeys } from './api-keys.js';
 export { attachments, pushTokens } from './attachments.js';
 export { workspaces, workspaceMembers } from './workspaces.js';
 export { rooms, roomMembers, roomConversations, roomReleaseSeq, roomMessages, roomEnvelopes } from './rooms.js';
-export { policies, heldMessages, policyEvaluations } from './policies.js';
+export { policies, heldMessages, policyEvaluations, policyAllowCounts, policyEpochs } from './policies.js';
 export { hubIdentities, hubVerificationMethods, hubCapabilities, hubTierChanges, issuedCredentials } from './hub.js';
 export { federationAgreements, a2aChannels, a2aMessages } from './federation.js';
 export { webhookDeliveries } from './webhooks.js';

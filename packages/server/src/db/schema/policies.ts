@@ -1,7 +1,7 @@
 /**
  * Policies, held messages and policy evaluations (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5).
  */
-import { boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 import { rooms, roomEnvelopes } from './rooms.js';
@@ -59,9 +59,12 @@ export const heldMessages = pgTable(
 );
 
 /**
- * `svc.policy.evaluate` records (issue 4 item 2): one row per (message, recipient) evaluation,
- * read by trust scoring (compliance dimension, SPEC §2.9). `matched_policy_ids` lists every
- * matching enabled policy; `policy_id` is the one whose action won (null = default).
+ * `svc.policy.evaluate` records (issue 4 item 2; issue 21): one row per (message, recipient)
+ * evaluation whose outcome is NOT `allow` (block, hold, notify), read by trust scoring (compliance
+ * dimension, SPEC §2.9) and the compliance report. Allowed deliveries are counted in
+ * {@link policyAllowCounts} instead (rows written before issue 21 may still have outcome `allow`;
+ * readers count them too). `matched_policy_ids` lists every matching enabled policy; `policy_id`
+ * is the one whose action won (null = default).
  */
 export const policyEvaluations = pgTable(
   'policy_evaluations',
@@ -80,3 +83,33 @@ export const policyEvaluations = pgTable(
   },
   (t) => [index('policy_evaluations_sender_idx').on(t.tenantId, t.senderDeviceId, t.createdAt)],
 );
+
+/**
+ * Allowed policy evaluations, counted (issue 21): one row per (policy decision call, sender,
+ * subject kind) with how many of its evaluations were `allow`. `created_at` is the deciding
+ * transaction's time, which is exactly the `created_at` the per-delivery `policy_evaluations` rows
+ * had, so every time-range count (trust days, report periods) equals the count of those rows.
+ */
+export const policyAllowCounts = pgTable(
+  'policy_allow_counts',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    subjectKind: text('subject_kind').notNull(),
+    senderDeviceId: uuid('sender_device_id').notNull(),
+    allows: integer('allows').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('policy_allow_counts_sender_idx').on(t.tenantId, t.senderDeviceId, t.createdAt)],
+);
+
+/**
+ * The version of each tenant's policy set (issue 21): bumped by a trigger on every insert, update
+ * and delete of `policies` (migration 0029), whoever writes. The policy engine's compiled-rule
+ * cache compares it on every decision (policies/compiled.ts). No foreign key: the trigger also
+ * fires while a tenant's rows are cascade-deleted.
+ */
+export const policyEpochs = pgTable('policy_epochs', {
+  tenantId: uuid('tenant_id').primaryKey(),
+  epoch: bigint('epoch', { mode: 'number' }).notNull(),
+});
