@@ -1,6 +1,8 @@
 /**
  * X3DH + Double Ratchet sessions (SPEC §1.3, §2.4): delivery order, skipped-key bounds, replay,
  * tampering, forward secrecy of the serialized state, X3DH agreement and the DESIGN §7 fingerprint.
+ * The session and serialized-state suites run twice: on a session agreed with classical X3DH and
+ * on one agreed with PQXDH (issue 16; PQXDH's own tests are in pqxdh.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';
@@ -36,14 +38,30 @@ function peerOf(d: DeviceIdentity) {
   return { device_id: d.deviceId!, ...d.publicKeys };
 }
 
-/** Alice initiates to Bob; Bob accepts Alice's first message. */
+/** The key agreements a session can start with. */
+const AGREEMENTS = ['x3dh', 'pqxdh'] as const;
+type Agreement = (typeof AGREEMENTS)[number];
+
+/** Alice starts a session with Bob: X3DH, or PQXDH with Bob's signed PQ prekey. */
+function start(agreement: Agreement, aliceId: DeviceIdentity, bobId: DeviceIdentity, options?: DoubleRatchetOptions) {
+  return RatchetSession.initiate(aliceId, peerOf(bobId), agreement === 'pqxdh' ? { ...options, pqPrekey: bobId.pqPrekey! } : options);
+}
+
+/** Alice initiates to Bob (classical X3DH); Bob accepts Alice's first message. */
 function pair(options?: DoubleRatchetOptions) {
+  return pairWith('x3dh', options);
+}
+
+/** Alice initiates to Bob with `agreement`; Bob accepts Alice's first message. */
+function pairWith(agreement: Agreement, options?: DoubleRatchetOptions) {
   const aliceId = device();
   const bobId = device();
-  const alice = RatchetSession.initiate(aliceId, peerOf(bobId), options);
+  const alice = start(agreement, aliceId, bobId, options);
+  expect(alice.postQuantum).toBe(agreement === 'pqxdh');
   const first = alice.encrypt(text('hello bob'));
   const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, options);
   expect(utf8Decode(plaintext)).toBe('hello bob');
+  expect(bob.postQuantum).toBe(agreement === 'pqxdh');
   return { aliceId, bobId, alice, bob };
 }
 
@@ -173,7 +191,10 @@ describe('wire frame', () => {
   });
 });
 
-describe('Double Ratchet session', () => {
+describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
+  const pair = (options?: DoubleRatchetOptions) => pairWith(agreement, options);
+  const initiate = (aliceId: DeviceIdentity, bobId: DeviceIdentity) => start(agreement, aliceId, bobId);
+
   it('converses both ways; x3dh fields stop once the first reply arrives', () => {
     const { alice, bob } = pair();
     expect(alice.awaitingFirstReply).toBe(true);
@@ -230,7 +251,7 @@ describe('Double Ratchet session', () => {
   it('the responder can be created from any initial message, then reads the others', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const alice = initiate(aliceId, bobId);
     const m = [0, 1, 2].map((i) => alice.encrypt(text(`m${i}`)));
     const { session: bob, plaintext } = RatchetSession.respond(bobId, m[2]!, aliceId.identityPublicKey, { peerDeviceId: aliceId.deviceId! });
     expect(utf8Decode(plaintext)).toBe('m2');
@@ -289,7 +310,7 @@ describe('Double Ratchet session', () => {
   it('refuses a replayed frame (current chain, skipped key, past chain, initial message)', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const alice = initiate(aliceId, bobId);
     const first = alice.encrypt(text('first'));
     const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
     expect(codeOf(() => bob.decrypt(first))).toBe('replay');
@@ -346,7 +367,7 @@ describe('Double Ratchet session', () => {
     other.signature = aliceId.sign(headerSigningBytes(other.header));
     expect(codeOf(() => bob.decrypt(encodeFrame(other)))).toBe('wrong_peer');
 
-    const again = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const again = initiate(aliceId, bobId);
     const restart = again.encrypt(text('restart'));
     expect(codeOf(() => bob.decrypt(restart))).toBe('new_session');
     const { session: bob2, plaintext } = RatchetSession.respond(bobId, restart, aliceId.identityPublicKey);
@@ -357,7 +378,7 @@ describe('Double Ratchet session', () => {
   it('respond checks the peer identity, the signature, the sender and the prekey', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const alice = initiate(aliceId, bobId);
     const first = alice.encrypt(text('hi'));
     expect(codeOf(() => RatchetSession.respond(bobId, first, device().identityPublicKeyHex))).toBe('wrong_peer');
     expect(codeOf(() => RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, { peerDeviceId: randomUUID() }))).toBe('wrong_peer');
@@ -375,8 +396,8 @@ describe('Double Ratchet session', () => {
   it('one device answers several initiators with the same ephemeral key', () => {
     const bobId = device();
     const [aliceId, carolId] = [device(), device()];
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
-    const carol = RatchetSession.initiate(carolId, peerOf(bobId));
+    const alice = initiate(aliceId, bobId);
+    const carol = initiate(carolId, bobId);
     const fromAlice = RatchetSession.respond(bobId, alice.encrypt(text('from alice')), aliceId.identityPublicKeyHex);
     const fromCarol = RatchetSession.respond(bobId, carol.encrypt(text('from carol')), carolId.identityPublicKeyHex);
     expect(utf8Decode(fromAlice.plaintext)).toBe('from alice');
@@ -390,7 +411,7 @@ describe('Double Ratchet session', () => {
   it('refuses a frame on the initiator\'s initial ratchet key (no receiving chain)', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const alice = initiate(aliceId, bobId);
     const frame = decodeFrame(alice.encrypt(text('x')));
     const odd = { ...frame, header: { device_id: bobId.deviceId!, ratchet_pub: bobId.ephemeralPublicKeyHex, msg_num: 0, pn: 0, nonce: frame.header.nonce } };
     odd.signature = bobId.sign(headerSigningBytes(odd.header));
@@ -415,7 +436,9 @@ describe('Double Ratchet session', () => {
   });
 });
 
-describe('serialized state', () => {
+describe.each(AGREEMENTS)('serialized state (%s)', (agreement) => {
+  const pair = (options?: DoubleRatchetOptions) => pairWith(agreement, options);
+
   it('round-trips and the conversation continues', () => {
     const { aliceId, bobId, alice, bob } = pair();
     const pending = [alice.encrypt(text('p0')), alice.encrypt(text('p1'))];

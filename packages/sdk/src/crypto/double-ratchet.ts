@@ -118,6 +118,8 @@ interface RatchetState {
   pendingX3dh: X3dhHeader | null;
   /** EK_A of the X3DH run this session comes from (hex); identifies the session. */
   x3dhEphemeralKey: string;
+  /** True when the session was agreed with PQXDH (an ML-KEM-768 secret in SK), false for X3DH. */
+  postQuantum: boolean;
   maxSkip: number;
   maxSkippedKeys: number;
 }
@@ -152,6 +154,8 @@ export const RatchetStateSchema = Type.Object(
     x3dh_ephemeral_key: Hex32,
     max_skip: Type.Integer({ minimum: 0, maximum: MAX_COUNTER }),
     max_skipped_keys: Type.Integer({ minimum: 0, maximum: MAX_COUNTER }),
+    /** `pqxdh` when SK came from PQXDH; absent for X3DH (so classical states serialize as before). */
+    key_agreement: Type.Optional(Type.Literal('pqxdh')),
   },
   { additionalProperties: false },
 );
@@ -200,6 +204,11 @@ export interface RatchetInit {
   /** AD from X3DH (66 bytes). */
   associatedData: Uint8Array;
   options?: DoubleRatchetOptions;
+}
+
+/** How the initiator's headers name the key agreement: X3DH fields, with `pq` for PQXDH. */
+function isPqxdh(x3dh: X3dhHeader): boolean {
+  return x3dh.pq !== undefined;
 }
 
 /**
@@ -252,6 +261,7 @@ export class DoubleRatchet {
       retiredRatchetKeys: [],
       pendingX3dh: { ...init.x3dh },
       x3dhEphemeralKey: init.x3dh.ephemeral_key,
+      postQuantum: isPqxdh(init.x3dh),
       maxSkip,
       maxSkippedKeys,
     });
@@ -262,7 +272,7 @@ export class DoubleRatchet {
    * DHr = none, RK = SK. The caller must then decrypt the initial message, which performs the
    * first DH ratchet step; until then the session cannot send.
    */
-  static initBob(init: RatchetInit & { ratchetKeyPair: KeyPair; x3dhEphemeralKey: string }): DoubleRatchet {
+  static initBob(init: RatchetInit & { ratchetKeyPair: KeyPair; x3dhEphemeralKey: string; postQuantum?: boolean }): DoubleRatchet {
     const { maxSkip, maxSkippedKeys } = limits(init.options);
     const localDeviceId = requireDeviceId(init.local);
     return new DoubleRatchet(init.local, {
@@ -284,6 +294,7 @@ export class DoubleRatchet {
       retiredRatchetKeys: [],
       pendingX3dh: null,
       x3dhEphemeralKey: init.x3dhEphemeralKey,
+      postQuantum: init.postQuantum === true,
       maxSkip,
       maxSkippedKeys,
     });
@@ -316,6 +327,10 @@ export class DoubleRatchet {
   /** EK_A (hex) of the X3DH run this session comes from. */
   get x3dhEphemeralKey(): string {
     return this.state.x3dhEphemeralKey;
+  }
+  /** True when the session's SK came from PQXDH (hybrid X25519 + ML-KEM-768), false for X3DH. */
+  get postQuantum(): boolean {
+    return this.state.postQuantum;
   }
   /** The limits in force. */
   get limits(): Required<DoubleRatchetOptions> {
@@ -422,6 +437,7 @@ export class DoubleRatchet {
       x3dh_ephemeral_key: s.x3dhEphemeralKey,
       max_skip: s.maxSkip,
       max_skipped_keys: s.maxSkippedKeys,
+      ...(s.postQuantum ? { key_agreement: 'pqxdh' as const } : {}),
     };
   }
 
@@ -466,6 +482,7 @@ export class DoubleRatchet {
       retiredRatchetKeys: [...o.retired_ratchet_keys],
       pendingX3dh: o.pending_x3dh ? { ...o.pending_x3dh } : null,
       x3dhEphemeralKey: o.x3dh_ephemeral_key,
+      postQuantum: o.key_agreement === 'pqxdh',
       maxSkip,
       maxSkippedKeys,
     });

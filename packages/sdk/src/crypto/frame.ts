@@ -10,7 +10,8 @@
  * Header fields: `device_id` (sender device UUID), `ratchet_pub` (sender's current ratchet public
  * key, hex), `msg_num` (N, message number in the sending chain), `pn` (PN, length of the previous
  * sending chain), `nonce` (the 24-byte random XChaCha20 nonce, hex) and, on the initiator's
- * messages until the first reply arrives, `x3dh` (what the responder needs for X3DH §3.3).
+ * messages until the first reply arrives, `x3dh` (what the responder needs for X3DH §3.3, with
+ * `x3dh.pq` when the session was agreed with PQXDH: the KEM ciphertext, ~2.2 kB more per header).
  *
  * Canonical header bytes ({@link headerSigningBytes}): the UTF-8 bytes of the JSON object
  * `{"header":{…},"protocol":"x3dh-dr","v":1}` serialised with object keys sorted by code unit,
@@ -43,7 +44,22 @@ export const MAX_COUNTER = 0xffffffff;
 
 const Hex32 = Type.String({ pattern: '^[0-9a-f]{64}$' });
 
-/** The X3DH initial-message fields (X3DH §3.3): who Alice is and which keys she used. */
+/**
+ * The PQXDH additions to the initial-message fields (PQXDH §3.3): the KEM, the identifier of the
+ * responder's PQ prekey used and the ML-KEM-768 ciphertext CT (1088 bytes, hex). Absent on
+ * classical X3DH messages, whose headers stay byte for byte what they were.
+ */
+export const PqHeaderSchema = Type.Object(
+  {
+    kem: Type.Literal('ML-KEM-768'),
+    prekey_id: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    ciphertext: Type.String({ pattern: '^[0-9a-f]{2176}$' }),
+  },
+  { additionalProperties: false },
+);
+export type PqHeader = Static<typeof PqHeaderSchema>;
+
+/** The X3DH initial-message fields (X3DH §3.3): who Alice is and which keys she used; `pq` for PQXDH. */
 export const X3dhHeaderSchema = Type.Object(
   {
     /** IK_A: initiator's Ed25519 identity public key, hex. */
@@ -52,6 +68,8 @@ export const X3dhHeaderSchema = Type.Object(
     ephemeral_key: Hex32,
     /** SPK_B: the responder's `ephemeral_public_key` the initiator used, hex. */
     signed_prekey: Hex32,
+    /** PQXDH only: the KEM ciphertext and the PQ prekey it was made for. */
+    pq: Type.Optional(PqHeaderSchema),
   },
   { additionalProperties: false },
 );

@@ -122,12 +122,61 @@ export {
   x3dhInitiate,
   x3dhRespond,
   x3dhKdf,
+  agreementKdf,
   x3dhAssociatedData,
   encodePublicKey,
   X3DH_INFO,
   type X3dhSharedSecret,
   type X3dhInitiation,
 } from './x3dh.js';
+
+// ---- Post-quantum: ML-KEM-768, signed PQ prekeys, PQXDH (issue 16, DESIGN §8.34) -------------
+
+/**
+ * ML-KEM-768 (FIPS 203) through @noble/post-quantum: `mlKem768Keygen(seed64?)` →
+ * {publicKey (1184), secretKey (2400)}; `mlKem768Encapsulate(pk, m32?)` → {ciphertext (1088),
+ * sharedSecret (32)}; `mlKem768Decapsulate(ct, sk)` → 32 bytes (implicit rejection). Throws
+ * `invalid_input` (lengths) or `invalid_key` (FIPS 203 §7.2/§7.3 checks).
+ */
+export {
+  mlKem768Keygen,
+  mlKem768Encapsulate,
+  mlKem768Decapsulate,
+  MLKEM768_PUBLIC_KEY_BYTES,
+  MLKEM768_SECRET_KEY_BYTES,
+  MLKEM768_CIPHERTEXT_BYTES,
+  MLKEM_SHARED_SECRET_BYTES,
+  MLKEM_SEED_BYTES,
+  MLKEM_MESSAGE_BYTES,
+  type MlKemKeyPair,
+  type MlKemEncapsulation,
+} from './ml-kem.js';
+
+/**
+ * Signed PQ prekeys (PQXDH §3.2): `encodeKemPublicKey(pk)` (EncodeKEM: 0x0b || pk),
+ * `pqPrekeyId(pk)` (32 hex), `verifyPqPrekey(identityKey, prekey)` (never throws), and the wire
+ * form {key_id, public_key, signature} (base64) with `pqPrekeyToWire` / `pqPrekeyFromWire`.
+ * A `DeviceIdentity` holds its own: `pqPrekey`, `withPqPrekey()`, `pqDecapsulate()`.
+ */
+export {
+  encodeKemPublicKey,
+  pqPrekeyId,
+  verifyPqPrekey,
+  pqPrekeyToWire,
+  pqPrekeyFromWire,
+  MLKEM768_KEY_TYPE,
+  PQ_KEM_NAME,
+  type SignedPqPrekey,
+  type PqPrekeyWire,
+} from './pq-prekey.js';
+
+/**
+ * PQXDH (Signal, revision 3; X25519, SHA-256, ML-KEM-768): `pqxdhInitiate(local, IK_B, SPK_B,
+ * signedPqPrekey)` → X3DH's result plus {kemCiphertext, pqPrekeyId}; `pqxdhRespond(local, IK_A,
+ * EK_A, ct, prekeyId, holder?)` → {sharedKey, associatedData}. SK = KDF(DH1 || DH2 || DH3 || SS)
+ * with info `PQXDH_INFO`. `RatchetSession.initiate(…, { pqPrekey })` uses it.
+ */
+export { pqxdhInitiate, pqxdhRespond, pqxdhKdf, PQXDH_INFO, type PqxdhInitiation, type PqPrekeyHolder } from './pqxdh.js';
 
 // ---- Double Ratchet -------------------------------------------------------------------------
 
@@ -170,12 +219,14 @@ export {
   isMessageHeader,
   MessageHeaderSchema,
   X3dhHeaderSchema,
+  PqHeaderSchema,
   FRAME_VERSION,
   FRAME_PROTOCOL,
   MAX_HEADER_BLOB_CHARS,
   type Frame,
   type MessageHeader,
   type X3dhHeader,
+  type PqHeader,
   type WireMessage,
 } from './frame.js';
 
@@ -187,4 +238,4 @@ export {
  * `encrypt(bytes)` → {header_blob, ciphertext}, `decrypt({header_blob, ciphertext})` → bytes,
  * `toJSON()` / `serialize()` / `fromJSON(json, local)`, `isInitialMessage(message)`.
  */
-export { RatchetSession, type PeerDevice, type RespondOptions, type RespondResult } from './session.js';
+export { RatchetSession, type PeerDevice, type InitiateOptions, type RespondOptions, type RespondResult } from './session.js';

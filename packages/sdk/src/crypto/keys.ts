@@ -3,7 +3,14 @@
  * "ephemeral" key pair. The ephemeral key is the one the server publishes as
  * `ephemeral_public_key`; in X3DH terms it plays the role of the signed prekey SPK (it is
  * medium-term, not per message). Private keys never leave the client.
+ *
+ * Since issue 16 (DESIGN §8.34) a device also holds a last-resort ML-KEM-768 prekey for PQXDH
+ * (pq-prekey.ts), stored as its 64-byte seed and signed by the identity key. It belongs to the
+ * device, like the ephemeral key, so every messenger of the device can answer PQXDH. Identities
+ * saved before it have none until {@link DeviceIdentity.withPqPrekey}.
  */
+import { mlKem768Decapsulate, mlKem768Keygen, MLKEM_SEED_BYTES, type MlKemKeyPair } from './ml-kem.js';
+import { encodeKemPublicKey, pqPrekeyId, type SignedPqPrekey } from './pq-prekey.js';
 import {
   CryptoError,
   KEY_BYTES,
@@ -16,6 +23,7 @@ import {
   fingerprint,
   hexToBytes,
   proofOfPossession,
+  randomBytes,
   wipe,
   x25519DH,
   x25519Keygen,
@@ -35,6 +43,15 @@ export interface DeviceIdentityJSON {
   identity_public_key: string;
   ephemeral_secret_key: string;
   ephemeral_public_key: string;
+  /** Seed d || z of the ML-KEM-768 PQ prekey (64 bytes, 128 hex characters); absent before issue 16. */
+  pq_prekey_seed?: string;
+}
+
+/** The device's PQ prekey: its seed, key pair and signed public form. */
+interface PqPrekeyState {
+  seed: Uint8Array;
+  keyPair: MlKemKeyPair;
+  prekey: SignedPqPrekey;
 }
 
 /** The public half of a device, as sent to `POST /enroll` and `POST /devices/register`. */
@@ -44,6 +61,13 @@ export interface DevicePublicKeys {
 }
 
 const DEVICE_ID_MAX = 128;
+
+/** Derive the PQ prekey of `seed` (d || z) and sign EncodeKEM(PQPK) with the identity key. */
+function pqPrekeyState(identity: KeyPair, seed: Uint8Array): PqPrekeyState {
+  const keyPair = mlKem768Keygen(seed);
+  const signature = ed25519Sign(encodeKemPublicKey(keyPair.publicKey), identity.secretKey);
+  return { seed, keyPair, prekey: { keyId: pqPrekeyId(keyPair.publicKey), publicKey: keyPair.publicKey, signature } };
+}
 
 function checkDeviceId(deviceId: string): string {
   if (typeof deviceId !== 'string' || deviceId.length === 0 || deviceId.length > DEVICE_ID_MAX) {
@@ -59,18 +83,24 @@ function checkDeviceId(deviceId: string): string {
 export class DeviceIdentity {
   private readonly identity: KeyPair;
   private readonly ephemeral: KeyPair;
+  private readonly pq: PqPrekeyState | undefined;
   /** The server-assigned device UUID (known after enrollment), else undefined. */
   readonly deviceId: string | undefined;
 
-  private constructor(identity: KeyPair, ephemeral: KeyPair, deviceId: string | undefined) {
+  private constructor(identity: KeyPair, ephemeral: KeyPair, deviceId: string | undefined, pq: PqPrekeyState | undefined) {
     this.identity = identity;
     this.ephemeral = ephemeral;
     this.deviceId = deviceId;
+    this.pq = pq;
   }
 
-  /** Fresh identity (Ed25519) and ephemeral (X25519) key pairs from the platform CSPRNG. */
+  /**
+   * Fresh identity (Ed25519), ephemeral (X25519) and PQ prekey (ML-KEM-768) key pairs from the
+   * platform CSPRNG.
+   */
   static generate(deviceId?: string): DeviceIdentity {
-    return new DeviceIdentity(ed25519Keygen(), x25519Keygen(), deviceId === undefined ? undefined : checkDeviceId(deviceId));
+    const identity = ed25519Keygen();
+    return new DeviceIdentity(identity, x25519Keygen(), deviceId === undefined ? undefined : checkDeviceId(deviceId), pqPrekeyState(identity, randomBytes(MLKEM_SEED_BYTES)));
   }
 
   /**
@@ -92,7 +122,8 @@ export class DeviceIdentity {
       if (!equalBytes(ephemeral.publicKey, hexToBytes(String(o.ephemeral_public_key), KEY_BYTES, 'ephemeral_public_key'))) {
         throw new CryptoError('invalid_state', 'ephemeral_public_key does not match ephemeral_secret_key');
       }
-      return new DeviceIdentity(identity, ephemeral, o.device_id === undefined ? undefined : checkDeviceId(o.device_id));
+      const pq = o.pq_prekey_seed === undefined ? undefined : pqPrekeyState(identity, hexToBytes(String(o.pq_prekey_seed), MLKEM_SEED_BYTES, 'pq_prekey_seed'));
+      return new DeviceIdentity(identity, ephemeral, o.device_id === undefined ? undefined : checkDeviceId(o.device_id), pq);
     } catch (cause) {
       if (cause instanceof CryptoError && cause.code === 'invalid_state') throw cause;
       throw new CryptoError('invalid_state', `invalid device identity: ${(cause as Error).message}`, { cause });
@@ -108,12 +139,44 @@ export class DeviceIdentity {
       identity_public_key: this.identityPublicKeyHex,
       ephemeral_secret_key: bytesToHex(this.ephemeral.secretKey),
       ephemeral_public_key: this.ephemeralPublicKeyHex,
+      ...(this.pq === undefined ? {} : { pq_prekey_seed: bytesToHex(this.pq.seed) }),
     };
   }
 
   /** The same keys with the server-assigned device UUID attached. */
   withDeviceId(deviceId: string): DeviceIdentity {
-    return new DeviceIdentity(this.identity, this.ephemeral, checkDeviceId(deviceId));
+    return new DeviceIdentity(this.identity, this.ephemeral, checkDeviceId(deviceId), this.pq);
+  }
+
+  /**
+   * The same keys with a PQ prekey: a new one (or the one of `seed`, d || z, 64 bytes), replacing
+   * any present. Save the result before publishing its {@link pqPrekey}.
+   * @throws CryptoError `invalid_input` for a seed of another length.
+   */
+  withPqPrekey(seed?: Uint8Array): DeviceIdentity {
+    const s = seed === undefined ? randomBytes(MLKEM_SEED_BYTES) : seed.slice();
+    return new DeviceIdentity(this.identity, this.ephemeral, this.deviceId, pqPrekeyState(this.identity, s));
+  }
+
+  /**
+   * The signed ML-KEM-768 PQ prekey to publish (PQXDH §3.2; a copy), or undefined for an identity
+   * saved before issue 16 (see {@link withPqPrekey}).
+   */
+  get pqPrekey(): SignedPqPrekey | undefined {
+    const p = this.pq?.prekey;
+    return p === undefined ? undefined : { keyId: p.keyId, publicKey: p.publicKey.slice(), signature: p.signature.slice() };
+  }
+
+  /**
+   * ML-KEM-768 decapsulation with the PQ prekey named `keyId` (PQXDH §3.4, SS = PQKEM-DEC).
+   * @throws CryptoError `unknown_prekey` when this device holds no PQ prekey of that id;
+   *   `invalid_input` for a ciphertext of the wrong length.
+   */
+  pqDecapsulate(keyId: string, ciphertext: Uint8Array): Uint8Array {
+    if (this.pq === undefined || this.pq.prekey.keyId !== keyId) {
+      throw new CryptoError('unknown_prekey', 'the initial message was built for a PQ prekey this device does not hold');
+    }
+    return mlKem768Decapsulate(ciphertext, this.pq.keyPair.secretKey);
   }
 
   /** Raw 32-byte Ed25519 identity public key (a copy). */

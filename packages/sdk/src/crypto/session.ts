@@ -12,12 +12,21 @@
  * const { session: bob, plaintext } = RatchetSession.respond(bobIdentity, wire, aliceIdentityKeyHex);
  * await store.save(conversationId, bob.serialize());          // persist after every encrypt/decrypt
  * ```
+ *
+ * Post-quantum (issue 16, DESIGN §8.34): given the peer's signed ML-KEM-768 prekey
+ * (`initiate(…, { pqPrekey })`, e.g. from `POST /api/v1/pq-prekeys/claim`), the initiator runs
+ * PQXDH instead of X3DH; without one (an old peer, or none published) it runs X3DH as before. The
+ * responder follows whatever the initial message carries, so both ends fall back to classical
+ * X3DH when either lacks PQ support. The Double Ratchet on top is the same.
  */
 import { DoubleRatchet, type DoubleRatchetOptions, type RatchetRole, type RatchetStateJSON } from './double-ratchet.js';
 import { decodeFrame, encodeFrame, verifyFrameSignature, type WireMessage } from './frame.js';
 import type { DeviceIdentity } from './keys.js';
+import { PQ_KEM_NAME, type SignedPqPrekey } from './pq-prekey.js';
+import { pqxdhInitiate, pqxdhRespond, type PqPrekeyHolder } from './pqxdh.js';
 import { CryptoError, KEY_BYTES, bytesToHex, equalBytes, fingerprint, hexToBytes, wipe } from './primitives.js';
-import { x3dhInitiate, x3dhRespond } from './x3dh.js';
+import { x3dhInitiate, x3dhRespond, type X3dhInitiation } from './x3dh.js';
+import type { X3dhHeader } from './frame.js';
 
 /** A peer device as the server publishes it (SPEC §2.3, DESIGN §7); keys are 64-char hex. */
 export interface PeerDevice {
@@ -28,10 +37,21 @@ export interface PeerDevice {
   ephemeral_public_key: string;
 }
 
+/** Options of {@link RatchetSession.initiate}. */
+export interface InitiateOptions extends DoubleRatchetOptions {
+  /**
+   * The peer's signed ML-KEM-768 prekey: when given, the session is agreed with PQXDH (its
+   * signature must verify against the peer identity key); omitted, with classical X3DH.
+   */
+  pqPrekey?: SignedPqPrekey;
+}
+
 /** Options of {@link RatchetSession.respond}. */
 export interface RespondOptions extends DoubleRatchetOptions {
   /** When given, the initial frame's `device_id` must equal it (e.g. the server's `sender_device_id`). */
   peerDeviceId?: string;
+  /** Who decapsulates a PQXDH initial message's KEM ciphertext; default `local` (its PQ prekey). */
+  pqPrekeys?: PqPrekeyHolder;
 }
 
 /** What {@link RatchetSession.respond} returns: the new session and the initial message's plaintext. */
@@ -51,19 +71,30 @@ export class RatchetSession {
   private constructor(private readonly ratchet: DoubleRatchet) {}
 
   /**
-   * Start a session as the X3DH initiator (X3DH §3.3) with a peer device published by the server.
-   * The first messages carry the X3DH fields until the peer's first reply is decrypted.
+   * Start a session as the X3DH initiator (X3DH §3.3), or the PQXDH one (PQXDH §3.3) when
+   * `options.pqPrekey` is given, with a peer device published by the server. The first messages
+   * carry the X3DH fields (with `pq`: the KEM ciphertext) until the peer's first reply is decrypted.
    * @param local this device's keys; must have its device id ({@link DeviceIdentity.withDeviceId}).
    * @throws CryptoError `invalid_input` (malformed peer keys), `invalid_key` (not a valid point /
-   * low-order key) or `not_ready` (no local device id).
+   * low-order key), `bad_signature` (the PQ prekey is not signed by the peer) or `not_ready` (no
+   * local device id).
    */
-  static initiate(local: DeviceIdentity, peer: PeerDevice, options?: DoubleRatchetOptions): RatchetSession {
+  static initiate(local: DeviceIdentity, peer: PeerDevice, options?: InitiateOptions): RatchetSession {
     const peerIdentityKey = keyArg(peer.identity_public_key, 'identity_public_key');
     const peerSignedPrekey = keyArg(peer.ephemeral_public_key, 'ephemeral_public_key');
     if (typeof peer.device_id !== 'string' || peer.device_id.length === 0) {
       throw new CryptoError('invalid_input', 'peer device_id is required');
     }
-    const x3dh = x3dhInitiate(local, peerIdentityKey, peerSignedPrekey);
+    const { pqPrekey, ...limits } = options ?? {};
+    let x3dh: X3dhInitiation;
+    let pq: X3dhHeader['pq'];
+    if (pqPrekey === undefined) {
+      x3dh = x3dhInitiate(local, peerIdentityKey, peerSignedPrekey);
+    } else {
+      const agreed = pqxdhInitiate(local, peerIdentityKey, peerSignedPrekey, pqPrekey);
+      x3dh = agreed;
+      pq = { kem: PQ_KEM_NAME, prekey_id: agreed.pqPrekeyId, ciphertext: bytesToHex(agreed.kemCiphertext) };
+    }
     try {
       const ratchet = DoubleRatchet.initAlice({
         local,
@@ -76,8 +107,9 @@ export class RatchetSession {
           identity_key: local.identityPublicKeyHex,
           ephemeral_key: bytesToHex(x3dh.ephemeralPublicKey),
           signed_prekey: bytesToHex(peerSignedPrekey),
+          ...(pq ? { pq } : {}),
         },
-        ...(options ? { options } : {}),
+        ...(options ? { options: limits } : {}),
       });
       return new RatchetSession(ratchet);
     } finally {
@@ -87,7 +119,8 @@ export class RatchetSession {
 
   /**
    * Accept a session as the X3DH responder (X3DH §3.4) from the peer's initial message (any
-   * message that carries the `x3dh` header fields), and decrypt it.
+   * message that carries the `x3dh` header fields), and decrypt it. A message with `x3dh.pq` is
+   * answered with PQXDH (PQXDH §3.4), decapsulating with `options.pqPrekeys` (default `local`).
    *
    * Checks, before any key agreement: the frame parses; it carries `x3dh`; its `identity_key` is
    * `peerIdentityKey` (which the caller knows from the server, not from the frame); the header
@@ -96,8 +129,9 @@ export class RatchetSession {
    * Without one-time prekeys an initial message can be replayed to create the same session again
    * (X3DH §4.2); keep the session once created and route later frames to {@link decrypt}.
    *
-   * @throws CryptoError `malformed_frame`, `wrong_peer`, `bad_signature`, `unknown_prekey`,
-   * `invalid_key`, `decrypt_failed` or `not_ready` (no local device id).
+   * @throws CryptoError `malformed_frame`, `wrong_peer`, `bad_signature`, `unknown_prekey` (also
+   * for a PQ prekey this device does not hold), `invalid_key`, `decrypt_failed` (also for a
+   * tampered KEM ciphertext) or `not_ready` (no local device id).
    */
   static respond(local: DeviceIdentity, firstMessage: WireMessage, peerIdentityKey: string | Uint8Array, options?: RespondOptions): RespondResult {
     const frame = decodeFrame(firstMessage);
@@ -116,8 +150,11 @@ export class RatchetSession {
     if (x.signed_prekey !== local.ephemeralPublicKeyHex) {
       throw new CryptoError('unknown_prekey', 'the initial message was built for another ephemeral (prekey) public key');
     }
-    const secret = x3dhRespond(local, identityKey, hexToBytes(x.ephemeral_key, KEY_BYTES));
-    const { peerDeviceId: _ignored, ...limits } = options ?? {};
+    const ephemeralKey = hexToBytes(x.ephemeral_key, KEY_BYTES);
+    const secret = x.pq
+      ? pqxdhRespond(local, identityKey, ephemeralKey, hexToBytes(x.pq.ciphertext), x.pq.prekey_id, options?.pqPrekeys ?? local)
+      : x3dhRespond(local, identityKey, ephemeralKey);
+    const { peerDeviceId: _ignored, pqPrekeys: _holder, ...limits } = options ?? {};
     try {
       const ratchet = DoubleRatchet.initBob({
         local,
@@ -127,6 +164,7 @@ export class RatchetSession {
         associatedData: secret.associatedData,
         ratchetKeyPair: local.ephemeralKeyPair(),
         x3dhEphemeralKey: x.ephemeral_key,
+        postQuantum: x.pq !== undefined,
         options: limits,
       });
       const plaintext = ratchet.decrypt(frame);
@@ -197,6 +235,10 @@ export class RatchetSession {
   /** DESIGN §7 fingerprint of the peer identity key, to compare out of band. */
   get peerFingerprint(): string {
     return fingerprint(this.ratchet.peerIdentityKeyHex);
+  }
+  /** True when the session was agreed with PQXDH (X25519 + ML-KEM-768), false for classical X3DH. */
+  get postQuantum(): boolean {
+    return this.ratchet.postQuantum;
   }
   /** True while this initiator has not yet received a reply (its headers still carry `x3dh`). */
   get awaitingFirstReply(): boolean {

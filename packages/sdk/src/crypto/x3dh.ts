@@ -54,14 +54,23 @@ export function encodePublicKey(x25519PublicKey: Uint8Array): Uint8Array {
   return concatBytes(Uint8Array.of(X25519_KEY_TYPE), x25519PublicKey);
 }
 
-/** KDF(KM) of X3DH §2.2: HKDF-SHA256(F || KM, salt = 0^32, info = X3DH_INFO), 32 bytes. */
-export function x3dhKdf(keyMaterial: Uint8Array): Uint8Array {
+/**
+ * KDF(KM) of X3DH §2.2 and PQXDH §2.2 for curve X25519 and hash SHA-256: HKDF-SHA256 with input
+ * key material F || KM (F = 32 0xFF bytes), a 32-byte zero salt and the protocol's `info`; 32
+ * bytes out.
+ */
+export function agreementKdf(keyMaterial: Uint8Array, info: Uint8Array): Uint8Array {
   const ikm = concatBytes(new Uint8Array(32).fill(0xff), keyMaterial);
   try {
-    return hkdfSha256(ikm, new Uint8Array(32), X3DH_INFO, 32);
+    return hkdfSha256(ikm, new Uint8Array(32), info, 32);
   } finally {
     wipe(ikm);
   }
+}
+
+/** KDF(KM) of X3DH §2.2: HKDF-SHA256(F || KM, salt = 0^32, info = X3DH_INFO), 32 bytes. */
+export function x3dhKdf(keyMaterial: Uint8Array): Uint8Array {
+  return agreementKdf(keyMaterial, X3DH_INFO);
 }
 
 /** AD = Encode(IK_A) || Encode(IK_B) from the two Ed25519 identity public keys (initiator first). */
@@ -86,6 +95,21 @@ export function x3dhAssociatedData(initiatorIdentityKey: Uint8Array, responderId
  * @throws CryptoError `invalid_key` when a peer key is not a valid point or gives an all-zero DH.
  */
 export function x3dhInitiate(local: DeviceIdentity, peerIdentityKey: Uint8Array, peerSignedPrekey: Uint8Array): X3dhInitiation {
+  return initiatorAgreement(local, peerIdentityKey, peerSignedPrekey, (dhs) => x3dhKdf(dhs));
+}
+
+/**
+ * The initiator's side shared by X3DH §3.3 and PQXDH §3.3: a fresh EK_A, DH1 = DH(IK_A, SPK_B),
+ * DH2 = DH(EK_A, IK_B), DH3 = DH(EK_A, SPK_B); `derive(DH1 || DH2 || DH3)` gives SK (it may
+ * append more key material, e.g. the KEM secret). Every intermediate secret is erased.
+ * @throws CryptoError `invalid_key` when a peer key is not a valid point or gives an all-zero DH.
+ */
+export function initiatorAgreement(
+  local: DeviceIdentity,
+  peerIdentityKey: Uint8Array,
+  peerSignedPrekey: Uint8Array,
+  derive: (dhOutputs: Uint8Array) => Uint8Array,
+): X3dhInitiation {
   const peerIdentityX = ed25519PublicToX25519(peerIdentityKey);
   const ephemeral = x25519Keygen();
   const dh1 = local.dhWithIdentityKey(peerSignedPrekey);
@@ -94,7 +118,7 @@ export function x3dhInitiate(local: DeviceIdentity, peerIdentityKey: Uint8Array,
   const km = concatBytes(dh1, dh2, dh3);
   try {
     return {
-      sharedKey: x3dhKdf(km),
+      sharedKey: derive(km),
       associatedData: x3dhAssociatedData(local.identityPublicKey, peerIdentityKey),
       ephemeralPublicKey: ephemeral.publicKey,
     };
@@ -113,6 +137,20 @@ export function x3dhInitiate(local: DeviceIdentity, peerIdentityKey: Uint8Array,
  * @throws CryptoError `invalid_key` when a peer key is not a valid point or gives an all-zero DH.
  */
 export function x3dhRespond(local: DeviceIdentity, peerIdentityKey: Uint8Array, peerEphemeralKey: Uint8Array): X3dhSharedSecret {
+  return responderAgreement(local, peerIdentityKey, peerEphemeralKey, (dhs) => x3dhKdf(dhs));
+}
+
+/**
+ * The responder's side shared by X3DH §3.4 and PQXDH §3.4: DH1 = DH(SPK_B, IK_A),
+ * DH2 = DH(IK_B, EK_A), DH3 = DH(SPK_B, EK_A); `derive(DH1 || DH2 || DH3)` gives SK.
+ * @throws CryptoError `invalid_key` when a peer key is not a valid point or gives an all-zero DH.
+ */
+export function responderAgreement(
+  local: DeviceIdentity,
+  peerIdentityKey: Uint8Array,
+  peerEphemeralKey: Uint8Array,
+  derive: (dhOutputs: Uint8Array) => Uint8Array,
+): X3dhSharedSecret {
   const peerIdentityX = ed25519PublicToX25519(peerIdentityKey);
   const dh1 = local.dhWithEphemeralKey(peerIdentityX);
   const dh2 = local.dhWithIdentityKey(peerEphemeralKey);
@@ -120,7 +158,7 @@ export function x3dhRespond(local: DeviceIdentity, peerIdentityKey: Uint8Array, 
   const km = concatBytes(dh1, dh2, dh3);
   try {
     return {
-      sharedKey: x3dhKdf(km),
+      sharedKey: derive(km),
       associatedData: x3dhAssociatedData(peerIdentityKey, local.identityPublicKey),
     };
   } finally {
