@@ -23,6 +23,7 @@ import { RenewalChallenges } from './auth/renewal-challenges.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database, type Tx } from './db/client.js';
+import { openTenantWriter } from './db/tenant-writer.js';
 import { runMigrations } from './db/migrate.js';
 import { authPlugin } from './http/auth.js';
 import { hasDashboard, registerDashboard } from './http/dashboard.js';
@@ -261,8 +262,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
 
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
+  // The message group commit's own pipelined connections (PostgreSQL; PGlite: drizzle).
+  const tenantWriter = openTenantWriter(database, { onConnectionError: (err) => app.log.warn({ err }, 'message writer connection error (reconnects on the next flush)') });
   const messages = new MessageService({
     db,
+    writer: tenantWriter,
     notifier,
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     listDefault: config.limits.listDefault,
@@ -458,6 +462,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await sharedPresence?.close();
     gateway.close();
     await messages.drain();
+    await tenantWriter.close();
     await bus.close();
     unwatchRedis?.();
     await redis?.quit().catch(() => undefined);

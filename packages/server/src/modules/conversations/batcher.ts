@@ -3,6 +3,10 @@
  * the next flush: one transaction per tenant per flush, up to `maxInFlight` flushes at once. Each
  * caller's promise settles when its own item is committed (or its batch failed), so "acknowledge
  * only after commit" (DESIGN §6) holds for every item.
+ *
+ * With `overlap`, the next flush starts only once every earlier flush has reported that it holds
+ * its tenants' ordering locks (the `locked` callback of `flushTenant`): it then waits behind them
+ * in the database's lock queue, already sent, and commits right after them, in submission order.
  */
 export interface BatcherOptions {
   /** Concurrent flushes (PostgreSQL: a few pool connections; PGlite: 1). */
@@ -11,6 +15,11 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Wait this long after the first queued item before flushing (0: next turn of the event loop). */
   delayMs?: number;
+  /**
+   * Start a flush while earlier ones are still committing, but only after each of them called
+   * `locked` (see the class docs); needs `maxInFlight` > 1 to matter.
+   */
+  overlap?: boolean;
   /** Told of every committed tenant flush: its item count and duration in seconds (metrics). */
   observe?: (size: number, seconds: number) => void;
 }
@@ -25,14 +34,18 @@ interface Pending<I, R> {
 export class TenantBatcher<I, R> {
   private queue: Pending<I, R>[] = [];
   private inFlight = 0;
+  /** Flushes started that have not yet reported `locked` for every tenant (or settled). */
+  private unlocked = 0;
   private scheduled = false;
+  /** Settles once every flush started so far has told its callers. */
+  private settled: Promise<void> = Promise.resolve();
 
   /**
    * @param flushTenant writes one tenant's items in one transaction and returns one result per
-   *   item, in order.
+   *   item, in order; calls `locked` once it holds the tenant's ordering lock (with `overlap`).
    */
   constructor(
-    private readonly flushTenant: (tenantId: string, items: I[]) => Promise<R[]>,
+    private readonly flushTenant: (tenantId: string, items: I[], locked: () => void) => Promise<R[]>,
     private readonly opts: BatcherOptions,
   ) {}
 
@@ -44,8 +57,12 @@ export class TenantBatcher<I, R> {
     });
   }
 
+  private canStart(): boolean {
+    return this.inFlight < this.opts.maxInFlight && this.queue.length > 0 && this.unlocked === 0;
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.opts.maxInFlight || this.queue.length === 0) return;
+    if (this.scheduled || !this.canStart()) return;
     this.scheduled = true;
     const run = () => {
       this.scheduled = false;
@@ -56,7 +73,7 @@ export class TenantBatcher<I, R> {
   }
 
   private flush(): void {
-    if (this.inFlight >= this.opts.maxInFlight || this.queue.length === 0) return;
+    if (!this.canStart()) return;
     const batch = this.queue.splice(0, this.opts.maxBatch);
     this.inFlight++;
     const byTenant = new Map<string, Pending<I, R>[]>();
@@ -65,20 +82,45 @@ export class TenantBatcher<I, R> {
       if (list) list.push(p);
       else byTenant.set(p.tenantId, [p]);
     }
+    // Without `overlap` a flush counts as locked at once; with it, when its last tenant reports.
+    let waiting = this.opts.overlap ? byTenant.size : 0;
+    if (waiting > 0) this.unlocked++;
+    const lockedOne = () => {
+      if (waiting > 0 && --waiting === 0) {
+        this.unlocked--;
+        this.schedule();
+      }
+    };
+    // Callers learn their outcome in flush order, even when a later flush's answer arrives first.
+    const prior = this.settled;
     const work = [...byTenant].map(async ([tenantId, list]) => {
+      let reported = false;
+      const locked = () => {
+        if (!reported) {
+          reported = true;
+          lockedOne();
+        }
+      };
+      let settle: () => void;
       try {
         const started = performance.now();
         const results = await this.flushTenant(
           tenantId,
           list.map((p) => p.item),
+          locked,
         );
         this.opts.observe?.(list.length, (performance.now() - started) / 1000);
-        list.forEach((p, i) => p.resolve(results[i]!));
+        settle = () => list.forEach((p, i) => p.resolve(results[i]!));
       } catch (err) {
-        for (const p of list) p.reject(err);
+        settle = () => list.forEach((p) => p.reject(err));
+      } finally {
+        locked();
       }
+      await prior;
+      settle();
     });
-    void Promise.all(work).finally(() => {
+    this.settled = Promise.all(work).then(() => undefined);
+    void this.settled.finally(() => {
       this.inFlight--;
       this.schedule();
     });

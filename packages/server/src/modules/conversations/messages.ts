@@ -12,11 +12,11 @@ import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/pr
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { conversations, messages, topics } from '../../db/schema/index.js';
-import { xactLock } from '../../db/locks.js';
+import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { enqueueMessagesInTx } from '../webhooks/outbox.js';
+import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
@@ -38,8 +38,8 @@ interface ConversationInfo {
 }
 
 type NewMessage = typeof messages.$inferInsert;
-/** A validated message row, ready to commit. */
-export type PreparedMessage = Required<Omit<NewMessage, 'seq' | 'deliveredAt'>>;
+/** A validated message row, ready to commit, with its blobs' base64 as received (sent back as is). */
+export type PreparedMessage = Required<Omit<NewMessage, 'seq' | 'deliveredAt'>> & { wire: Pick<MessageOut, 'header_blob' | 'ciphertext'> };
 type MessageRow = typeof messages.$inferSelect;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -50,13 +50,20 @@ export function decodeBase64(field: string, s: string): Buffer {
   return Buffer.from(s, 'base64');
 }
 
-export function toMessageOut(m: Pick<MessageRow, 'id' | 'seq' | 'conversationId' | 'senderDeviceId' | 'headerBlob' | 'ciphertext' | 'createdAt' | 'messageType' | 'priority' | 'topicId' | 'groupId'>): MessageOut {
+/**
+ * A stored message on the wire. `wire` gives the blobs' base64 when the caller still has it (the
+ * send path), so they are not encoded again.
+ */
+export function toMessageOut(
+  m: Pick<MessageRow, 'id' | 'seq' | 'conversationId' | 'senderDeviceId' | 'headerBlob' | 'ciphertext' | 'createdAt' | 'messageType' | 'priority' | 'topicId' | 'groupId'>,
+  wire?: Pick<MessageOut, 'header_blob' | 'ciphertext'>,
+): MessageOut {
   return {
     message_id: m.id,
     conversation_id: m.conversationId,
     sender_device_id: m.senderDeviceId,
-    header_blob: m.headerBlob.toString('base64'),
-    ciphertext: m.ciphertext.toString('base64'),
+    header_blob: wire?.header_blob ?? m.headerBlob.toString('base64'),
+    ciphertext: wire?.ciphertext ?? m.ciphertext.toString('base64'),
     timestamp: m.createdAt.toISOString(),
     message_type: m.messageType,
     priority: m.priority,
@@ -67,28 +74,58 @@ export function toMessageOut(m: Pick<MessageRow, 'id' | 'seq' | 'conversationId'
 }
 
 /**
- * Insert a batch of messages with one statement of 12 array parameters (unnest), whatever the
- * batch size; returns each row's `seq` in input order. Bytes travel as hex text (one encoding
- * both drivers accept for arrays).
+ * A PostgreSQL array literal of `values` (`{a,b,c}`), checked in one regex pass against `list`
+ * (from {@link wholeList}: elements that need no quoting in a literal).
+ * @throws Error when an element does not match (a bug upstream: every value was validated before).
  */
-async function insertMessages(tx: Tx, rows: PreparedMessage[]): Promise<number[]> {
-  const col = <T>(f: (r: PreparedMessage) => T) => sql.param(rows.map(f));
-  // Both drivers answer `{rows}` for raw statements.
-  const result = (await tx.execute(sql`
-    insert into messages (id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
-                          header_blob, ciphertext, message_type, priority, created_at)
-    select id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
-           decode(header_hex, 'hex'), decode(ciphertext_hex, 'hex'), message_type, priority, created_at
-    from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.tenantId)}::uuid[], ${col((r) => r.conversationId)}::uuid[],
-                ${col((r) => r.groupId)}::uuid[], ${col((r) => r.topicId)}::uuid[], ${col((r) => r.senderDeviceId)}::uuid[],
-                ${col((r) => r.recipientDeviceId)}::uuid[], ${col((r) => r.headerBlob.toString('hex'))}::text[],
-                ${col((r) => r.ciphertext.toString('hex'))}::text[], ${col((r) => r.messageType)}::text[],
-                ${col((r) => r.priority)}::text[], ${col((r) => r.createdAt.toISOString())}::timestamptz[])
-      as t(id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
-           header_hex, ciphertext_hex, message_type, priority, created_at)
-    returning id, seq`)) as unknown as { rows: { id: string; seq: string | number }[] };
-  const seqById = new Map(result.rows.map((r) => [r.id, Number(r.seq)]));
-  return rows.map((r) => seqById.get(r.id)!);
+function arrayLiteral(values: readonly (string | number)[], list: RegExp): string {
+  const literal = `{${values.join(',')}}`;
+  if (!list.test(literal)) throw new Error('array literal with an unexpected element');
+  return literal;
+}
+/** The pattern of a whole array literal whose elements match `el` (a regex source). */
+const wholeList = (el: string) => new RegExp(`^\\{(?:${el})(?:,(?:${el}))*\\}$`);
+const UUIDS = wholeList('[0-9a-fA-F-]{36}');
+const WORDS = wholeList('[A-Za-z0-9_:.+-]+');
+const INTS = wholeList('\\d+');
+
+/**
+ * The group-commit statement of one tenant's batch, whatever its size (issue 15 item 2): the rows
+ * from `unnest` of array parameters sent as array literals (UUIDs, enum words and ISO times need no
+ * quoting), both blobs of every row in ONE binary parameter sliced by per-row offsets, and, in the
+ * same statement, the `message.received` webhook outbox rows (webhooks/repo.ts). Answers
+ * `{id, seq}` per row.
+ */
+function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
+  const col = (f: (r: PreparedMessage) => string) => arrayLiteral(rows.map(f), UUIDS);
+  const words = (f: (r: PreparedMessage) => string) => arrayLiteral(rows.map(f), WORDS);
+  const offsets: number[] = [];
+  let at = 1; // substring() counts from 1
+  for (const r of rows) {
+    offsets.push(at);
+    at += r.headerBlob.length + r.ciphertext.length;
+  }
+  const blobs = Buffer.concat(rows.flatMap((r) => [r.headerBlob, r.ciphertext]), at - 1);
+  const ints = (f: (r: PreparedMessage, i: number) => number) => arrayLiteral(rows.map(f), INTS);
+  return sql`
+    with ins as (
+      insert into messages (id, tenant_id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
+                            header_blob, ciphertext, message_type, priority, created_at)
+      select t.id, ${tenantId}::uuid, t.conversation_id, t.group_id, t.topic_id, t.sender_device_id, t.recipient_device_id,
+             substring(b.blobs from t.off for t.header_len), substring(b.blobs from t.off + t.header_len for t.ciphertext_len),
+             t.message_type, t.priority, t.created_at
+      from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.conversationId)}::uuid[], ${col((r) => r.groupId)}::uuid[],
+                  ${col((r) => r.topicId)}::uuid[], ${col((r) => r.senderDeviceId)}::uuid[], ${col((r) => r.recipientDeviceId)}::uuid[],
+                  ${ints((_r, i) => offsets[i]!)}::int[], ${ints((r) => r.headerBlob.length)}::int[], ${ints((r) => r.ciphertext.length)}::int[],
+                  ${words((r) => r.messageType)}::text[], ${words((r) => r.priority)}::text[],
+                  ${words((r) => r.createdAt.toISOString())}::timestamptz[])
+             with ordinality as t(id, conversation_id, group_id, topic_id, sender_device_id, recipient_device_id,
+                                  off, header_len, ciphertext_len, message_type, priority, created_at, ord)
+      cross join (select ${blobs}::bytea as blobs) b
+      order by t.ord
+      returning *
+    ), hooks as (${messageDeliveriesFrom(sql`ins`)})
+    select id, seq from ins`;
 }
 
 /** Set delivered_at on the listed messages that do not have it yet. */
@@ -115,6 +152,8 @@ export interface MessageServiceDeps {
   listMax: number;
   /** Group-commit batch sizes, flush latency and committed messages (DESIGN §8.32). */
   metrics?: Metrics;
+  /** How flushes reach the database (db/tenant-writer.ts); default: drizzle transactions on `db`. */
+  writer?: TenantWriter;
 }
 
 export class MessageService {
@@ -124,21 +163,26 @@ export class MessageService {
   private readonly delivered: TenantBatcher<string, undefined>;
 
   constructor(private readonly deps: MessageServiceDeps) {
+    const tenantWriter = deps.writer ?? drizzleTenantWriter(deps.db);
     this.writer = new TenantBatcher(
-      // The same transaction enqueues `message.received` webhooks for recipients with a webhook URL
-      // (outbox pattern, one more statement per batch; the notifier's webhook sink skips `message`).
-      (tenantId, rows) =>
-        withTenant(deps.db, tenantId, async (tx) => {
-          // The tenant's sequence lock, held until commit and taken before `seq` is drawn: the
-          // tenant's rows commit in `seq` order across every instance (gap-free cursors).
-          await xactLock(tx, `messages-seq:${tenantId}`);
-          const seqs = await insertMessages(tx, rows);
-          await enqueueMessagesInTx(tx, rows.map((r) => r.id));
-          return seqs;
-        }),
-      // One flush at a time per instance; across instances the tenant's sequence lock orders the
-      // commits. Group commit keeps the throughput: everything queued during a flush goes into the next one.
-      { maxInFlight: 1, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
+      // One statement per tenant flush under the tenant's sequence lock, taken before `seq` is
+      // drawn and held until commit: the tenant's rows commit in `seq` order across every instance
+      // (gap-free cursors). The statement also enqueues `message.received` webhooks (outbox).
+      async (tenantId, rows, locked) => {
+        const written = await tenantWriter.write<{ id: string; seq: string | number }>({
+          tenantId,
+          lockKey: `messages-seq:${tenantId}`,
+          name: 'parley_messages_flush',
+          statement: insertStatement(tenantId, rows),
+          onLocked: locked,
+        });
+        const seqById = new Map(written.map((r) => [r.id, Number(r.seq)]));
+        return rows.map((r) => seqById.get(r.id)!);
+      },
+      // Two flushes at once: the next is sent as soon as the current one holds the sequence lock,
+      // waits for it inside PostgreSQL and commits right after it (`overlap`). Group commit keeps
+      // the throughput: everything queued meanwhile goes into the next flush.
+      { maxInFlight: 2, overlap: true, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {
@@ -225,13 +269,14 @@ export class MessageService {
       messageType: input.message_type ?? 'text',
       priority: input.priority ?? 'normal',
       createdAt: new Date(),
+      wire: { header_blob: input.header_blob, ciphertext: input.ciphertext },
     };
   }
 
   /** Queue a prepared message for group commit; after commit publish it to the recipient and the sender's other sockets. */
   async commit(row: PreparedMessage, excludeSocket?: string): Promise<MessageOut> {
     const seq = await this.writer.submit(row.tenantId, row);
-    const out = toMessageOut({ ...row, seq });
+    const out = toMessageOut({ ...row, seq }, row.wire);
     await this.deps.notifier.toDevices(row.tenantId, [row.recipientDeviceId, row.senderDeviceId], 'message', out, excludeSocket);
     return out;
   }
@@ -276,7 +321,7 @@ export class MessageService {
         .limit(limit),
     );
     if (q.since === undefined) rows.reverse();
-    const out = rows.map(toMessageOut);
+    const out = rows.map((m) => toMessageOut(m));
     return { messages: out, next_cursor: out.at(-1)?.cursor ?? null };
   }
 

@@ -6,9 +6,9 @@
  * Two ways in:
  * - the {@link WebhookOutbox} sink the Notifier calls after each socket publish (its own
  *   transaction, after the business commit): every webhook event except those in {@link IN_TX_EVENTS};
- * - {@link enqueueInTx} / {@link enqueueMessagesInTx} inside the caller's transaction, so the
+ * - {@link enqueueInTx} / {@link messageDeliveriesFrom} inside the caller's transaction, so the
  *   delivery commits with the change that caused it. The message writer uses the latter for
- *   `message` (one extra statement per group-commit batch), and the room module for
+ *   `message` (a CTE of its group-commit statement), and the room module for
  *   `room_message` (one statement per room message for all its released recipients, and one per
  *   released held envelope), which is why the sink skips both.
  */
@@ -19,6 +19,8 @@ import type { Audience } from '../../realtime/bus.js';
 import type { WebhookSink } from '../../realtime/notifier.js';
 import { isWebhookEvent, toWebhookPayload } from './events.js';
 import * as repo from './repo.js';
+
+export { messageDeliveriesFrom } from './repo.js';
 
 /**
  * Enqueue `event` for the audience inside `tx` (a transaction scoped to `tenantId`): one row per
@@ -33,14 +35,6 @@ export async function enqueueInTx(tx: Tx, tenantId: string, audience: Audience, 
   const owners = audience.ownersOfTenant !== undefined;
   if (deviceIds.length === 0 && !owners) return 0;
   return repo.insertForAudience(tx, tenantId, { deviceIds, owners }, payload);
-}
-
-/**
- * Enqueue `message.received` for the recipients (with a webhook URL) of messages just inserted in
- * `tx` (the message group-commit flush). One statement whatever the batch size.
- */
-export function enqueueMessagesInTx(tx: Tx, messageIds: string[]): Promise<void> {
-  return messageIds.length === 0 ? Promise.resolve() : repo.insertForMessages(tx, messageIds);
 }
 
 /**

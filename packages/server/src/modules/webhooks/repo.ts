@@ -5,7 +5,7 @@
  * Row life cycle: `pending` -> `delivered` | `failed` (after the last attempt) | `cancelled`
  * (the device's webhook URL was cleared, or the device was revoked or deleted, before delivery).
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { WEBHOOK_EVENTS, type WebhookPayload } from './events.js';
 
@@ -41,22 +41,24 @@ export async function insertForAudience(
 const CREATED_ISO = sql`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * `message.received` deliveries for the just-inserted messages `messageIds` (same transaction as
- * the messages: outbox pattern), one statement, only for recipients with a webhook URL. The body
- * is built here from the stored row with the fields `events.ts` documents for `message` (no
- * ciphertext, no header); `test/webhooks.test.ts` checks it equals `toWebhookPayload('message', …)`.
+ * The `insert` of `message.received` deliveries for the messages of `source` (a relation with the
+ * columns of `messages`, such as the `insert … returning` of the message group commit, so the
+ * deliveries commit with the messages: outbox pattern), only for recipients with a webhook URL.
+ * Meant as a data-modifying CTE of the writer's statement. The body is built here from the stored
+ * row with the fields `events.ts` documents for `message` (no ciphertext, no header);
+ * `test/webhooks.test.ts` checks it equals `toWebhookPayload('message', …)`.
  */
-export async function insertForMessages(tx: Tx, messageIds: string[]): Promise<void> {
+export function messageDeliveriesFrom(source: SQL): SQL {
   const type = WEBHOOK_EVENTS.message!.type;
-  await tx.execute(sql`
+  return sql`
     insert into webhook_deliveries (id, tenant_id, device_id, event_type, payload)
     select gen_random_uuid(), m.tenant_id, m.recipient_device_id, ${type}::text,
            jsonb_build_object('type', ${type}::text, 'timestamp', ${CREATED_ISO}, 'data', jsonb_build_object(
              'message_id', m.id, 'conversation_id', m.conversation_id, 'message_group_id', m.group_id,
              'topic_id', m.topic_id, 'sender_device_id', m.sender_device_id, 'message_type', m.message_type,
              'priority', m.priority, 'timestamp', ${CREATED_ISO}))
-    from messages m join devices d on d.id = m.recipient_device_id
-    where m.id = any(${sql.param(messageIds)}::uuid[]) and ${RECEIVES}`);
+    from ${source} m join devices d on d.id = m.recipient_device_id
+    where ${RECEIVES}`;
 }
 
 /** A claimed delivery with its device's CURRENT webhook URL and secret (null when cleared or gone). */

@@ -1,0 +1,143 @@
+/**
+ * Hot-path tenant writes (the message group commit, DESIGN §6; issue 15 item 2): one statement in
+ * a tenant transaction ({@link withTenant}'s role and `app.tenant_id`) that first takes a
+ * transaction-scoped advisory lock ({@link xactLock}), acknowledged after COMMIT.
+ *
+ * On PostgreSQL the whole transaction travels as ONE pipelined round trip on a dedicated
+ * connection (node-postgres `pipeline: true`): `BEGIN; set_config(...); pg_advisory_xact_lock(...)`
+ * as one simple-protocol query, the statement as a named prepared statement, then `COMMIT`, all
+ * written before any answer arrives. PostgreSQL runs them in order; if anything fails the
+ * transaction is aborted, the `COMMIT` answers `ROLLBACK` and the write rejects. A write's
+ * `onLocked` fires when the lock is held, so a caller can queue the next write on another
+ * connection behind it (it then waits in PostgreSQL, not in Node, and starts the moment this one
+ * commits). On PGlite (in-process, no round trips) the same write runs through drizzle.
+ */
+import pg from 'pg';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { Database, Db } from './client.js';
+import { xactLock } from './locks.js';
+import { APP_ROLE, withTenant } from './tenant.js';
+
+/** Writes one statement per call in a locked tenant transaction; see the module docs. */
+export interface TenantWriter {
+  /**
+   * Run `statement` in a transaction scoped to `tenantId` holding the advisory lock `lockKey`
+   * (`[A-Za-z0-9:_-]+`, as {@link xactLock} names keys) and resolve with its rows after COMMIT.
+   * `name` names the prepared statement (the same name must always carry the same SQL text).
+   * `onLocked` is called once the lock is held, or when the write failed before holding it.
+   * @throws the statement's error (nothing written), or a connection error (outcome unknown, as
+   *   with any lost COMMIT).
+   */
+  write<R>(w: { tenantId: string; lockKey: string; name: string; statement: SQL; onLocked?: () => void }): Promise<R[]>;
+  /** Close the writer's own connections (the shared pool is not touched). */
+  close(): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOCK_KEY = /^[A-Za-z0-9:_-]+$/;
+
+/** The writer for `database`: pipelined connections on PostgreSQL, drizzle on PGlite. */
+export function openTenantWriter(database: Database, opts: { connections?: number; onConnectionError?: (err: Error) => void } = {}): TenantWriter {
+  return database.raw.kind === 'pg'
+    ? new PipelinedTenantWriter(database.raw.url, opts.connections ?? 2, opts.onConnectionError)
+    : drizzleTenantWriter(database.db);
+}
+
+/** The same write through drizzle's transaction (PGlite, and a reference for tests). */
+export function drizzleTenantWriter(db: Db): TenantWriter {
+  return {
+    write: <R>(w: { tenantId: string; lockKey: string; statement: SQL; onLocked?: () => void }) =>
+      withTenant(db, w.tenantId, async (tx) => {
+        try {
+          await xactLock(tx, w.lockKey);
+        } finally {
+          w.onLocked?.();
+        }
+        return ((await tx.execute(w.statement)) as unknown as { rows: R[] }).rows;
+      }),
+    close: async () => undefined,
+  };
+}
+
+const dialect = new PgDialect();
+
+/**
+ * {@link TenantWriter} over `size` node-postgres clients in pipeline mode, used in turn. A client
+ * whose connection fails is dropped (its writes reject) and replaced on the next write.
+ */
+export class PipelinedTenantWriter implements TenantWriter {
+  private readonly clients: (Promise<pg.Client> | undefined)[];
+  private next = 0;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    size: number,
+    private readonly onConnectionError: (err: Error) => void = () => undefined,
+  ) {
+    this.clients = new Array(Math.max(1, size)).fill(undefined);
+  }
+
+  async write<R>(w: { tenantId: string; lockKey: string; name: string; statement: SQL; onLocked?: () => void }): Promise<R[]> {
+    if (!UUID.test(w.tenantId)) throw new Error('tenant id is not a UUID');
+    if (!LOCK_KEY.test(w.lockKey)) throw new Error('lock key has characters outside [A-Za-z0-9:_-]');
+    const { sql: text, params } = dialect.sqlToQuery(w.statement);
+    let client: pg.Client;
+    try {
+      client = await this.client();
+    } catch (err) {
+      w.onLocked?.();
+      throw err;
+    }
+    // Both values are checked above, so inlining them in the simple-protocol query is safe.
+    const head = client.query(
+      `begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true), pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`,
+    );
+    const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
+    const tail = client.query('commit');
+    void head.then(
+      () => w.onLocked?.(),
+      () => w.onLocked?.(),
+    );
+    const [headResult, bodyResult, tailResult] = await Promise.allSettled([head, body, tail]);
+    for (const r of [headResult, bodyResult, tailResult]) if (r.status === 'rejected') throw r.reason;
+    // COMMIT of an aborted transaction answers ROLLBACK without an error.
+    if ((tailResult as PromiseFulfilledResult<pg.QueryResult>).value.command !== 'COMMIT') throw new Error('tenant write rolled back');
+    return (bodyResult as PromiseFulfilledResult<pg.QueryResult<R & pg.QueryResultRow>>).value.rows;
+  }
+
+  /** The next client in turn, connecting it when new or after a failure. */
+  private client(): Promise<pg.Client> {
+    if (this.closed) return Promise.reject(new Error('tenant writer closed'));
+    const i = this.next++ % this.clients.length;
+    let pending = this.clients[i];
+    if (!pending) {
+      const c = new pg.Client({ connectionString: this.url, pipeline: true });
+      let dropped = false;
+      const drop = (err: Error) => {
+        if (dropped) return;
+        dropped = true;
+        if (this.clients[i] === pending) this.clients[i] = undefined;
+        if (!this.closed) this.onConnectionError(err);
+        void c.end().catch(() => undefined);
+      };
+      c.on('error', drop);
+      c.on('end', () => drop(new Error('tenant writer connection ended')));
+      pending = this.clients[i] = c.connect().then(
+        () => c,
+        (err: Error) => {
+          drop(err);
+          throw err;
+        },
+      );
+    }
+    return pending;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const open = this.clients.splice(0);
+    await Promise.all(open.map((p) => p?.then((c) => c.end()).catch(() => undefined)));
+  }
+}
