@@ -1,8 +1,9 @@
 /**
- * MLS KeyPackage directory (SPEC §1.3; RFC 9420 §10).
+ * The key directory: MLS KeyPackages (SPEC §1.3; RFC 9420 §10) and the post-quantum prekeys of the
+ * X3DH fallback (PQXDH, issue 16, DESIGN §8.34). Opaque bytes to the service.
  */
 import { sql } from 'drizzle-orm';
-import { index, pgTable, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 import { devices } from './devices.js';
@@ -18,9 +19,36 @@ export const mlsKeyPackages = pgTable(
     tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
     deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
     keyPackage: bytea('key_package').notNull(),
+    /** The ciphersuite label its publisher gave (RFC 9420 number; 3 = the classical suite, before X-Wing every KeyPackage's). */
+    cipherSuite: integer('cipher_suite').notNull().default(3),
     createdAt: createdAt(),
     claimedAt: ts('claimed_at'),
     claimedBy: uuid('claimed_by'),
   },
   (t) => [index('mls_key_packages_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null`)],
+);
+
+/**
+ * Signed post-quantum (KEM) prekeys of PQXDH: per device at most one last-resort prekey (replaced
+ * on publish, never consumed) and any number of one-time prekeys (claimed once). `key_id`,
+ * `public_key` and `signature` are the client's, stored as given.
+ */
+export const pqPrekeys = pgTable(
+  'pq_prekeys',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
+    keyId: text('key_id').notNull(),
+    publicKey: bytea('public_key').notNull(),
+    signature: bytea('signature').notNull(),
+    lastResort: boolean('last_resort').notNull(),
+    createdAt: createdAt(),
+    claimedAt: ts('claimed_at'),
+    claimedBy: uuid('claimed_by'),
+  },
+  (t) => [
+    uniqueIndex('pq_prekeys_last_resort_idx').on(t.deviceId).where(sql`last_resort`),
+    index('pq_prekeys_one_time_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null and not last_resort`),
+  ],
 );
