@@ -113,7 +113,7 @@ export class PipelinedTenantWriter implements TenantWriter {
     const i = this.next++ % this.clients.length;
     let pending = this.clients[i];
     if (!pending) {
-      const c = new pg.Client({ connectionString: this.url, pipeline: true });
+      const c = new pg.Client({ connectionString: this.url, pipeline: true, application_name: 'parley-tenant-writer' });
       let dropped = false;
       const drop = (err: Error) => {
         if (dropped) return;

@@ -1,0 +1,114 @@
+/**
+ * TenantBatcher (modules/conversations/batcher.ts), the group commit: one flush per tenant per
+ * batch, results in submission order; with `overlap`, a second flush starts only once the first
+ * reported `locked`, and callers learn their outcome in flush order even when a later flush
+ * answers first.
+ */
+import { describe, expect, it } from 'vitest';
+import { TenantBatcher } from '../src/modules/conversations/batcher.js';
+
+/** A promise with its resolve function. */
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('TenantBatcher', () => {
+  it('writes what was queued together, one flush per tenant, each caller getting its own result', async () => {
+    const flushes: [string, number[]][] = [];
+    const b = new TenantBatcher<number, number>(
+      async (tenant, items) => {
+        flushes.push([tenant, items]);
+        return items.map((i) => i * 10);
+      },
+      { maxInFlight: 1, maxBatch: 100 },
+    );
+    const out = await Promise.all([b.submit('a', 1), b.submit('b', 2), b.submit('a', 3)]);
+    expect(out).toEqual([10, 20, 30]);
+    expect(flushes).toEqual([
+      ['a', [1, 3]],
+      ['b', [2]],
+    ]);
+  });
+
+  it('rejects every caller of a failed tenant flush and not the others', async () => {
+    const b = new TenantBatcher<number, number>(
+      async (tenant, items) => {
+        if (tenant === 'bad') throw new Error('boom');
+        return items;
+      },
+      { maxInFlight: 1, maxBatch: 100 },
+    );
+    const results = await Promise.allSettled([b.submit('bad', 1), b.submit('good', 2), b.submit('bad', 3)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected']);
+  });
+
+  it('with overlap, starts the next flush only after the current one is locked, and settles in flush order', async () => {
+    const started: number[][] = [];
+    const lockGates: (() => void)[] = [];
+    const finish: ReturnType<typeof deferred<void>>[] = [];
+    const b = new TenantBatcher<number, number>(
+      async (_tenant, items, locked) => {
+        started.push(items);
+        lockGates.push(locked);
+        const done = deferred();
+        finish.push(done);
+        await done.promise;
+        return items;
+      },
+      { maxInFlight: 2, maxBatch: 100, overlap: true },
+    );
+    const settled: number[] = [];
+    const p1 = b.submit('t', 1).then((v) => settled.push(v));
+    await tick();
+    const p2 = b.submit('t', 2).then((v) => settled.push(v));
+    await tick();
+    await tick();
+    expect(started).toEqual([[1]]); // the first flush has not reported its lock yet
+    lockGates[0]!();
+    await tick();
+    await tick();
+    expect(started).toEqual([[1], [2]]);
+    // The second flush answers first; its caller still learns after the first flush's caller.
+    finish[1]!.resolve();
+    await tick();
+    expect(settled).toEqual([]);
+    finish[0]!.resolve();
+    await Promise.all([p1, p2]);
+    expect(settled).toEqual([1, 2]);
+  });
+
+  it('with overlap, a flush that fails before locking does not block the next one', async () => {
+    let calls = 0;
+    const b = new TenantBatcher<number, number>(
+      async (_t, items) => {
+        calls++;
+        if (calls === 1) throw new Error('no connection');
+        return items;
+      },
+      { maxInFlight: 2, maxBatch: 1, overlap: true },
+    );
+    const results = await Promise.allSettled([b.submit('t', 1), b.submit('t', 2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+  });
+
+  it('without overlap keeps at most maxInFlight flushes running', async () => {
+    let running = 0;
+    let most = 0;
+    const b = new TenantBatcher<number, number>(
+      async (_t, items) => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return items;
+      },
+      { maxInFlight: 1, maxBatch: 1 },
+    );
+    await Promise.all([1, 2, 3, 4].map((i) => b.submit('t', i)));
+    expect(most).toBe(1);
+    await b.drain();
+  });
+});
