@@ -57,6 +57,8 @@ export interface CommonOptions {
   window: number;
   /** Offered load of the paced (open-loop) phase, messages/s over all senders; 0 skips that phase. */
   rate: number;
+  /** `--rate N%`: the paced phase offers N% of the saturation msgs/s measured just before (then `rate` is 0). */
+  rateOfSaturation?: number;
   /** PostgreSQL URL (an admin user; loopback only) under which the bench database is created. */
   adminUrl: string;
   scenarios: Set<string>;
@@ -70,20 +72,22 @@ export interface CommonOptions {
  * with the benchmark's `defaults`; `defaults.scenarios` lists the known scenarios (all run by
  * default). Throws on a bad value, an unknown scenario or a database that is not on the loopback.
  */
-export function commonOptions(arg: ArgReader, defaults: { durationS: number; warmupS: number; window: number; rate: number; scenarios: readonly string[] }): CommonOptions {
+export function commonOptions(arg: ArgReader, defaults: { durationS: number; warmupS: number; window: number; rate: number | `${number}%`; scenarios: readonly string[] }): CommonOptions {
   const known = defaults.scenarios;
   const scenarios = new Set((arg('scenarios', 'BENCH_SCENARIOS') ?? known.join(',')).split(',').map((s) => s.trim()));
   for (const s of scenarios) if (!known.includes(s)) throw new Error(`unknown scenario "${s}" (${known.join(', ')})`);
   const adminUrl = arg('database-url', 'BENCH_DATABASE_URL') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   assertLoopback(adminUrl);
   const messages = arg('messages', 'BENCH_MESSAGES');
-  const rate = arg('rate', 'BENCH_RATE');
+  const rate = arg('rate', 'BENCH_RATE') ?? String(defaults.rate);
   return {
     durationS: num('duration', arg('duration', 'BENCH_DURATION_S'), defaults.durationS),
     warmupS: num('warmup', arg('warmup', 'BENCH_WARMUP_S'), defaults.warmupS),
     messages: messages ? Math.floor(num('messages', messages, 1)) : undefined,
     window: Math.floor(num('window', arg('window', 'BENCH_WINDOW'), defaults.window)),
-    rate: rate === '0' ? 0 : num('rate', rate, defaults.rate),
+    ...(rate?.endsWith('%')
+      ? { rate: 0, rateOfSaturation: num('rate', rate.slice(0, -1), 50) / 100 }
+      : { rate: rate === '0' ? 0 : num('rate', rate, 0) }),
     adminUrl,
     scenarios,
     ciphertextBytes: 200,

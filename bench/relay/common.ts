@@ -25,6 +25,11 @@ export interface PhaseSpec {
   name: string;
   /** Offered load in messages per second over all senders; undefined = saturation (closed loop). */
   rate: number | undefined;
+  /**
+   * Instead of `rate`: offer this fraction of the msgs/s the `saturation` phase measured just
+   * before in the same run (`--rate 50%`); see {@link resolvePhase}.
+   */
+  rateOfSaturation?: number;
   warmupMs: number;
   durationMs: number;
   /** Stop the measured window early once this many messages were sent in it. */
@@ -158,4 +163,16 @@ export function headerSentAt(headerBase64: string): number {
 export function headerSeq(headerBase64: string): { socket: number; seq: number } {
   const b = Buffer.from(headerBase64, 'base64');
   return { socket: b.readUInt32LE(8), seq: b.readUInt32LE(12) };
+}
+
+/**
+ * The phase to run: `ps` itself, or for a `rateOfSaturation` phase a copy with `rate` set to that
+ * fraction of the saturation msgs/s among `done` (the phases measured so far in this run).
+ * @throws Error when no saturation phase ran before it.
+ */
+export function resolvePhase(ps: PhaseSpec, done: readonly PhaseResult[]): PhaseSpec {
+  if (ps.rateOfSaturation === undefined) return ps;
+  const sat = done.find((r) => r.rate === undefined);
+  if (!sat) throw new Error(`phase ${ps.name}: a rate relative to saturation needs a saturation phase before it`);
+  return { ...ps, rate: Math.max(1, Math.round(sat.msgsPerSec * ps.rateOfSaturation)) };
 }

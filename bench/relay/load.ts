@@ -21,7 +21,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { encodeHeader, type LoadResult, type LoadSpec, type PhaseResult } from './common.js';
+import { encodeHeader, resolvePhase, type LoadResult, type LoadSpec, type PhaseResult } from './common.js';
 import { Phase, serveLoad, sleep } from './phase.js';
 import { WsLoad } from './ws-load.js';
 
@@ -58,7 +58,8 @@ async function runWs(spec: LoadSpec): Promise<LoadResult> {
 
   const results: PhaseResult[] = [];
   let drained = true;
-  for (const ps of spec.phases) {
+  for (const spec_ of spec.phases) {
+    const ps = resolvePhase(spec_, results);
     const r = await load.runPhase(ps, load.sockets, spec.drainTimeoutMs, () => load.delivered + load.errors >= load.sent);
     drained &&= r.drained;
     results.push(r.result);
@@ -132,7 +133,8 @@ async function runPg(spec: LoadSpec): Promise<LoadResult> {
   };
 
   const results: PhaseResult[] = [];
-  for (const ps of spec.phases) {
+  for (const spec_ of spec.phases) {
+    const ps = resolvePhase(spec_, results);
     const p = new Phase(ps, performance.now());
     const stopper = setTimeout(() => p.stop(performance.now()), ps.warmupMs + ps.durationMs + 5);
     await Promise.all(clients.map((c, i) => writer(p, c, i)));
