@@ -19,6 +19,11 @@ export interface RoomLoadSpec extends LoadSpecBase {
   senders: number;
   /** `message_type` of every room message ('text'; the policies scenario's policies match only 'artifact'). */
   messageType: string;
+  /**
+   * When set, the `paced` phase offers this fraction of the room messages/s the scenario's
+   * `saturation` phase measured just before (its spec's `rate` is replaced).
+   */
+  pacedFraction?: number;
 }
 
 /** One measured phase of a room scenario. */

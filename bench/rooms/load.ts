@@ -7,8 +7,9 @@
  * other member (a 24-byte header + a random ciphertext each) and keeps at most `window` of them
  * unacknowledged. Phases run one after the other on the same sockets with a full drain in between:
  * `saturation` (closed loop: send whenever the window allows) and, optionally, `paced` (open
- * loop: the senders together offer `rate` room messages/s on a fixed schedule; latency counts from
- * the scheduled send time, so waiting for a window slot is included).
+ * loop: the senders together offer `rate` room messages/s, or `pacedFraction` of the saturation
+ * phase's measured rate, on a fixed schedule; latency counts from the scheduled send time, so
+ * waiting for a window slot is included).
  *
  * The sockets, the window and the phases are bench/relay/ws-load.ts's, shared with the relay benchmark.
  * The send time travels in every envelope's header (bench/relay/common.ts `encodeHeader`), and all
@@ -69,7 +70,10 @@ async function run(spec: RoomLoadSpec): Promise<RoomLoadResult> {
 
   const results: RoomPhaseResult[] = [];
   let drained = true;
-  for (const ps of spec.phases) {
+  for (const planned of spec.phases) {
+    // A paced phase at a fraction of the saturation rate measured just before (run.ts --paced-fraction).
+    const saturation = results.find((r) => r.name === 'saturation');
+    const ps = planned.name === 'paced' && spec.pacedFraction && saturation ? { ...planned, rate: Math.max(1, spec.pacedFraction * saturation.roomMsgsPerSec) } : planned;
     ackedInWindow = 0;
     const { result: r, drained: ok } = await load.runPhase(ps, senders, spec.drainTimeoutMs, () => load.delivered >= expectedDeliveries);
     drained &&= ok;

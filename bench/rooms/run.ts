@@ -19,8 +19,10 @@
  * unacknowledged per sender. On a small machine the load generator still shares the CPUs with the
  * server and PostgreSQL. Runs only against 127.0.0.1; creates a fresh database and drops it at the
  * end. After each Parley scenario the bench checks that room_messages gained one row per
- * acknowledged room message, room_envelopes M - 1 rows per room message, and that every delivery
- * the acks announced reached its recipient; a failed check exits with status 1. It also prints the
+ * acknowledged room message, room_envelopes M - 1 rows per room message, that every delivery
+ * the acks announced reached its recipient, and that every delivery was evaluated once (a
+ * policy_evaluations row, or one allow counted in policy_allow_counts); a failed check exits
+ * with status 1. It also prints the
  * server's SQL statements and transactions per room message (counted by wrapping
  * `pg.Client.prototype.query` in this process) and the CPU split in each measured window.
  *
@@ -31,13 +33,14 @@
  * send time: the latency at a load every scenario sustains).
  *
  *   npm run bench:rooms -- [--members 50] [--senders M] [--window 1] [--duration 7] [--warmup 3]
- *                          [--rate 5] [--paced-duration 4] [--policies 100] [--messages N]
+ *                          [--rate 5 | --paced-fraction 0.5] [--paced-duration 4] [--policies 100] [--messages N]
  *                          [--scenarios ws,parley,policies]
  *                          [--database-url postgres://postgres@127.0.0.1:5432/postgres]
  * --duration / --warmup are the saturation phase's seconds; the paced phase warms up 1 s and
- * measures --paced-duration s; --rate 0 skips it; --messages ends a measured window early after N
- * room messages. Environment equivalents: BENCH_MEMBERS, BENCH_SENDERS, BENCH_WINDOW,
- * BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_RATE, BENCH_PACED_S, BENCH_POLICIES, BENCH_MESSAGES,
+ * measures --paced-duration s; --rate 0 skips it; --paced-fraction f offers f x the room messages/s
+ * the scenario's saturation phase measured (instead of --rate); --messages ends a measured window
+ * early after N room messages. Environment equivalents: BENCH_MEMBERS, BENCH_SENDERS, BENCH_WINDOW,
+ * BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_RATE, BENCH_PACED_FRACTION, BENCH_PACED_S, BENCH_POLICIES, BENCH_MESSAGES,
  * BENCH_SCENARIOS, BENCH_DATABASE_URL (or DATABASE_URL).
  */
 import { randomUUID } from 'node:crypto';
@@ -59,7 +62,7 @@ const repoRoot = path.resolve(here, '../..');
 
 // ---------------------------------------------------------------- options
 
-const arg = benchArgs(import.meta.url, ['members', 'senders', 'paced-duration', 'policies']);
+const arg = benchArgs(import.meta.url, ['members', 'senders', 'paced-duration', 'paced-fraction', 'policies']);
 const members = Math.floor(num('members', arg('members', 'BENCH_MEMBERS'), 50));
 const opts = {
   ...commonOptions(arg, { durationS: 7, warmupS: 3, window: 1, rate: 5, scenarios: ['ws', 'parley', 'policies'] }),
@@ -68,12 +71,17 @@ const opts = {
   /** Measured seconds of the paced phase (after a 1 s warm-up: it starts from a drained system). */
   pacedS: num('paced-duration', arg('paced-duration', 'BENCH_PACED_S'), 4),
   policies: Math.floor(num('policies', arg('policies', 'BENCH_POLICIES'), 100)),
+  /** When set (0 < f <= 1), the paced phase offers this fraction of the scenario's measured saturation rate instead of `rate`. */
+  pacedFraction: ((f) => (f === undefined ? undefined : num('paced-fraction', f, 0.5)))(arg('paced-fraction', 'BENCH_PACED_FRACTION')),
 };
+if (opts.pacedFraction !== undefined && !(opts.pacedFraction > 0 && opts.pacedFraction <= 1)) throw new Error('paced-fraction must be in (0, 1]');
 if (opts.members < 2 || opts.members > 200) throw new Error('members must be 2..200');
 if (opts.senders > opts.members) throw new Error('senders must be <= members');
 if (opts.policies > 500) throw new Error('policies is capped at 500');
 const PACED_WARMUP_S = 1;
-if (opts.scenarios.size * (opts.durationS + opts.warmupS + (opts.rate ? PACED_WARMUP_S + opts.pacedS : 0)) > 60) {
+const pacedText = opts.pacedFraction ? `${opts.pacedFraction} x the scenario's saturation rate in room msgs/s` : `${opts.rate} room msgs/s`;
+const pacedOn = Boolean(opts.rate || opts.pacedFraction);
+if (opts.scenarios.size * (opts.durationS + opts.warmupS + (pacedOn ? PACED_WARMUP_S + opts.pacedS : 0)) > 60) {
   throw new Error('the planned phases (scenarios x (warm-up + duration + paced phase)) are capped at 60 s to keep the run bounded');
 }
 
@@ -136,7 +144,7 @@ async function main(): Promise<number> {
       `room of M=${opts.members} agent members (${opts.members} sockets), ${opts.senders} senders, window ${opts.window} unacked room messages per sender; ` +
         `room message = ${fanout} envelopes of a 24-byte header + ${opts.ciphertextBytes}-byte ciphertext (base64 in JSON), message_type 'text'`,
       `saturation: warm-up ${opts.warmupS} s + measured ${opts.durationS} s${opts.messages ? ` or ${opts.messages} room messages` : ''}; ` +
-        `paced: ${opts.rate ? `${opts.rate} room msgs/s offered, warm-up ${PACED_WARMUP_S} s + measured ${opts.pacedS} s` : 'skipped'}; ` +
+        `paced: ${pacedOn ? `${pacedText} offered, warm-up ${PACED_WARMUP_S} s + measured ${opts.pacedS} s` : 'skipped'}; ` +
         `policies scenario: ${opts.policies} enabled non-matching policies`,
       `load generator: separate Node process (bench/rooms/load.ts); set-up of ${opts.members} agents + the room took ${setupMs} ms`,
       `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min)`,
@@ -145,19 +153,30 @@ async function main(): Promise<number> {
 
     const phases: PhaseSpec[] = [
       { name: 'saturation', rate: undefined, warmupMs: opts.warmupS * 1000, durationMs: opts.durationS * 1000, maxMessages: opts.messages },
-      ...(opts.rate ? [{ name: 'paced', rate: opts.rate, warmupMs: PACED_WARMUP_S * 1000, durationMs: opts.pacedS * 1000, maxMessages: opts.messages }] : []),
+      ...(pacedOn ? [{ name: 'paced', rate: opts.rate || 1, warmupMs: PACED_WARMUP_S * 1000, durationMs: opts.pacedS * 1000, maxMessages: opts.messages }] : []),
     ];
     const drainTimeoutMs = 15_000;
-    const base = { roomId: fx.roomId, senders: opts.senders, window: opts.window, phases, drainTimeoutMs, ciphertextBytes: opts.ciphertextBytes, messageType: 'text' };
+    const base = {
+      roomId: fx.roomId,
+      senders: opts.senders,
+      window: opts.window,
+      phases,
+      drainTimeoutMs,
+      ciphertextBytes: opts.ciphertextBytes,
+      messageType: 'text',
+      ...(opts.pacedFraction ? { pacedFraction: opts.pacedFraction } : {}),
+    };
     const timeoutMs = phases.reduce((ms, p) => ms + p.warmupMs + p.durationMs + drainTimeoutMs, 30_000);
     const sampler = new ResourceSampler(sql);
     const runLoad = (label: string, urls: RoomMember[]) =>
       forkLoad<RoomLoadSpec, RoomLoadResult>(path.join(here, 'load.ts'), { ...base, label, members: urls }, sampler, timeoutMs, repoRoot);
     const countRows = async () => {
-      const { rows } = await sql.query<{ rm: string; re: string; pe: string }>(
-        `select (select count(*) from room_messages) as rm, (select count(*) from room_envelopes) as re, (select count(*) from policy_evaluations) as pe`,
+      const { rows } = await sql.query<{ rm: string; re: string; pe: string; pa: string; pn: string }>(
+        `select (select count(*) from room_messages) as rm, (select count(*) from room_envelopes) as re, (select count(*) from policy_evaluations) as pe,
+                (select count(*) from policy_allow_counts) as pa, (select coalesce(sum(allows), 0) from policy_allow_counts) as pn`,
       );
-      return { rm: Number(rows[0]!.rm), re: Number(rows[0]!.re), pe: Number(rows[0]!.pe) };
+      const r = rows[0]!;
+      return { rm: Number(r.rm), re: Number(r.re), pe: Number(r.pe), pa: Number(r.pa), pn: Number(r.pn) };
     };
     const parleyUrls = fx.agents.map((a) => ({ deviceId: a.deviceId, url: `${wsUrl}?token=${a.jwt}` }));
 
@@ -174,9 +193,12 @@ async function main(): Promise<number> {
       const rm = after.rm - before.rm;
       const re = after.re - before.re;
       const pe = after.pe - before.pe;
+      const pa = after.pa - before.pa;
+      const pn = after.pn - before.pn;
       checks.push(
         `${label}: ${r.sent} sent, ${r.acked} acked, ${r.expectedDeliveries} deliveries announced (${r.withheld} withheld), ${r.delivered} received, ${r.errors} errors; ` +
-          `+${rm} room_messages, +${re} room_envelopes (expected ${fanout} x ${r.acked} = ${fanout * r.acked}), +${pe} policy_evaluations`,
+          `+${rm} room_messages, +${re} room_envelopes (expected ${fanout} x ${r.acked} = ${fanout * r.acked}), ` +
+          `evaluations: +${pe} policy_evaluations rows (non-allow) + ${pn} allows counted in +${pa} policy_allow_counts rows = ${pe + pn} (expected ${fanout * r.acked})`,
       );
       const perMsg = (n: number) => (r.acked ? (n / r.acked).toFixed(1) : '-');
       checks.push(`  server SQL: ${statements} statements in ${transactions} transactions = ${perMsg(statements)} statements and ${perMsg(transactions)} transactions per room message`);
@@ -188,7 +210,8 @@ async function main(): Promise<number> {
         rm === r.acked &&
         re === fanout * r.acked &&
         r.expectedDeliveries === fanout * r.acked &&
-        r.delivered === r.expectedDeliveries;
+        r.delivered === r.expectedDeliveries &&
+        pe + pn === fanout * r.acked;
       if (!good) {
         ok = false;
         checks.push(`  ^ FAILED${r.firstError ? ` (first error: ${r.firstError})` : ''}${r.drained ? '' : ' (not drained)'}`);
@@ -215,17 +238,17 @@ async function main(): Promise<number> {
     const bareRate = sat(results.find((r) => r.label.startsWith('bare')))?.deliveriesPerSec;
     const parleyRate = sat(results.find((r) => r.label.startsWith('Parley (')))?.deliveriesPerSec;
     const header = ['scenario', 'room msgs/s', 'deliveries/s', 'p50 ms', 'p99 ms', 'vs bare ws', 'vs Parley'];
-    if (opts.rate) header.push('paced room msgs/s', 'paced p50 ms', 'paced p99 ms');
+    if (pacedOn) header.push('paced room msgs/s', 'paced p50 ms', 'paced p99 ms');
     const rows = results.map((r) => {
       const s = sat(r)!;
       const cells = [r.label, fmt(s.roomMsgsPerSec, 0), fmt(s.deliveriesPerSec, 0), fmt(s.latency.p50, 2), fmt(s.latency.p99, 2), ratio(s.deliveriesPerSec, bareRate), ratio(s.deliveriesPerSec, parleyRate)];
       const p = paced(r);
-      if (opts.rate) cells.push(p ? fmt(p.roomMsgsPerSec, 0) : '-', p ? fmt(p.latency.p50, 2) : '-', p ? fmt(p.latency.p99, 2) : '-');
+      if (pacedOn) cells.push(p ? fmt(p.roomMsgsPerSec, 0) : '-', p ? fmt(p.latency.p50, 2) : '-', p ? fmt(p.latency.p99, 2) : '-');
       return cells;
     });
     console.log(
       `\nsaturation: closed loop, window ${opts.window} per sender; latency = send -> recipient's room_message frame, per delivery; ratios on deliveries/s` +
-        (opts.rate ? `; paced: open loop at ${opts.rate} room msgs/s offered` : ''),
+        (pacedOn ? `; paced: open loop at ${pacedText} offered` : ''),
     );
     const markdown = printTable(header, rows);
 

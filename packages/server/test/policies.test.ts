@@ -4,10 +4,10 @@
  * message life cycle held -> approved | denied | expired with releasers and ciphertext removal.
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/client.js';
-import { heldMessages, policyEvaluations, roomEnvelopes, roomMessages, rooms } from '../src/db/schema/index.js';
+import { heldMessages, policyAllowCounts, policyEvaluations, roomEnvelopes, roomMessages, rooms } from '../src/db/schema/index.js';
 import { withTenant } from '../src/db/tenant.js';
 import type { EvaluationContext } from '../src/modules/policies/engine.js';
 import { PolicyService } from '../src/modules/policies/service.js';
@@ -187,7 +187,7 @@ describe('policies and held messages', () => {
   });
 
   describe('decide', () => {
-    it('evaluates enabled policies and writes one policy_evaluations row per item', async () => {
+    it('evaluates enabled policies, writes one policy_evaluations row per non-allow item and counts the allows per sender and kind', async () => {
       const owner2 = await newOwner(t, 'Decider');
       const mk = async (body: object) => (await createPolicy({ conditions: {}, ...body }, owner2.auth)).body.policy_id as string;
       const holdArtifacts = await mk({ name: 'hold artifacts', conditions: { message_types: ['artifact'] }, action: 'hold' });
@@ -208,7 +208,8 @@ describe('policies and held messages', () => {
         crossTenant: false,
         now: new Date(),
       };
-      const subjects = [randomUUID(), randomUUID(), randomUUID()];
+      const subjects = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      const other = randomUUID();
       const evaluations = await withTenant(db, owner2.tenantId, async (tx) => {
         // No enabled policy reads the rate: the lazy count is never called.
         const noRate = () => Promise.reject(new Error('senderRate must not be called'));
@@ -216,22 +217,30 @@ describe('policies and held messages', () => {
           { ctx: { ...base, messageType: 'artifact', priority: 'urgent' }, subjectKind: 'room_envelope', subjectId: subjects[0]!, defaultOutcome: 'allow' },
           { ctx: base, subjectKind: 'room_envelope', subjectId: subjects[1]!, defaultOutcome: 'allow' },
           { ctx: { ...base, recipientDeviceId: null }, subjectKind: 'a2a_message', subjectId: subjects[2]!, defaultOutcome: 'hold' },
+          { ctx: base, subjectKind: 'room_envelope', subjectId: subjects[3]!, defaultOutcome: 'allow' },
+          { ctx: { ...base, senderDeviceId: other }, subjectKind: 'room_envelope', subjectId: subjects[4]!, defaultOutcome: 'allow' },
         ], noRate);
       });
       expect(evaluations).toEqual([
         { outcome: 'hold', policyId: holdArtifacts, matched: [holdArtifacts, notifyUrgent] },
         { outcome: 'allow', policyId: null, matched: [] },
         { outcome: 'hold', policyId: null, matched: [] },
+        { outcome: 'allow', policyId: null, matched: [] },
+        { outcome: 'allow', policyId: null, matched: [] },
       ]);
       const rows = await withTenant(db, owner2.tenantId, (tx) => tx.select().from(policyEvaluations).where(eq(policyEvaluations.senderDeviceId, sender)));
-      expect(rows).toHaveLength(3);
+      expect(rows.map((r) => r.subjectId).sort()).toEqual([subjects[0]!, subjects[2]!].sort());
       const bySubject = new Map(rows.map((r) => [r.subjectId, r]));
       expect(bySubject.get(subjects[0]!)).toMatchObject({ tenantId: owner2.tenantId, subjectKind: 'room_envelope', outcome: 'hold', policyId: holdArtifacts, matchedPolicyIds: [holdArtifacts, notifyUrgent] });
-      expect(bySubject.get(subjects[1]!)).toMatchObject({ outcome: 'allow', policyId: null, matchedPolicyIds: [] });
+      // Allowed deliveries are counted, per sender and subject kind, at the same transaction time.
+      const allows = await withTenant(db, owner2.tenantId, (tx) => tx.select().from(policyAllowCounts).where(inArray(policyAllowCounts.senderDeviceId, [sender, other])));
+      expect(allows.map((a) => [a.senderDeviceId, a.subjectKind, a.allows]).sort()).toEqual([[sender, 'room_envelope', 2], [other, 'room_envelope', 1]].sort());
+      expect(new Set([...rows, ...allows].map((r) => r.createdAt.getTime())).size).toBe(1);
       expect(bySubject.get(subjects[2]!)).toMatchObject({ subjectKind: 'a2a_message', outcome: 'hold', recipientDeviceId: null });
       for (const r of rows) expect(r.durationUs).toBeGreaterThanOrEqual(0);
       // Invisible to another tenant.
       expect(await withTenant(db, owner.tenantId, (tx) => tx.select().from(policyEvaluations).where(eq(policyEvaluations.senderDeviceId, sender)))).toEqual([]);
+      expect(await withTenant(db, owner.tenantId, (tx) => tx.select().from(policyAllowCounts).where(eq(policyAllowCounts.senderDeviceId, sender)))).toEqual([]);
       // An empty batch writes nothing.
       expect(await withTenant(db, owner2.tenantId, (tx) => policies.decide(tx, owner2.tenantId, []))).toEqual([]);
     });

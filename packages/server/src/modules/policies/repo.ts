@@ -5,6 +5,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { col, rowsOf, unnestRows } from '../../db/unnest.js';
 import { a2aMessages, heldMessages, marketplaceRentalMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
 import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
@@ -42,21 +43,87 @@ export async function roomExists(tx: Tx, id: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** A `policy_evaluations` row (a non-`allow` outcome) as {@link insertRecords} writes it (`created_at`: the transaction's time). */
+export type EvaluationRecord = Omit<EvaluationInsert, 'createdAt'>;
+
+/** Allowed evaluations of one (sender, subject kind) in one decision call, as {@link insertRecords} writes them. */
+export interface AllowCount {
+  id: string;
+  tenantId: string;
+  subjectKind: string;
+  senderDeviceId: string;
+  allows: number;
+}
+
 /**
- * Insert evaluation records with one statement of array parameters (`unnest`), whatever their
- * number (a no-op for an empty list); `created_at` takes its default. `matched_policy_ids`
- * travels as JSON text per row.
+ * Write the records of one decision call in ONE statement (none when both lists are empty): the
+ * non-`allow` evaluations into `policy_evaluations` and the allow counts into
+ * `policy_allow_counts`, both from array parameters (`unnest`), both with `created_at` = the
+ * transaction's `now()` (issue 21: what the compliance dimension and the report read).
  */
-export async function insertEvaluations(tx: Tx, rows: EvaluationInsert[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <T>(f: (r: EvaluationInsert) => T) => sql.param(rows.map(f));
+export async function insertRecords(tx: Tx, evaluations: readonly EvaluationRecord[], allows: readonly AllowCount[]): Promise<void> {
+  if (evaluations.length === 0 && allows.length === 0) return;
+  const ev = unnestRows(evaluations, [
+    col<EvaluationRecord>('id', 'uuid', (r) => r.id),
+    col<EvaluationRecord>('tenant_id', 'uuid', (r) => r.tenantId),
+    col<EvaluationRecord>('subject_kind', 'text', (r) => r.subjectKind),
+    col<EvaluationRecord>('subject_id', 'uuid', (r) => r.subjectId),
+    col<EvaluationRecord>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+    col<EvaluationRecord>('recipient_device_id', 'uuid', (r) => r.recipientDeviceId),
+    col<EvaluationRecord>('outcome', 'text', (r) => r.outcome),
+    col<EvaluationRecord>('policy_id', 'uuid', (r) => r.policyId),
+    col<EvaluationRecord>('matched_policy_ids', 'jsonb', (r) => r.matchedPolicyIds ?? []),
+    col<EvaluationRecord>('duration_us', 'int', (r) => r.durationUs),
+  ], 'e');
+  const al = unnestRows(allows, [
+    col<AllowCount>('id', 'uuid', (r) => r.id),
+    col<AllowCount>('tenant_id', 'uuid', (r) => r.tenantId),
+    col<AllowCount>('subject_kind', 'text', (r) => r.subjectKind),
+    col<AllowCount>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+    col<AllowCount>('allows', 'int', (r) => r.allows),
+  ], 'a');
   await tx.execute(sql`
-    insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
-                                    outcome, policy_id, matched_policy_ids, duration_us)
-    select * from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.tenantId)}::uuid[], ${col((r) => r.subjectKind)}::text[],
-                         ${col((r) => r.subjectId)}::uuid[], ${col((r) => r.senderDeviceId)}::uuid[], ${col((r) => r.recipientDeviceId ?? null)}::uuid[],
-                         ${col((r) => r.outcome)}::text[], ${col((r) => r.policyId ?? null)}::uuid[],
-                         ${col((r) => JSON.stringify(r.matchedPolicyIds ?? []))}::jsonb[], ${col((r) => r.durationUs)}::integer[])`);
+    with ev as (
+      insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
+                                      outcome, policy_id, matched_policy_ids, duration_us)
+      select * from ${ev}
+    )
+    insert into policy_allow_counts (id, tenant_id, subject_kind, sender_device_id, allows)
+    select * from ${al}`);
+}
+
+/** The tenant's enabled policies as {@link policiesIfChanged} reads them. */
+interface PolicySetRow {
+  epoch: string | number;
+  id: string | null;
+  name: string;
+  scope_room_id: string | null;
+  scope_skill: string | null;
+  conditions: unknown;
+  action: string;
+  enabled: boolean;
+}
+
+/**
+ * The tenant's policy-set version (`policy_epochs`, 0 when none was ever written) and, only when it
+ * differs from `known` (null: nothing cached), its enabled policies in evaluation order (as
+ * {@link listPolicies}), in ONE statement, one snapshot: the policies answered are those of the
+ * version answered. With `known` current it answers no policy (the cache is valid).
+ */
+export async function policiesIfChanged(tx: Tx, tenantId: string, known: number | null): Promise<{ epoch: number; rules: (PolicyRule & { name: string })[] }> {
+  const rows = await rowsOf<PolicySetRow>(
+    tx.execute(sql`
+      with e as (select coalesce((select epoch from policy_epochs where tenant_id = ${tenantId}), 0)::bigint as epoch)
+      select e.epoch, p.id, p.name, p.scope_room_id, p.scope_skill, p.conditions, p.action, p.enabled
+      from e left join policies p on p.tenant_id = ${tenantId} and p.enabled and e.epoch is distinct from ${known}::bigint
+      order by p.priority desc, p.created_at asc, p.id asc`),
+  );
+  const rules = rows.flatMap((r) =>
+    r.id === null
+      ? []
+      : [{ id: r.id, name: r.name, action: r.action as PolicyAction, conditions: (typeof r.conditions === 'string' ? JSON.parse(r.conditions) : r.conditions) as PolicyConditions, scopeRoomId: r.scope_room_id, scopeSkill: r.scope_skill, enabled: r.enabled }],
+  );
+  return { epoch: Number(rows[0]!.epoch), rules };
 }
 
 /** Insert held messages (one statement; a no-op for an empty list). */

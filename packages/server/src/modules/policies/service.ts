@@ -3,8 +3,9 @@
  *
  * - CRUD of a tenant's policies (`POST /policies {name, scope?, priority?, conditions, action,
  *   enabled?}`); a room scope must name a room of the tenant (404 otherwise).
- * - {@link PolicyDecider} for the message paths (rooms, A2A): evaluation inside the caller's
- *   tenant-scoped transaction, one `policy_evaluations` record per (message, recipient).
+ * - {@link PolicyDecider} for the message paths (rooms, A2A, rental rooms): evaluation inside the
+ *   caller's tenant-scoped transaction against the tenant's cached compiled policies, one
+ *   `policy_evaluations` record per non-allow (message, recipient) and allow counts (decide.ts).
  * - Held messages: `held` -> `approved` (the releaser registered for the item's kind delivers it,
  *   after commit) | `denied` | `expired` (after `heldTtlMs`, 72 h by default). Denied and expired
  *   items lose their ciphertext (the envelope or A2A message keeps metadata only, outcome
@@ -17,8 +18,9 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { getByDevice } from '../hub/repo.js';
-import { compilePolicies, evaluate, type Evaluation } from './engine.js';
+import { CompiledPolicies } from './compiled.js';
+import { decideAll, type RatesOf } from './decide.js';
+import type { Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
 
@@ -109,6 +111,7 @@ function scopeColumns(scope: CreatePolicyRequest['scope']): { scopeRoomId: strin
 
 export class PolicyService implements PolicyDecider {
   private readonly releasers = new Map<HeldKind, HeldReleaser>();
+  private readonly compiled = new CompiledPolicies();
 
   constructor(private readonly deps: PolicyServiceDeps) {}
 
@@ -183,52 +186,28 @@ export class PolicyService implements PolicyDecider {
   // ------------------------------------------------------------------ PolicyDecider
 
   /**
-   * Evaluate each item against the tenant's enabled policies (loaded and compiled once per call)
-   * and write one `policy_evaluations` record per item in a single INSERT. `duration_us` is the
-   * item's own evaluation time in whole microseconds (loading and compiling are not included).
-   * `senderRate` is called once, only when a compiled policy `usesRate` (see {@link PolicyDecider.decide}).
-   * When a compiled policy `usesTrustScore` (`trust_score_below`), an item whose context carries no
-   * `senderTrustScore` gets its sender's (the hub identity bound to the sender device, read in `tx`;
-   * null without one) written into its context in place, so that a second evaluation of the same
-   * context (A2A's peer tenant, whose scope cannot see the sender's identity) uses the same score.
+   * {@link decideAll} for items of one sender: `senderRate` (that sender's message count over the
+   * last minute) is called at most once, only when a compiled policy `usesRate`, and fills every
+   * item without a rate (see {@link PolicyDecider.decide}).
    */
-  async decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]> {
-    if (items.length === 0) return [];
-    const compiled = compilePolicies((await repo.listPolicies(tx, true)).map(repo.toPolicyRule));
-    const wantsRate = senderRate && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
-    const rate = wantsRate ? await senderRate() : undefined;
-    if (compiled.some((p) => p.usesTrustScore)) {
-      const scores = new Map<string, number | null>();
-      for (const item of items) {
-        if (item.ctx.senderTrustScore !== undefined) continue;
-        const sender = item.ctx.senderDeviceId;
-        if (!scores.has(sender)) scores.set(sender, (await getByDevice(tx, sender))?.trustScore ?? null);
-        item.ctx.senderTrustScore = scores.get(sender)!;
-      }
-    }
-    const results: Evaluation[] = [];
-    const rows: repo.EvaluationInsert[] = [];
-    for (const item of items) {
-      const ctx = rate !== undefined && item.ctx.senderRatePerMinute === undefined ? { ...item.ctx, senderRatePerMinute: rate } : item.ctx;
-      const start = process.hrtime.bigint();
-      const ev = evaluate(compiled, ctx, item.defaultOutcome);
-      const durationUs = Number((process.hrtime.bigint() - start) / 1000n);
-      results.push(ev);
-      rows.push({
-        id: randomUUID(),
-        tenantId,
-        subjectKind: item.subjectKind,
-        subjectId: item.subjectId,
-        senderDeviceId: ctx.senderDeviceId,
-        recipientDeviceId: ctx.recipientDeviceId,
-        outcome: ev.outcome,
-        policyId: ev.policyId,
-        matchedPolicyIds: ev.matched,
-        durationUs,
-      });
-    }
-    await repo.insertEvaluations(tx, rows);
-    return results;
+  decide(tx: Tx, tenantId: string, items: DecideItem[], senderRate?: () => Promise<number>): Promise<Evaluation[]> {
+    const ratesOf = senderRate
+      ? async (list: readonly DecideItem[]) => {
+          const rate = await senderRate();
+          return list.map(() => rate);
+        }
+      : undefined;
+    return decideAll(this.compiled, tx, tenantId, items, ratesOf);
+  }
+
+  /** See decide.ts {@link decideAll} (the tenant's cached compiled policies; records at their cost). */
+  decideAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
+    return decideAll(this.compiled, tx, tenantId, items, ratesOf);
+  }
+
+  /** How many policy sets this instance compiled so far (compiled.ts; tests and diagnostics). */
+  get compiles(): number {
+    return this.compiled.compiles;
   }
 
   /** Insert a `held` held message expiring after the tenant's held-message TTL; answers its id. */

@@ -43,9 +43,10 @@ export interface HeldRecord extends HoldInput {
 
 export interface PolicyDecider {
   /**
-   * Evaluate the enabled policies of `tenantId` (loaded once per call, within `tx`, which must be
-   * scoped to that tenant) for each item, write one `svc.policy.evaluate` record per item (one
-   * statement), and answer one Evaluation per item in order.
+   * Evaluate the enabled policies of `tenantId` (the cached compiled set, revalidated within `tx`,
+   * which must be scoped to that tenant) for each item, write the `svc.policy.evaluate` records
+   * (a row per non-allow item, allow counts per sender; one statement), and answer one Evaluation
+   * per item in order.
    *
    * `senderRate` is the items' sender's message count over the last minute, computed lazily: it is
    * called at most once, and only when an enabled policy has `rate_per_minute_over`; its answer

@@ -7,8 +7,12 @@ import type { DeliveryOutcome, Room, RoomMessageEvent, RoomSecurityLevel, RoomSu
 import type { Db, Tx } from '../../db/client.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { HeldReleaser, PolicyDecider } from '../policies/types.js';
+import type { RatesOf } from '../policies/decide.js';
+import type { Evaluation } from '../policies/engine.js';
+import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import { enqueueInTx } from '../webhooks/outbox.js';
+import type { TenantBatcher } from '../conversations/batcher.js';
+import type { FlushOutcome, QueuedSend } from './flush.js';
 import type { ReleaseOrder } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -16,6 +20,13 @@ export type DeviceKind = 'owner' | 'agent';
 
 /** What the room module needs from the policy module (src/modules/policies: `PolicyService`). */
 export interface RoomPolicies extends PolicyDecider {
+  /**
+   * `decide` for the items of several senders and messages (a group-commit flush): the tenant's
+   * policies against every item, with one rate per item from `ratesOf` (called at most once, only
+   * when an enabled policy has `rate_per_minute_over`), the records in one statement. Answers one
+   * Evaluation per item in order (policies/decide.ts).
+   */
+  decideAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]>;
   /** Register the function that delivers an approved held message of a kind. */
   registerReleaser(kind: 'room', releaser: HeldReleaser): void;
 }
@@ -35,11 +46,13 @@ export interface RoomServiceDeps {
   listMax: number;
 }
 
-/** The state every room operation runs with: the dependencies and this instance's publish order of room messages. */
+/** The state every room operation runs with: the dependencies, the group commit of sends and this instance's publish order of room messages. */
 export interface RoomContext {
   readonly deps: RoomServiceDeps;
   /** This instance's publish order of room messages (release-position order per room). */
   readonly order: ReleaseOrder;
+  /** The group commit of room messages (flush.ts), one flush at a time per instance. */
+  readonly writer: TenantBatcher<QueuedSend, FlushOutcome>;
 }
 
 export const b64 = (b: Buffer) => b.toString('base64');

@@ -1,6 +1,7 @@
 /** Room queries (tenant-scoped transactions; SPEC §2.5, §4.6; DESIGN §8.5). */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { col, rowsOf, unnestRows } from '../../db/unnest.js';
 import {
   devices,
   heldMessages,
@@ -83,38 +84,51 @@ export async function getMember(tx: Tx, roomId: string, deviceId: string): Promi
   return row;
 }
 
-/** What a room send reads before it writes (DESIGN §8.5), in one statement: see {@link sendContext}. */
-export interface SendContext {
+/** A room as a send sees it (DESIGN §8.5): see {@link sendContexts}. */
+export interface SendRoom {
   securityLevel: string;
   archived: boolean;
   /** Every member with its kind (no keys: the send needs none). */
   members: { deviceId: string; kind: string }[];
-  /** The hub identity bound to the sender, if any. */
-  senderHub: { hubAddress: string; trustTier: string } | undefined;
+}
+
+/** What a group-commit flush of room messages reads before it writes, in one statement: see {@link sendContexts}. */
+export interface SendContexts {
+  /** The listed rooms that exist, by id. */
+  rooms: Map<string, SendRoom>;
+  /** The hub identity bound to each listed sender that has one (the oldest), by device id. */
+  senderHubs: Map<string, { hubAddress: string; trustTier: string }>;
 }
 
 /**
- * The room (security level, archived), its members' device ids and kinds, and the hub address and
- * trust tier of `senderDeviceId`, in one statement (one row per member); undefined for an unknown
- * room. The room row is not locked: sends do not serialise against each other here.
+ * The listed rooms (security level, archived, members' device ids and kinds) and the hub address
+ * and trust tier of the listed senders, in ONE statement (one row per member, one per sender
+ * identity). Rooms are not locked: sends do not serialise against each other here.
  */
-export async function sendContext(tx: Tx, roomId: string, senderDeviceId: string): Promise<SendContext | undefined> {
+export async function sendContexts(tx: Tx, roomIds: readonly string[], senderIds: readonly string[]): Promise<SendContexts> {
   const result = (await tx.execute(sql`
-    select r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, h.hub_address, h.trust_tier
-    from rooms r
-    left join room_members m on m.room_id = r.id
-    left join lateral (select hub_address, trust_tier from hub_identities where device_id = ${senderDeviceId} limit 1) h on true
-    where r.id = ${roomId}`)) as unknown as {
-    rows: { security_level: string; archived: boolean; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null }[];
+    select r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier
+    from rooms r left join room_members m on m.room_id = r.id
+    where r.id = any(${sql.param([...roomIds])}::uuid[])
+    union all
+    select * from (
+      select distinct on (device_id) null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier
+      from hub_identities where device_id = any(${sql.param([...senderIds])}::uuid[])
+      order by device_id, created_at, id
+    ) h`)) as unknown as {
+    rows: { room_id: string | null; security_level: string | null; archived: boolean | null; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null }[];
   };
-  const first = result.rows[0];
-  if (!first) return undefined;
-  return {
-    securityLevel: first.security_level,
-    archived: first.archived,
-    members: result.rows.flatMap((r) => (r.device_id && r.kind ? [{ deviceId: r.device_id, kind: r.kind }] : [])),
-    senderHub: first.hub_address !== null && first.trust_tier !== null ? { hubAddress: first.hub_address, trustTier: first.trust_tier } : undefined,
-  };
+  const out: SendContexts = { rooms: new Map(), senderHubs: new Map() };
+  for (const r of result.rows) {
+    if (r.room_id === null) {
+      if (r.device_id && r.hub_address !== null && r.trust_tier !== null) out.senderHubs.set(r.device_id, { hubAddress: r.hub_address, trustTier: r.trust_tier });
+      continue;
+    }
+    let room = out.rooms.get(r.room_id);
+    if (!room) out.rooms.set(r.room_id, (room = { securityLevel: r.security_level!, archived: r.archived!, members: [] }));
+    if (r.device_id && r.kind) room.members.push({ deviceId: r.device_id, kind: r.kind });
+  }
+  return out;
 }
 
 export const deleteMember = (tx: Tx, roomId: string, deviceId: string) =>
@@ -150,15 +164,17 @@ export const policiesByIds = (tx: Tx, ids: string[]) =>
 export const scopePolicies = (tx: Tx, roomId: string, ids: string[]) =>
   tx.update(policies).set({ scopeRoomId: roomId, updatedAt: new Date() }).where(inArray(policies.id, ids));
 
-/** Room messages a device sent since `since` (all rooms of the tenant). */
-export async function sentSince(tx: Tx, deviceId: string, since: Date): Promise<number> {
-  const [row] = await tx
-    .select({ n: count() })
+/** Room messages each listed device sent since `since` (all rooms of the tenant), by device (0 when none), in one statement. */
+export async function sentSinceBySender(tx: Tx, deviceIds: readonly string[], since: Date): Promise<Map<string, number>> {
+  const rows = await tx
+    .select({ sender: roomMessages.senderDeviceId, n: count() })
     .from(roomMessages)
-    .where(and(eq(roomMessages.senderDeviceId, deviceId), gte(roomMessages.createdAt, since)));
-  return Number(row?.n ?? 0);
+    .where(and(inArray(roomMessages.senderDeviceId, [...deviceIds]), gte(roomMessages.createdAt, since)))
+    .groupBy(roomMessages.senderDeviceId);
+  const out = new Map(deviceIds.map((d) => [d, 0]));
+  for (const r of rows) out.set(r.sender, Number(r.n));
+  return out;
 }
-
 
 export async function getEnvelope(tx: Tx, id: string): Promise<EnvelopeRow | undefined> {
   const [row] = await tx.select().from(roomEnvelopes).where(eq(roomEnvelopes.id, id));
@@ -229,34 +245,84 @@ export interface NewEnvelope {
   outcome: string;
 }
 
+/** A room message of a flush with its envelope rows. */
+export interface NewSend {
+  message: NewRoomMessage;
+  envelopes: NewEnvelope[];
+}
+
+/** One envelope row of a flush, with the 1-based index of its message in the flush. */
+type FlushEnvelope = NewEnvelope & { mi: number };
+
 /**
- * Store a room message and its envelopes at the room's next release position, in ONE statement:
- * the room's release lock and position ({@link nextReleasePosition}), the message with that
- * `release_seq`, and the envelopes from array parameters (`unnest`, bytes as hex text), released
- * ones with `delivered_at` = the message's `created_at` and `release_seq` = the position. Answers
- * the position. Call it last but for the commit: the lock is held until then.
+ * Store the room messages of a group-commit flush (all of one tenant, created at `at`) and their
+ * envelopes, each message at the next release position of its room, in ONE statement: the
+ * release locks of the flush's rooms (DESIGN §8.5; taken in room-id order, so flushes and held
+ * releases never wait on each other in a cycle), then one release position per message (drawn
+ * after every lock is held, assigned in flush order: a room's positions follow its messages'
+ * order), the messages with their `release_seq` (inserted in flush order, so `seq` follows it too)
+ * and the envelopes from array parameters (`unnest`, bytes as hex text), released ones
+ * (`delivered` / `notified`) with `delivered_at` = `at` and `release_seq` = their message's
+ * position. Answers the positions in flush order. Call it last but for the commit: the locks
+ * are held until then.
  */
-export async function insertAtNextPosition(tx: Tx, m: NewRoomMessage, envelopes: NewEnvelope[]): Promise<number> {
-  const col = <T>(f: (e: NewEnvelope) => T) => sql.param(envelopes.map(f));
-  const at = m.createdAt.toISOString();
-  const result = (await tx.execute(sql`
-    with pos as (${lockedPosition(m.roomId)}),
-    msg as (
-      insert into room_messages (id, tenant_id, room_id, sender_device_id, message_type, priority, created_at, release_seq)
-      select ${m.id}::uuid, ${m.tenantId}::uuid, ${m.roomId}::uuid, ${m.senderDeviceId}::uuid, ${m.messageType}::text, ${m.priority}::text, ${at}::timestamptz, pos.pos
-      from pos
-    ),
-    env as (
-      insert into room_envelopes (id, tenant_id, room_message_id, recipient_device_id, header_blob, ciphertext, outcome, delivered_at, release_seq)
-      select e.id, ${m.tenantId}::uuid, ${m.id}::uuid, e.recipient, decode(e.header_hex, 'hex'), decode(e.ciphertext_hex, 'hex'), e.outcome,
-             case when e.outcome in ('delivered', 'notified') then ${at}::timestamptz end,
-             case when e.outcome in ('delivered', 'notified') then pos.pos end
-      from pos, unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.recipientDeviceId)}::uuid[], ${col((e) => e.headerBlob?.toString('hex') ?? null)}::text[],
-                       ${col((e) => e.ciphertext?.toString('hex') ?? null)}::text[], ${col((e) => e.outcome)}::text[])
-           as e(id, recipient, header_hex, ciphertext_hex, outcome)
-    )
-    select pos from pos`)) as unknown as { rows: { pos: string | number }[] };
-  return Number(result.rows[0]!.pos);
+export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, sends: readonly NewSend[]): Promise<number[]> {
+  if (sends.length === 0) return [];
+  const lockKeys = [...new Set(sends.map((s) => s.message.roomId))].sort().map((roomId) => `room_release:${roomId}`);
+  const envelopes: FlushEnvelope[] = sends.flatMap((s, i) => s.envelopes.map((e) => ({ ...e, mi: i + 1 })));
+  const messages = unnestRows(
+    sends.map((s) => s.message),
+    [
+      col<NewRoomMessage>('id', 'uuid', (m) => m.id),
+      col<NewRoomMessage>('room_id', 'uuid', (m) => m.roomId),
+      col<NewRoomMessage>('sender_device_id', 'uuid', (m) => m.senderDeviceId),
+      col<NewRoomMessage>('message_type', 'text', (m) => m.messageType),
+      col<NewRoomMessage>('priority', 'text', (m) => m.priority),
+    ],
+    'm',
+    'i',
+  );
+  const rows = unnestRows(
+    envelopes,
+    [
+      col<FlushEnvelope>('id', 'uuid', (e) => e.id),
+      col<FlushEnvelope>('mi', 'int', (e) => e.mi),
+      col<FlushEnvelope>('recipient', 'uuid', (e) => e.recipientDeviceId),
+      col<FlushEnvelope>('header', 'hex', (e) => e.headerBlob),
+      col<FlushEnvelope>('ciphertext', 'hex', (e) => e.ciphertext),
+      col<FlushEnvelope>('outcome', 'text', (e) => e.outcome),
+    ],
+    'e',
+  );
+  const when = sql`${at.toISOString()}::timestamptz`;
+  const released = sql`e.outcome in ('delivered', 'notified')`;
+  const result = await rowsOf<{ i: string | number; pos: string | number }>(
+    tx.execute(sql`
+      with m as materialized (select * from ${messages}),
+      locks as materialized (
+        select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as n from unnest(${sql.param(lockKeys)}::text[]) as k
+      ),
+      drawn as materialized (
+        select nextval('room_release_seq') as pos from locks, generate_series(1, ${sends.length}::int)
+      ),
+      pos as materialized (
+        select row_number() over (order by pos) as i, pos from drawn
+      ),
+      msg as (
+        insert into room_messages (id, tenant_id, room_id, sender_device_id, message_type, priority, created_at, release_seq)
+        select m.id, ${tenantId}::uuid, m.room_id, m.sender_device_id, m.message_type, m.priority, ${when}, pos.pos
+        from m join pos on pos.i = m.i
+        order by m.i
+      ),
+      env as (
+        insert into room_envelopes (id, tenant_id, room_message_id, recipient_device_id, header_blob, ciphertext, outcome, delivered_at, release_seq)
+        select e.id, ${tenantId}::uuid, m.id, e.recipient, decode(e.header, 'hex'), decode(e.ciphertext, 'hex'), e.outcome,
+               case when ${released} then ${when} end, case when ${released} then pos.pos end
+        from ${rows} join m on m.i = e.mi join pos on pos.i = e.mi
+      )
+      select i, pos from pos order by i`),
+  );
+  return result.map((r) => Number(r.pos));
 }
 
 /**

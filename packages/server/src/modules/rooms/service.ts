@@ -4,7 +4,8 @@
  * aggregated timeline (`conversation_id` = the room's `timeline_id`).
  *
  * A room message is a set of envelopes, one per recipient (pairwise ciphertexts), or a single
- * MLS envelope addressed to `*`. Sending runs in one transaction: the room message and its
+ * MLS envelope addressed to `*`. Sends are group-committed per tenant (flush.ts): in one
+ * transaction with the sends queued meanwhile, the room message and its
  * envelopes are stored and the policy engine decides per recipient (allow -> delivered,
  * notify -> notified, hold -> held, block -> blocked); after commit, released envelopes go to
  * their recipients' sockets as `room_message` frames and owners get `policy_alert` for notified
@@ -26,11 +27,16 @@ import type { CreateRoomRequest, Room, RoomMessageInput, RoomMessageResult, Room
 import type { HeldRecord } from '../policies/types.js';
 import type { RoomContext, RoomServiceDeps } from './internal.js';
 import { addMember, createRoom, getRoom, listRooms, removeMember, updateRoom } from './management.js';
+import { TenantBatcher } from '../conversations/batcher.js';
+import { flushRoomSends, type FlushOutcome, type QueuedSend } from './flush.js';
 import { ReleaseOrder } from './release-order.js';
 import { sendRoomMessage, type SendOrder } from './send.js';
 import { releaseHeld, roomTimeline, type TimelineQuery, type TimelineViewer } from './timeline.js';
 
 export type { RoomPolicies, RoomServiceDeps } from './internal.js';
+
+/** Most room messages in one group-commit flush. */
+export const MAX_FLUSH = 64;
 export type { SendOrder } from './send.js';
 export type { TimelineQuery, TimelineViewer } from './timeline.js';
 
@@ -42,7 +48,11 @@ export class RoomService {
   private readonly ctx: RoomContext;
 
   constructor(deps: RoomServiceDeps) {
-    this.ctx = { deps, order: new ReleaseOrder() };
+    // One flush at a time per instance keeps positions in queue order (flush.ts); everything queued
+    // during a flush goes into the next one. A flush carries at most MAX_FLUSH sends (a 50-member
+    // room message is 49 envelope rows).
+    const writer = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, sends) => flushRoomSends(this.ctx, tenantId, sends), { maxInFlight: 1, maxBatch: MAX_FLUSH });
+    this.ctx = { deps, order: new ReleaseOrder(), writer };
     deps.policies.registerReleaser('room', (held) => this.release(held));
   }
 
@@ -84,6 +94,11 @@ export class RoomService {
   /** See {@link roomTimeline}. */
   timeline(tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<RoomTimelinePage> {
     return roomTimeline(this.ctx, tenantId, roomId, viewer, q);
+  }
+
+  /** Wait for queued sends to be written (graceful shutdown). */
+  drain(): Promise<void> {
+    return this.ctx.writer.drain();
   }
 
   /** The `room` releaser; see {@link releaseHeld}. */

@@ -5,9 +5,9 @@
  * (`withTenant`): RLS limits every query to the caller's tenant. The engine's own writes live in
  * trust/repo.ts; the only write here is the manual baseline recalibration.
  */
-import { and, asc, count, desc, eq, gte, inArray, isNull, or } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { auditEvents, devices, hubIdentities, hubTierChanges, policyEvaluations, trustBaselines, trustDailyScores, trustSnapshots } from '../../db/schema/index.js';
+import { auditEvents, devices, hubIdentities, hubTierChanges, trustBaselines, trustDailyScores, trustSnapshots } from '../../db/schema/index.js';
 import { SCORED_DEVICE_STATUSES } from './repo.js';
 import type { TrustWindow } from './types.js';
 
@@ -83,14 +83,23 @@ export async function replaceBaselines(tx: Tx, deviceId: string, rows: (typeof t
   if (rows.length > 0) await tx.insert(trustBaselines).values(rows);
 }
 
-/** Policy evaluations where `deviceId` was the sender, since `since`, counted per outcome (allow | block | hold | notify). */
+/**
+ * Policy evaluations where `deviceId` was the sender, since `since`, counted per outcome (allow |
+ * block | hold | notify): the recorded rows plus the allow counts (policies/decide.ts), so `allow`
+ * counts every allowed delivery as one row each did before issue 21. Outcomes without any are absent.
+ */
 export async function policyOutcomesSince(tx: Tx, deviceId: string, since: Date): Promise<Record<string, number>> {
-  const rows = await tx
-    .select({ outcome: policyEvaluations.outcome, n: count() })
-    .from(policyEvaluations)
-    .where(and(eq(policyEvaluations.senderDeviceId, deviceId), gte(policyEvaluations.createdAt, since)))
-    .groupBy(policyEvaluations.outcome);
-  return Object.fromEntries(rows.map((r) => [r.outcome, Number(r.n)]));
+  const rows = (await tx.execute(sql`
+    select outcome, sum(n)::int as n from (
+      select outcome, count(*) as n from policy_evaluations
+      where sender_device_id = ${deviceId} and created_at >= ${since.toISOString()}::timestamptz group by outcome
+      union all
+      select 'allow', sum(allows) from policy_allow_counts
+      where sender_device_id = ${deviceId} and created_at >= ${since.toISOString()}::timestamptz
+    ) o
+    where n > 0
+    group by outcome`)) as unknown as { rows: { outcome: string; n: number | string }[] };
+  return Object.fromEntries(rows.rows.map((r) => [r.outcome, Number(r.n)]));
 }
 
 /**

@@ -12,7 +12,7 @@
  * | decisions (day of `resolved_at`)         | decisionLatenciesSec (approved / denied / deferred: resolved_at − created_at), decisionsExpired |
  * | telemetry_span_rollups (closed days) and telemetry_spans (today, start ≤ now): trust/rollups.ts, one row per (device, day) | spans, errorSpans (status_code 2), tasks/tasksOk (`svc.task`), tools/toolsOk (`svc.tool`), taskTokens/taskTokensOk, spanNames, versions {spans, errors, firstSeen} by resource `service.version`, recoveredErrors (an OK span of the same trace and name later the same UTC day) |
  * | messages + room_messages + a2a_messages  | messages (by `sender_device_id`, day of `created_at`) |
- * | policy_evaluations                       | policyEvaluations, policyViolations (outcome block or hold) |
+ * | policy_evaluations + policy_allow_counts | policyEvaluations (rows + counted allows), policyViolations (outcome block or hold) |
  *
  * `svc.trust` spans (written by the service on tier changes) are not read.
  * `observedHours` is computed here from the device's activation (fallback enrolment) and `now`.
@@ -194,14 +194,23 @@ export async function extractSignals(tx: Tx, tenantId: string, agents: readonly 
     if (s) s.messages = Number(r.n);
   }
 
-  // policy_evaluations: the agent as sender; block or hold is a violation.
+  // Policy evaluations of the agent as sender: the recorded ones (non-allow outcomes, and allows
+  // recorded before issue 21) plus the allow counts; block or hold is a violation.
   for (const r of await rows<{ device_id: string; day: string; n: number; violations: number }>(
     tx,
     sql`
-      select sender_device_id as device_id, ${DAY_OF('created_at')} as day, count(*)::int as n,
-             (count(*) filter (where outcome in ('block', 'hold')))::int as violations
-      from policy_evaluations
-      where tenant_id = ${tenantId} and created_at >= ${from}::timestamptz and created_at <= ${to}::timestamptz
+      select device_id, day, sum(n)::int as n, sum(violations)::int as violations from (
+        select sender_device_id as device_id, ${DAY_OF('created_at')} as day, count(*) as n,
+               count(*) filter (where outcome in ('block', 'hold')) as violations
+        from policy_evaluations
+        where tenant_id = ${tenantId} and created_at >= ${from}::timestamptz and created_at <= ${to}::timestamptz
+        group by 1, 2
+        union all
+        select sender_device_id, ${DAY_OF('created_at')}, sum(allows), 0
+        from policy_allow_counts
+        where tenant_id = ${tenantId} and created_at >= ${from}::timestamptz and created_at <= ${to}::timestamptz
+        group by 1, 2
+      ) e
       group by 1, 2`,
   )) {
     const s = cell(r.device_id, r.day);

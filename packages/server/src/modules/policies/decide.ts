@@ -1,0 +1,86 @@
+/**
+ * Policy decisions for the message paths (SPEC §2.7, §2.9, §4.9; DESIGN §8.5; issue 21): the
+ * tenant's compiled policies (compiled.ts) against each item, inside the caller's tenant-scoped
+ * transaction, and their `svc.policy.evaluate` records at the cost they deserve:
+ *
+ * - every non-`allow` outcome (block, hold, notify) is one `policy_evaluations` row, as before;
+ * - `allow` outcomes are counted: one `policy_allow_counts` row per (sender, subject kind) of the
+ *   call, with the number of allows. The compliance dimension (violations / evaluations) and the
+ *   compliance report (outcomes per period) read both, and get the same answers as from one row
+ *   per allowed delivery (same `created_at`: the transaction's time).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '../../db/client.js';
+import { getByDevice } from '../hub/repo.js';
+import type { CompiledPolicies } from './compiled.js';
+import { evaluate, type Evaluation } from './engine.js';
+import * as repo from './repo.js';
+import type { DecideItem } from './types.js';
+
+/**
+ * Per-item sender rates (room messages over the last minute, the item's own message included), one
+ * per item in order. Called at most once per decision call, and only when an enabled policy has
+ * `rate_per_minute_over`.
+ */
+export type RatesOf = (items: readonly DecideItem[]) => Promise<number[]>;
+
+/**
+ * Fill `ctx.senderTrustScore` of the items that carry none with their sender's score (the hub
+ * identity bound to the sender device, read in `tx`; null without one), one read per sender.
+ */
+async function fillTrustScores(tx: Tx, items: readonly DecideItem[]): Promise<void> {
+  const scores = new Map<string, number | null>();
+  for (const item of items) {
+    if (item.ctx.senderTrustScore !== undefined) continue;
+    const sender = item.ctx.senderDeviceId;
+    if (!scores.has(sender)) scores.set(sender, (await getByDevice(tx, sender))?.trustScore ?? null);
+    item.ctx.senderTrustScore = scores.get(sender)!;
+  }
+}
+
+/**
+ * Evaluate each item against the tenant's enabled policies (the cached compiled set, revalidated by
+ * its version in one statement) and write the records (module comment) in one statement; answers
+ * one Evaluation per item, in order. `duration_us` of a record is its item's own evaluation time in
+ * whole microseconds. When a compiled policy `usesTrustScore`, items without `senderTrustScore` get
+ * it written into their context in place (so that A2A's second evaluation in the peer tenant uses
+ * the same score). Items carrying `senderRatePerMinute` keep it; the others get `ratesOf`'s answer
+ * when a policy reads the rate (0 without `ratesOf`).
+ */
+export async function decideAll(cache: CompiledPolicies, tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
+  if (items.length === 0) return [];
+  const compiled = await cache.get(tx, tenantId);
+  const wantsRate = ratesOf && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
+  const rates = wantsRate ? await ratesOf(items) : undefined;
+  if (compiled.some((p) => p.usesTrustScore)) await fillTrustScores(tx, items);
+  const results: Evaluation[] = [];
+  const records: repo.EvaluationRecord[] = [];
+  const allows = new Map<string, repo.AllowCount>();
+  items.forEach((item, i) => {
+    const ctx = rates && item.ctx.senderRatePerMinute === undefined ? { ...item.ctx, senderRatePerMinute: rates[i]! } : item.ctx;
+    const start = process.hrtime.bigint();
+    const ev = evaluate(compiled, ctx, item.defaultOutcome);
+    results.push(ev);
+    if (ev.outcome === 'allow') {
+      const key = `${ctx.senderDeviceId}|${item.subjectKind}`;
+      const count = allows.get(key);
+      if (count) count.allows++;
+      else allows.set(key, { id: randomUUID(), tenantId, subjectKind: item.subjectKind, senderDeviceId: ctx.senderDeviceId, allows: 1 });
+      return;
+    }
+    records.push({
+      id: randomUUID(),
+      tenantId,
+      subjectKind: item.subjectKind,
+      subjectId: item.subjectId,
+      senderDeviceId: ctx.senderDeviceId,
+      recipientDeviceId: ctx.recipientDeviceId,
+      outcome: ev.outcome,
+      policyId: ev.policyId,
+      matchedPolicyIds: ev.matched,
+      durationUs: Number((process.hrtime.bigint() - start) / 1000n),
+    });
+  });
+  await repo.insertRecords(tx, records, [...allows.values()]);
+  return results;
+}

@@ -1,0 +1,253 @@
+/**
+ * The group commit of room messages (DESIGN §6, §8.5; issue 21): the sends of one tenant queued
+ * while the previous flush ran are written by ONE transaction, as the 1:1 message writer does
+ * (conversations/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
+ *
+ * One flush, whatever its number of messages, rooms and senders:
+ * 1. one read: the rooms, their members and the senders' hub identities (repo `sendContexts`);
+ * 2. each message checked on its own (404 / 409 / 403 / 400 answer that send only: the others
+ *    commit);
+ * 3. the policies decide every (message, recipient) pair against the tenant's cached compiled set
+ *    (policies/decide.ts: one statement that revalidates the set, one that writes the records;
+ *    the sender rate, only when a policy reads it, is one more);
+ * 4. the `room.message` webhooks of each message's released recipients (one statement per message
+ *    with any);
+ * 5. the messages and all their envelopes at their rooms' next release positions (repo
+ *    `insertAtNextPositions`: one statement taking the rooms' release locks, held to commit);
+ * 6. the held messages of held envelopes, when there are any (one statement).
+ *
+ * Order (DESIGN §8.5; rooms/frames.ts): an instance runs one flush at a time and a flush assigns
+ * positions in queue order, so the positions of one socket's messages, and of a room's messages
+ * sent through this instance, follow their send order; across instances the rooms' release locks
+ * order the commits. Each message enters its room's publish queue (release-order.ts) in position
+ * order, right after its position is taken.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
+import type { Tx } from '../../db/client.js';
+import { withTenant } from '../../db/tenant.js';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
+import type { DecideItem, HoldInput } from '../policies/types.js';
+import { enqueueWebhooks, released, type DeviceKind, type RoomContext } from './internal.js';
+import type { Turn } from './release-order.js';
+import * as repo from './repo.js';
+
+const OUTCOME_OF: Record<PolicyAction, DeliveryOutcome> = { allow: 'delivered', notify: 'notified', hold: 'held', block: 'blocked' };
+
+/** An envelope of a send, validated and decoded (send.ts); `recipient` null = the MLS envelope (`*`). */
+export interface DecodedEnvelope {
+  recipient: string | null;
+  header: Buffer;
+  ciphertext: Buffer;
+}
+
+/** A validated room message waiting for its group commit. */
+export interface QueuedSend {
+  roomId: string;
+  senderDeviceId: string;
+  messageType: string;
+  priority: string;
+  envelopes: DecodedEnvelope[];
+}
+
+/** Recipients that get the same bytes (one pairwise envelope, or the MLS envelope's released recipients). */
+export interface Release {
+  recipients: string[];
+  header: Buffer;
+  ciphertext: Buffer;
+}
+
+/** A committed send: what it answers, what it publishes after commit, and its place in its room's publish queue. */
+export interface Committed {
+  msg: repo.NewRoomMessage;
+  position: number;
+  result: RoomMessageResult;
+  releases: Release[];
+  alerts: PolicyAlertEvent[];
+  /** Call `done()` once published (or abandoned): later sends of the room wait for it. */
+  turn: Turn;
+}
+
+/** The outcome of one send of a flush: committed, or refused on its own (nothing of it written). */
+export type FlushOutcome = { ok: Committed } | { error: AppError };
+
+/** One recipient of a room message and the id of its envelope (or outcome row, for MLS). */
+interface Target {
+  envelopeId: string;
+  recipient: string;
+  kind: DeviceKind;
+}
+
+/** A send that passed its checks, through the steps of the flush. */
+interface Plan {
+  /** Its index in the flush. */
+  index: number;
+  send: QueuedSend;
+  msg: repo.NewRoomMessage;
+  mls: boolean;
+  targets: Target[];
+  items: DecideItem[];
+  evaluations: Evaluation[];
+  outcomes: DeliveryOutcome[];
+}
+
+/**
+ * Check one send against its room (module comment, step 2) and build its message, targets and
+ * decision items. @throws 404 unknown room, 409 archived, 403 sender not a member, 400 a recipient
+ * not another member, or nobody to send to.
+ */
+function plan(tenantId: string, send: QueuedSend, index: number, found: repo.SendContexts, now: Date): Plan {
+  const room = found.rooms.get(send.roomId);
+  if (!room) throw notFound('room');
+  if (room.archived) throw conflict('the room is archived');
+  const kinds = new Map(room.members.map((m) => [m.deviceId, m.kind as DeviceKind]));
+  const senderKind = kinds.get(send.senderDeviceId);
+  if (!senderKind) throw forbidden('the sending device is not a member of this room');
+  const mls = send.envelopes[0]!.recipient === null;
+  const recipients = mls ? [...kinds.keys()].filter((d) => d !== send.senderDeviceId) : send.envelopes.map((e) => e.recipient!);
+  for (const r of recipients) if (!kinds.has(r) || r === send.senderDeviceId) throw badRequest(`recipient ${r} is not another member of this room`);
+  if (recipients.length === 0) throw badRequest('the room has no other member to send to');
+
+  const msg: repo.NewRoomMessage = { id: randomUUID(), tenantId, roomId: send.roomId, senderDeviceId: send.senderDeviceId, messageType: send.messageType, priority: send.priority, createdAt: now };
+  const targets: Target[] = recipients.map((r) => ({ envelopeId: randomUUID(), recipient: r, kind: kinds.get(r)! }));
+  // Sender hub address and tier from its hub identity (`unverified` without one); by default
+  // `hold` for an agent sender in a strict room, else `allow` (DESIGN §8.5).
+  const hub = found.senderHubs.get(send.senderDeviceId);
+  const tier: Tier = TIERS.includes(hub?.trustTier as Tier) ? (hub!.trustTier as Tier) : 'unverified';
+  const defaultOutcome: PolicyAction = senderKind === 'agent' && room.securityLevel === 'strict' ? 'hold' : 'allow';
+  const items: DecideItem[] = targets.map((t) => ({
+    subjectKind: 'room_envelope',
+    subjectId: t.envelopeId,
+    defaultOutcome,
+    ctx: {
+      roomId: send.roomId,
+      messageType: send.messageType,
+      priority: send.priority,
+      senderKind,
+      recipientKind: t.kind,
+      senderDeviceId: send.senderDeviceId,
+      recipientDeviceId: t.recipient,
+      senderHubAddress: hub?.hubAddress ?? null,
+      senderTier: tier,
+      crossTenant: false,
+      now,
+    },
+  }));
+  return { index, send, msg, mls, targets, items, evaluations: [], outcomes: [] };
+}
+
+/**
+ * The sender rate of every decision item (DESIGN §8.5 `rate_per_minute_over`): the sender's room
+ * messages of the last minute before `now` (one statement for the flush's senders), plus its
+ * messages earlier in this flush, plus this one; one value per item, in the items' order.
+ */
+async function flushRates(tx: Tx, plans: readonly Plan[], now: Date): Promise<number[]> {
+  const stored = await repo.sentSinceBySender(tx, [...new Set(plans.map((p) => p.send.senderDeviceId))], new Date(now.getTime() - 60_000));
+  const earlier = new Map<string, number>();
+  return plans.flatMap((p) => {
+    const sender = p.send.senderDeviceId;
+    const rate = (stored.get(sender) ?? 0) + (earlier.get(sender) ?? 0) + 1;
+    earlier.set(sender, (earlier.get(sender) ?? 0) + 1);
+    return p.targets.map(() => rate);
+  });
+}
+
+/**
+ * The envelope rows of a message: one per target with its outcome (ciphertext kept unless
+ * blocked; `delivered` / `notified` ones are released at the message's position); for MLS the
+ * targets' rows carry no ciphertext and one carrier row (recipient null, outcome `shared`) holds
+ * it, unless every recipient is blocked.
+ */
+function envelopeRows(p: Plan): repo.NewEnvelope[] {
+  const byRecipient = new Map(p.send.envelopes.map((e) => [e.recipient, e]));
+  const rows: repo.NewEnvelope[] = p.targets.map((t, i) => {
+    const own = p.mls || p.outcomes[i] === 'blocked' ? undefined : byRecipient.get(t.recipient);
+    return { id: t.envelopeId, recipientDeviceId: t.recipient, headerBlob: own?.header ?? null, ciphertext: own?.ciphertext ?? null, outcome: p.outcomes[i]! };
+  });
+  if (p.mls) {
+    const keep = p.outcomes.some((o) => o !== 'blocked');
+    const { header, ciphertext } = p.send.envelopes[0]!;
+    rows.unshift({ id: randomUUID(), recipientDeviceId: null, headerBlob: keep ? header : null, ciphertext: keep ? ciphertext : null, outcome: repo.SHARED_OUTCOME });
+  }
+  return rows;
+}
+
+const releasedTo = (p: Plan) => p.targets.filter((_, i) => released(p.outcomes[i]!)).map((t) => t.recipient);
+
+/** What a committed send answers and publishes (its held envelopes' held-message ids in `heldIds`, by target index). */
+function committed(p: Plan, position: number, heldIds: Map<number, string>, turn: Turn): Committed {
+  const { msg, send, targets, outcomes, evaluations } = p;
+  const deliveries: RoomDelivery[] = targets.map((t, i) => ({
+    recipient_device_id: t.recipient,
+    outcome: outcomes[i]!,
+    ...(heldIds.has(i) ? { held_message_id: heldIds.get(i)! } : {}),
+  }));
+  const byRecipient = new Map(send.envelopes.map((e) => [e.recipient, e]));
+  const releases: Release[] = p.mls
+    ? [{ ...send.envelopes[0]!, recipients: releasedTo(p) }]
+    : targets.flatMap((t, i) => (released(outcomes[i]!) ? [{ ...byRecipient.get(t.recipient)!, recipients: [t.recipient] }] : []));
+  const alerts = targets.flatMap((t, i) =>
+    outcomes[i] === 'notified' ? [{ room_id: msg.roomId, policy_id: evaluations[i]!.policyId, sender_device_id: msg.senderDeviceId, recipient_device_id: t.recipient, message_type: msg.messageType }] : [],
+  );
+  const result: RoomMessageResult = { room_message_id: msg.id, timestamp: msg.createdAt.toISOString(), cursor: String(position), deliveries };
+  return { msg, position, result, releases, alerts, turn };
+}
+
+/**
+ * Write one tenant's queued sends in one transaction (module comment) and answer one outcome per
+ * send, in order. A send refused by its checks answers its error and writes nothing; any other
+ * failure rejects the whole flush (nothing written, every publish-queue place taken released).
+ */
+export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: readonly QueuedSend[]): Promise<FlushOutcome[]> {
+  const { db, policies } = ctx.deps;
+  const now = new Date();
+  const turns: Turn[] = [];
+  try {
+    return await withTenant(db, tenantId, async (tx) => {
+      const found = await repo.sendContexts(tx, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]);
+      const outcomes: FlushOutcome[] = [];
+      const plans: Plan[] = [];
+      sends.forEach((send, index) => {
+        try {
+          plans.push(plan(tenantId, send, index, found, now));
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          outcomes[index] = { error: err };
+        }
+      });
+      if (plans.length === 0) return outcomes;
+
+      const evaluations = await policies.decideAll(tx, tenantId, plans.flatMap((p) => p.items), () => flushRates(tx, plans, now));
+      let next = 0;
+      for (const p of plans) {
+        p.evaluations = evaluations.slice(next, (next += p.targets.length));
+        p.outcomes = p.evaluations.map((e) => OUTCOME_OF[e.outcome]);
+      }
+      for (const p of plans) await enqueueWebhooks(tx, tenantId, p.msg, releasedTo(p));
+
+      // The messages, their envelopes and their release positions in one statement; from here to
+      // commit the rooms' release locks are held: keep the rest short.
+      const positions = await repo.insertAtNextPositions(tx, tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })));
+      for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
+
+      const held: { plan: number; target: number; input: HoldInput }[] = [];
+      plans.forEach((p, j) =>
+        p.targets.forEach((t, i) => {
+          if (p.outcomes[i] !== 'held') return;
+          const { msg } = p;
+          held.push({ plan: j, target: i, input: { roomId: msg.roomId, envelopeId: t.envelopeId, senderDeviceId: msg.senderDeviceId, recipientDeviceId: t.recipient, policyId: p.evaluations[i]!.policyId, messageType: msg.messageType, priority: msg.priority } });
+        }),
+      );
+      const heldIds = held.length > 0 ? await policies.holdAll(tx, tenantId, held.map((h) => h.input)) : [];
+      plans.forEach((p, j) => {
+        const ids = new Map(held.flatMap((h, k) => (h.plan === j ? [[h.target, heldIds[k]!] as const] : [])));
+        outcomes[p.index] = { ok: committed(p, positions[j]!, ids, turns[j]!) };
+      });
+      return outcomes;
+    });
+  } catch (err) {
+    for (const t of turns) t.done();
+    throw err;
+  }
+}
