@@ -10,26 +10,28 @@
  * 3. the policies decide every (message, recipient) pair against the tenant's cached compiled set
  *    (policies/decide.ts: one statement that revalidates the set, one that writes the records;
  *    the sender rate, only when a policy reads it, is one more);
- * 4. the `room.message` webhooks of each message's released recipients (one statement per message
- *    with any);
+ * 4. the `room.message` webhooks of every message's released recipients (one statement);
  * 5. the messages and all their envelopes at their rooms' next release positions (repo
  *    `insertAtNextPositions`: one statement taking the rooms' release locks, held to commit);
  * 6. the held messages of held envelopes, when there are any (one statement).
  *
- * Order (DESIGN §8.5; rooms/frames.ts): an instance runs one flush at a time and a flush assigns
- * positions in queue order, so the positions of one socket's messages, and of a room's messages
- * sent through this instance, follow their send order; across instances the rooms' release locks
- * order the commits. Each message enters its room's publish queue (release-order.ts) in position
- * order, right after its position is taken.
+ * Order (DESIGN §8.5; rooms/frames.ts): a flush assigns positions in queue order, and the next
+ * flush of the instance starts only once this one holds its rooms' release locks (`locked`, the
+ * batcher's `overlap`): its reads and decisions overlap this one's commit, and its write waits for
+ * that commit in the database when it shares a room. So the positions of one socket's messages,
+ * and of a room's messages sent through this instance, follow their send order; across instances
+ * the release locks order the commits. Each message enters its room's publish queue
+ * (release-order.ts) in position order, right after its position is taken.
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { enqueueEachInTx } from '../webhooks/outbox.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { DecideItem, HoldInput } from '../policies/types.js';
-import { enqueueWebhooks, released, type DeviceKind, type RoomContext } from './internal.js';
+import { messageFields, released, type DeviceKind, type RoomContext } from './internal.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -196,10 +198,11 @@ function committed(p: Plan, position: number, heldIds: Map<number, string>, turn
 
 /**
  * Write one tenant's queued sends in one transaction (module comment) and answer one outcome per
- * send, in order. A send refused by its checks answers its error and writes nothing; any other
+ * send, in order; `locked` is called once the flush holds its rooms' release locks (the next flush
+ * may start). A send refused by its checks answers its error and writes nothing; any other
  * failure rejects the whole flush (nothing written, every publish-queue place taken released).
  */
-export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: readonly QueuedSend[]): Promise<FlushOutcome[]> {
+export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: readonly QueuedSend[], locked: () => void = () => undefined): Promise<FlushOutcome[]> {
   const { db, policies } = ctx.deps;
   const now = new Date();
   const turns: Turn[] = [];
@@ -224,12 +227,13 @@ export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: 
         p.evaluations = evaluations.slice(next, (next += p.targets.length));
         p.outcomes = p.evaluations.map((e) => OUTCOME_OF[e.outcome]);
       }
-      for (const p of plans) await enqueueWebhooks(tx, tenantId, p.msg, releasedTo(p));
+      await enqueueEachInTx(tx, tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
 
       // The messages, their envelopes and their release positions in one statement; from here to
       // commit the rooms' release locks are held: keep the rest short.
       const positions = await repo.insertAtNextPositions(tx, tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })));
       for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
+      locked();
 
       const held: { plan: number; target: number; input: HoldInput }[] = [];
       plans.forEach((p, j) =>

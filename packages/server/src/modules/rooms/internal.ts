@@ -60,7 +60,7 @@ export const b64 = (b: Buffer) => b.toString('base64');
 export const released = (o: DeliveryOutcome) => o === 'delivered' || o === 'notified';
 
 /** The fields of a room message shared by its `room_message` events and its `room.message` webhook body. */
-const messageFields = (m: repo.NewRoomMessage) => ({
+export const messageFields = (m: repo.NewRoomMessage) => ({
   room_id: m.roomId,
   room_message_id: m.id,
   sender_device_id: m.senderDeviceId,

@@ -48,10 +48,14 @@ export class RoomService {
   private readonly ctx: RoomContext;
 
   constructor(deps: RoomServiceDeps) {
-    // One flush at a time per instance keeps positions in queue order (flush.ts); everything queued
-    // during a flush goes into the next one. A flush carries at most MAX_FLUSH sends (a 50-member
-    // room message is 49 envelope rows).
-    const writer = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, sends) => flushRoomSends(this.ctx, tenantId, sends), { maxInFlight: 1, maxBatch: MAX_FLUSH });
+    // Group commit (flush.ts): everything queued during a flush goes into the next one, which
+    // starts once this one holds its rooms' release locks (`overlap`), so positions follow queue
+    // order. A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
+    const writer = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, sends, locked) => flushRoomSends(this.ctx, tenantId, sends, locked), {
+      maxInFlight: 2,
+      overlap: true,
+      maxBatch: MAX_FLUSH,
+    });
     this.ctx = { deps, order: new ReleaseOrder(), writer };
     deps.policies.registerReleaser('room', (held) => this.release(held));
   }

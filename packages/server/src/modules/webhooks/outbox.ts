@@ -9,8 +9,9 @@
  * - {@link enqueueInTx} / {@link messageDeliveriesFrom} inside the caller's transaction, so the
  *   delivery commits with the change that caused it. The message writer uses the latter for
  *   `message` (a CTE of its group-commit statement), and the room module for
- *   `room_message` (one statement per room message for all its released recipients, and one per
- *   released held envelope), which is why the sink skips both.
+ *   `room_message` ({@link enqueueEachInTx}: one statement per group-commit flush for the released
+ *   recipients of all its messages, and one per released held envelope), which is why the sink
+ *   skips both.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Tx } from '../../db/client.js';
@@ -35,6 +36,20 @@ export async function enqueueInTx(tx: Tx, tenantId: string, audience: Audience, 
   const owners = audience.ownersOfTenant !== undefined;
   if (deviceIds.length === 0 && !owners) return 0;
   return repo.insertForAudience(tx, tenantId, { deviceIds, owners }, payload);
+}
+
+/**
+ * Enqueue several events inside `tx` (a transaction scoped to `tenantId`), each for its own listed
+ * devices (those with a webhook URL get a row), in ONE statement whatever their number (the room
+ * group commit: each message's `room.message` for its released recipients). Non-webhook events
+ * and events without devices are skipped. Answers the number of deliveries enqueued.
+ */
+export function enqueueEachInTx(tx: Tx, tenantId: string, list: readonly { deviceIds: readonly string[]; event: string; data: unknown }[]): Promise<number> {
+  const payloads = list.flatMap((e) => {
+    const payload = e.deviceIds.length > 0 ? toWebhookPayload(e.event, e.data) : undefined;
+    return payload ? [{ payload, deviceIds: e.deviceIds }] : [];
+  });
+  return repo.insertForEach(tx, tenantId, payloads);
 }
 
 /**

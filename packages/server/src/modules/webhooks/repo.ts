@@ -7,6 +7,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { col, unnestRows } from '../../db/unnest.js';
 import { WEBHOOK_EVENTS, type WebhookPayload } from './events.js';
 
 /** Raw statements answer `{rows}` on both drivers. */
@@ -33,6 +34,30 @@ export async function insertForAudience(
     where d.tenant_id = ${tenantId} and ${RECEIVES}
       and (d.id = any(${sql.param(audience.deviceIds)}::uuid[])
            or (${audience.owners}::boolean and d.kind = 'owner' and d.status = 'ACTIVE'))
+    returning id`)) as unknown as Rows<{ id: string }>;
+  return res.rows.length;
+}
+
+/** One payload of {@link insertForEach} and the devices it goes to (those with a webhook URL get a row). */
+export interface PayloadFor {
+  payload: WebhookPayload;
+  deviceIds: readonly string[];
+}
+
+/**
+ * Insert the pending deliveries of several payloads in ONE statement, whatever their number: per
+ * payload, one row per listed device of the tenant with a webhook URL. Answers the rows inserted.
+ */
+export async function insertForEach(tx: Tx, tenantId: string, list: readonly PayloadFor[]): Promise<number> {
+  const targets = list.flatMap((p, i) => p.deviceIds.map((deviceId) => ({ deviceId, i: i + 1 })));
+  if (targets.length === 0) return 0;
+  const res = (await tx.execute(sql`
+    insert into webhook_deliveries (id, tenant_id, device_id, event_type, payload)
+    select gen_random_uuid(), d.tenant_id, d.id, p.type, p.payload
+    from ${unnestRows(targets, [col<(typeof targets)[number]>('device_id', 'uuid', (t) => t.deviceId), col<(typeof targets)[number]>('i', 'int', (t) => t.i)], 't')}
+    join ${unnestRows(list, [col<PayloadFor>('type', 'text', (p) => p.payload.type), col<PayloadFor>('payload', 'jsonb', (p) => p.payload)], 'p', 'i')} on p.i = t.i
+    join devices d on d.id = t.device_id
+    where d.tenant_id = ${tenantId} and ${RECEIVES}
     returning id`)) as unknown as Rows<{ id: string }>;
   return res.rows.length;
 }
