@@ -15,6 +15,7 @@ export * from './areas/tenants.js';
 export * from './areas/devices.js';
 export * from './areas/conversations.js';
 export * from './areas/mls.js';
+export * from './areas/pq-prekeys.js';
 export * from './areas/attachments.js';
 export * from './areas/api-keys.js';
 export * from './areas/rooms.js';

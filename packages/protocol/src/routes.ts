@@ -7,6 +7,7 @@ import { tenantsRoutes } from './areas/tenants.js';
 import { devicesRoutes } from './areas/devices.js';
 import { conversationsRoutes } from './areas/conversations.js';
 import { mlsRoutes } from './areas/mls.js';
+import { pqPrekeysRoutes } from './areas/pq-prekeys.js';
 import { attachmentsRoutes } from './areas/attachments.js';
 import { apiKeysRoutes } from './areas/api-keys.js';
 import { roomsRoutes } from './areas/rooms.js';
@@ -31,6 +32,7 @@ export const ROUTES = {
   ...devicesRoutes,
   ...conversationsRoutes,
   ...mlsRoutes,
+  ...pqPrekeysRoutes,
   ...attachmentsRoutes,
   ...apiKeysRoutes,
   ...roomsRoutes,

@@ -662,7 +662,7 @@ describe('MLS through the Parley server', () => {
     const agent = await Member.agent(w);
     const laptop = await Member.owner(w, w.ownerDevices[0]!, 'laptop');
     const published = await agent.publishKeyPackages(2);
-    expect(await laptop.transport.rest.keyPackageCount(agent.deviceId)).toEqual({ device_id: agent.deviceId, available: 2 });
+    expect(await laptop.transport.rest.keyPackageCount(agent.deviceId)).toEqual({ device_id: agent.deviceId, available: 2, by_cipher_suite: [{ cipher_suite: 3, available: 2 }] });
 
     const first = await laptop.claimKeyPackage(agent.deviceId);
     const second = await laptop.claimKeyPackage(agent.deviceId);

@@ -161,7 +161,7 @@ describe('ParleyClient against a real server', () => {
     // MLS KeyPackages: the agent publishes with its device JWT, the owner (acting device) claims one.
     const kps = [b64('key-package-1'), b64('key-package-2')];
     expect(await agent.publishKeyPackages({ key_packages: kps })).toMatchObject({ device_id: agentId, published: 2, available: 2 });
-    expect(await owner.keyPackageCount(agentId)).toEqual({ device_id: agentId, available: 2 });
+    expect(await owner.keyPackageCount(agentId)).toEqual({ device_id: agentId, available: 2, by_cipher_suite: [{ cipher_suite: 3, available: 2 }] });
     expect(kps).toContain((await owner.claimKeyPackage({ device_id: agentId })).key_package);
     expect((await agent.keyPackageCount(agentId)).available).toBe(1);
 

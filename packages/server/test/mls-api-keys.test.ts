@@ -73,7 +73,7 @@ describe('MLS KeyPackages with API keys and over A2A channels', () => {
     expect(spoof.status).toBe(201);
     expect(spoof.body.device_id).toBe(y.deviceId);
 
-    expect((await count(y.headers, x.deviceId)).body).toEqual({ device_id: x.deviceId, available: 2 });
+    expect((await count(y.headers, x.deviceId)).body).toEqual({ device_id: x.deviceId, available: 2, by_cipher_suite: [{ cipher_suite: 3, available: 2 }] });
     // An API-key agent's KeyPackages serve its A2A channels: no claim without an approved channel,
     // neither by another agent of the tenant nor by an owner device (its owner conversations stay
     // X3DH + Double Ratchet).

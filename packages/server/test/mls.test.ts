@@ -61,6 +61,26 @@ describe('MLS KeyPackages', () => {
     expect(count.status).toBe(404);
   });
 
+  it('ciphersuite labels: a claim takes the first accepted suite the device offers; the default accepts only suite 3', async () => {
+    const dev = await activeAgent(t, owner);
+    const headers = { ...owner.auth, 'x-device-id': od.deviceId };
+    const url = '/api/v1/mls/key-packages';
+    expect((await t.request({ method: 'POST', url, headers: dev.auth, payload: { key_packages: [kp(20)] } })).status).toBe(201);
+    expect((await t.request({ method: 'POST', url, headers: dev.auth, payload: { key_packages: [kp(21), kp(22)], cipher_suite: 84 } })).status).toBe(201);
+    const count = await t.request({ method: 'GET', url: `${url}/${dev.deviceId}`, headers });
+    expect(count.body).toEqual({ device_id: dev.deviceId, available: 3, by_cipher_suite: [{ cipher_suite: 3, available: 1 }, { cipher_suite: 84, available: 2 }] });
+    const take = (cipher_suites?: number[]) =>
+      t.request({ method: 'POST', url: `${url}/claim`, headers, payload: { device_id: dev.deviceId, ...(cipher_suites ? { cipher_suites } : {}) } });
+    const hybrid = await take([84, 3]);
+    expect([hybrid.body.key_package, hybrid.body.cipher_suite]).toEqual([kp(21), 84]);
+    const old = await take(); // a client from before X-Wing: never an X-Wing KeyPackage
+    expect([old.body.key_package, old.body.cipher_suite]).toEqual([kp(20), 3]);
+    expect((await take()).status).toBe(404);
+    expect((await take([84, 3])).body.key_package).toBe(kp(22));
+    expect((await take([84, 3])).status).toBe(404);
+    expect((await t.request({ method: 'POST', url, headers: dev.auth, payload: { key_packages: [kp(23)], cipher_suite: 0 } })).status).toBe(400);
+  });
+
   it('revoking a device deletes its unclaimed KeyPackages', async () => {
     const other = await activeAgent(t, owner);
     await t.request({ method: 'POST', url: '/api/v1/mls/key-packages', headers: other.auth, payload: { key_packages: [kp(7), kp(8)] } });

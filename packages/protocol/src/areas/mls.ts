@@ -19,16 +19,39 @@ export const MLS_MAX_KEY_PACKAGE_BYTES = 16 * 1024;
 /** Most KeyPackages a channel party may claim of the other (API-key agent) device since the channel's approval (429 beyond). */
 export const MLS_MAX_CHANNEL_CLAIMS = 10;
 
-/** `POST /api/v1/mls/key-packages` body: 1–100 KeyPackages, each canonical base64 of 1–16 384 bytes. */
-export const PublishKeyPackagesRequest = Type.Object({ key_packages: Type.Array(Base64, { minItems: 1, maxItems: 100 }) });
+/**
+ * RFC 9420 ciphersuite of the classical suite every client speaks
+ * (MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519): the default `cipher_suite` of a KeyPackage.
+ */
+export const MLS_DEFAULT_CIPHER_SUITE = 3;
+
+/** An MLS ciphersuite number (RFC 9420 §17.1 registry; 84 is ts-mls's MLS_256_XWING_CHACHA20POLY1305_SHA512_Ed25519). */
+export const MlsCipherSuite = Type.Integer({ minimum: 1, maximum: 65535 });
+
+/**
+ * `POST /api/v1/mls/key-packages` body: 1–100 KeyPackages, each canonical base64 of 1–16 384
+ * bytes, all of the ciphersuite `cipher_suite` (default {@link MLS_DEFAULT_CIPHER_SUITE}; a label
+ * the publisher sets, the service does not parse KeyPackages).
+ */
+export const PublishKeyPackagesRequest = Type.Object({
+  key_packages: Type.Array(Base64, { minItems: 1, maxItems: 100 }),
+  cipher_suite: Type.Optional(MlsCipherSuite),
+});
 export type PublishKeyPackagesRequest = Static<typeof PublishKeyPackagesRequest>;
 
 /** `POST /api/v1/mls/key-packages` answer (201); a device holds at most 500 unclaimed KeyPackages. */
 export const PublishKeyPackagesResponse = Type.Object({ device_id: Uuid, published: Type.Integer(), available: Type.Integer({ maximum: MLS_MAX_AVAILABLE }) });
 export type PublishKeyPackagesResponse = Static<typeof PublishKeyPackagesResponse>;
 
-/** `GET /api/v1/mls/key-packages/{device_id}`: unclaimed KeyPackages of a device of the tenant. */
-export const KeyPackageCount = Type.Object({ device_id: Uuid, available: Type.Integer() });
+/**
+ * `GET /api/v1/mls/key-packages/{device_id}`: unclaimed KeyPackages of a device of the tenant, in
+ * total and per ciphersuite (the suites a group creator can choose from, DESIGN §8.34).
+ */
+export const KeyPackageCount = Type.Object({
+  device_id: Uuid,
+  available: Type.Integer(),
+  by_cipher_suite: Type.Optional(Type.Array(Type.Object({ cipher_suite: MlsCipherSuite, available: Type.Integer() }))),
+});
 export type KeyPackageCount = Static<typeof KeyPackageCount>;
 
 /**
@@ -36,11 +59,18 @@ export type KeyPackageCount = Static<typeof KeyPackageCount>;
  * caller's tenant; an API-key agent's only by the other party of an approved / active A2A channel
  * with it, which may be of another tenant).
  */
-export const ClaimKeyPackageRequest = Type.Object({ device_id: Uuid });
+export const ClaimKeyPackageRequest = Type.Object({
+  device_id: Uuid,
+  /**
+   * Acceptable ciphersuites, most preferred first (1–8): the oldest KeyPackage of the first suite
+   * the device has one of is claimed. Default `[3]` (what clients before X-Wing speak).
+   */
+  cipher_suites: Type.Optional(Type.Array(MlsCipherSuite, { minItems: 1, maxItems: 8 })),
+});
 export type ClaimKeyPackageRequest = Static<typeof ClaimKeyPackageRequest>;
 
-/** `POST /api/v1/mls/key-packages/claim` answer: one single-use KeyPackage (base64). */
-export const ClaimedKeyPackage = Type.Object({ device_id: Uuid, key_package_id: Uuid, key_package: Type.String() });
+/** `POST /api/v1/mls/key-packages/claim` answer: one single-use KeyPackage (base64) and its ciphersuite label. */
+export const ClaimedKeyPackage = Type.Object({ device_id: Uuid, key_package_id: Uuid, key_package: Type.String(), cipher_suite: Type.Optional(MlsCipherSuite) });
 export type ClaimedKeyPackage = Static<typeof ClaimedKeyPackage>;
 
 /** `X-Device-Id` for owner callers: the owner device acting (device JWTs and API keys act as their own device). */

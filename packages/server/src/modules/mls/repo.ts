@@ -1,7 +1,7 @@
 /** MLS KeyPackage queries (tenant-scoped transactions). */
 import { and, asc, count, eq, gte, inArray, isNull, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { a2aChannels, apiKeys, marketplaceRentals, mlsKeyPackages } from '../../db/schema/index.js';
+import { a2aChannels, apiKeys, marketplaceRentals, mlsKeyPackages, pqPrekeys } from '../../db/schema/index.js';
 
 export const insertKeyPackages = (tx: Tx, rows: (typeof mlsKeyPackages.$inferInsert)[]) => tx.insert(mlsKeyPackages).values(rows);
 
@@ -13,12 +13,23 @@ export async function availableCount(tx: Tx, deviceId: string): Promise<number> 
   return Number(row?.n ?? 0);
 }
 
-/** Take the oldest unclaimed KeyPackage of a device (row-locked, skipping ones being claimed). */
-export async function claimOldest(tx: Tx, deviceId: string, claimedBy: string) {
+/** Unclaimed KeyPackages of a device per ciphersuite label, by suite number. */
+export async function availableBySuite(tx: Tx, deviceId: string): Promise<{ cipherSuite: number; n: number }[]> {
+  const rows = await tx
+    .select({ cipherSuite: mlsKeyPackages.cipherSuite, n: count() })
+    .from(mlsKeyPackages)
+    .where(and(eq(mlsKeyPackages.deviceId, deviceId), isNull(mlsKeyPackages.claimedAt)))
+    .groupBy(mlsKeyPackages.cipherSuite)
+    .orderBy(asc(mlsKeyPackages.cipherSuite));
+  return rows.map((r) => ({ cipherSuite: r.cipherSuite, n: Number(r.n) }));
+}
+
+/** Take the oldest unclaimed KeyPackage of a device with the given ciphersuite label (row-locked, skipping ones being claimed). */
+export async function claimOldest(tx: Tx, deviceId: string, claimedBy: string, cipherSuite: number) {
   const [kp] = await tx
     .select()
     .from(mlsKeyPackages)
-    .where(and(eq(mlsKeyPackages.deviceId, deviceId), isNull(mlsKeyPackages.claimedAt)))
+    .where(and(eq(mlsKeyPackages.deviceId, deviceId), isNull(mlsKeyPackages.claimedAt), eq(mlsKeyPackages.cipherSuite, cipherSuite)))
     .orderBy(asc(mlsKeyPackages.createdAt))
     .limit(1)
     .for('update', { skipLocked: true });
@@ -36,8 +47,14 @@ export async function claimedBySince(tx: Tx, deviceId: string, claimedBy: string
   return Number(row?.n ?? 0);
 }
 
-/** Delete every KeyPackage a device published (on revocation: nobody may add it to a group any more). */
-export const deleteKeyPackagesOf = (tx: Tx, deviceId: string) => tx.delete(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, deviceId));
+/**
+ * Delete every KeyPackage and PQ prekey a device published (on revocation: nobody may add it to a
+ * group or start a session with it any more).
+ */
+export async function deleteKeyPackagesOf(tx: Tx, deviceId: string): Promise<void> {
+  await tx.delete(mlsKeyPackages).where(eq(mlsKeyPackages.deviceId, deviceId));
+  await tx.delete(pqPrekeys).where(eq(pqPrekeys.deviceId, deviceId));
+}
 
 /**
  * The `approved` or `active` A2A channel joining two devices (either direction), as the scope

@@ -1,6 +1,7 @@
 /**
- * MLS KeyPackage routes (SPEC §1.3; RFC 9420 §10). Device JWT, API key acting as its registered
- * device (403 before `client_key_register`), or owner JWT acting as its device (X-Device-Id).
+ * Key directory routes: MLS KeyPackages (SPEC §1.3; RFC 9420 §10) and the PQXDH prekeys of the X3DH
+ * fallback (issue 16, DESIGN §8.34). Device JWT, API key acting as its registered device (403
+ * before `client_key_register`), or owner JWT acting as its device (X-Device-Id).
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -14,13 +15,25 @@ export const mlsRoutes: FastifyPluginAsync<{ mls: MlsService; devices: DeviceSer
 
   serve(app, ROUTES.publishKeyPackages, async (req, reply) => {
     const { tenantId, deviceId } = await acting(req);
-    return reply.status(201).send(await mls.publish(tenantId, deviceId, req.body.key_packages));
+    return reply.status(201).send(await mls.publish(tenantId, deviceId, req.body.key_packages, req.body.cipher_suite));
   });
 
   serve(app, ROUTES.keyPackageCount, async (req) => mls.available((await acting(req)).tenantId, req.params.device_id));
 
   serve(app, ROUTES.claimKeyPackage, async (req) => {
     const { tenantId, deviceId } = await acting(req);
-    return mls.claim(tenantId, req.body.device_id.toLowerCase(), deviceId);
+    return mls.claim(tenantId, req.body.device_id.toLowerCase(), deviceId, req.body.cipher_suites);
+  });
+
+  serve(app, ROUTES.publishPqPrekeys, async (req, reply) => {
+    const { tenantId, deviceId } = await acting(req);
+    return reply.status(201).send(await mls.pqPrekeys.publish(tenantId, deviceId, req.body));
+  });
+
+  serve(app, ROUTES.pqPrekeyCount, async (req) => mls.pqPrekeys.holdings((await acting(req)).tenantId, req.params.device_id.toLowerCase()));
+
+  serve(app, ROUTES.claimPqPrekey, async (req) => {
+    const { tenantId, deviceId } = await acting(req);
+    return mls.pqPrekeys.claim(tenantId, req.body.device_id.toLowerCase(), deviceId);
   });
 };

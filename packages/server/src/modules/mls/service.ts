@@ -23,15 +23,30 @@
  * ({@link switchTenant}, RLS keeps filtering) only to read that one device (status, API-key
  * binding) and take one of its KeyPackages; nothing else of the other tenant is read. Counting
  * stays per tenant.
+ *
+ * Ciphersuites (issue 16, DESIGN §8.34): each KeyPackage carries the ciphersuite label its
+ * publisher gave (default 3, the classical suite). A claim names the suites it accepts, most
+ * preferred first (default `[3]`, so clients from before X-Wing never get a KeyPackage they cannot
+ * use); the count reports availability per suite so a group creator can pick the suite every
+ * member offers. The service never parses a KeyPackage.
  */
 import { randomUUID } from 'node:crypto';
-import { MLS_MAX_AVAILABLE, MLS_MAX_CHANNEL_CLAIMS, MLS_MAX_KEY_PACKAGE_BYTES, type ClaimedKeyPackage, type KeyPackageCount, type PublishKeyPackagesResponse } from '@parley/protocol';
-import type { Db, Tx } from '../../db/client.js';
+import {
+  MLS_DEFAULT_CIPHER_SUITE,
+  MLS_MAX_AVAILABLE,
+  MLS_MAX_CHANNEL_CLAIMS,
+  MLS_MAX_KEY_PACKAGE_BYTES,
+  type ClaimedKeyPackage,
+  type KeyPackageCount,
+  type PublishKeyPackagesResponse,
+} from '@parley/protocol';
+import type { Db } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
-import { unexpiredBetween } from '../federation/repo.js';
+import { channelPeer } from './channel-peer.js';
+import { PqPrekeyService } from './pq-prekeys.js';
 import * as repo from './repo.js';
 
 /** Most KeyPackages one device may hold unclaimed, and the largest one accepted (bytes). */
@@ -41,10 +56,18 @@ export const MAX_KEY_PACKAGE_BYTES = MLS_MAX_KEY_PACKAGE_BYTES;
 export const MAX_CHANNEL_CLAIMS = MLS_MAX_CHANNEL_CLAIMS;
 
 export class MlsService {
-  constructor(private readonly db: Db) {}
+  /** The PQXDH prekeys of the same key directory (pq-prekeys.ts). */
+  readonly pqPrekeys: PqPrekeyService;
 
-  /** Publish KeyPackages (base64) for `deviceId`. 400 for bad encoding, size or over MAX_AVAILABLE. */
-  publish(tenantId: string, deviceId: string, keyPackages: string[]): Promise<PublishKeyPackagesResponse> {
+  constructor(private readonly db: Db) {
+    this.pqPrekeys = new PqPrekeyService(db);
+  }
+
+  /**
+   * Publish KeyPackages (base64) for `deviceId`, labelled with `cipherSuite`. 400 for bad
+   * encoding, size or over MAX_AVAILABLE.
+   */
+  publish(tenantId: string, deviceId: string, keyPackages: string[], cipherSuite = MLS_DEFAULT_CIPHER_SUITE): Promise<PublishKeyPackagesResponse> {
     const bytes = keyPackages.map((b64, i) => {
       const buf = Buffer.from(b64, 'base64');
       if (buf.length === 0 || buf.length > MAX_KEY_PACKAGE_BYTES || buf.toString('base64') !== b64) {
@@ -57,7 +80,7 @@ export class MlsService {
       if (before + bytes.length > MAX_AVAILABLE) throw badRequest(`a device holds at most ${MAX_AVAILABLE} unclaimed KeyPackages (has ${before})`);
       await repo.insertKeyPackages(
         tx,
-        bytes.map((keyPackage) => ({ id: randomUUID(), tenantId, deviceId, keyPackage })),
+        bytes.map((keyPackage) => ({ id: randomUUID(), tenantId, deviceId, keyPackage, cipherSuite })),
       );
       return { device_id: deviceId, published: bytes.length, available: before + bytes.length };
     });
@@ -66,22 +89,27 @@ export class MlsService {
   available(tenantId: string, deviceId: string): Promise<KeyPackageCount> {
     return withTenant(this.db, tenantId, async (tx) => {
       if (!(await getDevice(tx, deviceId))) throw notFound('device');
-      return { device_id: deviceId, available: await repo.availableCount(tx, deviceId) };
+      const bySuite = await repo.availableBySuite(tx, deviceId);
+      return {
+        device_id: deviceId,
+        available: bySuite.reduce((sum, r) => sum + r.n, 0),
+        by_cipher_suite: bySuite.map((r) => ({ cipher_suite: r.cipherSuite, available: r.n })),
+      };
     });
   }
 
   /**
    * Claim one KeyPackage of an ACTIVE device for `claimedBy` (see the file comment for who may).
    * 404 when the device is unknown to the caller, not ACTIVE, not claimable by it (no channel), or
-   * has none left (the caller then falls back to X3DH + Double Ratchet); 409 over the per-channel
-   * cap.
+   * has none left of any of `cipherSuites` (the caller then falls back to X3DH + Double Ratchet);
+   * 409 over the per-channel cap. The first suite of `cipherSuites` the device has a KeyPackage of wins.
    */
-  claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedKeyPackage> {
+  claim(tenantId: string, deviceId: string, claimedBy: string, cipherSuites: readonly number[] = [MLS_DEFAULT_CIPHER_SUITE]): Promise<ClaimedKeyPackage> {
     return withTenant(this.db, tenantId, async (tx) => {
       let d = await getDevice(tx, deviceId);
       if (!d || (await repo.boundToApiKey(tx, deviceId)) || (await repo.boundToApiKey(tx, claimedBy))) {
         const unclaimable = "claimable KeyPackage (an API-key agent's KeyPackages serve, and its claims are for, its approved A2A channels with other API-key agents)";
-        const peer = await this.channelPeer(tx, tenantId, claimedBy, deviceId);
+        const peer = await channelPeer(tx, tenantId, claimedBy, deviceId);
         if (!peer) throw notFound(d ? unclaimable : 'active device');
         if (peer.tenantId !== tenantId) {
           await switchTenant(tx, peer.tenantId);
@@ -99,30 +127,11 @@ export class MlsService {
         }
       }
       if (!d || d.status !== 'ACTIVE') throw notFound('active device');
-      const kp = await repo.claimOldest(tx, deviceId, claimedBy);
-      if (!kp) throw notFound('unclaimed KeyPackage for this device');
-      return { device_id: deviceId, key_package_id: kp.id, key_package: kp.keyPackage.toString('base64') };
+      for (const suite of new Set(cipherSuites)) {
+        const kp = await repo.claimOldest(tx, deviceId, claimedBy, suite);
+        if (kp) return { device_id: deviceId, key_package_id: kp.id, key_package: kp.keyPackage.toString('base64'), cipher_suite: kp.cipherSuite };
+      }
+      throw notFound('unclaimed KeyPackage of an accepted ciphersuite for this device');
     });
-  }
-
-  /**
-   * The tenant of `deviceId` when an approved or active channel joins `claimer` (of `tenantId`)
-   * and it, and what authorizes a federated channel still holds; undefined otherwise. Reads only
-   * two-party rows the caller's scope sees (channel, agreement, rental).
-   */
-  private async channelPeer(tx: Tx, tenantId: string, claimer: string, deviceId: string): Promise<{ tenantId: string; since: Date } | undefined> {
-    const c = await repo.approvedChannelJoining(tx, claimer, deviceId);
-    if (!c) return undefined;
-    const [own, other] = c.initiatorDeviceId === claimer ? [c.tenantId, c.partnerTenantId] : [c.partnerTenantId, c.tenantId];
-    if (own !== tenantId) return undefined;
-    if (other === tenantId) return { tenantId, since: c.approvedAt ?? c.createdAt };
-    if (c.rentalId) {
-      const r = await repo.rentalParties(tx, c.rentalId);
-      if (r?.status !== 'active' || r.tenantId !== c.tenantId || r.partnerTenantId !== c.partnerTenantId) return undefined;
-    } else {
-      const [agreement] = await unexpiredBetween(tx, c.tenantId, c.partnerTenantId, ['active'], new Date());
-      if (!agreement) return undefined;
-    }
-    return { tenantId: other, since: c.approvedAt ?? c.createdAt };
   }
 }
