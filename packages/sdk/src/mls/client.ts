@@ -6,7 +6,11 @@
  * class produces and consumes is therefore an encoded MLSMessage (`Uint8Array`); see `wire.ts` for
  * the envelope that carries them in a Parley message.
  *
- * Ciphersuite: MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519 (RFC 9420 suite 3): X25519 HPKE,
+ * Ciphersuites (ciphersuites.ts): MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519 (RFC 9420
+ * suite 3), and, since issue 16, the hybrid post-quantum MLS_256_XWING_CHACHA20POLY1305_SHA512_Ed25519
+ * (X-Wing = X25519 + ML-KEM-768 HPKE) next to it: each KeyPackage and each group has one suite;
+ * `createGroup(id, { ciphersuite })` picks it (see `chooseCiphersuite`), joins and messages follow
+ * the group's. Suite 3: X25519 HPKE,
  * ChaCha20-Poly1305, SHA-256, Ed25519, i.e. the primitives SPEC §1.3 names for Parley. ts-mls's
  * default crypto provider serves it through the `@hpke/chacha20poly1305` and `@noble/ciphers`
  * packages the SDK already depends on (hashing and Ed25519 use WebCrypto, available in Node 20+
@@ -39,8 +43,6 @@ import {
   encodeGroupState,
   encodeMlsMessage,
   generateKeyPackageWithKey,
-  getCiphersuiteFromName,
-  getCiphersuiteImpl,
   joinGroup,
   makePskIndex,
   processMessage as mlsProcessMessage,
@@ -68,9 +70,10 @@ import { base64ToBytes, bytesToBase64, utf8Decode, utf8Encode } from './base64.j
 import { MlsClientError } from './errors.js';
 import { decodeWholeMlsMessage } from './wire.js';
 import { parleyMlsCryptoProvider } from './crypto-provider.js';
+import { MLS_CIPHERSUITE, MLS_SUPPORTED_CIPHERSUITES, ciphersuiteImpl, loadCiphersuites } from './ciphersuites.js';
 import type { SessionStore } from '../storage.js';
 
-export const MLS_CIPHERSUITE: CiphersuiteName = 'MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519';
+export { MLS_CIPHERSUITE } from './ciphersuites.js';
 
 /** Default KeyPackage validity: 30 days (RFC 9420 §16.8 asks for bounded lifetimes). */
 export const DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS = 30 * 24 * 3600;
@@ -106,6 +109,11 @@ export interface MlsClientCommonOptions {
   keyPackageLifetimeSeconds?: number;
   /** ts-mls crypto provider; default `parleyMlsCryptoProvider` (ts-mls's default with native Ed25519 on Node). */
   cryptoProvider?: CryptoProvider;
+  /**
+   * The suites this client runs (default: the hybrid X-Wing one and the classical one). The
+   * classical suite is always included; a suite whose implementation cannot load is left out.
+   */
+  ciphersuites?: readonly CiphersuiteName[];
 }
 
 export interface MlsClientOptions extends MlsClientCommonOptions {
@@ -232,16 +240,6 @@ interface SerializedClient {
   }[];
 }
 
-const impls = new Map<CryptoProvider, Promise<CiphersuiteImpl>>();
-function ciphersuiteImpl(provider: CryptoProvider): Promise<CiphersuiteImpl> {
-  let p = impls.get(provider);
-  if (p === undefined) {
-    p = getCiphersuiteImpl(getCiphersuiteFromName(MLS_CIPHERSUITE), provider);
-    impls.set(provider, p);
-    p.catch(() => impls.delete(provider));
-  }
-  return p;
-}
 
 function toHex(bytes: Uint8Array): string {
   let s = '';
@@ -306,10 +304,12 @@ function wipe(arrays: Uint8Array[]): void {
  */
 export async function inspectKeyPackage(bytes: Uint8Array, cryptoProvider: CryptoProvider = parleyMlsCryptoProvider): Promise<KeyPackageInfo> {
   const kp = decodeKeyPackageMessage(bytes);
-  if (kp.cipherSuite !== MLS_CIPHERSUITE) {
+  if (!MLS_SUPPORTED_CIPHERSUITES.includes(kp.cipherSuite)) {
     throw new MlsClientError('invalid_key_package', `unsupported ciphersuite ${kp.cipherSuite}`);
   }
-  const cs = await ciphersuiteImpl(cryptoProvider);
+  const cs = await ciphersuiteImpl(cryptoProvider, kp.cipherSuite).catch((cause) => {
+    throw new MlsClientError('invalid_key_package', `ciphersuite ${kp.cipherSuite} is not available here`, { cause });
+  });
   const valid = await verifyKeyPackage(kp, cs.signature).catch(() => false);
   if (!valid) throw new MlsClientError('invalid_key_package', 'KeyPackage signature does not verify');
   const deviceId = credentialDeviceId(kp.leafNode.credential);
@@ -324,7 +324,10 @@ export async function inspectKeyPackage(bytes: Uint8Array, cryptoProvider: Crypt
 }
 
 export class MlsClient {
+  /** The classical suite: the one every client speaks, and of this client's signature key. */
   readonly ciphersuite: CiphersuiteName = MLS_CIPHERSUITE;
+  /** The suites this client runs, most preferred first (the hybrid one first when it loaded). */
+  readonly ciphersuites: readonly CiphersuiteName[];
   private readonly groups = new Map<string, ClientState>();
   private readonly pending = new Map<string, PendingCommit>();
   /** Private parts of published KeyPackages, by hex KeyPackageRef. */
@@ -338,9 +341,10 @@ export class MlsClient {
   private constructor(
     readonly deviceId: string,
     private readonly signature: Ed25519KeyPair,
-    private readonly cs: CiphersuiteImpl,
+    private readonly suites: Map<CiphersuiteName, CiphersuiteImpl>,
     options: MlsClientCommonOptions,
   ) {
+    this.ciphersuites = MLS_SUPPORTED_CIPHERSUITES.filter((name) => suites.has(name));
     const hook = options.validateCredential;
     const authService: AuthenticationService = {
       async validateCredential(credential, signaturePublicKey) {
@@ -369,7 +373,8 @@ export class MlsClient {
     if (typeof options.deviceId !== 'string' || options.deviceId.length === 0) {
       throw new MlsClientError('invalid_argument', 'deviceId must be a non-empty string');
     }
-    const cs = await ciphersuiteImpl(options.cryptoProvider ?? parleyMlsCryptoProvider);
+    const suites = await loadCiphersuites(options.cryptoProvider ?? parleyMlsCryptoProvider, options.ciphersuites ?? MLS_SUPPORTED_CIPHERSUITES);
+    const cs = suites.get(MLS_CIPHERSUITE)!;
     let signature = options.signatureKeyPair;
     if (signature === undefined) {
       signature = await cs.signature.keygen();
@@ -377,7 +382,7 @@ export class MlsClient {
       signature = { publicKey: signature.publicKey.slice(), signKey: signature.signKey.slice() };
       await MlsClient.checkKeyPair(cs, signature);
     }
-    const client = new MlsClient(options.deviceId, signature, cs, options);
+    const client = new MlsClient(options.deviceId, signature, suites, options);
     await client.persist();
     return client;
   }
@@ -399,17 +404,17 @@ export class MlsClient {
     if (typeof data.deviceId !== 'string' || data.deviceId.length === 0) {
       throw new MlsClientError('invalid_state', 'deviceId missing');
     }
-    const cs = await ciphersuiteImpl(options.cryptoProvider ?? parleyMlsCryptoProvider);
+    const suites = await loadCiphersuites(options.cryptoProvider ?? parleyMlsCryptoProvider, options.ciphersuites ?? MLS_SUPPORTED_CIPHERSUITES);
     try {
       const signature = {
         publicKey: base64ToBytes(data.signaturePublicKey),
         signKey: base64ToBytes(data.signaturePrivateKey),
       };
-      const client = new MlsClient(data.deviceId, signature, cs, options);
+      const client = new MlsClient(data.deviceId, signature, suites, options);
       for (const k of data.keyPackages) {
         const encoded = base64ToBytes(k.keyPackage);
         const publicPackage = decodeKeyPackageMessage(encoded);
-        const ref = toHex(await makeKeyPackageRef(publicPackage, cs.hash));
+        const ref = toHex(await makeKeyPackageRef(publicPackage, client.impl(publicPackage.cipherSuite, 'invalid_state').hash));
         client.keyPackages.set(ref, {
           publicPackage,
           encoded,
@@ -485,9 +490,17 @@ export class MlsClient {
     return this.members(groupId).map((m) => m.deviceId);
   }
 
-  /** Number of KeyPackages generated and not yet used by a Welcome. */
-  keyPackageCount(): number {
-    return this.keyPackages.size;
+  /** Number of KeyPackages generated and not yet used by a Welcome (of `ciphersuite` only, when given). */
+  keyPackageCount(ciphersuite?: CiphersuiteName): number {
+    if (ciphersuite === undefined) return this.keyPackages.size;
+    let n = 0;
+    for (const k of this.keyPackages.values()) if (k.publicPackage.cipherSuite === ciphersuite) n++;
+    return n;
+  }
+
+  /** The suite of a group this client holds. */
+  groupCiphersuite(groupId: string): CiphersuiteName {
+    return this.requireGroup(groupId).groupContext.cipherSuite;
   }
 
   /** The commit (and Welcome) waiting for `mergePendingCommit`, e.g. to resend it. */
@@ -499,18 +512,21 @@ export class MlsClient {
   // ---------------------------------------------------------------- operations
 
   /**
-   * Creates `n` one-time KeyPackages to publish; returns their encodings (MLSMessage with wire
-   * format mls_key_package). The private parts stay in this client until a Welcome uses them.
+   * Creates `n` one-time KeyPackages of `ciphersuite` (default the classical one) to publish;
+   * returns their encodings (MLSMessage with wire format mls_key_package). The private parts stay
+   * in this client until a Welcome uses them.
+   * @throws MlsClientError `invalid_argument` for a bad `n` or a suite this client does not run.
    */
-  generateKeyPackages(n: number): Promise<Uint8Array[]> {
+  generateKeyPackages(n: number, ciphersuite: CiphersuiteName = MLS_CIPHERSUITE): Promise<Uint8Array[]> {
     return this.exclusive(async () => {
       if (!Number.isSafeInteger(n) || n < 1 || n > MAX_KEY_PACKAGES_PER_CALL) {
         throw new MlsClientError('invalid_argument', `n must be an integer between 1 and ${MAX_KEY_PACKAGES_PER_CALL}`);
       }
+      const impl = this.impl(ciphersuite, 'invalid_argument');
       const out: Uint8Array[] = [];
       for (let i = 0; i < n; i++) {
-        const kp = await this.newKeyPackage();
-        const ref = toHex(await makeKeyPackageRef(kp.publicPackage, this.cs.hash));
+        const kp = await this.newKeyPackage(impl);
+        const ref = toHex(await makeKeyPackageRef(kp.publicPackage, impl.hash));
         this.keyPackages.set(ref, kp);
         out.push(kp.encoded.slice());
       }
@@ -519,26 +535,32 @@ export class MlsClient {
     });
   }
 
-  /** Creates a group with this device as its only member, at epoch 0. */
-  createGroup(groupId: string): Promise<{ groupId: string; epoch: bigint }> {
+  /**
+   * Creates a group with this device as its only member, at epoch 0, in `options.ciphersuite`
+   * (default the classical suite; pick with `chooseCiphersuite` from what the members offer). Every
+   * member added later needs a KeyPackage of that suite.
+   */
+  createGroup(groupId: string, options: { ciphersuite?: CiphersuiteName } = {}): Promise<{ groupId: string; epoch: bigint; ciphersuite: CiphersuiteName }> {
     return this.exclusive(async () => {
       if (typeof groupId !== 'string' || groupId.length === 0) {
         throw new MlsClientError('invalid_argument', 'groupId must be a non-empty string');
       }
       if (this.groups.has(groupId)) throw new MlsClientError('group_exists', `group ${groupId} already exists`);
-      const kp = await this.newKeyPackage();
+      const ciphersuite = options.ciphersuite ?? MLS_CIPHERSUITE;
+      const impl = this.impl(ciphersuite, 'invalid_argument');
+      const kp = await this.newKeyPackage(impl);
       const state = await mlsCreateGroup(
         utf8Encode(groupId),
         kp.publicPackage,
         { initPrivateKey: kp.initPrivateKey, hpkePrivateKey: kp.hpkePrivateKey, signaturePrivateKey: this.signature.signKey },
         [],
-        this.cs,
+        impl,
         this.clientConfig,
       );
       zeroOutUint8Array(kp.initPrivateKey);
       this.groups.set(groupId, state);
       await this.persist();
-      return { groupId, epoch: state.groupContext.epoch };
+      return { groupId, epoch: state.groupContext.epoch, ciphersuite };
     });
   }
 
@@ -557,12 +579,12 @@ export class MlsClient {
       const proposals: Proposal[] = [];
       for (const bytes of keyPackages) {
         const kp = decodeKeyPackageMessage(bytes);
-        if (kp.cipherSuite !== MLS_CIPHERSUITE) {
-          throw new MlsClientError('invalid_key_package', `unsupported ciphersuite ${kp.cipherSuite}`);
+        if (kp.cipherSuite !== state.groupContext.cipherSuite) {
+          throw new MlsClientError('invalid_key_package', `KeyPackage of ciphersuite ${kp.cipherSuite} for a group of ${state.groupContext.cipherSuite}`);
         }
         const deviceId = credentialDeviceId(kp.leafNode.credential);
         if (deviceId === undefined) throw new MlsClientError('invalid_key_package', 'KeyPackage credential is not a basic device id');
-        if (!(await verifyKeyPackage(kp, this.cs.signature).catch(() => false))) {
+        if (!(await verifyKeyPackage(kp, this.csOf(state).signature).catch(() => false))) {
           throw new MlsClientError('invalid_key_package', `KeyPackage of ${deviceId} has an invalid signature`);
         }
         const now = BigInt(Math.floor(Date.now() / 1000));
@@ -641,7 +663,7 @@ export class MlsClient {
     return this.exclusive(async () => {
       const msg = decodeWholeMlsMessage(welcome);
       if (msg.wireformat !== 'mls_welcome') throw new MlsClientError('malformed_message', `expected a Welcome, got ${msg.wireformat}`);
-      if (msg.welcome.cipherSuite !== MLS_CIPHERSUITE) {
+      if (!this.suites.has(msg.welcome.cipherSuite)) {
         throw new MlsClientError('rejected_message', `unsupported ciphersuite ${msg.welcome.cipherSuite}`);
       }
       let ref: string | undefined;
@@ -661,7 +683,7 @@ export class MlsClient {
           kp.publicPackage,
           { initPrivateKey: kp.initPrivateKey, hpkePrivateKey: kp.hpkePrivateKey, signaturePrivateKey: this.signature.signKey },
           emptyPskIndex,
-          this.cs,
+          this.impl(msg.welcome.cipherSuite, 'rejected_message'),
           undefined,
           undefined,
           this.clientConfig,
@@ -692,7 +714,7 @@ export class MlsClient {
       const state = this.requireActive(groupId);
       const data = typeof plaintext === 'string' ? utf8Encode(plaintext) : plaintext;
       if (!(data instanceof Uint8Array)) throw new MlsClientError('invalid_argument', 'plaintext must be bytes or a string');
-      const result = await createApplicationMessage(state, data, this.cs);
+      const result = await createApplicationMessage(state, data, this.csOf(state));
       this.groups.set(groupId, result.newState);
       wipe(result.consumed);
       await this.persist();
@@ -736,7 +758,7 @@ export class MlsClient {
       };
       let result;
       try {
-        result = await mlsProcessMessage(msg as MlsPrivateMessage | MlsPublicMessage, state, makePskIndex(state, {}), callback, this.cs);
+        result = await mlsProcessMessage(msg as MlsPrivateMessage | MlsPublicMessage, state, makePskIndex(state, {}), callback, this.csOf(state));
       } catch (cause) {
         throw new MlsClientError('rejected_message', 'message refused (authentication, decryption or validation failed)', { cause });
       }
@@ -854,7 +876,7 @@ export class MlsClient {
     const decoded = decodeGroupState(bytes, 0);
     if (decoded === undefined || decoded[1] !== bytes.length) throw new MlsClientError('invalid_state', 'corrupt group state');
     const state: ClientState = { ...decoded[0], clientConfig: this.clientConfig };
-    if (state.groupContext.cipherSuite !== MLS_CIPHERSUITE) throw new MlsClientError('invalid_state', 'group state uses another ciphersuite');
+    if (!this.suites.has(state.groupContext.cipherSuite)) throw new MlsClientError('invalid_state', `group state uses ciphersuite ${state.groupContext.cipherSuite}, not run here`);
     return state;
   }
 
@@ -872,7 +894,19 @@ export class MlsClient {
     return state;
   }
 
-  private async newKeyPackage(): Promise<StoredKeyPackage> {
+  /** The implementation of a suite this client runs; `code` names the error otherwise. */
+  private impl(name: CiphersuiteName, code: 'invalid_argument' | 'invalid_state' | 'rejected_message'): CiphersuiteImpl {
+    const impl = this.suites.get(name);
+    if (impl === undefined) throw new MlsClientError(code, `ciphersuite ${name} is not run by this client`);
+    return impl;
+  }
+
+  /** The implementation of a group's suite. */
+  private csOf(state: ClientState): CiphersuiteImpl {
+    return this.impl(state.groupContext.cipherSuite, 'invalid_state');
+  }
+
+  private async newKeyPackage(impl: CiphersuiteImpl): Promise<StoredKeyPackage> {
     const now = Math.floor(Date.now() / 1000);
     const { publicPackage, privatePackage } = await generateKeyPackageWithKey(
       { credentialType: 'basic', identity: utf8Encode(this.deviceId) },
@@ -880,7 +914,7 @@ export class MlsClient {
       { notBefore: BigInt(now - NOT_BEFORE_SKEW_SECONDS), notAfter: BigInt(now + this.lifetimeSeconds) },
       [],
       this.signature,
-      this.cs,
+      impl,
     );
     return {
       publicPackage,
@@ -902,7 +936,7 @@ export class MlsClient {
     let result;
     try {
       result = await createCommit(
-        { state, cipherSuite: this.cs, pskIndex: makePskIndex(state, {}) },
+        { state, cipherSuite: this.csOf(state), pskIndex: makePskIndex(state, {}) },
         { extraProposals: proposals, ratchetTreeExtension: true },
       );
     } catch (cause) {
@@ -930,7 +964,7 @@ export class MlsClient {
       pm.epoch === state.groupContext.epoch
         ? { senderDataSecret: state.keySchedule.senderDataSecret, ratchetTree: state.ratchetTree }
         : state.historicalReceiverData.get(pm.epoch);
-    const senderData = receiver === undefined ? undefined : await decryptSenderData(pm, receiver.senderDataSecret, this.cs);
+    const senderData = receiver === undefined ? undefined : await decryptSenderData(pm, receiver.senderDataSecret, this.csOf(state));
     const id = senderData === undefined || receiver === undefined ? undefined : leafDeviceId(receiver.ratchetTree, senderData.leafIndex);
     if (id === undefined) throw new MlsClientError('rejected_message', 'cannot identify the sender');
     return id;

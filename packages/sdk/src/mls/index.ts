@@ -16,6 +16,19 @@ export {
   type MlsProcessResult,
   type MlsRemoveMembersResult,
 } from './client.js';
+/**
+ * Ciphersuites (issue 16, DESIGN §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
+ * post-quantum `MLS_HYBRID_CIPHERSUITE` (X-Wing, suite 84); `chooseCiphersuite(local, members)`
+ * picks the hybrid one when everyone offers it; `ciphersuiteId` / `ciphersuiteOfId` map to the
+ * service's `cipher_suite` labels.
+ */
+export {
+  MLS_HYBRID_CIPHERSUITE,
+  MLS_SUPPORTED_CIPHERSUITES,
+  chooseCiphersuite,
+  ciphersuiteId,
+  ciphersuiteOfId,
+} from './ciphersuites.js';
 /** ts-mls crypto provider MlsClient uses by default: ts-mls's own, with Ed25519 on the SDK's native provider on Node. */
 export { parleyMlsCryptoProvider } from './crypto-provider.js';
 export { MlsClientError, type MlsErrorCode } from './errors.js';
