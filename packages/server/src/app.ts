@@ -50,6 +50,9 @@ import { registerConversationFrames } from './modules/conversations/frames.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { AuditService } from './modules/audit/service.js';
+import { AuditLogKeys } from './modules/audit/log-keys.js';
+import { AuditTransparency } from './modules/audit/transparency.js';
+import { scheduleAuditCheckpoints } from './jobs/audit-checkpoints.js';
 import { decisionRoutes } from './modules/decisions/routes.js';
 import { grantRoutes } from './modules/grants/routes.js';
 import { SptKeys } from './modules/grants/keys.js';
@@ -262,7 +265,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
 
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
-  // The message group commit's own pipelined connections (PostgreSQL; PGlite: drizzle).
+  // Pipelined connections of the hot-path writes, the message group commit and span ingest (PostgreSQL; PGlite: drizzle).
   const tenantWriter = openTenantWriter(database, { onConnectionError: (err) => app.log.warn({ err }, 'message writer connection error (reconnects on the next flush)') });
   const messages = new MessageService({
     db,
@@ -375,8 +378,20 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
   await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
-  await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
-  await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db) });
+  await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
+  // The audit log and its transparency log (DESIGN §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
+  const auditLogKeys = new AuditLogKeys(db, config.publicUrl);
+  await auditLogKeys.init();
+  const transparency = new AuditTransparency(db, auditLogKeys);
+  await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db), transparency });
+  const stopAuditCheckpoints = scheduleAuditCheckpoints({
+    db,
+    transparency,
+    intervalMs: config.auditCheckpointIntervalMs,
+    pollMs: config.jobPollIntervalMs,
+    onError: (err) => app.log.warn({ err }, 'audit checkpoint job failed'),
+    metrics,
+  });
   const trustEngine = new TrustEngine({ db, log: app.log });
   const stopTrustJob = scheduleTrustRecompute({
     db,
@@ -458,6 +473,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopDecisionDeadlines();
     await stopTrustJob();
     await stopTelemetryPrune();
+    await stopAuditCheckpoints();
     await stopMarketplace();
     await sharedPresence?.close();
     gateway.close();

@@ -70,6 +70,27 @@ describe('telemetry', () => {
     expect(task.device_id).toBe(agent.deviceId);
   });
 
+  it('stores names, status messages and attributes with quotes, backslashes, braces, commas, NULL and non-ASCII exactly', async () => {
+    const traceId = hex(16);
+    const tricky = ['say "hi", {x}', 'back\\slash\\', 'NULL', 'null', 'émoji 🚀 ☃', 'line\nbreak\ttab'];
+    const spans = tricky.map((name, i) => ({
+      ...span(name, 10 + i, 1, { traceId, code: 2 }),
+      status: { code: 2, message: `${name} failed` },
+      attributes: [
+        { key: name, value: { stringValue: name } },
+        { key: 'nested', value: { kvlistValue: { values: [{ key: '"k"', value: { stringValue: '{a,b}' } }] } } },
+      ],
+    }));
+    expect((await ingest(request(spans))).status).toBe(200);
+    const list = await query(`/telemetry/${agent.deviceId}?trace_id=${traceId}`);
+    const byName = new Map((list.body.spans as { name: string; status_message: string; attributes: unknown }[]).map((s) => [s.name, s]));
+    expect([...byName.keys()].sort()).toEqual([...tricky].sort());
+    for (const name of tricky) {
+      expect(byName.get(name)!.status_message).toBe(`${name} failed`);
+      expect(byName.get(name)!.attributes).toEqual({ [name]: name, nested: { '"k"': '{a,b}' } });
+    }
+  });
+
   it('ingests protobuf and answers in protobuf', async () => {
     const traceId = hex(16);
     const body = encodeProtobufRequest({

@@ -40,6 +40,12 @@ export type OtlpExportRequest = Static<typeof OtlpExportRequest>;
 export const OtlpExportResponse = Type.Object({ partialSuccess: Type.Object({ rejectedSpans: Type.Integer(), errorMessage: Type.String() }) });
 export type OtlpExportResponse = Static<typeof OtlpExportResponse>;
 
+/**
+ * Flattened OTLP attributes: any string key. (Not `Type.Record(Type.String(), …)`: its key pattern
+ * `^(.*)$` does not match a key with a line break, and the response serializer dropped such keys.)
+ */
+const Attributes = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
+
 /** A stored telemetry span (SPEC §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
 export const TelemetrySpan = Type.Object({
   id: Uuid,
@@ -54,8 +60,8 @@ export const TelemetrySpan = Type.Object({
   duration_us: Type.Integer(),
   status: lit(SPAN_STATUSES),
   status_message: Nullable(Type.String()),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
-  resource: Type.Record(Type.String(), Type.Unknown()),
+  attributes: Attributes,
+  resource: Attributes,
   received_at: Timestamp,
 });
 export type TelemetrySpan = Static<typeof TelemetrySpan>;

@@ -53,7 +53,8 @@ export interface ApiKeyPrincipal {
 export type Principal = OwnerPrincipal | DevicePrincipal | ApiKeyPrincipal;
 
 /** Resolves a raw API key (ApiKeyService.resolve): 401 when unknown, malformed or revoked. */
-export type ApiKeyResolver = (rawKey: string) => Promise<{ apiKeyId: string; tenantId: string; deviceId: string | null }>;
+/** Finds an active API key by its raw value, with its bound device's status (api-keys/service.ts `resolve`). */
+export type ApiKeyResolver = (rawKey: string) => Promise<{ apiKeyId: string; tenantId: string; deviceId: string | null; device: { status: string; deletedAt: Date | null } | null }>;
 
 export interface AuthenticatorDeps {
   db: Db;
@@ -100,22 +101,22 @@ export class Authenticator {
       if (!workspaceId) throw badRequest('header X-Workspace-Id must be a workspace id (a UUID)');
     }
     const deviceId = key.deviceId;
-    await withTenant(this.deps.db, key.tenantId, async (tx) => {
-      if (deviceId) {
-        const [d] = await tx.select({ status: devices.status, deletedAt: devices.deletedAt }).from(devices).where(eq(devices.id, deviceId));
-        if (!d || d.status === 'REVOKED' || d.deletedAt) throw deviceRevoked();
-        if (d.status !== 'ACTIVE') throw forbidden('device is not active');
-      }
-      if (workspaceId) {
-        const member = deviceId
-          ? await tx
+    // The bound device's status came with the key (one statement); only a workspace check needs another.
+    if (deviceId) {
+      if (!key.device || key.device.status === 'REVOKED' || key.device.deletedAt) throw deviceRevoked();
+      if (key.device.status !== 'ACTIVE') throw forbidden('device is not active');
+    }
+    if (workspaceId) {
+      const member = deviceId
+        ? await withTenant(this.deps.db, key.tenantId, (tx) =>
+            tx
               .select({ id: workspaceMembers.workspaceId })
               .from(workspaceMembers)
-              .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.deviceId, deviceId)))
-          : [];
-        if (member.length === 0) throw forbidden('this API key is not a member of the workspace named by X-Workspace-Id');
-      }
-    });
+              .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.deviceId, deviceId))),
+          )
+        : [];
+      if (member.length === 0) throw forbidden('this API key is not a member of the workspace named by X-Workspace-Id');
+    }
     return { kind: 'apikey', apiKeyId: key.apiKeyId, tenantId: key.tenantId, deviceId, workspaceId };
   }
 

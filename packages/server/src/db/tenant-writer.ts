@@ -19,17 +19,28 @@ import type { Database, Db } from './client.js';
 import { xactLock } from './locks.js';
 import { APP_ROLE, withTenant } from './tenant.js';
 
-/** Writes one statement per call in a locked tenant transaction; see the module docs. */
+/** One write: see {@link TenantWriter.write}. */
+export interface TenantWrite {
+  tenantId: string;
+  lockKey?: string;
+  name: string;
+  statement: SQL;
+  onLocked?: () => void;
+}
+
+/** Writes one statement per call in a (locked) tenant transaction; see the module docs. */
 export interface TenantWriter {
   /**
-   * Run `statement` in a transaction scoped to `tenantId` holding the advisory lock `lockKey`
-   * (`[A-Za-z0-9:_-]+`, as {@link xactLock} names keys) and resolve with its rows after COMMIT.
+   * Run `statement` in a transaction scoped to `tenantId`, holding the advisory lock `lockKey`
+   * when given (`[A-Za-z0-9:_-]+`, as {@link xactLock} names keys), and resolve with its rows
+   * after COMMIT.
    * `name` names the prepared statement (the same name must always carry the same SQL text).
-   * `onLocked` is called once the lock is held, or when the write failed before holding it.
+   * `onLocked` is called once the lock is held (the scope is set, without a lock), or when the
+   * write failed before that.
    * @throws the statement's error (nothing written), or a connection error (outcome unknown, as
    *   with any lost COMMIT).
    */
-  write<R>(w: { tenantId: string; lockKey: string; name: string; statement: SQL; onLocked?: () => void }): Promise<R[]>;
+  write<R>(w: TenantWrite): Promise<R[]>;
   /** Close the writer's own connections (the shared pool is not touched). */
   close(): Promise<void>;
 }
@@ -47,10 +58,10 @@ export function openTenantWriter(database: Database, opts: { connections?: numbe
 /** The same write through drizzle's transaction (PGlite, and a reference for tests). */
 export function drizzleTenantWriter(db: Db): TenantWriter {
   return {
-    write: <R>(w: { tenantId: string; lockKey: string; statement: SQL; onLocked?: () => void }) =>
+    write: <R>(w: TenantWrite) =>
       withTenant(db, w.tenantId, async (tx) => {
         try {
-          await xactLock(tx, w.lockKey);
+          if (w.lockKey !== undefined) await xactLock(tx, w.lockKey);
         } finally {
           w.onLocked?.();
         }
@@ -79,9 +90,9 @@ export class PipelinedTenantWriter implements TenantWriter {
     this.clients = new Array(Math.max(1, size)).fill(undefined);
   }
 
-  async write<R>(w: { tenantId: string; lockKey: string; name: string; statement: SQL; onLocked?: () => void }): Promise<R[]> {
+  async write<R>(w: TenantWrite): Promise<R[]> {
     if (!UUID.test(w.tenantId)) throw new Error('tenant id is not a UUID');
-    if (!LOCK_KEY.test(w.lockKey)) throw new Error('lock key has characters outside [A-Za-z0-9:_-]');
+    if (w.lockKey !== undefined && !LOCK_KEY.test(w.lockKey)) throw new Error('lock key has characters outside [A-Za-z0-9:_-]');
     const { sql: text, params } = dialect.sqlToQuery(w.statement);
     let client: pg.Client;
     try {
@@ -91,9 +102,8 @@ export class PipelinedTenantWriter implements TenantWriter {
       throw err;
     }
     // Both values are checked above, so inlining them in the simple-protocol query is safe.
-    const head = client.query(
-      `begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true), pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`,
-    );
+    const lock = w.lockKey === undefined ? '' : `, pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`;
+    const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${lock}`);
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
     const tail = client.query('commit');
     void head.then(

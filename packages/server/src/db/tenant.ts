@@ -48,6 +48,16 @@ export function crossTenant<T>(db: Db, reason: string, fn: (tx: Tx) => Promise<T
 }
 
 /**
+ * {@link crossTenant} for one read statement: `fn` gets the database itself, no transaction (one
+ * round trip instead of three). For hot-path credential lookups (API-key authentication);
+ * `reason` documents why at the call site.
+ */
+export function crossTenantRead<T>(db: Db, reason: string, fn: (q: Db) => Promise<T>): Promise<T> {
+  void reason;
+  return fn(db);
+}
+
+/**
  * Run `fn` in a transaction as the application role with NO tenant (`app.tenant_id` empty): RLS
  * shows only rows a policy opens to every scope — today the published marketplace listings
  * (migration 0021, DESIGN §8.23) — and nothing else. For anonymous public reads.

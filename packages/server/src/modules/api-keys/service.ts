@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret, ClientKeyAccepted, ClientKeyRegistration } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
-import { crossTenant, withTenant } from '../../db/tenant.js';
+import { crossTenantRead, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
@@ -29,6 +29,8 @@ export interface ResolvedApiKey {
   apiKeyId: string;
   tenantId: string;
   deviceId: string | null;
+  /** The bound device's status (`devices.status`) and deletion time, read with the key; null without a device. */
+  device: { status: string; deletedAt: Date | null } | null;
 }
 
 export class ApiKeyService {
@@ -100,9 +102,9 @@ export class ApiKeyService {
    */
   async resolve(rawKey: string): Promise<ResolvedApiKey> {
     if (!/^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/.test(rawKey)) throw unauthorized('invalid API key');
-    const k = await crossTenant(this.db, 'API key authentication: the key is the credential', (tx) => repo.findByHash(tx, hashSecret(rawKey)));
+    const k = await crossTenantRead(this.db, 'API key authentication: the key is the credential', (q) => repo.findByHash(q, hashSecret(rawKey)));
     if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');
-    return { apiKeyId: k.id, tenantId: k.tenantId, deviceId: k.deviceId };
+    return { apiKeyId: k.id, tenantId: k.tenantId, deviceId: k.deviceId, device: k.device };
   }
 
   /**

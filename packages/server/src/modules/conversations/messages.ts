@@ -12,6 +12,7 @@ import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/pr
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { conversations, messages, topics } from '../../db/schema/index.js';
+import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
@@ -72,22 +73,6 @@ export function toMessageOut(
     cursor: String(m.seq),
   };
 }
-
-/**
- * A PostgreSQL array literal of `values` (`{a,b,c}`), checked in one regex pass against `list`
- * (from {@link wholeList}: elements that need no quoting in a literal).
- * @throws Error when an element does not match (a bug upstream: every value was validated before).
- */
-function arrayLiteral(values: readonly (string | number)[], list: RegExp): string {
-  const literal = `{${values.join(',')}}`;
-  if (!list.test(literal)) throw new Error('array literal with an unexpected element');
-  return literal;
-}
-/** The pattern of a whole array literal whose elements match `el` (a regex source). */
-const wholeList = (el: string) => new RegExp(`^\\{(?:${el})(?:,(?:${el}))*\\}$`);
-const UUIDS = wholeList('[0-9a-fA-F-]{36}');
-const WORDS = wholeList('[A-Za-z0-9_:.+-]+');
-const INTS = wholeList('\\d+');
 
 /**
  * The group-commit statement of one tenant's batch, whatever its size (issue 15 item 2): the rows

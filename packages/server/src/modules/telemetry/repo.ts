@@ -1,6 +1,7 @@
 /** Telemetry span queries (tenant-scoped transactions; SPEC §2.15, §4.14). */
 import { and, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { telemetrySpans } from '../../db/schema/index.js';
 import type { DecodedSpan } from './otlp.js';
 
@@ -8,23 +9,34 @@ export type SpanRow = typeof telemetrySpans.$inferSelect;
 export type SpanInsert = DecodedSpan & { id: string; tenantId: string; deviceId: string };
 
 /**
- * Insert spans with ONE statement of array parameters (`unnest`), whatever their number (no-op when
- * empty). The statement trigger `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the
- * (device, UTC day) pairs touched for the trust engine's roll-ups (trust/rollups.ts) in the same
- * transaction: any faster ingest path must still insert through SQL (INSERT or COPY) to fire it.
+ * The statement inserting `rows` (one statement whatever their number; call with at least one):
+ * ids, times and codes as array literals (db/array-literal.ts), the free text and JSON columns of
+ * every row in ONE json parameter zipped with them by `rows from (…)`. The statement trigger
+ * `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the (device, UTC day) pairs touched
+ * for the trust engine's roll-ups (trust/rollups.ts) in the same transaction: any faster ingest
+ * path must still insert through SQL (INSERT or COPY) to fire it.
  */
-export async function insertSpans(tx: Tx, rows: SpanInsert[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <T>(f: (r: SpanInsert) => T) => sql.param(rows.map(f));
-  await tx.execute(sql`
+export function insertSpansStatement(rows: SpanInsert[]): SQL {
+  const list = <T extends string | number>(f: (r: SpanInsert) => T, pattern: RegExp) => arrayLiteral(rows.map(f), pattern);
+  const free = JSON.stringify(rows.map((r) => [r.name, r.statusMessage, r.attributes, r.resource]));
+  return sql`
     insert into telemetry_spans (id, tenant_id, device_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time,
                                  duration_us, status_code, status_message, attributes, resource)
-    select * from unnest(${col((r) => r.id)}::uuid[], ${col((r) => r.tenantId)}::uuid[], ${col((r) => r.deviceId)}::uuid[],
-                         ${col((r) => r.traceId)}::text[], ${col((r) => r.spanId)}::text[], ${col((r) => r.parentSpanId)}::text[],
-                         ${col((r) => r.name)}::text[], ${col((r) => r.kind)}::integer[], ${col((r) => r.startTime.toISOString())}::timestamptz[],
-                         ${col((r) => r.endTime.toISOString())}::timestamptz[], ${col((r) => r.durationUs)}::bigint[],
-                         ${col((r) => r.statusCode)}::integer[], ${col((r) => r.statusMessage)}::text[],
-                         ${col((r) => JSON.stringify(r.attributes))}::jsonb[], ${col((r) => JSON.stringify(r.resource))}::jsonb[])`);
+    select t.id, t.tenant_id, t.device_id, t.trace_id, t.span_id, t.parent_span_id, t.free->>0, t.kind, t.start_time, t.end_time,
+           t.duration_us, t.status_code, t.free->>1, (t.free->2)::jsonb, (t.free->3)::jsonb
+    from rows from (
+      unnest(${list((r) => r.id, UUIDS)}::uuid[], ${list((r) => r.tenantId, UUIDS)}::uuid[], ${list((r) => r.deviceId, UUIDS)}::uuid[],
+             ${list((r) => r.traceId, WORDS)}::text[], ${list((r) => r.spanId, WORDS)}::text[], ${list((r) => r.parentSpanId ?? 'NULL', WORDS)}::text[],
+             ${list((r) => r.kind, INTS)}::integer[], ${list((r) => r.startTime.toISOString(), WORDS)}::timestamptz[],
+             ${list((r) => r.endTime.toISOString(), WORDS)}::timestamptz[], ${list((r) => r.durationUs, INTS)}::bigint[],
+             ${list((r) => r.statusCode, INTS)}::integer[]),
+      json_array_elements(${free}::json)
+    ) as t(id, tenant_id, device_id, trace_id, span_id, parent_span_id, kind, start_time, end_time, duration_us, status_code, free)`;
+}
+
+/** Insert spans in `tx` with {@link insertSpansStatement} (no-op when empty). */
+export async function insertSpans(tx: Tx, rows: SpanInsert[]): Promise<void> {
+  if (rows.length > 0) await tx.execute(insertSpansStatement(rows));
 }
 
 /** Span filters; `before` is the keyset position (start_time, id) of a cursor, exclusive. */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { SPAN_STATUSES, type DashboardActivityQuery, type TelemetryQuery, type TelemetrySpan, type TelemetrySpanPage, type TelemetrySummary, type TelemetrySummaryQuery } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { badRequest } from '../../lib/errors.js';
 import { resolveAgentId } from '../devices/agent-ref.js';
 import type { ExportRequestJson } from './otlp.js';
@@ -39,15 +40,20 @@ const time = (v: string | undefined, name: string): Date | undefined => (v === u
 const DAY_MS = 24 * 3600 * 1000;
 
 export class TelemetryService {
-  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number }) {}
+  /** `writer` stores ingested spans (db/tenant-writer.ts); default: drizzle transactions on `db`. */
+  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter }) {}
 
   /**
-   * Validate and store every span of one export request for the calling agent device, in one
-   * multi-row INSERT. All or nothing: 400 on any invalid span (see `toSpans`). Returns the count.
+   * Validate and store every span of one export request for the calling agent device: one
+   * multi-row INSERT in the tenant's transaction, one pipelined round trip on PostgreSQL. All or
+   * nothing: 400 on any invalid span (see `toSpans`). Returns the count.
    */
   async ingest(tenantId: string, deviceId: string, body: ExportRequestJson): Promise<number> {
     const spans = toSpans(body);
-    await withTenant(this.opts.db, tenantId, (tx) => repo.insertSpans(tx, spans.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }))));
+    if (spans.length === 0) return 0;
+    const writer = this.opts.writer ?? drizzleTenantWriter(this.opts.db);
+    const rows = spans.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }));
+    await writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(rows) });
     return spans.length;
   }
 
