@@ -4,13 +4,15 @@
  * rows; the 1:1 message writer has the same shape). One parameter per column keeps the statement
  * text and its parameter count fixed, unlike a multi-row VALUES list.
  *
- * Bytes travel as hex text (`hex` columns; the one array encoding both drivers, node-postgres and
- * PGlite, accept): select them with `decode(<alias>.<column>, 'hex')`.
+ * Bytes (`bytes` columns) travel in ONE binary parameter for the whole call, every value of every
+ * bytes column concatenated, sliced by per-row offset and length columns: no hex or escaping of
+ * the payloads, whatever their number (both drivers, node-postgres and PGlite, send a Buffer as
+ * binary). Select them with {@link bytesOf}.
  */
 import { sql, type SQL } from 'drizzle-orm';
 
-/** PostgreSQL element types of the array parameters; `hex` is `text` holding bytes as hex. */
-export type UnnestType = 'uuid' | 'text' | 'int' | 'bigint' | 'float8' | 'bool' | 'timestamptz' | 'jsonb' | 'hex';
+/** PostgreSQL element types of the array parameters; `bytes` is a `bytea` value (Buffer) sliced from the call's binary parameter. */
+export type UnnestType = 'uuid' | 'text' | 'int' | 'bigint' | 'float8' | 'bool' | 'timestamptz' | 'jsonb' | 'bytes';
 
 /** One column: its name in the row alias, its element type, and how to read it from a row (null allowed). */
 export interface UnnestColumn<R> {
@@ -22,26 +24,56 @@ export interface UnnestColumn<R> {
 /** Column helper: `col('id', 'uuid', (r) => r.id)`. */
 export const col = <R>(name: string, type: UnnestType, value: (row: R) => unknown): UnnestColumn<R> => ({ name, type, value });
 
-/** The driver value of one element: Buffers as hex, Dates as ISO text, JSON values as their text. */
+/** The driver value of one element: Dates as ISO text, JSON values as their text. */
 function element(type: UnnestType, v: unknown): unknown {
   if (v === null || v === undefined) return null;
-  if (type === 'hex') return (v as Buffer).toString('hex');
   if (type === 'timestamptz') return v instanceof Date ? v.toISOString() : v;
   if (type === 'jsonb') return JSON.stringify(v);
   return v;
 }
 
+const typed = (values: unknown[], type: string) => sql`${sql.param(values)}::${sql.raw(type)}[]`;
+
 /**
  * The FROM item `unnest($1::t1[], $2::t2[], …) [with ordinality] as <alias>(c1, c2, … [, <ordinality>])`
- * over `rows`, one array parameter per column. `ordinality` names a 1-based row-number column
- * (input order, e.g. to join rows of two arrays or to keep their order in an INSERT … SELECT …
- * ORDER BY). An empty `rows` gives zero rows.
+ * over `rows`, one array parameter per column (a `bytes` column: its offset and length columns
+ * `<name>_off`, `<name>_len`, plus the cross-joined binary parameter `<alias>_bytes(b)`).
+ * `ordinality` names a 1-based row-number column (input order, e.g. to join rows of two arrays or
+ * to keep their order in an INSERT … SELECT … ORDER BY). An empty `rows` gives zero rows.
  */
 export function unnestRows<R>(rows: readonly R[], columns: readonly UnnestColumn<R>[], alias: string, ordinality?: string): SQL {
-  const arrays = columns.map((c) => sql`${sql.param(rows.map((r) => element(c.type, c.value(r))))}::${sql.raw(c.type === 'hex' ? 'text' : c.type)}[]`);
-  const names = [...columns.map((c) => c.name), ...(ordinality ? [ordinality] : [])].join(', ');
-  return sql`unnest(${sql.join(arrays, sql`, `)})${sql.raw(ordinality ? ' with ordinality' : '')} as ${sql.raw(alias)}(${sql.raw(names)})`;
+  const arrays: SQL[] = [];
+  const names: string[] = [];
+  const chunks: Buffer[] = [];
+  let at = 1; // substring() counts from 1
+  for (const c of columns) {
+    if (c.type !== 'bytes') {
+      arrays.push(typed(rows.map((r) => element(c.type, c.value(r))), c.type));
+      names.push(c.name);
+      continue;
+    }
+    const offsets: (number | null)[] = [];
+    const lengths: (number | null)[] = [];
+    for (const r of rows) {
+      const b = c.value(r) as Buffer | null | undefined;
+      offsets.push(b ? at : null);
+      lengths.push(b ? b.length : null);
+      if (b) {
+        chunks.push(b);
+        at += b.length;
+      }
+    }
+    arrays.push(typed(offsets, 'int'), typed(lengths, 'int'));
+    names.push(`${c.name}_off`, `${c.name}_len`);
+  }
+  if (ordinality) names.push(ordinality);
+  const from = sql`unnest(${sql.join(arrays, sql`, `)})${sql.raw(ordinality ? ' with ordinality' : '')} as ${sql.raw(alias)}(${sql.raw(names.join(', '))})`;
+  if (!columns.some((c) => c.type === 'bytes')) return from;
+  return sql`${from} cross join (select ${Buffer.concat(chunks, at - 1)}::bytea as b) as ${sql.raw(`${alias}_bytes`)}`;
 }
+
+/** The value of `bytes` column `name` of the {@link unnestRows} item `alias` (null where the row's value was null). */
+export const bytesOf = (alias: string, name: string): SQL => sql.raw(`substring(${alias}_bytes.b from ${alias}.${name}_off for ${alias}.${name}_len)`);
 
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
 export async function rowsOf<T>(q: Promise<unknown>): Promise<T[]> {

@@ -31,17 +31,18 @@ import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/e
 import { enqueueEachInTx } from '../webhooks/outbox.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { DecideItem, HoldInput } from '../policies/types.js';
-import { messageFields, released, type DeviceKind, type RoomContext } from './internal.js';
+import { messageFields, released, type DeviceKind, type RoomContext, type WireBlobs } from './internal.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
 const OUTCOME_OF: Record<PolicyAction, DeliveryOutcome> = { allow: 'delivered', notify: 'notified', hold: 'held', block: 'blocked' };
 
-/** An envelope of a send, validated and decoded (send.ts); `recipient` null = the MLS envelope (`*`). */
+/** An envelope of a send, validated and decoded (send.ts); `recipient` null = the MLS envelope (`*`); `wire`: its base64 as received, published as is. */
 export interface DecodedEnvelope {
   recipient: string | null;
   header: Buffer;
   ciphertext: Buffer;
+  wire: WireBlobs;
 }
 
 /** A validated room message waiting for its group commit. */
@@ -53,11 +54,10 @@ export interface QueuedSend {
   envelopes: DecodedEnvelope[];
 }
 
-/** Recipients that get the same bytes (one pairwise envelope, or the MLS envelope's released recipients). */
+/** Recipients that get the same bytes (one pairwise envelope, or the MLS envelope's released recipients), in base64. */
 export interface Release {
   recipients: string[];
-  header: Buffer;
-  ciphertext: Buffer;
+  wire: WireBlobs;
 }
 
 /** A committed send: what it answers, what it publishes after commit, and its place in its room's publish queue. */
@@ -187,8 +187,8 @@ function committed(p: Plan, position: number, heldIds: Map<number, string>, turn
   }));
   const byRecipient = new Map(send.envelopes.map((e) => [e.recipient, e]));
   const releases: Release[] = p.mls
-    ? [{ ...send.envelopes[0]!, recipients: releasedTo(p) }]
-    : targets.flatMap((t, i) => (released(outcomes[i]!) ? [{ ...byRecipient.get(t.recipient)!, recipients: [t.recipient] }] : []));
+    ? [{ wire: send.envelopes[0]!.wire, recipients: releasedTo(p) }]
+    : targets.flatMap((t, i) => (released(outcomes[i]!) ? [{ wire: byRecipient.get(t.recipient)!.wire, recipients: [t.recipient] }] : []));
   const alerts = targets.flatMap((t, i) =>
     outcomes[i] === 'notified' ? [{ room_id: msg.roomId, policy_id: evaluations[i]!.policyId, sender_device_id: msg.senderDeviceId, recipient_device_id: t.recipient, message_type: msg.messageType }] : [],
   );

@@ -69,11 +69,17 @@ export const messageFields = (m: repo.NewRoomMessage) => ({
   timestamp: m.createdAt.toISOString(),
 });
 
+/** An envelope's header and ciphertext in base64, as received (sent on as is) or encoded from the stored bytes. */
+export interface WireBlobs {
+  header: string;
+  ciphertext: string;
+}
+
 /** The `room_message` event of one envelope (`position`: the recipient's release position). */
-export const roomMessageEvent = (m: repo.NewRoomMessage, header: Buffer, ciphertext: Buffer, position: number): RoomMessageEvent => ({
+export const roomMessageEvent = (m: repo.NewRoomMessage, blobs: WireBlobs, position: number): RoomMessageEvent => ({
   ...messageFields(m),
-  header: b64(header),
-  ciphertext: b64(ciphertext),
+  header: blobs.header,
+  ciphertext: blobs.ciphertext,
   cursor: String(position),
 });
 

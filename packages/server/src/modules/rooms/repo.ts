@@ -1,7 +1,7 @@
 /** Room queries (tenant-scoped transactions; SPEC §2.5, §4.6; DESIGN §8.5). */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { col, rowsOf, unnestRows } from '../../db/unnest.js';
+import { bytesOf, col, rowsOf, unnestRows } from '../../db/unnest.js';
 import {
   devices,
   heldMessages,
@@ -261,7 +261,7 @@ type FlushEnvelope = NewEnvelope & { mi: number };
  * releases never wait on each other in a cycle), then one release position per message (drawn
  * after every lock is held, assigned in flush order: a room's positions follow its messages'
  * order), the messages with their `release_seq` (inserted in flush order, so `seq` follows it too)
- * and the envelopes from array parameters (`unnest`, bytes as hex text), released ones
+ * and the envelopes from array parameters (`unnest`, all bytes in one binary parameter), released ones
  * (`delivered` / `notified`) with `delivered_at` = `at` and `release_seq` = their message's
  * position. Answers the positions in flush order. Call it last but for the commit: the locks
  * are held until then.
@@ -288,8 +288,8 @@ export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, 
       col<FlushEnvelope>('id', 'uuid', (e) => e.id),
       col<FlushEnvelope>('mi', 'int', (e) => e.mi),
       col<FlushEnvelope>('recipient', 'uuid', (e) => e.recipientDeviceId),
-      col<FlushEnvelope>('header', 'hex', (e) => e.headerBlob),
-      col<FlushEnvelope>('ciphertext', 'hex', (e) => e.ciphertext),
+      col<FlushEnvelope>('header', 'bytes', (e) => e.headerBlob),
+      col<FlushEnvelope>('ciphertext', 'bytes', (e) => e.ciphertext),
       col<FlushEnvelope>('outcome', 'text', (e) => e.outcome),
     ],
     'e',
@@ -316,7 +316,7 @@ export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, 
       ),
       env as (
         insert into room_envelopes (id, tenant_id, room_message_id, recipient_device_id, header_blob, ciphertext, outcome, delivered_at, release_seq)
-        select e.id, ${tenantId}::uuid, m.id, e.recipient, decode(e.header, 'hex'), decode(e.ciphertext, 'hex'), e.outcome,
+        select e.id, ${tenantId}::uuid, m.id, e.recipient, ${bytesOf('e', 'header')}, ${bytesOf('e', 'ciphertext')}, e.outcome,
                case when ${released} then ${when} end, case when ${released} then pos.pos end
         from ${rows} join m on m.i = e.mi join pos on pos.i = e.mi
       )

@@ -59,7 +59,7 @@ export async function sendRoomMessage(
     // frames, first), every recipient's frame at once.
     await turn.ready;
     await order?.after;
-    await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.header, r.ciphertext, position))));
+    await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.wire, position))));
     turn.done();
     for (const a of alerts) await policies.alert(tenantId, a);
     return result;
@@ -84,6 +84,6 @@ function decode(ctx: RoomContext, input: RoomEnvelope[]): DecodedEnvelope[] {
     const header = decodeBase64('header_blob', e.header_blob);
     const ciphertext = decodeBase64('ciphertext', e.ciphertext);
     if (ciphertext.length > ctx.deps.maxCiphertextBytes) throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${ctx.deps.maxCiphertextBytes} bytes`);
-    return { recipient, header, ciphertext };
+    return { recipient, header, ciphertext, wire: { header: e.header_blob, ciphertext: e.ciphertext } };
   });
 }

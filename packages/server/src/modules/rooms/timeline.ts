@@ -96,7 +96,7 @@ export async function releaseHeld(ctx: RoomContext, held: HeldRecord): Promise<v
       turn = ctx.order.enter(msg.roomId);
       if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
       await enqueueWebhooks(tx, held.tenantId, msg, [env.recipientDeviceId]);
-      return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, carrier.headerBlob, carrier.ciphertext, position) };
+      return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, { header: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) }, position) };
     });
     if (!event) return;
     await turn!.ready;
