@@ -43,10 +43,10 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Db } from '../../packages/server/src/db/client.js';
-import { withTenant } from '../../packages/server/src/db/tenant.js';
+import type { Database } from '../../packages/server/src/db/client.js';
+import { openTenantWriter } from '../../packages/server/src/db/tenant-writer.js';
 import { ApiKeyService } from '../../packages/server/src/modules/api-keys/service.js';
-import { insertSpans } from '../../packages/server/src/modules/telemetry/repo.js';
+import { insertSpansStatement } from '../../packages/server/src/modules/telemetry/repo.js';
 import type { DecodedSpan } from '../../packages/server/src/modules/telemetry/otlp.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import { benchArgs, commonOptions, num, runMain } from '../relay/cli.js';
@@ -87,11 +87,19 @@ interface Outcome {
 }
 
 /** Fork load.ts for one ingest scenario and answer its result. */
-/** The `repo` diagnostic: the server's storage step (withTenant + insertSpans) on the app's pool, closed loop. */
-async function repoBaseline(db: Db, batches: DecodedSpan[][], tenantId: string, deviceId: string): Promise<Outcome> {
-  return closedLoop('repo', `withTenant + insertSpans (unnest) of ${opts.spans} rows on the app's pool`, opts.clients, (i) =>
-    withTenant(db, tenantId, (tx) => insertSpans(tx, batches[i]!.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId })))),
-  );
+/**
+ * The `repo` diagnostic: the server's storage step (the tenant writer's one pipelined transaction
+ * of `insertSpansStatement`) on its own writer connections, closed loop.
+ */
+async function repoBaseline(database: Database, batches: DecodedSpan[][], tenantId: string, deviceId: string): Promise<Outcome> {
+  const writer = openTenantWriter(database);
+  try {
+    return await closedLoop('repo', `tenant writer + insertSpansStatement of ${opts.spans} rows (one pipelined round trip)`, opts.clients, (i) =>
+      writer.write({ tenantId, name: 'bench_spans', statement: insertSpansStatement(batches[i]!.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }))) }),
+    );
+  } finally {
+    await writer.close();
+  }
 }
 
 /**
@@ -257,7 +265,7 @@ async function main(): Promise<number> {
         }
         o = { label: `ingest ${scenario}`, spans: r.spans, requests: r.requests, measuredMs: r.measuredMs, errors: r.errors, p50: r.p50, p99: r.p99, acknowledged: r.totalSpans, note: `body ${(r.bodyBytes / 1024).toFixed(1)} KiB` };
       } else if (scenario === 'repo') {
-        o = await repoBaseline(app.parley.database.db, batches, tenantId, deviceId);
+        o = await repoBaseline(app.parley.database, batches, tenantId, deviceId);
       } else {
         o = await sqlBaseline(scenario as 'insert' | 'copy', databaseUrl, batches, tenantId, deviceId);
       }

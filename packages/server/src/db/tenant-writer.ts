@@ -51,7 +51,7 @@ const LOCK_KEY = /^[A-Za-z0-9:_-]+$/;
 /** The writer for `database`: pipelined connections on PostgreSQL, drizzle on PGlite. */
 export function openTenantWriter(database: Database, opts: { connections?: number; onConnectionError?: (err: Error) => void } = {}): TenantWriter {
   return database.raw.kind === 'pg'
-    ? new PipelinedTenantWriter(database.raw.url, opts.connections ?? 2, opts.onConnectionError)
+    ? new PipelinedTenantWriter(database.raw.url, opts.connections ?? 4, opts.onConnectionError)
     : drizzleTenantWriter(database.db);
 }
 
@@ -74,12 +74,14 @@ export function drizzleTenantWriter(db: Db): TenantWriter {
 const dialect = new PgDialect();
 
 /**
- * {@link TenantWriter} over `size` node-postgres clients in pipeline mode, used in turn. A client
- * whose connection fails is dropped (its writes reject) and replaced on the next write.
+ * {@link TenantWriter} over `size` node-postgres clients in pipeline mode; each write goes to the
+ * client with the fewest writes in flight (writes on one client run one after the other). A
+ * client whose connection fails is dropped (its writes reject) and replaced on the next write.
  */
 export class PipelinedTenantWriter implements TenantWriter {
   private readonly clients: (Promise<pg.Client> | undefined)[];
-  private next = 0;
+  /** Writes in flight per client slot. */
+  private readonly busy: number[];
   private closed = false;
 
   constructor(
@@ -88,15 +90,26 @@ export class PipelinedTenantWriter implements TenantWriter {
     private readonly onConnectionError: (err: Error) => void = () => undefined,
   ) {
     this.clients = new Array(Math.max(1, size)).fill(undefined);
+    this.busy = new Array(this.clients.length).fill(0);
   }
 
   async write<R>(w: TenantWrite): Promise<R[]> {
     if (!UUID.test(w.tenantId)) throw new Error('tenant id is not a UUID');
     if (w.lockKey !== undefined && !LOCK_KEY.test(w.lockKey)) throw new Error('lock key has characters outside [A-Za-z0-9:_-]');
     const { sql: text, params } = dialect.sqlToQuery(w.statement);
+    const slot = this.busy.indexOf(Math.min(...this.busy));
+    this.busy[slot]!++;
+    try {
+      return await this.run<R>(slot, w, text, params);
+    } finally {
+      this.busy[slot]!--;
+    }
+  }
+
+  private async run<R>(slot: number, w: TenantWrite, text: string, params: unknown[]): Promise<R[]> {
     let client: pg.Client;
     try {
-      client = await this.client();
+      client = await this.client(slot);
     } catch (err) {
       w.onLocked?.();
       throw err;
@@ -117,10 +130,9 @@ export class PipelinedTenantWriter implements TenantWriter {
     return (bodyResult as PromiseFulfilledResult<pg.QueryResult<R & pg.QueryResultRow>>).value.rows;
   }
 
-  /** The next client in turn, connecting it when new or after a failure. */
-  private client(): Promise<pg.Client> {
+  /** The client of slot `i`, connecting it when new or after a failure. */
+  private client(i: number): Promise<pg.Client> {
     if (this.closed) return Promise.reject(new Error('tenant writer closed'));
-    const i = this.next++ % this.clients.length;
     let pending = this.clients[i];
     if (!pending) {
       const c = new pg.Client({ connectionString: this.url, pipeline: true, application_name: 'parley-tenant-writer' });
