@@ -10,6 +10,7 @@
  * - `content/`: the structured content types carried inside ciphertext (SPEC §2.4).
  * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (SPEC §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
+ * - `audit-log/`: the audit log's verifier: checkpoints, inclusion and consistency proofs (RFC 9162).
  * Node-only parts (file store, `ws` factory) are in `@parley/sdk/node`.
  */
 export * from './client/rest.js';
@@ -31,3 +32,4 @@ export * from './content/types.js';
 export * from './storage.js';
 export * from './secure/index.js';
 export * from './errors.js';
+export * from './audit-log/index.js';

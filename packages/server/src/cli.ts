@@ -26,6 +26,11 @@
  *   retire-signing-keys [--force] | retire-spt-keys [--force]
  *       Delete the old keys whose tokens have all expired (`--force`: every old key, for a
  *       compromised key). Prints {retired, kept}.
+ *   rotate-audit-log-key
+ *       Replace the audit-log checkpoint key (DESIGN §8.33); the old one keeps co-signing new
+ *       checkpoints until retired. Prints {vkey, previous} (the new and the old verifier keys).
+ *   retire-audit-log-keys
+ *       Stop the old audit-log keys from co-signing (once verifiers have the new vkey). Prints {retired}.
  *   reseal-secrets
  *       Re-seal every webhook secret under SECRETS_KEY (values opening only under
  *       SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked, resealed, current, failed};
@@ -41,6 +46,7 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
+import { AuditLogKeys, retireAuditLogKeys, rotateAuditLogKey } from './modules/audit/log-keys.js';
 import { DeviceTokenService, retireSigningKeys } from './auth/device-tokens.js';
 import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
 import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey } from './modules/grants/keys.js';
@@ -68,6 +74,7 @@ const USAGE = `usage:
   npm run -s cli -- payouts run
   npm run -s cli -- rotate-signing-key | rotate-spt-key
   npm run -s cli -- retire-signing-keys [--force] | retire-spt-keys [--force]
+  npm run -s cli -- rotate-audit-log-key | retire-audit-log-keys
   npm run -s cli -- reseal-secrets`;
 
 /** Print every frame of a socket until it closes; resolves with the close code. */
@@ -194,7 +201,7 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-const KEY_COMMANDS = new Set(['rotate-signing-key', 'retire-signing-keys', 'rotate-spt-key', 'retire-spt-keys', 'reseal-secrets']);
+const KEY_COMMANDS = new Set(['rotate-signing-key', 'retire-signing-keys', 'rotate-spt-key', 'retire-spt-keys', 'rotate-audit-log-key', 'retire-audit-log-keys', 'reseal-secrets']);
 
 /** The key-rotation commands (docs/operations.md "Key rotation"); the logic lives in the owning modules. */
 async function keyCommand(command: string, config: Config, db: Db, force: boolean): Promise<number> {
@@ -218,6 +225,15 @@ async function keyCommand(command: string, config: Config, db: Db, force: boolea
   }
   if (command === 'retire-spt-keys') {
     console.log(JSON.stringify(await retireSptKeys(db, config.sptTtlSec, { force })));
+    return 0;
+  }
+  if (command === 'rotate-audit-log-key') {
+    await new AuditLogKeys(db, config.publicUrl).init(); // creates the first key when no instance has started yet
+    console.log(JSON.stringify({ ...(await rotateAuditLogKey(db)), refresh_ms: KEY_REFRESH_MS }));
+    return 0;
+  }
+  if (command === 'retire-audit-log-keys') {
+    console.log(JSON.stringify(await retireAuditLogKeys(db)));
     return 0;
   }
   const box = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));

@@ -124,6 +124,12 @@ export interface Config {
   telemetryRetentionDays: number;
   /** Period of the cluster-wide span pruning job (`TELEMETRY_PRUNE_INTERVAL_HOURS`, default 24, fractions allowed, at least 1 minute). */
   telemetryPruneIntervalMs: number;
+  /**
+   * Period of the cluster-wide audit checkpoint job (`AUDIT_CHECKPOINT_INTERVAL_MINUTES`, default 60,
+   * fractions allowed, at least 1 second; DESIGN §8.33): it signs a checkpoint for every tenant whose
+   * audit log grew since its last one. Owners get one on demand too (`GET /audit/checkpoint`).
+   */
+  auditCheckpointIntervalMs: number;
   /** How often each instance checks whether a cluster-wide scheduled job is due (`JOB_POLL_INTERVAL_MS`, default 60 s). */
   jobPollIntervalMs: number;
   /** Skill Permission Token lifetime (DESIGN §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
@@ -373,6 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
     telemetryRetentionDays: Math.max(1, int(env, 'TELEMETRY_RETENTION_DAYS', 90)),
     telemetryPruneIntervalMs: Math.max(60_000, Math.round(Number(env.TELEMETRY_PRUNE_INTERVAL_HOURS ?? 24) * 3_600_000) || 24 * 3_600_000),
+    auditCheckpointIntervalMs: Math.max(1_000, Math.round(Number(env.AUDIT_CHECKPOINT_INTERVAL_MINUTES ?? 60) * 60_000) || 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
     sptTtlSec: Math.min(86_400, Math.max(60, int(env, 'SPT_TTL_SECONDS', 900))),
     webhooks: {

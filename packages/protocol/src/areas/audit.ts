@@ -1,10 +1,12 @@
 /**
- * Audit log (SPEC §4.14; DESIGN §8.10, §8.22): the tenant's hash-chained trail of governance
- * actions, queried newest first, and the recomputation of its chain.
+ * Audit log (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the tenant's hash-chained trail of governance
+ * actions, queried newest first, the recomputation of its chain, and the transparency log over the
+ * same events: signed checkpoints (C2SP tlog-checkpoint notes), inclusion and consistency proofs
+ * (RFC 9162 §2.1) and the platform key that signs them.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { Base64, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
 /**
  * The documented enum of audit event types (SPEC §4.14; DESIGN §8.10). Every row of
@@ -157,6 +159,73 @@ export const AuditEventQuery = Type.Object({
 });
 export type AuditEventQuery = Static<typeof AuditEventQuery>;
 
+/** One key of the audit log (DESIGN §8.33): its C2SP signed-note name, Ed25519 public key and verifier key. */
+export const AuditLogKeyInfo = Type.Object({
+  /** `<host>/audit-log`, the name on the checkpoints' signature lines. */
+  key_name: Type.String(),
+  /** Ed25519 public key, 64 hex characters. */
+  public_key: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  /** C2SP verifier key: `<key_name>+<hex key id>+<base64(0x01 || public key)>`, what a verifier is given. */
+  vkey: Type.String(),
+});
+export type AuditLogKeyInfo = Static<typeof AuditLogKeyInfo>;
+
+/**
+ * `GET /api/v1/audit/log-key` answer: the platform key that signs every tenant's checkpoints, and
+ * (`previous`) the keys of before a rotation that still sign beside it until they are retired.
+ */
+export const AuditLogKey = Type.Object({ ...AuditLogKeyInfo.properties, previous: Type.Array(AuditLogKeyInfo) });
+export type AuditLogKey = Static<typeof AuditLogKey>;
+
+/** A tree hash (SHA-256, RFC 9162 §2.1) in standard base64. */
+const TreeHash = Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'SHA-256, base64' });
+const TreeSize = Type.Integer({ minimum: 0 });
+
+/**
+ * `GET /api/v1/audit/checkpoint` answer: the signed tree head over every event committed before
+ * the request. `checkpoint` is the whole C2SP signed note (origin `<host>/audit/<tenant_id>`, tree
+ * size, root hash in base64, a `timestamp <ISO 8601>` extension line, a blank line, the signature
+ * lines); verifiers read size, root and time from it, never from the fields beside it.
+ */
+export const AuditCheckpoint = Type.Object({
+  tree_size: TreeSize,
+  root_hash: TreeHash,
+  /** When the checkpoint was signed (its `timestamp` line). */
+  created_at: Timestamp,
+  checkpoint: Type.String(),
+});
+export type AuditCheckpoint = Static<typeof AuditCheckpoint>;
+
+/**
+ * `GET /api/v1/audit/events/{event_id}/proof` answer, the bundle an owner downloads: the event, its
+ * leaf (index = seq - 1; leaf input = the 32 bytes of its chain `hash`), the audit path from the
+ * leaf to the root of the tree of `tree_size` leaves (RFC 9162 §2.1.3.1, deepest sibling first) and
+ * the checkpoint of that size.
+ */
+export const AuditEventProof = Type.Object({
+  event_id: Uuid,
+  leaf_index: Type.Integer({ minimum: 0 }),
+  tree_size: TreeSize,
+  leaf_hash: TreeHash,
+  audit_path: Type.Array(TreeHash),
+  checkpoint: Type.String(),
+  /** The event as `GET /audit/events` lists it; with the origin's tenant id and `seq = leaf_index + 1` its chain hash can be recomputed. */
+  event: AuditEvent,
+});
+export type AuditEventProof = Static<typeof AuditEventProof>;
+
+/** `GET /api/v1/audit/events/{event_id}/proof` query: `tree_size` of a kept checkpoint (default: the latest). */
+export const AuditEventProofQuery = Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1, description: 'the size of a checkpoint the service answered; default the latest' })) });
+export type AuditEventProofQuery = Static<typeof AuditEventProofQuery>;
+
+/** `GET /api/v1/audit/consistency` query: two sizes of kept checkpoints, `1 <= first <= second`. */
+export const AuditConsistencyQuery = Type.Object({ first: Type.Integer({ minimum: 0 }), second: Type.Integer({ minimum: 0 }) });
+export type AuditConsistencyQuery = Static<typeof AuditConsistencyQuery>;
+
+/** `GET /api/v1/audit/consistency` answer (RFC 9162 §2.1.4.1); `first = second` has an empty proof. */
+export const AuditConsistencyProof = Type.Object({ first: TreeSize, second: TreeSize, proof: Type.Array(Base64) });
+export type AuditConsistencyProof = Static<typeof AuditConsistencyProof>;
+
 const tags = ['audit'];
 
 /** Route rows of this area. */
@@ -190,5 +259,47 @@ export const auditRoutes = {
     body: SubmitAuditEventRequest,
     responses: { 201: AuditEvent },
     errors: [400, 401, 403, 413],
+  }),
+  getAuditLogKey: defineRoute({
+    method: 'GET',
+    path: '/api/v1/audit/log-key',
+    auth: 'none',
+    tags,
+    summary: "The platform key that signs the audit logs' checkpoints (C2SP verifier key)",
+    responses: { 200: AuditLogKey },
+    errors: [],
+  }),
+  getAuditCheckpoint: defineRoute({
+    method: 'GET',
+    path: '/api/v1/audit/checkpoint',
+    auth: 'owner',
+    tags,
+    summary: "A signed checkpoint of the tenant's audit log covering every event committed before the request",
+    description: 'Every checkpoint answered is kept; proofs are served for the sizes of kept checkpoints.',
+    responses: { 200: AuditCheckpoint },
+    errors: [401, 403],
+  }),
+  getAuditEventProof: defineRoute({
+    method: 'GET',
+    path: '/api/v1/audit/events/{event_id}/proof',
+    auth: 'owner',
+    tags,
+    summary: 'An audit event with its inclusion proof and the checkpoint it leads to',
+    description: 'tree_size must be the size of a kept checkpoint that contains the event (400 otherwise); 404 for an event of no tenant of the caller.',
+    params: Type.Object({ event_id: Uuid }),
+    query: AuditEventProofQuery,
+    responses: { 200: AuditEventProof },
+    errors: [400, 401, 403, 404],
+  }),
+  getAuditConsistency: defineRoute({
+    method: 'GET',
+    path: '/api/v1/audit/consistency',
+    auth: 'owner',
+    tags,
+    summary: "A consistency proof between two checkpoints of the tenant's audit log",
+    description: 'first and second must be sizes of kept checkpoints with 1 <= first <= second (400 otherwise).',
+    query: AuditConsistencyQuery,
+    responses: { 200: AuditConsistencyProof },
+    errors: [400, 401, 403],
   }),
 };

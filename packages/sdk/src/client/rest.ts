@@ -18,8 +18,14 @@ import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from
 import type {
   AttachmentInfo,
   AuditChainVerdict,
+  AuditCheckpoint,
+  AuditConsistencyProof,
+  AuditConsistencyQuery,
   AuditEventPage,
+  AuditEventProof,
+  AuditEventProofQuery,
   AuditEventQuery,
+  AuditLogKey,
   CreateDecisionRequest,
   Decision,
   DecisionListQuery,
@@ -954,6 +960,38 @@ export class ParleyClient {
    */
   submitAuditEvent(body: SubmitAuditEventRequest, opts?: RequestOptions): Promise<AuditEvent> {
     return this.call('submitAuditEvent', { body, opts });
+  }
+
+  /**
+   * `GET /api/v1/audit/log-key` (no auth; DESIGN §8.33): the platform key that signs every
+   * tenant's audit-log checkpoints (`vkey` is what the verifiers take) and the keys of before a
+   * rotation that still sign beside it. Pin it: a verifier that fetches the key from the service
+   * it checks trusts that service.
+   */
+  getAuditLogKey(opts?: RequestOptions): Promise<AuditLogKey> {
+    return this.call('getAuditLogKey', { opts });
+  }
+
+  /** `GET /api/v1/audit/checkpoint` (owner): a signed checkpoint over every event committed so far (verify with `verifyCheckpoint`). */
+  getAuditCheckpoint(opts?: RequestOptions): Promise<AuditCheckpoint> {
+    return this.call('getAuditCheckpoint', { opts });
+  }
+
+  /**
+   * `GET /api/v1/audit/events/{event_id}/proof` (owner): the event with its inclusion proof and the
+   * checkpoint of `tree_size` (a size the service answered a checkpoint for; default the latest).
+   * Verify with `verifyEventProof`. 400 for a size without a checkpoint or before the event; 404 unknown event.
+   */
+  getAuditEventProof(eventId: string, query: AuditEventProofQuery = {}, opts?: RequestOptions): Promise<AuditEventProof> {
+    return this.call('getAuditEventProof', { params: { event_id: eventId }, query, opts });
+  }
+
+  /**
+   * `GET /api/v1/audit/consistency?first=M&second=N` (owner): the proof that the checkpoint of
+   * size N extends the one of size M (both answered before). Verify with `verifyCheckpointConsistency`.
+   */
+  getAuditConsistency(query: AuditConsistencyQuery, opts?: RequestOptions): Promise<AuditConsistencyProof> {
+    return this.call('getAuditConsistency', { query, opts });
   }
 
   // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)

@@ -1,6 +1,7 @@
 /**
- * Audit routes (SPEC §4.14, §4.19; DESIGN §8.10, §8.22): query the tenant's trail, recompute its
- * chain, and an agent's own `agent.action` events (`POST /audit/events`, device JWT or API key).
+ * Audit routes (SPEC §4.14, §4.19; DESIGN §8.10, §8.22, §8.33): query the tenant's trail, recompute
+ * its chain, an agent's own `agent.action` events (`POST /audit/events`, device JWT or API key),
+ * and the transparency log: the signing key, checkpoints, inclusion and consistency proofs.
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
@@ -9,13 +10,18 @@ import { serve } from '../../http/contract.js';
 import { forbidden } from '../../lib/errors.js';
 import { auditActor } from './parties.js';
 import type { AuditService } from './service.js';
+import type { AuditTransparency } from './transparency.js';
 
 /** Largest `POST /audit/events` body. */
 const SUBMIT_BODY_LIMIT = 64 * 1024;
 
-export const auditRoutes: FastifyPluginAsync<{ audit: AuditService }> = async (app, { audit }) => {
+export const auditRoutes: FastifyPluginAsync<{ audit: AuditService; transparency: AuditTransparency }> = async (app, { audit, transparency }) => {
   serve(app, ROUTES.listAuditEvents, async (req) => audit.list(ownerOf(req).tenantId, req.query));
   serve(app, ROUTES.verifyAudit, async (req) => audit.verify(ownerOf(req).tenantId));
+  serve(app, ROUTES.getAuditLogKey, async () => transparency.logKey());
+  serve(app, ROUTES.getAuditCheckpoint, async (req) => transparency.latest(ownerOf(req).tenantId));
+  serve(app, ROUTES.getAuditEventProof, async (req) => transparency.eventProof(ownerOf(req).tenantId, req.params.event_id, req.query.tree_size));
+  serve(app, ROUTES.getAuditConsistency, async (req) => transparency.consistency(ownerOf(req).tenantId, req.query.first, req.query.second));
 
   serve(
     app,

@@ -13,11 +13,13 @@ import type { AuditInput } from './events.js';
 import * as repo from './repo.js';
 import { agentActionData, type CallingAgent } from './agent-actions.js';
 import { getByDevice } from '../hub/repo.js';
+import { appendLeaf } from './tree.js';
 
 /**
  * Append one event to `tenantId`'s chain within `tx` (which must be scoped to that tenant).
  * Appends of a tenant are serialised with a transaction-level advisory lock on a tenant-derived
- * key, then the newest `(seq, hash)` is read and the next link inserted.
+ * key, then the newest `(seq, hash)` is read, the next link inserted and its leaf appended to the
+ * tenant's Merkle tree (tree.ts), so chain and tree commit together and instances keep one tree.
  * @returns the stored event in its wire form (as `GET /audit/events` lists it); callers that need
  *   only the side effect may ignore it.
  */
@@ -49,6 +51,8 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
     prevHash,
     hash,
   });
+  // The transparency log's leaf seq - 1 (DESIGN §8.33), in the same transaction, under the same lock.
+  await appendLeaf(tx, tenantId, event.seq - 1, Buffer.from(hash, 'hex'));
   return { event_id: event.event_id, type: event.type, actor: event.actor, subject: event.subject, data: event.data, created_at: event.created_at, prev_hash: prevHash, hash };
 }
 
@@ -65,7 +69,8 @@ const toChainRow = (r: repo.AuditRow): ChainRow => ({
   hash: r.hash,
 });
 
-const toOut = (r: repo.AuditRow): AuditEvent => ({
+/** An event row in its wire form (as `GET /audit/events` lists it). */
+export const toOut = (r: repo.AuditRow): AuditEvent => ({
   event_id: r.id,
   type: r.type,
   actor: r.actor,

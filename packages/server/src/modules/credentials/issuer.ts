@@ -28,19 +28,26 @@ async function readPlatformKey(db: Db, purpose: string) {
 }
 
 /**
- * The platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, …) from `platform_keys`,
- * created when the database has none. Concurrent first starts are safe: the insert does nothing
- * on conflict and every instance then reads the one stored key, so all instances share it.
+ * The stored row of the platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, `audit-log`,
+ * …) in `platform_keys`, created (named `keyName`, where its format names keys) when the database
+ * has none. Concurrent first starts are safe: the insert does nothing on conflict and every
+ * instance then reads the one stored key, so all instances share it.
  * @throws when the key can be neither read nor created.
  */
-export async function loadPlatformKey(db: Db, purpose: string): Promise<Ed25519Multibase> {
+export async function loadPlatformKeyRow(db: Db, purpose: string, keyName?: string): Promise<typeof platformKeys.$inferSelect> {
   let row = await readPlatformKey(db, purpose);
   if (!row) {
     const fresh = await generateEd25519();
-    await crossTenant(db, REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh }).onConflictDoNothing());
+    await crossTenant(db, REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh, keyName }).onConflictDoNothing());
     row = await readPlatformKey(db, purpose);
   }
   if (!row) throw new Error(`platform key "${purpose}" could not be created`);
+  return row;
+}
+
+/** The platform Ed25519 key of `purpose` as multibase ({@link loadPlatformKeyRow}). */
+export async function loadPlatformKey(db: Db, purpose: string): Promise<Ed25519Multibase> {
+  const row = await loadPlatformKeyRow(db, purpose);
   return { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
 }
 

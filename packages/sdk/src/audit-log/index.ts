@@ -1,0 +1,8 @@
+/**
+ * The audit log's verifier (DESIGN §8.33): RFC 9162 Merkle proofs, C2SP signed notes and
+ * checkpoints, and the checks of the service's checkpoint, proof and consistency answers against
+ * the platform's audit-log key alone.
+ */
+export * from './merkle.js';
+export * from './note.js';
+export * from './verify.js';

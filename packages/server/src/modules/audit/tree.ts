@@ -1,0 +1,189 @@
+/**
+ * The tenant's Merkle tree over its audit events (DESIGN §8.33): RFC 9162 §2.1 over SHA-256, leaf
+ * `i` = the event of `seq = i + 1`, leaf input = the 32 raw bytes of the event's chain `hash`.
+ *
+ * Storage (`audit_tree_nodes`): every COMPLETE subtree, as node (`level`, `idx`) covering leaves
+ * [idx * 2^level, (idx + 1) * 2^level). Appending leaf `i` writes the leaf and every subtree it
+ * completes (as many as `i` has trailing one bits), in the appending transaction, under the
+ * chain's lock ({@link appendLeaf}); nothing is ever rewritten. The hash of any range the RFC's
+ * recursions ask for (a root at a past size, the subtrees of an audit path or a consistency proof)
+ * is a right fold of the complete subtrees that tile it ({@link rangeNodes}), so every answer costs
+ * one indexed read of at most a few dozen nodes ({@link hashRanges}), whatever the tree's size.
+ * The SDK's verifier (`@parley/sdk` audit-log) checks what these functions make.
+ */
+import { createHash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { auditTreeNodes } from '../../db/schema/index.js';
+
+const sha256 = (...parts: Uint8Array[]): Buffer => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+const LEAF = Uint8Array.of(0x00);
+const NODE = Uint8Array.of(0x01);
+
+/** RFC 9162 leaf hash: SHA-256(0x00 || input). */
+export const leafHash = (input: Uint8Array): Buffer => sha256(LEAF, input);
+/** RFC 9162 interior node hash: SHA-256(0x01 || left || right). */
+export const nodeHash = (left: Uint8Array, right: Uint8Array): Buffer => sha256(NODE, left, right);
+/** The root of the empty tree: SHA-256 of nothing. */
+export const EMPTY_ROOT: Buffer = sha256();
+
+/** Leaves [start, end). */
+export interface LeafRange {
+  start: number;
+  end: number;
+}
+
+/** A complete subtree: leaves [index * 2^level, (index + 1) * 2^level). */
+export interface NodeId {
+  level: number;
+  index: number;
+}
+
+/** The largest power of two below `n` (n > 1): the RFC's split point `k`. */
+function splitPoint(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/**
+ * The subtrees of the audit path of leaf `m` in the tree of `size` leaves (RFC 9162 §2.1.3.1
+ * PATH(m, D[size])), deepest first, as leaf ranges. 0 <= m < size.
+ */
+export function inclusionRanges(m: number, size: number): LeafRange[] {
+  const out: LeafRange[] = [];
+  const path = (m: number, start: number, end: number): void => {
+    const n = end - start;
+    if (n <= 1) return;
+    const k = splitPoint(n);
+    if (m < k) {
+      path(m, start, start + k);
+      out.push({ start: start + k, end });
+    } else {
+      path(m - k, start + k, end);
+      out.push({ start, end: start + k });
+    }
+  };
+  path(m, 0, size);
+  return out;
+}
+
+/**
+ * The subtrees of the consistency proof from size `first` to size `second` (RFC 9162 §2.1.4.1
+ * PROOF(first, D[second]) = SUBPROOF(first, D[second], true)), as leaf ranges. 0 < first < second.
+ */
+export function consistencyRanges(first: number, second: number): LeafRange[] {
+  const out: LeafRange[] = [];
+  const subproof = (m: number, start: number, end: number, whole: boolean): void => {
+    const n = end - start;
+    if (m === n) {
+      if (!whole) out.push({ start, end });
+      return;
+    }
+    const k = splitPoint(n);
+    if (m <= k) {
+      subproof(m, start, start + k, whole);
+      out.push({ start: start + k, end });
+    } else {
+      subproof(m - k, start + k, end, false);
+      out.push({ start, end: start + k });
+    }
+  };
+  subproof(first, 0, second, true);
+  return out;
+}
+
+/**
+ * The complete subtrees that tile a range of the RFC's recursions, left to right (largest first):
+ * from `start`, each time the largest power-of-two block aligned at the current leaf that fits.
+ */
+export function rangeNodes({ start, end }: LeafRange): NodeId[] {
+  const out: NodeId[] = [];
+  let s = start;
+  while (s < end) {
+    let width = 1;
+    let level = 0;
+    while (s % (width * 2) === 0 && s + width * 2 <= end) {
+      width *= 2;
+      level++;
+    }
+    out.push({ level, index: s / width });
+    s += width;
+  }
+  return out;
+}
+
+const key = (level: number, index: number) => `${level}:${index}`;
+
+/**
+ * The stored nodes `ids` of `tenantId`'s tree, by `level:index`, in one read.
+ * @throws when one is missing (a tree that does not match its chain: a server error, never a proof).
+ */
+async function readNodes(tx: Tx, tenantId: string, ids: readonly NodeId[]): Promise<Map<string, Buffer>> {
+  const wanted = [...new Map(ids.map((i) => [key(i.level, i.index), i])).values()];
+  const found = new Map<string, Buffer>();
+  if (wanted.length === 0) return found;
+  const rows = await tx
+    .select({ level: auditTreeNodes.level, idx: auditTreeNodes.idx, hash: auditTreeNodes.hash })
+    .from(auditTreeNodes)
+    .where(
+      and(
+        eq(auditTreeNodes.tenantId, tenantId),
+        sql`(${auditTreeNodes.level}, ${auditTreeNodes.idx}) in (${sql.join(
+          wanted.map((i) => sql`(${i.level}::smallint, ${i.index}::bigint)`),
+          sql`, `,
+        )})`,
+      ),
+    );
+  for (const r of rows) found.set(key(r.level, r.idx), r.hash);
+  const missing = wanted.find((i) => !found.has(key(i.level, i.index)));
+  if (missing) throw new Error(`audit tree of tenant ${tenantId} has no node (level ${missing.level}, index ${missing.index})`);
+  return found;
+}
+
+/** The Merkle tree hash of each range (RFC 9162 MTH), from one read of the subtrees that tile them. */
+export async function hashRanges(tx: Tx, tenantId: string, ranges: readonly LeafRange[]): Promise<Buffer[]> {
+  const tiles = ranges.map(rangeNodes);
+  const nodes = await readNodes(tx, tenantId, tiles.flat());
+  return tiles.map((t) => t.map((n) => nodes.get(key(n.level, n.index))!).reduceRight((right, left) => nodeHash(left, right)));
+}
+
+/** The root of `tenantId`'s tree at `size` leaves (any size up to the current one). */
+export async function rootAt(tx: Tx, tenantId: string, size: number): Promise<Buffer> {
+  if (size === 0) return EMPTY_ROOT;
+  const [root] = await hashRanges(tx, tenantId, [{ start: 0, end: size }]);
+  return root!;
+}
+
+/** The leaf hash of leaf `index` and its audit path in the tree of `size` leaves. */
+export async function inclusionProof(tx: Tx, tenantId: string, index: number, size: number): Promise<{ leaf: Buffer; path: Buffer[] }> {
+  const [leaf, ...path] = await hashRanges(tx, tenantId, [{ start: index, end: index + 1 }, ...inclusionRanges(index, size)]);
+  return { leaf: leaf!, path };
+}
+
+/** The consistency proof from size `first` to size `second` (empty when they are equal). */
+export async function consistencyProof(tx: Tx, tenantId: string, first: number, second: number): Promise<Buffer[]> {
+  return first === second ? [] : hashRanges(tx, tenantId, consistencyRanges(first, second));
+}
+
+/**
+ * Append leaf `index` (input: the event's chain hash bytes) to `tenantId`'s tree within the
+ * appending transaction, which holds the chain's lock (so leaves arrive in order, one at a time):
+ * writes the leaf and each subtree it completes, reading the left siblings first (none for an even index).
+ */
+export async function appendLeaf(tx: Tx, tenantId: string, index: number, input: Uint8Array): Promise<void> {
+  const siblings: NodeId[] = [];
+  for (let i = index, level = 0; i % 2 === 1; i = (i - 1) / 2, level++) siblings.push({ level, index: i - 1 });
+  const stored = await readNodes(tx, tenantId, siblings);
+  let hash = leafHash(input);
+  const rows = [{ tenantId, level: 0, idx: index, hash }];
+  for (const s of siblings) {
+    hash = nodeHash(stored.get(key(s.level, s.index))!, hash);
+    rows.push({ tenantId, level: s.level + 1, idx: s.index / 2, hash });
+  }
+  await tx.insert(auditTreeNodes).values(rows);
+}
