@@ -89,13 +89,13 @@ describe.skipIf(backend !== 'postgres')('pipelined tenant writer (postgres)', ()
   });
 
   it('replaces a connection that was killed', async () => {
-    await writer.write({ tenantId, lockKey, name: 'tw_scope', statement: sql`select 1 as one` });
+    await writer.write({ tenantId, lockKey, name: 'tw_one_col', statement: sql`select 1 as one` });
     const { db } = t.app.parley.database;
     await db.execute(sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'parley-tenant-writer' and datname = current_database()`);
     let ok = 0;
     for (let i = 0; i < 6 && ok < 2; i++) {
       // A write may land on a connection that has not yet learnt it was killed; it fails and is replaced.
-      ok += await writer.write({ tenantId, lockKey, name: 'tw_scope', statement: sql`select 1 as one` }).then(
+      ok += await writer.write({ tenantId, lockKey, name: 'tw_one_col', statement: sql`select 1 as one` }).then(
         () => 1,
         () => 0,
       );
