@@ -13,10 +13,11 @@
  *   PostgreSQL database) keep one tree; the scheduled publication; key rotation; the migration's
  *   rebuild of the trees of events stored before it.
  */
-import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import { parseVkey, verifyCheckpoint, verifyCheckpointConsistency, verifyEventProof, verifyConsistency, verifyInclusion, type AuditEventProof } from '@parley/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -454,8 +455,10 @@ class Rollback extends Error {}
 describe.skipIf(backend !== 'postgres')('two instances on one database', () => {
   it('append to one tree at once, share the key, and answer the same checkpoints', { timeout: 120_000 }, async () => {
     const pg = await createPgDatabase();
-    const a = await startApp({ databaseUrl: pg.url });
-    const b = await startApp({ databaseUrl: pg.url });
+    // One DATA_DIR: the dev identity provider's key, so an owner token is valid on both instances.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-two-'));
+    const a = await startApp({ databaseUrl: pg.url, dataDir });
+    const b = await startApp({ databaseUrl: pg.url, dataDir });
     try {
       const key = (await a.request({ method: 'GET', url: '/api/v1/audit/log-key' })).body;
       expect((await b.request({ method: 'GET', url: '/api/v1/audit/log-key' })).body).toEqual(key);
@@ -478,6 +481,7 @@ describe.skipIf(backend !== 'postgres')('two instances on one database', () => {
       await a.close();
       await b.close();
       await pg.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
