@@ -75,6 +75,19 @@ export function unnestRows<R>(rows: readonly R[], columns: readonly UnnestColumn
 /** The value of `bytes` column `name` of the {@link unnestRows} item `alias` (null where the row's value was null). */
 export const bytesOf = (alias: string, name: string): SQL => sql.raw(`substring(${alias}_bytes.b from ${alias}.${name}_off for ${alias}.${name}_len)`);
 
+/**
+ * Several data-modifying statements (`insert …`, each a CTE body) as ONE statement:
+ * `with w1 as (<body1>), w2 as (<body2>) <final>` (`final` defaults to `select 1`). PostgreSQL runs
+ * every data-modifying CTE to completion whether or not `final` reads it.
+ */
+export function withAll(bodies: readonly SQL[], final: SQL = sql`select 1`): SQL {
+  if (bodies.length === 0) return final;
+  return sql`with ${sql.join(
+    bodies.map((b, i) => sql`${sql.raw(`w${i + 1}`)} as (${b})`),
+    sql`, `,
+  )} ${final}`;
+}
+
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
 export async function rowsOf<T>(q: Promise<unknown>): Promise<T[]> {
   return ((await q) as { rows: T[] }).rows;

@@ -7,7 +7,9 @@
  * `policies` bumps the tenant's version in `policy_epochs` in the writing transaction (migration
  * 0029; every writer: the policy routes, room creation scoping policies, cascades), and each
  * decision reads that version in the statement that used to load the policies
- * (repo.ts `policiesIfChanged`), which answers the rules only when the cached version is stale.
+ * (repo.ts `policiesIfChanged`), which answers the rules only when the cached version is stale,
+ * or takes it from the caller, who read it in its own statement (rooms: with the room and its
+ * members, repo.ts `policyEpochOf`), and then needs no statement at all.
  * A decision therefore always applies the policy set committed when its statement ran, as it did
  * when it loaded the rows itself, with no window in which another instance's change is unseen
  * (a bus event could arrive late or be lost) and no extra statement.
@@ -32,10 +34,16 @@ export class CompiledPolicies {
   /**
    * The enabled policies of `tenantId` compiled, in evaluation order, as committed when this
    * call's one statement ran in `tx` (a transaction scoped to that tenant). Reloads and compiles
-   * only when the tenant's version changed since the cached set.
+   * only when the tenant's version changed since the cached set. With `epoch` (the version the
+   * caller read in `tx`, repo.ts `policyEpochOf`) a current cached set costs no statement.
    */
-  async get(tx: Tx, tenantId: string): Promise<CompiledPolicy[]> {
+  async get(tx: Tx, tenantId: string, epoch?: number): Promise<CompiledPolicy[]> {
     const hit = this.byTenant.get(tenantId);
+    if (hit && epoch !== undefined && hit.epoch === epoch) return hit.policies;
+    return this.load(tx, tenantId, hit);
+  }
+
+  private async load(tx: Tx, tenantId: string, hit: Entry | undefined): Promise<CompiledPolicy[]> {
     const { epoch, rules } = await repo.policiesIfChanged(tx, tenantId, hit?.epoch ?? null);
     if (hit && hit.epoch === epoch) return hit.policies;
     const policies = compilePolicies(rules);

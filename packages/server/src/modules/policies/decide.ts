@@ -10,7 +10,9 @@
  *   per allowed delivery (same `created_at`: the transaction's time).
  */
 import { randomUUID } from 'node:crypto';
+import type { SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { withAll } from '../../db/unnest.js';
 import { getByDevice } from '../hub/repo.js';
 import type { CompiledPolicies } from './compiled.js';
 import { evaluate, type Evaluation } from './engine.js';
@@ -38,29 +40,44 @@ async function fillTrustScores(tx: Tx, items: readonly DecideItem[]): Promise<vo
   }
 }
 
+/** The evaluations of a decision call and the inserts of its records, to run in the same transaction. */
+export interface Decided {
+  evaluations: Evaluation[];
+  /** CTE bodies (db/unnest.ts `withAll`): the non-allow rows and the allow counts; empty when nothing is recorded. */
+  records: SQL[];
+}
+
 /**
- * Evaluate each item against the tenant's enabled policies (the cached compiled set, revalidated by
- * its version in one statement) and write the records (module comment) in one statement; answers
- * one Evaluation per item, in order. `duration_us` of a record is its item's own evaluation time in
- * whole microseconds. When a compiled policy `usesTrustScore`, items without `senderTrustScore` get
- * it written into their context in place (so that A2A's second evaluation in the peer tenant uses
- * the same score). Items carrying `senderRatePerMinute` keep it; the others get `ratesOf`'s answer
- * when a policy reads the rate (0 without `ratesOf`).
+ * Evaluate each item against the tenant's enabled policies (the cached compiled set: revalidated in
+ * one statement, or by `epoch` when the caller read the version itself) and build the inserts of
+ * the records (module comment) without running them; answers one Evaluation per item, in order.
+ * `duration_us` of a record is its item's own evaluation time in whole microseconds. When a
+ * compiled policy `usesTrustScore`, items without `senderTrustScore` get it written into their
+ * context in place (so that A2A's second evaluation in the peer tenant uses the same score). Items
+ * carrying `senderRatePerMinute` keep it; the others get `ratesOf`'s answer when a policy reads
+ * the rate (0 without `ratesOf`).
  */
-export async function decideAll(cache: CompiledPolicies, tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
-  if (items.length === 0) return [];
-  const compiled = await cache.get(tx, tenantId);
+export async function evaluateAll(
+  cache: CompiledPolicies,
+  tx: Tx,
+  tenantId: string,
+  items: readonly DecideItem[],
+  ratesOf?: RatesOf,
+  epoch?: number,
+): Promise<Decided> {
+  if (items.length === 0) return { evaluations: [], records: [] };
+  const compiled = await cache.get(tx, tenantId, epoch);
   const wantsRate = ratesOf && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
   const rates = wantsRate ? await ratesOf(items) : undefined;
   if (compiled.some((p) => p.usesTrustScore)) await fillTrustScores(tx, items);
-  const results: Evaluation[] = [];
+  const evaluations: Evaluation[] = [];
   const records: repo.EvaluationRecord[] = [];
   const allows = new Map<string, repo.AllowCount>();
   items.forEach((item, i) => {
     const ctx = rates && item.ctx.senderRatePerMinute === undefined ? { ...item.ctx, senderRatePerMinute: rates[i]! } : item.ctx;
     const start = process.hrtime.bigint();
     const ev = evaluate(compiled, ctx, item.defaultOutcome);
-    results.push(ev);
+    evaluations.push(ev);
     if (ev.outcome === 'allow') {
       const key = `${ctx.senderDeviceId}|${item.subjectKind}`;
       const count = allows.get(key);
@@ -81,6 +98,12 @@ export async function decideAll(cache: CompiledPolicies, tx: Tx, tenantId: strin
       durationUs: Number((process.hrtime.bigint() - start) / 1000n),
     });
   });
-  await repo.insertRecords(tx, records, [...allows.values()]);
-  return results;
+  return { evaluations, records: repo.recordInserts(records, [...allows.values()]) };
+}
+
+/** {@link evaluateAll}, then its records written (one statement); answers the evaluations. */
+export async function decideAll(cache: CompiledPolicies, tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
+  const { evaluations, records } = await evaluateAll(cache, tx, tenantId, items, ratesOf);
+  if (records.length > 0) await tx.execute(withAll(records));
+  return evaluations;
 }

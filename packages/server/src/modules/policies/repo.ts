@@ -3,9 +3,9 @@
  * take a tenant-scoped transaction, except `expireDueHeld`, which the expiry job runs across
  * tenants.
  */
-import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { col, rowsOf, unnestRows } from '../../db/unnest.js';
+import { col, rowsOf, unnestRows, withAll } from '../../db/unnest.js';
 import { a2aMessages, heldMessages, marketplaceRentalMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
 import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
@@ -56,41 +56,52 @@ export interface AllowCount {
 }
 
 /**
- * Write the records of one decision call in ONE statement (none when both lists are empty): the
- * non-`allow` evaluations into `policy_evaluations` and the allow counts into
- * `policy_allow_counts`, both from array parameters (`unnest`), both with `created_at` = the
- * transaction's `now()` (issue 21: what the compliance dimension and the report read).
+ * The inserts of the records of one decision call, as CTE bodies for the caller's statement
+ * ({@link withAll}; none when both lists are empty): the non-`allow` evaluations into
+ * `policy_evaluations` and the allow counts into `policy_allow_counts`, both from array parameters
+ * (`unnest`), both with `created_at` = the transaction's `now()` (issue 21: what the compliance
+ * dimension and the report read).
  */
-export async function insertRecords(tx: Tx, evaluations: readonly EvaluationRecord[], allows: readonly AllowCount[]): Promise<void> {
-  if (evaluations.length === 0 && allows.length === 0) return;
-  const ev = unnestRows(evaluations, [
-    col<EvaluationRecord>('id', 'uuid', (r) => r.id),
-    col<EvaluationRecord>('tenant_id', 'uuid', (r) => r.tenantId),
-    col<EvaluationRecord>('subject_kind', 'text', (r) => r.subjectKind),
-    col<EvaluationRecord>('subject_id', 'uuid', (r) => r.subjectId),
-    col<EvaluationRecord>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
-    col<EvaluationRecord>('recipient_device_id', 'uuid', (r) => r.recipientDeviceId),
-    col<EvaluationRecord>('outcome', 'text', (r) => r.outcome),
-    col<EvaluationRecord>('policy_id', 'uuid', (r) => r.policyId),
-    col<EvaluationRecord>('matched_policy_ids', 'jsonb', (r) => r.matchedPolicyIds ?? []),
-    col<EvaluationRecord>('duration_us', 'int', (r) => r.durationUs),
-  ], 'e');
-  const al = unnestRows(allows, [
-    col<AllowCount>('id', 'uuid', (r) => r.id),
-    col<AllowCount>('tenant_id', 'uuid', (r) => r.tenantId),
-    col<AllowCount>('subject_kind', 'text', (r) => r.subjectKind),
-    col<AllowCount>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
-    col<AllowCount>('allows', 'int', (r) => r.allows),
-  ], 'a');
-  await tx.execute(sql`
-    with ev as (
+export function recordInserts(evaluations: readonly EvaluationRecord[], allows: readonly AllowCount[]): SQL[] {
+  const out: SQL[] = [];
+  if (evaluations.length > 0) {
+    const ev = unnestRows(evaluations, [
+      col<EvaluationRecord>('id', 'uuid', (r) => r.id),
+      col<EvaluationRecord>('tenant_id', 'uuid', (r) => r.tenantId),
+      col<EvaluationRecord>('subject_kind', 'text', (r) => r.subjectKind),
+      col<EvaluationRecord>('subject_id', 'uuid', (r) => r.subjectId),
+      col<EvaluationRecord>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+      col<EvaluationRecord>('recipient_device_id', 'uuid', (r) => r.recipientDeviceId),
+      col<EvaluationRecord>('outcome', 'text', (r) => r.outcome),
+      col<EvaluationRecord>('policy_id', 'uuid', (r) => r.policyId),
+      col<EvaluationRecord>('matched_policy_ids', 'jsonb', (r) => r.matchedPolicyIds ?? []),
+      col<EvaluationRecord>('duration_us', 'int', (r) => r.durationUs),
+    ], 'e');
+    out.push(sql`
       insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
                                       outcome, policy_id, matched_policy_ids, duration_us)
-      select * from ${ev}
-    )
-    insert into policy_allow_counts (id, tenant_id, subject_kind, sender_device_id, allows)
-    select * from ${al}`);
+      select * from ${ev}`);
+  }
+  if (allows.length > 0) {
+    const al = unnestRows(allows, [
+      col<AllowCount>('id', 'uuid', (r) => r.id),
+      col<AllowCount>('tenant_id', 'uuid', (r) => r.tenantId),
+      col<AllowCount>('subject_kind', 'text', (r) => r.subjectKind),
+      col<AllowCount>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+      col<AllowCount>('allows', 'int', (r) => r.allows),
+    ], 'a');
+    out.push(sql`insert into policy_allow_counts (id, tenant_id, subject_kind, sender_device_id, allows) select * from ${al}`);
+  }
+  return out;
 }
+
+/**
+ * The version of the tenant's policy set (`policy_epochs`; 0 when no policy was ever written), as
+ * a scalar expression for a caller's statement: a decision that read it in the statement that also
+ * read its other inputs passes it to `decide`, which then needs no statement of its own while its
+ * compiled set is current (compiled.ts).
+ */
+export const policyEpochOf = (tenantId: string): SQL => sql`coalesce((select epoch from policy_epochs where tenant_id = ${tenantId}), 0)::bigint`;
 
 /** The tenant's enabled policies as {@link policiesIfChanged} reads them. */
 interface PolicySetRow {
@@ -113,7 +124,7 @@ interface PolicySetRow {
 export async function policiesIfChanged(tx: Tx, tenantId: string, known: number | null): Promise<{ epoch: number; rules: (PolicyRule & { name: string })[] }> {
   const rows = await rowsOf<PolicySetRow>(
     tx.execute(sql`
-      with e as (select coalesce((select epoch from policy_epochs where tenant_id = ${tenantId}), 0)::bigint as epoch)
+      with e as (select ${policyEpochOf(tenantId)} as epoch)
       select e.epoch, p.id, p.name, p.scope_room_id, p.scope_skill, p.conditions, p.action, p.enabled
       from e left join policies p on p.tenant_id = ${tenantId} and p.enabled and e.epoch is distinct from ${known}::bigint
       order by p.priority desc, p.created_at asc, p.id asc`),

@@ -19,7 +19,7 @@ import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { CompiledPolicies } from './compiled.js';
-import { decideAll, type RatesOf } from './decide.js';
+import { decideAll, evaluateAll, type Decided, type RatesOf } from './decide.js';
 import type { Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
@@ -200,9 +200,12 @@ export class PolicyService implements PolicyDecider {
     return decideAll(this.compiled, tx, tenantId, items, ratesOf);
   }
 
-  /** See decide.ts {@link decideAll} (the tenant's cached compiled policies; records at their cost). */
-  decideAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
-    return decideAll(this.compiled, tx, tenantId, items, ratesOf);
+  /**
+   * See decide.ts {@link evaluateAll}: the evaluations of items of several senders and messages (a
+   * room group-commit flush) and the inserts of their records, which the caller runs in `tx`.
+   */
+  evaluateAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf, epoch?: number): Promise<Decided> {
+    return evaluateAll(this.compiled, tx, tenantId, items, ratesOf, epoch);
   }
 
   /** How many policy sets this instance compiled so far (compiled.ts; tests and diagnostics). */

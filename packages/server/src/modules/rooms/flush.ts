@@ -3,17 +3,20 @@
  * while the previous flush ran are written by ONE transaction, as the 1:1 message writer does
  * (conversations/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
  *
- * One flush, whatever its number of messages, rooms and senders:
- * 1. one read: the rooms, their members and the senders' hub identities (repo `sendContexts`);
+ * One flush, whatever its number of messages, rooms and senders, is in the common case ONE read
+ * and ONE write between BEGIN (with the tenant scope) and COMMIT:
+ * 1. one read: the rooms, their members, the senders' hub identities and the version of the
+ *    tenant's policy set (repo `sendContexts`);
  * 2. each message checked on its own (404 / 409 / 403 / 400 answer that send only: the others
  *    commit);
  * 3. the policies decide every (message, recipient) pair against the tenant's cached compiled set
- *    (policies/decide.ts: one statement that revalidates the set, one that writes the records;
- *    the sender rate, only when a policy reads it, is one more);
- * 4. the `room.message` webhooks of every message's released recipients (one statement);
- * 5. the messages and all their envelopes at their rooms' next release positions (repo
- *    `insertAtNextPositions`: one statement taking the rooms' release locks, held to commit);
- * 6. the held messages of held envelopes, when there are any (one statement).
+ *    (policies/decide.ts; a statement only to reload a changed set, or to count the sender rate
+ *    when a policy reads it);
+ * 4. one write (repo `insertAtNextPositions`): the rooms' release locks (held to commit), the
+ *    messages and all their envelopes at their rooms' next release positions, the policy records
+ *    (non-allow rows, allow counts) and the `room.message` webhook rows of the released recipients;
+ * 5. the held messages of held envelopes, when there are any (one statement, and one to read the
+ *    tenant's hold time).
  *
  * Order (DESIGN §8.5; rooms/frames.ts): a flush assigns positions in queue order, and the next
  * flush of the instance starts only once this one holds its rooms' release locks (`locked`, the
@@ -28,7 +31,7 @@ import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import { enqueueEachInTx } from '../webhooks/outbox.js';
+import { deliveriesOfEach } from '../webhooks/outbox.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { DecideItem, HoldInput } from '../policies/types.js';
 import { messageFields, released, type DeviceKind, type RoomContext, type WireBlobs } from './internal.js';
@@ -208,7 +211,7 @@ export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: 
   const turns: Turn[] = [];
   try {
     return await withTenant(db, tenantId, async (tx) => {
-      const found = await repo.sendContexts(tx, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]);
+      const found = await repo.sendContexts(tx, tenantId, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]);
       const outcomes: FlushOutcome[] = [];
       const plans: Plan[] = [];
       sends.forEach((send, index) => {
@@ -221,17 +224,18 @@ export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: 
       });
       if (plans.length === 0) return outcomes;
 
-      const evaluations = await policies.decideAll(tx, tenantId, plans.flatMap((p) => p.items), () => flushRates(tx, plans, now));
+      const { evaluations, records } = await policies.evaluateAll(tx, tenantId, plans.flatMap((p) => p.items), () => flushRates(tx, plans, now), found.policyEpoch);
       let next = 0;
       for (const p of plans) {
         p.evaluations = evaluations.slice(next, (next += p.targets.length));
         p.outcomes = p.evaluations.map((e) => OUTCOME_OF[e.outcome]);
       }
-      await enqueueEachInTx(tx, tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
+      const webhooks = deliveriesOfEach(tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
 
-      // The messages, their envelopes and their release positions in one statement; from here to
-      // commit the rooms' release locks are held: keep the rest short.
-      const positions = await repo.insertAtNextPositions(tx, tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })));
+      // The messages, their envelopes and release positions, the policy records and the webhook
+      // rows in one statement; from here to commit the rooms' release locks are held: keep the rest short.
+      const also = webhooks ? [...records, webhooks] : records;
+      const positions = await repo.insertAtNextPositions(tx, tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })), also);
       for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
       locked();
 

@@ -7,8 +7,7 @@ import type { DeliveryOutcome, Room, RoomMessageEvent, RoomSecurityLevel, RoomSu
 import type { Db, Tx } from '../../db/client.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { RatesOf } from '../policies/decide.js';
-import type { Evaluation } from '../policies/engine.js';
+import type { Decided, RatesOf } from '../policies/decide.js';
 import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import { enqueueInTx } from '../webhooks/outbox.js';
 import type { TenantBatcher } from '../conversations/batcher.js';
@@ -21,12 +20,13 @@ export type DeviceKind = 'owner' | 'agent';
 /** What the room module needs from the policy module (src/modules/policies: `PolicyService`). */
 export interface RoomPolicies extends PolicyDecider {
   /**
-   * `decide` for the items of several senders and messages (a group-commit flush): the tenant's
-   * policies against every item, with one rate per item from `ratesOf` (called at most once, only
-   * when an enabled policy has `rate_per_minute_over`), the records in one statement. Answers one
-   * Evaluation per item in order (policies/decide.ts).
+   * The policies' decisions on the items of several senders and messages (a group-commit flush),
+   * with one rate per item from `ratesOf` (called at most once, only when an enabled policy has
+   * `rate_per_minute_over`) and the tenant's policy-set version `epoch` read in `tx`; answers one
+   * Evaluation per item in order and the inserts of their records (CTE bodies), which the caller
+   * runs in `tx` (policies/decide.ts `evaluateAll`).
    */
-  decideAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]>;
+  evaluateAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf, epoch?: number): Promise<Decided>;
   /** Register the function that delivers an approved held message of a kind. */
   registerReleaser(kind: 'room', releaser: HeldReleaser): void;
 }

@@ -2,6 +2,7 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { bytesOf, col, rowsOf, unnestRows } from '../../db/unnest.js';
+import { policyEpochOf } from '../policies/repo.js';
 import {
   devices,
   heldMessages,
@@ -98,35 +99,41 @@ export interface SendContexts {
   rooms: Map<string, SendRoom>;
   /** The hub identity bound to each listed sender that has one (the oldest), by device id. */
   senderHubs: Map<string, { hubAddress: string; trustTier: string }>;
+  /** The version of the tenant's policy set (policies/repo.ts `policyEpochOf`), for the decisions. */
+  policyEpoch: number;
 }
 
 /**
- * The listed rooms (security level, archived, members' device ids and kinds) and the hub address
- * and trust tier of the listed senders, in ONE statement (one row per member, one per sender
- * identity). Rooms are not locked: sends do not serialise against each other here.
+ * The listed rooms (security level, archived, members' device ids and kinds), the hub address and
+ * trust tier of the listed senders, and the version of the tenant's policy set, in ONE statement
+ * (one row per member, one per sender identity, one for the version). Rooms are not locked: sends
+ * do not serialise against each other here.
  */
-export async function sendContexts(tx: Tx, roomIds: readonly string[], senderIds: readonly string[]): Promise<SendContexts> {
-  const result = (await tx.execute(sql`
-    select r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier
-    from rooms r left join room_members m on m.room_id = r.id
-    where r.id = any(${sql.param([...roomIds])}::uuid[])
-    union all
-    select * from (
-      select distinct on (device_id) null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier
-      from hub_identities where device_id = any(${sql.param([...senderIds])}::uuid[])
-      order by device_id, created_at, id
-    ) h`)) as unknown as {
-    rows: { room_id: string | null; security_level: string | null; archived: boolean | null; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null }[];
-  };
-  const out: SendContexts = { rooms: new Map(), senderHubs: new Map() };
-  for (const r of result.rows) {
-    if (r.room_id === null) {
+export async function sendContexts(tx: Tx, tenantId: string, roomIds: readonly string[], senderIds: readonly string[]): Promise<SendContexts> {
+  const rows = await rowsOf<{ k: string; room_id: string | null; security_level: string | null; archived: boolean | null; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null; epoch: string | number | null }>(
+    tx.execute(sql`
+      select 'm' as k, r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier, null::bigint as epoch
+      from rooms r left join room_members m on m.room_id = r.id
+      where r.id = any(${sql.param([...roomIds])}::uuid[])
+      union all
+      select * from (
+        select distinct on (device_id) 'h', null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier, null::bigint
+        from hub_identities where device_id = any(${sql.param([...senderIds])}::uuid[])
+        order by device_id, created_at, id
+      ) h
+      union all
+      select 'e', null, null, null, null, null, null, null, ${policyEpochOf(tenantId)}`),
+  );
+  const out: SendContexts = { rooms: new Map(), senderHubs: new Map(), policyEpoch: 0 };
+  for (const r of rows) {
+    if (r.k === 'e') out.policyEpoch = Number(r.epoch);
+    else if (r.k === 'h') {
       if (r.device_id && r.hub_address !== null && r.trust_tier !== null) out.senderHubs.set(r.device_id, { hubAddress: r.hub_address, trustTier: r.trust_tier });
-      continue;
+    } else {
+      let room = out.rooms.get(r.room_id!);
+      if (!room) out.rooms.set(r.room_id!, (room = { securityLevel: r.security_level!, archived: r.archived!, members: [] }));
+      if (r.device_id && r.kind) room.members.push({ deviceId: r.device_id, kind: r.kind });
     }
-    let room = out.rooms.get(r.room_id);
-    if (!room) out.rooms.set(r.room_id, (room = { securityLevel: r.security_level!, archived: r.archived!, members: [] }));
-    if (r.device_id && r.kind) room.members.push({ deviceId: r.device_id, kind: r.kind });
   }
   return out;
 }
@@ -263,10 +270,11 @@ type FlushEnvelope = NewEnvelope & { mi: number };
  * order), the messages with their `release_seq` (inserted in flush order, so `seq` follows it too)
  * and the envelopes from array parameters (`unnest`, all bytes in one binary parameter), released ones
  * (`delivered` / `notified`) with `delivered_at` = `at` and `release_seq` = their message's
- * position. Answers the positions in flush order. Call it last but for the commit: the locks
- * are held until then.
+ * position. `also` are more inserts of the flush (CTE bodies: policy records, webhook rows), run
+ * by the same statement. Answers the positions in flush order. Call it last but for the commit:
+ * the locks are held until then.
  */
-export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, sends: readonly NewSend[]): Promise<number[]> {
+export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, sends: readonly NewSend[], also: readonly SQL[] = []): Promise<number[]> {
   if (sends.length === 0) return [];
   const lockKeys = [...new Set(sends.map((s) => s.message.roomId))].sort().map((roomId) => `room_release:${roomId}`);
   const envelopes: FlushEnvelope[] = sends.flatMap((s, i) => s.envelopes.map((e) => ({ ...e, mi: i + 1 })));
@@ -319,7 +327,10 @@ export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, 
         select e.id, ${tenantId}::uuid, m.id, e.recipient, ${bytesOf('e', 'header')}, ${bytesOf('e', 'ciphertext')}, e.outcome,
                case when ${released} then ${when} end, case when ${released} then pos.pos end
         from ${rows} join m on m.i = e.mi join pos on pos.i = e.mi
-      )
+      )${sql.join(
+        also.map((body, k) => sql`, ${sql.raw(`also${k + 1}`)} as (${body})`),
+        sql``,
+      )}
       select i, pos from pos order by i`),
   );
   return result.map((r) => Number(r.pos));

@@ -9,10 +9,11 @@
  * - {@link enqueueInTx} / {@link messageDeliveriesFrom} inside the caller's transaction, so the
  *   delivery commits with the change that caused it. The message writer uses the latter for
  *   `message` (a CTE of its group-commit statement), and the room module for
- *   `room_message` ({@link enqueueEachInTx}: one statement per group-commit flush for the released
+ *   `room_message` ({@link deliveriesOfEach}: part of the statement of a group-commit flush, for the released
  *   recipients of all its messages, and one per released held envelope), which is why the sink
  *   skips both.
  */
+import type { SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
@@ -39,17 +40,18 @@ export async function enqueueInTx(tx: Tx, tenantId: string, audience: Audience, 
 }
 
 /**
- * Enqueue several events inside `tx` (a transaction scoped to `tenantId`), each for its own listed
- * devices (those with a webhook URL get a row), in ONE statement whatever their number (the room
- * group commit: each message's `room.message` for its released recipients). Non-webhook events
- * and events without devices are skipped. Answers the number of deliveries enqueued.
+ * The enqueueing of several events, each for its own listed devices (those with a webhook URL get a
+ * row), as ONE insert whatever their number, a CTE body for the caller's statement in a transaction
+ * scoped to `tenantId` (db/unnest.ts `withAll`; the room group commit: each message's
+ * `room.message` for its released recipients). Non-webhook events and events without devices are
+ * skipped; undefined when nothing is left.
  */
-export function enqueueEachInTx(tx: Tx, tenantId: string, list: readonly { deviceIds: readonly string[]; event: string; data: unknown }[]): Promise<number> {
+export function deliveriesOfEach(tenantId: string, list: readonly { deviceIds: readonly string[]; event: string; data: unknown }[]): SQL | undefined {
   const payloads = list.flatMap((e) => {
     const payload = e.deviceIds.length > 0 ? toWebhookPayload(e.event, e.data) : undefined;
     return payload ? [{ payload, deviceIds: e.deviceIds }] : [];
   });
-  return repo.insertForEach(tx, tenantId, payloads);
+  return repo.insertForEach(tenantId, payloads);
 }
 
 /**

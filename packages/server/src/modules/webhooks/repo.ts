@@ -45,21 +45,20 @@ export interface PayloadFor {
 }
 
 /**
- * Insert the pending deliveries of several payloads in ONE statement, whatever their number: per
- * payload, one row per listed device of the tenant with a webhook URL. Answers the rows inserted.
+ * The insert of the pending deliveries of several payloads, whatever their number, as a CTE body
+ * for the caller's statement (db/unnest.ts `withAll`): per payload, one row per listed device of
+ * the tenant with a webhook URL. Undefined when no payload has a device.
  */
-export async function insertForEach(tx: Tx, tenantId: string, list: readonly PayloadFor[]): Promise<number> {
+export function insertForEach(tenantId: string, list: readonly PayloadFor[]): SQL | undefined {
   const targets = list.flatMap((p, i) => p.deviceIds.map((deviceId) => ({ deviceId, i: i + 1 })));
-  if (targets.length === 0) return 0;
-  const res = (await tx.execute(sql`
+  if (targets.length === 0) return undefined;
+  return sql`
     insert into webhook_deliveries (id, tenant_id, device_id, event_type, payload)
     select gen_random_uuid(), d.tenant_id, d.id, p.type, p.payload
     from ${unnestRows(targets, [col<(typeof targets)[number]>('device_id', 'uuid', (t) => t.deviceId), col<(typeof targets)[number]>('i', 'int', (t) => t.i)], 't')}
     join ${unnestRows(list, [col<PayloadFor>('type', 'text', (p) => p.payload.type), col<PayloadFor>('payload', 'jsonb', (p) => p.payload)], 'p', 'i')} on p.i = t.i
     join devices d on d.id = t.device_id
-    where d.tenant_id = ${tenantId} and ${RECEIVES}
-    returning id`)) as unknown as Rows<{ id: string }>;
-  return res.rows.length;
+    where d.tenant_id = ${tenantId} and ${RECEIVES}`;
 }
 
 /** `messages.created_at` in ISO 8601 UTC with milliseconds, exactly as `Date.toISOString()` writes it. */
