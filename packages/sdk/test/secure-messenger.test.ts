@@ -21,7 +21,8 @@ import { conversationCatchUp, deviceCatchUp } from '../src/realtime/catch-up.js'
 import { SecureMessenger } from '../src/secure/messenger.js';
 import { decisionAnswer, readDecisionAnswer } from '../src/secure/decisions.js';
 import { ownerPeerResolver, restTransport } from '../src/secure/transport.js';
-import { SecureMessengerError, type SecureMessage, type SessionEvent } from '../src/secure/types.js';
+import { SecureMessengerError, type SecureMessage, type SecureMlsOptions, type SessionEvent } from '../src/secure/types.js';
+import { MLS_CIPHERSUITE } from '../src/mls/ciphersuites.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,7 +130,7 @@ describe('SecureMessenger against a real server', () => {
   }
 
   /** The agent side: device JWT, device-wide catch-up, realtime transport. */
-  async function agentSide(w: World, store: SessionStore, mls: boolean, extra: (m: SecureMessenger) => void = () => undefined): Promise<Side> {
+  async function agentSide(w: World, store: SessionStore, mls: boolean | SecureMlsOptions, extra: (m: SecureMessenger) => void = () => undefined): Promise<Side> {
     const messenger = await SecureMessenger.open({ identity: w.agentIdentity, store, client: w.agent, mls });
     const ownerKeys = { device_id: w.ownerIdentity.deviceId!, ...w.ownerIdentity.publicKeys };
     await messenger.addConversation(w.conversationId, ownerKeys);
@@ -228,6 +229,28 @@ describe('SecureMessenger against a real server', () => {
           for (const secret of ['hello agent', 'hello owner', 'Deploy release', 'Wait until Monday']) expect(bytes).not.toContain(secret);
         }
       }
+    });
+
+    it('post-quantum when both ends run it (PQXDH, X-Wing); classical with an older peer (issue 16)', async () => {
+      const talk = async (w: World, agentMls: boolean | SecureMlsOptions) => {
+        const agent = await agentSide(w, new MemorySessionStore(), agentMls);
+        const owner = await ownerSide(w, new MemorySessionStore(), mls);
+        await owner.messenger.sendText(w.conversationId, 'ping');
+        await waitFor(() => agent.received.length === 1, 'agent reads ping');
+        await agent.messenger.sendText(w.conversationId, 'pong');
+        await waitFor(() => owner.received.length === 1, 'owner reads pong');
+        expect([agent.errors, owner.errors]).toEqual([[], []]);
+        return [owner.messenger.sessionInfo(w.conversationId)!, agent.messenger.sessionInfo(w.conversationId)!];
+      };
+      const both = await talk(await world(), mls);
+      expect(both.map((i) => [i.protocol, i.post_quantum])).toEqual([[protocol, true], [protocol, true]]);
+
+      // The agent as an older client: no PQ prekey in its identity, MLS with the classical suite only.
+      const w = await world();
+      const { pq_prekey_seed: _seed, ...old } = w.agentIdentity.toJSON();
+      w.agentIdentity = DeviceIdentity.fromJSON(old);
+      const older = await talk(w, mls ? { ciphersuites: [MLS_CIPHERSUITE] } : false);
+      expect(older.map((i) => [i.protocol, i.post_quantum])).toEqual([[protocol, false], [protocol, false]]);
     });
 
     it('both ends starting at once converge on one session without losing a message', async () => {

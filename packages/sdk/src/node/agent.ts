@@ -113,7 +113,13 @@ export async function loadAgentState(store: FileSessionStore): Promise<{ identit
     }
     record = parsed;
   }
-  return { identity: identityText === undefined ? undefined : DeviceIdentity.fromJSON(identityText), record };
+  let identity = identityText === undefined ? undefined : DeviceIdentity.fromJSON(identityText);
+  if (identity && identity.pqPrekey === undefined) {
+    // Saved before issue 16: add the PQXDH prekey, durable before the messenger publishes it.
+    identity = identity.withPqPrekey();
+    await store.save(IDENTITY_KEY, JSON.stringify(identity));
+  }
+  return { identity, record };
 }
 
 /**

@@ -112,7 +112,10 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const server = options.server.replace(/\/+$/, '');
   const identityText = await store.load(IDENTITY_KEY);
   let identity = identityText === undefined ? DeviceIdentity.generate() : DeviceIdentity.fromJSON(identityText);
-  if (identityText === undefined) await store.save(IDENTITY_KEY, JSON.stringify(identity)); // durable before the service knows them
+  if (identity.pqPrekey === undefined) identity = identity.withPqPrekey(); // saved before issue 16: add the PQXDH prekey
+  if (identityText === undefined || identity.toJSON().pq_prekey_seed !== JSON.parse(identityText).pq_prekey_seed) {
+    await store.save(IDENTITY_KEY, JSON.stringify(identity)); // durable before the service knows them
+  }
 
   let record: ApiKeyAgentRecord = (await loadApiKeyRecord(store)) ?? { v: 1, server, api_key: options.apiKey };
   if (record.api_key !== options.apiKey || record.server !== server) {

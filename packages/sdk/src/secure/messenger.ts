@@ -49,8 +49,11 @@ import { decodeContent, encodeContent, type Content } from '../content/types.js'
 import { decodeFrame, type WireMessage } from '../crypto/frame.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
 import { CryptoError, equalBytes, fingerprint, hexToBytes, KEY_BYTES } from '../crypto/primitives.js';
+import type { SignedPqPrekey } from '../crypto/pq-prekey.js';
 import { RatchetSession, type PeerDevice } from '../crypto/session.js';
 import { base64ToBytes, bytesToBase64 } from '../mls/base64.js';
+import type { CiphersuiteName } from 'ts-mls';
+import { ciphersuiteId, chooseCiphersuite } from '../mls/ciphersuites.js';
 import { inspectKeyPackage, MlsClient } from '../mls/client.js';
 import { MlsClientError } from '../mls/errors.js';
 import { selectProtocol, type SessionProtocol } from '../mls/protocol.js';
@@ -63,6 +66,7 @@ import type { SessionStore } from '../storage.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import { messageTypeFor } from './decisions.js';
 import { emptyState, parseState, type HandledRef, type InboxEntry, type MessengerState } from './state.js';
+import { claimPeerPqPrekey, ensurePqPrekey, keyPackageStock } from './post-quantum.js';
 import { realtimeTransport } from './transport.js';
 import {
   SecureMessengerError,
@@ -90,6 +94,11 @@ export interface SessionInfo {
   established: boolean;
   /** Sessions kept for the conversation (the sending one included). */
   sessions: number;
+  /**
+   * The session's keys come from a hybrid post-quantum agreement (issue 16): PQXDH for X3DH +
+   * Double Ratchet, the X-Wing ciphersuite for MLS.
+   */
+  post_quantum: boolean;
 }
 
 /** The MLS group id prefix of a conversation's 1:1 groups. */
@@ -138,6 +147,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private readonly mlsEnabled: boolean;
   private readonly minKeyPackages: number;
   private readonly targetKeyPackages: number;
+  private readonly mlsCiphersuites: readonly CiphersuiteName[] | undefined;
   private readonly compare: (a: string, b: string) => number;
   private transport: SecureTransport | undefined;
   private mls: MlsClient | undefined;
@@ -171,6 +181,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     this.mlsEnabled = options.client !== undefined && (typeof mls === 'boolean' ? mls : (mlsOpts.enabled ?? true));
     this.minKeyPackages = Math.max(1, mlsOpts.minKeyPackages ?? 3);
     this.targetKeyPackages = Math.max(this.minKeyPackages, mlsOpts.targetKeyPackages ?? 10);
+    this.mlsCiphersuites = mlsOpts.ciphersuites;
     this.compare = options.compareCursors ?? defaultCompareCursors;
     this.transport = options.transport;
   }
@@ -189,7 +200,12 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     await m.restore(text === undefined ? emptyState(deviceId) : parseState(text, deviceId));
     let dirty = text === undefined;
     if (m.mls === undefined && m.mlsEnabled) {
-      m.mls = await MlsClient.create({ deviceId, signatureKeyPair: m.signatureKeyPair(), validateCredential: (id, key) => m.validateCredential(id, key) });
+      m.mls = await MlsClient.create({
+        deviceId,
+        signatureKeyPair: m.signatureKeyPair(),
+        validateCredential: (id, key) => m.validateCredential(id, key),
+        ...(m.mlsCiphersuites ? { ciphersuites: m.mlsCiphersuites } : {}),
+      });
       dirty = true;
     }
     if (dirty || text === undefined) await m.persist();
@@ -255,7 +271,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const c = this.conversations.get(conversationId);
     const s = c?.primarySession();
     if (!c || !s) return undefined;
-    return { session_id: s.id, protocol: s.protocol, initiator: s.initiator, established: s.established, sessions: c.sessions.length };
+    const postQuantum = s.ratchet ? s.ratchet.postQuantum : this.mls?.hasGroup(s.groupId!) === true && this.mls.groupCiphersuite(s.groupId!) !== this.mls.ciphersuite;
+    return { session_id: s.id, protocol: s.protocol, initiator: s.initiator, established: s.established, sessions: c.sessions.length, post_quantum: postQuantum };
   }
 
   /** Use this transport for sending (replaces the current one). */
@@ -312,6 +329,24 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
+   * Publish this device's signed PQ prekey (PQXDH, DESIGN §8.34) unless the service already serves
+   * it, so peers start X3DH sessions with PQXDH; `ensureKeyPackages` calls it.
+   * @returns whether it published (false without a client or without a PQ prekey in the identity).
+   * @throws SecureMessengerError `key_packages` (also emitted).
+   */
+  async ensurePqPrekey(): Promise<boolean> {
+    const client = this.options.client;
+    if (!client) return false;
+    try {
+      return await ensurePqPrekey(client, this.identity, this.deviceId);
+    } catch (err) {
+      const e = new SecureMessengerError('key_packages', `publishing the PQ prekey failed: ${describe(err)}`, { cause: err });
+      this.emit('error', e);
+      throw e;
+    }
+  }
+
+  /**
    * Top the service's stock of this device's MLS KeyPackages up to the target when it fell below
    * the minimum (`POST /mls/key-packages`). The private parts are saved before publishing.
    * @returns how many were published (0 when MLS is off or the stock suffices).
@@ -319,19 +354,25 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    */
   async ensureKeyPackages(): Promise<number> {
     const client = this.options.client;
+    await this.ensurePqPrekey().catch(() => undefined);
     if (!this.mlsAvailable || !client) return 0;
     try {
-      const { available } = await client.keyPackageCount(this.deviceId, { deviceId: this.deviceId });
-      if (available >= this.minKeyPackages) return 0;
-      const count = this.targetKeyPackages - available;
-      const packages = await this.exclusive(async () => {
-        this.ensureRunning();
-        const kps = await this.mls!.generateKeyPackages(count);
-        await this.persist();
-        return kps;
-      });
-      await client.publishKeyPackages({ key_packages: packages.map(bytesToBase64) }, { deviceId: this.deviceId });
-      return count;
+      // One stock per suite (issue 16): hybrid X-Wing KeyPackages only where the service labels suites.
+      const stock = keyPackageStock(await client.keyPackageCount(this.deviceId, { deviceId: this.deviceId }), this.mls!.ciphersuites);
+      let published = 0;
+      for (const [suite, available] of stock) {
+        if (available >= this.minKeyPackages) continue;
+        const count = this.targetKeyPackages - available;
+        const packages = await this.exclusive(async () => {
+          this.ensureRunning();
+          const kps = await this.mls!.generateKeyPackages(count, suite);
+          await this.persist();
+          return kps;
+        });
+        await client.publishKeyPackages({ key_packages: packages.map(bytesToBase64), cipher_suite: ciphersuiteId(suite) }, { deviceId: this.deviceId });
+        published += count;
+      }
+      return published;
     } catch (err) {
       const e = err instanceof SecureMessengerError ? err : new SecureMessengerError('key_packages', `publishing MLS KeyPackages failed: ${describe(err)}`, { cause: err });
       if (e.code === 'key_packages') this.emit('error', e);
@@ -725,7 +766,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (protocol === 'mls') {
       const groupId = `${groupPrefix(conv.id)}${randomId()}`;
       try {
-        await this.mls!.createGroup(groupId);
+        // X-Wing when the claimed KeyPackage is one (the claim prefers it when both ends run it).
+        const ciphersuite = chooseCiphersuite(this.mls!.ciphersuites, [[(await inspectKeyPackage(keyPackage!)).cipherSuite]]);
+        await this.mls!.createGroup(groupId, { ciphersuite });
         const added = await this.mls!.addMembers(groupId, [keyPackage!]);
         const welcome = encodeMlsEnvelope({ groupId, kind: 'welcome', epoch: added.epoch, message: added.welcome });
         session = { id: mlsSessionId(groupId), protocol: 'mls', initiator: 'local', established: false, createdAt: now(), groupId, opening: welcome };
@@ -735,12 +778,27 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       }
     }
     if (!session) {
-      const ratchet = RatchetSession.initiate(this.identity, conv.peer);
+      const ratchet = RatchetSession.initiate(this.identity, conv.peer, await this.peerPqPrekey(conv));
       session = { id: ratchetSessionId(ratchet), protocol: 'x3dh-dr', initiator: 'local', established: false, createdAt: now(), ratchet };
     }
     conv.addLocal(session);
     this.sessionEvents.push({ conversation_id: conv.id, session_id: session.id, protocol: session.protocol, initiator: 'local', primary: true });
     return session;
+  }
+
+  /**
+   * PQXDH (DESIGN §8.34): the peer's claimed and verified PQ prekey as `initiate` options; none
+   * (classical X3DH) without a client, when the peer published none, or when it fails the check
+   * (reported as `session_rejected`).
+   */
+  private async peerPqPrekey(conv: LiveConversation): Promise<{ pqPrekey: SignedPqPrekey } | undefined> {
+    const client = this.options.client;
+    if (!client) return undefined;
+    const claim = await claimPeerPqPrekey(client, this.deviceId, conv.peer);
+    if (claim.problem) {
+      this.emit('error', new SecureMessengerError('session_rejected', `the PQ prekey of ${conv.peer.device_id} is unusable (${describe(claim.problem)}); using classical X3DH`, { conversationId: conv.id, cause: claim.problem }));
+    }
+    return claim.prekey ? { pqPrekey: claim.prekey } : undefined;
   }
 
   /** Claim one KeyPackage of the peer when MLS is on; undefined when it has none (or it is unusable). */
@@ -749,7 +807,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (!this.mlsAvailable || !client) return undefined;
     let bytes: Uint8Array;
     try {
-      const claimed = await client.claimKeyPackage({ device_id: conv.peer.device_id }, { deviceId: this.deviceId });
+      const cipher_suites = this.mls!.ciphersuites.map(ciphersuiteId); // hybrid first when this device runs it
+      const claimed = await client.claimKeyPackage({ device_id: conv.peer.device_id, cipher_suites }, { deviceId: this.deviceId });
       bytes = base64ToBytes(claimed.key_package);
     } catch (err) {
       if (!(err instanceof ParleyApiError && err.status === 404)) {
@@ -857,7 +916,10 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     this.recent = [...state.recent];
     this.inbox = [...state.inbox];
     this.mls =
-      state.mls !== undefined ? await MlsClient.importState(state.mls, { validateCredential: (id, key) => this.validateCredential(id, key) }) : undefined;
+      state.mls !== undefined ? await MlsClient.importState(state.mls, {
+            validateCredential: (id, key) => this.validateCredential(id, key),
+            ...(this.mlsCiphersuites ? { ciphersuites: this.mlsCiphersuites } : {}),
+          }) : undefined;
     if (this.mls && this.mls.deviceId !== this.deviceId) throw new Error('the saved MLS state belongs to another device');
   }
 

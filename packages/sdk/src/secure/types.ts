@@ -4,6 +4,7 @@
  * §1.3 (MLS first, X3DH + Double Ratchet as fallback), §2.4 (message fields, structured content),
  * §6.1 (the `message` frames it consumes and produces).
  */
+import type { CiphersuiteName } from 'ts-mls';
 import type { ParleyClient } from '../client/rest.js';
 import type { MessageType, Priority, StoredMessage } from '@parley/protocol';
 import type { Content } from '../content/types.js';
@@ -130,6 +131,11 @@ export interface SecureMlsOptions {
   minKeyPackages?: number;
   /** How many the service should hold after a top-up (default 10). */
   targetKeyPackages?: number;
+  /**
+   * The MLS ciphersuites to run (default both: the hybrid X-Wing one, preferred, and the classical
+   * one; issue 16). `[MLS_CIPHERSUITE]` behaves as a client from before X-Wing.
+   */
+  ciphersuites?: readonly CiphersuiteName[];
 }
 
 /**
