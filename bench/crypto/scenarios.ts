@@ -27,6 +27,8 @@ import {
 import { DeviceIdentity } from '../../packages/sdk/src/crypto/keys.js';
 import { RatchetSession } from '../../packages/sdk/src/crypto/session.js';
 import { MLS_CIPHERSUITE, MlsClient } from '../../packages/sdk/src/mls/client.js';
+import { MLS_HYBRID_CIPHERSUITE } from '../../packages/sdk/src/mls/ciphersuites.js';
+import type { CiphersuiteName } from 'ts-mls';
 import { sameBytes, type Step } from './measure.js';
 
 export interface Scenario {
@@ -146,6 +148,59 @@ const tsMlsDirect: Scenario = {
   },
 };
 
+/**
+ * Session set-up (issue 16): one X3DH or PQXDH handshake per step, from the initiator's
+ * key agreement to the responder's decryption of the first message (both identities and the
+ * responder's prekeys made once, outside the step, as published prekeys are).
+ */
+function handshake(id: string, label: string, postQuantum: boolean): Scenario {
+  return {
+    id,
+    label,
+    receivers: 1,
+    async setup(payload) {
+      const alice = DeviceIdentity.generate(randomUUID());
+      const bob = DeviceIdentity.generate(randomUUID());
+      const peer = { device_id: bob.deviceId!, ...bob.publicKeys };
+      const options = postQuantum ? { pqPrekey: bob.pqPrekey! } : undefined;
+      return () => {
+        const first = RatchetSession.initiate(alice, peer, options).encrypt(payload);
+        const { session, plaintext } = RatchetSession.respond(bob, first, alice.identityPublicKeyHex);
+        if (session.postQuantum !== postQuantum) throw new Error(`${id}: wrong key agreement`);
+        check(plaintext, payload, id);
+      };
+    },
+  };
+}
+
+/**
+ * MLS 1:1 session set-up in one suite: the joiner makes a KeyPackage, the creator makes a group and
+ * adds it (commit + Welcome), the joiner joins, one application message crosses; then both forget
+ * the group (not a measurable share of the step).
+ */
+function mlsHandshake(id: string, label: string, ciphersuite: CiphersuiteName): Scenario {
+  return {
+    id,
+    label,
+    receivers: 1,
+    async setup(payload) {
+      const [creator, joiner] = await Promise.all([MlsClient.create({ deviceId: randomUUID() }), MlsClient.create({ deviceId: randomUUID() })]);
+      let i = 0;
+      return async () => {
+        const group = `hs-${i++}`;
+        const [kp] = await joiner!.generateKeyPackages(1, ciphersuite);
+        await creator!.createGroup(group, { ciphersuite });
+        const { welcome } = await creator!.addMembers(group, [kp!]);
+        await joiner!.joinFromWelcome(welcome);
+        const got = await joiner!.processMessage(group, await creator!.encrypt(group, payload));
+        if (got.kind !== 'application') throw new Error(`${id}: expected an application message`);
+        check(got.plaintext, payload, id);
+        await Promise.all([creator!.deleteGroup(group), joiner!.deleteGroup(group)]);
+      };
+    },
+  };
+}
+
 export const SCENARIOS: Scenario[] = [
   aead,
   doubleRatchet('dr-alt', 'Double Ratchet 1:1, direction alternates every message', 1),
@@ -153,6 +208,10 @@ export const SCENARIOS: Scenario[] = [
   mls(2),
   mls(3),
   tsMlsDirect,
+  handshake('hs-x3dh', 'handshake: X3DH + first message (initiate, encrypt, respond)', false),
+  handshake('hs-pqxdh', 'handshake: PQXDH (X25519 + ML-KEM-768) + first message', true),
+  mlsHandshake('hs-mls', 'handshake: MLS 1:1 group, suite 3 (KeyPackage, create, add, join, 1 message)', MLS_CIPHERSUITE),
+  mlsHandshake('hs-mls-xwing', 'handshake: MLS 1:1 group, X-Wing suite 84 (same steps)', MLS_HYBRID_CIPHERSUITE),
 ];
 
 /**
