@@ -8,12 +8,41 @@
 /** With the `u` flag a paired surrogate is one code point, so this matches lone surrogates only. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/** `String.prototype.isWellFormed` (ES2024, Node 20+) where present, else the regex. */
+const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (s) => (s as string & { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !LONE_SURROGATE.test(s);
+
+/** True when every string (value or key) in `value` is well formed: the fast pass, no paths built. */
+function allWellFormed(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (!isWellFormed(v)) return false;
+    } else if (Array.isArray(v)) {
+      for (const x of v) if (typeof x === 'object' || typeof x === 'string') stack.push(x);
+    } else if (v !== null && typeof v === 'object') {
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        if (!isWellFormed(k)) return false;
+        const x = (v as Record<string, unknown>)[k];
+        if (typeof x === 'object' || typeof x === 'string') stack.push(x);
+      }
+    }
+  }
+  return true;
+}
+
 /**
  * The path (`a.b[2]`, or `''` for the value itself) of the first string — value or object key —
  * in `value` that is not well-formed UTF-16, or undefined when every string is well formed.
- * Iterative (an explicit stack), so arbitrarily deep JSON cannot overflow the call stack.
+ * Iterative (an explicit stack), so arbitrarily deep JSON cannot overflow the call stack. Paths
+ * are only built when a fast pass found an ill-formed string.
  */
 export function illFormedPath(value: unknown): string | undefined {
+  if (allWellFormed(value)) return undefined;
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
