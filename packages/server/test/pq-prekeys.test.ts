@@ -28,7 +28,7 @@ describe('PQ prekeys', () => {
   });
   afterAll(() => t.close());
 
-  const publish = (auth: Record<string, string>, payload: unknown) => t.request({ method: 'POST', url: '/api/v1/pq-prekeys', headers: auth, payload });
+  const publish = (auth: Record<string, string>, payload: object) => t.request({ method: 'POST', url: '/api/v1/pq-prekeys', headers: auth, payload });
   const claim = (auth: Record<string, string>, deviceId: string) => t.request({ method: 'POST', url: '/api/v1/pq-prekeys/claim', headers: auth, payload: { device_id: deviceId } });
 
   it('a device without PQ prekeys (an older client) answers 404: the peer runs classical X3DH', async () => {
