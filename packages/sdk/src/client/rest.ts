@@ -40,6 +40,10 @@ import type {
   ActivateResponse,
   ClaimedKeyPackage,
   ClaimKeyPackageRequest,
+  ClaimPqPrekeyRequest,
+  ClaimedPqPrekey,
+  PqPrekeyCount,
+  PublishPqPrekeysRequest,
   KeyPackageCount,
   PublishKeyPackagesRequest,
   PublishKeyPackagesResponse,
@@ -726,6 +730,31 @@ export class ParleyClient {
    */
   claimKeyPackage(body: ClaimKeyPackageRequest, opts?: RequestOptions): Promise<ClaimedKeyPackage> {
     return this.call('claimKeyPackage', { body, opts });
+  }
+
+  // ------------------------------------------------------------ PQXDH prekeys (issue 16, DESIGN §8.34)
+
+  /**
+   * `POST /api/v1/pq-prekeys` (device JWT, API key with key material, or owner JWT + `X-Device-Id`):
+   * publish the calling device's signed PQ prekeys, opaque base64 blobs (201): `last_resort`
+   * replaces the current one, `one_time` are added. 400 for bad encodings or sizes.
+   */
+  publishPqPrekeys(body: PublishPqPrekeysRequest, opts?: RequestOptions): Promise<PqPrekeyCount> {
+    return this.call('publishPqPrekeys', { body, opts });
+  }
+
+  /** `GET /api/v1/pq-prekeys/{device_id}`: whether a device of the tenant has a last-resort PQ prekey (and its key id), and its unclaimed one-time ones. */
+  pqPrekeyCount(deviceId: string, opts?: RequestOptions): Promise<PqPrekeyCount> {
+    return this.call('pqPrekeyCount', { params: { device_id: deviceId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/pq-prekeys/claim`: one PQ prekey of an ACTIVE device (a one-time one while any is
+   * left, else the last-resort one); 404 when it published none (start the session with X3DH).
+   * Verify its signature against the device's identity key before use (`verifyPqPrekey`).
+   */
+  claimPqPrekey(body: ClaimPqPrekeyRequest, opts?: RequestOptions): Promise<ClaimedPqPrekey> {
+    return this.call('claimPqPrekey', { body, opts });
   }
 
   // ------------------------------------------------------------ attachments, push (SPEC §4.7)

@@ -24,7 +24,7 @@ import type { CiphersuiteName } from 'ts-mls';
  * adapters implementing only the MLS methods) cannot, and its sessions stay classical.
  */
 function speaksPq(client: ParleyClient): boolean {
-  return typeof (client as Partial<ParleyClient>).call === 'function';
+  return typeof (client as Partial<ParleyClient>).claimPqPrekey === 'function';
 }
 
 /**
@@ -35,9 +35,9 @@ function speaksPq(client: ParleyClient): boolean {
 export async function ensurePqPrekey(client: ParleyClient, identity: DeviceIdentity, deviceId: string): Promise<boolean> {
   const prekey = identity.pqPrekey;
   if (prekey === undefined || !speaksPq(client)) return false;
-  const held = await client.call('pqPrekeyCount', { params: { device_id: deviceId }, opts: { deviceId } });
+  const held = await client.pqPrekeyCount(deviceId, { deviceId });
   if (held.last_resort_key_id === prekey.keyId) return false;
-  await client.call('publishPqPrekeys', { body: { last_resort: pqPrekeyToWire(prekey) }, opts: { deviceId } });
+  await client.publishPqPrekeys({ last_resort: pqPrekeyToWire(prekey) }, { deviceId });
   return true;
 }
 
@@ -54,7 +54,7 @@ export interface PqPrekeyClaim {
 export async function claimPeerPqPrekey(client: ParleyClient, deviceId: string, peer: PeerDevice): Promise<PqPrekeyClaim> {
   if (!speaksPq(client)) return {};
   try {
-    const claimed = await client.call('claimPqPrekey', { body: { device_id: peer.device_id }, opts: { deviceId } });
+    const claimed = await client.claimPqPrekey({ device_id: peer.device_id }, { deviceId });
     const prekey = pqPrekeyFromWire(claimed);
     if (!verifyPqPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), prekey)) {
       return { problem: new Error('the PQ prekey is not signed by the peer identity key') };
