@@ -208,7 +208,16 @@ describe('owner web app in Chromium', () => {
     await open('Audit log', 'Audit log');
     await page.getByRole('button', { name: 'Verify chain' }).click();
     await page.getByTestId('audit-verdict').filter({ hasText: /Chain intact/ }).waitFor();
+    // The transparency log, checked in the page with the SDK's verifier: the signed checkpoint, then
+    // an event's inclusion proof (DESIGN §8.33).
+    await page.getByTestId('log-verdict').filter({ hasText: /✓ verified/ }).waitFor();
+    await page.getByRole('button', { name: /Verify the proof of event/ }).first().click();
+    await page.getByRole('button', { name: 'Download proof' }).first().waitFor();
     await check('09-audit');
+    // A second visit verifies that the log grew from the checkpoint this browser kept.
+    await owner.createInvite({});
+    await page.getByRole('button', { name: 'Check again' }).click();
+    await page.getByTestId('log-verdict').filter({ hasText: /extends the checkpoint of \d+ events this browser verified before/ }).waitFor();
   });
 
   it('every other screen renders and passes axe', async () => {

@@ -11,6 +11,7 @@ import axe from 'axe-core';
 import type { ReactNode } from 'react';
 import { MemoryRouter } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { consistency, keyAnswer, logKey } from './audit-log-fixture';
 
 const OWNER = '00000000-0000-4000-8000-000000000001';
 const OTHER = '00000000-0000-4000-8000-000000000002';
@@ -64,6 +65,7 @@ const device = (device_id: string, name: string): Device => ({
   webhook_url: null,
 });
 const event = (n: number) => ({ event_id: `00000000-0000-4000-8000-00000000010${n}`, type: 'policy.created', actor: 'owner', subject: P1, data: { name: 'Night hold' }, created_at: AT, prev_hash: '0'.repeat(64), hash: `${n}`.repeat(64) });
+const LOG_KEY = logKey();
 const badRequest = (detail: string) => new ParleyApiError({ status: 400, detail, method: 'POST', path: '/x' });
 
 const client = {
@@ -81,6 +83,12 @@ const client = {
   deletePolicy: vi.fn(async () => undefined),
   listAuditEvents: vi.fn(async (q: { cursor?: string }) => (q.cursor ? { events: [event(3)], next_cursor: null } : { events: [event(1), event(2)], next_cursor: '2' })),
   verifyAudit: vi.fn(async () => ({ valid: true, checked: 3, first_broken: null })),
+  getAuditLogKey: vi.fn(async () => keyAnswer(LOG_KEY.vkey)),
+  getAuditCheckpoint: vi.fn(async () => LOG_KEY.checkpoint(6)),
+  getAuditConsistency: vi.fn(async (q: { first: number; second: number }) => consistency(q.first, q.second)),
+  getAuditEventProof: vi.fn(async (): Promise<never> => {
+    throw badRequest('no checkpoint of tree size 9 was answered');
+  }),
   getSettings: vi.fn(async () => ({ held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true })),
   updateSettings: vi.fn(async () => ({ held_message_ttl_hours: 24, default_room_security_level: 'standard', scan_rules_enabled: true })),
   listDevices: vi.fn(async () => ({ devices: [device(OWNER, 'This Chromium'), device(OTHER, 'Phone'), { ...device('00000000-0000-4000-8000-000000000003', 'bot'), kind: 'agent' as const }] })),
@@ -207,6 +215,11 @@ describe('Audit log', () => {
     client.verifyAudit.mockResolvedValueOnce({ valid: false, checked: 3, first_broken: { seq: 2, event_id: 'e-2', reason: 'hash_mismatch' } } as never);
     fireEvent.click(screen.getByRole('button', { name: 'Verify chain' }));
     await waitFor(() => expect(screen.getByTestId('audit-verdict').textContent).toMatch(/broken at sequence 2, event e-2 \(hash mismatch\)/));
+    // The transparency log: the checkpoint verified against the key pinned on this first visit.
+    expect((await screen.findByTestId('log-verdict')).textContent).toMatch(/✓ verified.*Checkpoint of 6 events.*pinned in this browser now/);
+    expect(screen.getByText(LOG_KEY.vkey, { selector: 'code' })).toBeTruthy();
+    fireEvent.click(screen.getAllByRole('button', { name: /Verify the proof of event/ })[0]!);
+    await waitFor(() => expect(screen.getByText(/✗ no checkpoint of tree size 9 was answered/)).toBeTruthy());
     fireEvent.change(screen.getByLabelText('Type'), { target: { value: 'api_key.rotated' } });
     fireEvent.change(screen.getByLabelText('Actor'), { target: { value: 'owner' } });
     fireEvent.click(screen.getByRole('button', { name: 'Apply filters' }));

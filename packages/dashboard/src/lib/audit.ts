@@ -1,9 +1,10 @@
 /**
- * Audit log helpers (SPEC §4.14; DESIGN §8.10, §8.22): the filter form as a query, and the chain
- * verdict in words.
+ * Audit log helpers (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the filter form as a query, and the
+ * chain and transparency-log verdicts in words.
  */
 import type { AuditChainVerdict, AuditEventQuery } from '@parley/protocol';
 import { localToIso, words } from './format';
+import type { LogVerdict } from './transparency';
 
 /** The audit filter form: what the owner typed or picked. */
 export interface AuditFilters {
@@ -38,4 +39,12 @@ export function describeVerdict(v: AuditChainVerdict): string {
   const b = v.first_broken;
   if (!b) return `Chain broken: ${checked}.`;
   return `Chain broken at sequence ${b.seq}, event ${b.event_id} (${words(b.reason)}); ${checked}.`;
+}
+
+/** The transparency-log check in words (DESIGN §8.33): what was verified against what, or why not. */
+export function describeLogVerdict(v: LogVerdict): string {
+  if (!v.verified) return `The log could not be verified: ${v.reason}.`;
+  const head = `Checkpoint of ${v.treeSize} event${v.treeSize === 1 ? '' : 's'}${v.timestamp ? `, signed ${new Date(v.timestamp).toLocaleString()}` : ''}`;
+  if (v.extends === null) return `${head}. The key was pinned in this browser now: compare it with the audit-log key your operator publishes.`;
+  return `${head}, extends the checkpoint of ${v.extends} event${v.extends === 1 ? '' : 's'} this browser verified before.`;
 }

@@ -1,14 +1,19 @@
 /**
- * Audit log (SPEC §4.14; DESIGN §8.10, §8.22): the tenant's hash-chained events, newest first,
- * filtered by type, actor, subject and time, paged with "Load more"; "Verify chain" recomputes
- * the chain and names the first broken link.
+ * Audit log (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the tenant's hash-chained events, newest
+ * first, filtered by type, actor, subject and time, paged with "Load more"; "Verify chain"
+ * recomputes the chain and names the first broken link. The transparency log's checks run in the
+ * page with the SDK's verifier (lib/transparency.ts): the latest signed checkpoint against the key
+ * pinned in this browser and the checkpoint it verified before ("verified"), and each event's
+ * inclusion proof, verified before its bundle is offered for download.
  */
 import { AUDIT_EVENT_TYPES, type AuditEvent } from '@parley/sdk';
-import { useMutation } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMemo, useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
-import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
-import { auditQuery, describeVerdict, NO_AUDIT_FILTERS, type AuditFilters } from '../lib/audit';
+import { Badge, CopyButton, describeError, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
+import { auditQuery, describeLogVerdict, describeVerdict, NO_AUDIT_FILTERS, type AuditFilters } from '../lib/audit';
+import { downloadText } from '../lib/download';
+import { checkLog, localPinStore, proveEvent, trustNewKey, type PinStore } from '../lib/transparency';
 import { readDraft } from '../lib/drafts';
 import { parseJsonDraft, useFormDraft } from '../lib/json-draft';
 import { usePaged } from '../lib/paging';
@@ -64,7 +69,38 @@ function hasData(data: unknown): boolean {
   return data !== null && data !== undefined && !(typeof data === 'object' && Object.keys(data).length === 0);
 }
 
-function EventRow({ e }: { e: AuditEvent }) {
+/** An event's inclusion proof: verified in the page, then offered as a file (the event, its audit path, the checkpoint). */
+function ProofCell({ e, store }: { e: AuditEvent; store: PinStore }) {
+  const { client } = useOwner();
+  const prove = useMutation({ mutationFn: () => proveEvent(client, store, e.event_id) });
+  const p = prove.data;
+  if (p) {
+    return (
+      <span className="row" data-testid={`proof-${e.event_id}`}>
+        <Badge tone="good" label={`verified in the log of ${p.treeSize} events`}>
+          ✓ verified
+        </Badge>
+        <button type="button" onClick={() => downloadText(`audit-event-${e.event_id}.json`, 'application/json', JSON.stringify(p.bundle, null, 2))}>
+          Download proof
+        </button>
+      </span>
+    );
+  }
+  return (
+    <span className="row" data-testid={`proof-${e.event_id}`}>
+      <button type="button" onClick={() => prove.mutate()} disabled={prove.isPending} aria-label={`Verify the proof of event ${e.event_id}`}>
+        Verify proof
+      </button>
+      {prove.error ? (
+        <Badge tone="bad" label={describeError(prove.error)}>
+          ✗ {describeError(prove.error)}
+        </Badge>
+      ) : null}
+    </span>
+  );
+}
+
+function EventRow({ e, store }: { e: AuditEvent; store: PinStore }) {
   return (
     <tr>
       <td>
@@ -87,6 +123,9 @@ function EventRow({ e }: { e: AuditEvent }) {
       </td>
       <td>
         <code title={e.hash}>{e.hash.slice(0, 12)}…</code>
+      </td>
+      <td>
+        <ProofCell e={e} store={store} />
       </td>
     </tr>
   );
@@ -117,9 +156,60 @@ function Verify() {
   );
 }
 
-/** The audit log screen (SPEC §4.14; DESIGN §8.10, §8.22). */
-export function Audit() {
+/** The transparency log: the latest checkpoint verified against the pinned key and the one verified before. */
+function TransparencyLog({ store }: { store: PinStore }) {
   const { client } = useOwner();
+  // Under the 'audit' root: re-checked whenever the log may have grown (live owner events).
+  const check = useQuery({ queryKey: ['audit', 'transparency'], queryFn: () => checkLog(client, store) });
+  const v = check.data;
+  return (
+    <Section
+      title="Transparency log"
+      actions={
+        <button type="button" onClick={() => void check.refetch()} disabled={check.isFetching}>
+          Check again
+        </button>
+      }
+    >
+      <p className="muted">
+        The service signs checkpoints of this log with its audit-log key. This browser pinned that key the first time it saw it, and checks that each new checkpoint is signed by it and extends the
+        checkpoint it verified before, so history it has seen cannot be rewritten or dropped unnoticed.
+      </p>
+      <ErrorNote error={check.error} />
+      {check.isPending && <Loading what="Verifying the log" />}
+      {v && (
+        <div role="status" data-testid="log-verdict">
+          <p>
+            <Badge tone={v.verified ? 'good' : 'bad'}>{v.verified ? '✓ verified' : '✗ not verified'}</Badge> {describeLogVerdict(v)}
+          </p>
+          {!v.verified && v.newKey && (
+            <p>
+              The service now signs with another key.{' '}
+              <button
+                type="button"
+                onClick={() => {
+                  trustNewKey(store, v.newKey!);
+                  void check.refetch();
+                }}
+              >
+                Trust the new key
+              </button>
+            </p>
+          )}
+          <details>
+            <summary>Pinned key</summary>
+            <code className="wrap">{v.vkey}</code> <CopyButton text={v.vkey} />
+          </details>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+/** The audit log screen (SPEC §4.14; DESIGN §8.10, §8.22, §8.33). */
+export function Audit() {
+  const { client, deviceId } = useOwner();
+  const store = useMemo(() => localPinStore(deviceId), [deviceId]);
   const [filters, setFilters] = useState<AuditFilters>(() => parseJsonDraft(readDraft(FILTER_DRAFT), NO_AUDIT_FILTERS));
   const query = auditQuery(filters);
   const events = usePaged(['audit', 'events', query], (cursor) => client.listAuditEvents({ ...query, ...(cursor ? { cursor } : {}) }), (p) => p.events);
@@ -127,6 +217,7 @@ export function Audit() {
     <>
       <h1>Audit log</h1>
       <Verify />
+      <TransparencyLog store={store} />
       <Section title="Events">
         <Filters onApply={setFilters} />
         <ErrorNote error={events.error} />
@@ -134,10 +225,10 @@ export function Audit() {
         {!events.isPending && events.items.length === 0 && <Empty>No events match.</Empty>}
         {events.items.length > 0 && (
           <table>
-            <Head columns={['Time', 'Type', 'Actor', 'Subject', 'Data', 'Hash']} />
+            <Head columns={['Time', 'Type', 'Actor', 'Subject', 'Data', 'Hash', 'Proof']} />
             <tbody>
               {events.items.map((e) => (
-                <EventRow key={e.event_id} e={e} />
+                <EventRow key={e.event_id} e={e} store={store} />
               ))}
             </tbody>
           </table>
