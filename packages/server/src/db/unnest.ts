@@ -2,7 +2,8 @@
  * Many rows as ONE statement of array parameters (`unnest`), whatever their number: the shape of
  * every hot-path multi-row write (room messages and envelopes, policy evaluation records, webhook
  * rows; the 1:1 message writer has the same shape). One parameter per column keeps the statement
- * text and its parameter count fixed, unlike a multi-row VALUES list.
+ * text and its parameter count fixed, unlike a multi-row VALUES list. UUIDs, integers and times
+ * travel as array literals (no per-element escaping).
  *
  * Bytes (`bytes` columns) travel in ONE binary parameter for the whole call, every value of every
  * bytes column concatenated, sliced by per-row offset and length columns: no hex or escaping of
@@ -10,6 +11,7 @@
  * binary). Select them with {@link bytesOf}.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { arrayLiteral, wholeList } from './array-literal.js';
 
 /** PostgreSQL element types of the array parameters; `bytes` is a `bytea` value (Buffer) sliced from the call's binary parameter. */
 export type UnnestType = 'uuid' | 'text' | 'int' | 'bigint' | 'float8' | 'bool' | 'timestamptz' | 'jsonb' | 'bytes';
@@ -32,7 +34,25 @@ function element(type: UnnestType, v: unknown): unknown {
   return v;
 }
 
-const typed = (values: unknown[], type: string) => sql`${sql.param(values)}::${sql.raw(type)}[]`;
+/** Element patterns of the columns sent as array literals (null elements as `NULL`). */
+const LITERAL: Partial<Record<UnnestType, RegExp>> = {
+  uuid: wholeList('[0-9a-fA-F-]{36}|NULL'),
+  int: wholeList('-?\\d+|NULL'),
+  bigint: wholeList('-?\\d+|NULL'),
+  timestamptz: wholeList('[0-9T:.Z+-]+|NULL'),
+};
+
+/**
+ * One array parameter of `values` cast to `type[]`: UUIDs, integers and ISO times as one array
+ * literal (db/array-literal.ts: no per-element quoting or escaping by the driver), other types
+ * as a JS array the driver serialises.
+ */
+function typed(values: unknown[], type: UnnestType): SQL {
+  const pgType = sql.raw(type);
+  const literal = LITERAL[type];
+  if (!literal) return sql`${sql.param(values)}::${pgType}[]`;
+  return sql`${arrayLiteral(values.map((v) => (v === null ? 'NULL' : (v as string | number))), literal)}::${pgType}[]`;
+}
 
 /**
  * The FROM item `unnest($1::t1[], $2::t2[], …) [with ordinality] as <alias>(c1, c2, … [, <ordinality>])`

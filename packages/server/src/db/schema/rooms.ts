@@ -97,7 +97,9 @@ export const roomEnvelopes = pgTable(
   'room_envelopes',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    // No foreign key to tenants (issue 21, migration 0031): an envelope is its message's, whose
+    // tenant key cascades to it; the check cost one lookup per envelope on the fan-out hot path.
+    tenantId: uuid('tenant_id').notNull(),
     roomMessageId: uuid('room_message_id').notNull().references(() => roomMessages.id, { onDelete: 'cascade' }),
     recipientDeviceId: uuid('recipient_device_id'),
     headerBlob: bytea('header_blob'),
