@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../src/modules/api-keys/service.js';
-import { encodeProtobufRequest, OTLP_PROTOBUF } from '../src/modules/telemetry/otlp.js';
+import { decodeProtobufRequest, encodeProtobufRequest, OTLP_PROTOBUF, toSpans } from '../src/modules/telemetry/otlp.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { newDeviceKeys } from './keys.js';
@@ -89,6 +89,35 @@ describe('telemetry', () => {
       expect(byName.get(name)!.status_message).toBe(`${name} failed`);
       expect(byName.get(name)!.attributes).toEqual({ [name]: name, nested: { '"k"': '{a,b}' } });
     }
+  });
+
+  it('decodes protobuf in place to exactly the spans of the same request in JSON (every AnyValue kind, int64 beyond 2^53, unset fields)', () => {
+    const values = [
+      { key: 's', value: { stringValue: 'text' } },
+      { key: 'b', value: { boolValue: false } },
+      { key: 'i', value: { intValue: '-42' } },
+      { key: 'big', value: { intValue: '9007199254740993' } },
+      { key: 'neg', value: { intValue: '-9223372036854775808' } },
+      { key: 'd', value: { doubleValue: 2.25 } },
+      { key: 'arr', value: { arrayValue: { values: [{ stringValue: 'x' }, { intValue: '7' }] } } },
+      { key: 'kv', value: { kvlistValue: { values: [{ key: 'inner', value: { boolValue: true } }] } } },
+    ];
+    const ids = { traceId: hex(16), spanId: hex(8) };
+    const spanOf = (id: (h: string) => unknown) => ({
+      traceId: id(ids.traceId),
+      spanId: id(ids.spanId),
+      name: 'svc.tool',
+      startTimeUnixNano: String(BASE),
+      endTimeUnixNano: String(BASE + 1_500_000n),
+      attributes: values,
+    });
+    const json = { resourceSpans: [{ scopeSpans: [{ spans: [spanOf((h) => h)] }] }] };
+    const pb = encodeProtobufRequest({ resourceSpans: [{ scopeSpans: [{ spans: [spanOf((h) => Buffer.from(h, 'hex'))] }] }] });
+    const fromPb = toSpans(decodeProtobufRequest(pb));
+    expect(fromPb).toEqual(toSpans(json));
+    expect(fromPb[0]!.attributes).toEqual({ s: 'text', b: false, i: -42, big: '9007199254740993', neg: '-9223372036854775808', d: 2.25, arr: ['x', 7], kv: { inner: true } });
+    expect(fromPb[0]!.parentSpanId).toBeNull();
+    expect(fromPb[0]!.kind).toBe(0);
   });
 
   it('ingests protobuf and answers in protobuf', async () => {

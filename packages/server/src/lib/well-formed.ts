@@ -23,7 +23,8 @@ function allWellFormed(value: unknown): boolean {
       if (!isWellFormed(v)) return false;
     } else if (Array.isArray(v)) {
       for (const x of v) if (typeof x === 'object' || typeof x === 'string') stack.push(x);
-    } else if (v !== null && typeof v === 'object') {
+    } else if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) {
+      // Bytes (protobuf `bytes` fields) hold no text.
       for (const k in v) {
         if (!Object.hasOwn(v, k)) continue;
         if (!isWellFormed(k)) return false;

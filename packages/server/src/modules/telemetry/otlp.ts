@@ -5,8 +5,11 @@
  *   hex strings, int64 nanosecond times as strings or numbers, enums as integers;
  * - protobuf (`application/x-protobuf`), decoded with protobufjs from the official
  *   opentelemetry-proto definitions (the subset below: same packages, messages and field numbers as
- *   opentelemetry/proto/{collector/trace,trace,common,resource}/v1). Decoded messages are turned into
- *   the JSON mapping, so one validator ({@link toSpans}) serves both.
+ *   opentelemetry/proto/{collector/trace,trace,common,resource}/v1). The decoded messages are read
+ *   in place, with no intermediate copy: they carry the JSON mapping's field names, only the span
+ *   ids are rewritten to hex (the route schema and the stored rows want hex), and {@link toSpans}
+ *   reads int64 fields as protobufjs `Long`s as well as strings and numbers, and fields by
+ *   presence (own properties: a decoded message's unset fields are defaults on its prototype).
  */
 import { OTLP_PROTOBUF_MEDIA_TYPE } from '@parley/protocol';
 import protobuf from 'protobufjs';
@@ -84,27 +87,33 @@ export interface DecodedSpan {
   resource: Record<string, unknown>;
 }
 
-const hexOf = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v);
+/** `key` is set on `a` (own property: a JSON object's key, or a decoded message's present field). */
+const has = (a: object, key: string) => Object.hasOwn(a, key);
 
-/** Decode a protobuf request body into the JSON mapping (ids hex, int64 as strings). 400 when malformed. */
+const hexOf = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex') : v);
+
+/**
+ * Decode a protobuf request body, in place (see the module docs): the messages themselves, span
+ * ids as hex. 400 when malformed.
+ */
 export function decodeProtobufRequest(body: Buffer): ExportRequestJson {
-  let message: protobuf.Message;
+  let message: ExportRequestJson;
   try {
-    message = RequestType.decode(body);
+    message = RequestType.decode(body) as unknown as ExportRequestJson;
   } catch {
     throw badRequest('body is not a valid protobuf ExportTraceServiceRequest');
   }
-  const obj = RequestType.toObject(message, { longs: String, defaults: false, arrays: true, oneofs: false }) as ExportRequestJson;
-  for (const rs of obj.resourceSpans ?? []) {
+  for (const rs of message.resourceSpans ?? []) {
+    // The route schema would see the default `null` of an unset message field.
+    if (!has(rs, 'resource')) rs.resource = undefined;
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
-        s.traceId = hexOf(s.traceId);
-        s.spanId = hexOf(s.spanId);
-        s.parentSpanId = hexOf(s.parentSpanId);
+        // An unset field reads as its prototype default (not bytes): only present ids are kept.
+        for (const f of ['traceId', 'spanId', 'parentSpanId'] as const) s[f] = has(s, f) ? hexOf(s[f]) : undefined;
       }
     }
   }
-  return obj;
+  return message;
 }
 
 /** The OTLP JSON response (`ExportTraceServiceResponse`). */
@@ -114,20 +123,34 @@ export const exportResponse = (rejectedSpans: number, errorMessage: string) => (
 export const exportResponseProtobuf = (rejectedSpans: number, errorMessage: string): Buffer =>
   Buffer.from(ResponseType.encode(ResponseType.fromObject(exportResponse(rejectedSpans, errorMessage))).finish());
 
+/** A protobufjs `Long` (int64 / fixed64 decoded from protobuf). */
+interface LongLike {
+  low: number;
+  high: number;
+  unsigned?: boolean;
+}
+const isLong = (v: unknown): v is LongLike => typeof v === 'object' && v !== null && typeof (v as LongLike).low === 'number' && typeof (v as LongLike).high === 'number';
+/** The exact value of a `Long` (two's complement unless unsigned). */
+const longToBigInt = (v: LongLike): bigint => {
+  const u = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0);
+  return v.unsigned ? u : BigInt.asIntN(64, u);
+};
+
 /** Flatten an OTLP AnyValue to plain JSON (int64 beyond 2^53 stays a decimal string; bytes base64). */
 export function flattenAnyValue(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object' || depth > 16) return null;
   const a = v as Record<string, unknown>;
-  if ('stringValue' in a) return typeof a.stringValue === 'string' ? a.stringValue : String(a.stringValue);
-  if ('boolValue' in a) return a.boolValue === true;
-  if ('intValue' in a) {
-    const n = Number(a.intValue);
-    return Number.isSafeInteger(n) ? n : String(a.intValue);
+  if (has(a, 'stringValue')) return typeof a.stringValue === 'string' ? a.stringValue : String(a.stringValue);
+  if (has(a, 'boolValue')) return a.boolValue === true;
+  if (has(a, 'intValue')) {
+    const raw = isLong(a.intValue) ? String(longToBigInt(a.intValue)) : a.intValue;
+    const n = Number(raw);
+    return Number.isSafeInteger(n) ? n : String(raw);
   }
-  if ('doubleValue' in a) return typeof a.doubleValue === 'number' ? a.doubleValue : Number(a.doubleValue);
-  if ('bytesValue' in a) return a.bytesValue instanceof Uint8Array ? Buffer.from(a.bytesValue).toString('base64') : a.bytesValue;
-  if ('arrayValue' in a) return listOf((a.arrayValue as { values?: unknown } | null)?.values).map((x) => flattenAnyValue(x, depth + 1));
-  if ('kvlistValue' in a) return flattenAttributes((a.kvlistValue as { values?: unknown } | null)?.values, depth + 1);
+  if (has(a, 'doubleValue')) return typeof a.doubleValue === 'number' ? a.doubleValue : Number(a.doubleValue);
+  if (has(a, 'bytesValue')) return a.bytesValue instanceof Uint8Array ? Buffer.from(a.bytesValue).toString('base64') : a.bytesValue;
+  if (has(a, 'arrayValue')) return listOf((a.arrayValue as { values?: unknown } | null)?.values).map((x) => flattenAnyValue(x, depth + 1));
+  if (has(a, 'kvlistValue')) return flattenAttributes((a.kvlistValue as { values?: unknown } | null)?.values, depth + 1);
   return null;
 }
 
@@ -152,8 +175,8 @@ const ZERO = /^0+$/;
 const MAX_NANOS = 253402300799999n * 1_000_000n;
 
 function nanos(v: unknown, where: string): bigint {
-  if ((typeof v === 'string' && /^\d{1,20}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
-    const n = BigInt(v);
+  if (isLong(v) || (typeof v === 'string' && /^\d{1,20}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
+    const n = isLong(v) ? longToBigInt(v) : BigInt(v);
     if (n > 0n && n <= MAX_NANOS) return n;
   }
   throw badRequest(`${where}: must be a positive int64 of Unix nanoseconds (string or number)`);
