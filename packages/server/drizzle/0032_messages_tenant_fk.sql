@@ -1,0 +1,1 @@
+ALTER TABLE "messages" DROP CONSTRAINT "messages_tenant_id_tenants_id_fk";
