@@ -1,5 +1,5 @@
 /** Audit event queries (tenant-scoped transactions; the app role may only SELECT and INSERT). */
-import { and, asc, desc, eq, gte, lt, lte, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
 import { auditEvents } from '../../db/schema/index.js';
@@ -20,6 +20,25 @@ export async function lastLink(tx: Tx, tenantId: string): Promise<{ seq: number;
     .orderBy(desc(auditEvents.seq))
     .limit(1);
   return row;
+}
+
+/**
+ * What an append needs, in one statement: the newest link of the tenant's chain and the frontier
+ * of its Merkle tree (tree.ts): for each set bit `l` of the leaf count `n` (= the newest seq), the
+ * complete subtree (`l`, (n >> l) - 1) at the tree's right edge, by level. Undefined for an empty chain.
+ */
+export async function appendPoint(tx: Tx, tenantId: string): Promise<{ seq: number; hash: string; frontier: Map<number, Buffer> } | undefined> {
+  const res = (await tx.execute(sql`
+    select e.seq::float8 as seq, e.hash,
+      (select coalesce(json_agg(json_build_array(n.level, encode(n.hash, 'hex'))), '[]'::json)
+         from audit_tree_nodes n
+        where n.tenant_id = e.tenant_id
+          and (n.level, n.idx) in (select l, (e.seq >> l) - 1 from generate_series(0, 62) as l where (e.seq >> l) & 1 = 1)) as frontier
+    from audit_events e where e.tenant_id = ${tenantId} order by e.seq desc limit 1`)) as unknown as { rows: { seq: number; hash: string; frontier: [number, string][] | string }[] };
+  const row = res.rows[0];
+  if (!row) return undefined;
+  const frontier = typeof row.frontier === 'string' ? (JSON.parse(row.frontier) as [number, string][]) : row.frontier;
+  return { seq: Number(row.seq), hash: row.hash, frontier: new Map(frontier.map(([level, hash]) => [level, Buffer.from(hash, 'hex')])) };
 }
 
 export const insertAuditEvent = (tx: Tx, row: typeof auditEvents.$inferInsert) => tx.insert(auditEvents).values(row);

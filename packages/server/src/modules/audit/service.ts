@@ -25,7 +25,7 @@ import { appendLeaf } from './tree.js';
  */
 export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): Promise<AuditEvent> {
   await repo.lockChain(tx, tenantId);
-  const last = await repo.lastLink(tx, tenantId);
+  const last = await repo.appendPoint(tx, tenantId);
   const prevHash = last?.hash ?? GENESIS_HASH;
   const createdAt = new Date();
   const event = {
@@ -52,7 +52,7 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
     hash,
   });
   // The transparency log's leaf seq - 1 (DESIGN §8.33), in the same transaction, under the same lock.
-  await appendLeaf(tx, tenantId, event.seq - 1, Buffer.from(hash, 'hex'));
+  await appendLeaf(tx, tenantId, event.seq - 1, Buffer.from(hash, 'hex'), last?.frontier ?? new Map());
   return { event_id: event.event_id, type: event.type, actor: event.actor, subject: event.subject, data: event.data, created_at: event.created_at, prev_hash: prevHash, hash };
 }
 

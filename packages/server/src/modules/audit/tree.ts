@@ -173,16 +173,20 @@ export async function consistencyProof(tx: Tx, tenantId: string, first: number, 
 /**
  * Append leaf `index` (input: the event's chain hash bytes) to `tenantId`'s tree within the
  * appending transaction, which holds the chain's lock (so leaves arrive in order, one at a time):
- * writes the leaf and each subtree it completes, reading the left siblings first (none for an even index).
+ * writes the leaf and each subtree it completes. Their left siblings are the tree's frontier
+ * nodes of the levels where `index` has its trailing one bits: given by level in `frontier` (the
+ * append's first read, repo.ts `appendPoint`), or read here when it is not given.
  */
-export async function appendLeaf(tx: Tx, tenantId: string, index: number, input: Uint8Array): Promise<void> {
+export async function appendLeaf(tx: Tx, tenantId: string, index: number, input: Uint8Array, frontier?: ReadonlyMap<number, Buffer>): Promise<void> {
   const siblings: NodeId[] = [];
   for (let i = index, level = 0; i % 2 === 1; i = (i - 1) / 2, level++) siblings.push({ level, index: i - 1 });
-  const stored = await readNodes(tx, tenantId, siblings);
+  const stored = frontier ? new Map(siblings.map((s) => [key(s.level, s.index), frontier.get(s.level)!])) : await readNodes(tx, tenantId, siblings);
   let hash = leafHash(input);
   const rows = [{ tenantId, level: 0, idx: index, hash }];
   for (const s of siblings) {
-    hash = nodeHash(stored.get(key(s.level, s.index))!, hash);
+    const left = stored.get(key(s.level, s.index));
+    if (!left) throw new Error(`audit tree of tenant ${tenantId} has no node (level ${s.level}, index ${s.index})`);
+    hash = nodeHash(left, hash);
     rows.push({ tenantId, level: s.level + 1, idx: s.index / 2, hash });
   }
   await tx.insert(auditTreeNodes).values(rows);
