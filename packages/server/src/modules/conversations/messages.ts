@@ -113,9 +113,13 @@ function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
     select id, seq from ins`;
 }
 
+/** The statement setting delivered_at on the listed messages that do not have it yet. */
+const markDeliveredStatement = (ids: string[]) =>
+  sql`update messages set delivered_at = now() where id = any(${arrayLiteral(ids, UUIDS)}::uuid[]) and delivered_at is null`;
+
 /** Set delivered_at on the listed messages that do not have it yet. */
 function markDelivered(tx: Tx, ids: string[]) {
-  return tx.execute(sql`update messages set delivered_at = now() where id = any(${sql.param(ids)}::uuid[]) and delivered_at is null`);
+  return tx.execute(markDeliveredStatement(ids));
 }
 
 /** Bounded map used as a cache of immutable facts (conversation sides, topic groups, A2A channel parties). */
@@ -171,7 +175,7 @@ export class MessageService {
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {
-        await withTenant(deps.db, tenantId, (tx) => markDelivered(tx, [...new Set(ids)]));
+        await tenantWriter.write({ tenantId, name: 'parley_messages_delivered', statement: markDeliveredStatement([...new Set(ids)]) });
         return ids.map(() => undefined);
       },
       // Delivery receipts are not on the sender's path: collect them for a while, one UPDATE each time.
