@@ -308,7 +308,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
-  const rooms = new RoomService({ db, notifier, policies, defaultSecurityLevel, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  const rooms = new RoomService({ db, notifier, policies, defaultSecurityLevel, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax, writer: tenantWriter });
   registerRoomFrames(gateway, rooms);
   const a2a = new A2aService({ db, notifier, hubs: hub, federation, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   registerA2aFrames(gateway, a2a);

@@ -43,6 +43,12 @@ export class CompiledPolicies {
     return this.load(tx, tenantId, hit);
   }
 
+  /** The cached compiled set of `tenantId` when it is the one of version `epoch`, else undefined (no I/O). */
+  peek(tenantId: string, epoch: number): CompiledPolicy[] | undefined {
+    const hit = this.byTenant.get(tenantId);
+    return hit && hit.epoch === epoch ? hit.policies : undefined;
+  }
+
   private async load(tx: Tx, tenantId: string, hit: Entry | undefined): Promise<CompiledPolicy[]> {
     const { epoch, rules } = await repo.policiesIfChanged(tx, tenantId, hit?.epoch ?? null);
     if (hit && hit.epoch === epoch) return hit.policies;

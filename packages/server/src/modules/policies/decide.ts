@@ -15,7 +15,7 @@ import type { Tx } from '../../db/client.js';
 import { withAll } from '../../db/unnest.js';
 import { getByDevice } from '../hub/repo.js';
 import type { CompiledPolicies } from './compiled.js';
-import { evaluate, type Evaluation } from './engine.js';
+import { evaluate, type CompiledPolicy, type Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem } from './types.js';
 
@@ -43,33 +43,16 @@ async function fillTrustScores(tx: Tx, items: readonly DecideItem[]): Promise<vo
 /** The evaluations of a decision call and the inserts of its records, to run in the same transaction. */
 export interface Decided {
   evaluations: Evaluation[];
-  /** CTE bodies (db/unnest.ts `withAll`): the non-allow rows and the allow counts; empty when nothing is recorded. */
+  /** CTE bodies (db/unnest.ts `withAll`): the non-allow rows and the allow counts (repo.ts `recordInserts`); none for no item. */
   records: SQL[];
 }
 
 /**
- * Evaluate each item against the tenant's enabled policies (the cached compiled set: revalidated in
- * one statement, or by `epoch` when the caller read the version itself) and build the inserts of
- * the records (module comment) without running them; answers one Evaluation per item, in order.
- * `duration_us` of a record is its item's own evaluation time in whole microseconds. When a
- * compiled policy `usesTrustScore`, items without `senderTrustScore` get it written into their
- * context in place (so that A2A's second evaluation in the peer tenant uses the same score). Items
- * carrying `senderRatePerMinute` keep it; the others get `ratesOf`'s answer when a policy reads
- * the rate (0 without `ratesOf`).
+ * The evaluations and record inserts of `items` against `compiled`, with no I/O: items carrying
+ * `senderRatePerMinute` keep it, the others get `rates[i]` when given; `duration_us` of a record
+ * is its item's own evaluation time in whole microseconds.
  */
-export async function evaluateAll(
-  cache: CompiledPolicies,
-  tx: Tx,
-  tenantId: string,
-  items: readonly DecideItem[],
-  ratesOf?: RatesOf,
-  epoch?: number,
-): Promise<Decided> {
-  if (items.length === 0) return { evaluations: [], records: [] };
-  const compiled = await cache.get(tx, tenantId, epoch);
-  const wantsRate = ratesOf && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
-  const rates = wantsRate ? await ratesOf(items) : undefined;
-  if (compiled.some((p) => p.usesTrustScore)) await fillTrustScores(tx, items);
+function evaluateWith(compiled: readonly CompiledPolicy[], tenantId: string, items: readonly DecideItem[], rates?: readonly number[]): Decided {
   const evaluations: Evaluation[] = [];
   const records: repo.EvaluationRecord[] = [];
   const allows = new Map<string, repo.AllowCount>();
@@ -101,9 +84,45 @@ export async function evaluateAll(
   return { evaluations, records: repo.recordInserts(records, [...allows.values()]) };
 }
 
+/**
+ * Evaluate each item against the tenant's enabled policies (the cached compiled set: revalidated in
+ * one statement, or by `epoch` when the caller read the version itself) and build the inserts of
+ * the records (module comment) without running them; answers one Evaluation per item, in order.
+ * When a compiled policy `usesTrustScore`, items without `senderTrustScore` get it written into
+ * their context in place (so that A2A's second evaluation in the peer tenant uses the same score).
+ * Items carrying `senderRatePerMinute` keep it; the others get `ratesOf`'s answer when a policy
+ * reads the rate (0 without `ratesOf`).
+ */
+export async function evaluateAll(
+  cache: CompiledPolicies,
+  tx: Tx,
+  tenantId: string,
+  items: readonly DecideItem[],
+  ratesOf?: RatesOf,
+  epoch?: number,
+): Promise<Decided> {
+  if (items.length === 0) return { evaluations: [], records: [] };
+  const compiled = await cache.get(tx, tenantId, epoch);
+  const wantsRate = ratesOf && compiled.some((p) => p.usesRate) && items.some((i) => i.ctx.senderRatePerMinute === undefined);
+  const rates = wantsRate ? await ratesOf(items) : undefined;
+  if (compiled.some((p) => p.usesTrustScore)) await fillTrustScores(tx, items);
+  return evaluateWith(compiled, tenantId, items, rates);
+}
+
+/**
+ * {@link evaluateAll} without any I/O, for a caller that read the tenant's policy-set version
+ * `epoch` itself: undefined when the cached set is not that version's, or when a policy needs a
+ * read (`rate_per_minute_over`, `trust_score_below`); the caller then uses {@link evaluateAll}.
+ */
+export function evaluateCached(cache: CompiledPolicies, tenantId: string, items: readonly DecideItem[], epoch: number): Decided | undefined {
+  const compiled = cache.peek(tenantId, epoch);
+  if (!compiled || compiled.some((p) => p.usesRate || p.usesTrustScore)) return undefined;
+  return evaluateWith(compiled, tenantId, items);
+}
+
 /** {@link evaluateAll}, then its records written (one statement); answers the evaluations. */
 export async function decideAll(cache: CompiledPolicies, tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf): Promise<Evaluation[]> {
   const { evaluations, records } = await evaluateAll(cache, tx, tenantId, items, ratesOf);
-  if (records.length > 0) await tx.execute(withAll(records));
+  if (evaluations.length > 0) await tx.execute(withAll(records));
   return evaluations;
 }

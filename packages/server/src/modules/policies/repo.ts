@@ -56,43 +56,38 @@ export interface AllowCount {
 }
 
 /**
- * The inserts of the records of one decision call, as CTE bodies for the caller's statement
- * ({@link withAll}; none when both lists are empty): the non-`allow` evaluations into
- * `policy_evaluations` and the allow counts into `policy_allow_counts`, both from array parameters
- * (`unnest`), both with `created_at` = the transaction's `now()` (issue 21: what the compliance
- * dimension and the report read).
+ * The inserts of the records of one decision call, as two CTE bodies for the caller's statement
+ * ({@link withAll}), always both and always the same text (a prepared statement's), empty lists
+ * inserting nothing: the non-`allow` evaluations into `policy_evaluations` and the allow counts
+ * into `policy_allow_counts`, from array parameters (`unnest`), both with `created_at` = the
+ * transaction's `now()` (issue 21: what the compliance dimension and the report read).
  */
 export function recordInserts(evaluations: readonly EvaluationRecord[], allows: readonly AllowCount[]): SQL[] {
-  const out: SQL[] = [];
-  if (evaluations.length > 0) {
-    const ev = unnestRows(evaluations, [
-      col<EvaluationRecord>('id', 'uuid', (r) => r.id),
-      col<EvaluationRecord>('tenant_id', 'uuid', (r) => r.tenantId),
-      col<EvaluationRecord>('subject_kind', 'text', (r) => r.subjectKind),
-      col<EvaluationRecord>('subject_id', 'uuid', (r) => r.subjectId),
-      col<EvaluationRecord>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
-      col<EvaluationRecord>('recipient_device_id', 'uuid', (r) => r.recipientDeviceId),
-      col<EvaluationRecord>('outcome', 'text', (r) => r.outcome),
-      col<EvaluationRecord>('policy_id', 'uuid', (r) => r.policyId),
-      col<EvaluationRecord>('matched_policy_ids', 'jsonb', (r) => r.matchedPolicyIds ?? []),
-      col<EvaluationRecord>('duration_us', 'int', (r) => r.durationUs),
-    ], 'e');
-    out.push(sql`
-      insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
-                                      outcome, policy_id, matched_policy_ids, duration_us)
-      select * from ${ev}`);
-  }
-  if (allows.length > 0) {
-    const al = unnestRows(allows, [
-      col<AllowCount>('id', 'uuid', (r) => r.id),
-      col<AllowCount>('tenant_id', 'uuid', (r) => r.tenantId),
-      col<AllowCount>('subject_kind', 'text', (r) => r.subjectKind),
-      col<AllowCount>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
-      col<AllowCount>('allows', 'int', (r) => r.allows),
-    ], 'a');
-    out.push(sql`insert into policy_allow_counts (id, tenant_id, subject_kind, sender_device_id, allows) select * from ${al}`);
-  }
-  return out;
+  const ev = unnestRows(evaluations, [
+    col<EvaluationRecord>('id', 'uuid', (r) => r.id),
+    col<EvaluationRecord>('tenant_id', 'uuid', (r) => r.tenantId),
+    col<EvaluationRecord>('subject_kind', 'text', (r) => r.subjectKind),
+    col<EvaluationRecord>('subject_id', 'uuid', (r) => r.subjectId),
+    col<EvaluationRecord>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+    col<EvaluationRecord>('recipient_device_id', 'uuid', (r) => r.recipientDeviceId),
+    col<EvaluationRecord>('outcome', 'text', (r) => r.outcome),
+    col<EvaluationRecord>('policy_id', 'uuid', (r) => r.policyId),
+    col<EvaluationRecord>('matched_policy_ids', 'jsonb', (r) => r.matchedPolicyIds ?? []),
+    col<EvaluationRecord>('duration_us', 'int', (r) => r.durationUs),
+  ], 'e');
+  const al = unnestRows(allows, [
+    col<AllowCount>('id', 'uuid', (r) => r.id),
+    col<AllowCount>('tenant_id', 'uuid', (r) => r.tenantId),
+    col<AllowCount>('subject_kind', 'text', (r) => r.subjectKind),
+    col<AllowCount>('sender_device_id', 'uuid', (r) => r.senderDeviceId),
+    col<AllowCount>('allows', 'int', (r) => r.allows),
+  ], 'a');
+  return [
+    sql`insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, recipient_device_id,
+                                        outcome, policy_id, matched_policy_ids, duration_us)
+        select * from ${ev}`,
+    sql`insert into policy_allow_counts (id, tenant_id, subject_kind, sender_device_id, allows) select * from ${al}`,
+  ];
 }
 
 /**

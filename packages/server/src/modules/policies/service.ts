@@ -19,7 +19,7 @@ import { appendAudit } from '../audit/service.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { CompiledPolicies } from './compiled.js';
-import { decideAll, evaluateAll, type Decided, type RatesOf } from './decide.js';
+import { decideAll, evaluateAll, evaluateCached, type Decided, type RatesOf } from './decide.js';
 import type { Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem, HeldRecord, HeldReleaser, HoldInput, PolicyDecider } from './types.js';
@@ -206,6 +206,11 @@ export class PolicyService implements PolicyDecider {
    */
   evaluateAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf, epoch?: number): Promise<Decided> {
     return evaluateAll(this.compiled, tx, tenantId, items, ratesOf, epoch);
+  }
+
+  /** See decide.ts {@link evaluateCached}: {@link evaluateAll} with no I/O, when the cached set is current at `epoch` and reads nothing more. */
+  evaluateCached(tenantId: string, items: readonly DecideItem[], epoch: number): Decided | undefined {
+    return evaluateCached(this.compiled, tenantId, items, epoch);
   }
 
   /** How many policy sets this instance compiled so far (compiled.ts; tests and diagnostics). */

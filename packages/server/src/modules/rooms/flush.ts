@@ -28,7 +28,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
+import type { SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
+import { xactLock } from '../../db/locks.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { deliveriesOfEach } from '../webhooks/outbox.js';
@@ -199,61 +201,99 @@ function committed(p: Plan, position: number, heldIds: Map<number, string>, turn
   return { msg, position, result, releases, alerts, turn };
 }
 
+/** The tenant's flush lock: a tenant's flushes write one after the other, on every instance, in the order they took it. */
+const flushLock = (tenantId: string) => `room-flush:${tenantId}`;
+
+/** Each plan's evaluations and delivery outcomes, from the flush's evaluations in item order. */
+function applyEvaluations(plans: readonly Plan[], evaluations: readonly Evaluation[]): void {
+  let next = 0;
+  for (const p of plans) {
+    p.evaluations = evaluations.slice(next, (next += p.targets.length));
+    p.outcomes = p.evaluations.map((e) => OUTCOME_OF[e.outcome]);
+  }
+}
+
+/** The flush's one write (module comment, step 4) for `plans` whose outcomes are set, with the policy `records`. */
+function writeStatement(tenantId: string, now: Date, plans: readonly Plan[], records: readonly SQL[]): SQL {
+  const webhooks = deliveriesOfEach(tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
+  return repo.insertAtNextPositionsStatement(tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })), [...records, webhooks]);
+}
+
+/** The held messages of the plans' held envelopes, by plan and target index. */
+function heldInputs(plans: readonly Plan[]): { plan: number; target: number; input: HoldInput }[] {
+  return plans.flatMap((p, j) =>
+    p.targets.flatMap((t, i) =>
+      p.outcomes[i] === 'held'
+        ? [{ plan: j, target: i, input: { roomId: p.msg.roomId, envelopeId: t.envelopeId, senderDeviceId: p.msg.senderDeviceId, recipientDeviceId: t.recipient, policyId: p.evaluations[i]!.policyId, messageType: p.msg.messageType, priority: p.msg.priority } }]
+        : [],
+    ),
+  );
+}
+
 /**
- * Write one tenant's queued sends in one transaction (module comment) and answer one outcome per
- * send, in order; `locked` is called once the flush holds its rooms' release locks (the next flush
- * may start). A send refused by its checks answers its error and writes nothing; any other
- * failure rejects the whole flush (nothing written, every publish-queue place taken released).
+ * Write one tenant's queued sends (module comment) and answer one outcome per send, in order;
+ * `locked` is called once the flush holds the tenant's flush lock (the next flush may start: its
+ * write waits for this one's commit). A send refused by its checks answers its error and writes
+ * nothing; any other failure rejects the whole flush (nothing written, every publish-queue place
+ * taken released).
+ *
+ * Common case, two round trips on PostgreSQL (db/tenant-writer.ts: BEGIN, scope and statement,
+ * COMMIT pipelined): the read, then the write, the decisions made in between from the cached
+ * compiled policies. When the policies need reads of their own (a changed set, a sender rate, a
+ * trust score) or an envelope is held (held messages), the decisions and the write run in one
+ * drizzle transaction instead.
  */
 export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: readonly QueuedSend[], locked: () => void = () => undefined): Promise<FlushOutcome[]> {
   const { db, policies } = ctx.deps;
   const now = new Date();
+  const rows = await ctx.tenantWriter.write<repo.SendContextRow>({
+    tenantId,
+    name: 'rooms-flush-read',
+    statement: repo.sendContextsStatement(tenantId, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]),
+  });
+  const found = repo.sendContextsOf(rows);
+  const outcomes: FlushOutcome[] = [];
+  const plans: Plan[] = [];
+  sends.forEach((send, index) => {
+    try {
+      plans.push(plan(tenantId, send, index, found, now));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      outcomes[index] = { error: err };
+    }
+  });
+  if (plans.length === 0) return outcomes;
+
+  const items = plans.flatMap((p) => p.items);
+  const cached = policies.evaluateCached(tenantId, items, found.policyEpoch);
   const turns: Turn[] = [];
   try {
-    return await withTenant(db, tenantId, async (tx) => {
-      const found = await repo.sendContexts(tx, tenantId, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]);
-      const outcomes: FlushOutcome[] = [];
-      const plans: Plan[] = [];
-      sends.forEach((send, index) => {
-        try {
-          plans.push(plan(tenantId, send, index, found, now));
-        } catch (err) {
-          if (!(err instanceof AppError)) throw err;
-          outcomes[index] = { error: err };
-        }
-      });
-      if (plans.length === 0) return outcomes;
-
-      const { evaluations, records } = await policies.evaluateAll(tx, tenantId, plans.flatMap((p) => p.items), () => flushRates(tx, plans, now), found.policyEpoch);
-      let next = 0;
-      for (const p of plans) {
-        p.evaluations = evaluations.slice(next, (next += p.targets.length));
-        p.outcomes = p.evaluations.map((e) => OUTCOME_OF[e.outcome]);
-      }
-      const webhooks = deliveriesOfEach(tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
-
-      // The messages, their envelopes and release positions, the policy records and the webhook
-      // rows in one statement; from here to commit the rooms' release locks are held: keep the rest short.
-      const also = webhooks ? [...records, webhooks] : records;
-      const positions = await repo.insertAtNextPositions(tx, tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })), also);
-      for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
-      locked();
-
-      const held: { plan: number; target: number; input: HoldInput }[] = [];
-      plans.forEach((p, j) =>
-        p.targets.forEach((t, i) => {
-          if (p.outcomes[i] !== 'held') return;
-          const { msg } = p;
-          held.push({ plan: j, target: i, input: { roomId: msg.roomId, envelopeId: t.envelopeId, senderDeviceId: msg.senderDeviceId, recipientDeviceId: t.recipient, policyId: p.evaluations[i]!.policyId, messageType: msg.messageType, priority: msg.priority } });
-        }),
+    let positions: number[];
+    let held: ReturnType<typeof heldInputs> = [];
+    let heldIds: string[] = [];
+    if (cached && !cached.evaluations.some((e) => e.outcome === 'hold')) {
+      applyEvaluations(plans, cached.evaluations);
+      positions = repo.positionsOf(
+        await ctx.tenantWriter.write({ tenantId, lockKey: flushLock(tenantId), name: 'rooms-flush-write', statement: writeStatement(tenantId, now, plans, cached.records), onLocked: locked }),
       );
-      const heldIds = held.length > 0 ? await policies.holdAll(tx, tenantId, held.map((h) => h.input)) : [];
-      plans.forEach((p, j) => {
-        const ids = new Map(held.flatMap((h, k) => (h.plan === j ? [[h.target, heldIds[k]!] as const] : [])));
-        outcomes[p.index] = { ok: committed(p, positions[j]!, ids, turns[j]!) };
+      for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
+    } else {
+      [positions, held, heldIds] = await withTenant(db, tenantId, async (tx) => {
+        await xactLock(tx, flushLock(tenantId));
+        locked();
+        const decided = cached ?? (await policies.evaluateAll(tx, tenantId, items, () => flushRates(tx, plans, now), found.policyEpoch));
+        applyEvaluations(plans, decided.evaluations);
+        const taken = repo.positionsOf(((await tx.execute(writeStatement(tenantId, now, plans, decided.records))) as unknown as { rows: { i: number; pos: number }[] }).rows);
+        for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
+        const inputs = heldInputs(plans);
+        return [taken, inputs, inputs.length > 0 ? await policies.holdAll(tx, tenantId, inputs.map((h) => h.input)) : []] as const;
       });
-      return outcomes;
+    }
+    plans.forEach((p, j) => {
+      const ids = new Map(held.flatMap((h, k) => (h.plan === j ? [[h.target, heldIds[k]!] as const] : [])));
+      outcomes[p.index] = { ok: committed(p, positions[j]!, ids, turns[j]!) };
     });
+    return outcomes;
   } catch (err) {
     for (const t of turns) t.done();
     throw err;

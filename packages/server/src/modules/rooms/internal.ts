@@ -10,6 +10,7 @@ import type { Notifier } from '../../realtime/notifier.js';
 import type { Decided, RatesOf } from '../policies/decide.js';
 import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import { enqueueInTx } from '../webhooks/outbox.js';
+import type { TenantWriter } from '../../db/tenant-writer.js';
 import type { TenantBatcher } from '../conversations/batcher.js';
 import type { FlushOutcome, QueuedSend } from './flush.js';
 import type { ReleaseOrder } from './release-order.js';
@@ -27,6 +28,11 @@ export interface RoomPolicies extends PolicyDecider {
    * runs in `tx` (policies/decide.ts `evaluateAll`).
    */
   evaluateAll(tx: Tx, tenantId: string, items: readonly DecideItem[], ratesOf?: RatesOf, epoch?: number): Promise<Decided>;
+  /**
+   * `evaluateAll` with no I/O for a caller that read the policy-set version `epoch` itself:
+   * undefined when the cached compiled set is not that version's or a policy needs a read.
+   */
+  evaluateCached(tenantId: string, items: readonly DecideItem[], epoch: number): Decided | undefined;
   /** Register the function that delivers an approved held message of a kind. */
   registerReleaser(kind: 'room', releaser: HeldReleaser): void;
 }
@@ -44,6 +50,8 @@ export interface RoomServiceDeps {
   maxCiphertextBytes: number;
   listDefault: number;
   listMax: number;
+  /** The pipelined tenant writer (db/tenant-writer.ts) of the group commit's read and write; drizzle transactions without it. */
+  writer?: TenantWriter;
 }
 
 /** The state every room operation runs with: the dependencies, the group commit of sends and this instance's publish order of room messages. */
@@ -51,8 +59,10 @@ export interface RoomContext {
   readonly deps: RoomServiceDeps;
   /** This instance's publish order of room messages (release-position order per room). */
   readonly order: ReleaseOrder;
-  /** The group commit of room messages (flush.ts), one flush at a time per instance. */
-  readonly writer: TenantBatcher<QueuedSend, FlushOutcome>;
+  /** The group commit of room messages (flush.ts). */
+  readonly sends: TenantBatcher<QueuedSend, FlushOutcome>;
+  /** How a flush reads and writes (`deps.writer`, or drizzle transactions). */
+  readonly tenantWriter: TenantWriter;
 }
 
 export const b64 = (b: Buffer) => b.toString('base64');

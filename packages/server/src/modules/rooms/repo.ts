@@ -1,7 +1,8 @@
 /** Room queries (tenant-scoped transactions; SPEC §2.5, §4.6; DESIGN §8.5). */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { bytesOf, col, rowsOf, unnestRows } from '../../db/unnest.js';
+import { arrayLiteral, UUIDS, WORDS } from '../../db/array-literal.js';
+import { bytesOf, col, unnestRows } from '../../db/unnest.js';
 import { policyEpochOf } from '../policies/repo.js';
 import {
   devices,
@@ -103,27 +104,43 @@ export interface SendContexts {
   policyEpoch: number;
 }
 
+/** A row of {@link sendContextsStatement}. */
+export interface SendContextRow {
+  k: string;
+  room_id: string | null;
+  security_level: string | null;
+  archived: boolean | null;
+  device_id: string | null;
+  kind: string | null;
+  hub_address: string | null;
+  trust_tier: string | null;
+  epoch: string | number | null;
+}
+
 /**
  * The listed rooms (security level, archived, members' device ids and kinds), the hub address and
- * trust tier of the listed senders, and the version of the tenant's policy set, in ONE statement
- * (one row per member, one per sender identity, one for the version). Rooms are not locked: sends
- * do not serialise against each other here.
+ * trust tier of the listed senders, and the version of the tenant's policy set, as ONE statement
+ * (one row per member, one per sender identity, one for the version; read them with
+ * {@link sendContextsOf}). Rooms are not locked: sends do not serialise against each other here.
+ * Always the same text (a prepared statement's).
  */
-export async function sendContexts(tx: Tx, tenantId: string, roomIds: readonly string[], senderIds: readonly string[]): Promise<SendContexts> {
-  const rows = await rowsOf<{ k: string; room_id: string | null; security_level: string | null; archived: boolean | null; device_id: string | null; kind: string | null; hub_address: string | null; trust_tier: string | null; epoch: string | number | null }>(
-    tx.execute(sql`
-      select 'm' as k, r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier, null::bigint as epoch
-      from rooms r left join room_members m on m.room_id = r.id
-      where r.id = any(${sql.param([...roomIds])}::uuid[])
-      union all
-      select * from (
-        select distinct on (device_id) 'h', null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier, null::bigint
-        from hub_identities where device_id = any(${sql.param([...senderIds])}::uuid[])
-        order by device_id, created_at, id
-      ) h
-      union all
-      select 'e', null, null, null, null, null, null, null, ${policyEpochOf(tenantId)}`),
-  );
+export function sendContextsStatement(tenantId: string, roomIds: readonly string[], senderIds: readonly string[]): SQL {
+  return sql`
+    select 'm' as k, r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier, null::bigint as epoch
+    from rooms r left join room_members m on m.room_id = r.id
+    where r.id = any(${arrayLiteral(roomIds, UUIDS)}::uuid[])
+    union all
+    select * from (
+      select distinct on (device_id) 'h', null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier, null::bigint
+      from hub_identities where device_id = any(${arrayLiteral(senderIds, UUIDS)}::uuid[])
+      order by device_id, created_at, id
+    ) h
+    union all
+    select 'e', null, null, null, null, null, null, null, ${policyEpochOf(tenantId)}`;
+}
+
+/** The rows of {@link sendContextsStatement} as rooms, sender identities and the policy-set version. */
+export function sendContextsOf(rows: readonly SendContextRow[]): SendContexts {
   const out: SendContexts = { rooms: new Map(), senderHubs: new Map(), policyEpoch: 0 };
   for (const r of rows) {
     if (r.k === 'e') out.policyEpoch = Number(r.epoch);
@@ -271,11 +288,11 @@ type FlushEnvelope = NewEnvelope & { mi: number };
  * and the envelopes from array parameters (`unnest`, all bytes in one binary parameter), released ones
  * (`delivered` / `notified`) with `delivered_at` = `at` and `release_seq` = their message's
  * position. `also` are more inserts of the flush (CTE bodies: policy records, webhook rows), run
- * by the same statement. Answers the positions in flush order. Call it last but for the commit:
- * the locks are held until then.
+ * by the same statement. Answers `{i, pos}` per message (read them with {@link positionsOf}).
+ * Run it last but for the commit: the locks are held until then. The same text for the same
+ * number of `also` bodies of the same texts (a prepared statement's).
  */
-export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, sends: readonly NewSend[], also: readonly SQL[] = []): Promise<number[]> {
-  if (sends.length === 0) return [];
+export function insertAtNextPositionsStatement(tenantId: string, at: Date, sends: readonly NewSend[], also: readonly SQL[] = []): SQL {
   const lockKeys = [...new Set(sends.map((s) => s.message.roomId))].sort().map((roomId) => `room_release:${roomId}`);
   const envelopes: FlushEnvelope[] = sends.flatMap((s, i) => s.envelopes.map((e) => ({ ...e, mi: i + 1 })));
   const messages = unnestRows(
@@ -304,11 +321,10 @@ export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, 
   );
   const when = sql`${at.toISOString()}::timestamptz`;
   const released = sql`e.outcome in ('delivered', 'notified')`;
-  const result = await rowsOf<{ i: string | number; pos: string | number }>(
-    tx.execute(sql`
+  return sql`
       with m as materialized (select * from ${messages}),
       locks as materialized (
-        select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as n from unnest(${sql.param(lockKeys)}::text[]) as k
+        select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as n from unnest(${arrayLiteral(lockKeys, WORDS)}::text[]) as k
       ),
       drawn as materialized (
         select nextval('room_release_seq') as pos from locks, generate_series(1, ${sends.length}::int)
@@ -331,10 +347,11 @@ export async function insertAtNextPositions(tx: Tx, tenantId: string, at: Date, 
         also.map((body, k) => sql`, ${sql.raw(`also${k + 1}`)} as (${body})`),
         sql``,
       )}
-      select i, pos from pos order by i`),
-  );
-  return result.map((r) => Number(r.pos));
+      select i, pos from pos order by i`;
 }
+
+/** The release positions answered by {@link insertAtNextPositionsStatement}, in flush order. */
+export const positionsOf = (rows: readonly { i: string | number; pos: string | number }[]): number[] => rows.map((r) => Number(r.pos));
 
 /**
  * Deny the `held` (not lapsed) held messages of a room addressed to a device (it left the room);

@@ -48,7 +48,7 @@ export async function sendRoomMessage(
   let turn: Turn | undefined;
   try {
     const envelopes = decode(ctx, input.envelopes);
-    const queued = ctx.writer.submit(tenantId, { roomId, senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', envelopes });
+    const queued = ctx.sends.submit(tenantId, { roomId, senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', envelopes });
     order?.positioned();
     const outcome = await queued;
     if ('error' in outcome) throw outcome.error;

@@ -27,6 +27,7 @@ import type { CreateRoomRequest, Room, RoomMessageInput, RoomMessageResult, Room
 import type { HeldRecord } from '../policies/types.js';
 import type { RoomContext, RoomServiceDeps } from './internal.js';
 import { addMember, createRoom, getRoom, listRooms, removeMember, updateRoom } from './management.js';
+import { drizzleTenantWriter } from '../../db/tenant-writer.js';
 import { TenantBatcher } from '../conversations/batcher.js';
 import { flushRoomSends, type FlushOutcome, type QueuedSend } from './flush.js';
 import { ReleaseOrder } from './release-order.js';
@@ -49,14 +50,14 @@ export class RoomService {
 
   constructor(deps: RoomServiceDeps) {
     // Group commit (flush.ts): everything queued during a flush goes into the next one, which
-    // starts once this one holds its rooms' release locks (`overlap`), so positions follow queue
+    // starts once this one holds the tenant's flush lock (`overlap`), so positions follow queue
     // order. A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
-    const writer = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, sends, locked) => flushRoomSends(this.ctx, tenantId, sends, locked), {
+    const sends = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, queued, locked) => flushRoomSends(this.ctx, tenantId, queued, locked), {
       maxInFlight: 2,
       overlap: true,
       maxBatch: MAX_FLUSH,
     });
-    this.ctx = { deps, order: new ReleaseOrder(), writer };
+    this.ctx = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db) };
     deps.policies.registerReleaser('room', (held) => this.release(held));
   }
 
@@ -102,7 +103,7 @@ export class RoomService {
 
   /** Wait for queued sends to be written (graceful shutdown). */
   drain(): Promise<void> {
-    return this.ctx.writer.drain();
+    return this.ctx.sends.drain();
   }
 
   /** The `room` releaser; see {@link releaseHeld}. */

@@ -43,10 +43,10 @@ export async function enqueueInTx(tx: Tx, tenantId: string, audience: Audience, 
  * The enqueueing of several events, each for its own listed devices (those with a webhook URL get a
  * row), as ONE insert whatever their number, a CTE body for the caller's statement in a transaction
  * scoped to `tenantId` (db/unnest.ts `withAll`; the room group commit: each message's
- * `room.message` for its released recipients). Non-webhook events and events without devices are
- * skipped; undefined when nothing is left.
+ * `room.message` for its released recipients), always the same text. Non-webhook events and
+ * events without devices are skipped.
  */
-export function deliveriesOfEach(tenantId: string, list: readonly { deviceIds: readonly string[]; event: string; data: unknown }[]): SQL | undefined {
+export function deliveriesOfEach(tenantId: string, list: readonly { deviceIds: readonly string[]; event: string; data: unknown }[]): SQL {
   const payloads = list.flatMap((e) => {
     const payload = e.deviceIds.length > 0 ? toWebhookPayload(e.event, e.data) : undefined;
     return payload ? [{ payload, deviceIds: e.deviceIds }] : [];

@@ -46,12 +46,11 @@ export interface PayloadFor {
 
 /**
  * The insert of the pending deliveries of several payloads, whatever their number, as a CTE body
- * for the caller's statement (db/unnest.ts `withAll`): per payload, one row per listed device of
- * the tenant with a webhook URL. Undefined when no payload has a device.
+ * for the caller's statement (db/unnest.ts `withAll`), always the same text (empty lists insert
+ * nothing): per payload, one row per listed device of the tenant with a webhook URL.
  */
-export function insertForEach(tenantId: string, list: readonly PayloadFor[]): SQL | undefined {
+export function insertForEach(tenantId: string, list: readonly PayloadFor[]): SQL {
   const targets = list.flatMap((p, i) => p.deviceIds.map((deviceId) => ({ deviceId, i: i + 1 })));
-  if (targets.length === 0) return undefined;
   return sql`
     insert into webhook_deliveries (id, tenant_id, device_id, event_type, payload)
     select gen_random_uuid(), d.tenant_id, d.id, p.type, p.payload
