@@ -211,7 +211,7 @@ describe('owner web app in Chromium', () => {
     // The transparency log, checked in the page with the SDK's verifier: the signed checkpoint, then
     // an event's inclusion proof (DESIGN §8.33).
     await page.getByTestId('log-verdict').filter({ hasText: /✓ verified/ }).waitFor();
-    await page.getByRole('button', { name: /Verify the proof of event/ }).first().click();
+    await page.getByRole('button', { name: /Verify proof of event/ }).first().click();
     await page.getByRole('button', { name: 'Download proof' }).first().waitFor();
     await check('09-audit');
     // A second visit verifies that the log grew from the checkpoint this browser kept.

@@ -218,7 +218,7 @@ describe('Audit log', () => {
     // The transparency log: the checkpoint verified against the key pinned on this first visit.
     expect((await screen.findByTestId('log-verdict')).textContent).toMatch(/✓ verified.*Checkpoint of 6 events.*pinned in this browser now/);
     expect(screen.getByText(LOG_KEY.vkey, { selector: 'code' })).toBeTruthy();
-    fireEvent.click(screen.getAllByRole('button', { name: /Verify the proof of event/ })[0]!);
+    fireEvent.click(screen.getAllByRole('button', { name: /Verify proof of event/ })[0]!);
     await waitFor(() => expect(screen.getByText(/✗ no checkpoint of tree size 9 was answered/)).toBeTruthy());
     fireEvent.change(screen.getByLabelText('Type'), { target: { value: 'api_key.rotated' } });
     fireEvent.change(screen.getByLabelText('Actor'), { target: { value: 'owner' } });

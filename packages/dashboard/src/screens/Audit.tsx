@@ -88,7 +88,7 @@ function ProofCell({ e, store }: { e: AuditEvent; store: PinStore }) {
   }
   return (
     <span className="row" data-testid={`proof-${e.event_id}`}>
-      <button type="button" onClick={() => prove.mutate()} disabled={prove.isPending} aria-label={`Verify the proof of event ${e.event_id}`}>
+      <button type="button" onClick={() => prove.mutate()} disabled={prove.isPending} aria-label={`Verify proof of event ${e.event_id}`}>
         Verify proof
       </button>
       {prove.error ? (
