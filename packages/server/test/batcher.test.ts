@@ -95,6 +95,24 @@ describe('TenantBatcher', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
   });
 
+  it('add() queues without a promise: the items are flushed, and a failed flush is counted', async () => {
+    const seen: string[] = [];
+    const b = new TenantBatcher<string, undefined>(
+      async (tenant, items) => {
+        if (tenant === 'bad') throw new Error('down');
+        seen.push(...items);
+        return items.map(() => undefined);
+      },
+      { maxInFlight: 1, maxBatch: 100, delayMs: 1 },
+    );
+    b.add('t', 'm1');
+    b.add('t', 'm2');
+    b.add('bad', 'm3');
+    await b.drain();
+    expect(seen).toEqual(['m1', 'm2']);
+    expect(b.failedAdds).toBe(1);
+  });
+
   it('without overlap keeps at most maxInFlight flushes running', async () => {
     let running = 0;
     let most = 0;

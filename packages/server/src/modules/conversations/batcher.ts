@@ -24,6 +24,8 @@ export interface BatcherOptions {
   observe?: (size: number, seconds: number) => void;
 }
 
+const ignore = () => undefined;
+
 interface Pending<I, R> {
   tenantId: string;
   item: I;
@@ -48,6 +50,21 @@ export class TenantBatcher<I, R> {
     private readonly flushTenant: (tenantId: string, items: I[], locked: () => void) => Promise<R[]>,
     private readonly opts: BatcherOptions,
   ) {}
+
+  /**
+   * Queue `item` for `tenantId` without waiting for it (no promise per item: delivery receipts);
+   * a failed flush is only counted in {@link failedAdds}.
+   */
+  add(tenantId: string, item: I): void {
+    this.queue.push({ tenantId, item, resolve: ignore, reject: this.countFailure });
+    this.schedule();
+  }
+
+  /** Items queued with {@link add} whose flush failed. */
+  failedAdds = 0;
+  private readonly countFailure = () => {
+    this.failedAdds++;
+  };
 
   /** Queue `item` for `tenantId`; resolves with its result once committed. */
   submit(tenantId: string, item: I): Promise<R> {

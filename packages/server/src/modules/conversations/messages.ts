@@ -272,7 +272,7 @@ export class MessageService {
 
   /** Record that a message reached its recipient (batched; at-least-once delivery). */
   markDelivered(tenantId: string, messageId: string): void {
-    void this.delivered.submit(tenantId, messageId).catch(() => undefined);
+    this.delivered.add(tenantId, messageId);
   }
 
   /** History of one conversation (owner view). */
