@@ -44,3 +44,4 @@ export {
   ledgerEntries,
   processorEvents,
 } from './marketplace.js';
+export { agentSpendCaps, agentSpendAlerts, telemetryTokenRollups } from './spend.js';
