@@ -28,6 +28,7 @@ export { decisions } from './decisions.js';
 export { tenantSettings, scanRuleSets } from './settings.js';
 export { auditEvents, auditTreeNodes, auditCheckpoints } from './audit.js';
 export { telemetryRollupDirty, telemetrySpanRollups, telemetrySpans } from './telemetry.js';
+export { telemetryExportSettings, telemetryExportOutbox } from './telemetry-export.js';
 export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';
 export { skillGrants } from './grants.js';
 export { shadowSessions, shadowObservations } from './shadow.js';
