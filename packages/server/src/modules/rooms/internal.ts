@@ -70,7 +70,17 @@ export const b64 = (b: Buffer) => b.toString('base64');
 export const released = (o: DeliveryOutcome) => o === 'delivered' || o === 'notified';
 
 /** The fields of a room message shared by its `room_message` events and its `room.message` webhook body. */
-export const messageFields = (m: repo.NewRoomMessage) => ({
+export interface MessageFields {
+  room_id: string;
+  room_message_id: string;
+  sender_device_id: string;
+  message_type: string;
+  priority: string;
+  timestamp: string;
+}
+
+/** The {@link MessageFields} of a stored message (compute once per message, not per recipient). */
+export const messageFields = (m: repo.NewRoomMessage): MessageFields => ({
   room_id: m.roomId,
   room_message_id: m.id,
   sender_device_id: m.senderDeviceId,
@@ -85,12 +95,17 @@ export interface WireBlobs {
   ciphertext: string;
 }
 
-/** The `room_message` event of one envelope (`position`: the recipient's release position). */
-export const roomMessageEvent = (m: repo.NewRoomMessage, blobs: WireBlobs, position: number): RoomMessageEvent => ({
-  ...messageFields(m),
+/** The `room_message` event of one envelope of the message of `f` (`cursor`: the recipient's release position). */
+export const roomMessageEvent = (f: MessageFields, blobs: WireBlobs, cursor: string): RoomMessageEvent => ({
+  room_id: f.room_id,
+  room_message_id: f.room_message_id,
+  sender_device_id: f.sender_device_id,
+  message_type: f.message_type,
+  priority: f.priority,
+  timestamp: f.timestamp,
   header: blobs.header,
   ciphertext: blobs.ciphertext,
-  cursor: String(position),
+  cursor,
 });
 
 /**

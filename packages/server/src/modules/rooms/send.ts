@@ -9,7 +9,7 @@ import { ALL_MEMBERS, type RoomEnvelope, type RoomMessageInput, type RoomMessage
 import { AppError, ErrorCode, badRequest } from '../../lib/errors.js';
 import { decodeBase64 } from '../conversations/messages.js';
 import type { DecodedEnvelope } from './flush.js';
-import { roomMessageEvent, type RoomContext } from './internal.js';
+import { messageFields, roomMessageEvent, type RoomContext } from './internal.js';
 import type { Turn } from './release-order.js';
 
 /**
@@ -59,7 +59,9 @@ export async function sendRoomMessage(
     // frames, first), every recipient's frame at once.
     await turn.ready;
     await order?.after;
-    await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(msg, r.wire, position))));
+    const fields = messageFields(msg);
+    const cursor = String(position);
+    await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(fields, r.wire, cursor))));
     turn.done();
     for (const a of alerts) await policies.alert(tenantId, a);
     return result;

@@ -7,7 +7,7 @@ import { withTenant } from '../../db/tenant.js';
 import { forbidden } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import type { HeldRecord } from '../policies/types.js';
-import { b64, enqueueWebhooks, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
+import { b64, enqueueWebhooks, messageFields, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -96,7 +96,7 @@ export async function releaseHeld(ctx: RoomContext, held: HeldRecord): Promise<v
       turn = ctx.order.enter(msg.roomId);
       if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
       await enqueueWebhooks(tx, held.tenantId, msg, [env.recipientDeviceId]);
-      return { recipient: env.recipientDeviceId, out: roomMessageEvent(msg, { header: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) }, position) };
+      return { recipient: env.recipientDeviceId, out: roomMessageEvent(messageFields(msg), { header: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) }, String(position)) };
     });
     if (!event) return;
     await turn!.ready;
