@@ -25,6 +25,7 @@ import { grantsRoutes } from './areas/grants.js';
 import { shadowRoutes } from './areas/shadow.js';
 import { decisionsRoutes } from './areas/decisions.js';
 import { marketplaceRoutes } from './areas/marketplace.js';
+import { spendRoutes } from './areas/spend.js';
 
 export const ROUTES = {
   ...platformRoutes,
@@ -50,6 +51,7 @@ export const ROUTES = {
   ...shadowRoutes,
   ...decisionsRoutes,
   ...marketplaceRoutes,
+  ...spendRoutes,
 };
 
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */

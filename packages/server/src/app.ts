@@ -57,6 +57,9 @@ import { decisionRoutes } from './modules/decisions/routes.js';
 import { grantRoutes } from './modules/grants/routes.js';
 import { SptKeys } from './modules/grants/keys.js';
 import { GrantService } from './modules/grants/service.js';
+import { SpendService } from './modules/spend/service.js';
+import { spendRoutes } from './modules/spend/routes.js';
+import { scheduleSpendAlerts } from './jobs/spend-alerts.js';
 import { SptTokens } from './modules/grants/tokens.js';
 import { DecisionService } from './modules/decisions/service.js';
 import { shadowRoutes } from './modules/shadow/routes.js';
@@ -418,6 +421,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     reports: new TrustReportService({ db }),
     engine: trustEngine,
   });
+  // Spend caps per agent (issue 20 part 3): routes, the pipeline's budget stage, the alert sweep.
+  const spend = new SpendService({ db, settings, notifier });
+  await app.register(spendRoutes, { prefix: API_PREFIX, spend });
+  const stopSpendAlerts = scheduleSpendAlerts({ db, spend, intervalMs: config.spendAlertIntervalMs, pollMs: config.jobPollIntervalMs, onError: (err) => app.log.warn({ err }, 'spend alert job failed'), metrics });
   // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
   const sptKeys = new SptKeys(db);
   await sptKeys.init();
@@ -434,6 +441,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,
     policies,
+    spend,
   });
   await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
   // Marketplace (SPEC §4.16; DESIGN §8.23–§8.26): listings, rentals, disputes, payouts, the processor.
@@ -473,6 +481,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     stopDecisionDeadlines();
     await stopTrustJob();
     await stopTelemetryPrune();
+    await stopSpendAlerts();
     await stopAuditCheckpoints();
     await stopMarketplace();
     await sharedPresence?.close();

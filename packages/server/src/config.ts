@@ -124,6 +124,8 @@ export interface Config {
   telemetryRetentionDays: number;
   /** Period of the cluster-wide span pruning job (`TELEMETRY_PRUNE_INTERVAL_HOURS`, default 24, fractions allowed, at least 1 minute). */
   telemetryPruneIntervalMs: number;
+  /** Period of the cluster-wide spend alert sweep (`SPEND_ALERT_INTERVAL_MINUTES`, default 5, fractions allowed, at least 1 second; jobs/spend-alerts.ts). */
+  spendAlertIntervalMs: number;
   /**
    * Period of the cluster-wide audit checkpoint job (`AUDIT_CHECKPOINT_INTERVAL_MINUTES`, default 60,
    * fractions allowed, at least 1 second; DESIGN §8.33): it signs a checkpoint for every tenant whose
@@ -379,6 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustRecomputeIntervalMs: Math.max(60_000, Math.round(Number(env.TRUST_RECOMPUTE_INTERVAL_HOURS ?? 6) * 3_600_000) || 6 * 3_600_000),
     telemetryRetentionDays: Math.max(1, int(env, 'TELEMETRY_RETENTION_DAYS', 90)),
     telemetryPruneIntervalMs: Math.max(60_000, Math.round(Number(env.TELEMETRY_PRUNE_INTERVAL_HOURS ?? 24) * 3_600_000) || 24 * 3_600_000),
+    spendAlertIntervalMs: Math.max(1000, Math.round(Number(env.SPEND_ALERT_INTERVAL_MINUTES ?? 5) * 60_000) || 5 * 60_000),
     auditCheckpointIntervalMs: Math.max(1_000, Math.round(Number(env.AUDIT_CHECKPOINT_INTERVAL_MINUTES ?? 60) * 60_000) || 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
     sptTtlSec: Math.min(86_400, Math.max(60, int(env, 'SPT_TTL_SECONDS', 900))),

@@ -9,7 +9,7 @@ import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } fr
 import { startApp, type TestApp } from './harness.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const DEFAULTS = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true };
+const DEFAULTS = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {} };
 
 describe('tenant settings', () => {
   let t: TestApp;
@@ -36,7 +36,7 @@ describe('tenant settings', () => {
     expect(a.status).toBe(200);
     expect(a.body).toEqual({ ...DEFAULTS, held_message_ttl_hours: 12 });
     const b = await patch({ default_room_security_level: 'strict', scan_rules_enabled: false });
-    expect(b.body).toEqual({ held_message_ttl_hours: 12, default_room_security_level: 'strict', scan_rules_enabled: false });
+    expect(b.body).toEqual({ held_message_ttl_hours: 12, default_room_security_level: 'strict', scan_rules_enabled: false, model_prices: {} });
     expect((await get()).body).toEqual(b.body);
     const c = await patch({ held_message_ttl_hours: null, scan_rules_enabled: null });
     expect(c.status).toBe(200);

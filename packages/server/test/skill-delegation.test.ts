@@ -53,7 +53,7 @@ describe('skill delegation', () => {
       audit_event_id: expect.stringMatching(UUID),
       target: { hub_address: target.address, did: `did:hub:${target.address}`, trust_tier: 'certified', trust_score: 0.8 },
     });
-    expect(res.body.stages.map((s: any) => s.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'rules']);
+    expect(res.body.stages.map((s: any) => s.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'budget', 'rules']);
 
     const [event] = await events(a, `type=skill.delegated&subject=${caller.agent.deviceId}`);
     expect(event).toMatchObject({

@@ -109,7 +109,7 @@ describe('skill policy pipeline', () => {
         allowed: false,
         decided: 'rules',
         reason: /^blocked by policy/,
-        stages: 5,
+        stages: 6,
       },
       {
         name: 'rules: a hold policy',
@@ -123,7 +123,7 @@ describe('skill policy pipeline', () => {
         allowed: false,
         decided: 'rules',
         reason: /^requires owner approval/,
-        stages: 5,
+        stages: 6,
       },
       {
         name: 'rules: a notify policy allows',
@@ -137,7 +137,7 @@ describe('skill policy pipeline', () => {
         allowed: true,
         decided: 'rules',
         reason: /notifies the owners/,
-        stages: 5,
+        stages: 6,
       },
       {
         name: 'rules: nothing matches, a floor that is met, allowed by default',
@@ -151,7 +151,7 @@ describe('skill policy pipeline', () => {
         allowed: true,
         decided: 'rules',
         reason: /no policy matched: allowed by default/,
-        stages: 5,
+        stages: 6,
       },
     ];
 
@@ -163,7 +163,7 @@ describe('skill policy pipeline', () => {
         expect(res.body.allowed).toBe(c.allowed);
         expect(res.body.decided_by).toBe(c.decided);
         expect(res.body.reason).toMatch(c.reason);
-        expect(res.body.stages.map((x: any) => x.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'rules'].slice(0, c.stages));
+        expect(res.body.stages.map((x: any) => x.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'budget', 'rules'].slice(0, c.stages));
         expect(res.body.stages.slice(0, -1).every((x: any) => x.passed)).toBe(true);
         expect(res.body.stages.at(-1)).toEqual({ stage: c.decided, passed: c.allowed, detail: res.body.reason });
         const denied = await audits('skill.check_denied', s.agent.deviceId);

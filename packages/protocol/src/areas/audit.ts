@@ -93,6 +93,8 @@ export const AUDIT_EVENT_TYPES = [
   'skill.delegated',
   'skill.delegation_refused',
   'hub.agent_bound',
+  'spend.cap_set',
+  'spend.alert',
 ] as const;
 
 /** One audit event type. */

@@ -14,7 +14,7 @@ export const GRANT_CHECKS = ['signature', 'expiration', 'revocation', 'skill', '
 export type GrantCheck = (typeof GRANT_CHECKS)[number];
 
 /** The stages of the skill policy pipeline (DESIGN §8.6), in evaluation order. */
-export const SKILL_PIPELINE_STAGES = ['identity', 'trust_floor', 'grant', 'rate', 'rules'] as const;
+export const SKILL_PIPELINE_STAGES = ['identity', 'trust_floor', 'grant', 'rate', 'budget', 'rules'] as const;
 /** The stages of the skill policy pipeline (DESIGN §8.6), in order. */
 export type SkillPipelineStage = (typeof SKILL_PIPELINE_STAGES)[number];
 

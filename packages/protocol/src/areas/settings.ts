@@ -10,10 +10,31 @@ import { ROOM_SECURITY_LEVELS, type RoomSecurityLevel } from './rooms.js';
 /** Bounds of `held_message_ttl_hours` (1 hour .. 30 days). */
 export const HELD_TTL_HOURS = { min: 1, max: 720 } as const;
 
+/** A model's price in cents per million tokens, input and output (docs/decisions.md "Spend caps"). */
+export const ModelPrice = Type.Object(
+  {
+    input_cents_per_mtok: Type.Number({ minimum: 0, maximum: 1e9, description: 'cents per 1,000,000 input tokens' }),
+    output_cents_per_mtok: Type.Number({ minimum: 0, maximum: 1e9, description: 'cents per 1,000,000 output tokens' }),
+  },
+  { additionalProperties: false },
+);
+export type ModelPrice = Static<typeof ModelPrice>;
+
+/** Most models in a price table. */
+export const MAX_MODEL_PRICES = 500;
+
+const ModelPricesFields = {
+  additionalProperties: ModelPrice,
+  maxProperties: MAX_MODEL_PRICES,
+  propertyNames: { minLength: 1, maxLength: 200 },
+  description: 'price table: model name (`gen_ai.request.model`) -> cents per 1M input/output tokens; key `*` prices every other model (default {})',
+};
+
 const SettingsFields = {
   held_message_ttl_hours: Type.Integer({ minimum: HELD_TTL_HOURS.min, maximum: HELD_TTL_HOURS.max, description: 'hours a held message awaits approval before it expires (default HELD_MESSAGE_TTL_HOURS, 72)' }),
   default_room_security_level: lit(ROOM_SECURITY_LEVELS, { description: 'security level of a room created without one (default standard)' }),
   scan_rules_enabled: Type.Boolean({ description: 'false: GET /scan-rules answers an empty rule set (default true)' }),
+  model_prices: Type.Unsafe<Record<string, ModelPrice>>({ type: 'object', ...ModelPricesFields }),
 };
 
 /** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads (defaults filled in). */
@@ -35,6 +56,7 @@ export const TenantSettingsPatch = refuseUnknownKeys(
       held_message_ttl_hours: Type.Optional(orNull<number>('integer', SettingsFields.held_message_ttl_hours)),
       default_room_security_level: Type.Optional(orNull<RoomSecurityLevel>('string', { enum: [...ROOM_SECURITY_LEVELS] })),
       scan_rules_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.scan_rules_enabled)),
+      model_prices: Type.Optional(Type.Unsafe<Record<string, ModelPrice> | null>({ type: ['object', 'null'], ...ModelPricesFields })),
     },
     { additionalProperties: false, minProperties: 1, description: 'keys to set; null resets a key to its default' },
   ),

@@ -11,12 +11,16 @@
  *    expiry, revocation, skill, subject) or, without one, an active row in `skill_grants`.
  * 4. `rate`: at most `SKILL_CHECKS_PER_MIN` checks per calling agent and skill per minute
  *    (rate-limiter-flexible: memory, or Redis when configured).
- * 5. `rules`: every other enabled policy scoped to the skill or tenant-wide: `block` fails, `hold`
+ * 5. `budget`: the calling agent's spend caps (modules/spend; issue 20 part 3): fails when its
+ *    spend today or this month (UTC) is at or over a cap, naming the cap; fires the 80 % / 100 %
+ *    alerts the spend reached (published by the caller after commit). Passes when no
+ *    {@link PipelineDeps.budget} is wired.
+ * 6. `rules`: every other enabled policy scoped to the skill or tenant-wide: `block` fails, `hold`
  *    fails with "requires owner approval" (unless the owner is the approver, see `ownerApproved`),
  *    `notify` and `allow` pass (`notify` also alerts the owners, after commit, by the caller).
  *
  * The judged agent is the caller, or in delegation mode (`target`) the target: identity and
- * trust floor are the target's; grant, rate and rules stay the caller's (the caller invokes the
+ * trust floor are the target's; grant, rate, budget and rules stay the caller's (the caller invokes the
  * target's skill; the rules see the caller as sender and the target as recipient).
  *
  * Policy context of a skill check: `message_type` {@link SKILL_MESSAGE_TYPE}, priority `normal`,
@@ -24,7 +28,7 @@
  * another tenant, and in the rules stage `senderRatePerMinute` = the caller's checks of this
  * skill in the current minute (so `rate_per_minute_over` reads the skill-check rate).
  */
-import { SKILL_PIPELINE_STAGES, type SkillCheckResult as WireSkillCheckResult, type SkillPipelineStage, type SkillStageOutcome } from '@parley/protocol';
+import { SKILL_PIPELINE_STAGES, type SkillCheckResult as WireSkillCheckResult, type SkillPipelineStage, type SkillStageOutcome, type SpendAlertEvent } from '@parley/protocol';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Tx } from '../../db/client.js';
 import { switchTenant } from '../../db/tenant.js';
@@ -75,6 +79,8 @@ export interface PipelineDeps {
   limiter: RateLimiterAbstract | undefined;
   /** The limiter's points, for the detail. */
   checksPerMin: number;
+  /** The `budget` stage (SpendService.budget); undefined: the stage passes (no spend caps wired). */
+  budget?: (tx: Tx, tenantId: string, deviceId: string, agent: string, now: Date) => Promise<{ outcome: StageOutcome; alerts: SpendAlertEvent[] }>;
 }
 
 /** One pipeline run. Times are Dates; ids lowercase UUIDs. */
@@ -111,6 +117,8 @@ export interface SkillCheckResult {
   identity: HubIdentityRow | undefined;
   /** A `notify` policy that matched in the rules stage: the caller alerts the owners after commit. */
   notifyPolicyId: string | null;
+  /** Spend alerts the budget stage fired (claimed, audited, webhooks enqueued in `tx`): the caller publishes them after commit. */
+  spendAlerts: SpendAlertEvent[];
 }
 
 const scoreText = (s: number | null) => (s === null ? `none yet (counts as ${NEUTRAL_SCORE})` : s.toFixed(2));
@@ -225,6 +233,7 @@ export async function checkSkillPolicy(tx: Tx, deps: PipelineDeps, input: SkillC
   const stages: StageOutcome[] = [];
   const run = input.mode === 'issue' ? ISSUE_STAGES : PIPELINE_STAGES;
   let notifyPolicyId: string | null = null;
+  let spendAlerts: SpendAlertEvent[] = [];
 
   // identity
   const caller = await judgeCaller(tx, input.deviceId);
@@ -260,6 +269,14 @@ export async function checkSkillPolicy(tx: Tx, deps: PipelineDeps, input: SkillC
       stages.push(r.outcome);
       rate = r.count;
     }
+    if (stages.at(-1)!.passed && run.includes('budget')) {
+      const callerName = caller.identity ? hubDid(caller.identity.hubAddress) : `agent device ${input.deviceId}`;
+      if (deps.budget) {
+        const b = await deps.budget(tx, input.tenantId, input.deviceId, callerName, input.now);
+        stages.push(b.outcome);
+        spendAlerts = b.alerts;
+      } else stages.push({ stage: 'budget', passed: true, detail: 'spend caps are not enforced here' });
+    }
 
     // rules
     if (stages.at(-1)!.passed) {
@@ -293,5 +310,5 @@ export async function checkSkillPolicy(tx: Tx, deps: PipelineDeps, input: SkillC
       },
     });
   }
-  return { answer, identity: judged.identity, notifyPolicyId: answer.allowed ? notifyPolicyId : null };
+  return { answer, identity: judged.identity, notifyPolicyId: answer.allowed ? notifyPolicyId : null, spendAlerts };
 }

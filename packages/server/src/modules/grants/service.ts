@@ -44,6 +44,7 @@ import { getDevice } from '../devices/repo.js';
 import { getByAddress } from '../hub/repo.js';
 import { hubDid, normalizeHubAddress } from '../hub/service.js';
 import type { PolicyService } from '../policies/service.js';
+import type { SpendService } from '../spend/service.js';
 import { asTier, tierRank } from '../trust/types.js';
 import type { SptKeys } from './keys.js';
 import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput, type SkillCheckResult as PipelineResult } from './pipeline.js';
@@ -70,6 +71,8 @@ export interface GrantServiceDeps {
   listMax: number;
   /** For `policy_alert` when a `notify` policy matched (after commit). */
   policies?: Pick<PolicyService, 'alert'>;
+  /** The pipeline's `budget` stage and the publication of the spend alerts it fired (after commit); without it the stage passes. */
+  spend?: Pick<SpendService, 'budget' | 'publish'>;
 }
 
 const toGrantOut = (r: repo.SkillGrantRow, now: Date): Grant => ({
@@ -102,7 +105,13 @@ export class GrantService {
   private readonly pipeline: PipelineDeps;
 
   constructor(private readonly deps: GrantServiceDeps) {
-    this.pipeline = { tokens: deps.tokens, limiter: deps.limiter, checksPerMin: deps.checksPerMin };
+    const spend = deps.spend;
+    this.pipeline = {
+      tokens: deps.tokens,
+      limiter: deps.limiter,
+      checksPerMin: deps.checksPerMin,
+      ...(spend ? { budget: (tx: Tx, tenantId: string, deviceId: string, agent: string, now: Date) => spend.budget(tx, tenantId, deviceId, agent, now) } : {}),
+    };
   }
 
   /** `GET /grants/jwks`: the SPT verification keys (active first, then those not yet retired) as a JWKS. */
@@ -284,6 +293,7 @@ export class GrantService {
       return { r, extra: await after(tx, r, base) };
     });
     if (out.r.notifyPolicyId) await this.alert(tenantId, out.r.notifyPolicyId, deviceId, input.skill, 'check');
+    if (out.r.spendAlerts.length > 0) await this.deps.spend?.publish(tenantId, out.r.spendAlerts);
     return out;
   }
 

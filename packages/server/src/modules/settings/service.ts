@@ -10,7 +10,10 @@
  * - `default_room_security_level` (`standard` | `strict`): the level of a room created without one
  *   (RoomService.create);
  * - `scan_rules_enabled` (boolean): when false `GET /scan-rules` answers an empty rule set, so
- *   clients stop scanning outbound plaintext.
+ *   clients stop scanning outbound plaintext;
+ * - `model_prices` (`{model: {input_cents_per_mtok, output_cents_per_mtok}}`, `*` = any other
+ *   model; default `{}`): the price table that turns agents' token usage into cents for spend caps
+ *   in cents (modules/spend; docs/decisions.md "Spend caps"). A PATCH replaces the whole table.
  */
 import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
@@ -20,7 +23,7 @@ import * as repo from './repo.js';
 
 /** The platform defaults, given the configured held-message TTL (HELD_MESSAGE_TTL_HOURS). */
 export function defaultSettings(heldTtlMs: number): TenantSettings {
-  return { held_message_ttl_hours: Math.round(heldTtlMs / 3_600_000), default_room_security_level: 'standard', scan_rules_enabled: true };
+  return { held_message_ttl_hours: Math.round(heldTtlMs / 3_600_000), default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {} };
 }
 
 export class SettingsService {

@@ -7,7 +7,9 @@
  *   `telemetry_rollup_dirty` (a statement trigger, migration 0025), late spans of a past day too.
  * - {@link rollUpDirtyDays} (run by the recompute before it reads, in its own transaction)
  *   deletes the tenant's marks of CLOSED days (before the recompute's day), then rebuilds those
- *   pairs' roll-ups from raw spans with {@link rollupSelect}, one statement per day.
+ *   pairs' roll-ups from raw spans with {@link rollupSelect}, one statement per day, and the same
+ *   pairs' token roll-ups of spend caps (spend/rollups.ts `rebuildTokenRollups`): both roll-ups
+ *   consume the same marks in the same transaction.
  * - {@link readSpanDays} answers the roll-ups of [fromDay, today) plus today's partial day computed
  *   live from raw spans (start ≤ now) with the same {@link rollupSelect}: one definition of what a
  *   day's spans mean, stored or not.
@@ -20,6 +22,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { numAttr } from '../../lib/span-attrs.js';
+import { rebuildTokenRollups } from '../spend/rollups.js';
 import { addDays, dayStart, utcDay } from './days.js';
 import type { DailySignals } from './types.js';
 
@@ -45,11 +49,6 @@ async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
 }
 const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
-/**
- * A numeric span attribute (the text of a JSON number, or a string of digits: otlp.ts stores an
- * int64 beyond 2^53 as a string), else null; negative or non-numeric values count as absent.
- */
-const numAttr = (key: string) => sql.raw(`(case when attributes->>'${key}' ~ '^[0-9]+(\\.[0-9]+)?$' then (attributes->>'${key}')::float8 end)`);
 
 /**
  * Tokens of a span (docs/decisions.md "Trust engine"): `gen_ai.usage.input_tokens` +
@@ -209,6 +208,7 @@ export async function rollUpDirtyDays(db: Db, tenantId: string, beforeDay: strin
                r.task_tokens, r.task_tokens_ok, r.recovered_errors, r.span_names, r.versions
         from (${rollupSelect(tenantId, day, dayStart(addDays(day, 1)), devices)}) r`)) as unknown as { rowCount?: number | null; affectedRows?: number };
       written += Number(res.rowCount ?? res.affectedRows ?? 0);
+      await rebuildTokenRollups(tx, tenantId, day, devices);
     }
     return { pairs: marks.length, days: byDay.size, rows: written };
   });

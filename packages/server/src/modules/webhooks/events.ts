@@ -31,6 +31,7 @@
  * | `rental_updated`        | `rental.updated`        | rental_id, listing_id, status, previous_status, reason, role                                     |
  * | `dispute_updated`       | `dispute.updated`       | dispute_id, rental_id, status, outcome                                                           |
  * | `payout_updated`        | `payout.updated`        | payout_id, status, amount_cents                                                                  |
+ * | `spend_alert`           | `spend.alert`           | agent_id, period, period_start, threshold, unit, limit, used, severity, category (not title/message) |
  *
  * Every other event (typing, ping/pong, acks, `a2a_key_exchange`, `client_key_accepted`…) is not a
  * webhook event and is ignored.
@@ -82,6 +83,7 @@ export const WEBHOOK_EVENTS: Readonly<Record<string, { type: string; fields: rea
   rental_updated: { type: 'rental.updated', fields: ['rental_id', 'listing_id', 'status', 'previous_status', 'reason', 'role'] },
   dispute_updated: { type: 'dispute.updated', fields: ['dispute_id', 'rental_id', 'status', 'outcome'] },
   payout_updated: { type: 'payout.updated', fields: ['payout_id', 'status', 'amount_cents'] },
+  spend_alert: { type: 'spend.alert', fields: ['agent_id', 'period', 'period_start', 'threshold', 'unit', 'limit', 'used', 'severity', 'category'] },
 };
 
 /** A Standard Webhooks body: `type` (dotted event name), `timestamp` (ISO 8601), `data` (ids, types, times only). */
