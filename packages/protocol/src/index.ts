@@ -33,5 +33,6 @@ export * from './areas/grants.js';
 export * from './areas/shadow.js';
 export * from './areas/decisions.js';
 export * from './areas/marketplace.js';
+export * from './areas/telemetry-export.js';
 export * from './areas/spend.js';
 export * from './trust-context.js';

@@ -25,6 +25,7 @@ import { grantsRoutes } from './areas/grants.js';
 import { shadowRoutes } from './areas/shadow.js';
 import { decisionsRoutes } from './areas/decisions.js';
 import { marketplaceRoutes } from './areas/marketplace.js';
+import { telemetryExportRoutes } from './areas/telemetry-export.js';
 import { spendRoutes } from './areas/spend.js';
 
 export const ROUTES = {
@@ -51,6 +52,7 @@ export const ROUTES = {
   ...shadowRoutes,
   ...decisionsRoutes,
   ...marketplaceRoutes,
+  ...telemetryExportRoutes,
   ...spendRoutes,
 };
 

@@ -118,6 +118,9 @@ import { telemetryRoutes } from './modules/telemetry/routes.js';
 import { TelemetryService } from './modules/telemetry/service.js';
 import { settingsRoutes } from './modules/settings/routes.js';
 import { SettingsService, defaultSettings } from './modules/settings/service.js';
+import { telemetryExportRoutes } from './modules/telemetry-export/routes.js';
+import { TelemetryExportService } from './modules/telemetry-export/service.js';
+import { TelemetryExportWorker } from './modules/telemetry-export/worker.js';
 import { registerRoomFrames } from './modules/rooms/frames.js';
 import { roomRoutes } from './modules/rooms/routes.js';
 import { RoomService } from './modules/rooms/service.js';
@@ -320,6 +323,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'), metrics);
   notifier.setWebhookSink(new WebhookOutbox(db, app.log));
   const webhookWorker = new WebhookWorker(db, config.webhooks, secrets, app.log, metrics);
+  const exportWorker = new TelemetryExportWorker(db, config.webhooks, secrets, app.log);
   if (config.databaseUrl && !config.secretsKey) {
     app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets-key; every instance sharing this database needs the same key');
   }
@@ -362,6 +366,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(apiKeyRoutes, { prefix: API_PREFIX, apiKeys });
   await app.register(policyRoutes, { prefix: API_PREFIX, policies });
   await app.register(settingsRoutes, { prefix: API_PREFIX, settings });
+  await app.register(telemetryExportRoutes, { prefix: API_PREFIX, telemetryExport: new TelemetryExportService(db, secrets, config.webhooks) });
   await app.register(scanRuleRoutes, { prefix: API_PREFIX, scanRules: new ScanRuleService(db, settings) });
   await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices });
   const workspaces = new WorkspaceService(db);
@@ -477,6 +482,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.addHook('onClose', async () => {
     stopExpiry();
     await webhookWorker.stop();
+    await exportWorker.stop();
     stopHeldExpiry();
     stopDecisionDeadlines();
     await stopTrustJob();
@@ -497,5 +503,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   await app.ready();
   webhookWorker.start();
+  exportWorker.start();
   return app as unknown as FastifyInstance;
 }

@@ -54,24 +54,25 @@ export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '
 
 /**
  * Why `raw` may not be registered as a webhook URL under `policy`, or undefined when it may.
- * The answer is a client-facing 400 detail.
+ * The answer is a client-facing 400 detail starting with `label` (the telemetry export endpoint
+ * passes its own: the same rules guard it).
  */
-export function webhookUrlProblem(raw: string, policy: TargetPolicy): string | undefined {
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `webhook url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+export function webhookUrlProblem(raw: string, policy: TargetPolicy, label = 'webhook url'): string | undefined {
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `${label} must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return 'webhook url is not a valid absolute URL';
+    return `${label} is not a valid absolute URL`;
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
-    return policy.allowHttp ? 'webhook url must use https or http' : 'webhook url must use https';
+    return policy.allowHttp ? `${label} must use https or http` : `${label} must use https`;
   }
-  if (url.username || url.password) return 'webhook url must not contain credentials (user:pass@)';
+  if (url.username || url.password) return `${label} must not contain credentials (user:pass@)`;
   const host = hostOf(url);
-  if (!host) return 'webhook url must name a host';
+  if (!host) return `${label} must name a host`;
   if (!policy.allowPrivate && net.isIP(host) && !isPublicAddress(host)) {
-    return 'webhook url must not point to a loopback, private, link-local or other non-public address';
+    return `${label} must not point to a loopback, private, link-local or other non-public address`;
   }
   return undefined;
 }

@@ -54,8 +54,8 @@ export function backoffMs(attempts: number, baseMs: number, capMs: number, rando
   return Math.round(d * (0.75 + 0.5 * random()));
 }
 
-/** Short reason for a failed request, without the URL (it may carry a token) or any body. */
-function reason(err: unknown, url: string): string {
+/** Short reason for a failed request, without the URL (it may carry a token) or any body (also the telemetry export worker's). */
+export function reason(err: unknown, url: string): string {
   if (!(err instanceof Error)) return 'request failed';
   if (err.name === 'TimeoutError') return 'timeout';
   const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;

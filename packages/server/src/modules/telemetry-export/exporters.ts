@@ -1,0 +1,112 @@
+/**
+ * The official OTLP/HTTP exporters of each tenant's endpoint (docs/decisions.md "Telemetry
+ * export"): `OTLPTraceExporter` (@opentelemetry/exporter-trace-otlp-http, spans to
+ * `<url>/v1/traces`) and `OTLPLogExporter` (@opentelemetry/exporter-logs-otlp-http, audit events
+ * to `<url>/v1/logs`), both OTLP JSON, with the tenant's headers. One pair per tenant, cached
+ * while its setting is unchanged (`updated_at`) and shut down when it changes or is removed.
+ *
+ * SSRF guard (the webhooks' one, modules/webhooks/target.ts): the URL passes `webhookUrlProblem`
+ * before every export (scheme, userinfo, IP-literal hosts), and the exporters' HTTP agent resolves
+ * host names with `guardedLookup`, so a name resolving to a non-public address is refused at
+ * connect time and the socket connects only to the checked addresses (no DNS rebinding window).
+ */
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SecretBox } from '../../lib/secret-box.js';
+import { BlockedTargetError, guardedLookup, webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
+import type { ExportSettingRow } from './repo.js';
+
+const headersContext = (tenantId: string) => `telemetry_export_settings.headers:${tenantId}`;
+
+/** The stored (sealed) form of a tenant's export headers; null when there are none. */
+export function sealHeaders(box: SecretBox, tenantId: string, headers: Record<string, string>): string | null {
+  return Object.keys(headers).length === 0 ? null : box.seal(JSON.stringify(headers), headersContext(tenantId));
+}
+
+/** The clear headers of a stored setting. @throws SecretBoxError when the sealed value does not open (other key, altered, other tenant). */
+export function openHeaders(box: SecretBox, tenantId: string, sealed: string | null): Record<string, string> {
+  return sealed === null ? {} : (JSON.parse(box.open(sealed, headersContext(tenantId))) as Record<string, string>);
+}
+
+/** The export endpoint's URL of one signal: `<url>/v1/traces` or `<url>/v1/logs` (the OTLP/HTTP paths), a trailing slash ignored. */
+export const signalUrl = (base: string, signal: 'traces' | 'logs'): string => `${base.replace(/\/+$/, '')}/v1/${signal}`;
+
+/** A tenant's exporter pair. */
+interface Pair {
+  updatedAt: number;
+  url: string;
+  traces: OTLPTraceExporter;
+  logs: OTLPLogExporter;
+}
+
+/** Options of {@link TenantExporters}: the webhook target policy plus the export timeout (ms). */
+export interface ExporterOptions extends TargetPolicy {
+  timeoutMs: number;
+}
+
+/** Calls an exporter's callback-style `export()` as a promise. */
+function exportWith<T>(exporter: { export(items: T[], cb: (r: ExportResult) => void): void }, items: T[]): Promise<ExportResult> {
+  return new Promise((resolve) => exporter.export(items, resolve));
+}
+
+/** Per-tenant OTLP exporters, created on first use and replaced when the tenant's setting changes. */
+export class TenantExporters {
+  private readonly pairs = new Map<string, Pair>();
+
+  constructor(
+    private readonly box: SecretBox,
+    private readonly opts: ExporterOptions,
+  ) {}
+
+  /**
+   * The exporter pair of `setting` (its headers opened here).
+   * @throws BlockedTargetError when the URL is not allowed under the current policy.
+   * @throws SecretBoxError when the headers do not open.
+   */
+  private pairOf(setting: ExportSettingRow): Pair {
+    if (webhookUrlProblem(setting.url, this.opts) !== undefined) throw new BlockedTargetError('blocked url');
+    const cached = this.pairs.get(setting.tenantId);
+    if (cached && cached.updatedAt === setting.updatedAt.getTime()) return cached;
+    if (cached) void this.close(setting.tenantId);
+    const headers = openHeaders(this.box, setting.tenantId, setting.headers);
+    const common = {
+      headers,
+      timeoutMillis: this.opts.timeoutMs,
+      httpAgentOptions: { keepAlive: true, lookup: guardedLookup(this.opts.allowPrivate) },
+    };
+    const pair: Pair = {
+      updatedAt: setting.updatedAt.getTime(),
+      url: setting.url,
+      traces: new OTLPTraceExporter({ ...common, url: signalUrl(setting.url, 'traces') }),
+      logs: new OTLPLogExporter({ ...common, url: signalUrl(setting.url, 'logs') }),
+    };
+    this.pairs.set(setting.tenantId, pair);
+    return pair;
+  }
+
+  /** Export spans to the tenant's endpoint; answers the exporter's result (never throws for a failed export). */
+  exportSpans(setting: ExportSettingRow, spans: ReadableSpan[]): Promise<ExportResult> {
+    return exportWith(this.pairOf(setting).traces, spans);
+  }
+
+  /** Export log records to the tenant's endpoint; answers the exporter's result. */
+  exportLogs(setting: ExportSettingRow, records: ReadableLogRecord[]): Promise<ExportResult> {
+    return exportWith(this.pairOf(setting).logs, records);
+  }
+
+  /** Shut down and forget a tenant's exporters (its setting changed or was removed). */
+  async close(tenantId: string): Promise<void> {
+    const pair = this.pairs.get(tenantId);
+    if (!pair) return;
+    this.pairs.delete(tenantId);
+    await Promise.allSettled([pair.traces.shutdown(), pair.logs.shutdown()]);
+  }
+
+  /** Shut down every tenant's exporters (worker stop). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.pairs.keys()].map((t) => this.close(t)));
+  }
+}
