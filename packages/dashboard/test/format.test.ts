@@ -89,7 +89,7 @@ describe('audit', () => {
 });
 
 describe('settings form', () => {
-  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true };
+  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {} };
 
   it('sends only what changed, nothing when nothing did', () => {
     const form = settingsToForm(current);

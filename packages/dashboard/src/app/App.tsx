@@ -21,6 +21,7 @@ const Decisions = screen(() => import('../screens/Decisions'), 'Decisions');
 const Trust = screen(() => import('../screens/Trust'), 'Trust');
 const Shadow = screen(() => import('../screens/Shadow'), 'Shadow');
 const Telemetry = screen(() => import('../screens/Telemetry'), 'Telemetry');
+const Spend = screen(() => import('../screens/Spend'), 'Spend');
 const ApiKeys = screen(() => import('../screens/ApiKeys'), 'ApiKeys');
 const Policies = screen(() => import('../screens/Policies'), 'Policies');
 const Audit = screen(() => import('../screens/Audit'), 'Audit');
@@ -78,6 +79,8 @@ export function App() {
               <Route path="/trust/:agentId" element={<Trust />} />
               <Route path="/shadow" element={<Shadow />} />
               <Route path="/telemetry" element={<Telemetry />} />
+              <Route path="/spend" element={<Spend />} />
+              <Route path="/spend/:agentId" element={<Spend />} />
               <Route path="/api-keys" element={<ApiKeys />} />
               <Route path="/policies" element={<Policies />} />
               <Route path="/audit" element={<Audit />} />

@@ -14,6 +14,7 @@ export const NAV: { to: string; label: string }[] = [
   { to: '/trust', label: 'Trust' },
   { to: '/shadow', label: 'Shadow sessions' },
   { to: '/telemetry', label: 'Telemetry' },
+  { to: '/spend', label: 'Spend' },
   { to: '/api-keys', label: 'API keys' },
   { to: '/policies', label: 'Policies' },
   { to: '/audit', label: 'Audit log' },

@@ -19,7 +19,8 @@ export type QueryRoot =
   | 'policies'
   | 'settings'
   | 'audit'
-  | 'market';
+  | 'market'
+  | 'spend';
 
 const RULES: [RegExp, QueryRoot[]][] = [
   [/^device_/, ['devices', 'conversations', 'trust', 'invites']],
@@ -30,6 +31,7 @@ const RULES: [RegExp, QueryRoot[]][] = [
   [/^(trust_|tier_)/, ['trust']],
   [/^shadow_/, ['shadow', 'trust']],
   [/^topic_/, ['conversations']],
+  [/^spend_/, ['spend']],
 ];
 
 /** The query roots an owner event invalidates; every event also touches the audit log. */

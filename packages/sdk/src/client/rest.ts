@@ -32,6 +32,10 @@ import type {
   TelemetryQuery,
   TelemetrySpanPage,
   TelemetrySummary,
+  AgentSpend,
+  FleetSpend,
+  SetSpendCapRequest,
+  SpendCap,
   DecisionPage,
   ResolveDecisionRequest,
   PushRegistration,
@@ -938,6 +942,26 @@ export class ParleyClient {
   /** `GET /api/v1/telemetry/{hub_id}/summary` (owner): per-name count, error rate, p50/p95 (default window: last 24 h). */
   getTelemetrySummary(hubId: string, query: { since?: string; until?: string } = {}, opts?: RequestOptions): Promise<TelemetrySummary> {
     return this.call('getTelemetrySummary', { params: { hub_id: hubId }, query, opts });
+  }
+
+  /** `GET /api/v1/agents/{hub_id}/spend-cap` (owner): an agent's daily and monthly spend caps (hub_id = device_id or hub address). */
+  getAgentSpendCap(hubId: string, opts?: RequestOptions): Promise<SpendCap> {
+    return this.call('getAgentSpendCap', { params: { hub_id: hubId }, opts });
+  }
+
+  /** `PUT /api/v1/agents/{hub_id}/spend-cap` (owner): replace an agent's caps (tokens or cents; a null limit is no cap). */
+  setAgentSpendCap(hubId: string, body: SetSpendCapRequest, opts?: RequestOptions): Promise<SpendCap> {
+    return this.call('setAgentSpendCap', { params: { hub_id: hubId }, body, opts });
+  }
+
+  /** `GET /api/v1/agents/{hub_id}/spend` (owner): an agent's spend today and this month (UTC) against its caps. */
+  getAgentSpend(hubId: string, opts?: RequestOptions): Promise<AgentSpend> {
+    return this.call('getAgentSpend', { params: { hub_id: hubId }, opts });
+  }
+
+  /** `GET /api/v1/spend` (owner): every agent's spend today and this month against its caps, and the fleet totals. */
+  getFleetSpend(opts?: RequestOptions): Promise<FleetSpend> {
+    return this.call('getFleetSpend', { opts });
   }
 
   /** `GET /api/v1/dashboard/activity` (owner): recent spans across the tenant's agents, newest first. */
