@@ -32,8 +32,9 @@
  *   retire-audit-log-keys
  *       Stop the old audit-log keys from co-signing (once verifiers have the new vkey). Prints {retired}.
  *   reseal-secrets
- *       Re-seal every webhook secret under SECRETS_KEY (values opening only under
- *       SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked, resealed, current, failed};
+ *       Re-seal every webhook secret and telemetry export header set under SECRETS_KEY (values
+ *       opening only under SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked,
+ *       resealed, current, failed} (both summed);
  *       exit 1 when some value opens under no key. (Key rotation: docs/operations.md.)
  */
 import { DEFAULT_SEED_FILE, writeSeed } from './db/pglite-seed.js';
@@ -51,6 +52,7 @@ import { DeviceTokenService, retireSigningKeys } from './auth/device-tokens.js';
 import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
 import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey } from './modules/grants/keys.js';
 import { resealWebhookSecrets } from './modules/webhooks/secrets.js';
+import { resealExportHeaders } from './modules/telemetry-export/secrets.js';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { SptKeys } from './modules/grants/keys.js';
@@ -237,7 +239,9 @@ async function keyCommand(command: string, config: Config, db: Db, force: boolea
     return 0;
   }
   const box = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
-  const report = await resealWebhookSecrets(db, box);
+  const hooks = await resealWebhookSecrets(db, box);
+  const exports = await resealExportHeaders(db, box);
+  const report = { checked: hooks.checked + exports.checked, resealed: hooks.resealed + exports.resealed, current: hooks.current + exports.current, failed: hooks.failed + exports.failed };
   console.log(JSON.stringify(report));
   return report.failed === 0 ? 0 : 1;
 }

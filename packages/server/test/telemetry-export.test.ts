@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { backend, createPgDatabase, startApp, type TestApp } from './harness.js';
 import { OtlpReceiver, until } from './otlp-receiver.js';
+import { SecretBox } from '../src/lib/secret-box.js';
+import { openHeaders, resealExportHeaders, sealHeaders } from '../src/modules/telemetry-export/secrets.js';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const BASE = 1_700_000_000_000n * 1_000_000n;
@@ -66,6 +68,8 @@ describe('telemetry export', () => {
   let other: Owner;
   let otherAgent: Agent;
   beforeAll(async () => {
+    // The platform's own OTLP headers (if an operator set them) must never reach a tenant's endpoint.
+    process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-platform-key=platform-secret';
     rx = await new OtlpReceiver().start();
     t = await startApp({ env: OPEN_ENV });
     owner = await newOwner(t);
@@ -74,6 +78,7 @@ describe('telemetry export', () => {
     otherAgent = await activeAgent(t, other);
   });
   afterAll(async () => {
+    delete process.env.OTEL_EXPORTER_OTLP_HEADERS;
     await t.close();
     await rx.stop();
   });
@@ -93,6 +98,22 @@ describe('telemetry export', () => {
     expect(rows[0]!.headers).not.toContain('ops');
     // The other tenant sees none (RLS) and has none.
     expect((await getExport(t, other)).status).toBe(404);
+  });
+
+  it('reseal-secrets re-seals export headers under a new key', async () => {
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const o = await newOwner(t, 'Rotate');
+    const sealed = sealHeaders(new SecretBox(oldKey), o.tenantId, { 'x-api-key': 'rotate-me' });
+    await raw(t, sql`insert into telemetry_export_settings (tenant_id, url, headers, header_names) values (${o.tenantId}, 'https://otlp.example.com', ${sealed}, '["x-api-key"]'::jsonb)`);
+    try {
+      const report = await resealExportHeaders(t.app.parley.database.db, new SecretBox(newKey, [oldKey]));
+      expect(report.resealed).toBe(1);
+      const [row] = await raw<{ headers: string }>(t, sql`select headers from telemetry_export_settings where tenant_id = ${o.tenantId}`);
+      expect(openHeaders(new SecretBox(newKey), o.tenantId, row!.headers)).toEqual({ 'x-api-key': 'rotate-me' });
+      expect(() => openHeaders(new SecretBox(newKey), owner.tenantId, row!.headers)).toThrow(); // bound to the tenant
+    } finally {
+      await raw(t, sql`delete from telemetry_export_settings where tenant_id = ${o.tenantId}`);
+    }
   });
 
   it('refuses reserved or duplicate headers and unknown keys', async () => {
@@ -117,6 +138,7 @@ describe('telemetry export', () => {
     expect(first.startTime.getTime()).toBe(1_700_000_000_001);
     expect(rx.spans.some((s) => s.traceId === theirs.traceId)).toBe(false);
     expect(rx.headers.every((h) => h['x-api-key'] === 'sk-very-secret-123' && h['x-team'] === 'ops')).toBe(true);
+    expect(rx.headers.some((h) => h['x-platform-key'] !== undefined)).toBe(false);
   });
 
   it('exports audit events as LogRecords (type as body and event name), the other tenant\'s not', async () => {

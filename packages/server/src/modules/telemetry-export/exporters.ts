@@ -15,24 +15,37 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { SecretBox } from '../../lib/secret-box.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { BlockedTargetError, guardedLookup, webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
 import type { ExportSettingRow } from './repo.js';
-
-const headersContext = (tenantId: string) => `telemetry_export_settings.headers:${tenantId}`;
-
-/** The stored (sealed) form of a tenant's export headers; null when there are none. */
-export function sealHeaders(box: SecretBox, tenantId: string, headers: Record<string, string>): string | null {
-  return Object.keys(headers).length === 0 ? null : box.seal(JSON.stringify(headers), headersContext(tenantId));
-}
-
-/** The clear headers of a stored setting. @throws SecretBoxError when the sealed value does not open (other key, altered, other tenant). */
-export function openHeaders(box: SecretBox, tenantId: string, sealed: string | null): Record<string, string> {
-  return sealed === null ? {} : (JSON.parse(box.open(sealed, headersContext(tenantId))) as Record<string, string>);
-}
+import { openHeaders } from './secrets.js';
 
 /** The export endpoint's URL of one signal: `<url>/v1/traces` or `<url>/v1/logs` (the OTLP/HTTP paths), a trailing slash ignored. */
 export const signalUrl = (base: string, signal: 'traces' | 'logs'): string => `${base.replace(/\/+$/, '')}/v1/${signal}`;
+
+/**
+ * The environment variables the exporters' constructors read headers from (the platform's own
+ * OTLP settings, if an operator set them for other tooling). Their values must never reach a
+ * tenant's endpoint.
+ */
+const ENV_HEADERS = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_LOGS_HEADERS'];
+
+/**
+ * Run `build` (synchronous: nothing else runs meanwhile) with {@link ENV_HEADERS} hidden: the
+ * official exporters merge headers from these variables under the configured ones at construction
+ * (otlp-exporter-base `convertLegacyHttpOptions`), which would send the platform's own OTLP
+ * credentials to every tenant. The URL and the TLS files of the environment are not used: the
+ * URL and the HTTP agent are always given.
+ */
+export function withoutEnvHeaders<T>(build: () => T): T {
+  const saved = ENV_HEADERS.map((k) => [k, process.env[k]] as const);
+  for (const k of ENV_HEADERS) delete process.env[k];
+  try {
+    return build();
+  } finally {
+    for (const [k, v] of saved) if (v !== undefined) process.env[k] = v;
+  }
+}
 
 /** A tenant's exporter pair. */
 interface Pair {
@@ -77,12 +90,12 @@ export class TenantExporters {
       timeoutMillis: this.opts.timeoutMs,
       httpAgentOptions: { keepAlive: true, lookup: guardedLookup(this.opts.allowPrivate) },
     };
-    const pair: Pair = {
+    const pair: Pair = withoutEnvHeaders(() => ({
       updatedAt: setting.updatedAt.getTime(),
       url: setting.url,
       traces: new OTLPTraceExporter({ ...common, url: signalUrl(setting.url, 'traces') }),
       logs: new OTLPLogExporter({ ...common, url: signalUrl(setting.url, 'logs') }),
-    };
+    }));
     this.pairs.set(setting.tenantId, pair);
     return pair;
   }

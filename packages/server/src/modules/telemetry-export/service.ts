@@ -13,7 +13,7 @@ import { badRequest, notFound } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { appendAudit } from '../audit/service.js';
 import { webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
-import { sealHeaders } from './exporters.js';
+import { sealHeaders } from './secrets.js';
 import * as repo from './repo.js';
 
 /** Headers the exporter sets itself or the connection owns; an endpoint may not set them. */
