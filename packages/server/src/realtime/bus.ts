@@ -19,6 +19,13 @@ export type BusEvent =
       /** Socket id that must not receive it (the sender's own socket). */
       excludeSocket?: string;
     }
+  | {
+      /** Several frames of one event in one bus message (a room message's fan-out: one frame per envelope). */
+      type: 'frames';
+      event: string;
+      /** Each frame's data and the devices it goes to. */
+      frames: { deviceIds: string[]; data: unknown }[];
+    }
   | { type: 'close_device'; deviceId: string; code: number; reason: string };
 
 export type BusHandler = (event: BusEvent) => void;

@@ -32,7 +32,7 @@ import type { WebSocket } from 'ws';
 import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 import { isDatabaseUnavailable } from '../http/errors.js';
-import type { BusEvent, EventBus } from './bus.js';
+import type { Audience, BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
 import { CLOSE } from './notifier.js';
 import type { LocalSockets, SocketDirectory } from './presence.js';
@@ -434,16 +434,25 @@ export class Gateway implements LocalSockets {
       for (const c of this.byDevice.get(e.deviceId) ?? []) c.ws.close(e.code, e.reason);
       return;
     }
+    if (e.type === 'frames') {
+      for (const f of e.frames) this.deliver({ deviceIds: f.deviceIds }, e.event, f.data);
+      return;
+    }
+    this.deliver(e.to, e.event, e.data, e.excludeSocket);
+  }
+
+  /** Write `{event, data}` to this instance's sockets of the audience (but `excludeSocket`), calling the event's delivery hooks. */
+  private deliver(to: Audience, event: string, data: unknown, excludeSocket?: string): void {
     const targets = new Set<Conn>();
-    for (const id of e.to.deviceIds ?? []) for (const c of this.byDevice.get(id) ?? []) targets.add(c);
-    if (e.to.ownersOfTenant) for (const c of this.ownersByTenant.get(e.to.ownersOfTenant) ?? []) targets.add(c);
+    for (const id of to.deviceIds ?? []) for (const c of this.byDevice.get(id) ?? []) targets.add(c);
+    if (to.ownersOfTenant) for (const c of this.ownersByTenant.get(to.ownersOfTenant) ?? []) targets.add(c);
     if (targets.size === 0) return;
-    const text = JSON.stringify({ event: e.event, data: e.data });
-    const hooks = this.deliveryHooks.get(e.event);
+    const text = JSON.stringify({ event, data });
+    const hooks = this.deliveryHooks.get(event);
     for (const c of targets) {
-      if (c.id === e.excludeSocket || c.ws.readyState !== OPEN) continue;
+      if (c.id === excludeSocket || c.ws.readyState !== OPEN) continue;
       this.write(c, text);
-      if (hooks) for (const hook of hooks) hook({ tenantId: c.tenantId, deviceId: c.deviceId }, e.data);
+      if (hooks) for (const hook of hooks) hook({ tenantId: c.tenantId, deviceId: c.deviceId }, data);
     }
   }
 

@@ -33,6 +33,16 @@ export class Notifier {
     await this.webhooks?.enqueue(tenantId, { deviceIds }, event, data);
   }
 
+  /**
+   * Send several frames of one `event`, each `{event, data}` to every socket of its listed devices
+   * (and their webhooks), as ONE bus message (a room message's fan-out, one frame per envelope).
+   */
+  async toEach(tenantId: string, event: string, frames: { deviceIds: string[]; data: unknown }[]): Promise<void> {
+    if (frames.length === 0) return;
+    await this.bus.publish({ type: 'frames', event, frames });
+    for (const f of frames) await this.webhooks?.enqueue(tenantId, { deviceIds: f.deviceIds }, event, f.data);
+  }
+
   /** Send `{event, data}` to every owner-device socket of a tenant (and their webhooks). */
   async toOwners(tenantId: string, event: string, data: unknown): Promise<void> {
     await this.bus.publish({ type: 'frame', to: { ownersOfTenant: tenantId }, event, data });

@@ -56,12 +56,16 @@ export async function sendRoomMessage(
     turn = outcome.ok.turn;
 
     // After commit: publish in release order (earlier sends of the room, and the sender's earlier
-    // frames, first), every recipient's frame at once.
+    // frames, first), every recipient's frame in one bus message.
     await turn.ready;
     await order?.after;
     const fields = messageFields(msg);
     const cursor = String(position);
-    await Promise.all(releases.filter((r) => r.recipients.length > 0).map((r) => notifier.toDevices(tenantId, r.recipients, 'room_message', roomMessageEvent(fields, r.wire, cursor))));
+    await notifier.toEach(
+      tenantId,
+      'room_message',
+      releases.filter((r) => r.recipients.length > 0).map((r) => ({ deviceIds: r.recipients, data: roomMessageEvent(fields, r.wire, cursor) })),
+    );
     turn.done();
     for (const a of alerts) await policies.alert(tenantId, a);
     return result;
