@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHash, createPrivateKey } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { parseVkey, verifyCheckpoint, verifyCheckpointConsistency, verifyEventProof, verifyConsistency, verifyInclusion, type AuditEventProof } from '@parley/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,20 +30,8 @@ import { AuditTransparency } from '../src/modules/audit/transparency.js';
 import { appendLeaf, consistencyProof, consistencyRanges, inclusionProof, inclusionRanges, rangeNodes, rootAt } from '../src/modules/audit/tree.js';
 import { createInvite, newOwner, activeAgent, type Owner } from './flows.js';
 import { backend, createPgDatabase, startApp, type TestApp } from './harness.js';
+import { CT_CONSISTENCY, CT_EMPTY_ROOT, CT_INCLUSION, CT_LEAVES, CT_ROOTS, referenceRoot as mth, sha256 as sha } from '../../sdk/test/fixtures/rfc6962.js';
 
-const sha = (...parts: Uint8Array[]) => {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
-/** RFC 9162 §2.1.1 MTH over leaf INPUTS, as the RFC writes it. */
-const mth = (d: Uint8Array[]): Buffer => {
-  if (d.length === 0) return sha();
-  if (d.length === 1) return sha(Uint8Array.of(0), d[0]!);
-  let k = 1;
-  while (k * 2 < d.length) k *= 2;
-  return sha(Uint8Array.of(1), mth(d.slice(0, k)), mth(d.slice(k)));
-};
 const unhex = (h: string) => Buffer.from(h, 'hex');
 const exec = async <T = any>(db: Db, q: ReturnType<typeof sql>) => ((await db.execute(q)) as unknown as { rows: T[] }).rows;
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
@@ -409,39 +397,14 @@ describe('the stored tree (CT reference vectors)', () => {
   it('gives the RFC 6962 roots, audit paths and consistency proofs of the reference leaves', async () => {
     const db = t.app.parley.database.db;
     const tenantId = (await newOwner(t)).tenantId;
-    const leaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map(unhex);
-    const roots = [
-      '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
-      'fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125',
-      'aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77',
-      'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
-      '4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4',
-      '76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef',
-      'ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c',
-      '5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328',
-    ];
-    const h = (s: string[]) => s.map((x) => unhex(x));
+    const h = (hex: string[]) => hex.map((x) => unhex(x));
     await crossTenant(db, 'test: a tree over the reference leaves', async (tx) => {
       await tx.execute(sql`delete from audit_tree_nodes where tenant_id = ${tenantId}`);
-      for (const [i, leaf] of leaves.entries()) await appendLeaf(tx, tenantId, i, leaf);
-      for (let n = 1; n <= 8; n++) expect((await rootAt(tx, tenantId, n)).toString('hex'), `root ${n}`).toBe(roots[n - 1]);
-      expect((await rootAt(tx, tenantId, 0)).toString('hex')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-      const incl: [number, number, string[]][] = [
-        [0, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7', '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-        [5, 8, ['bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b', 'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
-        [2, 3, ['fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125']],
-        [1, 5, ['6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d', '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', 'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b']],
-        [0, 1, []],
-      ];
-      for (const [m, n, path] of incl) expect((await inclusionProof(tx, tenantId, m, n)).path, `path ${m}/${n}`).toEqual(h(path));
-      const cons: [number, number, string[]][] = [
-        [1, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7', '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-        [6, 8, ['0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a', 'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
-        [2, 5, ['5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', 'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b']],
-        [6, 7, ['0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a', 'b08693ec2e721597130641e8211e7eedccb4c26413963eee6c1e2ed16ffb1a5f', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
-        [4, 4, []],
-      ];
-      for (const [m, n, proof] of cons) expect(await consistencyProof(tx, tenantId, m, n), `consistency ${m}->${n}`).toEqual(h(proof));
+      for (const [i, leaf] of CT_LEAVES.entries()) await appendLeaf(tx, tenantId, i, leaf);
+      for (let n = 1; n <= 8; n++) expect((await rootAt(tx, tenantId, n)).toString('hex'), `root ${n}`).toBe(CT_ROOTS[n - 1]);
+      expect((await rootAt(tx, tenantId, 0)).toString('hex')).toBe(CT_EMPTY_ROOT);
+      for (const v of CT_INCLUSION) expect((await inclusionProof(tx, tenantId, v.index, v.size)).path, `path ${v.index}/${v.size}`).toEqual(h(v.path));
+      for (const v of CT_CONSISTENCY) expect(await consistencyProof(tx, tenantId, v.first, v.second), `consistency ${v.first}->${v.second}`).toEqual(h(v.proof));
       // Nothing of it stays: this tenant's tree must go on matching its chain.
       throw new Rollback();
     }).catch((err: unknown) => {

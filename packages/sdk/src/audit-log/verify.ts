@@ -7,7 +7,7 @@
  */
 import type { AuditConsistencyProof, AuditEvent, AuditEventProof } from '@parley/protocol';
 import canonicalize from 'canonicalize';
-import { base64ToBytes, blake2b256, bytesToBase64, bytesToHex, concatBytes, equalBytes, hexToBytes, utf8Encode } from '../crypto/primitives.js';
+import { base64ToBytes, blake2b256, bytesToHex, concatBytes, equalBytes, hexToBytes, utf8Encode } from '../crypto/primitives.js';
 import { AuditLogError, leafHash, verifyConsistency, verifyInclusion } from './merkle.js';
 import { parseCheckpointText, parseVkey, verifyNote, type NoteVerifierKey } from './note.js';
 
@@ -161,6 +161,3 @@ export function verifyCheckpointConsistency(older: string, newer: string, proof:
   );
   return { older: a, newer: b };
 }
-
-/** A tree hash in the wire's base64. */
-export const treeHashBase64 = (h: Uint8Array): string => bytesToBase64(h);
