@@ -102,7 +102,7 @@ describe('spend caps', () => {
     expect(await auditCount(a.tenantId, 'spend.cap_set', s.agent.deviceId)).toBe(2);
   });
 
-  it('tokens cap: spend today and this month from spans, the budget stage refuses at the cap, alerts fire once (audit, webhook, socket)', async () => {
+  it('tokens cap: spend today and this month from spans, the budget stage refuses at the cap, alerts fire once (audit, webhook)', async () => {
     const s = await subject();
     const skill = skillName('spend');
     await grant(s, skill);
@@ -155,6 +155,23 @@ describe('spend caps', () => {
     expect(fleet.totals.day.tokens).toBeGreaterThanOrEqual(1000);
     expect(fleet.totals.day.agents_over).toBeGreaterThanOrEqual(1);
     expect((await t.request({ method: 'GET', url: '/api/v1/spend', headers: b.auth })).body.agents.some((x: any) => x.agent_id === s.agent.deviceId)).toBe(false);
+  });
+
+  it('the sweep alerts an agent that never calls the pipeline, once, even when two sweeps race; the owner sockets get the event', async () => {
+    const s = await subject();
+    await putCap(a, s.address, { unit: 'tokens', daily_limit: 100 });
+    const now = new Date();
+    await span(a, s.agent.deviceId, new Date(now.getTime() - 1000), { model: 'm', input: 85 });
+    const one = service(now);
+    const two = service(now);
+    const fired = await Promise.all([one.s.sweepAlerts(a.tenantId), two.s.sweepAlerts(a.tenantId)]);
+    const mine = [...one.sent, ...two.sent].filter((e) => e.agent_id === s.agent.deviceId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ period: 'day', threshold: 80, unit: 'tokens', limit: 100, used: 85, severity: 'warning', category: 'performance' });
+    expect(mine[0]!.title).toMatch(/reached 80% of its daily spend cap/);
+    expect(fired[0] + fired[1]).toBeGreaterThanOrEqual(1);
+    expect(await service(now).s.sweepAlerts(a.tenantId)).toBe(0);
+    expect(await auditCount(a.tenantId, 'spend.alert', s.agent.deviceId)).toBe(1);
   });
 
   it('cents cap with the price table; UTC boundaries: refused on the last instant of a month, allowed again at the next UTC midnight; the same spend from roll-ups', async () => {

@@ -2,7 +2,7 @@
  * Queries of spend caps (issue 20 part 3): `agent_spend_caps`, `agent_spend_alerts` and the
  * tenant's agent list. Every function runs in a tenant-scoped transaction (RLS).
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { SpendAlertThreshold, SpendPeriod, SpendUnit } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { agentSpendAlerts, agentSpendCaps } from '../../db/schema/index.js';
@@ -45,15 +45,6 @@ export async function deleteCap(tx: Tx, deviceId: string): Promise<void> {
  */
 export async function claimAlert(tx: Tx, a: { tenantId: string; deviceId: string; period: SpendPeriod; periodStart: string; threshold: SpendAlertThreshold; firedAt: Date }): Promise<boolean> {
   const out = await tx.insert(agentSpendAlerts).values(a).onConflictDoNothing().returning({ d: agentSpendAlerts.deviceId });
-  return out.length > 0;
-}
-
-/** Whether the alert (agent, period, first day, threshold) already fired. */
-export async function alertFired(tx: Tx, deviceId: string, period: SpendPeriod, periodStart: string, threshold: SpendAlertThreshold): Promise<boolean> {
-  const out = await tx
-    .select({ d: agentSpendAlerts.deviceId })
-    .from(agentSpendAlerts)
-    .where(and(eq(agentSpendAlerts.deviceId, deviceId), eq(agentSpendAlerts.period, period), eq(agentSpendAlerts.periodStart, periodStart), eq(agentSpendAlerts.threshold, threshold)));
   return out.length > 0;
 }
 
