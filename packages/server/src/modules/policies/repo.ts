@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { col, rowsOf, unnestRows, withAll } from '../../db/unnest.js';
+import { col, rowsOf, unnestRows } from '../../db/unnest.js';
 import { a2aMessages, heldMessages, marketplaceRentalMessages, policies, policyEvaluations, roomEnvelopes, rooms } from '../../db/schema/index.js';
 import type { PolicyAction, PolicyConditions, PolicyRule } from './engine.js';
 
@@ -57,7 +57,7 @@ export interface AllowCount {
 
 /**
  * The inserts of the records of one decision call, as two CTE bodies for the caller's statement
- * ({@link withAll}), always both and always the same text (a prepared statement's), empty lists
+ * (db/unnest.ts `withAll`), always both and always the same text (a prepared statement's), empty lists
  * inserting nothing: the non-`allow` evaluations into `policy_evaluations` and the allow counts
  * into `policy_allow_counts`, from array parameters (`unnest`), both with `created_at` = the
  * transaction's `now()` (issue 21: what the compliance dimension and the report read).
