@@ -6,6 +6,7 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkLog, localPinStore, trustNewKey, type LogClient } from '../src/lib/transparency';
+import { CT_EMPTY_ROOT } from '../../sdk/test/fixtures/rfc6962';
 import { consistency, keyAnswer, logKey } from './audit-log-fixture';
 
 describe('transparency log checks', () => {
@@ -45,6 +46,20 @@ describe('transparency log checks', () => {
     trustNewKey(store, impostor.vkey);
     expect(await checkLog(serve(impostor.checkpoint(8), impostor.vkey), store)).toMatchObject({ verified: true, treeSize: 8, extends: null });
     expect(store.get()).toMatchObject({ vkey: impostor.vkey, treeSize: 8 });
+  });
+
+  it('an empty log pinned first is extended by any later checkpoint, with no proof to ask for', async () => {
+    const key = logKey();
+    const store = localPinStore('device-1');
+    const client = {
+      getAuditLogKey: async () => keyAnswer(key.vkey),
+      getAuditCheckpoint: vi.fn(async () => key.checkpoint(0, CT_EMPTY_ROOT)),
+      getAuditConsistency: vi.fn(async () => consistency(0, 0)),
+    };
+    expect(await checkLog(client as unknown as LogClient, store)).toMatchObject({ verified: true, treeSize: 0 });
+    client.getAuditCheckpoint.mockResolvedValue(key.checkpoint(5));
+    expect(await checkLog(client as unknown as LogClient, store)).toMatchObject({ verified: true, treeSize: 5, extends: 0 });
+    expect(client.getAuditConsistency).not.toHaveBeenCalled();
   });
 
   it('keeps trusting a pinned key while it still co-signs after a rotation', async () => {

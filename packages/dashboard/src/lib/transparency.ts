@@ -88,7 +88,9 @@ export async function checkLog(client: LogClient, store: PinStore): Promise<LogV
     const prior = pin?.checkpoint ? pin : null;
     if (prior) {
       if (now.treeSize < prior.treeSize) fail(`the log has ${now.treeSize} events, fewer than the ${prior.treeSize} this browser verified`);
-      const proof = now.treeSize === prior.treeSize ? { first: now.treeSize, second: now.treeSize, proof: [] } : await client.getAuditConsistency({ first: prior.treeSize, second: now.treeSize });
+      // Equal sizes need equal roots and the empty tree is a prefix of every tree: no proof to ask for.
+      const local = now.treeSize === prior.treeSize || prior.treeSize === 0;
+      const proof = local ? { first: prior.treeSize, second: now.treeSize, proof: [] } : await client.getAuditConsistency({ first: prior.treeSize, second: now.treeSize });
       verifyCheckpointConsistency(prior.checkpoint, c.checkpoint, proof, vkey);
     }
     store.set({ vkey, origin: now.origin, treeSize: now.treeSize, checkpoint: c.checkpoint });
