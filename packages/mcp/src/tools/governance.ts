@@ -1,7 +1,7 @@
 /**
  * Governance tools (SPEC §4.19, §4.14; DESIGN §8.6, §8.7): `svc_check_policy` and
  * `svc_delegate_skill` run the one skill policy pipeline of the service (identity -> trust floor
- * -> grant -> rate -> rules); a delegation is audited either way and, when allowed, the
+ * -> grant -> rate -> budget -> rules); a delegation is audited either way and, when allowed, the
  * invocation is sent end to end encrypted to the target through the local plugin.
  * `svc_submit_audit` appends to the tenant's hash-chained audit log; `svc_register_agent`
  * registers a new agent (hub identity + API key, trust score 0).
@@ -21,7 +21,7 @@ export const checkPolicy = defineTool({
   name: 'svc_check_policy',
   title: 'Check policy',
   description:
-    'Check a skill invocation against the active policy pipeline before acting: identity, trust floor, grant (Skill Permission Token), rate, rules. Answers allowed and the stage that decided, with why. Arguments are never stored.',
+    'Check a skill invocation against the active policy pipeline before acting: identity, trust floor, grant (Skill Permission Token), rate, budget (the agent spend caps), rules. Answers allowed and the stage that decided, with why. Arguments are never stored.',
   input: Type.Object({
     skillName: Skill,
     toolName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),

@@ -250,7 +250,7 @@ export const grantsRoutes = {
     path: '/api/v1/skills/check',
     auth: 'any',
     tags,
-    summary: 'Check a skill invocation against the policy pipeline: identity, trust_floor, grant, rate, rules',
+    summary: 'Check a skill invocation against the policy pipeline: identity, trust_floor, grant, rate, budget, rules',
     description: 'Answers 200 whether allowed or not; with `target` (delegation) identity and trust floor are the target’s.',
     body: SkillCheckRequest,
     responses: { 200: SkillCheckResult },

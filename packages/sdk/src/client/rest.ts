@@ -1302,7 +1302,7 @@ export class ParleyClient {
 
   /**
    * `POST /api/v1/skills/check` (owner naming `device_id`, device JWT or API key; DESIGN §8.6):
-   * run a skill invocation through the policy pipeline (identity, trust_floor, grant, rate, rules).
+   * run a skill invocation through the policy pipeline (identity, trust_floor, grant, rate, budget, rules).
    * Answers whether allowed or not; 404 unknown device or target.
    */
   checkSkillPolicy(body: SkillCheckRequest, opts?: RequestOptions): Promise<SkillCheckResult> {
