@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
@@ -15,6 +15,8 @@ import { backend, createPgDatabase, startApp, type TestApp } from './harness.js'
 import { OtlpReceiver, until } from './otlp-receiver.js';
 import { SecretBox } from '../src/lib/secret-box.js';
 import { openHeaders, resealExportHeaders, sealHeaders } from '../src/modules/telemetry-export/secrets.js';
+import { TenantExporters } from '../src/modules/telemetry-export/exporters.js';
+import { ResourceCache, toReadableSpan } from '../src/modules/telemetry-export/records.js';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const BASE = 1_700_000_000_000n * 1_000_000n;
@@ -175,6 +177,26 @@ describe('telemetry export', () => {
     await until(async () => (await getExport(t, owner)).body.pending === 0, 15_000, 'an empty outbox');
     const c = counts(rx.spans.map((s) => s.spanId));
     expect([...during503.spanIds, ...whileDown.spanIds].every((id) => c.get(id) === 1)).toBe(true);
+  });
+
+  it('builds a tenant\'s exporters again when its setting changes and shuts idle ones down', async () => {
+    const box = new SecretBox(randomBytes(32));
+    const exporters = new TenantExporters(box, { allowHttp: true, allowPrivate: true, timeoutMs: 1500 });
+    const tenantId = owner.tenantId;
+    const setting = (n: number) => ({ tenantId, url: rx.url, headers: sealHeaders(box, tenantId, { 'x-version': String(n) }), headerNames: ['x-version'], updatedAt: new Date(1_000 * n), updatedBy: 'test' });
+    const row = { id: randomUUID(), tenantId, deviceId: agent.deviceId, traceId: hex(16), spanId: hex(8), parentSpanId: hex(8), name: 'unit.span', kind: 0, startTime: new Date(1_700_000_000_123), endTime: new Date(1_700_000_000_124), durationUs: 1500, statusCode: 0, statusMessage: null, attributes: { nested: { a: 1 }, list: [1, 2] }, resource: {}, receivedAt: new Date() };
+    const before = rx.headers.length;
+    try {
+      for (const n of [1, 1, 2]) expect((await exporters.exportSpans(setting(n), [toReadableSpan({ ...row, spanId: hex(8) }, new ResourceCache())])).code).toBe(0);
+      expect(rx.headers.slice(before).map((h) => h['x-version'])).toEqual(['1', '1', '2']);
+      const got = rx.spans.filter((s) => s.traceId === row.traceId);
+      expect(got[0]).toMatchObject({ name: 'unit.span', kind: 0, parentSpanId: row.parentSpanId, durationUs: 1500, attributes: { nested: '{"a":1}', list: [1, 2] } });
+      expect(got[0]!.startTime.getTime()).toBe(1_700_000_000_123);
+      expect(await exporters.closeIdle(60_000)).toBe(0);
+      expect(await exporters.closeIdle(0)).toBe(1);
+    } finally {
+      await exporters.closeAll();
+    }
   });
 
   it('DELETE stops exporting and drops the backlog', async () => {

@@ -50,6 +50,8 @@ export function withoutEnvHeaders<T>(build: () => T): T {
 /** A tenant's exporter pair. */
 interface Pair {
   updatedAt: number;
+  /** When it last exported (ms since the epoch): idle pairs are shut down by {@link TenantExporters.closeIdle}. */
+  usedAt: number;
   url: string;
   traces: OTLPTraceExporter;
   logs: OTLPLogExporter;
@@ -82,7 +84,10 @@ export class TenantExporters {
   private pairOf(setting: ExportSettingRow): Pair {
     if (webhookUrlProblem(setting.url, this.opts) !== undefined) throw new BlockedTargetError('blocked url');
     const cached = this.pairs.get(setting.tenantId);
-    if (cached && cached.updatedAt === setting.updatedAt.getTime()) return cached;
+    if (cached && cached.updatedAt === setting.updatedAt.getTime()) {
+      cached.usedAt = Date.now();
+      return cached;
+    }
     if (cached) void this.close(setting.tenantId);
     const headers = openHeaders(this.box, setting.tenantId, setting.headers);
     const common = {
@@ -92,6 +97,7 @@ export class TenantExporters {
     };
     const pair: Pair = withoutEnvHeaders(() => ({
       updatedAt: setting.updatedAt.getTime(),
+      usedAt: Date.now(),
       url: setting.url,
       traces: new OTLPTraceExporter({ ...common, url: signalUrl(setting.url, 'traces') }),
       logs: new OTLPLogExporter({ ...common, url: signalUrl(setting.url, 'logs') }),
@@ -116,6 +122,16 @@ export class TenantExporters {
     if (!pair) return;
     this.pairs.delete(tenantId);
     await Promise.allSettled([pair.traces.shutdown(), pair.logs.shutdown()]);
+  }
+
+  /**
+   * Shut down the pairs unused for `idleMs` (a removed setting, a tenant gone quiet): they are
+   * built again on the next export. Answers how many were closed.
+   */
+  async closeIdle(idleMs: number, now = Date.now()): Promise<number> {
+    const idle = [...this.pairs].filter(([, p]) => now - p.usedAt >= idleMs).map(([t]) => t);
+    await Promise.all(idle.map((t) => this.close(t)));
+    return idle.length;
   }
 
   /** Shut down every tenant's exporters (worker stop). */

@@ -42,6 +42,9 @@ export interface ExportWorkerOptions extends TargetPolicy {
   batchSize?: number;
 }
 
+/** A tenant's exporters unused this long (ms) are shut down (their keep-alive sockets closed). */
+const EXPORTER_IDLE_MS = 10 * 60_000;
+
 /** One tenant's claimed rows split by kind. */
 interface TenantBatch {
   tenantId: string;
@@ -126,6 +129,7 @@ export class TelemetryExportWorker {
       repo.claimDue(tx, this.batchSize, leaseMs),
     );
     await Promise.all(byTenant(claimed).map((b) => this.exportTenant(b)));
+    await this.exporters.closeIdle(EXPORTER_IDLE_MS);
     return claimed.length;
   }
 
