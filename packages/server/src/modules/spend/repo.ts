@@ -2,7 +2,7 @@
  * Queries of spend caps (issue 20 part 3): `agent_spend_caps`, `agent_spend_alerts` and the
  * tenant's agent list. Every function runs in a tenant-scoped transaction (RLS).
  */
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import type { SpendAlertThreshold, SpendPeriod, SpendUnit } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { agentSpendAlerts, agentSpendCaps } from '../../db/schema/index.js';
@@ -46,6 +46,15 @@ export async function deleteCap(tx: Tx, deviceId: string): Promise<void> {
 export async function claimAlert(tx: Tx, a: { tenantId: string; deviceId: string; period: SpendPeriod; periodStart: string; threshold: SpendAlertThreshold; firedAt: Date }): Promise<boolean> {
   const out = await tx.insert(agentSpendAlerts).values(a).onConflictDoNothing().returning({ d: agentSpendAlerts.deviceId });
   return out.length > 0;
+}
+
+/** The alerts of the agent already fired for these periods (`period:period_start:threshold` keys). */
+export async function firedAlerts(tx: Tx, deviceId: string, periods: readonly { period: SpendPeriod; start: string }[]): Promise<Set<string>> {
+  const rows = await tx
+    .select({ period: agentSpendAlerts.period, start: agentSpendAlerts.periodStart, threshold: agentSpendAlerts.threshold })
+    .from(agentSpendAlerts)
+    .where(and(eq(agentSpendAlerts.deviceId, deviceId), or(...periods.map((p) => and(eq(agentSpendAlerts.period, p.period), eq(agentSpendAlerts.periodStart, p.start))))));
+  return new Set(rows.map((r) => `${r.period}:${r.start}:${r.threshold}`));
 }
 
 /** The tenant's agent devices (not deleted) with the hub address bound to each, by device id. */

@@ -20,6 +20,7 @@ import { SPEND_PERIODS } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import type { Notifier } from '../../realtime/notifier.js';
+import { lockChain } from '../audit/repo.js';
 import { appendAudit } from '../audit/service.js';
 import { resolveAgent } from '../devices/agent-ref.js';
 import type { SettingsService } from '../settings/service.js';
@@ -186,33 +187,42 @@ export class SpendService {
     });
   }
 
-  /** Claim, audit and enqueue (webhook) every alert `s` reached that has not fired yet; answers the newly fired ones. */
+  /**
+   * Claim, audit and enqueue (webhook) every alert `s` reached that has not fired yet; answers the
+   * newly fired ones. Reads first (no lock when every reached alert already fired: the common case
+   * of a check above 80 %); otherwise takes the tenant's audit-chain lock BEFORE the first claim,
+   * so the budget stage and the sweep always lock in the same order (chain, then alert keys) and
+   * cannot deadlock.
+   */
   private async fireAlerts(tx: Tx, tenantId: string, s: AgentSpend): Promise<SpendAlertEvent[]> {
-    const fired: SpendAlertEvent[] = [];
-    for (const period of SPEND_PERIODS) {
-      const p = s[period];
-      for (const threshold of reachedThresholds(p)) {
-        if (!(await repo.claimAlert(tx, { tenantId, deviceId: s.agent_id, period, periodStart: p.start, threshold, firedAt: new Date(s.as_of) }))) continue;
-        const name = period === 'day' ? 'daily' : 'monthly';
-        const event: SpendAlertEvent = {
-          agent_id: s.agent_id,
-          period,
-          period_start: p.start,
-          threshold,
-          unit: s.unit,
-          limit: p.limit!,
-          used: p.used,
-          severity: threshold >= 100 ? 'critical' : 'warning',
-          category: 'performance',
-          title: `Agent ${s.hub_address ?? s.agent_id} reached ${threshold}% of its ${name} spend cap`,
-          message: `${fmt(p.used, s.unit)} of ${fmt(p.limit!, s.unit)} spent since ${p.start} (UTC)${threshold >= 100 ? '; skill checks and delegations are refused until the cap resets' : ''}`,
-        };
-        await appendAudit(tx, tenantId, { type: 'spend.alert', actor: 'system', subject: s.agent_id, data: { period, period_start: p.start, threshold, unit: s.unit, limit: p.limit, used: p.used } });
-        await enqueueInTx(tx, tenantId, { ownersOfTenant: tenantId }, SPEND_ALERT_EVENT, event);
-        fired.push(event);
-      }
+    const reached = SPEND_PERIODS.flatMap((period) => reachedThresholds(s[period]).map((threshold) => ({ period, threshold, p: s[period] })));
+    if (reached.length === 0) return [];
+    const fired = await repo.firedAlerts(tx, s.agent_id, SPEND_PERIODS.map((period) => ({ period, start: s[period].start })));
+    const pending = reached.filter((r) => !fired.has(`${r.period}:${r.p.start}:${r.threshold}`));
+    if (pending.length === 0) return [];
+    await lockChain(tx, tenantId);
+    const out: SpendAlertEvent[] = [];
+    for (const { period, threshold, p } of pending) {
+      if (!(await repo.claimAlert(tx, { tenantId, deviceId: s.agent_id, period, periodStart: p.start, threshold, firedAt: new Date(s.as_of) }))) continue;
+      const name = period === 'day' ? 'daily' : 'monthly';
+      const event: SpendAlertEvent = {
+        agent_id: s.agent_id,
+        period,
+        period_start: p.start,
+        threshold,
+        unit: s.unit,
+        limit: p.limit!,
+        used: p.used,
+        severity: threshold >= 100 ? 'critical' : 'warning',
+        category: 'performance',
+        title: `Agent ${s.hub_address ?? s.agent_id} reached ${threshold}% of its ${name} spend cap`,
+        message: `${fmt(p.used, s.unit)} of ${fmt(p.limit!, s.unit)} spent since ${p.start} (UTC)${threshold >= 100 ? '; skill checks and delegations are refused until the cap resets' : ''}`,
+      };
+      await appendAudit(tx, tenantId, { type: 'spend.alert', actor: 'system', subject: s.agent_id, data: { period, period_start: p.start, threshold, unit: s.unit, limit: p.limit, used: p.used } });
+      await enqueueInTx(tx, tenantId, { ownersOfTenant: tenantId }, SPEND_ALERT_EVENT, event);
+      out.push(event);
     }
-    return fired;
+    return out;
   }
 }
 
