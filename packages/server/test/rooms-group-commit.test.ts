@@ -3,7 +3,8 @@
  * are written together (one transaction, the envelopes of all messages in one statement), each is
  * answered only once committed, with all its envelopes stored byte for byte at consecutive release
  * positions in send order; a send refused by its checks in the same flush answers its own error
- * and the others commit. Policy records at their cost on the room path: every non-allow outcome is
+ * and the others commit; a sender rate counts concurrent sends exactly. Policy records at their cost
+ * on the room path: every non-allow outcome is
  * a `policy_evaluations` row, the allows are counted per sender, and the report's outcome counts
  * (trust/query-repo.ts `policyOutcomesSince`) count every delivery once.
  */
@@ -110,6 +111,18 @@ describe('room messages, group-committed', () => {
     for (const [k, s] of sockets.entries()) {
       for (let i = 0; i < 5; i++) expect((await s.next('room_message')).data.ciphertext).toBe(b64(`c:${others[k]!.deviceId}:${i}`));
     }
+  });
+
+  it('counts a sender rate across concurrent sends exactly: stored messages, earlier ones of the same flush, then this one', async () => {
+    const sender = await registerOwnerDevice(t, owner);
+    const roomId = await newRoom([sender.deviceId, agents[0]!.deviceId]);
+    expect((await api('POST', '/policies', owner.auth, { name: 'burst', scope: { room_id: roomId }, conditions: { rate_per_minute_over: 2 }, action: 'block' })).status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => api('POST', `/rooms/${roomId}/messages`, { ...owner.auth, 'x-device-id': sender.deviceId }, { envelopes: [envelopeFor(agents[0]!.deviceId, i)] })),
+    );
+    // In release order, the third message of the minute and every later one is over the rate.
+    const byPosition = answers.map((r) => ({ cursor: Number(r.body.cursor), outcome: r.body.deliveries[0].outcome as string })).sort((a, b) => a.cursor - b.cursor);
+    expect(byPosition.map((x) => x.outcome)).toEqual(['delivered', 'delivered', 'blocked', 'blocked', 'blocked', 'blocked']);
   });
 
   it('records every non-allow outcome as a row and counts the allows per sender; the report counts each delivery once', async () => {
