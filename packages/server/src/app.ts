@@ -493,6 +493,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await sharedPresence?.close();
     gateway.close();
     await messages.drain();
+    await rooms.drain();
     await tenantWriter.close();
     await bus.close();
     unwatchRedis?.();
