@@ -1,30 +1,32 @@
 /**
  * The group commit of room messages (DESIGN §6, §8.5; issue 21): the sends of one tenant queued
- * while the previous flush ran are written by ONE transaction, as the 1:1 message writer does
+ * while the previous flush ran are written together, as the 1:1 message writer does
  * (conversations/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
  *
  * One flush, whatever its number of messages, rooms and senders, is in the common case ONE read
- * and ONE write between BEGIN (with the tenant scope) and COMMIT:
- * 1. one read: the rooms, their members, the senders' hub identities and the version of the
- *    tenant's policy set (repo `sendContexts`);
+ * and ONE write, each a transaction of its own in one pipelined round trip on PostgreSQL
+ * (db/tenant-writer.ts):
+ * 1. the read: the rooms, their members, the senders' hub identities and the version of the
+ *    tenant's policy set (repo `sendContextsStatement`);
  * 2. each message checked on its own (404 / 409 / 403 / 400 answer that send only: the others
  *    commit);
  * 3. the policies decide every (message, recipient) pair against the tenant's cached compiled set
- *    (policies/decide.ts; a statement only to reload a changed set, or to count the sender rate
- *    when a policy reads it);
- * 4. one write (repo `insertAtNextPositions`): the rooms' release locks (held to commit), the
- *    messages and all their envelopes at their rooms' next release positions, the policy records
- *    (non-allow rows, allow counts) and the `room.message` webhook rows of the released recipients;
- * 5. the held messages of held envelopes, when there are any (one statement, and one to read the
- *    tenant's hold time).
+ *    (policies/decide.ts `evaluateCached`), in memory;
+ * 4. the write, under the tenant's room-flush lock (repo `insertAtNextPositionsStatement`): the
+ *    rooms' release locks (held to commit), the messages and all their envelopes at their rooms'
+ *    next release positions, the policy records (non-allow rows, allow counts) and the
+ *    `room.message` webhook rows of the released recipients.
+ * When the policies need reads of their own (a changed set, a sender rate, a trust score) or an
+ * envelope is held (its held message needs the tenant's hold time), steps 3–4 and the held
+ * messages run in one drizzle transaction that takes the same lock first.
  *
  * Order (DESIGN §8.5; rooms/frames.ts): a flush assigns positions in queue order, and the next
- * flush of the instance starts only once this one holds its rooms' release locks (`locked`, the
- * batcher's `overlap`): its reads and decisions overlap this one's commit, and its write waits for
- * that commit in the database when it shares a room. So the positions of one socket's messages,
- * and of a room's messages sent through this instance, follow their send order; across instances
- * the release locks order the commits. Each message enters its room's publish queue
- * (release-order.ts) in position order, right after its position is taken.
+ * flush of the instance starts only once this one holds the tenant's room-flush lock (`locked`,
+ * the batcher's `overlap`): its read and decisions overlap this one's commit, and its write waits
+ * for that commit in the database. So the positions of one socket's messages, and of a room's
+ * messages sent through this instance, follow their send order; across instances the locks order
+ * the commits. Each message enters its room's publish queue (release-order.ts) in position order,
+ * as soon as its flush's write answered.
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
