@@ -2,12 +2,13 @@
  * Publish order of room messages (DESIGN §8.5), per room and per instance.
  *
  * A room's release positions are taken under a per-room lock held until commit
- * (`repo.insertAtNextPosition`), so position N's transaction commits before N+1's takes the lock.
- * The sends then publish their frames after commit, and two sends' continuations could in
- * principle run in either order. A {@link Turn} taken right after the position (synchronously,
- * while the lock is still held, so turns are entered in position order) makes a send wait for
- * every earlier send of the room on this instance before it publishes: recipients get a room's
- * `room_message` frames in release-position order, and one sender's messages in send order.
+ * (`repo.insertAtNextPositionsStatement`, and the held-release path), so position N's transaction
+ * commits before N+1's takes the lock. The sends then publish their frames after commit, and two
+ * sends' continuations could in principle run in either order. A {@link Turn} taken as soon as
+ * the positions are known (the group-commit flush enters its messages' turns in position order,
+ * flushes of a tenant answer one after the other, flush.ts) makes a send wait for every earlier
+ * send of the room on this instance before it publishes: recipients get a room's `room_message`
+ * frames in release-position order, and one sender's messages in send order.
  */
 
 /** A place in a room's publish queue. */
