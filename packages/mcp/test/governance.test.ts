@@ -43,7 +43,7 @@ describe('governance tools over stdio', () => {
   it('svc_check_policy answers the stage that decided', async () => {
     const allowed = ok(await call(client, 'svc_check_policy', { skillName: skill, toolName: 'translate_text', model: 'gpt', args: { text: 'x' } }));
     expect(allowed).toMatchObject({ allowed: true, decided_by: 'rules' });
-    expect(allowed.stages.map((s: any) => s.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'rules']);
+    expect(allowed.stages.map((s: any) => s.stage)).toEqual(['identity', 'trust_floor', 'grant', 'rate', 'budget', 'rules']);
     const denied = ok(await call(client, 'svc_check_policy', { skillName: 'never-granted' }));
     expect(denied).toMatchObject({ allowed: false, decided_by: 'grant' });
     expect(failed(await call(client, 'svc_check_policy', {}))).toMatch(/skillName/);
