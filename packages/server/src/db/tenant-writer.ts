@@ -3,11 +3,12 @@
  * a tenant transaction ({@link withTenant}'s role and `app.tenant_id`) that first takes a
  * transaction-scoped advisory lock ({@link xactLock}), acknowledged after COMMIT.
  *
- * On PostgreSQL the whole transaction travels as ONE pipelined round trip on a dedicated
- * connection (node-postgres `pipeline: true`): `BEGIN; set_config(...); pg_advisory_xact_lock(...)`
- * as one simple-protocol query, the statement as a named prepared statement, then `COMMIT`, all
- * written before any answer arrives. PostgreSQL runs them in order; if anything fails the
- * transaction is aborted, the `COMMIT` answers `ROLLBACK` and the write rejects. A write's
+ * On PostgreSQL a write is two round trips on a dedicated connection (node-postgres
+ * `pipeline: true`): `BEGIN; set_config(...); pg_advisory_xact_lock(...)` as one simple-protocol
+ * query and the statement as a named prepared statement, written together before any answer
+ * arrives; then `COMMIT` once the statement's answer is in (or `ROLLBACK` when anything failed).
+ * Sending `COMMIT` in the same pipeline would save that round trip but let PostgreSQL commit the
+ * rows of a process that died before it could acknowledge and publish them. A write's
  * `onLocked` fires when the lock is held, so a caller can queue the next write on another
  * connection behind it (it then waits in PostgreSQL, not in Node, and starts the moment this one
  * commits). On PGlite (in-process, no round trips) the same write runs through drizzle.
@@ -75,13 +76,16 @@ const dialect = new PgDialect();
 
 /**
  * {@link TenantWriter} over `size` node-postgres clients in pipeline mode; each write goes to the
- * client with the fewest writes in flight (writes on one client run one after the other). A
+ * client with the fewest writes in flight, where it waits for the write before it (one
+ * transaction at a time per connection). A
  * client whose connection fails is dropped (its writes reject) and replaced on the next write.
  */
 export class PipelinedTenantWriter implements TenantWriter {
   private readonly clients: (Promise<pg.Client> | undefined)[];
   /** Writes in flight per client slot. */
   private readonly busy: number[];
+  /** Settles when the slot's last queued write has finished. */
+  private readonly tails: Promise<unknown>[];
   private closed = false;
 
   constructor(
@@ -91,6 +95,7 @@ export class PipelinedTenantWriter implements TenantWriter {
   ) {
     this.clients = new Array(Math.max(1, size)).fill(undefined);
     this.busy = new Array(this.clients.length).fill(0);
+    this.tails = this.clients.map(() => Promise.resolve());
   }
 
   async write<R>(w: TenantWrite): Promise<R[]> {
@@ -99,8 +104,11 @@ export class PipelinedTenantWriter implements TenantWriter {
     const { sql: text, params } = dialect.sqlToQuery(w.statement);
     const slot = this.busy.indexOf(Math.min(...this.busy));
     this.busy[slot]!++;
+    // One transaction at a time per connection: a write waits for the one before it on its slot.
+    const run = this.tails[slot]!.then(() => this.run<R>(slot, w, text, params));
+    this.tails[slot] = run.catch(() => undefined);
     try {
-      return await this.run<R>(slot, w, text, params);
+      return await run;
     } finally {
       this.busy[slot]!--;
     }
@@ -118,16 +126,21 @@ export class PipelinedTenantWriter implements TenantWriter {
     const lock = w.lockKey === undefined ? '' : `, pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`;
     const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${lock}`);
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
-    const tail = client.query('commit');
     void head.then(
       () => w.onLocked?.(),
       () => w.onLocked?.(),
     );
-    const [headResult, bodyResult, tailResult] = await Promise.allSettled([head, body, tail]);
-    for (const r of [headResult, bodyResult, tailResult]) if (r.status === 'rejected') throw r.reason;
-    // COMMIT of an aborted transaction answers ROLLBACK without an error.
-    if ((tailResult as PromiseFulfilledResult<pg.QueryResult>).value.command !== 'COMMIT') throw new Error('tenant write rolled back');
-    return (bodyResult as PromiseFulfilledResult<pg.QueryResult<R & pg.QueryResultRow>>).value.rows;
+    const [headResult, bodyResult] = await Promise.allSettled([head, body]);
+    if (headResult.status === 'rejected' || bodyResult.status === 'rejected') {
+      await client.query('rollback').catch(() => undefined);
+      throw headResult.status === 'rejected' ? headResult.reason : (bodyResult as PromiseRejectedResult).reason;
+    }
+    // COMMIT only once this process has the statement's answer: a process that dies before
+    // sending it leaves nothing stored (PostgreSQL rolls the transaction back), so a stored row was
+    // at least on its way to being acknowledged and published.
+    const done = await client.query('commit');
+    if (done.command !== 'COMMIT') throw new Error('tenant write rolled back');
+    return bodyResult.value.rows;
   }
 
   /** The client of slot `i`, connecting it when new or after a failure. */
