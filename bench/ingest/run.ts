@@ -94,7 +94,7 @@ interface Outcome {
 async function repoBaseline(database: Database, batches: DecodedSpan[][], tenantId: string, deviceId: string): Promise<Outcome> {
   const writer = openTenantWriter(database);
   try {
-    return await closedLoop('repo', `tenant writer + insertSpansStatement of ${opts.spans} rows (one pipelined round trip)`, opts.clients, (i) =>
+    return await closedLoop('repo', `tenant writer + insertSpansStatement of ${opts.spans} rows (two round trips)`, opts.clients, (i) =>
       writer.write({ tenantId, name: 'bench_spans', statement: insertSpansStatement(batches[i]!.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }))) }),
     );
   } finally {
