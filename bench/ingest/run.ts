@@ -15,9 +15,9 @@
  *             requests (decoded by the server's own `toSpans`; fresh ids per row);
  *   copy      baseline: the same rows through `COPY telemetry_spans (...) FROM STDIN` (text
  *             format, pg-copy-streams), one COPY of `--spans` rows per round trip;
- *   repo      diagnostic: the server's own storage step without HTTP — `withTenant` (begin,
- *             role + tenant set_config) + `repo.insertSpans` (one unnest INSERT) + commit on the
- *             app's pool, `--clients` concurrent, same rows: the gap ingest → repo is HTTP,
+ *   repo      diagnostic: the server's own storage step without HTTP — the tenant writer
+ *             (begin + role + tenant and `insertSpansStatement` pipelined, then commit) on its own
+ *             connections, `--clients` concurrent, same rows: the gap ingest → repo is HTTP,
  *             authentication, parsing and validation; repo → insert is the statement shape and
  *             the tenant-scoped transaction.
  *
@@ -88,8 +88,8 @@ interface Outcome {
 
 /** Fork load.ts for one ingest scenario and answer its result. */
 /**
- * The `repo` diagnostic: the server's storage step (the tenant writer's one pipelined transaction
- * of `insertSpansStatement`) on its own writer connections, closed loop.
+ * The `repo` diagnostic: the server's storage step (the tenant writer's transaction of
+ * `insertSpansStatement`) on its own writer connections, closed loop.
  */
 async function repoBaseline(database: Database, batches: DecodedSpan[][], tenantId: string, deviceId: string): Promise<Outcome> {
   const writer = openTenantWriter(database);
