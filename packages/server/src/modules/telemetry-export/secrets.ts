@@ -9,7 +9,7 @@ import type { Db } from '../../db/client.js';
 import { telemetryExportSettings } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import type { ResealReport } from '../webhooks/secrets.js';
+import { resealRows, type ResealReport } from '../webhooks/secrets.js';
 
 const context = (tenantId: string) => `telemetry_export_settings.headers:${tenantId}`;
 
@@ -33,21 +33,9 @@ export async function resealExportHeaders(db: Db, box: SecretBox): Promise<Resea
   const reason = "secrets-key rotation: re-seal every tenant's telemetry export headers";
   const t = telemetryExportSettings;
   const rows = await crossTenant(db, reason, (tx) => tx.select({ tenantId: t.tenantId, headers: t.headers }).from(t).where(isNotNull(t.headers)));
-  const report: ResealReport = { checked: rows.length, resealed: 0, current: 0, failed: 0 };
-  for (const row of rows) {
-    let next: string | null;
-    try {
-      next = box.reseal(row.headers!, context(row.tenantId));
-    } catch {
-      report.failed++;
-      continue;
-    }
-    if (next === null) {
-      report.current++;
-      continue;
-    }
-    await crossTenant(db, reason, (tx) => tx.update(t).set({ headers: next }).where(and(eq(t.tenantId, row.tenantId), eq(t.headers, row.headers!))));
-    report.resealed++;
-  }
-  return report;
+  return resealRows(
+    rows,
+    (row) => box.reseal(row.headers!, context(row.tenantId)),
+    (row, next) => crossTenant(db, reason, (tx) => tx.update(t).set({ headers: next }).where(and(eq(t.tenantId, row.tenantId), eq(t.headers, row.headers!)))),
+  );
 }

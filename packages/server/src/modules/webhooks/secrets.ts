@@ -32,16 +32,41 @@ export function openWebhookSecret(box: SecretBox, deviceId: string, stored: stri
   throw new SecretBoxError('webhook secret is neither sealed nor a legacy whsec_ value');
 }
 
-/** Counts of a {@link resealWebhookSecrets} pass. */
+/** Counts of a re-seal pass ({@link resealWebhookSecrets}, telemetry-export/secrets.ts). */
 export interface ResealReport {
-  /** Rows with a webhook secret. */
+  /** Rows with a sealed value. */
   checked: number;
   /** Rows rewritten under the current key (opened under a previous key, or legacy clear values). */
   resealed: number;
   /** Rows already sealed under the current key. */
   current: number;
-  /** Rows that open under no key of the ring (left as they are; their webhooks cannot be signed). */
+  /** Rows that open under no key of the ring (left as they are; they cannot be used). */
   failed: number;
+}
+
+/**
+ * One re-seal pass over `rows`: `next(row)` answers the value sealed under the current key, null
+ * when the row already is, and throws when no key opens it; `write(row, sealed)` stores a changed
+ * one (only if the row still holds what was read). Answers the counts.
+ */
+export async function resealRows<R>(rows: R[], next: (row: R) => string | null, write: (row: R, sealed: string) => Promise<unknown>): Promise<ResealReport> {
+  const report: ResealReport = { checked: rows.length, resealed: 0, current: 0, failed: 0 };
+  for (const row of rows) {
+    let sealed: string | null;
+    try {
+      sealed = next(row);
+    } catch {
+      report.failed++;
+      continue;
+    }
+    if (sealed === null) {
+      report.current++;
+      continue;
+    }
+    await write(row, sealed);
+    report.resealed++;
+  }
+  return report;
 }
 
 /**
@@ -55,21 +80,9 @@ export interface ResealReport {
 export async function resealWebhookSecrets(db: Db, box: SecretBox): Promise<ResealReport> {
   const reason = 'secrets-key rotation: re-seal every tenant\'s webhook secrets';
   const rows = await crossTenant(db, reason, (tx) => tx.select({ id: devices.id, secret: devices.webhookSecret }).from(devices).where(isNotNull(devices.webhookSecret)));
-  const report: ResealReport = { checked: rows.length, resealed: 0, current: 0, failed: 0 };
-  for (const row of rows) {
-    let next: string | null;
-    try {
-      next = SecretBox.isSealed(row.secret!) ? box.reseal(row.secret!, context(row.id)) : sealWebhookSecret(box, row.id, openWebhookSecret(box, row.id, row.secret!));
-    } catch {
-      report.failed++;
-      continue;
-    }
-    if (next === null) {
-      report.current++;
-      continue;
-    }
-    await crossTenant(db, reason, (tx) => tx.update(devices).set({ webhookSecret: next }).where(and(eq(devices.id, row.id), eq(devices.webhookSecret, row.secret!))));
-    report.resealed++;
-  }
-  return report;
+  return resealRows(
+    rows,
+    (row) => (SecretBox.isSealed(row.secret!) ? box.reseal(row.secret!, context(row.id)) : sealWebhookSecret(box, row.id, openWebhookSecret(box, row.id, row.secret!))),
+    (row, next) => crossTenant(db, reason, (tx) => tx.update(devices).set({ webhookSecret: next }).where(and(eq(devices.id, row.id), eq(devices.webhookSecret, row.secret!)))),
+  );
 }
