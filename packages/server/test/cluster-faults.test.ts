@@ -403,14 +403,24 @@ async function sdkRecipient(r: Rig, base: string, cursor: string): Promise<SdkRe
   return { rt, delivered, closes, instances };
 }
 
-/** The SDK clients end with every stored message of the conversation after `cursor`, each once. */
-async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[]): Promise<void> {
+/**
+ * The SDK clients end with every stored message of the conversation after `cursor`, each once.
+ * With `killed` (a SIGKILL): a client that never lost its socket is owed every ACKNOWLEDGED
+ * message (published before the ack), not the rows the killed instance committed but never got
+ * to publish — those reach it on its next catch-up (docs/decisions.md, "Relay and ingest hot
+ * paths"); a client that reconnected caught up by cursor and has them all.
+ */
+async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[], killed?: Ledger): Promise<void> {
   const { rows } = await r.db.query<{ id: string }>('select id from messages where conversation_id = $1 and seq > $2', [r.conv, cursor]);
   const storedIds = rows.map((row) => row.id).sort();
+  const acked = new Set(killed?.acked.values());
   for (const sdk of sdks) {
-    await until('the SDK client has every stored message', () => storedIds.every((id) => sdk.delivered.includes(id)), 15_000);
+    const stayed = killed !== undefined && sdk.closes.length === 0 && sdk.instances.length === 1;
+    const owed = stayed ? storedIds.filter((id) => acked.has(id)) : storedIds;
+    await until('the SDK client has every message it is owed', () => owed.every((id) => sdk.delivered.includes(id)), 15_000);
     expect(sdk.delivered.length, 'the SDK client delivers each message once').toBe(new Set(sdk.delivered).size);
-    expect([...sdk.delivered].sort()).toEqual(storedIds);
+    if (stayed) expect(sdk.delivered.every((id) => storedIds.includes(id)), 'only stored messages').toBe(true);
+    else expect([...sdk.delivered].sort()).toEqual(storedIds);
   }
 }
 
@@ -704,7 +714,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       }
       const counts = await account(r, cursor, ledger, recipients);
       expect(counts.acked).toBeGreaterThanOrEqual(80);
-      await expectSdkCaughtUp(r, cursor, sdks);
+      await expectSdkCaughtUp(r, cursor, sdks, ledger);
       for (const c of sdks.filter((x) => x.instances[0] === 'i1')) expect(c.instances.at(-1), 'the SDK client reconnected to the surviving instance').toBe('i2');
       for (const c of sdks) c.rt.close();
       await Promise.all([...senders, ...recipients].map((p) => p.close()));

@@ -168,9 +168,9 @@ export class MessageService {
         const seqById = new Map(written.map((r) => [r.id, Number(r.seq)]));
         return rows.map((r) => seqById.get(r.id)!);
       },
-      // One flush at a time per instance; everything queued meanwhile goes into the next one. With
-      // two in flight (`overlap`) the SIGKILL test of cluster-faults.test.ts lost the live delivery
-      // of messages the killed instance had stored (docs/decisions.md, "Relay and ingest hot paths").
+      // One flush at a time per instance; everything queued meanwhile goes into the next one. The
+      // batcher's `overlap` (two in flight) is not switched on here until measured on its own
+      // (docs/decisions.md, "Relay and ingest hot paths").
       { maxInFlight: 1, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
     );
     this.delivered = new TenantBatcher(
