@@ -159,4 +159,24 @@ describe('room messages, group-committed', () => {
     const outcomes = await withTenant(t.app.parley.database.db, owner.tenantId, (tx) => policyOutcomesSince(tx, sender.deviceId, since));
     expect(outcomes).toEqual({ allow: k, block: k, notify: k });
   });
+  it('deleting room messages deletes their envelopes (the statement trigger that replaced the foreign key, migration 0037)', async () => {
+    const roomId = await newRoom([od.deviceId, ...agents.map((a) => a.deviceId)]);
+    const keep = await newRoom([od.deviceId, agents[0]!.deviceId]);
+    for (let i = 0; i < 3; i++) {
+      expect((await api('POST', `/rooms/${roomId}/messages`, ownerAs(), { envelopes: agents.map((a) => envelopeFor(a.deviceId, i)) })).status).toBe(201);
+    }
+    expect((await api('POST', `/rooms/${keep}/messages`, ownerAs(), { envelopes: [envelopeFor(agents[0]!.deviceId, 9)] })).status).toBe(201);
+    const count = async (room: string) =>
+      (await rows<{ n: number }>(sql`select count(*)::int as n from room_envelopes e join room_messages m on m.id = e.room_message_id where m.room_id = ${room}`))[0]!.n;
+    const orphans = async () => (await rows<{ n: number }>(sql`select count(*)::int as n from room_envelopes e where not exists (select 1 from room_messages m where m.id = e.room_message_id)`))[0]!.n;
+    expect(await count(roomId)).toBe(3 * agents.length);
+    const [first] = await rows<{ id: string }>(sql`select id from room_messages where room_id = ${roomId} order by seq limit 1`);
+    // One message, then the rest of the room's through the rooms row's cascade.
+    await rows(sql`delete from room_messages where id = ${first!.id}`);
+    expect(await count(roomId)).toBe(2 * agents.length);
+    expect(await orphans()).toBe(0);
+    await rows(sql`delete from rooms where id = ${roomId}`);
+    expect(await orphans()).toBe(0);
+    expect(await count(keep)).toBe(1);
+  });
 });
