@@ -12,6 +12,7 @@ import {
   compilePolicy,
   evaluate,
   inHours,
+  PolicyBatch,
   POLICY_ACTIONS,
   stricter,
   TIERS,
@@ -217,6 +218,7 @@ describe('policy engine: property', () => {
       sender_kinds: fc.subarray(['owner', 'agent'] as const, { minLength: 1 }),
       recipient_kinds: fc.subarray(['owner', 'agent'] as const, { minLength: 1 }),
       sender_device_ids: fc.subarray([SENDER, STRANGER], { minLength: 1 }),
+      recipient_device_ids: fc.subarray([RECIPIENT, STRANGER], { minLength: 1 }),
       sender_tier_below: fc.constantFrom('certified' as const, 'enterprise' as const),
       hours_utc: fc.record({ from: hour, to: hour }),
       rate_per_minute_over: fc.integer({ min: 0, max: 20 }),
@@ -267,6 +269,29 @@ describe('policy engine: property', () => {
           expect(ev.matched).toContain(ev.policyId);
           expect(byId.get(ev.policyId!)!.action).toBe(ev.outcome);
         }
+      }),
+      { numRuns: 500 },
+    );
+  });
+  const MESSAGE_FIELDS = ['roomId', 'skill', 'messageType', 'priority', 'senderKind', 'senderDeviceId', 'senderHubAddress', 'senderTier', 'crossTenant', 'now', 'senderRatePerMinute'] as const;
+  it('PolicyBatch answers what evaluate answers for every pair, whatever the grouping of pairs into messages', () => {
+    const recipient = fc.record({ recipientKind: fc.constantFrom('owner' as const, 'agent' as const), recipientDeviceId: fc.constantFrom(RECIPIENT, STRANGER, null) });
+    // Messages, each with several recipients; the pairs in message order, or shuffled (the batch must not rely on grouping).
+    // Each message differs from the one before it in ONE field (a fresh context of which one field is taken), so the batch must notice each.
+    const message = fc.record({ change: context, field: fc.constantFrom(...MESSAGE_FIELDS), to: fc.array(recipient, { minLength: 1, maxLength: 6 }), sameNow: fc.boolean() });
+    fc.assert(
+      fc.property(fc.uniqueArray(policy, { maxLength: 10, selector: (p) => p.id }), context, fc.array(message, { minLength: 1, maxLength: 6 }), fc.boolean(), fc.constantFrom<PolicyAction>('allow', 'hold'), (rules, first, changes, shuffle, dflt) => {
+        const compiled = compilePolicies(rules);
+        let x = first;
+        const messages = changes.map(({ change, field, to, sameNow }) => {
+          x = { ...x, [field]: change[field] };
+          return { x, to, sameNow };
+        });
+        // Each pair is its own object, as callers build them (a copy of the message's fields; `now` a new Date of the same time or not).
+        const pairs = messages.flatMap(({ x, to, sameNow }) => to.map((r) => ({ ...x, ...r, now: sameNow ? x.now : new Date(x.now.getTime()) })));
+        if (shuffle) pairs.reverse().sort((a, b) => (a.recipientKind < b.recipientKind ? -1 : a.recipientKind > b.recipientKind ? 1 : 0));
+        const batch = new PolicyBatch(compiled);
+        for (const pair of pairs) expect(batch.evaluate(pair, dflt)).toEqual(evaluate(compiled, pair, dflt));
       }),
       { numRuns: 500 },
     );

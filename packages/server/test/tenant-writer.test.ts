@@ -58,6 +58,19 @@ describe(`tenant writer (${backend})`, () => {
     expect(rows).toEqual([{ id: 2 }]);
     expect(await count()).toBe(1);
   });
+  it('with pipelineCommit (COMMIT in the same round trip): a good statement is committed, a failing one writes nothing and the next write succeeds', async () => {
+    const before = await count();
+    const rows = await writer.write<{ id: number }>({ tenantId, name: 'tw_early', pipelineCommit: true, statement: sql`insert into tw_probe (id, tenant) values (50, current_setting('app.tenant_id')) returning id` });
+    expect(rows).toEqual([{ id: 50 }]);
+    expect(await count()).toBe(before + 1);
+    const err = await writer
+      .write({ tenantId, lockKey, name: 'tw_early_dup', pipelineCommit: true, statement: sql`insert into tw_probe (id, tenant) values (51, 'a'), (51, 'b')` })
+      .then(() => undefined, (e: Error & { cause?: Error }) => e);
+    expect(`${err?.message} ${err?.cause?.message}`).toMatch(/duplicate key/);
+    expect(await count()).toBe(before + 1);
+    const scope = await writer.write<{ tenant: string; role: string }>({ tenantId, name: 'tw_early_scope', pipelineCommit: true, statement: sql`select current_setting('app.tenant_id') as tenant, current_user as role` });
+    expect(scope).toEqual([{ tenant: tenantId, role: APP_ROLE }]);
+  });
 });
 
 describe.skipIf(backend !== 'postgres')('pipelined tenant writer (postgres)', () => {

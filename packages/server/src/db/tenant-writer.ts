@@ -27,6 +27,12 @@ export interface TenantWrite {
   name: string;
   statement: SQL;
   onLocked?: () => void;
+  /**
+   * Send `COMMIT` with the statement, in the same round trip (PostgreSQL), instead of after its
+   * answer. Only for reads, and for idempotent writes that nobody is acknowledged on (a process
+   * that dies mid-way may leave them committed): one round trip instead of two.
+   */
+  pipelineCommit?: boolean;
 }
 
 /** Writes one statement per call in a (locked) tenant transaction; see the module docs. */
@@ -126,19 +132,21 @@ export class PipelinedTenantWriter implements TenantWriter {
     const lock = w.lockKey === undefined ? '' : `, pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`;
     const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${lock}`);
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
+    // After a failed statement PostgreSQL answers this COMMIT with ROLLBACK.
+    const early = w.pipelineCommit ? client.query('commit') : undefined;
     void head.then(
       () => w.onLocked?.(),
       () => w.onLocked?.(),
     );
     const [headResult, bodyResult] = await Promise.allSettled([head, body]);
     if (headResult.status === 'rejected' || bodyResult.status === 'rejected') {
-      await client.query('rollback').catch(() => undefined);
+      await (early ?? client.query('rollback')).catch(() => undefined);
       throw headResult.status === 'rejected' ? headResult.reason : (bodyResult as PromiseRejectedResult).reason;
     }
-    // COMMIT only once this process has the statement's answer: a process that dies before
-    // sending it leaves nothing stored (PostgreSQL rolls the transaction back), so a stored row was
-    // at least on its way to being acknowledged and published.
-    const done = await client.query('commit');
+    // Otherwise COMMIT only once this process has the statement's answer: a process that dies
+    // before sending it leaves nothing stored (PostgreSQL rolls the transaction back), so a stored
+    // row was at least on its way to being acknowledged and published.
+    const done = await (early ?? client.query('commit'));
     if (done.command !== 'COMMIT') throw new Error('tenant write rolled back');
     return bodyResult.value.rows;
   }

@@ -15,7 +15,7 @@ import type { Tx } from '../../db/client.js';
 import { withAll } from '../../db/unnest.js';
 import { getByDevice } from '../hub/repo.js';
 import type { CompiledPolicies } from './compiled.js';
-import { evaluate, type CompiledPolicy, type Evaluation } from './engine.js';
+import { PolicyBatch, type CompiledPolicy, type Evaluation } from './engine.js';
 import * as repo from './repo.js';
 import type { DecideItem } from './types.js';
 
@@ -56,10 +56,11 @@ function evaluateWith(compiled: readonly CompiledPolicy[], tenantId: string, ite
   const evaluations: Evaluation[] = [];
   const records: repo.EvaluationRecord[] = [];
   const allows = new Map<string, repo.AllowCount>();
+  const batch = new PolicyBatch(compiled);
   items.forEach((item, i) => {
     const ctx = rates && item.ctx.senderRatePerMinute === undefined ? { ...item.ctx, senderRatePerMinute: rates[i]! } : item.ctx;
     const start = process.hrtime.bigint();
-    const ev = evaluate(compiled, ctx, item.defaultOutcome);
+    const ev = batch.evaluate(ctx, item.defaultOutcome);
     evaluations.push(ev);
     if (ev.outcome === 'allow') {
       const key = `${ctx.senderDeviceId}|${item.subjectKind}`;

@@ -67,6 +67,12 @@ export interface CompiledPolicy {
   /** The policy is a trust floor: it has `trust_score_below` or `sender_tier_below` (DESIGN §8.6). */
   trustFloor: boolean;
   applies(ctx: EvaluationContext): boolean;
+  /** The tests that do not read the recipient (scope and every condition but the two below). */
+  appliesToMessage(ctx: EvaluationContext): boolean;
+  /** `recipient_kinds` as a set; null when the policy has none. */
+  recipientKinds: ReadonlySet<string> | null;
+  /** `recipient_device_ids` (lower case) as a set; null when the policy has none. */
+  recipientDevices: ReadonlySet<string> | null;
 }
 
 /** SPEC §3.9: the trust score of an agent without one yet: trust/types.ts NEUTRAL_SCORE (0.5), under the name existing importers use. */
@@ -108,9 +114,7 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
   anyOf(c.message_types, (x) => x.messageType);
   anyOf(c.priorities, (x) => x.priority as never);
   anyOf(c.sender_kinds, (x) => x.senderKind);
-  anyOf(c.recipient_kinds, (x) => x.recipientKind);
   anyOf(c.sender_device_ids?.map((d) => d.toLowerCase()), (x) => x.senderDeviceId);
-  anyOf(c.recipient_device_ids?.map((d) => d.toLowerCase()), (x) => x.recipientDeviceId);
   anyOf(c.sender_hub_addresses?.map((a) => a.toLowerCase()), (x) => x.senderHubAddress);
   if (c.sender_tier_below) {
     const floor = tierRank(c.sender_tier_below);
@@ -132,6 +136,12 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
     const want = c.cross_tenant;
     tests.push((x) => x.crossTenant === want);
   }
+  const recipientKinds = c.recipient_kinds ? new Set<string>(c.recipient_kinds) : null;
+  const recipientDevices = c.recipient_device_ids ? new Set(c.recipient_device_ids.map((d) => d.toLowerCase())) : null;
+  const appliesToMessage = (x: EvaluationContext) => {
+    for (const t of tests) if (!t(x)) return false;
+    return true;
+  };
   return {
     id: p.id,
     action: p.action,
@@ -139,11 +149,15 @@ export function compilePolicy(p: PolicyRule): CompiledPolicy {
     usesRate: c.rate_per_minute_over !== undefined,
     usesTrustScore: c.trust_score_below !== undefined,
     trustFloor: c.trust_score_below !== undefined || c.sender_tier_below !== undefined,
-    applies: (x) => {
-      for (const t of tests) if (!t(x)) return false;
-      return true;
-    },
+    appliesToMessage,
+    recipientKinds,
+    recipientDevices,
+    applies: (x) => appliesToRecipient(recipientKinds, recipientDevices, x) && appliesToMessage(x),
   };
+}
+
+function appliesToRecipient(kinds: ReadonlySet<string> | null, devices: ReadonlySet<string> | null, x: EvaluationContext): boolean {
+  return (!kinds || kinds.has(x.recipientKind)) && (!devices || (x.recipientDeviceId !== null && devices.has(x.recipientDeviceId)));
 }
 
 /** Compile the enabled policies of a set (disabled ones never apply). */
@@ -163,8 +177,65 @@ export function evaluate(policies: readonly CompiledPolicy[], ctx: EvaluationCon
     matched.push(p.id);
     if (!best || p.rank > best.rank) best = p;
   }
-  // The default is what happens when nothing matched: an explicit allow in a strict room lets an
-  // agent's message through (the owner's own rule beats the room's default).
-  if (!best) return { outcome: defaultOutcome, policyId: null, matched };
-  return { outcome: best.action, policyId: best.id, matched };
+  return decided(best, matched, defaultOutcome);
+}
+
+// The default is what happens when nothing matched: an explicit allow in a strict room lets an
+// agent's message through (the owner's own rule beats the room's default).
+const decided = (best: CompiledPolicy | undefined, matched: string[], defaultOutcome: PolicyAction): Evaluation =>
+  best ? { outcome: best.action, policyId: best.id, matched } : { outcome: defaultOutcome, policyId: null, matched };
+
+/** True when `a` and `b` agree on every field a policy reads, the recipient's two apart. */
+function sameMessage(a: EvaluationContext, b: EvaluationContext): boolean {
+  return (
+    a.roomId === b.roomId &&
+    a.skill === b.skill &&
+    a.messageType === b.messageType &&
+    a.priority === b.priority &&
+    a.senderKind === b.senderKind &&
+    a.senderDeviceId === b.senderDeviceId &&
+    a.senderHubAddress === b.senderHubAddress &&
+    a.senderTier === b.senderTier &&
+    a.senderTrustScore === b.senderTrustScore &&
+    a.crossTenant === b.crossTenant &&
+    a.senderRatePerMinute === b.senderRatePerMinute &&
+    a.now.getTime() === b.now.getTime()
+  );
+}
+
+/**
+ * {@link evaluate} for many pairs in a row, with the same answers, at the cost of what changes
+ * between them: the pairs of one message (a room message's envelopes: one per recipient) run the
+ * recipient-independent tests of every policy once, those of `recipient_kinds` once per kind, and
+ * only the `recipient_device_ids` sets per pair. Consecutive pairs are compared field by field
+ * (no key strings), so any order of pairs is correct; grouping a message's pairs is what is fast.
+ */
+export class PolicyBatch {
+  private last: EvaluationContext | undefined;
+  /** The policies whose message tests passed for `last`, in list order. */
+  private passing: readonly CompiledPolicy[] = [];
+  /** `passing` narrowed to one recipient kind. */
+  private readonly byKind = new Map<string, readonly CompiledPolicy[]>();
+
+  constructor(private readonly policies: readonly CompiledPolicy[]) {}
+
+  /** The evaluation of one pair (see {@link evaluate}). */
+  evaluate(ctx: EvaluationContext, defaultOutcome: PolicyAction = 'allow'): Evaluation {
+    if (this.policies.length === 0) return decided(undefined, [], defaultOutcome);
+    if (!this.last || !sameMessage(this.last, ctx)) {
+      this.last = ctx;
+      this.passing = this.policies.filter((p) => p.appliesToMessage(ctx));
+      this.byKind.clear();
+    }
+    let candidates = this.byKind.get(ctx.recipientKind);
+    if (!candidates) this.byKind.set(ctx.recipientKind, (candidates = this.passing.filter((p) => !p.recipientKinds || p.recipientKinds.has(ctx.recipientKind))));
+    let best: CompiledPolicy | undefined;
+    const matched: string[] = [];
+    for (const p of candidates) {
+      if (p.recipientDevices && (ctx.recipientDeviceId === null || !p.recipientDevices.has(ctx.recipientDeviceId))) continue;
+      matched.push(p.id);
+      if (!best || p.rank > best.rank) best = p;
+    }
+    return decided(best, matched, defaultOutcome);
+  }
 }

@@ -251,6 +251,7 @@ export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: 
   const rows = await ctx.tenantWriter.write<repo.SendContextRow>({
     tenantId,
     name: 'rooms-flush-read',
+    pipelineCommit: true,
     statement: repo.sendContextsStatement(tenantId, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]),
   });
   const found = repo.sendContextsOf(rows);
