@@ -26,32 +26,18 @@
  *   npm run bench:trust-scale -- [--agents 1000,3000,10000] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
  *   (environment: BENCH_AGENTS, BENCH_DATABASE_URL; BENCH_PRUNE=0 skips step 3)
  */
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
-import { openDatabase } from '../packages/server/src/db/client.js';
-import { runMigrations } from '../packages/server/src/db/migrate.js';
 import { addDays, dayStart, utcDay } from '../packages/server/src/modules/trust/days.js';
-import { TrustEngine } from '../packages/server/src/modules/trust/engine.js';
 import { pruneSpans, rollUpDirtyDays } from '../packages/server/src/modules/trust/rollups.js';
-import { assertLoopback, runMain } from './relay/cli.js';
-import { createDatabase } from './relay/setup.js';
+import { runMain } from './relay/cli.js';
+import { DAY_MS, SPANS_PER_DAY, insertSpans, printHeader, printTable, seedActivity, seedFleet, timed, timedRecomputes, timeCells, trustBenchArgs, withTrustBench } from './trust-common.js';
 
-const DAY_MS = 86_400_000;
-const SPANS_PER_DAY = 200;
 const DAYS = 30;
 const CHECKED_AGENTS = 50;
 const AGENT_CHUNK = 1000;
 
-const { values: argv } = parseArgs({ options: { agents: { type: 'string' }, 'database-url': { type: 'string' } } });
-const sizes = (argv.agents ?? process.env.BENCH_AGENTS ?? '1000,3000,10000').split(',').map((s) => Number(s.trim()));
 /** BENCH_PRUNE=0: keep the template's raw spans (step 3 skipped; see docs/performance.md). */
 const skipPrune = process.env.BENCH_PRUNE === '0';
-const adminUrl = argv['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
 interface Row {
   n: number;
@@ -66,51 +52,24 @@ interface Row {
 }
 
 async function main(): Promise<number> {
-  for (const n of sizes) if (!Number.isInteger(n) || n < 1) throw new Error(`--agents: positive integers, got ${sizes.join(',')}`);
-  assertLoopback(adminUrl);
-  const created = await createDatabase(adminUrl);
-  const database = await openDatabase({ databaseUrl: created.url, poolSize: 4 });
-  try {
-    await runMigrations(database);
-    const { db } = database;
-    const exec = async <T>(q: ReturnType<typeof sql>) => ((await db.execute(q)) as unknown as { rows: T[] }).rows;
-    const engine = new TrustEngine({ db, log: silent });
-    const now = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS + 18 * 3_600_000);
+  const { sizes, adminUrl } = trustBenchArgs('1000,3000,10000');
+  return withTrustBench(adminUrl, async (bench) => {
+    const { db, exec, now } = bench;
     const today = utcDay(now);
     const template = addDays(today, -DAYS);
     const yesterday = addDays(today, -1);
-    const [{ version }] = (await exec<{ version: string }>(sql`select version()`)) as [{ version: string }];
-    console.log(`bench/trust-scale — ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? ''}, Node ${process.version}`);
-    console.log(`${version.split(' on ')[0]}; ${DAYS} closed days + today × ${SPANS_PER_DAY} spans/day per agent; now = ${now.toISOString()}`);
-    const timed = async <T>(f: () => Promise<T>): Promise<[number, T]> => {
-      const s = performance.now();
-      const r = await f();
-      return [(performance.now() - s) / 1000, r];
-    };
+    const from = dayStart(template).toISOString();
+    printHeader('bench/trust-scale', bench, `${DAYS} closed days + today × ${SPANS_PER_DAY} spans/day per agent; now = ${now.toISOString()}`);
     const results: Row[] = [];
     for (const n of sizes) {
-      const tenantId = randomUUID();
       const seedStart = performance.now();
-      const since = dayStart(addDays(template, -1)).toISOString();
-      await exec(sql`insert into tenants (id, name) values (${tenantId}, ${`bench-${n}`})`);
-      await exec(sql`
-        insert into devices (id, tenant_id, kind, status, identity_public_key, ephemeral_public_key, fingerprint, name, created_at, activated_at)
-        select gen_random_uuid(), ${tenantId}, 'agent', 'ACTIVE', 'k', 'k', 'f', 'agent-' || g, ${since}::timestamptz, ${since}::timestamptz
-        from generate_series(1, ${n}::int) g`);
+      const tenantId = await seedFleet(exec, n, from);
       const ids = (await exec<{ id: string }>(sql`select id from devices where tenant_id = ${tenantId} order by id`)).map((r) => r.id);
       /** Raw spans of `day` for `devices` (indices i < maxI), `service.version` = ver; one statement per chunk of agents. */
       const spans = async (day: string, devices: readonly string[], ver: string, maxI = SPANS_PER_DAY) => {
         for (let c = 0; c < devices.length; c += AGENT_CHUNK) {
           await exec(sql`
-            insert into telemetry_spans (id, tenant_id, device_id, trace_id, span_id, name, kind, start_time, end_time, duration_us, status_code, attributes, resource)
-            select gen_random_uuid(), ${tenantId}, d.id, md5(d.id::text || ${day} || (i / 5)), substr(md5(d.id::text || ${day} || i), 1, 16),
-                   case when i % 10 < 4 then 'svc.task' when i % 10 < 7 then 'svc.tool' when i % 10 < 9 then 'llm.call' else 'http.request' end,
-                   1, ts, ts + interval '5 milliseconds', 5000 + (i % 7) * 1000,
-                   case when i % 10 < 4 then (case when i % 50 < 2 then 2 else 0 end)
-                        when i % 10 < 7 then (case when i % 100 between 4 and 6 then 2 else 0 end)
-                        else (case when i % 100 = 97 then 2 else 0 end) end,
-                   case when i % 10 < 4 then jsonb_build_object('gen_ai.usage.input_tokens', 200 + i, 'gen_ai.usage.output_tokens', 50 + i % 13) else '{}'::jsonb end,
-                   jsonb_build_object('service.name', 'agent', 'service.version', ${ver}::text)
+            ${insertSpans(tenantId, sql`${day}`, sql`${ver}::text`)}
             from unnest(${sql.param(devices.slice(c, c + AGENT_CHUNK))}::uuid[]) as d(id)
             cross join generate_series(0, ${maxI - 1}::int) i
             cross join lateral (select ${dayStart(day).toISOString()}::timestamptz + i * interval '7 minutes' as ts) t`);
@@ -141,63 +100,32 @@ async function main(): Promise<number> {
       // 4. Yesterday (dirty) and today up to now, raw; the other sources over every day.
       await spans(yesterday, ids, '1.1');
       await spans(today, ids, '1.1', Math.floor((now.getTime() - dayStart(today).getTime()) / 420_000) + 1);
-      const from = dayStart(template).toISOString();
-      await exec(sql`
-        insert into device_presence (tenant_id, device_id, hour)
-        select ${tenantId}, d.id, ${from}::timestamptz + h * interval '1 hour'
-        from devices d cross join generate_series(0, ${DAYS * 24 + 17}::int) h
-        where d.tenant_id = ${tenantId} and h % 24 < 20`);
-      await exec(sql`
-        insert into decisions (id, tenant_id, device_id, title, options, status, created_by, created_at, resolved_at)
-        select gen_random_uuid(), ${tenantId}, d.id, 'q', '[]'::jsonb, case when k = 3 then 'expired' else 'approved' end, 'bench',
-               ${from}::timestamptz + day * interval '1 day' + k * interval '3 hours',
-               ${from}::timestamptz + day * interval '1 day' + k * interval '3 hours' + (k + 1) * interval '4 minutes'
-        from devices d cross join generate_series(0, ${DAYS - 1}::int) day cross join generate_series(0, 3) k
-        where d.tenant_id = ${tenantId}`);
-      await exec(sql`
-        insert into policy_evaluations (id, tenant_id, subject_kind, subject_id, sender_device_id, outcome, duration_us, created_at)
-        select gen_random_uuid(), ${tenantId}, 'room_envelope', gen_random_uuid(), d.id, case when k = 0 then 'hold' else 'allow' end, 4,
-               ${from}::timestamptz + day * interval '1 day' + k * interval '1 hour'
-        from devices d cross join generate_series(0, ${DAYS - 1}::int) day cross join generate_series(0, 9) k
-        where d.tenant_id = ${tenantId}`);
+      await seedActivity(exec, tenantId, from, DAYS, DAYS * 24 + 18);
       await exec(sql`vacuum analyze`);
       const seedS = (performance.now() - seedStart) / 1000;
       const [{ rollups }] = (await exec<{ rollups: number }>(sql`select count(*)::int as rollups from telemetry_span_rollups where tenant_id = ${tenantId}`)) as [{ rollups: number }];
       const [{ raw }] = (await exec<{ raw: number }>(sql`select count(*)::int as raw from telemetry_spans where tenant_id = ${tenantId}`)) as [{ raw: number }];
       // 5. The recompute (re-rolls yesterday) and a steady run 6 h later.
-      const [firstS, first] = await timed(() => engine.recomputeTenant(tenantId, now));
-      const [steadyS] = await timed(() => engine.recomputeTenant(tenantId, new Date(now.getTime() + 6 * 3_600_000)));
-      const snaps = (await exec<{ n: number }>(sql`select count(*)::int as n from trust_snapshots where tenant_id = ${tenantId}`))[0]!.n;
-      if (snaps !== 6 * n) throw new Error(`expected ${6 * n} snapshots, found ${snaps}`);
+      const { firstS, steadyS, first } = await timedRecomputes(bench, tenantId, n);
       results.push({ n, seedS, rollupS, pruneS, rollups, rawSpans: raw, firstS, steadyS, rolledUp: first.rolledUpPairs });
       console.log(`  N=${n}: seeded in ${seedS.toFixed(1)} s (roll-up of one day ${rollupS.toFixed(2)} s, prune of one day ${pruneS.toFixed(2)} s; ${rollups.toLocaleString('en-US')} roll-up rows, ${raw.toLocaleString('en-US')} raw spans); recompute ${firstS.toFixed(2)} s (${first.rolledUpPairs} pairs re-rolled), steady ${steadyS.toFixed(2)} s`);
     }
     const ref = results[0]!;
-    console.log('');
-    console.log('agents  roll-up rows  raw spans  roll-up 1 day s  prune 1 day s  recompute s  s/agent  ratio  steady s  s/agent  ratio');
-    for (const r of results) {
-      console.log(
-        [
-          String(r.n).padStart(6),
-          r.rollups.toLocaleString('en-US').padStart(13),
-          r.rawSpans.toLocaleString('en-US').padStart(10),
-          r.rollupS.toFixed(2).padStart(16),
-          r.pruneS.toFixed(2).padStart(14),
-          r.firstS.toFixed(2).padStart(12),
-          (r.firstS / r.n).toFixed(4).padStart(8),
-          (r.firstS / ref.firstS).toFixed(2).padStart(6),
-          r.steadyS.toFixed(2).padStart(9),
-          (r.steadyS / r.n).toFixed(4).padStart(8),
-          (r.steadyS / ref.steadyS).toFixed(2).padStart(6),
-        ].join(' '),
-      );
-    }
-    console.log(`(ratio = time / time at N=${ref.n}; linear growth ⇒ ratio ≈ N/${ref.n})`);
+    printTable(
+      'agents  roll-up rows  raw spans  roll-up 1 day s  prune 1 day s  recompute s  s/agent  ratio  steady s  s/agent  ratio',
+      results.map((r) => [
+        String(r.n).padStart(6),
+        r.rollups.toLocaleString('en-US').padStart(13),
+        r.rawSpans.toLocaleString('en-US').padStart(10),
+        r.rollupS.toFixed(2).padStart(16),
+        r.pruneS.toFixed(2).padStart(14),
+        ...timeCells(r.firstS, 12, r.n, ref.firstS),
+        ...timeCells(r.steadyS, 9, r.n, ref.steadyS),
+      ]),
+      ref.n,
+    );
     return 0;
-  } finally {
-    await database.close();
-    await created.drop();
-  }
+  });
 }
 
 runMain(main);
