@@ -333,6 +333,16 @@ async function startRig(): Promise<Rig> {
   };
 }
 
+/** A rig of its own for the enclosing `describe`: started before its tests, stopped after them; the answer reads it inside a test. */
+function ownRig(): () => Rig {
+  let r: Rig | undefined;
+  beforeAll(async () => {
+    r = await startRig();
+  }, 120_000);
+  afterAll(() => stopRig(r), 60_000);
+  return () => r!;
+}
+
 async function stopRig(r: Rig | undefined): Promise<void> {
   if (!r) return;
   await r.db.end().catch(() => undefined);
@@ -425,11 +435,81 @@ async function expectSdkCaughtUp(r: Rig, cursor: string, sdks: SdkRecipient[], k
 }
 
 /**
- * The kill and stop scenarios' load: senders pump until 400 frames are sent and the signal is
- * given; once 80 are acknowledged, i1 gets `signal`; after it exits the recipients reconnect
- * through HAProxy (the senders do so inside pump) and every sender settles. Answers i1's exit.
+ * The start of the scenarios on one instance each: the conversation's newest cursor, a ledger named
+ * `prefix`, and senders (owner device) and recipients (the agent) straight on each instance,
+ * bypassing HAProxy: s1, r1 on i1; s2, r2 on i2; connected.
  */
-async function signalUnderLoad(r: Rig, ledger: Ledger, senders: Sender[], recipients: Recipient[], signal: 'SIGKILL' | 'SIGTERM') {
+async function peersOnEachInstance(r: Rig, prefix: string) {
+  const cursor = await newestCursor(r);
+  const ledger = new Ledger(prefix);
+  const owner = (i: number) => wsAddress(r.wsOf(i), { token: r.owner.token, device_id: r.od.deviceId });
+  const agent = (i: number) => wsAddress(r.wsOf(i), { token: r.agent.jwt });
+  const s1 = new Sender('s1', owner(1), ledger, r.conv, 'i1');
+  const s2 = new Sender('s2', owner(2), ledger, r.conv, 'i2');
+  const r1 = new Recipient('r1', agent(1), 'i1');
+  const r2 = new Recipient('r2', agent(2), 'i2');
+  const peers = [s1, s2, r1, r2];
+  await Promise.all(peers.map((p) => p.connect()));
+  return { cursor, ledger, s1, s2, r1, r2, peers };
+}
+
+/** `senders` send `n` more frames together and settle (each within `settleMs`); no frame is answered by an error. */
+async function sendOnBoth(ledger: Ledger, senders: Sender[], n: number, settleMs?: number): Promise<void> {
+  const target = ledger.sent.size + n;
+  await Promise.all(senders.map((s) => s.pump(() => ledger.sent.size < target)));
+  await Promise.all(senders.map((s) => s.settle(settleMs)));
+  expect(ledger.errors.size, JSON.stringify([...ledger.errors.values()].slice(0, 3))).toBe(0);
+}
+
+/** Both instances' readiness becomes 200 `degraded`, naming Redis down and the database ok. */
+async function expectRedisDownReported(r: Rig): Promise<void> {
+  for (const i of r.cluster.instances) {
+    const probe = await until(`${i.name} reports Redis down`, async () => {
+      const p = await readyz(i.url);
+      return p?.body.checks?.redis === 'down' ? p : undefined;
+    });
+    expect(probe).toMatchObject({ status: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } });
+  }
+}
+
+/** A message sent over REST through HAProxy is stored (201). */
+async function expectRestSend(r: Rig): Promise<void> {
+  const rest = await r.lb.request({ method: 'POST', url: `/api/v1/conversations/${r.conv}/messages`, headers: { ...r.owner.auth, 'x-device-id': r.od.deviceId }, payload: { header_blob: 'aGVhZGVy', ciphertext: 'cmVzdA==' } });
+  expect(rest.status, JSON.stringify(rest.body)).toBe(201);
+}
+
+/**
+ * Redis is back: every socket of `peers` closes with 1012 and reconnects, and cross-instance live
+ * delivery resumes (within `ms`): a fresh message from s2 (instance 2) reaches r1 (instance 1) live.
+ */
+async function expectReconnectAfter1012(ledger: Ledger, { s2, r1, peers }: { s2: Sender; r1: Recipient; peers: Peer[] }, ms: number): Promise<void> {
+  await until('every socket closed with 1012', () => peers.every((p) => p.closes.length > 0), 20_000);
+  expect(peers.map((p) => p.closes[0]!.code)).toEqual([1012, 1012, 1012, 1012]);
+  await Promise.all(peers.map((p) => p.connect()));
+  const crossed = await until(
+    'a fresh message crosses from instance 2 to instance 1',
+    async () => {
+      const ref = s2.sendOne();
+      const id = await until('acknowledged', () => ledger.acked.get(ref), 10_000);
+      return (await until('live', () => r1.allLive().has(id), 1_000).catch(() => false)) ? id : undefined;
+    },
+    ms,
+    0,
+  );
+  expect(crossed).toBeTruthy();
+}
+
+/**
+ * The kill and stop scenarios up to their checks: from the conversation's newest cursor, a ledger
+ * named `prefix` and the clients of `clientsAround`, the load: senders pump until 400 frames are
+ * sent and the signal is given; once 80 are acknowledged, i1 gets `signal`; after it exits the
+ * recipients reconnect through HAProxy (the senders do so inside pump) and every sender settles.
+ * Answers the cursor, the ledger, the clients and i1's exit; `close()` closes the clients.
+ */
+async function signalUnderLoad(r: Rig, prefix: string, signal: 'SIGKILL' | 'SIGTERM') {
+  const cursor = await newestCursor(r);
+  const ledger = new Ledger(prefix);
+  const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
   const total = 400;
   let signalled = false;
   const more = () => ledger.sent.size < total || !signalled;
@@ -444,7 +524,11 @@ async function signalUnderLoad(r: Rig, ledger: Ledger, senders: Sender[], recipi
   await Promise.all(recipients.map((p) => until(`${p.name} sees its socket go`, () => p.instance !== 'i1' || p.closes.length > 0).then(() => (p.open ? undefined : p.connect()))));
   await pumping;
   await Promise.all(senders.map((s) => s.settle()));
-  return { ...exit, signalledAt };
+  const close = async () => {
+    for (const c of sdks) c.rt.close();
+    await Promise.all([...senders, ...recipients].map((p) => p.close()));
+  };
+  return { cursor, ledger, sdks, recipients, onVictim, exit: { ...exit, signalledAt }, close };
 }
 
 /**
@@ -516,18 +600,13 @@ async function account(r: Rig, cursor: string, ledger: Ledger, recipients: Recip
 
 describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED: ${skipReason})` : 'cluster faults', () => {
   describe('PostgreSQL restarted, then Redis stopped and started, under message load', () => {
-    let r: Rig;
-    beforeAll(async () => {
-      r = await startRig();
-    }, 120_000);
-    afterAll(() => stopRig(r), 60_000);
+    const rig = ownRig();
 
     it('PostgreSQL restart: the instances recover by themselves; acked ⊆ stored; the recipient catches up each stored message once; while it is down, sockets are told to come back (1013)', async () => {
-      const cursor = await newestCursor(r);
-      const ledger = new Ledger('pg');
-      const senders = [new Sender('s1', wsAddress(r.wsOf(1), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i1'), new Sender('s2', wsAddress(r.wsOf(2), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i2')];
-      const recipients = [new Recipient('r1', wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1'), new Recipient('r2', wsAddress(r.wsOf(2), { token: r.agent.jwt }), 'i2')];
-      await Promise.all([...senders, ...recipients].map((p) => p.connect()));
+      const r = rig();
+      const { cursor, ledger, s1, s2, r1, r2 } = await peersOnEachInstance(r, 'pg');
+      const senders = [s1, s2];
+      const recipients = [r1, r2];
 
       const total = 400;
       let restarted = false;
@@ -572,27 +651,14 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     }, 120_000);
 
     it('Redis stopped: readiness stays 200 (degraded), same-instance delivery, REST and the database go on; started again: sockets close 1012, cross-instance delivery resumes, catch-up by cursor', async () => {
-      const cursor = await newestCursor(r);
-      const ledger = new Ledger('redis');
-      const s1 = new Sender('s1', wsAddress(r.wsOf(1), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i1');
-      const s2 = new Sender('s2', wsAddress(r.wsOf(2), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i2');
-      const r1 = new Recipient('r1', wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1');
-      const r2 = new Recipient('r2', wsAddress(r.wsOf(2), { token: r.agent.jwt }), 'i2');
-      const peers = [s1, s2, r1, r2];
-      await Promise.all(peers.map((p) => p.connect()));
+      const r = rig();
+      const { cursor, ledger, s1, s2, r1, r2, peers } = await peersOnEachInstance(r, 'redis');
       // The SDK's client on instance 2, where the messages sent on instance 1 cannot arrive live meanwhile.
       const sdk = await sdkRecipient(r, r.cluster.instances[1]!.url, cursor);
 
       await r.redis.stop();
       // Readiness: 200 `degraded` naming Redis down, on both instances and through HAProxy.
-      for (const i of r.cluster.instances) {
-        const probe = await until(`${i.name} reports Redis down`, async () => {
-          const p = await readyz(i.url);
-          return p?.body.checks?.redis === 'down' ? p : undefined;
-        });
-        expect(probe.status).toBe(200);
-        expect(probe.body).toMatchObject({ status: 'degraded', checks: { database: 'ok', redis: 'down' } });
-      }
+      await expectRedisDownReported(r);
       expect((await readyz(r.cluster.url))?.status).toBe(200);
 
       // Same-instance live delivery goes on.
@@ -600,34 +666,15 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       const localId = await until('the local message is acknowledged', () => ledger.acked.get(local), 10_000);
       await until('the recipient socket on the same instance gets it live', () => r1.allLive().has(localId), 10_000);
       // REST and the database go on (through HAProxy, either instance).
-      const rest = await r.lb.request({ method: 'POST', url: `/api/v1/conversations/${r.conv}/messages`, headers: { ...r.owner.auth, 'x-device-id': r.od.deviceId }, payload: { header_blob: 'aGVhZGVy', ciphertext: 'cmVzdA==' } });
-      expect(rest.status, JSON.stringify(rest.body)).toBe(201);
+      await expectRestSend(r);
       // Load on both instances while Redis is down: every frame acknowledged.
-      const target = ledger.sent.size + 150;
-      await Promise.all([s1, s2].map((s) => s.pump(() => ledger.sent.size < target)));
-      await Promise.all([s1, s2].map((s) => s.settle()));
-      expect(ledger.errors.size, JSON.stringify([...ledger.errors.values()].slice(0, 3))).toBe(0);
+      await sendOnBoth(ledger, [s1, s2], 150);
       expect(ledger.unanswered).toEqual([]);
       expect(peers.flatMap((p) => p.closes)).toEqual([]);
 
       // Redis back: each instance's bus resubscribes and closes its sockets with 1012 (events may have been missed).
       await r.redis.start();
-      await until('every socket closed with 1012', () => peers.every((p) => p.closes.length > 0), 20_000);
-      expect(peers.map((p) => p.closes[0]!.code)).toEqual([1012, 1012, 1012, 1012]);
-      await Promise.all(peers.map((p) => p.connect()));
-      // Cross-instance live delivery resumes: a fresh message from instance 2 reaches the socket on instance 1.
-      const crossed = await until(
-        'a fresh message crosses from instance 2 to instance 1',
-        async () => {
-          const ref = s2.sendOne();
-          const id = await until('acknowledged', () => ledger.acked.get(ref), 10_000);
-          const live = await until('live', () => r1.allLive().has(id), 1_000).catch(() => false);
-          return live ? id : undefined;
-        },
-        10_000,
-        0,
-      );
-      expect(crossed).toBeTruthy();
+      await expectReconnectAfter1012(ledger, { s2, r1, peers }, 10_000);
       for (const i of r.cluster.instances) await until(`${i.name} reports Redis ok`, async () => (await readyz(i.url))?.body.status === 'ok', 10_000, 200);
       await Promise.all([s1, s2].map((s) => s.settle()));
       await account(r, cursor, ledger, [r1, r2]);
@@ -639,55 +686,26 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
     }, 120_000);
 
     it('Redis unreachable (frozen, connections open, no answers): readiness degraded, sends still acknowledged, same-instance delivery and REST go on; thawed: sockets close 1012, cross-instance delivery resumes, catch-up by cursor', async () => {
-      const cursor = await newestCursor(r);
-      const ledger = new Ledger('frozen');
-      const s1 = new Sender('s1', wsAddress(r.wsOf(1), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i1');
-      const s2 = new Sender('s2', wsAddress(r.wsOf(2), { token: r.owner.token, device_id: r.od.deviceId }), ledger, r.conv, 'i2');
-      const r1 = new Recipient('r1', wsAddress(r.wsOf(1), { token: r.agent.jwt }), 'i1');
-      const r2 = new Recipient('r2', wsAddress(r.wsOf(2), { token: r.agent.jwt }), 'i2');
-      const peers = [s1, s2, r1, r2];
-      await Promise.all(peers.map((p) => p.connect()));
+      const r = rig();
+      const { cursor, ledger, s1, s2, r1, r2, peers } = await peersOnEachInstance(r, 'frozen');
 
       r.redis.pause();
       try {
         // Each instance's watchdog drops its connections (PING unanswered): readiness says degraded.
-        for (const i of r.cluster.instances) {
-          const probe = await until(`${i.name} reports Redis down`, async () => {
-            const p = await readyz(i.url);
-            return p?.body.checks?.redis === 'down' ? p : undefined;
-          });
-          expect(probe).toMatchObject({ status: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } });
-        }
-        const target = ledger.sent.size + 60;
-        await Promise.all([s1, s2].map((s) => s.pump(() => ledger.sent.size < target)));
-        await Promise.all([s1, s2].map((s) => s.settle(30_000)));
-        expect(ledger.errors.size, JSON.stringify([...ledger.errors.values()].slice(0, 3))).toBe(0);
+        await expectRedisDownReported(r);
+        await sendOnBoth(ledger, [s1, s2], 60, 30_000);
         const fromS1 = [...ledger.acked].filter(([ref]) => ref.startsWith('frozen-')).map(([, id]) => id);
         const local = s1.sendOne();
         const localId = await until('a message on instance 1 is acknowledged', () => ledger.acked.get(local), 10_000);
         await until('the recipient socket on the same instance gets it live', () => r1.allLive().has(localId), 10_000);
         expect(fromS1.length).toBeGreaterThan(0);
-        const rest = await r.lb.request({ method: 'POST', url: `/api/v1/conversations/${r.conv}/messages`, headers: { ...r.owner.auth, 'x-device-id': r.od.deviceId }, payload: { header_blob: 'aGVhZGVy', ciphertext: 'cmVzdA==' } });
-        expect(rest.status, JSON.stringify(rest.body)).toBe(201);
+        await expectRestSend(r);
         expect(peers.flatMap((p) => p.closes)).toEqual([]);
       } finally {
         r.redis.resume();
       }
       // Thawed: the subscribers' connections were dropped, so events may have been missed: 1012, reconnect.
-      await until('every socket closed with 1012', () => peers.every((p) => p.closes.length > 0), 20_000);
-      expect(peers.map((p) => p.closes[0]!.code)).toEqual([1012, 1012, 1012, 1012]);
-      await Promise.all(peers.map((p) => p.connect()));
-      const crossed = await until(
-        'a fresh message crosses from instance 2 to instance 1',
-        async () => {
-          const ref = s2.sendOne();
-          const id = await until('acknowledged', () => ledger.acked.get(ref), 10_000);
-          return (await until('live', () => r1.allLive().has(id), 1_000).catch(() => false)) ? id : undefined;
-        },
-        15_000,
-        0,
-      );
-      expect(crossed).toBeTruthy();
+      await expectReconnectAfter1012(ledger, { s2, r1, peers }, 15_000);
       await Promise.all([s1, s2].map((s) => s.settle()));
       await account(r, cursor, ledger, [r1, r2]);
       await Promise.all(peers.map((p) => p.close()));
@@ -695,18 +713,11 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
   });
 
   describe('an instance killed with SIGKILL under message load', () => {
-    let r: Rig;
-    beforeAll(async () => {
-      r = await startRig();
-    }, 120_000);
-    afterAll(() => stopRig(r), 60_000);
+    const rig = ownRig();
 
     it("its sockets reconnect through HAProxy to the other instance and catch up; the killed instance's acknowledged messages are stored", async () => {
-      const cursor = await newestCursor(r);
-      const ledger = new Ledger('kill');
-      const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
-
-      await signalUnderLoad(r, ledger, senders, recipients, 'SIGKILL');
+      const r = rig();
+      const { cursor, ledger, sdks, recipients, onVictim, close } = await signalUnderLoad(r, 'kill', 'SIGKILL');
 
       for (const p of onVictim) {
         expect(p.closes.map((c) => c.instance)).toEqual(['i1']);
@@ -716,24 +727,16 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
       expect(counts.acked).toBeGreaterThanOrEqual(80);
       await expectSdkCaughtUp(r, cursor, sdks, ledger);
       for (const c of sdks.filter((x) => x.instances[0] === 'i1')) expect(c.instances.at(-1), 'the SDK client reconnected to the surviving instance').toBe('i2');
-      for (const c of sdks) c.rt.close();
-      await Promise.all([...senders, ...recipients].map((p) => p.close()));
+      await close();
     }, 120_000);
   });
 
   describe('an instance sent SIGTERM under message load', () => {
-    let r: Rig;
-    beforeAll(async () => {
-      r = await startRig();
-    }, 120_000);
-    afterAll(() => stopRig(r), 60_000);
+    const rig = ownRig();
 
     it('closes its sockets with 1001 and exits 0 within 10 s; every acknowledged message is stored; clients catch up on the other instance', async () => {
-      const cursor = await newestCursor(r);
-      const ledger = new Ledger('term');
-      const { sdks, senders, recipients, onVictim } = await clientsAround(r, cursor, ledger);
-
-      const exit = await signalUnderLoad(r, ledger, senders, recipients, 'SIGTERM');
+      const r = rig();
+      const { cursor, ledger, sdks, recipients, onVictim, exit, close } = await signalUnderLoad(r, 'term', 'SIGTERM');
 
       expect(exit.code, 'a graceful exit').toBe(0);
       expect(exit.at - exit.signalledAt, 'exits within the 10 s bound').toBeLessThan(10_000);
@@ -752,8 +755,7 @@ describe.skipIf(skipReason !== undefined)(skipReason ? `cluster faults (SKIPPED:
         expect(c.closes[0]).toBe(1001);
         expect(c.instances.at(-1)).toBe('i2');
       }
-      for (const c of sdks) c.rt.close();
-      await Promise.all([...senders, ...recipients].map((p) => p.close()));
+      await close();
     }, 120_000);
   });
 });
