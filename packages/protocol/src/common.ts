@@ -93,7 +93,13 @@ export const MessageFields = {
   message_group_id: Type.Optional(Uuid),
 };
 
-/** A stored message as answered by history routes and sent in `message` frames (SPEC §6.1). */
+/**
+ * A stored message as answered by history routes and sent in `message` frames (SPEC §6.1).
+ * History entries also carry the recipient device's receipt times (docs/decisions.md "Delivery
+ * and read receipts"): `delivered_at` (null until the recipient received it) and `read_at` (null
+ * until the recipient's read mark covers it, or when it keeps read receipts off); live `message`
+ * frames leave both out.
+ */
 export const StoredMessage = Type.Object({
   message_id: Uuid,
   conversation_id: Uuid,
@@ -106,6 +112,8 @@ export const StoredMessage = Type.Object({
   topic_id: Uuid,
   message_group_id: Uuid,
   cursor: Type.String({ description: 'opaque, total-ordered position; usable as `since`' }),
+  delivered_at: Type.Optional(Nullable(Timestamp)),
+  read_at: Type.Optional(Nullable(Timestamp)),
 });
 export type StoredMessage = Static<typeof StoredMessage>;
 

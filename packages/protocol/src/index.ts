@@ -35,4 +35,5 @@ export * from './areas/decisions.js';
 export * from './areas/marketplace.js';
 export * from './areas/telemetry-export.js';
 export * from './areas/spend.js';
+export * from './areas/receipts.js';
 export * from './trust-context.js';

@@ -27,6 +27,7 @@ import { decisionsRoutes } from './areas/decisions.js';
 import { marketplaceRoutes } from './areas/marketplace.js';
 import { telemetryExportRoutes } from './areas/telemetry-export.js';
 import { spendRoutes } from './areas/spend.js';
+import { receiptsRoutes } from './areas/receipts.js';
 
 export const ROUTES = {
   ...platformRoutes,
@@ -54,6 +55,7 @@ export const ROUTES = {
   ...marketplaceRoutes,
   ...telemetryExportRoutes,
   ...spendRoutes,
+  ...receiptsRoutes,
 };
 
 /** Name of a route in {@link ROUTES} (= the `ParleyClient` method calling it). */

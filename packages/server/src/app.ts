@@ -117,7 +117,12 @@ import { ScanRuleService } from './modules/scan-rules/service.js';
 import { telemetryRoutes } from './modules/telemetry/routes.js';
 import { TelemetryService } from './modules/telemetry/service.js';
 import { settingsRoutes } from './modules/settings/routes.js';
-import { SettingsService, defaultSettings } from './modules/settings/service.js';
+import { READ_RECEIPTS_DEFAULT, SettingsService, defaultSettings } from './modules/settings/service.js';
+import { registerReceiptFrames } from './modules/receipts/frames.js';
+import { ReceiptPublisher } from './modules/receipts/publisher.js';
+import { RoomDeliveries } from './modules/receipts/room-deliveries.js';
+import { receiptRoutes } from './modules/receipts/routes.js';
+import { ReceiptService } from './modules/receipts/service.js';
 import { telemetryExportRoutes } from './modules/telemetry-export/routes.js';
 import { TelemetryExportService } from './modules/telemetry-export/service.js';
 import { TelemetryExportWorker } from './modules/telemetry-export/worker.js';
@@ -273,10 +278,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
   // Pipelined connections of the hot-path writes, the message group commit and span ingest (PostgreSQL; PGlite: drizzle).
   const tenantWriter = openTenantWriter(database, { onConnectionError: (err) => app.log.warn({ err }, 'message writer connection error (reconnects on the next flush)') });
+  // Delivery and read receipts (issue 20 part 1): published batched to the senders through the bus.
+  const receiptPublisher = new ReceiptPublisher(notifier);
   const messages = new MessageService({
     db,
     writer: tenantWriter,
     notifier,
+    onDelivered: (tenantId, rows) => receiptPublisher.messagesDelivered(tenantId, rows),
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     listDefault: config.limits.listDefault,
     listMax: config.limits.listMax,
@@ -310,12 +318,26 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   registerApiKeyFrames(gateway, apiKeys);
   const challenges = new RenewalChallenges(db);
   await challenges.init();
-  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence, secrets, webhookTargets: config.webhooks });
+  const tenantReadReceipts = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).read_receipts_enabled;
+  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence, secrets, webhookTargets: config.webhooks, tenantReadReceipts });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
-  const rooms = new RoomService({ db, notifier, policies, defaultSecurityLevel, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax, writer: tenantWriter });
+  const roomDeliveries = new RoomDeliveries({ db, publisher: receiptPublisher, writer: tenantWriter });
+  const rooms = new RoomService({
+    db,
+    notifier,
+    policies,
+    defaultSecurityLevel,
+    maxCiphertextBytes: config.limits.maxCiphertextBytes,
+    listDefault: config.limits.listDefault,
+    listMax: config.limits.listMax,
+    writer: tenantWriter,
+    deliveries: roomDeliveries,
+  });
   registerRoomFrames(gateway, rooms);
+  const receipts = new ReceiptService({ db, writer: tenantWriter, messages, roomDeliveries, publisher: receiptPublisher, readReceiptsDefault: READ_RECEIPTS_DEFAULT });
+  registerReceiptFrames(gateway, receipts, roomDeliveries);
   const a2a = new A2aService({ db, notifier, hubs: hub, federation, policies, maxCiphertextBytes: config.limits.maxCiphertextBytes, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   registerA2aFrames(gateway, a2a);
   const blobs: BlobStore = config.s3 ? new S3BlobStore(config.s3) : new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
@@ -369,6 +391,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(telemetryExportRoutes, { prefix: API_PREFIX, telemetryExport: new TelemetryExportService(db, secrets, config.webhooks) });
   await app.register(scanRuleRoutes, { prefix: API_PREFIX, scanRules: new ScanRuleService(db, settings) });
   await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices });
+  await app.register(receiptRoutes, { prefix: API_PREFIX, receipts, devices });
   const workspaces = new WorkspaceService(db);
   await app.register(workspaceRoutes, { prefix: API_PREFIX, workspaces });
   await app.register(teamRoomRoutes, { prefix: API_PREFIX, teamRooms: new TeamRoomService({ db, rooms, workspaces }) });
@@ -494,6 +517,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     gateway.close();
     await messages.drain();
     await rooms.drain();
+    await roomDeliveries.drain();
     await tenantWriter.close();
     await bus.close();
     unwatchRedis?.();

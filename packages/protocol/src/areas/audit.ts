@@ -95,6 +95,7 @@ export const AUDIT_EVENT_TYPES = [
   'hub.agent_bound',
   'spend.cap_set',
   'spend.alert',
+  'device.settings_updated',
 ] as const;
 
 /** One audit event type. */

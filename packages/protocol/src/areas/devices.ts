@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { DeviceStatus, IdParams, KeyHex, lit, MessagePage, Nullable, PageQueryFields, SignatureHex, Timestamp, Uuid } from '../common.js';
+import { DeviceStatus, IdParams, KeyHex, lit, MessagePage, Nullable, PageQueryFields, refuseUnknownKeys, SignatureHex, Timestamp, Uuid } from '../common.js';
 
 /** Who a device belongs to: the owner's own device, or an agent. */
 export const DEVICE_KINDS = ['owner', 'agent'] as const;
@@ -134,6 +134,26 @@ export const WebhookRequest = Type.Object({
   ),
 });
 export type WebhookRequest = Static<typeof WebhookRequest>;
+
+/**
+ * A device's own settings (`GET`/`PATCH /devices/{id}/settings`, `/devices/self/settings`;
+ * docs/decisions.md "Delivery and read receipts"). `read_receipts_enabled` is the device's
+ * choice (default true); `read_receipts_effective` is false when it or the tenant's
+ * `read_receipts_enabled` setting is off: the device's reads are then neither stored nor
+ * forwarded. Delivered receipts are always sent.
+ */
+export const DeviceSettings = Type.Object({
+  device_id: Uuid,
+  read_receipts_enabled: Type.Boolean({ description: "the device's choice (default true)" }),
+  read_receipts_effective: Type.Boolean({ description: 'false when the device or the tenant turned read receipts off' }),
+});
+export type DeviceSettings = Static<typeof DeviceSettings>;
+
+/** `PATCH /devices/{id}/settings` and `/devices/self/settings` body: the keys to change (unknown keys 400). */
+export const DeviceSettingsPatch = refuseUnknownKeys(
+  Type.Object({ read_receipts_enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1, description: 'settings to change' }),
+);
+export type DeviceSettingsPatch = Static<typeof DeviceSettingsPatch>;
 
 /** Webhook registration answer; `secret` (`whsec_…`) appears once, when a URL is registered. */
 export const WebhookResponse = Type.Object({ device_id: Uuid, webhook_url: Nullable(Type.String()), secret: Type.Optional(Type.String()) });
@@ -318,6 +338,46 @@ export const devicesRoutes = {
     params: IdParams,
     body: WebhookRequest,
     responses: { 200: WebhookResponse },
+    errors: [400, 401, 403, 404],
+  }),
+  getSelfDeviceSettings: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/self/settings',
+    auth: 'device-or-apikey',
+    tags,
+    summary: "The calling device's settings (read receipts)",
+    responses: { 200: DeviceSettings },
+    errors: [401, 403],
+  }),
+  updateSelfDeviceSettings: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/self/settings',
+    auth: 'device-or-apikey',
+    tags,
+    summary: "Change the calling device's settings (read_receipts_enabled)",
+    body: DeviceSettingsPatch,
+    responses: { 200: DeviceSettings },
+    errors: [400, 401, 403],
+  }),
+  getDeviceSettings: defineRoute({
+    method: 'GET',
+    path: '/api/v1/devices/{id}/settings',
+    auth: 'owner',
+    tags,
+    summary: "A device's settings (read receipts)",
+    params: IdParams,
+    responses: { 200: DeviceSettings },
+    errors: [400, 401, 403, 404],
+  }),
+  updateDeviceSettings: defineRoute({
+    method: 'PATCH',
+    path: '/api/v1/devices/{id}/settings',
+    auth: 'owner',
+    tags,
+    summary: "Change a device's settings (read_receipts_enabled)",
+    params: IdParams,
+    body: DeviceSettingsPatch,
+    responses: { 200: DeviceSettings },
     errors: [400, 401, 403, 404],
   }),
   renameDevice: defineRoute({

@@ -139,7 +139,9 @@ export type RoomMessageResult = Static<typeof RoomMessageResult>;
  * A room timeline entry (`GET /rooms/{id}/messages`, oldest first). `cursor`: owner view, the
  * message's send order; member view, the viewer's release position. `envelope` is the viewer's
  * own envelope (or the MLS one), once released to it (absent for its own messages, blocked or
- * still held ones).
+ * still held ones). Each delivery carries its recipient's receipt times, `delivered_at` and
+ * `read_at` (per member in MLS rooms too; docs/decisions.md "Delivery and read receipts"); a
+ * member-view page marks the envelopes it hands over delivered.
  */
 export const RoomTimelineEntry = Type.Object({
   room_message_id: Uuid,
@@ -148,7 +150,14 @@ export const RoomTimelineEntry = Type.Object({
   priority: Type.String(),
   timestamp: Timestamp,
   cursor: Type.String({ description: 'opaque, total-ordered position (owner view: send order; member view: release order); usable as `since`' }),
-  deliveries: Type.Array(Type.Object({ recipient_device_id: Uuid, outcome: Type.String() })),
+  deliveries: Type.Array(
+    Type.Object({
+      recipient_device_id: Uuid,
+      outcome: Type.String(),
+      delivered_at: Nullable(Type.String({ format: 'date-time', description: 'when the recipient device received its envelope (null: not yet)' })),
+      read_at: Nullable(Type.String({ format: 'date-time', description: "when the recipient's read mark covered it (null: not yet, or read receipts off)" })),
+    }),
+  ),
   envelope: Type.Optional(Type.Object({ header_blob: Type.String(), ciphertext: Type.String() })),
 });
 export type RoomTimelineEntry = Static<typeof RoomTimelineEntry>;

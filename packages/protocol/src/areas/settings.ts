@@ -35,6 +35,9 @@ const SettingsFields = {
   default_room_security_level: lit(ROOM_SECURITY_LEVELS, { description: 'security level of a room created without one (default standard)' }),
   scan_rules_enabled: Type.Boolean({ description: 'false: GET /scan-rules answers an empty rule set (default true)' }),
   model_prices: Type.Unsafe<Record<string, ModelPrice>>({ type: 'object', ...ModelPricesFields }),
+  read_receipts_enabled: Type.Boolean({
+    description: "false: no device of the tenant sends read receipts (reads are neither stored nor forwarded; delivered receipts stay); default true. A device may also turn its own off (PATCH /devices/{id}/settings)",
+  }),
 };
 
 /** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads (defaults filled in). */
@@ -57,6 +60,7 @@ export const TenantSettingsPatch = refuseUnknownKeys(
       default_room_security_level: Type.Optional(orNull<RoomSecurityLevel>('string', { enum: [...ROOM_SECURITY_LEVELS] })),
       scan_rules_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.scan_rules_enabled)),
       model_prices: Type.Optional(Type.Unsafe<Record<string, ModelPrice> | null>({ type: ['object', 'null'], ...ModelPricesFields })),
+      read_receipts_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.read_receipts_enabled)),
     },
     { additionalProperties: false, minProperties: 1, description: 'keys to set; null resets a key to its default' },
   ),

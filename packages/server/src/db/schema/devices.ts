@@ -2,7 +2,7 @@
  * Devices (SPEC §2.3): enrolment, token-renewal challenges (DESIGN §5) and hourly presence
  * (SPEC §2.9 `uptime`, written with `last_seen` and read by the trust engine).
  */
-import { index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 
@@ -29,6 +29,8 @@ export const devices = pgTable(
     revokedAt: ts('revoked_at'),
     deletedAt: ts('deleted_at'),
     lastSeen: ts('last_seen'),
+    /** The device sends read receipts (issue 20 part 1; the tenant's `read_receipts_enabled` setting can still turn them off). */
+    readReceipts: boolean('read_receipts').notNull().default(true),
   },
   (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind)],
 );

@@ -5,13 +5,16 @@
  * Sending: the sender must be one side of the pairwise conversation; the message is written by a
  * group-commit batcher, acknowledged after commit, then published on the bus to the recipient
  * device and the sender's other sockets. History: oldest first with an opaque, total-ordered
- * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive).
+ * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive), each entry
+ * with its recipient's delivered and read times. Delivered: a live frame written to a recipient
+ * socket (batched, ~200 ms) or a page the recipient fetched sets `delivered_at`, and the rows it
+ * set go to `onDelivered` (the delivered receipts, modules/receipts).
  */
 import { randomUUID } from 'node:crypto';
 import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/protocol';
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
-import { conversations, messages, topics } from '../../db/schema/index.js';
+import { conversations, messages, readMarks, topics } from '../../db/schema/index.js';
 import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
@@ -21,6 +24,7 @@ import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
+import { PendingSet } from '../../lib/pending-set.js';
 
 /** Body of `POST /conversations/{id}/messages` (with the path's conversation) and of the `message` send frame. */
 export type SendInput = MessageInput & { conversation_id: string };
@@ -113,13 +117,28 @@ function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
     select id, seq from ins`;
 }
 
-/** The statement setting delivered_at on the listed messages that do not have it yet. */
-const markDeliveredStatement = (ids: string[]) =>
-  sql`update messages set delivered_at = now() where id = any(${arrayLiteral(ids, UUIDS)}::uuid[]) and delivered_at is null`;
+/**
+ * A message that just became delivered (its `delivered_at` was set by this statement), as the
+ * delivered receipts need it (receipts/publisher.ts): each message is answered once, by the
+ * statement that delivered it, whatever the number of instances and sockets.
+ */
+export interface DeliveredMessage {
+  id: string;
+  seq: string | number;
+  conversation_id: string;
+  sender_device_id: string;
+  recipient_device_id: string;
+  delivered_at: string | Date;
+}
 
-/** Set delivered_at on the listed messages that do not have it yet. */
-function markDelivered(tx: Tx, ids: string[]) {
-  return tx.execute(markDeliveredStatement(ids));
+/** The statement setting delivered_at on the listed messages that do not have it yet; answers those it set ({@link DeliveredMessage}). */
+const markDeliveredStatement = (ids: string[]) =>
+  sql`update messages set delivered_at = now() where id = any(${arrayLiteral(ids, UUIDS)}::uuid[]) and delivered_at is null
+      returning id, seq, conversation_id, sender_device_id, recipient_device_id, delivered_at`;
+
+/** Set delivered_at on the listed messages that do not have it yet; answers those it set. */
+async function markDelivered(tx: Tx, ids: string[]): Promise<DeliveredMessage[]> {
+  return ((await tx.execute(markDeliveredStatement(ids))) as unknown as { rows: DeliveredMessage[] }).rows;
 }
 
 /** Bounded map used as a cache of immutable facts (conversation sides, topic groups, A2A channel parties). */
@@ -143,6 +162,12 @@ export interface MessageServiceDeps {
   metrics?: Metrics;
   /** How flushes reach the database (db/tenant-writer.ts); default: drizzle transactions on `db`. */
   writer?: TenantWriter;
+  /**
+   * Told of the messages each delivered write just marked (a batch of live deliveries, or a page
+   * a recipient fetched): the delivered receipts (receipts/publisher.ts). Awaited before the
+   * write counts as done; its errors are the hook's to handle.
+   */
+  onDelivered?: (tenantId: string, delivered: DeliveredMessage[]) => Promise<void>;
 }
 
 export class MessageService {
@@ -150,6 +175,8 @@ export class MessageService {
   private readonly topicGroups = new BoundedCache<string>(50_000);
   private readonly writer: TenantBatcher<PreparedMessage, number>;
   private readonly delivered: TenantBatcher<string, undefined>;
+  /** Messages queued in {@link delivered} and not flushed yet (see {@link whenDelivered}). */
+  private readonly delivering = new PendingSet();
 
   constructor(private readonly deps: MessageServiceDeps) {
     const tenantWriter = deps.writer ?? drizzleTenantWriter(deps.db);
@@ -175,7 +202,12 @@ export class MessageService {
     );
     this.delivered = new TenantBatcher(
       async (tenantId, ids) => {
-        await tenantWriter.write({ tenantId, name: 'parley_messages_delivered', statement: markDeliveredStatement([...new Set(ids)]), pipelineCommit: true });
+        try {
+          const rows = await tenantWriter.write<DeliveredMessage>({ tenantId, name: 'parley_messages_delivered', statement: markDeliveredStatement([...new Set(ids)]), pipelineCommit: true });
+          if (rows.length > 0) await deps.onDelivered?.(tenantId, rows);
+        } finally {
+          this.delivering.settle(ids);
+        }
         return ids.map(() => undefined);
       },
       // Delivery receipts are not on the sender's path: collect them for a while, one UPDATE each time.
@@ -272,13 +304,31 @@ export class MessageService {
 
   /** Record that a message reached its recipient (batched; at-least-once delivery). */
   markDelivered(tenantId: string, messageId: string): void {
+    this.delivering.add(messageId);
     this.delivered.add(tenantId, messageId);
   }
 
-  /** History of one conversation (owner view). */
-  async historyForConversation(tenantId: string, conversationId: string, q: HistoryQuery) {
-    await this.conversation(tenantId, conversationId);
-    return this.page(tenantId, [eq(messages.conversationId, conversationId)], q);
+  /**
+   * When this instance delivered `messageId` and its `delivered_at` is not written yet (the
+   * delivered batch, up to ~200 ms): a promise settling once that batch was written and its
+   * receipts published (whether or not the write succeeded). Undefined otherwise. A read receipt
+   * for a message just received waits for it (receipts/service.ts), so the sender learns
+   * "delivered" before "read".
+   */
+  whenDelivered(messageId: string): Promise<void> | undefined {
+    return this.delivering.when(messageId);
+  }
+
+  /**
+   * History of one conversation (owner view). With `readerDeviceId` (the owner's device, which
+   * must be a side: 403), the messages of the page addressed to it are marked delivered.
+   */
+  async historyForConversation(tenantId: string, conversationId: string, q: HistoryQuery, readerDeviceId?: string) {
+    if (readerDeviceId) await this.counterpart(tenantId, conversationId, readerDeviceId);
+    else await this.conversation(tenantId, conversationId);
+    const page = await this.page(tenantId, [eq(messages.conversationId, conversationId)], q);
+    if (readerDeviceId) await this.deliverFetched(tenantId, readerDeviceId, page.messages);
+    return page;
   }
 
   /** History of a device's conversations; messages addressed to it are marked delivered. */
@@ -286,11 +336,16 @@ export class MessageService {
     const cond: SQL[] = [or(eq(messages.senderDeviceId, deviceId), eq(messages.recipientDeviceId, deviceId))!];
     if (q.conversation_id) cond.push(eq(messages.conversationId, q.conversation_id));
     const page = await this.page(tenantId, cond, q);
-    const mine = page.messages.filter((m) => m.sender_device_id !== deviceId).map((m) => m.message_id);
-    if (mine.length > 0) {
-      await withTenant(this.deps.db, tenantId, (tx) => markDelivered(tx, mine));
-    }
+    await this.deliverFetched(tenantId, deviceId, page.messages);
     return page;
+  }
+
+  /** Mark the fetched messages addressed to `deviceId` (one of their two sides) delivered now, with their receipts. */
+  private async deliverFetched(tenantId: string, deviceId: string, page: MessageOut[]): Promise<void> {
+    const mine = page.filter((m) => m.sender_device_id !== deviceId && !m.delivered_at).map((m) => m.message_id);
+    if (mine.length === 0) return;
+    const rows = await withTenant(this.deps.db, tenantId, (tx) => markDelivered(tx, mine));
+    if (rows.length > 0) await this.deps.onDelivered?.(tenantId, rows);
   }
 
   private async page(tenantId: string, cond: SQL[], q: HistoryQuery): Promise<{ messages: MessageOut[]; next_cursor: string | null }> {
@@ -301,16 +356,22 @@ export class MessageService {
       const since = parseSince(q.since);
       where.push('seq' in since ? gt(messages.seq, since.seq) : gt(messages.createdAt, since.at));
     }
+    // Each message's read time comes from its recipient's read mark (receipts: a mark per reader, not a row per message).
     const rows = await withTenant(this.deps.db, tenantId, (tx) =>
       tx
-        .select()
+        .select({ m: messages, mark: { upTo: readMarks.upTo, readAt: readMarks.readAt } })
         .from(messages)
+        .leftJoin(readMarks, and(eq(readMarks.threadId, messages.conversationId), eq(readMarks.readerDeviceId, messages.recipientDeviceId)))
         .where(and(...where))
         .orderBy(q.since !== undefined ? asc(messages.seq) : desc(messages.seq))
         .limit(limit),
     );
     if (q.since === undefined) rows.reverse();
-    const out = rows.map((m) => toMessageOut(m));
+    const out = rows.map(({ m, mark }) => ({
+      ...toMessageOut(m),
+      delivered_at: m.deliveredAt?.toISOString() ?? null,
+      read_at: mark && mark.upTo >= m.seq! ? mark.readAt.toISOString() : null,
+    }));
     return { messages: out, next_cursor: out.at(-1)?.cursor ?? null };
   }
 

@@ -18,7 +18,12 @@ export const conversationRoutes: FastifyPluginAsync<{ conversations: Conversatio
     return reply.status(201).send(await messages.send(tenantId, deviceId, { ...req.body, conversation_id: req.params.id }));
   });
 
-  serve(app, ROUTES.conversationMessages, async (req) => messages.historyForConversation(ownerOf(req).tenantId, req.params.id, req.query));
+  serve(app, ROUTES.conversationMessages, async (req) => {
+    // With X-Device-Id the owner reads as that device: what the page hands over to it is delivered.
+    const header = actingDevice(req, false);
+    const reader = header ? await devices.actingDevice(ownerOf(req), header) : undefined;
+    return messages.historyForConversation(ownerOf(req).tenantId, req.params.id, req.query, reader?.deviceId);
+  });
 
   serve(app, ROUTES.conversationKeys, async (req) =>
     conversations.keys(req.principal!, req.params.id, req.principal!.kind === 'owner' ? actingDevice(req, false) : undefined),

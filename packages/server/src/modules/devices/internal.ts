@@ -66,6 +66,8 @@ export interface DeviceServiceDeps {
   secrets: SecretBox;
   /** Which webhook URLs may be registered (`WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE`). */
   webhookTargets: TargetPolicy;
+  /** The tenant's `read_receipts_enabled` setting, read in the caller's transaction (default: on). */
+  tenantReadReceipts?: (tx: Tx, tenantId: string) => Promise<boolean>;
 }
 
 /** A device by id across tenants (the device id is the only credential of the caller); 404 unknown. */

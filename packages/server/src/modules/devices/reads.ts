@@ -1,9 +1,11 @@
 /**
  * Device reads and per-device settings (SPEC §4.3; DESIGN §5, §7): the owner's device list,
  * status polling by the enrolling agent, presence, keys and pending counts; and the two
- * single-row settings writes, rename and the webhook URL (registered or cleared).
+ * single-row settings writes, rename, the webhook URL (registered or cleared) and the device's
+ * settings (read receipts).
  */
-import type { DeviceKeys, DeviceStatus } from '@parley/protocol';
+import type { DeviceKeys, DeviceSettings, DeviceSettingsPatch, DeviceStatus } from '@parley/protocol';
+import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { badRequest, deviceRevoked } from '../../lib/errors.js';
@@ -67,6 +69,34 @@ export function setDeviceWebhook(deps: DeviceServiceDeps, tenantId: string, id: 
     );
     return { device_id: id, webhook_url: url, ...(secret ? { secret } : {}) };
   });
+}
+
+/**
+ * A device's own settings (issue 20 part 1): its `read_receipts_enabled` choice and whether read
+ * receipts are in effect for it (the tenant setting can turn them off). @throws 404 unknown device.
+ */
+export function deviceSettings(deps: DeviceServiceDeps, tenantId: string, id: string): Promise<DeviceSettings> {
+  return withTenant(deps.db, tenantId, async (tx) => settingsOut(deps, tx, tenantId, await mustGet(tx, id)));
+}
+
+/**
+ * Change a device's settings (`PATCH /devices/{id}/settings`, `/devices/self/settings`); records
+ * `device.settings_updated` (changed keys) by `actor` (owner `sub` or `device:<id>`).
+ * @throws 404 unknown device, 403 a revoked device.
+ */
+export function setDeviceSettings(deps: DeviceServiceDeps, tenantId: string, id: string, patch: DeviceSettingsPatch, actor = 'owner'): Promise<DeviceSettings> {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const d = await mustGet(tx, id, true);
+    if (d.status === 'REVOKED') throw deviceRevoked();
+    const [row] = patch.read_receipts_enabled === undefined ? [d] : await repo.updateDevice(tx, id, { readReceipts: patch.read_receipts_enabled });
+    await appendAudit(tx, tenantId, { type: 'device.settings_updated', actor, subject: id, data: { keys: Object.keys(patch).sort() } });
+    return settingsOut(deps, tx, tenantId, row!);
+  });
+}
+
+async function settingsOut(deps: DeviceServiceDeps, tx: Tx, tenantId: string, d: repo.DeviceRow): Promise<DeviceSettings> {
+  const tenantOn = deps.tenantReadReceipts ? await deps.tenantReadReceipts(tx, tenantId) : true;
+  return { device_id: d.id, read_receipts_enabled: d.readReceipts, read_receipts_effective: d.readReceipts && tenantOn };
 }
 
 export async function devicePresence(deps: DeviceServiceDeps, tenantId: string, id: string) {

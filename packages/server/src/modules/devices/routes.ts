@@ -58,6 +58,20 @@ export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages
 
   serve(app, ROUTES.setDeviceWebhook, async (req) => devices.setWebhook(ownerOf(req).tenantId, req.params.id, req.body.url, ownerOf(req).sub));
 
+  serve(app, ROUTES.getSelfDeviceSettings, async (req) => {
+    const d = agentDeviceOf(req);
+    return devices.settings(d.tenantId, d.deviceId);
+  });
+
+  serve(app, ROUTES.updateSelfDeviceSettings, async (req) => {
+    const d = agentDeviceOf(req);
+    return devices.setSettings(d.tenantId, d.deviceId, req.body, `device:${d.deviceId}`);
+  });
+
+  serve(app, ROUTES.getDeviceSettings, async (req) => devices.settings(ownerOf(req).tenantId, req.params.id));
+
+  serve(app, ROUTES.updateDeviceSettings, async (req) => devices.setSettings(ownerOf(req).tenantId, req.params.id, req.body, ownerOf(req).sub));
+
   serve(app, ROUTES.renameDevice, async (req) => devices.rename(ownerOf(req).tenantId, req.params.id, req.body.name, ownerOf(req).sub));
 
   serve(app, ROUTES.deleteDevice, async (req, reply) => {

@@ -14,16 +14,16 @@
  * The operations live beside this file, one per responsibility: enrollment.ts (enroll, activate),
  * tokens.ts (token challenge, renewal), owner-devices.ts (register, relink, remove, the acting
  * device), lifecycle.ts (approve, reject, revoke, delete, retiring the agent) and reads.ts (list,
- * status, presence, keys, pending, rename, webhook), over internal.ts (deps, shapes, lookups).
+ * status, presence, keys, pending, rename, webhook, settings), over internal.ts (deps, shapes, lookups).
  */
-import type { DeviceKeys, DeviceStatus, EnrollRequest } from '@parley/protocol';
+import type { DeviceKeys, DeviceSettings, DeviceSettingsPatch, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Tx } from '../../db/client.js';
 import { activateDevice, enrollDevice } from './enrollment.js';
 import type { DeviceOut, DeviceServiceDeps } from './internal.js';
 import { approveDevice, deleteDevice, rejectDevice, revokeDevice } from './lifecycle.js';
 import { actingDevice, registerOwnerDevice, relinkOwnerDevice, removeOwnerDevice, requireOwnerDeviceOf } from './owner-devices.js';
-import { deviceKeys, devicePresence, deviceStatus, listDevices, pendingCount, renameDevice, setDeviceWebhook } from './reads.js';
+import { deviceKeys, devicePresence, deviceSettings, deviceStatus, listDevices, pendingCount, renameDevice, setDeviceSettings, setDeviceWebhook } from './reads.js';
 import type * as repo from './repo.js';
 import { renewToken, tokenChallenge } from './tokens.js';
 
@@ -112,6 +112,16 @@ export class DeviceService {
   /** See {@link actingDevice}. */
   actingDevice(principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
     return actingDevice(this.deps, principal, headerDeviceId);
+  }
+
+  /** See {@link deviceSettings}. */
+  settings(tenantId: string, id: string): Promise<DeviceSettings> {
+    return deviceSettings(this.deps, tenantId, id);
+  }
+
+  /** See {@link setDeviceSettings}. */
+  setSettings(tenantId: string, id: string, patch: DeviceSettingsPatch, actor?: string): Promise<DeviceSettings> {
+    return setDeviceSettings(this.deps, tenantId, id, patch, actor);
   }
 
   /** See {@link devicePresence}. */

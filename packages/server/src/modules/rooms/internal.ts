@@ -11,6 +11,7 @@ import type { Decided, RatesOf } from '../policies/decide.js';
 import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.js';
 import { enqueueInTx } from '../webhooks/outbox.js';
 import type { TenantWriter } from '../../db/tenant-writer.js';
+import type { EnvelopeRef } from '../receipts/room-deliveries.js';
 import type { TenantBatcher } from '../conversations/batcher.js';
 import type { FlushOutcome, QueuedSend } from './flush.js';
 import type { ReleaseOrder } from './release-order.js';
@@ -52,6 +53,8 @@ export interface RoomServiceDeps {
   listMax: number;
   /** The pipelined tenant writer (db/tenant-writer.ts) of the group commit's read and write; drizzle transactions without it. */
   writer?: TenantWriter;
+  /** Delivered receipts of envelopes a member fetched with its timeline (receipts/room-deliveries.ts). */
+  deliveries?: { fetched(tenantId: string, refs: readonly EnvelopeRef[]): Promise<void> };
 }
 
 /** The state every room operation runs with: the dependencies, the group commit of sends and this instance's publish order of room messages. */

@@ -9,6 +9,7 @@ import {
   heldMessages,
   mlsKeyPackages,
   policies,
+  readMarks,
   roomConversations,
   roomEnvelopes,
   roomMembers,
@@ -229,6 +230,12 @@ export async function releaseHeldEnvelope(tx: Tx, id: string, position: number, 
     .where(and(eq(roomEnvelopes.id, id), eq(roomEnvelopes.outcome, 'held')))
     .returning({ id: roomEnvelopes.id });
   return rows.length > 0;
+}
+
+/** The read marks of a room's members (receipts: "read up to" a release position), by reader device. */
+export async function readMarksOf(tx: Tx, roomId: string): Promise<Map<string, { upTo: number; readAt: Date }>> {
+  const rows = await tx.select({ reader: readMarks.readerDeviceId, upTo: readMarks.upTo, readAt: readMarks.readAt }).from(readMarks).where(eq(readMarks.threadId, roomId));
+  return new Map(rows.map((r) => [r.reader, { upTo: r.upTo, readAt: r.readAt }]));
 }
 
 /** Envelopes of the listed room messages. */

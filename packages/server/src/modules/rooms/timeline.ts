@@ -8,6 +8,7 @@ import { forbidden } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import type { HeldRecord } from '../policies/types.js';
 import { b64, enqueueWebhooks, messageFields, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
+import type { EnvelopeRef } from '../receipts/room-deliveries.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -29,7 +30,10 @@ export type TimelineQuery = Omit<RoomTimelineQuery, 'view'>;
  * every message with every delivery outcome, by `seq` (the cursor). A member device sees the
  * messages it sent (with their outcomes) and the ones released to it (with its own outcome), by
  * its release position (the cursor; a timestamp `since` compares release times), so an
- * envelope approved later appears after what the device already read, once.
+ * envelope approved later appears after what the device already read, once. Every delivery
+ * carries its recipient's receipt times: `delivered_at` (the envelope's `received_at`) and
+ * `read_at` (the recipient's read mark covers the envelope's release position). A member page
+ * marks the envelopes it hands over received (their delivered receipts go out before it answers).
  * @throws 400 bad `since`, 403 a reading device that is not a member, 404 unknown room.
  */
 export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<RoomTimelinePage> {
@@ -37,6 +41,7 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
   const parsed = q.since === undefined ? undefined : parseSince(q.since);
   const since = parsed === undefined ? undefined : 'seq' in parsed ? { cursor: parsed.seq } : parsed;
   const me = viewer.deviceId;
+  const fetched: EnvelopeRef[] = [];
   const messages = await withTenant(ctx.deps.db, tenantId, async (tx) => {
     await mustGet(tx, roomId);
     if (viewer.asMember && !(me && (await repo.getMember(tx, roomId, me)))) throw forbidden('the device is not a member of this room');
@@ -46,6 +51,11 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
       tx,
       entries.map((e) => e.row.id),
     );
+    const marks = entries.length > 0 ? await repo.readMarksOf(tx, roomId) : new Map<string, { upTo: number; readAt: Date }>();
+    const readAt = (e: repo.EnvelopeRow) => {
+      const mark = marks.get(e.recipientDeviceId!);
+      return mark && e.releaseSeq !== null && e.releaseSeq <= mark.upTo ? mark.readAt.toISOString() : null;
+    };
     return entries.map(({ row: m, position }) => {
       const mine = envelopes.filter((e) => e.roomMessageId === m.id);
       const shared = mine.find((e) => e.recipientDeviceId === null);
@@ -58,14 +68,18 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
         priority: m.priority,
         timestamp: m.createdAt.toISOString(),
         cursor: String(position),
-        deliveries: deliveries.map((e) => ({ recipient_device_id: e.recipientDeviceId!, outcome: e.outcome })),
+        deliveries: deliveries.map((e) => ({ recipient_device_id: e.recipientDeviceId!, outcome: e.outcome, delivered_at: e.receivedAt?.toISOString() ?? null, read_at: readAt(e) })),
       };
       const own = me ? deliveries.find((e) => e.recipientDeviceId === me && repo.RELEASED.includes(e.outcome)) : undefined;
       const carrier = own?.ciphertext ? own : own ? shared : undefined;
-      if (carrier?.ciphertext && carrier.headerBlob) entry.envelope = { header_blob: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) };
+      if (carrier?.ciphertext && carrier.headerBlob) {
+        entry.envelope = { header_blob: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) };
+        if (viewer.asMember && own && !own.receivedAt) fetched.push({ roomMessageId: m.id, recipientDeviceId: me! });
+      }
       return entry;
     });
   });
+  if (fetched.length > 0) await ctx.deps.deliveries?.fetched(tenantId, fetched);
   return { messages, next_cursor: messages.at(-1)?.cursor ?? null };
 }
 

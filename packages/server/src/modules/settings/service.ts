@@ -14,6 +14,10 @@
  * - `model_prices` (`{model: {input_cents_per_mtok, output_cents_per_mtok}}`, `*` = any other
  *   model; default `{}`): the price table that turns agents' token usage into cents for spend caps
  *   in cents (modules/spend; docs/decisions.md "Spend caps"). A PATCH replaces the whole table.
+ * - `read_receipts_enabled` (boolean, default {@link READ_RECEIPTS_DEFAULT}): when false no device
+ *   of the tenant sends read receipts — reads are neither stored nor forwarded (modules/receipts,
+ *   which reads the stored override in its read statement; docs/decisions.md "Delivery and read
+ *   receipts").
  */
 import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
@@ -21,9 +25,18 @@ import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 
+/** The default of the `read_receipts_enabled` tenant setting (read receipts on, as in every messenger). */
+export const READ_RECEIPTS_DEFAULT = true;
+
 /** The platform defaults, given the configured held-message TTL (HELD_MESSAGE_TTL_HOURS). */
 export function defaultSettings(heldTtlMs: number): TenantSettings {
-  return { held_message_ttl_hours: Math.round(heldTtlMs / 3_600_000), default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {} };
+  return {
+    held_message_ttl_hours: Math.round(heldTtlMs / 3_600_000),
+    default_room_security_level: 'standard',
+    scan_rules_enabled: true,
+    model_prices: {},
+    read_receipts_enabled: READ_RECEIPTS_DEFAULT,
+  };
 }
 
 export class SettingsService {

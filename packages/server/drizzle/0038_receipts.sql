@@ -1,0 +1,15 @@
+CREATE TABLE "read_marks" (
+	"tenant_id" uuid NOT NULL,
+	"thread_id" uuid NOT NULL,
+	"reader_device_id" uuid NOT NULL,
+	"up_to" bigint NOT NULL,
+	"read_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "read_marks_thread_id_reader_device_id_pk" PRIMARY KEY("thread_id","reader_device_id")
+);
+--> statement-breakpoint
+ALTER TABLE "devices" ADD COLUMN "read_receipts" boolean DEFAULT true NOT NULL;--> statement-breakpoint
+ALTER TABLE "room_envelopes" ADD COLUMN "received_at" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "read_marks" ADD CONSTRAINT "read_marks_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "read_marks_tenant_idx" ON "read_marks" USING btree ("tenant_id");--> statement-breakpoint
+-- Row-level security for read_marks (DESIGN §4): the tenant policy of 0001_rls.sql.
+SELECT parley_enable_tenant_rls('read_marks'::regclass);
