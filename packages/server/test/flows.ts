@@ -1,6 +1,6 @@
 /** Reusable API flows for tests: tenant, owner device, invite, enroll, approve, activate. */
-import { expect } from 'vitest';
-import type { TestApp } from './harness.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startApp, type StartOptions, type TestApp } from './harness.js';
 import { newDeviceKeys, type DeviceKeys } from './keys.js';
 
 export interface Owner {
@@ -88,4 +88,20 @@ export async function activeAgent(t: TestApp, owner: Owner): Promise<Agent> {
     defaultTopicId: act.body.default_topic_id,
     auth: { authorization: `Bearer ${act.body.device_jwt}` },
   };
+}
+
+/**
+ * For the enclosing `describe`: an app (`opts`; by default enrollments unthrottled), a new owner
+ * and one ACTIVE agent of it, made before its tests, the app closed after them. The fields are set
+ * when `beforeAll` has run: read them inside tests and hooks.
+ */
+export function appWithAgent(opts: StartOptions = { env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } }): { t: TestApp; owner: Owner; agent: Agent } {
+  const s = {} as { t: TestApp; owner: Owner; agent: Agent };
+  beforeAll(async () => {
+    s.t = await startApp(opts);
+    s.owner = await newOwner(s.t);
+    s.agent = await activeAgent(s.t, s.owner);
+  });
+  afterAll(() => s.t?.close());
+  return s;
 }

@@ -4,26 +4,17 @@
  * owner-only writes, tenant isolation, the scan_rules_enabled setting, and the SDK scanner built
  * from the served set.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scannerFromRules } from '../../sdk/src/realtime/scan-rules.js';
-import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
-import { startApp, type TestApp } from './harness.js';
+import { appWithAgent, newOwner } from './flows.js';
 
 const rule = (over: Record<string, unknown> = {}) => ({ id: 'secret', name: 'Secret word', pattern: 'hunter2', action: 'block', severity: 'high', ...over });
 
 describe('scan rules', () => {
-  let t: TestApp;
-  let owner: Owner;
-  let agent: Agent;
-  beforeAll(async () => {
-    t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
-    owner = await newOwner(t);
-    agent = await activeAgent(t, owner);
-  });
-  afterAll(() => t.close());
+  const s = appWithAgent();
 
-  const get = (headers: Record<string, string> = agent.auth) => t.request({ method: 'GET', url: '/api/v1/scan-rules', headers });
-  const save = (body: unknown, headers: Record<string, string> = owner.auth) => t.request({ method: 'POST', url: '/api/v1/scan-rules', headers, payload: body as object });
+  const get = (headers: Record<string, string> = s.agent.auth) => s.t.request({ method: 'GET', url: '/api/v1/scan-rules', headers });
+  const save = (body: unknown, headers: Record<string, string> = s.owner.auth) => s.t.request({ method: 'POST', url: '/api/v1/scan-rules', headers, payload: body as object });
 
   it('serves the built-in version 0 to agents and owners of a tenant that saved none; its patterns compile and block secrets', async () => {
     const res = await get();
@@ -32,7 +23,7 @@ describe('scan rules', () => {
     expect(res.body.updated_at).toBeNull();
     expect(res.body.enabled).toBe(true);
     expect(res.body.rules.length).toBeGreaterThan(3);
-    expect((await get(owner.auth)).body).toEqual(res.body);
+    expect((await get(s.owner.auth)).body).toEqual(res.body);
     const warned: string[] = [];
     const scan = scannerFromRules(res.body, { onWarn: (w) => warned.push(w.rule.id) });
     const meta = { conversation_id: 'c' };
@@ -53,7 +44,7 @@ describe('scan rules', () => {
     const cur = await get();
     expect(cur.body.version).toBe(2);
     expect(cur.body.rules).toHaveLength(2);
-    const versions = await t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: owner.auth });
+    const versions = await s.t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: s.owner.auth });
     expect(versions.status).toBe(200);
     expect(versions.body.versions.map((v: any) => [v.version, v.rule_count])).toEqual([
       [2, 2],
@@ -83,24 +74,24 @@ describe('scan rules', () => {
   });
 
   it('needs auth; writes and the version list are owner only (403 with a device token)', async () => {
-    expect((await t.request({ method: 'GET', url: '/api/v1/scan-rules' })).status).toBe(401);
-    expect((await t.request({ method: 'POST', url: '/api/v1/scan-rules', payload: { rules: [] } })).status).toBe(401);
-    expect((await save({ rules: [] }, agent.auth)).status).toBe(403);
-    expect((await t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: agent.auth })).status).toBe(403);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/scan-rules' })).status).toBe(401);
+    expect((await s.t.request({ method: 'POST', url: '/api/v1/scan-rules', payload: { rules: [] } })).status).toBe(401);
+    expect((await save({ rules: [] }, s.agent.auth)).status).toBe(403);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: s.agent.auth })).status).toBe(403);
   });
 
   it('keeps tenants apart', async () => {
-    const other = await newOwner(t, 'Other');
+    const other = await newOwner(s.t, 'Other');
     expect((await get(other.auth)).body.version).toBe(0);
     expect((await save({ rules: [] }, other.auth)).body.version).toBe(1);
     expect((await get()).body.version).toBe(2);
-    expect((await t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: other.auth })).body.versions).toHaveLength(1);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/scan-rules/versions', headers: other.auth })).body.versions).toHaveLength(1);
   });
 
   it('serves an empty set while the scan_rules_enabled setting is off', async () => {
-    await t.request({ method: 'PATCH', url: '/api/v1/settings', headers: owner.auth, payload: { scan_rules_enabled: false } });
+    await s.t.request({ method: 'PATCH', url: '/api/v1/settings', headers: s.owner.auth, payload: { scan_rules_enabled: false } });
     expect((await get()).body).toMatchObject({ version: 2, rules: [], enabled: false });
-    await t.request({ method: 'PATCH', url: '/api/v1/settings', headers: owner.auth, payload: { scan_rules_enabled: null } });
+    await s.t.request({ method: 'PATCH', url: '/api/v1/settings', headers: s.owner.auth, payload: { scan_rules_enabled: null } });
     expect((await get()).body).toMatchObject({ version: 2, enabled: true });
   });
 });

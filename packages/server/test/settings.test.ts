@@ -4,26 +4,17 @@
  * tenant isolation, and the honoured settings taking effect (room default security level,
  * held-message TTL).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';
-import { startApp, type TestApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { appWithAgent, newOwner, registerOwnerDevice } from './flows.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const DEFAULTS = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {} };
 
 describe('tenant settings', () => {
-  let t: TestApp;
-  let owner: Owner;
-  let agent: Agent;
-  beforeAll(async () => {
-    t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
-    owner = await newOwner(t);
-    agent = await activeAgent(t, owner);
-  });
-  afterAll(() => t.close());
+  const s = appWithAgent();
 
-  const get = (headers: Record<string, string> = owner.auth) => t.request({ method: 'GET', url: '/api/v1/settings', headers });
-  const patch = (body: unknown, headers: Record<string, string> = owner.auth) => t.request({ method: 'PATCH', url: '/api/v1/settings', headers, payload: body as object });
+  const get = (headers: Record<string, string> = s.owner.auth) => s.t.request({ method: 'GET', url: '/api/v1/settings', headers });
+  const patch = (body: unknown, headers: Record<string, string> = s.owner.auth) => s.t.request({ method: 'PATCH', url: '/api/v1/settings', headers, payload: body as object });
 
   it('answers the defaults for a tenant that set nothing', async () => {
     const res = await get();
@@ -66,45 +57,45 @@ describe('tenant settings', () => {
   });
 
   it('is owner only: 401 without a token, 403 with a device token', async () => {
-    expect((await t.request({ method: 'GET', url: '/api/v1/settings' })).status).toBe(401);
-    expect((await t.request({ method: 'PATCH', url: '/api/v1/settings', payload: { scan_rules_enabled: false } })).status).toBe(401);
-    expect((await get(agent.auth)).status).toBe(403);
-    expect((await patch({ scan_rules_enabled: false }, agent.auth)).status).toBe(403);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/settings' })).status).toBe(401);
+    expect((await s.t.request({ method: 'PATCH', url: '/api/v1/settings', payload: { scan_rules_enabled: false } })).status).toBe(401);
+    expect((await get(s.agent.auth)).status).toBe(403);
+    expect((await patch({ scan_rules_enabled: false }, s.agent.auth)).status).toBe(403);
   });
 
   it('keeps tenants apart', async () => {
-    const other = await newOwner(t, 'Other');
+    const other = await newOwner(s.t, 'Other');
     await patch({ held_message_ttl_hours: 3 }, other.auth);
     expect((await get(other.auth)).body.held_message_ttl_hours).toBe(3);
     expect((await get()).body.held_message_ttl_hours).toBe(72);
   });
 
   it('honours default_room_security_level and held_message_ttl_hours', async () => {
-    const od = await registerOwnerDevice(t, owner);
+    const od = await registerOwnerDevice(s.t, s.owner);
     expect((await patch({ default_room_security_level: 'strict', held_message_ttl_hours: 5 })).status).toBe(200);
-    const room = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: owner.auth, payload: { name: 'r', member_device_ids: [od.deviceId, agent.deviceId] } });
+    const room = await s.t.request({ method: 'POST', url: '/api/v1/rooms', headers: s.owner.auth, payload: { name: 'r', member_device_ids: [od.deviceId, s.agent.deviceId] } });
     expect(room.status).toBe(201);
     expect(room.body.security_level).toBe('strict');
-    const explicit = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: owner.auth, payload: { name: 's', member_device_ids: [od.deviceId, agent.deviceId], security_level: 'standard' } });
+    const explicit = await s.t.request({ method: 'POST', url: '/api/v1/rooms', headers: s.owner.auth, payload: { name: 's', member_device_ids: [od.deviceId, s.agent.deviceId], security_level: 'standard' } });
     expect(explicit.body.security_level).toBe('standard');
 
     // A message a policy holds expires after the tenant's TTL.
-    const policy = await t.request({ method: 'POST', url: '/api/v1/policies', headers: owner.auth, payload: { name: 'hold all', scope: { room_id: room.body.room_id }, conditions: {}, action: 'hold' } });
+    const policy = await s.t.request({ method: 'POST', url: '/api/v1/policies', headers: s.owner.auth, payload: { name: 'hold all', scope: { room_id: room.body.room_id }, conditions: {}, action: 'hold' } });
     expect(policy.status).toBe(201);
-    const sent = await t.request({
+    const sent = await s.t.request({
       method: 'POST',
       url: `/api/v1/rooms/${room.body.room_id}/messages`,
-      headers: { ...owner.auth, 'x-device-id': od.deviceId },
-      payload: { envelopes: [{ recipient_device_id: agent.deviceId, header_blob: b64('h'), ciphertext: b64('c') }] },
+      headers: { ...s.owner.auth, 'x-device-id': od.deviceId },
+      payload: { envelopes: [{ recipient_device_id: s.agent.deviceId, header_blob: b64('h'), ciphertext: b64('c') }] },
     });
     expect(sent.status).toBe(201);
     const heldId = sent.body.deliveries[0].held_message_id as string;
     expect(heldId).toBeDefined();
-    const held = (await t.request({ method: 'GET', url: '/api/v1/policies/held-messages', headers: owner.auth })).body.held_messages.find((h: any) => h.held_message_id === heldId);
+    const held = (await s.t.request({ method: 'GET', url: '/api/v1/policies/held-messages', headers: s.owner.auth })).body.held_messages.find((h: any) => h.held_message_id === heldId);
     expect(Date.parse(held.expires_at) - Date.parse(held.created_at)).toBeCloseTo(5 * 3_600_000, -4);
 
     await patch({ default_room_security_level: null, held_message_ttl_hours: null });
-    const plain = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: owner.auth, payload: { name: 't', member_device_ids: [od.deviceId, agent.deviceId] } });
+    const plain = await s.t.request({ method: 'POST', url: '/api/v1/rooms', headers: s.owner.auth, payload: { name: 't', member_device_ids: [od.deviceId, s.agent.deviceId] } });
     expect(plain.body.security_level).toBe('standard');
   });
 });
