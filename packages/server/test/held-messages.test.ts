@@ -112,7 +112,7 @@ describe('held room messages', () => {
       message_type: 'artifact',
       priority: 'high',
     });
-    expect((await timelineEntry(ack.room_message_id)).deliveries).toEqual([{ recipient_device_id: recipient.deviceId, outcome: 'delivered' }]);
+    expect((await timelineEntry(ack.room_message_id)).deliveries).toMatchObject([{ recipient_device_id: recipient.deviceId, outcome: 'delivered' }]);
     expect((await decide(delivery.held_message_id, 'approve')).status).toBe(409);
     expect((await decide(delivery.held_message_id, 'deny')).status).toBe(409);
     await expectNothing(wsRecipient);
@@ -130,7 +130,7 @@ describe('held room messages', () => {
     expect((await decide(heldId, 'deny')).status).toBe(409);
     expect((await decide(heldId, 'approve')).status).toBe(409);
     await expectNothing(wsRecipient);
-    expect((await timelineEntry(ack.room_message_id)).deliveries).toEqual([{ recipient_device_id: recipient.deviceId, outcome: 'blocked' }]);
+    expect((await timelineEntry(ack.room_message_id)).deliveries).toEqual([{ recipient_device_id: recipient.deviceId, outcome: 'blocked', delivered_at: null, read_at: null }]);
     const recipientView = await t.request({ method: 'GET', url: `/api/v1/rooms/${roomId}/messages`, headers: recipient.auth });
     expect(recipientView.body.messages.map((m: any) => m.room_message_id)).not.toContain(ack.room_message_id);
     expect((await heldList()).map((h) => h.held_message_id)).not.toContain(heldId);
@@ -216,7 +216,7 @@ describe('held room messages', () => {
     expect(approve.body.detail).toContain('denied');
     expect((await heldList()).map((h) => h.held_message_id)).not.toContain(heldId);
     expect((await t.request({ method: 'GET', url: '/api/v1/policies/held-messages?status=denied', headers: owner.auth })).body.held_messages.map((h: any) => h.held_message_id)).toContain(heldId);
-    expect((await timelineEntry(ack.room_message_id, room)).deliveries).toEqual([{ recipient_device_id: recipient.deviceId, outcome: 'blocked' }]);
+    expect((await timelineEntry(ack.room_message_id, room)).deliveries).toEqual([{ recipient_device_id: recipient.deviceId, outcome: 'blocked', delivered_at: null, read_at: null }]);
     expect((await envelopeRows(ack.room_message_id))[0]).toMatchObject({ outcome: 'blocked', ciphertext: null, headerBlob: null, releaseSeq: null });
     await expectNothing(wsRecipient);
   });

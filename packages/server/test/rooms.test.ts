@@ -376,7 +376,7 @@ describe('rooms', () => {
       expect((await wsOwner.next('room_message')).data.ciphertext).toBe(b64('y'));
       await expectNone(wsA2, 'room_message');
       const timeline = await api('GET', `/rooms/${room.room_id}/messages`, { ...owner.auth, 'x-device-id': od.deviceId });
-      expect(timeline.body.messages.at(-1)).toMatchObject({ deliveries: expect.arrayContaining([{ recipient_device_id: a2.deviceId, outcome: 'blocked' }]), envelope: { ciphertext: b64('y') } });
+      expect(timeline.body.messages.at(-1)).toMatchObject({ deliveries: expect.arrayContaining([{ recipient_device_id: a2.deviceId, outcome: 'blocked', delivered_at: null, read_at: null }]), envelope: { ciphertext: b64('y') } });
       // The blocked recipient's own view does not show the message.
       expect((await api('GET', `/rooms/${room.room_id}/messages`, a2.auth)).body.messages).toEqual([]);
     });
@@ -513,7 +513,7 @@ describe('rooms', () => {
       });
       const ownerView = await api('GET', url, { ...owner.auth, 'x-device-id': od.deviceId });
       expect(ownerView.body.messages.every((m: any) => m.envelope === undefined)).toBe(true);
-      expect(ownerView.body.messages[1].deliveries).toEqual([{ recipient_device_id: a2.deviceId, outcome: 'delivered' }]);
+      expect(ownerView.body.messages[1].deliveries).toMatchObject([{ recipient_device_id: a2.deviceId, outcome: 'delivered', read_at: null }]);
     });
 
     it('400 bad since/limit, 403 non-member device, 404 unknown or foreign room, 401 without auth', async () => {
