@@ -12,25 +12,11 @@ import { activeAgent, type Agent } from '../../server/test/flows.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
-import type { TrustDimension } from '@parley/protocol';
+import { TRUST_DIMENSIONS } from '@parley/protocol';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 
 const stamp = Date.now().toString(36);
 const address = `sdk-gov-${stamp}`;
-const DIMENSIONS: TrustDimension[] = [
-  'uptime',
-  'responsiveness',
-  'reliability',
-  'task_success',
-  'efficiency',
-  'volume',
-  'tool_accuracy',
-  'error_discipline',
-  'compliance',
-  'token_efficiency',
-  'behavioral_consistency',
-  'version_health',
-];
 
 async function rejects(p: Promise<unknown>, status: number): Promise<ParleyApiError> {
   const err = await p.then(
@@ -69,9 +55,9 @@ describe('governance through the SDK: trust scores, shadow sessions, Skill Permi
 
     const score = await owner.getTrustScore(agent.deviceId);
     expect(score).toMatchObject({ agent_id: agent.deviceId, hub_address: address, window: '7d', tier: 'unverified' });
-    expect(Object.keys(score.dimensions).sort()).toEqual([...DIMENSIONS].sort());
-    expect(Object.keys(score.sources).sort()).toEqual([...DIMENSIONS].sort());
-    for (const d of DIMENSIONS) {
+    expect(Object.keys(score.dimensions).sort()).toEqual([...TRUST_DIMENSIONS].sort());
+    expect(Object.keys(score.sources).sort()).toEqual([...TRUST_DIMENSIONS].sort());
+    for (const d of TRUST_DIMENSIONS) {
       expect(score.dimensions[d]).toBeGreaterThanOrEqual(0);
       expect(score.dimensions[d]).toBeLessThanOrEqual(1);
     }
@@ -84,13 +70,13 @@ describe('governance through the SDK: trust scores, shadow sessions, Skill Permi
     const fleet = await owner.getTrustFleet();
     expect(fleet.count).toBe(1);
     expect(fleet.agents.map((a) => a.agent_id)).toEqual([agent.deviceId]);
-    expect(Object.keys(fleet.dimensions).sort()).toEqual([...DIMENSIONS].sort());
+    expect(Object.keys(fleet.dimensions).sort()).toEqual([...TRUST_DIMENSIONS].sort());
 
     const history = await owner.getTrustHistory(agent.deviceId, { days: 7 });
     expect(history).toMatchObject({ agent_id: agent.deviceId, days: 7 });
     const drift = await owner.getTrustDrift(agent.deviceId);
     expect(drift).toMatchObject({ agent_id: agent.deviceId, window: '30d' });
-    expect(Object.keys(drift.dimensions).sort()).toEqual([...DIMENSIONS].sort());
+    expect(Object.keys(drift.dimensions).sort()).toEqual([...TRUST_DIMENSIONS].sort());
 
     await rejects(owner.getTrustScore('00000000-0000-4000-8000-000000000000'), 404);
     // The agent's device JWT is no owner credential (403); without any credential the client refuses to call.
