@@ -25,7 +25,11 @@ const keyOf = (e: EnvelopeRef) => `${e.roomMessageId}:${e.recipientDeviceId}`;
 
 /**
  * Set `received_at` on the listed envelopes that are released and have none yet, answering those
- * with their room and sender ({@link ReceivedEnvelope}). Always the same text.
+ * with their room and sender ({@link ReceivedEnvelope}). Always the same text. The distinct
+ * message ids are given on their own so that PostgreSQL finds the envelopes through
+ * `room_envelopes_message_idx`; joined to the (message, recipient) pairs alone it planned a
+ * sequential scan of the whole table for every batch (measured: 185 ms at 294,000 envelopes for
+ * 2,500 pairs, 9 ms with the id list, whatever the table's size).
  */
 function markReceivedStatement(refs: readonly EnvelopeRef[]): SQL {
   return sql`
@@ -38,7 +42,8 @@ function markReceivedStatement(refs: readonly EnvelopeRef[]): SQL {
         refs.map((r) => r.recipientDeviceId),
         UUIDS,
       )}::uuid[]) as u(mid, rid)
-      where e.room_message_id = u.mid and e.recipient_device_id = u.rid and e.received_at is null and e.release_seq is not null
+      where e.room_message_id = any(${arrayLiteral([...new Set(refs.map((r) => r.roomMessageId))], UUIDS)}::uuid[])
+        and e.room_message_id = u.mid and e.recipient_device_id = u.rid and e.received_at is null and e.release_seq is not null
       returning e.room_message_id, e.recipient_device_id, e.release_seq, e.received_at
     )
     select upd.room_message_id, m.room_id, m.sender_device_id, upd.recipient_device_id, upd.release_seq, upd.received_at
