@@ -4,7 +4,9 @@
  * - `common`: ids, keys, timestamps, `{detail}`, message fields (DESIGN §7);
  * - `contract`: the route row type, auth modes, OpenAPI security, path filling;
  * - `areas/*`: the schemas, route rows and frames of each SPEC area;
- * - `routes`: `ROUTES`, the route table assembled from the areas.
+ * - `routes`: `ROUTES`, the route table assembled from the areas;
+ * - `audit-log`: what the server and a verifier of the audit log must hash alike (the fields of
+ *   the chain hash, RFC 9162 tree hashing over the caller's SHA-256).
  * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
  */
 export * from './common.js';
@@ -37,3 +39,4 @@ export * from './areas/telemetry-export.js';
 export * from './areas/spend.js';
 export * from './areas/receipts.js';
 export * from './trust-context.js';
+export * from './audit-log.js';

@@ -6,6 +6,7 @@
  * 32-bit bit operations).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import { merkleTreeHashing } from '@parley/protocol';
 import { CodedError } from '../errors.js';
 import { concatBytes, equalBytes } from '../crypto/primitives.js';
 
@@ -30,20 +31,16 @@ export class AuditLogError extends CodedError<AuditLogErrorCode> {
   override readonly name = 'AuditLogError';
 }
 
-/** RFC 9162 leaf hash: SHA-256(0x00 || input). */
-export function leafHash(input: Uint8Array): Uint8Array {
-  return sha256(concatBytes(Uint8Array.of(0), input));
-}
+const rfc9162 = merkleTreeHashing((...parts: Uint8Array[]): Uint8Array => sha256(concatBytes(...parts)));
+
+/** RFC 9162 leaf hash: SHA-256(0x00 || input) (the contract's, as the server computes it). */
+export const leafHash: (input: Uint8Array) => Uint8Array = rfc9162.leafHash;
 
 /** RFC 9162 interior node hash: SHA-256(0x01 || left || right). */
-export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return sha256(concatBytes(Uint8Array.of(1), left, right));
-}
+export const nodeHash: (left: Uint8Array, right: Uint8Array) => Uint8Array = rfc9162.nodeHash;
 
 /** The root of the empty tree: SHA-256 of the empty string. */
-export function emptyRoot(): Uint8Array {
-  return sha256(new Uint8Array(0));
-}
+export const emptyRoot: () => Uint8Array = rfc9162.emptyRoot;
 
 const isSize = (n: number) => Number.isSafeInteger(n) && n >= 0;
 const odd = (n: number) => n % 2 === 1;

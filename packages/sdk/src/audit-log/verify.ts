@@ -5,7 +5,7 @@
  * earlier one. Sizes and roots are always taken from the signed notes, never from the JSON fields
  * beside them (a field that disagrees with its note makes the answer malformed).
  */
-import type { AuditConsistencyProof, AuditEvent, AuditEventProof } from '@parley/protocol';
+import type { AuditChainEvent, AuditConsistencyProof, AuditEvent, AuditEventProof } from '@parley/protocol';
 import canonicalize from 'canonicalize';
 import { base64ToBytes, blake2b256, bytesToHex, concatBytes, equalBytes, hexToBytes, utf8Encode } from '../crypto/primitives.js';
 import { AuditLogError, leafHash, verifyConsistency, verifyInclusion } from './merkle.js';
@@ -80,20 +80,8 @@ export function verifyCheckpoint(note: string, keys: AuditLogKeys, opts: VerifyO
   };
 }
 
-/** The fields of an audit event that its chain hash covers (DESIGN §8.10). */
-export interface ChainedAuditEvent {
-  event_id: string;
-  tenant_id: string;
-  seq: number;
-  type: string;
-  actor: string;
-  subject: string | null;
-  data: unknown;
-  created_at: string;
-}
-
 /** An event's chain hash: hex(BLAKE2b-256(bytes(prev_hash) || UTF-8(JCS(event)))) (DESIGN §8.10). */
-export function auditEventHash(prevHash: string, event: ChainedAuditEvent): string {
+export function auditEventHash(prevHash: string, event: AuditChainEvent): string {
   const canonical = canonicalize({ ...event });
   if (canonical === undefined) return malformed('the audit event cannot be canonicalised');
   return bytesToHex(blake2b256(concatBytes(hexToBytes(prevHash, 32, 'prev_hash'), utf8Encode(canonical))));

@@ -6,32 +6,20 @@
  * and JCS is RFC 8785 canonical JSON.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
+import type { AuditChainEvent } from '@parley/protocol';
 import canonicalize from 'canonicalize';
 
 /** The `prev_hash` of a tenant's first event. */
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** The hashed form of one audit event. */
-export interface ChainEvent {
-  event_id: string;
-  tenant_id: string;
-  seq: number;
-  type: string;
-  actor: string;
-  subject: string | null;
-  data: unknown;
-  /** ISO 8601, `Date.prototype.toISOString()` form (millisecond precision). */
-  created_at: string;
-}
-
 /** A stored row as {@link verifyChain} checks it: the event plus its recorded links. */
-export interface ChainRow extends ChainEvent {
+export interface ChainRow extends AuditChainEvent {
   prev_hash: string;
   hash: string;
 }
 
 /** `hex(BLAKE2b-256(hexdecode(prevHash) || UTF-8(JCS(event))))`, lowercase. */
-export function eventHash(prevHash: string, event: ChainEvent): string {
+export function eventHash(prevHash: string, event: AuditChainEvent): string {
   const canonical = canonicalize({ ...event });
   if (canonical === undefined) throw new Error('audit event is not serialisable');
   const body = Buffer.concat([Buffer.from(prevHash, 'hex'), Buffer.from(canonical, 'utf8')]);

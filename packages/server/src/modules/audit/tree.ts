@@ -12,6 +12,7 @@
  * The SDK's verifier (`@parley/sdk` audit-log) checks what these functions make.
  */
 import { createHash } from 'node:crypto';
+import { merkleTreeHashing } from '@parley/protocol';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { auditTreeNodes } from '../../db/schema/index.js';
@@ -21,15 +22,10 @@ const sha256 = (...parts: Uint8Array[]): Buffer => {
   for (const p of parts) h.update(p);
   return h.digest();
 };
-const LEAF = Uint8Array.of(0x00);
-const NODE = Uint8Array.of(0x01);
-
-/** RFC 9162 leaf hash: SHA-256(0x00 || input). */
-export const leafHash = (input: Uint8Array): Buffer => sha256(LEAF, input);
-/** RFC 9162 interior node hash: SHA-256(0x01 || left || right). */
-export const nodeHash = (left: Uint8Array, right: Uint8Array): Buffer => sha256(NODE, left, right);
+/** RFC 9162 leaf and node hashes (the contract's, as the SDK's verifier computes them) over Node's SHA-256. */
+const { leafHash, nodeHash, emptyRoot } = merkleTreeHashing(sha256);
 /** The root of the empty tree: SHA-256 of nothing. */
-export const EMPTY_ROOT: Buffer = sha256();
+const EMPTY_ROOT: Buffer = emptyRoot();
 
 /** Leaves [start, end). */
 export interface LeafRange {
