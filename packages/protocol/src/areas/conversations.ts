@@ -109,7 +109,7 @@ export const conversationsRoutes = {
     path: '/api/v1/conversations/{id}/messages',
     auth: 'owner',
     tags,
-    summary: "History, oldest first, with each message's delivered_at / read_at; since = ISO timestamp or next_cursor; X-Device-Id (a side) marks messages to that owner device delivered",
+    summary: "History, oldest first, with each message's delivered_at / read_at; since = ISO timestamp or next_cursor; with X-Device-Id naming a side, the page's messages to that owner device are delivered",
     params: IdParams,
     headers: ActingDeviceHeader,
     query: HistoryQuery,

@@ -320,14 +320,14 @@ export class MessageService {
   }
 
   /**
-   * History of one conversation (owner view). With `readerDeviceId` (the owner's device, which
-   * must be a side: 403), the messages of the page addressed to it are marked delivered.
+   * History of one conversation (owner view). With `readerDeviceId` (the owner's acting device),
+   * when it is a side of the conversation, the messages of the page addressed to it are marked
+   * delivered (owners read every conversation of their tenant; reading another's delivers nothing).
    */
   async historyForConversation(tenantId: string, conversationId: string, q: HistoryQuery, readerDeviceId?: string) {
-    if (readerDeviceId) await this.counterpart(tenantId, conversationId, readerDeviceId);
-    else await this.conversation(tenantId, conversationId);
+    const info = await this.conversation(tenantId, conversationId);
     const page = await this.page(tenantId, [eq(messages.conversationId, conversationId)], q);
-    if (readerDeviceId) await this.deliverFetched(tenantId, readerDeviceId, page.messages);
+    if (readerDeviceId === info.agentDeviceId || readerDeviceId === info.ownerDeviceId) await this.deliverFetched(tenantId, readerDeviceId, page.messages);
     return page;
   }
 
