@@ -6,7 +6,8 @@
  * - `credentials/`: the bundled JSON-LD contexts and an offline document loader for verifying credentials.
  * - `crypto/`: keys, X3DH + Double Ratchet sessions and their wire frames (SPEC §1.3, §2.4).
  * - `mls/`: MLS (RFC 9420) groups over ts-mls, protocol selection.
- * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1).
+ * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1), message
+ *   statuses from delivery and read receipts.
  * - `content/`: the structured content types carried inside ciphertext (SPEC §2.4).
  * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (SPEC §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
@@ -27,6 +28,7 @@ export * from './realtime/types.js';
 // The client's ack always carries the client_ref it sent (the wire type has it optional).
 export type { MessageAck } from './realtime/types.js';
 export * from './realtime/catch-up.js';
+export * from './realtime/status.js';
 export * from './realtime/scan-rules.js';
 export * from './content/types.js';
 export * from './storage.js';

@@ -16,6 +16,7 @@ import { conversationCatchUp, deviceCatchUp } from '../src/realtime/catch-up.js'
 import { RealtimeError, type CatchUpSource, type RealtimeState, type StateChangeEvent, type WebSocketLike, type WebSocketLikeConstructor } from '../src/realtime/types.js';
 import { nodeWebSocket } from '../src/node/ws.js';
 import { nodeWebSocket as reexported } from '../src/node/realtime.js';
+import { FakeSocket } from './fake-socket.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -360,48 +361,6 @@ describe('RealtimeClient against a real server', () => {
 // ---------------------------------------------------------------------------------------------
 // Deterministic unit tests over a scripted WebSocket.
 
-class FakeSocket implements WebSocketLike {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: Array<{ event: string; data: any }> = [];
-  closedWith: number | undefined;
-  onopen: ((e: unknown) => void) | null = null;
-  onmessage: ((e: { data: unknown }) => void) | null = null;
-  onclose: ((e: { code: number; reason: string }) => void) | null = null;
-  onerror: ((e: unknown) => void) | null = null;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string): void {
-    if (this.readyState !== 1) throw new Error('not open');
-    this.sent.push(JSON.parse(data));
-  }
-  close(code?: number): void {
-    this.closedWith = code;
-    this.readyState = 3;
-  }
-  // --- the scripted service
-  accept(): void {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  frame(event: string, data: unknown): void {
-    this.onmessage?.({ data: JSON.stringify({ event, data }) });
-  }
-  /** Accept and authenticate (answer the client's ping). */
-  auth(): void {
-    this.accept();
-    this.frame('pong', {});
-  }
-  drop(code = 1006, reason = ''): void {
-    this.readyState = 3;
-    this.onclose?.({ code, reason });
-  }
-  lastMessage() {
-    return this.sent.filter((f) => f.event === 'message').at(-1)!;
-  }
-}
-
 const msg = (id: string, cursor: string, conversation = 'c1'): StoredMessage => ({
   message_id: id,
   conversation_id: conversation,
@@ -497,7 +456,7 @@ describe('RealtimeClient (scripted socket)', () => {
   });
 
   it('matches acks and error frames by client_ref; other errors are events', async () => {
-    const rt = fake();
+    const rt = fake({ maxSendAttempts: 1 }); // no retry of the 429 (receipts.test.ts retries)
     const w = watch(rt);
     await Promise.all([rt.connect(), waitFor(() => FakeSocket.all.length === 1).then(() => last().auth())]);
     const p1 = rt.send({ conversation_id: 'c1', header_blob: 'aA==', ciphertext: 'aA==' });

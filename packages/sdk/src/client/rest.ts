@@ -63,6 +63,12 @@ import type {
   Device,
   DeviceHistoryQuery,
   DeviceList,
+  DeviceSettings,
+  DeviceSettingsPatch,
+  MessageReadAck,
+  ReadConversationRequest,
+  ReadRoomRequest,
+  RoomMessageReadAck,
   DevicePending,
   DevicePresence,
   DeviceKeys,
@@ -634,6 +640,26 @@ export class ParleyClient {
     return this.call('setDeviceWebhook', { params: { id: deviceId }, body, opts });
   }
 
+  /** `GET /api/v1/devices/self/settings` (device JWT or API key): the caller's settings (`read_receipts_enabled`, `read_receipts_effective`). */
+  getSelfDeviceSettings(opts?: RequestOptions): Promise<DeviceSettings> {
+    return this.call('getSelfDeviceSettings', { opts });
+  }
+
+  /** `PATCH /api/v1/devices/self/settings` (device JWT or API key): change the caller's settings (e.g. turn read receipts off). */
+  updateSelfDeviceSettings(body: DeviceSettingsPatch, opts?: RequestOptions): Promise<DeviceSettings> {
+    return this.call('updateSelfDeviceSettings', { body, opts });
+  }
+
+  /** `GET /api/v1/devices/{id}/settings` (owner): a device's settings. */
+  getDeviceSettings(deviceId: string, opts?: RequestOptions): Promise<DeviceSettings> {
+    return this.call('getDeviceSettings', { params: { id: deviceId }, opts });
+  }
+
+  /** `PATCH /api/v1/devices/{id}/settings` (owner): change a device's settings. */
+  updateDeviceSettings(deviceId: string, body: DeviceSettingsPatch, opts?: RequestOptions): Promise<DeviceSettings> {
+    return this.call('updateDeviceSettings', { params: { id: deviceId }, body, opts });
+  }
+
   /** `PATCH /api/v1/devices/{id}` (owner): rename a device. */
   renameDevice(deviceId: string, body: RenameDeviceRequest, opts?: RequestOptions): Promise<Device> {
     return this.call('renameDevice', { params: { id: deviceId }, body, opts });
@@ -679,12 +705,29 @@ export class ParleyClient {
   }
 
   /**
-   * `GET /api/v1/conversations/{id}/messages` (owner): history, oldest first. `since` is
-   * exclusive (ISO timestamp or a cursor); without it the latest `limit` messages.
-   * Decrypt in order: each decryption advances the ratchet (SPEC §4.5).
+   * `GET /api/v1/conversations/{id}/messages` (owner): history, oldest first, each message with its
+   * recipient's `delivered_at` / `read_at`. `since` is exclusive (ISO timestamp or a cursor);
+   * without it the latest `limit` messages. With the acting owner device (`X-Device-Id`) a side,
+   * the page's messages to it become delivered. Decrypt in order: each decryption advances the
+   * ratchet (SPEC §4.5).
    */
   conversationMessages(conversationId: string, query: HistoryQuery = {}, opts?: RequestOptions): Promise<MessagePage> {
     return this.call('conversationMessages', { params: { id: conversationId }, query, opts });
+  }
+
+  /**
+   * `POST /api/v1/conversations/{id}/read` (device JWT, API key, or owner + `X-Device-Id`): read
+   * receipt — everything to the reading device in the conversation up to `up_to_message_id` was
+   * read. 404 not a message to it there, 409 not received yet; `recorded` false when the mark did
+   * not move or read receipts are off (`read_receipts_enabled`).
+   */
+  readConversation(conversationId: string, body: ReadConversationRequest, opts?: RequestOptions): Promise<MessageReadAck> {
+    return this.call('readConversation', { params: { id: conversationId }, body, opts });
+  }
+
+  /** `POST /api/v1/rooms/{id}/read` (device JWT, API key, or owner + `X-Device-Id`): read receipt of a room, as {@link readConversation}. */
+  readRoom(roomId: string, body: ReadRoomRequest, opts?: RequestOptions): Promise<RoomMessageReadAck> {
+    return this.call('readRoom', { params: { id: roomId }, body, opts });
   }
 
   /** `GET /api/v1/conversations/{id}/keys` (owner): counterparty public keys for key agreement. */

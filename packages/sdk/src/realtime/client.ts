@@ -43,6 +43,16 @@
  *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
  *   listeners through the same serial chain as messages; `room_joined`, `member_joined` and
  *   `policy_alert` are emitted as typed events.
+ * - Receipts (issue 20 part 1): `statuses` tracks every message sent through the queue (`pending`
+ *   -> `sent` -> `delivered` -> `read`, or `failed`; realtime/status.ts) from acks,
+ *   `message_delivered` / `message_read` / `room_message_delivered` / `room_message_read` frames
+ *   (also emitted as typed events) and the `delivered_at` / `read_at` of caught-up history; after a
+ *   reconnection it re-reads one page of history per source for messages still unread, so receipts
+ *   missed while offline are learnt. `markRead` / `markRoomRead` send read receipts (the latest one
+ *   per conversation or room waits while offline). A message refused with 429 is retried after
+ *   `retry_after_ms` (at most `maxRetryDelayMs`), in queue order, and one not acknowledged before a
+ *   drop is re-sent after reconciliation; after `maxSendAttempts` sends it fails (`retries_exhausted`,
+ *   or the last refusal) and its status becomes `failed`.
  * - Keeps the last `historySize` (default 500) received messages (`history()`).
  * - Outbound scanning (SPEC §6.1 rule 5): `sendPlaintext` / `scanOutbound` run the `scanner` hook
  *   on the plaintext before encryption and emit `scan_blocked` when it blocks.
@@ -52,8 +62,9 @@
  */
 import { WS_PATH } from '../client/routes.js';
 import type { TokenSource } from '../client/rest.js';
-import type { StoredMessage } from '@parley/protocol';
+import type { MessageDeliveredEvent, MessageReadAck, MessageReadEvent, RoomMessageDeliveredEvent, RoomMessageReadAck, RoomMessageReadEvent, StoredMessage } from '@parley/protocol';
 import { TypedEmitter } from './emitter.js';
+import { MessageStatusTracker, type StatusTarget } from './status.js';
 import {
   RealtimeError,
   type CatchUpSource,
@@ -116,6 +127,14 @@ export interface RealtimeClientOptions {
   reconnect?: ReconnectOptions;
   /** Reject a sent message with `ack_timeout` when no ack arrives in this many ms (default 30 000). */
   ackTimeoutMs?: number;
+  /**
+   * Sends of one message before it fails (default 3): a 429 refusal is retried after its
+   * `retry_after_ms`, and a message whose ack was lost with the socket is re-sent after
+   * reconciliation; each send counts.
+   */
+  maxSendAttempts?: number;
+  /** Longest wait before retrying a rate-limited message, in ms (default 30 000). */
+  maxRetryDelayMs?: number;
   /** Give up on a connection attempt not authenticated within this many ms (default 15 000). */
   connectTimeoutMs?: number;
   /** Drop a socket that received nothing for this many ms (default 90 000, SPEC §6.1 rule 2; 0 disables). */
@@ -163,6 +182,8 @@ type OutboxFrame = { event: 'message'; data: OutgoingMessage & { client_ref: str
 interface OutboxEntry {
   frame: OutboxFrame;
   seq: number;
+  /** Times the frame was written to a socket. */
+  attempts: number;
   resolve(ack: MessageAck | RoomMessageAck): void;
   reject(err: RealtimeError): void;
   timer?: ReturnType<typeof setTimeout>;
@@ -173,6 +194,16 @@ interface OutboxEntry {
 interface Waiter {
   resolve(): void;
   reject(err: RealtimeError): void;
+}
+
+/** A read receipt frame and the callers waiting for its ack. */
+interface PendingRead {
+  /** `conversation:<id>` or `room:<id>`. */
+  thread: string;
+  event: 'message_read' | 'room_message_read';
+  data: { client_ref: string } & Record<string, string>;
+  waiters: { resolve(ack: MessageReadAck | RoomMessageReadAck): void; reject(err: RealtimeError): void }[];
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 const EPOCH = '1970-01-01T00:00:00.000Z';
@@ -230,7 +261,14 @@ const contentKey = (m: { conversation_id: string; header_blob: string; ciphertex
  * await rt.send({ conversation_id, header_blob, ciphertext });
  */
 export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
-  private readonly opts: Required<Pick<RealtimeClientOptions, 'outboxSize' | 'historySize' | 'ackTimeoutMs' | 'connectTimeoutMs' | 'deadTimeoutMs' | 'catchUpPageSize' | 'maxCatchUpPages' | 'reorderWindowMs'>>;
+  private readonly opts: Required<
+    Pick<
+      RealtimeClientOptions,
+      'outboxSize' | 'historySize' | 'ackTimeoutMs' | 'connectTimeoutMs' | 'deadTimeoutMs' | 'catchUpPageSize' | 'maxCatchUpPages' | 'reorderWindowMs' | 'maxSendAttempts' | 'maxRetryDelayMs'
+    >
+  >;
+  /** Status of every message sent through this client (and of those reported to it): see realtime/status.ts. */
+  readonly statuses: MessageStatusTracker;
   private readonly reconnectOpts: Required<ReconnectOptions>;
   private readonly WS: WebSocketLikeConstructor;
   private readonly compare: (a: string, b: string) => number;
@@ -256,6 +294,13 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   private unconfirmed: OutboxEntry[] = [];
   private liveBuffer: StoredMessage[] = [];
   private readonly _history: StoredMessage[] = [];
+  /** Rate limited: the queue waits until then (ms since the epoch). */
+  private throttledUntil = 0;
+  private throttleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Read receipts not sent yet, the latest per conversation or room. */
+  private readonly unsentReads = new Map<string, PendingRead>();
+  /** Read receipts sent and awaiting their ack, by client_ref. */
+  private readonly sentReads = new Map<string, PendingRead>();
   private delivery: Promise<void> = Promise.resolve();
   private waiters: Waiter[] = [];
 
@@ -281,7 +326,10 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       catchUpPageSize: options.catchUpPageSize ?? 200,
       maxCatchUpPages: options.maxCatchUpPages ?? 50,
       reorderWindowMs: options.reorderWindowMs ?? 2_000,
+      maxSendAttempts: Math.max(1, options.maxSendAttempts ?? 3),
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
     };
+    this.statuses = new MessageStatusTracker(options.compareCursors ? { compareCursors: options.compareCursors } : {});
     const r = options.reconnect ?? {};
     this.reconnectOpts = {
       enabled: r.enabled ?? true,
@@ -392,10 +440,26 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       return Promise.reject(new RealtimeError(state, `cannot send: connection is ${state}`));
     }
     return new Promise<MessageAck | RoomMessageAck>((resolve, reject) => {
-      const entry: OutboxEntry = { frame, seq: ++this.sendSeq, resolve, reject };
-      if (this.ready && this.outbox.length === 0) return this.transmit(entry);
+      const ref = frame.data.client_ref;
+      const target: StatusTarget = frame.event === 'message' ? { conversation_id: frame.data.conversation_id } : { room_id: frame.data.room_id };
+      this.statuses.pending(ref, target);
+      const entry: OutboxEntry = {
+        frame,
+        seq: ++this.sendSeq,
+        attempts: 0,
+        resolve: (ack) => {
+          const expected = 'deliveries' in ack ? ack.deliveries.filter((d) => d.outcome !== 'blocked').map((d) => d.recipient_device_id) : undefined;
+          this.statuses.sent(ref, target, { message_id: 'room_message_id' in ack ? ack.room_message_id : ack.message_id, cursor: ack.cursor, timestamp: ack.timestamp, ...(expected ? { expected } : {}) });
+          resolve(ack);
+        },
+        reject: (err) => {
+          this.statuses.failed(ref, err.message);
+          reject(err);
+        },
+      };
+      if (this.ready && this.outbox.length === 0 && !this.throttled()) return this.transmit(entry);
       if (this.outbox.length >= this.opts.outboxSize) {
-        return reject(new RealtimeError('queue_full', `offline queue is full (${this.opts.outboxSize} messages)`, { clientRef: frame.data.client_ref }));
+        return entry.reject(new RealtimeError('queue_full', `offline queue is full (${this.opts.outboxSize} messages)`, { clientRef: ref }));
       }
       this.outbox.push(entry);
     });
@@ -437,6 +501,61 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     // Do not advance a ratchet for a message that cannot be sent any more.
     if (state === 'closed' || state === 'revoked' || state === 'unauthorized') throw new RealtimeError(state, `cannot send: connection is ${state}`);
     return this.send(await encrypt(plaintext, meta));
+  }
+
+  /**
+   * Send a read receipt (`message_read`): everything this device received in the conversation up
+   * to and including `upToMessageId` was read. Resolves with the `message_read_ack` (`recorded`:
+   * the mark moved; `read_receipts_enabled`: false when the device or tenant turned read receipts
+   * off, nothing stored or forwarded); rejects with a RealtimeError (`server`: 404 not a message
+   * to this device there, 409 not received yet; `ack_timeout`; `closed` / `revoked` /
+   * `unauthorized`). While not connected only the latest read per conversation waits.
+   */
+  markRead(conversationId: string, upToMessageId: string): Promise<MessageReadAck> {
+    return this.sendRead(`conversation:${conversationId}`, 'message_read', { conversation_id: conversationId, up_to_message_id: upToMessageId }) as Promise<MessageReadAck>;
+  }
+
+  /** {@link markRead} for a room (`room_message_read`): everything released to this device up to `upToRoomMessageId`. */
+  markRoomRead(roomId: string, upToRoomMessageId: string): Promise<RoomMessageReadAck> {
+    return this.sendRead(`room:${roomId}`, 'room_message_read', { room_id: roomId, up_to_room_message_id: upToRoomMessageId }) as Promise<RoomMessageReadAck>;
+  }
+
+  private sendRead(thread: string, event: PendingRead['event'], fields: Record<string, string>): Promise<MessageReadAck | RoomMessageReadAck> {
+    const state = this._state;
+    if (TERMINAL.has(state)) return Promise.reject(new RealtimeError(state as 'closed', `cannot send: connection is ${state}`));
+    return new Promise((resolve, reject) => {
+      const previous = this.unsentReads.get(thread);
+      const read: PendingRead = { thread, event, data: { ...fields, client_ref: randomRef() }, waiters: [...(previous?.waiters ?? []), { resolve, reject }] };
+      this.unsentReads.set(thread, read);
+      this.flushReads();
+    });
+  }
+
+  private flushReads(): void {
+    const ws = this.ws;
+    if (!ws || !this.ready) return;
+    for (const read of [...this.unsentReads.values()]) {
+      if (!this.rawSend(ws, read.event, read.data)) return;
+      this.unsentReads.delete(read.thread);
+      const ref = read.data.client_ref;
+      this.sentReads.set(ref, read);
+      read.timer = setTimeout(() => {
+        if (this.sentReads.get(ref) !== read) return;
+        this.sentReads.delete(ref);
+        for (const w of read.waiters) w.reject(new RealtimeError('ack_timeout', `no ${read.event}_ack within ${this.opts.ackTimeoutMs} ms`, { clientRef: ref }));
+      }, this.opts.ackTimeoutMs);
+    }
+  }
+
+  /** A `message_read_ack` / `room_message_read_ack`, or the error frame refusing a read; false when `ref` is no read of ours. */
+  private settleRead(ref: string | undefined, outcome: { ack: MessageReadAck | RoomMessageReadAck } | { err: RealtimeError }): boolean {
+    const read = ref === undefined ? undefined : this.sentReads.get(ref);
+    if (!read || ref === undefined) return false;
+    this.sentReads.delete(ref);
+    if (read.timer !== undefined) clearTimeout(read.timer);
+    for (const w of read.waiters) if ('ack' in outcome) w.resolve(outcome.ack);
+    else w.reject(outcome.err);
+    return true;
   }
 
   /** Send a `typing` notice for a conversation (SPEC §6.1). Not queued: returns false when not connected. */
@@ -557,9 +676,10 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   }
 
   private clearTimers(): void {
-    for (const t of [this.connectTimer, this.reconnectTimer, this.syncRetryTimer]) if (t !== undefined) clearTimeout(t);
+    for (const t of [this.connectTimer, this.reconnectTimer, this.syncRetryTimer, this.throttleTimer]) if (t !== undefined) clearTimeout(t);
     if (this.deadTimer !== undefined) clearInterval(this.deadTimer);
-    this.connectTimer = this.reconnectTimer = this.syncRetryTimer = this.deadTimer = undefined;
+    this.connectTimer = this.reconnectTimer = this.syncRetryTimer = this.deadTimer = this.throttleTimer = undefined;
+    this.throttledUntil = 0;
   }
 
   private onAuthenticated(gen: number): void {
@@ -586,7 +706,34 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     if (gen !== this.gen) return;
     this.ready = true;
     this.flush();
+    this.flushReads();
     if (gen === this.gen && this.ready) this.setState('open');
+    void this.refreshStatuses(gen);
+  }
+
+  /**
+   * Receipts missed while disconnected: one page of history per catch-up source from just before
+   * the oldest sent message of it still unread (its `delivered_at` / `read_at`). Best effort; a
+   * failure is reported as `catch_up_failed`.
+   */
+  private async refreshStatuses(gen: number): Promise<void> {
+    const open = this.statuses.outstanding().filter((m) => m.conversation_id !== undefined);
+    for (const s of this.sources) {
+      const times = open
+        .filter((m) => m.timestamp !== undefined && s.source.covers({ conversation_id: m.conversation_id } as StoredMessage))
+        .map((m) => Date.parse(m.timestamp!))
+        .filter((t) => !Number.isNaN(t));
+      if (times.length === 0) continue;
+      // `since` is exclusive: a millisecond before the oldest unread message's commit time.
+      const since = new Date(Math.min(...times) - 1).toISOString();
+      try {
+        const page = await s.source.fetchPage(since, this.opts.catchUpPageSize);
+        if (gen !== this.gen) return;
+        this.statuses.fromHistory(page.messages);
+      } catch (err) {
+        this.emit('error', new RealtimeError('catch_up_failed', `refreshing receipts of ${s.source.key} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err }));
+      }
+    }
   }
 
   private onDisconnect(gen: number, code: number | undefined, reason: string): void {
@@ -602,6 +749,14 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     }
     this.inflight.clear();
     this.unconfirmed.sort((a, b) => a.seq - b.seq);
+    // Unacknowledged reads are sent again after the reconnection (a read is idempotent), unless a newer one of the thread waits.
+    for (const read of this.sentReads.values()) {
+      if (read.timer !== undefined) clearTimeout(read.timer);
+      const newer = this.unsentReads.get(read.thread);
+      if (newer) newer.waiters.unshift(...read.waiters);
+      else this.unsentReads.set(read.thread, read);
+    }
+    this.sentReads.clear();
     for (const s of this.sources) s.syncing = false;
     // Resume below live messages that may have overtaken others (see the class comment).
     for (const s of this.sources) {
@@ -666,6 +821,13 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       if (e.timer !== undefined) clearTimeout(e.timer);
       e.reject(new RealtimeError(code, message, { clientRef: e.frame.data.client_ref }));
     }
+    const reads = [...this.sentReads.values(), ...this.unsentReads.values()];
+    this.sentReads.clear();
+    this.unsentReads.clear();
+    for (const read of reads) {
+      if (read.timer !== undefined) clearTimeout(read.timer);
+      for (const w of read.waiters) w.reject(new RealtimeError(code, message, { clientRef: read.data.client_ref }));
+    }
   }
 
   // ------------------------------------------------------------------ frames
@@ -711,6 +873,24 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       case 'member_joined':
       case 'policy_alert':
         if (isObject(data)) this.emit(frame.event, data as never);
+        return;
+      case 'message_delivered':
+      case 'room_message_delivered':
+        if (isObject(data) && typeof data.device_id === 'string' && Array.isArray(data.message_ids ?? data.room_message_ids)) {
+          this.statuses.delivered(data as unknown as MessageDeliveredEvent | RoomMessageDeliveredEvent);
+          this.emit(frame.event, data as never);
+        }
+        return;
+      case 'message_read':
+      case 'room_message_read':
+        if (isObject(data) && typeof data.device_id === 'string' && typeof data.read_at === 'string') {
+          this.statuses.read(data as unknown as MessageReadEvent | RoomMessageReadEvent);
+          this.emit(frame.event, data as never);
+        }
+        return;
+      case 'message_read_ack':
+      case 'room_message_read_ack':
+        if (isObject(data)) this.settleRead(typeof data.client_ref === 'string' ? data.client_ref : undefined, { ack: data as unknown as MessageReadAck });
         return;
       case 'error':
         return this.onErrorFrame(data);
@@ -759,14 +939,35 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       ...(ref !== undefined ? { clientRef: ref } : {}),
     });
+    if (this.settleRead(ref, { err })) return;
     const e = ref === undefined ? undefined : this.inflight.get(ref);
     if (e && ref !== undefined) {
       this.inflight.delete(ref);
       if (e.timer !== undefined) clearTimeout(e.timer);
+      if (status === 429 && e.attempts < this.opts.maxSendAttempts) return this.retryLater(e, retryAfterMs ?? 1000);
       e.reject(err);
       return;
     }
     this.emit('error', err);
+  }
+
+  /** Rate limited: hold the whole queue until the limit allows, with `e` back in its place (queue order is kept). */
+  private retryLater(e: OutboxEntry, delayMs: number): void {
+    const at = Date.now() + Math.min(Math.max(0, delayMs), this.opts.maxRetryDelayMs);
+    this.outbox.push(e);
+    this.outbox.sort((a, b) => a.seq - b.seq);
+    if (at <= this.throttledUntil) return;
+    this.throttledUntil = at;
+    if (this.throttleTimer !== undefined) clearTimeout(this.throttleTimer);
+    const gen = this.gen;
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = undefined;
+      if (gen === this.gen) this.flush();
+    }, at - Date.now());
+  }
+
+  private throttled(): boolean {
+    return Date.now() < this.throttledUntil;
   }
 
   // ------------------------------------------------------------------ sending
@@ -783,6 +984,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     }
     const ref = e.frame.data.client_ref;
     e.snapshot = this.snapshot();
+    e.attempts++;
     this.inflight.set(ref, e);
     e.timer = setTimeout(() => {
       if (this.inflight.get(ref) !== e) return;
@@ -791,6 +993,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     }, this.opts.ackTimeoutMs);
     if (!this.rawSend(ws, e.frame.event, e.frame.data)) {
       // The socket is closing: not sent; keep it first in line and stop flushing.
+      e.attempts--;
       this.inflight.delete(ref);
       clearTimeout(e.timer);
       e.timer = undefined;
@@ -800,7 +1003,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   }
 
   private flush(): void {
-    while (this.ready && this.outbox.length > 0) this.transmit(this.outbox.shift()!);
+    while (this.ready && this.outbox.length > 0 && !this.throttled()) this.transmit(this.outbox.shift()!);
   }
 
   // ------------------------------------------------------------------ receiving, catch-up
@@ -912,6 +1115,8 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
         if (m) {
           this.seen.add(m.message_id);
           e.resolve({ message_id: m.message_id, timestamp: m.timestamp, cursor: m.cursor, client_ref: f.data.client_ref });
+        } else if (allOk && f.event === 'message' && e.attempts >= this.opts.maxSendAttempts) {
+          e.reject(new RealtimeError('retries_exhausted', `not stored after ${e.attempts} sends; giving up`, { clientRef: f.data.client_ref }));
         } else if (allOk && f.event === 'message') {
           resend.push(e);
         } else {
@@ -925,6 +1130,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
       this.outbox.unshift(...resend);
     }
 
+    this.statuses.fromHistory(fetched);
     const batch = [...fetched, ...this.liveBuffer.splice(0)];
     const unique = new Map<string, StoredMessage>();
     for (const m of batch) if (!unique.has(m.message_id)) unique.set(m.message_id, m);

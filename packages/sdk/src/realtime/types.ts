@@ -101,7 +101,16 @@ export type {
   RoomMessageAck,
   RoomMessageEvent,
 } from '@parley/protocol';
-import type { MemberJoinedEvent, PolicyAlertEvent, RoomJoinedEvent, RoomMessageEvent } from '@parley/protocol';
+import type {
+  MemberJoinedEvent,
+  MessageDeliveredEvent,
+  MessageReadEvent,
+  PolicyAlertEvent,
+  RoomJoinedEvent,
+  RoomMessageDeliveredEvent,
+  RoomMessageEvent,
+  RoomMessageReadEvent,
+} from '@parley/protocol';
 
 /**
  * Any other service frame (`device_pending`, `device_approved`, `device_linked`, `topic_created`,
@@ -151,6 +160,8 @@ export interface ScanBlockedEvent {
  * - `ack_lost`: the socket dropped after sending and the client could not tell from history
  *   whether the service stored the message (no catch-up source, or catch-up failed; always for
  *   room messages, which are not re-sent blindly);
+ * - `retries_exhausted`: a message whose ack was lost was re-sent `maxSendAttempts` times and is
+ *   still not stored (its status becomes `failed`);
  * - `scan_blocked` / `scan_failed`: the outbound scanner blocked the plaintext / threw;
  * - `catch_up_failed`: fetching missed messages failed (retried while connected);
  * - `listener_failed`: a listener threw (the error is `cause`);
@@ -164,6 +175,7 @@ export type RealtimeErrorCode =
   | 'unauthorized'
   | 'ack_timeout'
   | 'ack_lost'
+  | 'retries_exhausted'
   | 'scan_blocked'
   | 'scan_failed'
   | 'catch_up_failed'
@@ -233,6 +245,14 @@ export interface RealtimeEvents {
   member_joined: (event: MemberJoinedEvent) => void;
   /** A `notify` policy matched a message (owner sockets). */
   policy_alert: (event: PolicyAlertEvent) => void;
+  /** Messages this device sent reached a recipient device (delivery receipt; also in `statuses`). */
+  message_delivered: (event: MessageDeliveredEvent) => void;
+  /** A recipient device read this device's messages up to a cursor (read receipt; also in `statuses`). */
+  message_read: (event: MessageReadEvent) => void;
+  /** Room messages this device sent reached a member (delivery receipt; also in `statuses`). */
+  room_message_delivered: (event: RoomMessageDeliveredEvent) => void;
+  /** A member read room messages this device sent (read receipt; also in `statuses`). */
+  room_message_read: (event: RoomMessageReadEvent) => void;
   /** Any other service event (`device_pending`, `device_approved`, `device_linked`, …). */
   event: (event: ServerEvent) => void;
 }

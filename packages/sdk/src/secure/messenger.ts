@@ -60,6 +60,8 @@ import { selectProtocol, type SessionProtocol } from '../mls/protocol.js';
 import { decodeMlsEnvelope, encodeMlsEnvelope, isMlsHeaderBlob } from '../mls/wire.js';
 import { defaultCompareCursors } from '../realtime/client.js';
 import type { RealtimeClient } from '../realtime/client.js';
+import { MessageStatusTracker } from '../realtime/status.js';
+import type { MessageReadAck, RoomMessageReadAck } from '@parley/protocol';
 import { TypedEmitter } from '../realtime/emitter.js';
 import type { CatchUpSource, OutgoingMessage } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
@@ -164,6 +166,12 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private _failed = false;
   private reportedStop = false;
   private topUp: Promise<unknown> | undefined;
+  /** The realtime client attached last (receipts, read receipts). */
+  private realtime: RealtimeClient | undefined;
+  private readonly ownStatuses = new MessageStatusTracker();
+  /** `autoRead`: the latest received message per conversation or room, read when the timer fires. */
+  private readonly toRead = new Map<string, SecureMessage>();
+  private readTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(options: SecureMessengerOptions, deviceId: string) {
     super((err, event) => {
@@ -310,6 +318,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * send over REST), it also becomes the transport. Returns a function that detaches.
    */
   attach(realtime: RealtimeClient, options: { transport?: boolean } = {}): () => void {
+    this.realtime = realtime;
     const off = realtime.on('message', (m) => this.receive(m));
     if (options.transport ?? true) this.transport = realtimeTransport(realtime);
     this.detachers.push(off);
@@ -477,6 +486,49 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * Encrypt and send raw bytes (the receiver gets `content` undefined unless they are a content
    * envelope). Errors as {@link send}.
    */
+  /**
+   * The status of the messages this device sent (issue 20 part 1: `pending` -> `sent` ->
+   * `delivered` -> `read`, or `failed`; realtime/status.ts): `statuses.get(message_id or
+   * client_ref)` and its `status` event. It is `options.statuses`, else the attached realtime
+   * client's tracker (subscribe after `attach`), else the messenger's own (sends only, no receipts).
+   */
+  get statuses(): MessageStatusTracker {
+    return this.options.statuses ?? this.realtime?.statuses ?? this.ownStatuses;
+  }
+
+  /**
+   * Send a read receipt for a received message: everything this device received in its
+   * conversation (or room, when `room_id` is set) up to it was read. Over the attached realtime
+   * client, else `POST /conversations/{id}/read` (`/rooms/{id}/read`) with the REST client.
+   * @throws RealtimeError / ParleyApiError (404 not a message to this device, 409 not received);
+   *   SecureMessengerError `no_transport` with neither a realtime nor a REST client.
+   */
+  markRead(message: Pick<SecureMessage, 'message_id' | 'conversation_id' | 'room_id'>): Promise<MessageReadAck | RoomMessageReadAck> {
+    const rt = this.realtime;
+    const client = this.options.client;
+    if (message.room_id !== undefined) {
+      if (rt) return rt.markRoomRead(message.room_id, message.message_id);
+      if (client) return client.readRoom(message.room_id, { up_to_room_message_id: message.message_id }, { deviceId: this.deviceId });
+    } else {
+      if (rt) return rt.markRead(message.conversation_id, message.message_id);
+      if (client) return client.readConversation(message.conversation_id, { up_to_message_id: message.message_id }, { deviceId: this.deviceId });
+    }
+    return Promise.reject(new SecureMessengerError('no_transport', 'no realtime or REST client to send the read receipt with', { conversationId: message.conversation_id }));
+  }
+
+  /** `autoRead`: read the latest handled message of each conversation or room shortly (reads are marks: one covers the ones before). */
+  private readLater(m: SecureMessage): void {
+    this.toRead.set(m.room_id !== undefined ? `room:${m.room_id}` : `conversation:${m.conversation_id}`, m);
+    this.readTimer ??= setTimeout(() => {
+      this.readTimer = undefined;
+      const batch = [...this.toRead.values()];
+      this.toRead.clear();
+      for (const read of batch) {
+        this.markRead(read).catch((err: unknown) => this.emit('error', new SecureMessengerError('send_failed', `read receipt for ${read.message_id} failed: ${describe(err)}`, { conversationId: read.conversation_id, messageId: read.message_id, cause: err })));
+      }
+    }, 50);
+  }
+
   async sendPlaintext(conversationId: string, plaintext: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
     if (this._failed) throw new SecureMessengerError('stopped', 'the messenger stopped after a failed state write', { conversationId });
     const transport = this.transport;
@@ -488,12 +540,25 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       ...(options.message_group_id !== undefined ? { message_group_id: options.message_group_id } : {}),
     };
     if (transport.scan) await transport.scan(plaintext, { conversation_id: conversationId, ...meta });
-    const prepared = await this.exclusive(() => this.prepare(conversationId, plaintext, meta));
-    const result = this.dispatch(conversationId, transport, prepared);
-    const receipt = await result;
+    // One reference for the message's status from the queue on (the realtime transport sends it as the frame's client_ref).
+    const ref = randomId();
+    const statuses = this.statuses;
+    const target = { conversation_id: conversationId };
+    statuses.pending(ref, target);
+    let receipt;
+    let prepared: Prepared;
+    try {
+      prepared = await this.exclusive(() => this.prepare(conversationId, plaintext, { ...meta, client_ref: ref }));
+      receipt = await this.dispatch(conversationId, transport, prepared);
+    } catch (err) {
+      statuses.failed(ref, describe(err));
+      throw err;
+    }
+    statuses.sent(ref, target, { message_id: receipt.message_id, ...(receipt.cursor !== undefined ? { cursor: receipt.cursor } : {}), ...(receipt.timestamp !== undefined ? { timestamp: receipt.timestamp } : {}) });
     return {
       message_id: receipt.message_id,
       conversation_id: conversationId,
+      client_ref: ref,
       ...(receipt.cursor !== undefined ? { cursor: receipt.cursor } : {}),
       ...(receipt.timestamp !== undefined ? { timestamp: receipt.timestamp } : {}),
       protocol: prepared.session.protocol,
@@ -507,6 +572,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    */
   async close(): Promise<void> {
     for (const off of this.detachers.splice(0)) off();
+    if (this.readTimer !== undefined) clearTimeout(this.readTimer);
+    this.readTimer = undefined;
+    this.toRead.clear();
     await this.receiving;
     await Promise.all([...this.dispatching.values()]);
     await this.topUp;
@@ -689,7 +757,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
 
   private async deliver(entry: InboxEntry, redelivered: boolean): Promise<void> {
     if (this._failed) return;
-    await this.emitSerial('message', toSecureMessage(entry, redelivered));
+    const message = toSecureMessage(entry, redelivered);
+    await this.emitSerial('message', message);
+    if (this.options.autoRead) this.readLater(message);
     try {
       await this.exclusive(async () => {
         if (this._failed) return;
@@ -714,7 +784,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   // ------------------------------------------------------------------ sending
 
   /** Start the session if needed, encrypt, save (under the lock). */
-  private async prepare(conversationId: string, plaintext: Uint8Array, meta: SendOptions): Promise<Prepared> {
+  private async prepare(conversationId: string, plaintext: Uint8Array, meta: SendOptions & { client_ref?: string }): Promise<Prepared> {
     this.ensureRunning();
     const conv = await this.conversationFor(conversationId);
     let session = conv.primarySession();

@@ -23,6 +23,10 @@
  *   and nothing unhandled is skipped). Room cursors are release positions (the same in
  *   `room_message` events and in the member view): a held envelope approved while this device was
  *   offline sorts after everything released before its approval, so it is caught up, once.
+ * - Receipts (issue 20 part 1): a sent room message's status is in `messenger.statuses` (`sent`
+ *   -> `delivered` -> `read` once every recipient the ack named received / read it); catch-up
+ *   also reads the receipt times of this device's own messages from the member view. Read
+ *   receipts: `messenger.markRead(message)` (a message with `room_id` sends `room_message_read`).
  * - The rooms this device is in (ids, names, pairwise conversations) are saved in the store
  *   under `rooms-<device_id>` so a restarted process knows what to catch up.
  *
@@ -112,6 +116,8 @@ export interface RoomInfo {
 /** What {@link RoomMessenger.send} resolves with: the service's answer plus the room and recipients. */
 export interface RoomSendReceipt extends RoomMessageResult {
   room_id: string;
+  /** The local reference its status was `pending` under (`messenger.statuses.get(client_ref)`). */
+  client_ref: string;
   /** The devices an envelope was made for (each one's outcome is in `deliveries`). */
   recipients: string[];
 }
@@ -282,6 +288,8 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
       for (;;) {
         // The member view, as this device (owner clients send it as X-Device-Id).
         const page = await client.roomTimeline(roomId, { since, limit: TIMELINE_PAGE, view: 'member' }, { deviceId: this.deviceId });
+        // Receipts of this device's own messages on the page (delivered_at / read_at per recipient).
+        this.messenger.statuses.fromTimeline(page.messages.filter((e) => e.sender_device_id === this.deviceId));
         for (const e of page.messages) {
           if (!e.envelope || e.sender_device_id === this.deviceId) continue;
           count++;
@@ -361,8 +369,12 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
       plaintext,
     );
     const envelopes = sealed.map((w, i) => ({ recipient_device_id: recipients[i]!, header_blob: w.header_blob, ciphertext: w.ciphertext }));
+    // The message's status (issue 20 part 1) under one reference from here on (the realtime transport's client_ref).
+    const ref = globalThis.crypto.randomUUID();
+    const statuses = this.messenger.statuses;
+    statuses.pending(ref, { room_id: roomId });
     const previous = this.sending.get(roomId) ?? Promise.resolve();
-    const run = previous.then(() => transport.send({ room_id: roomId, ...meta, envelopes }));
+    const run = previous.then(() => transport.send({ room_id: roomId, ...meta, envelopes, client_ref: ref }));
     const tail = run.then(
       () => undefined,
       () => undefined,
@@ -370,8 +382,12 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
     this.sending.set(roomId, tail);
     void tail.then(() => this.sending.get(roomId) === tail && this.sending.delete(roomId));
     try {
-      return { ...(await run), room_id: roomId, recipients };
+      const result = await run;
+      const expected = result.deliveries.filter((d) => d.outcome !== 'blocked').map((d) => d.recipient_device_id);
+      statuses.sent(ref, { room_id: roomId }, { message_id: result.room_message_id, cursor: result.cursor, timestamp: result.timestamp, expected });
+      return { ...result, room_id: roomId, recipients, client_ref: ref };
     } catch (err) {
+      statuses.failed(ref, describe(err));
       throw new SecureMessengerError('send_failed', `sending to room ${roomId} failed: ${describe(err)}`, { cause: err });
     }
   }

@@ -11,6 +11,7 @@ import type { Content } from '../content/types.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
 import type { PeerDevice } from '../crypto/session.js';
 import type { SessionProtocol } from '../mls/protocol.js';
+import type { MessageStatusTracker } from '../realtime/status.js';
 import type { OutgoingMessage, ScanMeta } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
 
@@ -106,6 +107,8 @@ export interface SecureTransport {
 export interface SentMessage {
   message_id: string;
   conversation_id: string;
+  /** The local reference its status was `pending` under (`statuses.get(client_ref)`). */
+  client_ref: string;
   cursor?: string;
   timestamp?: string;
   /** The protocol of the session the message was encrypted in. */
@@ -169,6 +172,18 @@ export interface SecureMessengerOptions {
   resolvePeer?: (conversationId: string, senderDeviceId?: string) => Promise<PeerDevice | undefined>;
   /** Cursor order (default: the realtime client's numeric-then-lexicographic order). */
   compareCursors?: (a: string, b: string) => number;
+  /**
+   * Where the status of sent messages is kept (`statuses`; issue 20 part 1). Default: the
+   * tracker of the attached realtime client (which sees the receipts), else the messenger's own.
+   */
+  statuses?: MessageStatusTracker;
+  /**
+   * Send a read receipt for each received message once every `message` listener settled (the
+   * latest per conversation or room, within ~50 ms). Default false: call `markRead` when the
+   * application has shown or handled the message. The service drops reads of devices or tenants
+   * that turned read receipts off.
+   */
+  autoRead?: boolean;
 }
 
 /** Payload of the `session` event: an end-to-end session was created or became the one used for sending. */
