@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { describe, expect, it } from 'vitest';
 import {
-  CryptoError,
   DeviceIdentity,
   DoubleRatchet,
   RatchetSession,
@@ -23,29 +22,10 @@ import {
   utf8Encode,
   x3dhInitiate,
   x3dhRespond,
-  type CryptoErrorCode,
   type DoubleRatchetOptions,
   type WireMessage,
 } from '../src/crypto/index.js';
-
-const text = (s: string) => utf8Encode(s);
-
-function device(): DeviceIdentity {
-  return DeviceIdentity.generate(randomUUID());
-}
-
-function peerOf(d: DeviceIdentity) {
-  return { device_id: d.deviceId!, ...d.publicKeys };
-}
-
-/** The key agreements a session can start with. */
-const AGREEMENTS = ['x3dh', 'pqxdh'] as const;
-type Agreement = (typeof AGREEMENTS)[number];
-
-/** Alice starts a session with Bob: X3DH, or PQXDH with Bob's signed PQ prekey. */
-function start(agreement: Agreement, aliceId: DeviceIdentity, bobId: DeviceIdentity, options?: DoubleRatchetOptions) {
-  return RatchetSession.initiate(aliceId, peerOf(bobId), agreement === 'pqxdh' ? { ...options, pqPrekey: bobId.pqPrekey! } : options);
-}
+import { AGREEMENTS, blobJson, codeOf, device, peerOf, start, text, type Agreement } from './ratchet-fixtures.js';
 
 /** Alice initiates to Bob (classical X3DH); Bob accepts Alice's first message. */
 function pair(options?: DoubleRatchetOptions) {
@@ -63,19 +43,6 @@ function pairWith(agreement: Agreement, options?: DoubleRatchetOptions) {
   expect(utf8Decode(plaintext)).toBe('hello bob');
   expect(bob.postQuantum).toBe(agreement === 'pqxdh');
   return { aliceId, bobId, alice, bob };
-}
-
-function codeOf(f: () => unknown): CryptoErrorCode | 'none' | 'other' {
-  try {
-    f();
-    return 'none';
-  } catch (e) {
-    return e instanceof CryptoError ? e.code : 'other';
-  }
-}
-
-function blobJson(wire: WireMessage): any {
-  return JSON.parse(new TextDecoder().decode(base64ToBytes(wire.header_blob)));
 }
 
 function withBlob(wire: WireMessage, edit: (blob: any) => void): WireMessage {

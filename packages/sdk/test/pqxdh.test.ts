@@ -4,14 +4,12 @@
  * prekey, and interop with classical clients (both ends fall back to X3DH). The Double Ratchet
  * suites of double-ratchet.test.ts also run on PQXDH sessions.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { sha3_256 } from '@noble/hashes/sha3.js';
 import { describe, expect, it } from 'vitest';
 import {
-  CryptoError,
   DeviceIdentity,
   MLKEM768_KEY_TYPE,
   RatchetSession,
@@ -36,9 +34,8 @@ import {
   utf8Encode,
   verifyPqPrekey,
   x3dhInitiate,
-  type CryptoErrorCode,
-  type WireMessage,
 } from '../src/crypto/index.js';
+import { blobJson, codeOf, device, peerOf, text } from './ratchet-fixtures.js';
 
 /** Published ML-KEM-768 vectors (NIST ACVP, C2SP CCTV); each entry names its source. */
 interface KemVector {
@@ -51,33 +48,10 @@ interface KemVector {
 }
 const vectors = JSON.parse(readFileSync(new URL('./fixtures/ml-kem-768-vectors.json', import.meta.url), 'utf8')) as Record<'acvp' | 'cctvStrcmp' | 'cctvUnlucky', KemVector>;
 const hex = (s: string) => hexToBytes(s.toLowerCase());
-const text = (s: string) => utf8Encode(s);
-
-function device(): DeviceIdentity {
-  return DeviceIdentity.generate(randomUUID());
-}
-
-function peerOf(d: DeviceIdentity) {
-  return { device_id: d.deviceId!, ...d.publicKeys };
-}
-
 /** The same device as an old client saved it: no PQ prekey in its identity JSON. */
 function classical(d: DeviceIdentity): DeviceIdentity {
   const { pq_prekey_seed: _seed, ...old } = d.toJSON();
   return DeviceIdentity.fromJSON(old);
-}
-
-function codeOf(f: () => unknown): CryptoErrorCode | 'none' | 'other' {
-  try {
-    f();
-    return 'none';
-  } catch (e) {
-    return e instanceof CryptoError ? e.code : 'other';
-  }
-}
-
-function headerOf(wire: WireMessage): any {
-  return JSON.parse(utf8Decode(base64ToBytes(wire.header_blob))).header;
 }
 
 describe('ML-KEM-768 wrapper (FIPS 203) against published vectors', () => {
@@ -211,14 +185,14 @@ describe('PQXDH sessions and classical interop', () => {
     const bobId = device();
     const alice = RatchetSession.initiate(aliceId, peerOf(bobId), { pqPrekey: bobId.pqPrekey! });
     const first = alice.encrypt(text('hello'));
-    const x = headerOf(first).x3dh;
+    const x = blobJson(first).header.x3dh;
     expect(x.pq).toEqual({ kem: 'ML-KEM-768', prekey_id: bobId.pqPrekey!.keyId, ciphertext: expect.stringMatching(/^[0-9a-f]{2176}$/) });
     expect(first.header_blob.length).toBeLessThan(8192);
     const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
     expect(utf8Decode(plaintext)).toBe('hello');
     expect([alice.postQuantum, bob.postQuantum]).toEqual([true, true]);
     expect(utf8Decode(alice.decrypt(bob.encrypt(text('hi'))))).toBe('hi');
-    expect(headerOf(alice.encrypt(text('later'))).x3dh).toBeUndefined();
+    expect(blobJson(alice.encrypt(text('later'))).header.x3dh).toBeUndefined();
     // the state says how the session was agreed, and keeps saying it
     expect(alice.toJSON().key_agreement).toBe('pqxdh');
     expect(RatchetSession.fromJSON(bob.serialize(), bobId).postQuantum).toBe(true);
@@ -230,7 +204,7 @@ describe('PQXDH sessions and classical interop', () => {
     // the new initiator has nothing to use: plain X3DH, no pq fields, no new state fields
     const alice = RatchetSession.initiate(aliceId, peerOf(oldBob), oldBob.pqPrekey ? { pqPrekey: oldBob.pqPrekey } : undefined);
     const first = alice.encrypt(text('classical'));
-    expect(Object.keys(headerOf(first).x3dh).sort()).toEqual(['ephemeral_key', 'identity_key', 'signed_prekey']);
+    expect(Object.keys(blobJson(first).header.x3dh).sort()).toEqual(['ephemeral_key', 'identity_key', 'signed_prekey']);
     expect(alice.toJSON()).not.toHaveProperty('key_agreement');
     const { session: bob, plaintext } = RatchetSession.respond(oldBob, first, aliceId.identityPublicKeyHex);
     expect(utf8Decode(plaintext)).toBe('classical');
