@@ -52,19 +52,13 @@ export class TenantBatcher<I, R> {
   ) {}
 
   /**
-   * Queue `item` for `tenantId` without waiting for it (no promise per item: delivery receipts);
-   * a failed flush is only counted in {@link failedAdds}.
+   * Queue `item` for `tenantId` without waiting for it (no promise per item: delivery receipts,
+   * best effort); nobody hears of a failed flush but `flushTenant` itself.
    */
   add(tenantId: string, item: I): void {
-    this.queue.push({ tenantId, item, resolve: ignore, reject: this.countFailure });
+    this.queue.push({ tenantId, item, resolve: ignore, reject: ignore });
     this.schedule();
   }
-
-  /** Items queued with {@link add} whose flush failed. */
-  failedAdds = 0;
-  private readonly countFailure = () => {
-    this.failedAdds++;
-  };
 
   /** Queue `item` for `tenantId`; resolves with its result once committed. */
   submit(tenantId: string, item: I): Promise<R> {
