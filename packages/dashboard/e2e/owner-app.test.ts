@@ -3,10 +3,11 @@
  * against a real server (PGlite; PostgreSQL in CI) serving the built app, and the SDK's agent
  * process (`parley-agent enroll`). One owner's journey, step by step: sign in (development
  * provider), create an invite, see the agent's enrollment arrive live, compare fingerprints and
- * approve, chat both ways with decryption in the page (the database holds only ciphertext), answer
- * a decision before its deadline, release a held room message, see a trust score and the audit
- * chain verify, keep a draft across an expired session, revoke the agent and see it go. Every
- * screen is checked with axe-core (no serious or critical violation) and saved as a screenshot.
+ * approve, chat both ways with decryption in the page (the database holds only ciphertext) and
+ * read receipts both ways (ticks), answer a decision before its deadline, release a held room
+ * message, see a trust score and the audit chain verify, keep a draft across an expired session,
+ * revoke the agent and see it go. Every screen is checked with axe-core (no serious or critical
+ * violation) and saved as a screenshot.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -130,7 +131,7 @@ describe('owner web app in Chromium', () => {
     await page.getByTestId(`agent-status-${agentId}`).filter({ hasText: 'ACTIVE' }).waitFor({ timeout: 30_000 });
   });
 
-  it('chats with the agent end to end: encrypted and decrypted in the page, ciphertext only in the database', async () => {
+  it('chats with the agent end to end: encrypted and decrypted in the page, ciphertext only in the database, read receipts both ways', async () => {
     await open('Conversations', 'Conversations');
     await page.getByRole('link', { name: 'e2e-agent' }).click();
     const peer = await page.getByTestId('peer-fingerprint').textContent();
@@ -139,6 +140,14 @@ describe('owner web app in Chromium', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('[data-testid="chat-message"][data-direction="out"]').filter({ hasText: HELLO }).waitFor();
     await page.locator('[data-testid="chat-message"][data-direction="in"]').filter({ hasText: `echo: ${HELLO}` }).waitFor({ timeout: 30_000 });
+    // Ticks (issue 20 part 1): the agent received the message and read it (it reads what its handler handled).
+    const ticks = page.locator('[data-testid="chat-message"][data-direction="out"]').filter({ hasText: HELLO }).getByTestId('ticks');
+    await ticks.and(page.locator('[data-status="read"]')).waitFor({ timeout: 30_000 });
+    expect(await ticks.getAttribute('aria-label')).toBe('Read');
+    // And the page read the agent's echo (open and visible): its history entry has a read time.
+    const conversationId = new URL(page.url()).pathname.split('/').at(-1)!;
+    const echo = await until('the echo read by this browser', async () => (await owner.conversationMessages(conversationId)).messages.find((m) => m.sender_device_id === agentId && m.read_at));
+    expect(Date.parse(echo.read_at!)).toBeGreaterThanOrEqual(Date.parse(echo.delivered_at!));
     await check('04-conversation');
     const scan = await scanForPlaintext(t.app.parley.database, [HELLO]);
     expect(scan.messageRows).toBeGreaterThanOrEqual(2);

@@ -89,8 +89,10 @@ const client = {
   getAuditEventProof: vi.fn(async (): Promise<never> => {
     throw badRequest('no checkpoint of tree size 9 was answered');
   }),
-  getSettings: vi.fn(async () => ({ held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true })),
-  updateSettings: vi.fn(async () => ({ held_message_ttl_hours: 24, default_room_security_level: 'standard', scan_rules_enabled: true })),
+  getSettings: vi.fn(async () => ({ held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, read_receipts_enabled: true })),
+  updateSettings: vi.fn(async () => ({ held_message_ttl_hours: 24, default_room_security_level: 'standard', scan_rules_enabled: true, read_receipts_enabled: true })),
+  getDeviceSettings: vi.fn(async () => ({ device_id: OWNER, read_receipts_enabled: true, read_receipts_effective: true })),
+  updateDeviceSettings: vi.fn(async (_id: string, body: { read_receipts_enabled?: boolean }) => ({ device_id: OWNER, read_receipts_enabled: body.read_receipts_enabled ?? true, read_receipts_effective: body.read_receipts_enabled ?? true })),
   listDevices: vi.fn(async () => ({ devices: [device(OWNER, 'This Chromium'), device(OTHER, 'Phone'), { ...device('00000000-0000-4000-8000-000000000003', 'bot'), kind: 'agent' as const }] })),
   removeOwnerDevice: vi.fn(async () => undefined),
   getScanRules: vi.fn(async () => ({ version: 0, updated_at: null, enabled: true, rules: [{ id: 'aws-key', name: 'AWS key', pattern: 'AKIA[0-9A-Z]{16}', action: 'block', severity: 'high' }] })),
@@ -237,6 +239,14 @@ describe('Settings', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Save settings' }));
     await waitFor(() => expect(client.updateSettings).toHaveBeenCalledWith({ held_message_ttl_hours: 24 }));
     expect(screen.getByText(OWNER).tagName).toBe('CODE');
+    // Read receipts: this browser's own switch, and the tenant's.
+    const mine = (await screen.findByRole('checkbox', { name: 'Send read receipts from this browser' })) as HTMLInputElement;
+    expect(mine.checked).toBe(true);
+    fireEvent.click(mine);
+    await waitFor(() => expect(client.updateDeviceSettings).toHaveBeenCalledWith(OWNER, { read_receipts_enabled: false }));
+    fireEvent.click(screen.getByRole('checkbox', { name: /Devices send read receipts/ }));
+    fireEvent.click(screen.getByRole('button', { name: 'Save settings' }));
+    await waitFor(() => expect(client.updateSettings).toHaveBeenLastCalledWith({ read_receipts_enabled: false }));
     expect(screen.getAllByText(FINGERPRINT)[0]!.tagName).toBe('CODE');
     const phone = (await screen.findByText('Phone')).closest('tr')!;
     expect(screen.queryByText('bot')).toBeNull();

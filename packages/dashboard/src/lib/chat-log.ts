@@ -5,7 +5,7 @@
  * decrypted, sealed in IndexedDB (`SealedStore`), one record per conversation, newest
  * {@link LOG_LIMIT} entries.
  */
-import type { Content, SessionStore } from '@parley/sdk';
+import { defaultCompareCursors, laterStatus, statusOfReceipt, type Content, type MessageStatus, type SessionStore, type StoredMessage } from '@parley/sdk';
 
 /** Entries kept per conversation. */
 export const LOG_LIMIT = 500;
@@ -21,6 +21,10 @@ export interface ChatEntry {
   content: Content | undefined;
   /** Shown when the plaintext is not a structured content envelope. */
   text?: string;
+  /** Sent messages: the ticks (issue 20 part 1), `pending -> sent -> delivered -> read`, or `failed`. */
+  status?: MessageStatus;
+  /** Sent messages: the service's cursor (a read receipt covers every message up to one). */
+  cursor?: string;
 }
 
 type Listener = (conversationId: string) => void;
@@ -56,6 +60,46 @@ export class ChatLog {
     });
     this.chains.set(id, next.catch(() => undefined));
     return next;
+  }
+
+  /** A sent message's status moved (it never moves back, realtime/status.ts `laterStatus`). */
+  setStatus(conversationId: string, messageId: string, status: MessageStatus): Promise<void> {
+    return this.update(conversationId, (e) => (e.message_id === messageId ? status : undefined));
+  }
+
+  /** A read receipt (`message_read`): every sent message up to `cursor` is read. */
+  markReadUpTo(conversationId: string, cursor: string): Promise<void> {
+    return this.update(conversationId, (e) => (e.cursor !== undefined && defaultCompareCursors(e.cursor, cursor) <= 0 ? 'read' : undefined));
+  }
+
+  /** Receipt times from history (`delivered_at` / `read_at` of the recipient) for the sent messages of the page. */
+  applyHistory(conversationId: string, messages: readonly StoredMessage[]): Promise<void> {
+    const byId = new Map(messages.map((m) => [m.message_id, m]));
+    return this.update(conversationId, (e) => {
+      const m = byId.get(e.message_id);
+      return m ? statusOfReceipt(m) : undefined;
+    });
+  }
+
+  /** Move the status of the sent entries `next` answers for; saves and notifies when something changed. */
+  private update(id: string, next: (e: ChatEntry) => MessageStatus | undefined): Promise<void> {
+    const run = (this.chains.get(id) ?? Promise.resolve()).then(async () => {
+      const list = await this.list(id);
+      let changed = false;
+      const updated = list.map((e) => {
+        const s = e.direction === 'out' ? next(e) : undefined;
+        const status = s === undefined ? e.status : laterStatus(e.status, s);
+        if (status === e.status) return e;
+        changed = true;
+        return { ...e, status };
+      });
+      if (!changed) return;
+      this.cache.set(id, updated);
+      await this.store.save(`chat:${id}`, JSON.stringify(updated));
+      for (const l of this.listeners) l(id);
+    });
+    this.chains.set(id, run.catch(() => undefined));
+    return run;
   }
 
   /** Be told when a conversation's log changes. Returns the unsubscribe function. */

@@ -118,6 +118,11 @@ export class OwnerRuntime {
     messenger.attach(realtime, { transport: false });
     messenger.on('message', (m) => rt.record(m));
     messenger.on('error', (e) => hooks.onWarning?.(`${e.code}: ${e.message}`));
+    // Ticks (issue 20 part 1): statuses of what this browser sent, and read marks covering older messages.
+    realtime.statuses.on('status', (s) => {
+      if (s.conversation_id !== undefined && s.message_id !== undefined) void chat.setStatus(s.conversation_id, s.message_id, s.status);
+    });
+    realtime.on('message_read', (e) => void chat.markReadUpTo(e.conversation_id, e.cursor));
     realtime.on('event', (e) => {
       if (e.event === 'device_linked') rt.follow((e.data as { conversation_id?: string } | undefined)?.conversation_id);
       hooks.onEvent?.(e.event, e.data);
@@ -147,6 +152,33 @@ export class OwnerRuntime {
     });
   }
 
+  /**
+   * The ticks of the conversation's sent messages from the service (history's `delivered_at` /
+   * `read_at`, the latest page): receipts that arrived while this browser was away.
+   */
+  async refreshStatuses(conversationId: string): Promise<void> {
+    const page = await this.client.conversationMessages(conversationId, { limit: 200 });
+    await this.chat.applyHistory(conversationId, page.messages);
+  }
+
+  private readonly lastRead = new Map<string, string>();
+
+  /**
+   * A read receipt: the owner saw the conversation up to `messageId` (a received message). Sent
+   * once per message; the service ignores it when read receipts are off for this browser's device
+   * or the tenant. Failures are warnings, not errors: the ticks of the agent's message stay.
+   */
+  markRead(conversationId: string, messageId: string): Promise<void> {
+    if (this.lastRead.get(conversationId) === messageId) return Promise.resolve();
+    this.lastRead.set(conversationId, messageId);
+    return this.messenger.markRead({ conversation_id: conversationId, message_id: messageId }).then(
+      () => undefined,
+      () => {
+        if (this.lastRead.get(conversationId) === messageId) this.lastRead.delete(conversationId);
+      },
+    );
+  }
+
   /** This device's conversations (one per agent; DESIGN §7). */
   conversations(): Promise<Conversation[]> {
     return listMine(this.client, this.deviceId);
@@ -166,6 +198,8 @@ export class OwnerRuntime {
       timestamp: sent.timestamp ?? new Date().toISOString(),
       message_type: messageTypeFor(content.type) ?? 'text',
       content,
+      status: this.messenger.statuses.get(sent.message_id)?.status ?? 'sent',
+      ...(sent.cursor !== undefined ? { cursor: sent.cursor } : {}),
     });
   }
 

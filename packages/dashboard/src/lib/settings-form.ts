@@ -10,11 +10,18 @@ export interface SettingsFormValues {
   heldTtlHours: string;
   defaultRoomSecurityLevel: RoomSecurityLevel;
   scanRulesEnabled: boolean;
+  /** Read receipts of the tenant's devices (issue 20 part 1). */
+  readReceipts: boolean;
 }
 
 /** The form of the current settings. */
 export function settingsToForm(s: TenantSettings): SettingsFormValues {
-  return { heldTtlHours: String(s.held_message_ttl_hours), defaultRoomSecurityLevel: s.default_room_security_level, scanRulesEnabled: s.scan_rules_enabled };
+  return {
+    heldTtlHours: String(s.held_message_ttl_hours),
+    defaultRoomSecurityLevel: s.default_room_security_level,
+    scanRulesEnabled: s.scan_rules_enabled,
+    readReceipts: s.read_receipts_enabled,
+  };
 }
 
 /** The keys the form changes against `current` (DESIGN §8.22), `body` undefined when nothing changed. */
@@ -27,8 +34,9 @@ export function settingsPatch(current: TenantSettings, v: SettingsFormValues): F
   if (ttl !== current.held_message_ttl_hours) patch.held_message_ttl_hours = ttl;
   if (v.defaultRoomSecurityLevel !== current.default_room_security_level) patch.default_room_security_level = v.defaultRoomSecurityLevel;
   if (v.scanRulesEnabled !== current.scan_rules_enabled) patch.scan_rules_enabled = v.scanRulesEnabled;
+  if (v.readReceipts !== current.read_receipts_enabled) patch.read_receipts_enabled = v.readReceipts;
   return { ok: true, body: Object.keys(patch).length > 0 ? patch : undefined };
 }
 
 /** The patch that resets every setting to its default (`null` per key). */
-export const RESET_SETTINGS: TenantSettingsPatch = { held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null };
+export const RESET_SETTINGS: TenantSettingsPatch = { held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null, read_receipts_enabled: null };

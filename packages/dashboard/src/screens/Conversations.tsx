@@ -14,7 +14,30 @@ import { nameOf } from '../lib/names';
 import { useDeviceList, useDeviceNames } from '../lib/use-devices';
 import { useDraft } from '../lib/drafts';
 import { ContentCard } from '../components/ContentCard';
+import { Ticks } from '../components/Ticks';
 import { Empty, ErrorNote, Loading, Section } from '../components/ui';
+
+/**
+ * Read receipts and ticks of an open chat (issue 20 part 1): the sent messages' statuses are
+ * refreshed from the service when the chat opens, and the newest received message is marked read
+ * while the page is visible (and again when it becomes visible).
+ */
+function useReceipts(conversationId: string, entries: ChatEntry[]): void {
+  const owner = useOwner();
+  useEffect(() => {
+    void owner.refreshStatuses(conversationId).catch(() => undefined);
+  }, [owner, conversationId]);
+  const lastIn = [...entries].reverse().find((e) => e.direction === 'in')?.message_id;
+  useEffect(() => {
+    if (!lastIn) return;
+    const read = () => {
+      if (document.visibilityState === 'visible') void owner.markRead(conversationId, lastIn);
+    };
+    read();
+    document.addEventListener('visibilitychange', read);
+    return () => document.removeEventListener('visibilitychange', read);
+  }, [owner, conversationId, lastIn]);
+}
 
 /** The conversation's decrypted log, live. */
 function useChat(conversationId: string): ChatEntry[] {
@@ -47,6 +70,7 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
   const owner = useOwner();
   const id = conversation.conversation_id;
   const entries = useChat(id);
+  useReceipts(id, entries);
   const answers = useMemo(() => answersOf(entries), [entries]);
   const [text, setText, clear] = useDraft(`chat.${id}`);
   const send = useMutation({ mutationFn: (content: Parameters<typeof owner.send>[1]) => owner.send(id, content) });
@@ -85,6 +109,7 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
           <li key={e.message_id} className={`msg ${e.direction}`} data-testid="chat-message" data-direction={e.direction}>
             <div className="meta">
               {e.direction === 'out' ? 'You' : agentName} · {new Date(e.timestamp).toLocaleTimeString()}
+              {e.direction === 'out' && <Ticks status={e.status} />}
             </div>
             <ContentCard content={e.content} {...(e.text !== undefined ? { text: e.text } : {})} answered={answers.get(e.message_id)} onAnswer={e.direction === 'in' ? (o) => answer(e, o) : undefined} />
           </li>

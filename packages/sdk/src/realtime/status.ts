@@ -87,6 +87,26 @@ export interface MessageStatusOptions {
 }
 
 const RANK: Record<MessageStatus, number> = { failed: -1, pending: 0, sent: 1, delivered: 2, read: 3 };
+/**
+ * The later of two statuses in `pending -> sent -> delivered -> read` (a status never goes back);
+ * `failed` replaces only `pending` (or nothing). For views that keep statuses of their own (the
+ * owner web app's chat log).
+ */
+export function laterStatus(current: MessageStatus | undefined, next: MessageStatus): MessageStatus {
+  if (current === undefined) return next;
+  if (next === 'failed') return current === 'pending' ? 'failed' : current;
+  if (current === 'failed') return next === 'pending' ? current : next;
+  return RANK[next] > RANK[current] ? next : current;
+}
+
+/**
+ * The status a recipient's receipt times give a stored message: `read` with a read time,
+ * `delivered` with a delivery time, else `sent` (history entries, room timeline deliveries).
+ */
+export function statusOfReceipt(r: { delivered_at?: string | null; read_at?: string | null }): MessageStatus {
+  return r.read_at ? 'read' : r.delivered_at ? 'delivered' : 'sent';
+}
+
 /** The recipient of a pairwise message as history reports it (history does not name it). */
 const UNNAMED = '';
 const EARLY_LIMIT = 1000;

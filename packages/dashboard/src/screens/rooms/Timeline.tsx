@@ -1,9 +1,11 @@
 /**
  * A room's timeline (SPEC §4.6 `GET /rooms/{id}/messages`, owner view; DESIGN §8.5): metadata
- * only — sender, type, priority, time and each recipient's delivery outcome. The service holds
- * ciphertext only, so the content reads "encrypted".
+ * only — sender, type, priority, time and each recipient's delivery outcome with its ticks
+ * (delivered / read, issue 20 part 1). The service holds ciphertext only, so the content reads
+ * "encrypted".
  */
-import type { RoomTimelineEntry } from '@parley/sdk';
+import { statusOfReceipt, type RoomTimelineEntry } from '@parley/sdk';
+import { Ticks } from '../../components/Ticks';
 import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { nameOf, type NameMap } from '../../lib/names';
 import { toneOf } from '../../lib/tones';
@@ -17,6 +19,7 @@ function Deliveries({ entry, names }: { entry: RoomTimelineEntry; names: NameMap
       {entry.deliveries.map((d) => (
         <li key={d.recipient_device_id}>
           {nameOf(names, d.recipient_device_id)}: <Badge tone={toneOf(d.outcome)}>{d.outcome}</Badge>
+          {(d.outcome === 'delivered' || d.outcome === 'notified') && <Ticks status={statusOfReceipt(d)} at={d.read_at ?? d.delivered_at ?? undefined} />}
         </li>
       ))}
     </ul>

@@ -1,13 +1,32 @@
 /**
  * This browser's owner device and the tenant's owner devices (DESIGN §8.1): device id and
- * fingerprint (DESIGN §7) of this browser; the other owner devices can be removed (confirmed).
+ * fingerprint (DESIGN §7) of this browser and whether it sends read receipts (issue 20 part 1);
+ * the other owner devices can be removed (confirmed).
  */
 import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
 import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Health, Loading, Section } from '../../components/ui';
 import { useRootMutation } from '../../lib/mutate';
 
-/** The "This browser" section: its owner device id and fingerprint. */
+/** This browser's read receipts (`GET`/`PATCH /devices/{id}/settings`): off, agents never see "Read" for what it read. */
+function ReadReceipts() {
+  const { client, deviceId } = useOwner();
+  const settings = useQuery({ queryKey: ['devices', deviceId, 'settings'], queryFn: () => client.getDeviceSettings(deviceId) });
+  const save = useRootMutation('devices', (on: boolean) => client.updateDeviceSettings(deviceId, { read_receipts_enabled: on }));
+  if (!settings.data) return <ErrorNote error={settings.error} />;
+  return (
+    <div className="field">
+      <label className="check">
+        <input type="checkbox" checked={settings.data.read_receipts_enabled} disabled={save.isPending} onChange={(e) => save.mutate(e.target.checked)} />
+        Send read receipts from this browser
+      </label>
+      {settings.data.read_receipts_enabled && !settings.data.read_receipts_effective && <p className="muted">Read receipts are off for the whole tenant (tenant settings).</p>}
+      <ErrorNote error={save.error} />
+    </div>
+  );
+}
+
+/** The "This browser" section: its owner device id and fingerprint, and its read receipts. */
 export function ThisBrowser() {
   const { deviceId, fingerprint } = useOwner();
   return (
@@ -23,6 +42,7 @@ export function ThisBrowser() {
           <code className="fingerprint">{fingerprint}</code>
         </dd>
       </dl>
+      <ReadReceipts />
     </Section>
   );
 }

@@ -1,7 +1,7 @@
 /**
  * Tenant settings (SPEC §4.14; DESIGN §8.22): held-message expiry, the default room security
- * level and whether client-side scan rules are served; saves only the changed keys, or resets
- * every key to its default (confirmed).
+ * level, whether client-side scan rules are served and whether devices send read receipts; saves
+ * only the changed keys, or resets every key to its default (confirmed).
  */
 import { HELD_TTL_HOURS, ROOM_SECURITY_LEVELS, type TenantSettings } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
@@ -46,6 +46,12 @@ function Form({ current }: { current: TenantSettings }) {
           <label className="check">
             <input type="checkbox" checked={v.scanRulesEnabled} onChange={(e) => set({ scanRulesEnabled: e.target.checked })} />
             Serve client-side scan rules
+          </label>
+        </div>
+        <div className="field">
+          <label className="check">
+            <input type="checkbox" checked={v.readReceipts} onChange={(e) => set({ readReceipts: e.target.checked })} />
+            Devices send read receipts (off: senders never see “Read”)
           </label>
         </div>
       </div>
