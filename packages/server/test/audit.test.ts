@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Two chained events and their hashes, computed by hand with Python (the fixture says how).
+import { CHAIN_EVENT_1 as e1, CHAIN_EVENT_2 as e2, CHAIN_HASH_1 as H1, CHAIN_HASH_2 as H2 } from '../../sdk/test/fixtures/audit-chain.js';
 import { eventHash, GENESIS_HASH, verifyChain, type ChainRow } from '../src/modules/audit/chain.js';
 import { activeAgent, createInvite, newOwner, type Owner } from './flows.js';
 import { backend, createPgDatabase, startApp, type TestApp } from './harness.js';
@@ -19,20 +21,6 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const run = promisify(execFile);
 
 describe('audit chain (pure)', () => {
-  // Hand-computed with Python: hashlib.blake2b(prev_bytes + json.dumps(ev, sort_keys=True, separators=(',', ':')).encode(), digest_size=32)
-  const e1 = {
-    event_id: '00000000-0000-4000-8000-000000000001',
-    tenant_id: '11111111-1111-4111-8111-111111111111',
-    seq: 1,
-    type: 'invite.created',
-    actor: 'alice@example.com',
-    subject: null,
-    data: { n: 2, label: 'x' },
-    created_at: '2026-01-02T03:04:05.678Z',
-  };
-  const H1 = '27d151e973d8c464e289b902c36a6fb76e44a759b67944dc38b4b3ac7700e6a1';
-  const e2 = { ...e1, event_id: '00000000-0000-4000-8000-000000000002', seq: 2, type: 'invite.revoked', subject: 'abc', data: {} };
-  const H2 = '7bab962af21c933057030345d4a52bc33bb17726839dabc63e6513aa6f6b744c';
   const rows = (): ChainRow[] => [
     { ...e1, prev_hash: GENESIS_HASH, hash: H1 },
     { ...e2, prev_hash: H1, hash: H2 },
