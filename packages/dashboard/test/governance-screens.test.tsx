@@ -5,11 +5,11 @@
  * colour contrast needs a real browser).
  */
 import { ParleyApiError, type Decision, type Device, type HeldMessage, type Policy, type Room } from '@parley/sdk';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import axe from 'axe-core';
-import { MemoryRouter, Route, Routes } from 'react-router';
+import { Route, Routes } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { renderInApp } from './render';
 
 const OWNER = '00000000-0000-4000-8000-000000000001';
 const ALPHA = '00000000-0000-4000-8000-00000000000a';
@@ -120,17 +120,13 @@ const { Rooms } = await import('../src/screens/Rooms');
 const { Decisions } = await import('../src/screens/Decisions');
 
 function show(path: string) {
-  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  return render(
-    <QueryClientProvider client={qc}>
-      <MemoryRouter initialEntries={[path]}>
-        <Routes>
-          <Route path="/rooms" element={<Rooms />} />
-          <Route path="/rooms/:roomId" element={<Rooms />} />
-          <Route path="/decisions" element={<Decisions />} />
-        </Routes>
-      </MemoryRouter>
-    </QueryClientProvider>,
+  return renderInApp(
+    <Routes>
+      <Route path="/rooms" element={<Rooms />} />
+      <Route path="/rooms/:roomId" element={<Rooms />} />
+      <Route path="/decisions" element={<Decisions />} />
+    </Routes>,
+    path,
   );
 }
 

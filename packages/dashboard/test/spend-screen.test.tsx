@@ -5,11 +5,11 @@
  * plus the pure helpers of lib/spend-view.ts.
  */
 import type { AgentSpend, Device, PeriodSpend } from '@parley/sdk';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { MemoryRouter, Route, Routes } from 'react-router';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { Route, Routes } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatPeriod, parseLimit, periodTone } from '../src/lib/spend-view';
+import { renderInApp } from './render';
 
 const A1 = '00000000-0000-4000-8000-0000000000a1';
 const A2 = '00000000-0000-4000-8000-0000000000a2';
@@ -79,16 +79,12 @@ const { Spend } = await import('../src/screens/Spend');
 afterEach(cleanup);
 
 function show(path: string) {
-  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  return render(
-    <QueryClientProvider client={qc}>
-      <MemoryRouter initialEntries={[path]}>
-        <Routes>
-          <Route path="/spend" element={<Spend />} />
-          <Route path="/spend/:agentId" element={<Spend />} />
-        </Routes>
-      </MemoryRouter>
-    </QueryClientProvider>,
+  return renderInApp(
+    <Routes>
+      <Route path="/spend" element={<Spend />} />
+      <Route path="/spend/:agentId" element={<Spend />} />
+    </Routes>,
+    path,
   );
 }
 
