@@ -23,17 +23,9 @@ import { isMlsHeaderBlob } from '../src/mls/wire.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 import type { SecureChannelMessage } from '../src/secure/a2a.js';
+import { waitFor as poll, type Poll } from './wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(get: () => T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 15_000) => poll(get, what, timeoutMs, 20);
 
 interface Agent {
   rt: AgentRuntime;

@@ -23,10 +23,10 @@ import { SecureMessenger } from '../src/secure/messenger.js';
 import { ownerPeerResolver, restTransport } from '../src/secure/transport.js';
 import type { SecureMessage } from '../src/secure/types.js';
 import { MemorySessionStore } from '../src/storage.js';
+import { sleep, waitFor as poll, type Poll } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const script = path.join(root, 'packages/sdk/src/node/agent-cli.ts');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The owner's side of a test: a registered owner device of `owner` with a secure messenger (REST
@@ -54,15 +54,7 @@ async function ownerSide(owner: ParleyClient, ownerJwt: string, baseUrl: string)
   return { od, messenger, received, events, rt };
 }
 
-async function waitFor<T>(get: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 20_000) => poll(get, what, timeoutMs, 20);
 
 interface Agent {
   child: ChildProcess;

@@ -24,17 +24,9 @@ import { parseSince, PluginInbox } from '../src/node/inbox.js';
 import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type PluginMessagePage, type PluginSendResult, type PluginStatus } from '../src/node/plugin-api.js';
 import { ensurePluginToken, isLoopbackAddress, isLoopbackUrl, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
+import { waitFor as poll, type Poll } from './wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(get: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 15_000) => poll(get, what, timeoutMs, 25);
 
 interface Agent {
   rt: AgentRuntime;

@@ -22,16 +22,7 @@ import { SecureMessenger } from '../src/secure/messenger.js';
 import { restRoomTransport, RoomMessenger } from '../src/secure/rooms.js';
 import type { SecureMessage, SecureMessengerError } from '../src/secure/types.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+import { sleep, waitFor } from './wait.js';
 
 const text = (m: SecureMessage) => (m.content?.type === 'text' ? m.content.payload.text : `<${m.content?.type}>`);
 const peerOf = (id: DeviceIdentity): PeerDevice => ({ device_id: id.deviceId!, ...id.publicKeys });

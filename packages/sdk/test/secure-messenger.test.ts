@@ -24,16 +24,7 @@ import { ownerPeerResolver, restTransport } from '../src/secure/transport.js';
 import { SecureMessengerError, type SecureMessage, type SecureMlsOptions, type SessionEvent } from '../src/secure/types.js';
 import { MLS_CIPHERSUITE } from '../src/mls/ciphersuites.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+import { sleep, waitFor } from './wait.js';
 
 /** A store that can be told to fail (before writing) or to hang forever after writing: a crash on either side of the write. */
 class CrashingStore implements SessionStore {
