@@ -13,7 +13,7 @@ import { enrollAgent } from '../src/client/enrollment.js';
 import type { StoredMessage } from '@parley/protocol';
 import { RealtimeClient, defaultCompareCursors, type RealtimeClientOptions } from '../src/realtime/client.js';
 import { conversationCatchUp, deviceCatchUp } from '../src/realtime/catch-up.js';
-import { RealtimeError, type CatchUpSource, type RealtimeState, type StateChangeEvent, type WebSocketLike, type WebSocketLikeConstructor } from '../src/realtime/types.js';
+import { RealtimeError, type CatchUpSource, type RealtimeState, type StateChangeEvent, type WebSocketLikeConstructor } from '../src/realtime/types.js';
 import { nodeWebSocket } from '../src/node/ws.js';
 import { nodeWebSocket as reexported } from '../src/node/realtime.js';
 import { FakeSocket } from './fake-socket.js';
