@@ -1,7 +1,8 @@
 /**
  * Conversations, messages and topics (SPEC §2.4, §4.5, §6.1): schemas, route rows and frames
  * (`message` and `typing` sent by clients; `message`, `message_ack`, `typing`, `topic_created`
- * and `error` sent by the service).
+ * and `error` sent by the service). Delivery and read receipts (`message_delivered`,
+ * `message_read`, …) are in `receipts.ts`.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';

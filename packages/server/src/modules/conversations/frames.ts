@@ -10,7 +10,9 @@
  * - `typing {conversation_id}` is relayed to the counterpart with `device_id` filled in by the
  *   server; no ack, and its error frames carry no `client_ref`.
  *
- * Delivering a `message` frame to a socket of a device other than the sender marks it delivered.
+ * Delivering a `message` frame to a socket of a device other than the sender marks it delivered
+ * (batched; the sender then gets `message_delivered`, modules/receipts). The read receipt frames
+ * are served by modules/receipts/frames.ts.
  */
 import { OutgoingMessage, TypingFrame, type MessageAck, type TypingEvent } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
