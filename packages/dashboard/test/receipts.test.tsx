@@ -5,13 +5,12 @@
  * while visible, and the room timeline's ticks per recipient.
  */
 import { MemorySessionStore, type StoredMessage } from '@parley/sdk';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { cleanup, render, screen, waitFor, within } from '@testing-library/react';
-import type { ReactNode } from 'react';
-import { MemoryRouter, Route, Routes } from 'react-router';
+import { Route, Routes } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Ticks } from '../src/components/Ticks';
 import { ChatLog, type ChatEntry } from '../src/lib/chat-log';
+import { renderInApp as show } from './render';
 
 const CONV = '00000000-0000-4000-8000-0000000000c1';
 const ME = '00000000-0000-4000-8000-000000000001';
@@ -79,15 +78,6 @@ describe('ChatLog statuses', () => {
     expect(changes).toEqual([CONV, CONV, CONV]);
   });
 });
-
-function show(node: ReactNode, path = '/') {
-  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  return render(
-    <QueryClientProvider client={qc}>
-      <MemoryRouter initialEntries={[path]}>{node}</MemoryRouter>
-    </QueryClientProvider>,
-  );
-}
 
 const chat = new ChatLog(new MemorySessionStore());
 const owner = {
