@@ -35,11 +35,13 @@ async function restartScenario(opts: StartOptions): Promise<void> {
       expect(res.status).toBe(201);
     }
 
+    // The agent's fetch delivers the messages (delivered_at, issue 20 part 1): read the history after it.
+    const agentBefore = await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages`, headers: agent.auth });
+    expect(agentBefore.status).toBe(200);
     const before = await t.request({ method: 'GET', url: `/api/v1/conversations/${conv}/messages`, headers: owner.auth });
     expect(before.status).toBe(200);
     expect(before.body.messages).toHaveLength(3);
-    const agentBefore = await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages`, headers: agent.auth });
-    expect(agentBefore.status).toBe(200);
+    expect(before.body.messages.every((m: { delivered_at: string | null }) => m.delivered_at !== null)).toBe(true);
 
     await t.close();
     t = undefined;
