@@ -1,7 +1,8 @@
 /**
  * Read marks of delivery and read receipts (issue 20 part 1; docs/decisions.md "Delivery and read
- * receipts"). Delivered times live on the per-recipient rows (`messages.delivered_at`,
- * `room_envelopes.received_at`); a read is not a row per message but a mark per (thread, reader).
+ * receipts"). Delivered times of pairwise messages live on their rows (`messages.delivered_at`), those
+ * of room envelopes in the narrow `room_receipts`; a read is not a row per message but a mark per
+ * (thread, reader).
  */
 import { bigint, index, pgTable, primaryKey, uuid } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
@@ -24,4 +25,23 @@ export const readMarks = pgTable(
     readAt: ts('read_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.threadId, t.readerDeviceId] }), index('read_marks_tenant_idx').on(t.tenantId)],
+);
+
+/**
+ * When a room envelope reached its recipient device (delivered receipt; issue 20 part 1): a
+ * `room_message` frame written to one of its sockets, or a member-timeline page that handed it over.
+ * One narrow row per (room message, recipient), inserted once (receipts/room-deliveries.ts), so
+ * recording a delivery does not rewrite the envelope's wide row and its three index entries.
+ * No foreign keys (the fan-out hot path, as `room_envelopes`): the `room_messages` delete trigger of
+ * migration 0037 removes a message's receipts with its envelopes.
+ */
+export const roomReceipts = pgTable(
+  'room_receipts',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    roomMessageId: uuid('room_message_id').notNull(),
+    recipientDeviceId: uuid('recipient_device_id').notNull(),
+    receivedAt: ts('received_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.roomMessageId, t.recipientDeviceId] })],
 );

@@ -91,8 +91,8 @@ export const roomMessages = pgTable(
  * keeps no ciphertext, and an MLS carrier loses its ciphertext once every recipient row is
  * blocked (trigger of migration 0009). `release_seq` (from `room_release_seq`) is set when the
  * envelope is released to its recipient (at send, or at approval when held): the recipient's
- * member-timeline position of the message. `received_at` is when the recipient device received it
- * (delivered receipt); its read time comes from its reader's `read_marks` row.
+ * member-timeline position of the message. When the recipient device received it (delivered
+ * receipt) is its `room_receipts` row; its read time comes from its reader's `read_marks` row.
  */
 export const roomEnvelopes = pgTable(
   'room_envelopes',
@@ -110,10 +110,6 @@ export const roomEnvelopes = pgTable(
     outcome: text('outcome').notNull(),
     deliveredAt: ts('delivered_at'),
     releaseSeq: bigint('release_seq', { mode: 'number' }),
-    // When the recipient device received the envelope (a `room_message` frame written to one of its
-    // sockets, or a member-timeline page): the delivered receipt. `delivered_at` above is the
-    // release time (issue 20 part 1, receipts/room-deliveries.ts).
-    receivedAt: ts('received_at'),
   },
   (t) => [index('room_envelopes_message_idx').on(t.roomMessageId), index('room_envelopes_recipient_idx').on(t.recipientDeviceId, t.releaseSeq)],
 );

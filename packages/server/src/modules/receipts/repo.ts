@@ -10,7 +10,7 @@ import { sql, type SQL } from 'drizzle-orm';
 export interface ReadOutcome {
   /** The target is a message (or envelope) addressed to the reader in this conversation (room). */
   found: boolean;
-  /** The reader received it (`delivered_at` / `received_at` set). */
+  /** The reader received it (`delivered_at` set / a `room_receipts` row). */
   received: boolean | null;
   /** Neither the device nor the tenant turned read receipts off. */
   enabled: boolean;
@@ -82,7 +82,8 @@ export function readRoomStatement(tenantId: string, roomId: string, reader: stri
   const released = sql`e.recipient_device_id = ${reader}::uuid and e.release_seq is not null and e.outcome in ('delivered', 'notified')`;
   return sql`
     with target as (
-      select e.release_seq as pos, e.received_at is not null as received
+      select e.release_seq as pos,
+        exists (select 1 from room_receipts r where r.room_message_id = e.room_message_id and r.recipient_device_id = e.recipient_device_id) as received
       from room_envelopes e join room_messages m on m.id = e.room_message_id
       where e.room_message_id = ${upTo}::uuid and m.room_id = ${roomId}::uuid and ${released}
     ),

@@ -3,8 +3,8 @@
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
  * written in batches (about 200 ms, one UPDATE per tenant and batch, off the send path); a
- * member-timeline page marks what it hands over at once. Each write sets `received_at` on the
- * envelopes that had none and publishes `room_message_delivered` for exactly those.
+ * member-timeline page marks what it hands over at once. Each write inserts a `room_receipts` row
+ * for the envelopes that had none and publishes `room_message_delivered` for exactly those.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
@@ -24,17 +24,18 @@ export interface EnvelopeRef {
 const keyOf = (e: EnvelopeRef) => `${e.roomMessageId}:${e.recipientDeviceId}`;
 
 /**
- * Set `received_at` on the listed envelopes that are released and have none yet, answering those
- * with their room and sender ({@link ReceivedEnvelope}). Always the same text. The distinct
- * message ids are given on their own so that PostgreSQL finds the envelopes through
- * `room_envelopes_message_idx`; joined to the (message, recipient) pairs alone it planned a
- * sequential scan of the whole table for every batch (measured: 185 ms at 294,000 envelopes for
- * 2,500 pairs, 9 ms with the id list, whatever the table's size).
+ * Record that the listed envelopes reached their recipients: one `room_receipts` row each for the
+ * released ones that have none yet, answering those with their room, sender and position
+ * ({@link ReceivedEnvelope}). Always the same text. The distinct message ids are given on their
+ * own so that PostgreSQL finds the envelopes through `room_envelopes_message_idx` (joined to the
+ * (message, recipient) pairs alone it planned a sequential scan of the whole table per batch).
+ * A receipt is a narrow insert, not an update of the envelope's wide row (issue 21: the update,
+ * with its three index entries, doubled PostgreSQL's work per room message).
  */
 function markReceivedStatement(refs: readonly EnvelopeRef[]): SQL {
   return sql`
-    with upd as (
-      update room_envelopes e set received_at = now()
+    with src as materialized (
+      select e.tenant_id, e.room_message_id, e.recipient_device_id, e.release_seq, m.room_id, m.sender_device_id
       from unnest(${arrayLiteral(
         refs.map((r) => r.roomMessageId),
         UUIDS,
@@ -42,12 +43,18 @@ function markReceivedStatement(refs: readonly EnvelopeRef[]): SQL {
         refs.map((r) => r.recipientDeviceId),
         UUIDS,
       )}::uuid[]) as u(mid, rid)
-      where e.room_message_id = any(${arrayLiteral([...new Set(refs.map((r) => r.roomMessageId))], UUIDS)}::uuid[])
-        and e.room_message_id = u.mid and e.recipient_device_id = u.rid and e.received_at is null and e.release_seq is not null
-      returning e.room_message_id, e.recipient_device_id, e.release_seq, e.received_at
+      join room_envelopes e on e.room_message_id = u.mid and e.recipient_device_id = u.rid
+      join room_messages m on m.id = e.room_message_id
+      where e.room_message_id = any(${arrayLiteral([...new Set(refs.map((r) => r.roomMessageId))], UUIDS)}::uuid[]) and e.release_seq is not null
+    ),
+    ins as (
+      insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
+      select tenant_id, room_message_id, recipient_device_id, now() from src
+      on conflict do nothing
+      returning room_message_id, recipient_device_id, received_at
     )
-    select upd.room_message_id, m.room_id, m.sender_device_id, upd.recipient_device_id, upd.release_seq, upd.received_at
-    from upd join room_messages m on m.id = upd.room_message_id`;
+    select ins.room_message_id, src.room_id, src.sender_device_id, ins.recipient_device_id, src.release_seq, ins.received_at
+    from ins join src on src.room_message_id = ins.room_message_id and src.recipient_device_id = ins.recipient_device_id`;
 }
 
 /** Distinct refs, first occurrence kept. */
@@ -106,7 +113,7 @@ export class RoomDeliveries {
   }
 
   /**
-   * When this instance delivered the envelope and its `received_at` is not written yet: a promise
+   * When this instance delivered the envelope and its receipt is not written yet: a promise
    * settling once its batch was written and published (successfully or not); undefined otherwise.
    */
   whenReceived(ref: EnvelopeRef): Promise<void> | undefined {

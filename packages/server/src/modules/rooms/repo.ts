@@ -12,6 +12,7 @@ import {
   readMarks,
   roomConversations,
   roomEnvelopes,
+  roomReceipts,
   roomMembers,
   roomMessages,
   rooms,
@@ -238,9 +239,19 @@ export async function readMarksOf(tx: Tx, roomId: string): Promise<Map<string, {
   return new Map(rows.map((r) => [r.reader, { upTo: r.upTo, readAt: r.readAt }]));
 }
 
-/** Envelopes of the listed room messages. */
-export const envelopesOf = (tx: Tx, roomMessageIds: string[]) =>
-  roomMessageIds.length === 0 ? Promise.resolve([] as EnvelopeRow[]) : tx.select().from(roomEnvelopes).where(inArray(roomEnvelopes.roomMessageId, roomMessageIds));
+/** An envelope with when its recipient received it (its `room_receipts` row; null: not yet, or no recipient). */
+export type ReceivedEnvelopeRow = EnvelopeRow & { receivedAt: Date | null };
+
+/** Envelopes of the listed room messages, with their delivered receipts. */
+export async function envelopesOf(tx: Tx, roomMessageIds: string[]): Promise<ReceivedEnvelopeRow[]> {
+  if (roomMessageIds.length === 0) return [];
+  const rows = await tx
+    .select({ envelope: roomEnvelopes, receivedAt: roomReceipts.receivedAt })
+    .from(roomEnvelopes)
+    .leftJoin(roomReceipts, and(eq(roomReceipts.roomMessageId, roomEnvelopes.roomMessageId), eq(roomReceipts.recipientDeviceId, roomEnvelopes.recipientDeviceId)))
+    .where(inArray(roomEnvelopes.roomMessageId, roomMessageIds));
+  return rows.map((r) => ({ ...r.envelope, receivedAt: r.receivedAt }));
+}
 
 /** Outcomes under which an envelope reached (or may reach) its recipient. */
 export const RELEASED = ['delivered', 'notified'];
