@@ -36,7 +36,9 @@ export function registerReceiptFrames(gateway: Pick<Gateway, 'registerFrame' | '
     },
   });
   gateway.onDeliver('room_message', (recipient, data) => {
-    const m = data as { room_message_id: string; sender_device_id: string };
-    if (recipient.deviceId !== m.sender_device_id) roomDeliveries.delivered(recipient.tenantId, { roomMessageId: m.room_message_id, recipientDeviceId: recipient.deviceId });
+    const m = data as { room_id: string; room_message_id: string; sender_device_id: string; cursor: string };
+    if (recipient.deviceId !== m.sender_device_id) {
+      roomDeliveries.delivered(recipient.tenantId, { roomMessageId: m.room_message_id, recipientDeviceId: recipient.deviceId, roomId: m.room_id, senderDeviceId: m.sender_device_id, releaseSeq: Number(m.cursor) });
+    }
   });
 }

@@ -21,45 +21,53 @@ export interface EnvelopeRef {
   recipientDeviceId: string;
 }
 
+/** A released envelope as its delivery knows it: the frame's (or the page's) room, sender and release position. */
+export interface DeliveredEnvelope extends EnvelopeRef {
+  roomId: string;
+  senderDeviceId: string;
+  releaseSeq: number;
+}
+
 const keyOf = (e: EnvelopeRef) => `${e.roomMessageId}:${e.recipientDeviceId}`;
 
 /**
- * Record that the listed envelopes reached their recipients: one `room_receipts` row each for the
- * released ones that have none yet, answering those with their room, sender and position
- * ({@link ReceivedEnvelope}). Always the same text. The distinct message ids are given on their
- * own so that PostgreSQL finds the envelopes through `room_envelopes_message_idx` (joined to the
- * (message, recipient) pairs alone it planned a sequential scan of the whole table per batch).
- * A receipt is a narrow insert, not an update of the envelope's wide row (issue 21: the update,
- * with its three index entries, doubled PostgreSQL's work per room message).
+ * Record that the listed envelopes reached their recipients: one `room_receipts` row each that
+ * did not exist yet, answering those rows. Always the same text. A receipt is a narrow insert
+ * with nothing to look up: the room, sender and position come with the delivery (every ref names
+ * a released envelope: a `room_message` frame written to its recipient, or a page that handed it
+ * over), where an UPDATE of the wide envelope row (three index entries) after finding it doubled
+ * PostgreSQL's work per room message (issue 21).
  */
-function markReceivedStatement(refs: readonly EnvelopeRef[]): SQL {
+function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[]): SQL {
   return sql`
-    with src as materialized (
-      select e.tenant_id, e.room_message_id, e.recipient_device_id, e.release_seq, m.room_id, m.sender_device_id
-      from unnest(${arrayLiteral(
-        refs.map((r) => r.roomMessageId),
-        UUIDS,
-      )}::uuid[], ${arrayLiteral(
-        refs.map((r) => r.recipientDeviceId),
-        UUIDS,
-      )}::uuid[]) as u(mid, rid)
-      join room_envelopes e on e.room_message_id = u.mid and e.recipient_device_id = u.rid
-      join room_messages m on m.id = e.room_message_id
-      where e.room_message_id = any(${arrayLiteral([...new Set(refs.map((r) => r.roomMessageId))], UUIDS)}::uuid[]) and e.release_seq is not null
-    ),
-    ins as (
-      insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
-      select tenant_id, room_message_id, recipient_device_id, now() from src
-      on conflict do nothing
-      returning room_message_id, recipient_device_id, received_at
-    )
-    select ins.room_message_id, src.room_id, src.sender_device_id, ins.recipient_device_id, src.release_seq, ins.received_at
-    from ins join src on src.room_message_id = ins.room_message_id and src.recipient_device_id = ins.recipient_device_id`;
+    insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
+    select ${tenantId}::uuid, u.mid, u.rid, now()
+    from unnest(${arrayLiteral(
+      refs.map((r) => r.roomMessageId),
+      UUIDS,
+    )}::uuid[], ${arrayLiteral(
+      refs.map((r) => r.recipientDeviceId),
+      UUIDS,
+    )}::uuid[]) as u(mid, rid)
+    on conflict do nothing
+    returning room_message_id, recipient_device_id, received_at`;
 }
 
+/** The receipts a write inserted, with their room, sender and position from the refs. */
+function receivedOf(refs: readonly DeliveredEnvelope[], rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
+  const byKey = new Map(refs.map((r) => [keyOf(r), r]));
+  return rows.map((row) => {
+    const ref = byKey.get(`${row.room_message_id}:${row.recipient_device_id}`)!;
+    return { room_message_id: row.room_message_id, room_id: ref.roomId, sender_device_id: ref.senderDeviceId, recipient_device_id: row.recipient_device_id, release_seq: ref.releaseSeq, received_at: row.received_at };
+  });
+}
+
+/** A row {@link insertReceiptsStatement} answers. */
+type InsertedReceipt = { room_message_id: string; recipient_device_id: string; received_at: string | Date };
+
 /** Distinct refs, first occurrence kept. */
-function distinct(refs: readonly EnvelopeRef[]): EnvelopeRef[] {
-  const seen = new Map<string, EnvelopeRef>();
+function distinct(refs: readonly DeliveredEnvelope[]): DeliveredEnvelope[] {
+  const seen = new Map<string, DeliveredEnvelope>();
   for (const r of refs) if (!seen.has(keyOf(r))) seen.set(keyOf(r), r);
   return [...seen.values()];
 }
@@ -75,7 +83,7 @@ export interface RoomDeliveriesDeps {
 
 /** Records that room envelopes reached their recipients, and publishes their delivered receipts. */
 export class RoomDeliveries {
-  private readonly batcher: TenantBatcher<EnvelopeRef, undefined>;
+  private readonly batcher: TenantBatcher<DeliveredEnvelope, undefined>;
   /** Envelopes queued and not written yet, by {@link keyOf} (see {@link whenReceived}). */
   private readonly pending = new PendingSet();
   private readonly writer: TenantWriter;
@@ -85,8 +93,9 @@ export class RoomDeliveries {
     this.batcher = new TenantBatcher(
       async (tenantId, refs) => {
         try {
-          const rows = await this.writer.write<ReceivedEnvelope>({ tenantId, name: 'parley_room_envelopes_received', statement: markReceivedStatement(distinct(refs)), pipelineCommit: true });
-          if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, rows);
+          const unique = distinct(refs);
+          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
+          if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
         } finally {
           this.pending.settle(refs.map(keyOf));
         }
@@ -97,7 +106,7 @@ export class RoomDeliveries {
   }
 
   /** A `room_message` frame was written to a socket of its recipient: queue the envelope's delivered receipt (batched). */
-  delivered(tenantId: string, ref: EnvelopeRef): void {
+  delivered(tenantId: string, ref: DeliveredEnvelope): void {
     this.pending.add(keyOf(ref));
     this.batcher.add(tenantId, ref);
   }
@@ -106,10 +115,11 @@ export class RoomDeliveries {
    * The recipient fetched these envelopes (a member-timeline page): mark them received now and
    * publish their receipts before answering.
    */
-  async fetched(tenantId: string, refs: readonly EnvelopeRef[]): Promise<void> {
+  async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     if (refs.length === 0) return;
-    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(markReceivedStatement(distinct(refs)))) as unknown as { rows: ReceivedEnvelope[] }).rows);
-    if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, rows);
+    const unique = distinct(refs);
+    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedReceipt[] }).rows);
+    if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
   }
 
   /**

@@ -8,7 +8,7 @@ import { forbidden } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import type { HeldRecord } from '../policies/types.js';
 import { b64, enqueueWebhooks, messageFields, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
-import type { EnvelopeRef } from '../receipts/room-deliveries.js';
+import type { DeliveredEnvelope } from '../receipts/room-deliveries.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -41,7 +41,7 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
   const parsed = q.since === undefined ? undefined : parseSince(q.since);
   const since = parsed === undefined ? undefined : 'seq' in parsed ? { cursor: parsed.seq } : parsed;
   const me = viewer.deviceId;
-  const fetched: EnvelopeRef[] = [];
+  const fetched: DeliveredEnvelope[] = [];
   const messages = await withTenant(ctx.deps.db, tenantId, async (tx) => {
     await mustGet(tx, roomId);
     if (viewer.asMember && !(me && (await repo.getMember(tx, roomId, me)))) throw forbidden('the device is not a member of this room');
@@ -74,7 +74,7 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
       const carrier = own?.ciphertext ? own : own ? shared : undefined;
       if (carrier?.ciphertext && carrier.headerBlob) {
         entry.envelope = { header_blob: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) };
-        if (viewer.asMember && own && !own.receivedAt) fetched.push({ roomMessageId: m.id, recipientDeviceId: me! });
+        if (viewer.asMember && own && !own.receivedAt) fetched.push({ roomMessageId: m.id, recipientDeviceId: me!, roomId: m.roomId, senderDeviceId: m.senderDeviceId, releaseSeq: position });
       }
       return entry;
     });
