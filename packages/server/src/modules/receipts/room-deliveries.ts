@@ -2,7 +2,7 @@
  * Delivered receipts of room envelopes (issue 20 part 1; DESIGN §8.5): per recipient, for
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
- * written in batches (about 200 ms, one UPDATE per tenant and batch, off the send path); a
+ * written in batches (about 200 ms, one INSERT per tenant and batch, off the send path); a
  * member-timeline page marks what it hands over at once. Each write inserts a `room_receipts` row
  * for the envelopes that had none and publishes `room_message_delivered` for exactly those.
  */
