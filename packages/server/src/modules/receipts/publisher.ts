@@ -53,31 +53,38 @@ export function groupRows<T>(rows: readonly T[], key: (r: T) => string, order: (
   });
 }
 
+/**
+ * The delivered frames of freshly delivered rows: one group per (thread, sender, recipient), ids in
+ * `order`, at most MAX_RECEIPT_IDS per frame, to the sender; `build` names the frame's fields.
+ */
+function deliveredFrames<R extends { sender_device_id: string; recipient_device_id: string }, D>(
+  rows: readonly R[],
+  thread: (r: R) => string,
+  order: (r: R) => number,
+  build: (first: R, part: R[]) => D,
+): ReceiptFrame<D>[] {
+  return groupRows(rows, (r) => `${thread(r)}:${r.sender_device_id}:${r.recipient_device_id}`, order).flatMap(({ first, rows: group }) =>
+    chunks(group).map((part) => ({ deviceIds: [first.sender_device_id], data: build(first, part) })),
+  );
+}
+
 /** The `message_delivered` frames of freshly delivered messages: per (conversation, sender, recipient), in send order. */
 export function messageDeliveredFrames(rows: readonly DeliveredMessage[]): ReceiptFrame<MessageDeliveredEvent>[] {
-  return groupRows(
+  return deliveredFrames(
     rows,
-    (r) => `${r.conversation_id}:${r.sender_device_id}:${r.recipient_device_id}`,
+    (r) => r.conversation_id,
     (r) => Number(r.seq),
-  ).flatMap(({ first, rows: group }) =>
-    chunks(group).map((part) => ({
-      deviceIds: [first.sender_device_id],
-      data: { conversation_id: first.conversation_id, device_id: first.recipient_device_id, message_ids: part.map((r) => r.id), delivered_at: iso(part.at(-1)!.delivered_at) },
-    })),
+    (first, part) => ({ conversation_id: first.conversation_id, device_id: first.recipient_device_id, message_ids: part.map((r) => r.id), delivered_at: iso(part.at(-1)!.delivered_at) }),
   );
 }
 
 /** The `room_message_delivered` frames of freshly received envelopes: per (room, sender, recipient), in release order. */
 export function roomDeliveredFrames(rows: readonly ReceivedEnvelope[]): ReceiptFrame<RoomMessageDeliveredEvent>[] {
-  return groupRows(
+  return deliveredFrames(
     rows,
-    (r) => `${r.room_id}:${r.sender_device_id}:${r.recipient_device_id}`,
+    (r) => r.room_id,
     (r) => Number(r.release_seq),
-  ).flatMap(({ first, rows: group }) =>
-    chunks(group).map((part) => ({
-      deviceIds: [first.sender_device_id],
-      data: { room_id: first.room_id, device_id: first.recipient_device_id, room_message_ids: part.map((r) => r.room_message_id), delivered_at: iso(part.at(-1)!.received_at) },
-    })),
+    (first, part) => ({ room_id: first.room_id, device_id: first.recipient_device_id, room_message_ids: part.map((r) => r.room_message_id), delivered_at: iso(part.at(-1)!.received_at) }),
   );
 }
 
