@@ -45,6 +45,7 @@ import { fmt, latencyText, printTable, ratio } from '../relay/report.js';
 import { ResourceSampler } from '../relay/resources.js';
 import { call, createDatabase, forkLoad, httpInjector, machineLines, provisionPairs } from '../relay/setup.js';
 import { runRecovery, type RecoveryResult } from './recovery.js';
+import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -105,7 +106,7 @@ async function stage(instances: number, label: string): Promise<Stage> {
       databaseUrl: database.url,
       redisUrl: opts.redisUrl,
       dataDir,
-      command: [process.execPath, '--conditions=parley-source', '--import', 'tsx', path.join(repoRoot, 'packages/server/src/main.ts')],
+      command: [process.execPath, ...SERVICE_NODE_FLAGS, '--conditions=parley-source', '--import', 'tsx', path.join(repoRoot, 'packages/server/src/main.ts')],
       env: { LOG_LEVEL: 'warn', RATE_LIMITS: 'off' },
       output: 'ignore',
     });

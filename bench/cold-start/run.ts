@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort } from '../../packages/server/test/own-services.js';
+import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -55,7 +56,7 @@ async function coldStart(entry: string): Promise<{ ms: number; cpu: number | und
   const port = await freePort();
   let stderr = '';
   const t0 = performance.now();
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: path.join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],

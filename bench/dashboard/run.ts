@@ -34,6 +34,7 @@ import { launch } from '../../packages/dashboard/e2e/browser.js';
 import { freePort } from '../../packages/server/test/own-services.js';
 import { benchArgs, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
+import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'packages/dashboard/dist');
@@ -92,7 +93,7 @@ async function main(): Promise<number> {
   fs.writeFileSync(path.join(site, 'baseline.js'), "document.getElementById('go').disabled = false;\n");
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [path.join(ROOT, 'packages/server/dist/main.js')], {
+  const server = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, 'packages/server/dist/main.js')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DASHBOARD_DIR: site, LOG_LEVEL: 'warn', RATE_LIMITS: 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../packages/server/src/app.js';
 import { loadConfig } from '../../packages/server/src/config.js';
+import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
 import type { ChildToParent, Pair } from './common.js';
 import type { ResourceSampler } from './resources.js';
@@ -63,6 +64,9 @@ export interface BenchServer {
  * 127.0.0.1:0. Ctrl-C / SIGTERM drop the database and exit 130; call `dispose()` otherwise.
  */
 export async function startBenchServer(adminUrl: string): Promise<BenchServer> {
+  // The app runs in this process: it should run with the flags `npm start` gives the service.
+  const missing = SERVICE_NODE_FLAGS.filter((f) => !process.execArgv.includes(f) && !(process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(f));
+  if (missing.length > 0) console.log(`# WARNING: this process lacks the service's Node flags ${missing.join(' ')} (npm start has them; run the bench through its npm script)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const database = await createDatabase(adminUrl);
   let interrupting = false;

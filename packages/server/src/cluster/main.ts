@@ -4,6 +4,7 @@
  * HAProxy (`apt-get install -y haproxy`).
  */
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from '../ops/node-flags.js';
 import { startCluster } from './run.js';
 
 const env = process.env;
@@ -20,7 +21,7 @@ const cluster = await startCluster({
   databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/parley',
   redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   dataDir: env.DATA_DIR ?? './data-cluster',
-  command: [process.execPath, fileURLToPath(new URL('../main.js', import.meta.url))],
+  command: [process.execPath, ...SERVICE_NODE_FLAGS, fileURLToPath(new URL('../main.js', import.meta.url))],
 });
 console.log(`Parley cluster: ${cluster.url} (HAProxy) -> ${cluster.instances.map((i) => i.url).join(', ')}`);
 let stopping = false;
