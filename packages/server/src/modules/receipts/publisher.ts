@@ -17,7 +17,8 @@ export interface ReceivedEnvelope {
   sender_device_id: string;
   recipient_device_id: string;
   release_seq: string | number;
-  received_at: string | Date;
+  /** A time, or epoch milliseconds. */
+  received_at: string | Date | number;
 }
 
 /** One frame for one device. */
@@ -26,7 +27,7 @@ export interface ReceiptFrame<D> {
   data: D;
 }
 
-const iso = (t: string | Date) => (t instanceof Date ? t : new Date(t)).toISOString();
+const iso = (t: string | Date | number) => (t instanceof Date ? t : new Date(t)).toISOString();
 
 /** `items` split into runs of at most `size`. */
 export function chunks<T>(items: readonly T[], size = MAX_RECEIPT_IDS): T[][] {

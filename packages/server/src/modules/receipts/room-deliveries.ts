@@ -30,6 +30,14 @@ export interface DeliveredEnvelope extends EnvelopeRef {
 
 const keyOf = (e: EnvelopeRef) => `${e.roomMessageId}:${e.recipientDeviceId}`;
 
+/** A delivered envelope with its {@link keyOf}, built once per delivery (a room message makes one per member). */
+interface Keyed {
+  ref: DeliveredEnvelope;
+  key: string;
+}
+
+const keyed = (ref: DeliveredEnvelope): Keyed => ({ ref, key: keyOf(ref) });
+
 /**
  * Record that the listed envelopes reached their recipients: one `room_receipts` row each that
  * did not exist yet, answering those rows. Always the same text. A receipt is a narrow insert
@@ -50,26 +58,28 @@ function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[])
       UUIDS,
     )}::uuid[]) as u(mid, rid)
     on conflict do nothing
-    returning room_message_id, recipient_device_id, received_at`;
+    returning room_message_id, recipient_device_id, (extract(epoch from received_at) * 1000)::float8 as received_at`;
 }
 
-/** The receipts a write inserted, with their room, sender and position from the refs. */
-function receivedOf(refs: readonly DeliveredEnvelope[], rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
-  const byKey = new Map(refs.map((r) => [keyOf(r), r]));
+/** The receipts a write inserted, with their room, sender and position from the refs ({@link distinct}'s map). */
+function receivedOf(byKey: ReadonlyMap<string, DeliveredEnvelope>, rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
   return rows.map((row) => {
     const ref = byKey.get(`${row.room_message_id}:${row.recipient_device_id}`)!;
     return { room_message_id: row.room_message_id, room_id: ref.roomId, sender_device_id: ref.senderDeviceId, recipient_device_id: row.recipient_device_id, release_seq: ref.releaseSeq, received_at: row.received_at };
   });
 }
 
-/** A row {@link insertReceiptsStatement} answers. */
-type InsertedReceipt = { room_message_id: string; recipient_device_id: string; received_at: string | Date };
+/**
+ * A row {@link insertReceiptsStatement} answers. `received_at` in epoch milliseconds: a number is
+ * read without the per-row timestamp parse (a room message answers one row per member).
+ */
+type InsertedReceipt = { room_message_id: string; recipient_device_id: string; received_at: number };
 
-/** Distinct refs, first occurrence kept. */
-function distinct(refs: readonly DeliveredEnvelope[]): DeliveredEnvelope[] {
+/** Distinct refs by key, first occurrence kept. */
+function distinct(refs: readonly Keyed[]): Map<string, DeliveredEnvelope> {
   const seen = new Map<string, DeliveredEnvelope>();
-  for (const r of refs) if (!seen.has(keyOf(r))) seen.set(keyOf(r), r);
-  return [...seen.values()];
+  for (const r of refs) if (!seen.has(r.key)) seen.set(r.key, r.ref);
+  return seen;
 }
 
 export interface RoomDeliveriesDeps {
@@ -83,7 +93,7 @@ export interface RoomDeliveriesDeps {
 
 /** Records that room envelopes reached their recipients, and publishes their delivered receipts. */
 export class RoomDeliveries {
-  private readonly batcher: TenantBatcher<DeliveredEnvelope, undefined>;
+  private readonly batcher: TenantBatcher<Keyed, undefined>;
   /** Envelopes queued and not written yet, by {@link keyOf} (see {@link whenReceived}). */
   private readonly pending = new PendingSet();
   private readonly writer: TenantWriter;
@@ -94,10 +104,10 @@ export class RoomDeliveries {
       async (tenantId, refs) => {
         try {
           const unique = distinct(refs);
-          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
+          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, [...unique.values()]), pipelineCommit: true });
           if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
         } finally {
-          this.pending.settle(refs.map(keyOf));
+          this.pending.settle(refs.map((r) => r.key));
         }
         return refs.map(() => undefined);
       },
@@ -107,8 +117,9 @@ export class RoomDeliveries {
 
   /** A `room_message` frame was written to a socket of its recipient: queue the envelope's delivered receipt (batched). */
   delivered(tenantId: string, ref: DeliveredEnvelope): void {
-    this.pending.add(keyOf(ref));
-    this.batcher.add(tenantId, ref);
+    const item = keyed(ref);
+    this.pending.add(item.key);
+    this.batcher.add(tenantId, item);
   }
 
   /**
@@ -117,8 +128,8 @@ export class RoomDeliveries {
    */
   async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     if (refs.length === 0) return;
-    const unique = distinct(refs);
-    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedReceipt[] }).rows);
+    const unique = distinct(refs.map(keyed));
+    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, [...unique.values()]))) as unknown as { rows: InsertedReceipt[] }).rows);
     if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
   }
 
