@@ -10,7 +10,6 @@
  * socket (batched, ~200 ms) or a page the recipient fetched sets `delivered_at`, and the rows it
  * set go to `onDelivered` (the delivered receipts, modules/receipts).
  */
-import { randomUUID } from 'node:crypto';
 import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/protocol';
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
@@ -19,6 +18,7 @@ import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
+import { timeOrderedId } from '../../lib/ids.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
@@ -286,8 +286,9 @@ export class MessageService {
     if (ciphertext.length > this.deps.maxCiphertextBytes) {
       throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${this.deps.maxCiphertextBytes} bytes`);
     }
+    const createdAt = new Date();
     return {
-      id: randomUUID(),
+      id: timeOrderedId(createdAt.getTime()),
       tenantId,
       conversationId: input.conversation_id,
       groupId: info.groupId,
@@ -298,7 +299,7 @@ export class MessageService {
       ciphertext,
       messageType: input.message_type ?? 'text',
       priority: input.priority ?? 'normal',
-      createdAt: new Date(),
+      createdAt,
       wire: { header_blob: input.header_blob, ciphertext: input.ciphertext },
     };
   }

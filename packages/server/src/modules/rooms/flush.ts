@@ -28,13 +28,13 @@
  * the commits. Each message enters its room's publish queue (release-order.ts) in position order,
  * as soon as its flush's write answered.
  */
-import { randomUUID } from 'node:crypto';
 import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
 import type { SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
+import { timeOrderedId } from '../../lib/ids.js';
 import { deliveriesOfEach } from '../webhooks/outbox.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { DecideItem, HoldInput } from '../policies/types.js';
@@ -118,8 +118,9 @@ function plan(tenantId: string, send: QueuedSend, index: number, found: repo.Sen
   for (const r of recipients) if (!kinds.has(r) || r === send.senderDeviceId) throw badRequest(`recipient ${r} is not another member of this room`);
   if (recipients.length === 0) throw badRequest('the room has no other member to send to');
 
-  const msg: repo.NewRoomMessage = { id: randomUUID(), tenantId, roomId: send.roomId, senderDeviceId: send.senderDeviceId, messageType: send.messageType, priority: send.priority, createdAt: now };
-  const targets: Target[] = recipients.map((r) => ({ envelopeId: randomUUID(), recipient: r, kind: kinds.get(r)! }));
+  const at = now.getTime();
+  const msg: repo.NewRoomMessage = { id: timeOrderedId(at), tenantId, roomId: send.roomId, senderDeviceId: send.senderDeviceId, messageType: send.messageType, priority: send.priority, createdAt: now };
+  const targets: Target[] = recipients.map((r) => ({ envelopeId: timeOrderedId(at), recipient: r, kind: kinds.get(r)! }));
   // Sender hub address and tier from its hub identity (`unverified` without one); by default
   // `hold` for an agent sender in a strict room, else `allow` (DESIGN §8.5).
   const hub = found.senderHubs.get(send.senderDeviceId);
@@ -177,7 +178,7 @@ function envelopeRows(p: Plan): repo.NewEnvelope[] {
   if (p.mls) {
     const keep = p.outcomes.some((o) => o !== 'blocked');
     const { header, ciphertext } = p.send.envelopes[0]!;
-    rows.unshift({ id: randomUUID(), recipientDeviceId: null, headerBlob: keep ? header : null, ciphertext: keep ? ciphertext : null, outcome: repo.SHARED_OUTCOME });
+    rows.unshift({ id: timeOrderedId(p.msg.createdAt.getTime()), recipientDeviceId: null, headerBlob: keep ? header : null, ciphertext: keep ? ciphertext : null, outcome: repo.SHARED_OUTCOME });
   }
   return rows;
 }
