@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 /** Identifier helpers. UUIDs are case-insensitive on input and canonical lowercase inside. */
+import { randomUUID } from 'node:crypto';
 
 /** An RFC 9562 UUID in its textual form (any version, any case). */
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
