@@ -28,15 +28,12 @@ export interface DeliveredEnvelope extends EnvelopeRef {
   releaseSeq: number;
 }
 
-const keyOf = (e: EnvelopeRef) => `${e.roomMessageId}:${e.recipientDeviceId}`;
-
-/** A delivered envelope with its {@link keyOf}, built once per delivery (a room message makes one per member). */
-interface Keyed {
-  ref: DeliveredEnvelope;
-  key: string;
-}
-
-const keyed = (ref: DeliveredEnvelope): Keyed => ({ ref, key: keyOf(ref) });
+/**
+ * Envelopes by room message, then recipient. Two lookups of ids that are the same string for every
+ * envelope of a message (their hashes are computed once), instead of a `message:recipient` key
+ * built per envelope (a room message makes one per member).
+ */
+type ByEnvelope = Map<string, Map<string, DeliveredEnvelope>>;
 
 /**
  * Record that the listed envelopes reached their recipients: one `room_receipts` row each that
@@ -62,9 +59,9 @@ function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[])
 }
 
 /** The receipts a write inserted, with their room, sender and position from the refs ({@link distinct}'s map). */
-function receivedOf(byKey: ReadonlyMap<string, DeliveredEnvelope>, rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
+function receivedOf(byEnvelope: ByEnvelope, rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
   return rows.map((row) => {
-    const ref = byKey.get(`${row.room_message_id}:${row.recipient_device_id}`)!;
+    const ref = byEnvelope.get(row.room_message_id)!.get(row.recipient_device_id)!;
     return { room_message_id: row.room_message_id, room_id: ref.roomId, sender_device_id: ref.senderDeviceId, recipient_device_id: row.recipient_device_id, release_seq: ref.releaseSeq, received_at: row.received_at };
   });
 }
@@ -75,11 +72,18 @@ function receivedOf(byKey: ReadonlyMap<string, DeliveredEnvelope>, rows: readonl
  */
 type InsertedReceipt = { room_message_id: string; recipient_device_id: string; received_at: number };
 
-/** Distinct refs by key, first occurrence kept. */
-function distinct(refs: readonly Keyed[]): Map<string, DeliveredEnvelope> {
-  const seen = new Map<string, DeliveredEnvelope>();
-  for (const r of refs) if (!seen.has(r.key)) seen.set(r.key, r.ref);
-  return seen;
+/** Distinct refs, first occurrence kept: by envelope, and as a list. */
+function distinct(refs: readonly DeliveredEnvelope[]): { byEnvelope: ByEnvelope; unique: DeliveredEnvelope[] } {
+  const byEnvelope: ByEnvelope = new Map();
+  const unique: DeliveredEnvelope[] = [];
+  for (const r of refs) {
+    let recipients = byEnvelope.get(r.roomMessageId);
+    if (!recipients) byEnvelope.set(r.roomMessageId, (recipients = new Map()));
+    if (recipients.has(r.recipientDeviceId)) continue;
+    recipients.set(r.recipientDeviceId, r);
+    unique.push(r);
+  }
+  return { byEnvelope, unique };
 }
 
 export interface RoomDeliveriesDeps {
@@ -93,8 +97,8 @@ export interface RoomDeliveriesDeps {
 
 /** Records that room envelopes reached their recipients, and publishes their delivered receipts. */
 export class RoomDeliveries {
-  private readonly batcher: TenantBatcher<Keyed, undefined>;
-  /** Envelopes queued and not written yet, by {@link keyOf} (see {@link whenReceived}). */
+  private readonly batcher: TenantBatcher<DeliveredEnvelope, undefined>;
+  /** Room messages with envelopes queued and not written yet, once per envelope (see {@link whenReceived}). */
   private readonly pending = new PendingSet();
   private readonly writer: TenantWriter;
 
@@ -103,11 +107,11 @@ export class RoomDeliveries {
     this.batcher = new TenantBatcher(
       async (tenantId, refs) => {
         try {
-          const unique = distinct(refs);
-          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, [...unique.values()]), pipelineCommit: true });
-          if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
+          const { byEnvelope, unique } = distinct(refs);
+          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
+          if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, receivedOf(byEnvelope, rows));
         } finally {
-          this.pending.settle(refs.map((r) => r.key));
+          this.pending.settle(refs.map((r) => r.roomMessageId));
         }
         return refs.map(() => undefined);
       },
@@ -117,9 +121,8 @@ export class RoomDeliveries {
 
   /** A `room_message` frame was written to a socket of its recipient: queue the envelope's delivered receipt (batched). */
   delivered(tenantId: string, ref: DeliveredEnvelope): void {
-    const item = keyed(ref);
-    this.pending.add(item.key);
-    this.batcher.add(tenantId, item);
+    this.pending.add(ref.roomMessageId);
+    this.batcher.add(tenantId, ref);
   }
 
   /**
@@ -128,17 +131,20 @@ export class RoomDeliveries {
    */
   async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     if (refs.length === 0) return;
-    const unique = distinct(refs.map(keyed));
-    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, [...unique.values()]))) as unknown as { rows: InsertedReceipt[] }).rows);
-    if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, receivedOf(unique, rows));
+    const { byEnvelope, unique } = distinct(refs);
+    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedReceipt[] }).rows);
+    if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, receivedOf(byEnvelope, rows));
   }
 
   /**
-   * When this instance delivered the envelope and its receipt is not written yet: a promise
-   * settling once its batch was written and published (successfully or not); undefined otherwise.
+   * When this instance delivered envelopes of the envelope's room message whose receipts are not
+   * written yet: a promise settling once they were written and published (successfully or not);
+   * undefined otherwise. Kept per room message, not per envelope: the envelopes of a message are
+   * delivered in the same turn and so go in the same batch, and waiting for the others' receipts
+   * too costs nothing more.
    */
   whenReceived(ref: EnvelopeRef): Promise<void> | undefined {
-    return this.pending.when(keyOf(ref));
+    return this.pending.when(ref.roomMessageId);
   }
 
   /** Wait for queued receipts (graceful shutdown). */
