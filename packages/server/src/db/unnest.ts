@@ -16,15 +16,15 @@ import { arrayLiteral, wholeList } from './array-literal.js';
 /** PostgreSQL element types of the array parameters; `bytes` is a `bytea` value (Buffer) sliced from the call's binary parameter. */
 export type UnnestType = 'uuid' | 'text' | 'int' | 'bigint' | 'float8' | 'bool' | 'timestamptz' | 'jsonb' | 'bytes';
 
-/** One column: its name in the row alias, its element type, and how to read it from a row (null allowed). */
+/** One column: its name in the row alias, its element type, and how to read it from a row and its 0-based index (null allowed). */
 export interface UnnestColumn<R> {
   name: string;
   type: UnnestType;
-  value: (row: R) => unknown;
+  value: (row: R, index: number) => unknown;
 }
 
 /** Column helper: `col('id', 'uuid', (r) => r.id)`. */
-export const col = <R>(name: string, type: UnnestType, value: (row: R) => unknown): UnnestColumn<R> => ({ name, type, value });
+export const col = <R>(name: string, type: UnnestType, value: (row: R, index: number) => unknown): UnnestColumn<R> => ({ name, type, value });
 
 /** The driver value of one element: Dates as ISO text, JSON values as their text. */
 function element(type: UnnestType, v: unknown): unknown {
@@ -68,14 +68,14 @@ export function unnestRows<R>(rows: readonly R[], columns: readonly UnnestColumn
   let at = 1; // substring() counts from 1
   for (const c of columns) {
     if (c.type !== 'bytes') {
-      arrays.push(typed(rows.map((r) => element(c.type, c.value(r))), c.type));
+      arrays.push(typed(rows.map((r, i) => element(c.type, c.value(r, i))), c.type));
       names.push(c.name);
       continue;
     }
     const offsets: (number | null)[] = [];
     const lengths: (number | null)[] = [];
-    for (const r of rows) {
-      const b = c.value(r) as Buffer | null | undefined;
+    for (let i = 0; i < rows.length; i++) {
+      const b = c.value(rows[i]!, i) as Buffer | null | undefined;
       offsets.push(b ? at : null);
       lengths.push(b ? b.length : null);
       if (b) {
