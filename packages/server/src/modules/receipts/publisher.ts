@@ -17,8 +17,8 @@ export interface ReceivedEnvelope {
   sender_device_id: string;
   recipient_device_id: string;
   release_seq: string | number;
-  /** A time, or epoch milliseconds. */
-  received_at: string | Date | number;
+  /** Epoch milliseconds (the receipt insert answers them so; no per-row timestamp parse). */
+  received_at: number;
 }
 
 /** One frame for one device. */
