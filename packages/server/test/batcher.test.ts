@@ -81,6 +81,62 @@ describe('TenantBatcher', () => {
     expect(settled).toEqual([1, 2]);
   });
 
+  it('with readAhead, the next flush starts before the current one is locked, and its ready settles only once every earlier one is', async () => {
+    const started: number[][] = [];
+    const lockGates: (() => void)[] = [];
+    const readies: boolean[] = [];
+    const finish = deferred();
+    const b = new TenantBatcher<number, number>(
+      async (_tenant, items, locked, ready) => {
+        const k = started.push(items) - 1;
+        lockGates.push(locked);
+        readies[k] = false;
+        void ready.then(() => (readies[k] = true));
+        await ready;
+        await finish.promise;
+        return items;
+      },
+      { maxInFlight: 3, maxBatch: 1, overlap: true, readAhead: 1 },
+    );
+    const all = [1, 2, 3].map((i) => b.submit('t', i));
+    for (let i = 0; i < 4; i++) await tick();
+    // One flush may read ahead of the unlocked first one; the third waits for a lock report.
+    expect(started).toEqual([[1], [2]]);
+    expect(readies).toEqual([true, false]);
+    lockGates[0]!();
+    for (let i = 0; i < 4; i++) await tick();
+    expect(started).toEqual([[1], [2], [3]]);
+    expect(readies).toEqual([true, true, false]);
+    lockGates[1]!();
+    lockGates[2]!();
+    finish.resolve();
+    expect(await Promise.all(all)).toEqual([1, 2, 3]);
+    expect(readies).toEqual([true, true, true]);
+  });
+
+  it('with readAhead, a flush that fails before locking still lets the later ones take their turn after the earlier ones', async () => {
+    const order: string[] = [];
+    const gate = deferred();
+    const b = new TenantBatcher<number, number>(
+      async (_t, items, locked, ready) => {
+        const [i] = items;
+        if (i === 2) throw new Error('read failed');
+        await ready;
+        order.push(`lock ${i}`);
+        if (i === 1) await gate.promise;
+        locked();
+        return items;
+      },
+      { maxInFlight: 3, maxBatch: 1, overlap: true, readAhead: 1 },
+    );
+    const all = Promise.allSettled([1, 2, 3].map((i) => b.submit('t', i)));
+    for (let i = 0; i < 6; i++) await tick();
+    expect(order).toEqual(['lock 1']); // flush 3 waits for flush 1 although flush 2 failed at once
+    gate.resolve();
+    expect((await all).map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(order).toEqual(['lock 1', 'lock 3']);
+  });
+
   it('with overlap, a flush that fails before locking does not block the next one', async () => {
     let calls = 0;
     const b = new TenantBatcher<number, number>(

@@ -154,6 +154,8 @@ describe('row-level security', () => {
       expect(tenantPolicy, `${table}: a policy compares tenant_id with app.tenant_id`).toBeDefined();
       expect(String(tenantPolicy!.with_check ?? tenantPolicy!.qual)).toContain('app.tenant_id');
       expect(tenantPolicy!.cmd).toBe('ALL');
+      // Migration 0039: the scope is a scalar subquery, evaluated once per statement, not per row.
+      for (const expr of [tenantPolicy!.qual, tenantPolicy!.with_check]) expect(String(expr), `${table}: scope read once per statement`).toMatch(/\(\s*SELECT\s+\(?\s*NULLIF\(current_setting\('app\.tenant_id'/i);
     }
   });
 

@@ -11,7 +11,7 @@
  * binary). Select them with {@link bytesOf}.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { arrayLiteral, wholeList } from './array-literal.js';
+import { arrayLiteral, elementPattern } from './array-literal.js';
 
 /** PostgreSQL element types of the array parameters; `bytes` is a `bytea` value (Buffer) sliced from the call's binary parameter. */
 export type UnnestType = 'uuid' | 'text' | 'int' | 'bigint' | 'float8' | 'bool' | 'timestamptz' | 'jsonb' | 'bytes';
@@ -36,10 +36,10 @@ function element(type: UnnestType, v: unknown): unknown {
 
 /** Element patterns of the columns sent as array literals (null elements as `NULL`). */
 const LITERAL: Partial<Record<UnnestType, RegExp>> = {
-  uuid: wholeList('[0-9a-fA-F-]{36}|NULL'),
-  int: wholeList('-?\\d+|NULL'),
-  bigint: wholeList('-?\\d+|NULL'),
-  timestamptz: wholeList('[0-9T:.Z+-]+|NULL'),
+  uuid: elementPattern('[0-9a-fA-F-]{36}|NULL'),
+  int: elementPattern('-?\\d+|NULL'),
+  bigint: elementPattern('-?\\d+|NULL'),
+  timestamptz: elementPattern('[0-9T:.Z+-]+|NULL'),
 };
 
 /**

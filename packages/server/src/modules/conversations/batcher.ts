@@ -7,6 +7,9 @@
  * With `overlap`, the next flush starts only once every earlier flush has reported that it holds
  * its tenants' ordering locks (the `locked` callback of `flushTenant`): it then waits behind them
  * in the database's lock queue, already sent, and commits right after them, in submission order.
+ * With `readAhead` r > 0, up to r further flushes start before that, and each one's `ready` promise
+ * settles once every earlier flush has reported `locked`: such a flush does its reads at once and
+ * waits on `ready` before it asks for its ordering lock, so the submission order still holds.
  */
 export interface BatcherOptions {
   /** Concurrent flushes (PostgreSQL: a few pool connections; PGlite: 1). */
@@ -20,6 +23,11 @@ export interface BatcherOptions {
    * `locked` (see the class docs); needs `maxInFlight` > 1 to matter.
    */
   overlap?: boolean;
+  /**
+   * With `overlap`: flushes that may start before the earlier ones reported `locked` (default 0);
+   * they must await their `ready` before taking their ordering lock (see the class docs).
+   */
+  readAhead?: number;
   /** Told of every committed tenant flush: its item count and duration in seconds (metrics). */
   observe?: (size: number, seconds: number) => void;
 }
@@ -38,16 +46,19 @@ export class TenantBatcher<I, R> {
   private inFlight = 0;
   /** Flushes started that have not yet reported `locked` for every tenant (or settled). */
   private unlocked = 0;
+  /** Settles once every flush started so far has reported `locked` for every tenant (or settled). */
+  private allLocked: Promise<void> = Promise.resolve();
   private scheduled = false;
   /** Settles once every flush started so far has told its callers. */
   private settled: Promise<void> = Promise.resolve();
 
   /**
    * @param flushTenant writes one tenant's items in one transaction and returns one result per
-   *   item, in order; calls `locked` once it holds the tenant's ordering lock (with `overlap`).
+   *   item, in order; calls `locked` once it holds the tenant's ordering lock (with `overlap`), and
+   *   asks for that lock only once `ready` has settled (with `readAhead`; it never rejects).
    */
   constructor(
-    private readonly flushTenant: (tenantId: string, items: I[], locked: () => void) => Promise<R[]>,
+    private readonly flushTenant: (tenantId: string, items: I[], locked: () => void, ready: Promise<void>) => Promise<R[]>,
     private readonly opts: BatcherOptions,
   ) {}
 
@@ -69,7 +80,7 @@ export class TenantBatcher<I, R> {
   }
 
   private canStart(): boolean {
-    return this.inFlight < this.opts.maxInFlight && this.queue.length > 0 && this.unlocked === 0;
+    return this.inFlight < this.opts.maxInFlight && this.queue.length > 0 && this.unlocked <= (this.opts.readAhead ?? 0);
   }
 
   private schedule(): void {
@@ -96,9 +107,14 @@ export class TenantBatcher<I, R> {
     // Without `overlap` a flush counts as locked at once; with it, when its last tenant reports.
     let waiting = this.opts.overlap ? byTenant.size : 0;
     if (waiting > 0) this.unlocked++;
+    const ready = this.allLocked;
+    let allLocked: () => void = ignore;
+    this.allLocked = Promise.all([ready, new Promise<void>((r) => (allLocked = r))]).then(ignore);
+    if (waiting === 0) allLocked();
     const lockedOne = () => {
       if (waiting > 0 && --waiting === 0) {
         this.unlocked--;
+        allLocked();
         this.schedule();
       }
     };
@@ -119,6 +135,7 @@ export class TenantBatcher<I, R> {
           tenantId,
           list.map((p) => p.item),
           locked,
+          ready,
         );
         this.opts.observe?.(list.length, (performance.now() - started) / 1000);
         settle = () => list.forEach((p, i) => p.resolve(results[i]!));

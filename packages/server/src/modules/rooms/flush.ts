@@ -236,7 +236,9 @@ function heldInputs(plans: readonly Plan[]): { plan: number; target: number; inp
 /**
  * Write one tenant's queued sends (module comment) and answer one outcome per send, in order;
  * `locked` is called once the flush holds the tenant's flush lock (the next flush may start: its
- * write waits for this one's commit). A send refused by its checks answers its error and writes
+ * write waits for this one's commit); `ready` settles once every earlier flush of the instance
+ * holds that lock (the batcher's read-ahead): the read and the decisions run before it, the write
+ * and its lock after it. A send refused by its checks answers its error and writes
  * nothing; any other failure rejects the whole flush (nothing written, every publish-queue place
  * taken released).
  *
@@ -246,7 +248,13 @@ function heldInputs(plans: readonly Plan[]): { plan: number; target: number; inp
  * trust score) or an envelope is held (held messages), the decisions and the write run in one
  * drizzle transaction instead.
  */
-export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: readonly QueuedSend[], locked: () => void = () => undefined): Promise<FlushOutcome[]> {
+export async function flushRoomSends(
+  ctx: RoomContext,
+  tenantId: string,
+  sends: readonly QueuedSend[],
+  locked: () => void = () => undefined,
+  ready: Promise<void> = Promise.resolve(),
+): Promise<FlushOutcome[]> {
   const { db, policies } = ctx.deps;
   const now = new Date();
   const rows = await ctx.tenantWriter.write<repo.SendContextRow>({
@@ -271,6 +279,8 @@ export async function flushRoomSends(ctx: RoomContext, tenantId: string, sends: 
   const items = plans.flatMap((p) => p.items);
   const cached = policies.evaluateCached(tenantId, items, found.policyEpoch);
   const turns: Turn[] = [];
+  // An earlier flush of this instance may still be on its way to the lock: take it after that one.
+  await ready;
   try {
     let positions: number[];
     let held: ReturnType<typeof heldInputs> = [];

@@ -50,11 +50,13 @@ export class RoomService {
 
   constructor(deps: RoomServiceDeps) {
     // Group commit (flush.ts): everything queued during a flush goes into the next one, which
-    // starts once this one holds the tenant's flush lock (`overlap`), so positions follow queue
-    // order. A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
-    const sends = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, queued, locked) => flushRoomSends(this.ctx, tenantId, queued, locked), {
-      maxInFlight: 2,
+    // may write once this one holds the tenant's flush lock (`overlap`), so positions follow queue
+    // order; with `readAhead` it reads while the one before it is still on its way to the lock.
+    // A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
+    const sends = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, queued, locked, ready) => flushRoomSends(this.ctx, tenantId, queued, locked, ready), {
+      maxInFlight: 3,
       overlap: true,
+      readAhead: 1,
       maxBatch: MAX_FLUSH,
     });
     this.ctx = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db) };

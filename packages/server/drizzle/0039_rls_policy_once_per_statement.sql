@@ -1,0 +1,44 @@
+-- Tenant isolation evaluated once per statement (issues 15 and 21; DESIGN §4). The policies of
+-- 0001_rls.sql and 0007 compared each row with `nullif(current_setting('app.tenant_id', true),
+-- '')::uuid`, a stable expression PostgreSQL evaluates again for every row a statement inserts
+-- or filters: about 1 µs per row, a tenth of a room envelope's or receipt's insert. As a scalar
+-- subquery `(select …)` the planner runs it once per statement (an InitPlan) and compares each
+-- row with its value. Which rows a tenant sees or may write is unchanged.
+CREATE OR REPLACE FUNCTION parley_tenant_scope() RETURNS text LANGUAGE sql IMMUTABLE AS
+$$ SELECT '(select nullif(current_setting(''app.tenant_id'', true), '''')::uuid)' $$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION parley_enable_tenant_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
+  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
+  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (tenant_id = %s) WITH CHECK (tenant_id = %s)', t, parley_tenant_scope(), parley_tenant_scope());
+  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION parley_enable_two_party_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
+  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
+  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (%s IN (tenant_id, partner_tenant_id)) WITH CHECK (%s IN (tenant_id, partner_tenant_id))', t, parley_tenant_scope(), parley_tenant_scope());
+  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
+END $$;
+--> statement-breakpoint
+-- Every existing tenant_isolation policy, rewritten in place by its kind: the tenants table (its
+-- own id), the two-party tables (tenant_id or partner_tenant_id), every other table (tenant_id).
+DO $$
+DECLARE
+  p record;
+  s text := parley_tenant_scope();
+  cond text;
+BEGIN
+  FOR p IN SELECT schemaname, tablename, qual FROM pg_policies WHERE policyname = 'tenant_isolation' LOOP
+    IF p.tablename = 'tenants' THEN
+      cond := format('id = %s', s);
+    ELSIF p.qual LIKE '%partner_tenant_id%' THEN
+      cond := format('%s IN (tenant_id, partner_tenant_id)', s);
+    ELSE
+      cond := format('tenant_id = %s', s);
+    END IF;
+    EXECUTE format('ALTER POLICY tenant_isolation ON %I.%I USING (%s) WITH CHECK (%s)', p.schemaname, p.tablename, cond, cond);
+  END LOOP;
+END $$;
