@@ -101,6 +101,30 @@ describe.skipIf(backend !== 'postgres')('pipelined tenant writer (postgres)', ()
     expect(await second!).toEqual([{ n: before + 1 }]);
   });
 
+  it('chained writes of a tenant run in the order sent, one after the other, each reporting its lock once sent; a failing one between them writes nothing', async () => {
+    const before = await count();
+    const locked: string[] = [];
+    // Sent back to back without waiting: the first sleeps before inserting, yet the later ones run
+    // after it committed (the third counts the rows), and the failing second stops nothing.
+    const first = writer.write<{ id: number }>({
+      tenantId,
+      lockKey,
+      name: 'tw_chain_slow',
+      chain: true,
+      statement: sql`insert into tw_probe (id, tenant) select 200, 'first' from pg_sleep(0.2) returning id`,
+      onLocked: () => locked.push('first'),
+    });
+    const second = writer.write({ tenantId, lockKey, name: 'tw_chain_dup', chain: true, statement: sql`insert into tw_probe (id, tenant) values (201, 'a'), (201, 'b')`, onLocked: () => locked.push('second') });
+    const third = writer.write<{ n: number }>({ tenantId, lockKey, name: 'tw_chain_count', chain: true, statement: sql`select count(*)::int as n from tw_probe`, onLocked: () => locked.push('third') });
+    // Reported once each write was sent, before any answer.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(locked).toEqual(['first', 'second', 'third']);
+    expect(await first).toEqual([{ id: 200 }]);
+    await expect(second).rejects.toThrow(/duplicate key/);
+    expect(await third).toEqual([{ n: before + 1 }]);
+    expect(await count()).toBe(before + 1);
+  });
+
   it('replaces a connection that was killed', async () => {
     await writer.write({ tenantId, lockKey, name: 'tw_one_col', statement: sql`select 1 as one` });
     const { db } = t.app.parley.database;

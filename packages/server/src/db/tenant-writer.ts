@@ -7,11 +7,18 @@
  * `pipeline: true`): `BEGIN; set_config(...); pg_advisory_xact_lock(...)` as one simple-protocol
  * query and the statement as a named prepared statement, written together before any answer
  * arrives; then `COMMIT` once the statement's answer is in (or `ROLLBACK` when anything failed).
- * Sending `COMMIT` in the same pipeline would save that round trip but let PostgreSQL commit the
- * rows of a process that died before it could acknowledge and publish them. A write's
- * `onLocked` fires when the lock is held, so a caller can queue the next write on another
+ * A write's `onLocked` fires when the lock is held, so a caller can queue the next write on another
  * connection behind it (it then waits in PostgreSQL, not in Node, and starts the moment this one
  * commits). On PGlite (in-process, no round trips) the same write runs through drizzle.
+ *
+ * `pipelineCommit` sends `COMMIT` with the statement (one round trip), and `chain` also sends the
+ * write behind the previous chained one on the same connection (the group commits of messages and
+ * room messages). The lock still orders writers across instances. Either way a write is answered,
+ * and so acknowledged, only after COMMIT; what changes is a process that dies mid-write: its rows
+ * may commit without ever being acknowledged or published, as when it dies between COMMIT's answer
+ * and the acknowledgement. Their recipients still get them when they catch up from their cursors;
+ * the sender, never acknowledged, sees what any lost acknowledgement looks like (docs/decisions.md,
+ * "Chained group-commit writes").
  */
 import pg from 'pg';
 import type { SQL } from 'drizzle-orm';
@@ -33,6 +40,15 @@ export interface TenantWrite {
    * that dies mid-way may leave them committed): one round trip instead of two.
    */
   pipelineCommit?: boolean;
+  /**
+   * Chain the write (implies `pipelineCommit`): every chained write with the same `lockKey` (or,
+   * without one, of the same tenant) goes to the same connection and is sent at once, behind the
+   * ones sent before it, without waiting for their answers; the connection keeps their order, so
+   * `onLocked` fires as soon as the write is sent. PostgreSQL then runs them back to back, with no
+   * round trip to this process between one's COMMIT and the next one's lock (issues 15 and 21). A
+   * caller ordering other writes after a chained one must wait for its answer, not `onLocked`.
+   */
+  chain?: boolean;
 }
 
 /** Writes one statement per call in a (locked) tenant transaction; see the module docs. */
@@ -80,6 +96,13 @@ export function drizzleTenantWriter(db: Db): TenantWriter {
 
 const dialect = new PgDialect();
 
+/** The slot of chained writes: a hash (FNV-1a) of their lock key (else their tenant) over `size` slots. */
+function slotOf(key: string, size: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % size;
+}
+
 /**
  * {@link TenantWriter} over `size` node-postgres clients in pipeline mode; each write goes to the
  * client with the fewest writes in flight, where it waits for the write before it (one
@@ -108,11 +131,14 @@ export class PipelinedTenantWriter implements TenantWriter {
     if (!UUID.test(w.tenantId)) throw new Error('tenant id is not a UUID');
     if (w.lockKey !== undefined && !LOCK_KEY.test(w.lockKey)) throw new Error('lock key has characters outside [A-Za-z0-9:_-]');
     const { sql: text, params } = dialect.sqlToQuery(w.statement);
-    const slot = this.busy.indexOf(Math.min(...this.busy));
+    const slot = w.chain ? slotOf(w.lockKey ?? w.tenantId, this.busy.length) : this.busy.indexOf(Math.min(...this.busy));
     this.busy[slot]!++;
-    // One transaction at a time per connection: a write waits for the one before it on its slot.
-    const run = this.tails[slot]!.then(() => this.run<R>(slot, w, text, params));
-    this.tails[slot] = run.catch(() => undefined);
+    // One transaction at a time per connection: a write waits for the one before it on its slot,
+    // for its answer, or only until it was sent when it is chained (its COMMIT goes with it).
+    let sent!: () => void;
+    const queued = new Promise<void>((resolve) => (sent = resolve));
+    const run = this.tails[slot]!.then(() => this.run<R>(slot, w, text, params, sent));
+    this.tails[slot] = w.chain ? Promise.race([queued, run.catch(() => undefined)]) : run.catch(() => undefined);
     try {
       return await run;
     } finally {
@@ -120,7 +146,7 @@ export class PipelinedTenantWriter implements TenantWriter {
     }
   }
 
-  private async run<R>(slot: number, w: TenantWrite, text: string, params: unknown[]): Promise<R[]> {
+  private async run<R>(slot: number, w: TenantWrite, text: string, params: unknown[], sent: () => void): Promise<R[]> {
     let client: pg.Client;
     try {
       client = await this.client(slot);
@@ -133,11 +159,14 @@ export class PipelinedTenantWriter implements TenantWriter {
     const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${lock}`);
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
     // After a failed statement PostgreSQL answers this COMMIT with ROLLBACK.
-    const early = w.pipelineCommit ? client.query('commit') : undefined;
-    void head.then(
-      () => w.onLocked?.(),
-      () => w.onLocked?.(),
-    );
+    const early = w.pipelineCommit || w.chain ? client.query('commit') : undefined;
+    sent();
+    if (w.chain) w.onLocked?.();
+    else
+      void head.then(
+        () => w.onLocked?.(),
+        () => w.onLocked?.(),
+      );
     const [headResult, bodyResult] = await Promise.allSettled([head, body]);
     if (headResult.status === 'rejected' || bodyResult.status === 'rejected') {
       await (early ?? client.query('rollback')).catch(() => undefined);

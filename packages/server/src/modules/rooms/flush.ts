@@ -287,11 +287,20 @@ export async function flushRoomSends(
     let heldIds: string[] = [];
     if (cached && !cached.evaluations.some((e) => e.outcome === 'hold')) {
       applyEvaluations(plans, cached.evaluations);
-      positions = repo.positionsOf(
-        await ctx.tenantWriter.write({ tenantId, lockKey: flushLock(tenantId), name: 'rooms-flush-write', statement: writeStatement(tenantId, now, plans, cached.records), onLocked: locked }),
-      );
+      const written = ctx.tenantWriter.write<{ i: number; pos: number }>({
+        tenantId,
+        lockKey: flushLock(tenantId),
+        name: 'rooms-flush-write',
+        statement: writeStatement(tenantId, now, plans, cached.records),
+        onLocked: locked,
+        chain: true,
+      });
+      ctx.chained = written.catch(() => undefined);
+      positions = repo.positionsOf(await written);
       for (const p of plans) turns.push(ctx.order.enter(p.msg.roomId));
     } else {
+      // A chained write before this one holds the lock only once PostgreSQL reaches it: wait for it.
+      await ctx.chained;
       [positions, held, heldIds] = await withTenant(db, tenantId, async (tx) => {
         await xactLock(tx, flushLock(tenantId));
         locked();

@@ -66,6 +66,8 @@ export interface RoomContext {
   readonly sends: TenantBatcher<QueuedSend, FlushOutcome>;
   /** How a flush reads and writes (`deps.writer`, or drizzle transactions). */
   readonly tenantWriter: TenantWriter;
+  /** Settles once the last chained flush write sent (flush.ts) has been answered. */
+  chained: Promise<unknown>;
 }
 
 export const b64 = (b: Buffer) => b.toString('base64');

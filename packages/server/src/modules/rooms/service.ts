@@ -59,7 +59,7 @@ export class RoomService {
       readAhead: 1,
       maxBatch: MAX_FLUSH,
     });
-    this.ctx = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db) };
+    this.ctx = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db), chained: Promise.resolve() };
     deps.policies.registerReleaser('room', (held) => this.release(held));
   }
 
