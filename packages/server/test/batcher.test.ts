@@ -173,6 +173,24 @@ describe('TenantBatcher', () => {
     expect(tried).toEqual(['t', 'bad', 't']);
   });
 
+  it('with a delay, a queue already holding maxBatch items flushes at once', async () => {
+    const flushed: number[][] = [];
+    const b = new TenantBatcher<number, number>(
+      async (_t, items) => {
+        flushed.push(items);
+        return items;
+      },
+      { maxInFlight: 1, maxBatch: 2, delayMs: 60_000 },
+    );
+    const full = Promise.all([b.submit('t', 1), b.submit('t', 2)]);
+    expect(await full).toEqual([1, 2]);
+    expect(flushed).toEqual([[1, 2]]);
+    // One item alone waits for the delay.
+    void b.submit('t', 3);
+    for (let i = 0; i < 5; i++) await tick();
+    expect(flushed).toEqual([[1, 2]]);
+  });
+
   it('without overlap keeps at most maxInFlight flushes running', async () => {
     let running = 0;
     let most = 0;

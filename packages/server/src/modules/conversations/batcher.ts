@@ -16,7 +16,10 @@ export interface BatcherOptions {
   maxInFlight: number;
   /** Most items in one flush. */
   maxBatch: number;
-  /** Wait this long after the first queued item before flushing (0: next turn of the event loop). */
+  /**
+   * Wait this long after the first queued item before flushing (0: next turn of the event loop);
+   * a queue already holding `maxBatch` items flushes on the next turn.
+   */
   delayMs?: number;
   /**
    * Start a flush while earlier ones are still committing, but only after each of them called
@@ -49,6 +52,8 @@ export class TenantBatcher<I, R> {
   /** Settles once every flush started so far has reported `locked` for every tenant (or settled). */
   private allLocked: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** The pending delayed flush (`delayMs`), if any. */
+  private delay: NodeJS.Timeout | undefined;
   /** Settles once every flush started so far has told its callers. */
   private settled: Promise<void> = Promise.resolve();
 
@@ -84,13 +89,21 @@ export class TenantBatcher<I, R> {
   }
 
   private schedule(): void {
+    // A full batch does not wait for the delay: a backlog drains at full speed.
+    const full = this.queue.length >= this.opts.maxBatch;
+    if (this.delay && full) {
+      clearTimeout(this.delay);
+      this.delay = undefined;
+      this.scheduled = false;
+    }
     if (this.scheduled || !this.canStart()) return;
     this.scheduled = true;
     const run = () => {
       this.scheduled = false;
+      this.delay = undefined;
       this.flush();
     };
-    if (this.opts.delayMs) setTimeout(run, this.opts.delayMs).unref();
+    if (this.opts.delayMs && !full) this.delay = setTimeout(run, this.opts.delayMs).unref();
     else setImmediate(run);
   }
 
