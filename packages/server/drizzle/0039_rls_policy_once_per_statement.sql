@@ -7,21 +7,21 @@
 CREATE OR REPLACE FUNCTION parley_tenant_scope() RETURNS text LANGUAGE sql IMMUTABLE AS
 $$ SELECT '(select nullif(current_setting(''app.tenant_id'', true), '''')::uuid)' $$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION parley_enable_tenant_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
+-- One definition for both kinds of table: RLS enabled and forced, the tenant_isolation policy on
+-- `cond` (USING and WITH CHECK), and the application role's grants.
+CREATE OR REPLACE FUNCTION parley_enable_rls(t regclass, cond text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
   EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
-  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (tenant_id = %s) WITH CHECK (tenant_id = %s)', t, parley_tenant_scope(), parley_tenant_scope());
+  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (%s) WITH CHECK (%s)', t, cond, cond);
   EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
 END $$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION parley_enable_two_party_rls(t regclass) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
-  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
-  EXECUTE format('CREATE POLICY tenant_isolation ON %s USING (%s IN (tenant_id, partner_tenant_id)) WITH CHECK (%s IN (tenant_id, partner_tenant_id))', t, parley_tenant_scope(), parley_tenant_scope());
-  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
-END $$;
+CREATE OR REPLACE FUNCTION parley_enable_tenant_rls(t regclass) RETURNS void LANGUAGE sql AS
+$$ SELECT parley_enable_rls(t, format('tenant_id = %s', parley_tenant_scope())) $$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION parley_enable_two_party_rls(t regclass) RETURNS void LANGUAGE sql AS
+$$ SELECT parley_enable_rls(t, format('%s IN (tenant_id, partner_tenant_id)', parley_tenant_scope())) $$;
 --> statement-breakpoint
 -- Every existing tenant_isolation policy, rewritten in place by its kind: the tenants table (its
 -- own id), the two-party tables (tenant_id or partner_tenant_id), every other table (tenant_id).

@@ -159,6 +159,20 @@ describe('row-level security', () => {
     }
   });
 
+  it('a table enabled later gets the same policy, read once per statement (parley_enable_tenant_rls, migration 0039)', async () => {
+    await raw(sql`create table rls_later_probe (id int primary key, tenant_id uuid not null)`);
+    try {
+      await raw(sql`select parley_enable_tenant_rls('rls_later_probe'::regclass)`);
+      const [p] = await raw(sql`select qual, with_check, cmd from pg_policies where tablename = 'rls_later_probe' and policyname = 'tenant_isolation'`);
+      expect(p?.cmd).toBe('ALL');
+      for (const expr of [p!.qual, p!.with_check]) expect(String(expr)).toMatch(/tenant_id = \(\s*SELECT\s+\(?\s*NULLIF\(current_setting\('app\.tenant_id'/i);
+      await raw(sql`insert into rls_later_probe values (1, ${tenants.A.owner.tenantId}), (2, ${tenants.B.owner.tenantId})`);
+      expect((await scoped(tenants.A.owner.tenantId, sql`select id from rls_later_probe`)).map((r) => r.id)).toEqual([1]);
+    } finally {
+      await raw(sql`drop table rls_later_probe`);
+    }
+  });
+
   it('the tenants table is protected as well', async () => {
     const [cls] = await raw(sql`select relrowsecurity, relforcerowsecurity from pg_class c join pg_namespace n on n.oid = c.relnamespace
                                 where n.nspname = 'public' and c.relname = 'tenants'`);
