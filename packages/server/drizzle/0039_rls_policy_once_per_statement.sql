@@ -17,28 +17,29 @@ BEGIN
   EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO parley_app', t);
 END $$;
 --> statement-breakpoint
+-- The policy condition of each kind of table: its own `id` (tenants), either party (the
+-- two-party tables), `tenant_id` (every other table).
+CREATE OR REPLACE FUNCTION parley_rls_condition(kind text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE kind
+    WHEN 'tenants' THEN format('id = %s', parley_tenant_scope())
+    WHEN 'two_party' THEN format('%s IN (tenant_id, partner_tenant_id)', parley_tenant_scope())
+    ELSE format('tenant_id = %s', parley_tenant_scope())
+  END $$;
+--> statement-breakpoint
 CREATE OR REPLACE FUNCTION parley_enable_tenant_rls(t regclass) RETURNS void LANGUAGE sql AS
-$$ SELECT parley_enable_rls(t, format('tenant_id = %s', parley_tenant_scope())) $$;
+$$ SELECT parley_enable_rls(t, parley_rls_condition('tenant')) $$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION parley_enable_two_party_rls(t regclass) RETURNS void LANGUAGE sql AS
-$$ SELECT parley_enable_rls(t, format('%s IN (tenant_id, partner_tenant_id)', parley_tenant_scope())) $$;
+$$ SELECT parley_enable_rls(t, parley_rls_condition('two_party')) $$;
 --> statement-breakpoint
--- Every existing tenant_isolation policy, rewritten in place by its kind: the tenants table (its
--- own id), the two-party tables (tenant_id or partner_tenant_id), every other table (tenant_id).
+-- Every existing tenant_isolation policy, rewritten in place by its kind.
 DO $$
 DECLARE
   p record;
-  s text := parley_tenant_scope();
   cond text;
 BEGIN
   FOR p IN SELECT schemaname, tablename, qual FROM pg_policies WHERE policyname = 'tenant_isolation' LOOP
-    IF p.tablename = 'tenants' THEN
-      cond := format('id = %s', s);
-    ELSIF p.qual LIKE '%partner_tenant_id%' THEN
-      cond := format('%s IN (tenant_id, partner_tenant_id)', s);
-    ELSE
-      cond := format('tenant_id = %s', s);
-    END IF;
+    cond := parley_rls_condition(CASE WHEN p.tablename = 'tenants' THEN 'tenants' WHEN p.qual LIKE '%partner_tenant_id%' THEN 'two_party' ELSE 'tenant' END);
     EXECUTE format('ALTER POLICY tenant_isolation ON %I.%I USING (%s) WITH CHECK (%s)', p.schemaname, p.tablename, cond, cond);
   END LOOP;
 END $$;

@@ -135,10 +135,11 @@ export class PipelinedTenantWriter implements TenantWriter {
     this.busy[slot]!++;
     // One transaction at a time per connection: a write waits for the one before it on its slot,
     // for its answer, or only until it was sent when it is chained (its COMMIT goes with it).
-    let sent!: () => void;
-    const queued = new Promise<void>((resolve) => (sent = resolve));
+    let sent: (() => void) | undefined;
+    const queued = w.chain ? new Promise<void>((resolve) => (sent = resolve)) : undefined;
     const run = this.tails[slot]!.then(() => this.run<R>(slot, w, text, params, sent));
-    this.tails[slot] = w.chain ? Promise.race([queued, run.catch(() => undefined)]) : run.catch(() => undefined);
+    const done = run.catch(() => undefined);
+    this.tails[slot] = queued ? Promise.race([queued, done]) : done;
     try {
       return await run;
     } finally {
@@ -146,7 +147,7 @@ export class PipelinedTenantWriter implements TenantWriter {
     }
   }
 
-  private async run<R>(slot: number, w: TenantWrite, text: string, params: unknown[], sent: () => void): Promise<R[]> {
+  private async run<R>(slot: number, w: TenantWrite, text: string, params: unknown[], sent?: () => void): Promise<R[]> {
     let client: pg.Client;
     try {
       client = await this.client(slot);
@@ -160,7 +161,7 @@ export class PipelinedTenantWriter implements TenantWriter {
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
     // After a failed statement PostgreSQL answers this COMMIT with ROLLBACK.
     const early = w.pipelineCommit || w.chain ? client.query('commit') : undefined;
-    sent();
+    sent?.();
     if (w.chain) w.onLocked?.();
     else
       void head.then(
