@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';
+import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
@@ -669,6 +670,36 @@ describe('GET /api/v1/devices/{id}/messages and /pending (device JWT)', () => {
     }
     // the other agent's message was not delivered by those refused calls
     expect((await t.request({ method: 'GET', url: `/api/v1/devices/${other.deviceId}/pending`, headers: other.auth })).body.pending).toBe(1);
+  });
+
+  it('pending counts what is addressed to the device and not delivered: a fetch delivers, a deleted message leaves the count with its receipt', async () => {
+    const owner = await newOwner(t);
+    const od = await registerOwnerDevice(t, owner);
+    const agent = await activeAgent(t, owner);
+    const pending = async () => (await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/pending`, headers: agent.auth })).body.pending;
+    const receipts = async (ids: string[]) =>
+      ((await t.app.parley.database.db.execute(sql`select count(*)::int as n from message_receipts where message_id = any(${`{${ids.join(',')}}`}::uuid[])`)) as unknown as { rows: { n: number }[] }).rows[0]!.n;
+
+    const sent = [];
+    for (let i = 0; i < 3; i++) sent.push(await sendOwnerMessage(owner, od, agent.conversationId!));
+    expect(await pending()).toBe(3);
+    const hist = await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages`, headers: agent.auth });
+    expect((hist.body.messages as MessageJson[]).map((m) => m.message_id)).toEqual(sent.map((m) => m.message_id));
+    expect(await pending()).toBe(0);
+    expect(await receipts(sent.map((m) => m.message_id))).toBe(3);
+    // fetching again delivers nothing twice
+    await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages`, headers: agent.auth });
+    expect(await pending()).toBe(0);
+
+    const late = await sendOwnerMessage(owner, od, agent.conversationId!);
+    expect(await pending()).toBe(1);
+    // deleting messages (one delivered, one not) takes them off the counts and deletes the receipt
+    await t.app.parley.database.db.execute(sql`delete from messages where id = any(${`{${sent[0]!.message_id},${late.message_id}}`}::uuid[])`);
+    expect(await pending()).toBe(0);
+    expect(await receipts([sent[0]!.message_id])).toBe(0);
+    expect(await receipts([sent[1]!.message_id, sent[2]!.message_id])).toBe(2);
+    await sendOwnerMessage(owner, od, agent.conversationId!);
+    expect(await pending()).toBe(1);
   });
 
   it('answer 401 without auth or with a bad token, 400 for a non-uuid id', async () => {

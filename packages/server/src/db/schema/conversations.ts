@@ -48,8 +48,8 @@ export const topics = pgTable(
 
 /**
  * SPEC §2.4 messages. `seq` is a global identity column giving a total order for cursors;
- * `recipient_device_id` is the other side of the pairwise conversation; `delivered_at` is set
- * once the message reached a socket of the recipient or was fetched by it. `tenant_id` (RLS) has
+ * `recipient_device_id` is the other side of the pairwise conversation; when the message reached a
+ * socket of the recipient or was fetched by it is its `message_receipts` row. `tenant_id` (RLS) has
  * no foreign key of its own: the conversation's carries it and cascades, and a second check per
  * inserted row was a tenth of the group commit's database time (migration 0032).
  */
@@ -69,11 +69,9 @@ export const messages = pgTable(
     messageType: text('message_type').notNull(),
     priority: text('priority').notNull(),
     createdAt: ts('created_at').notNull().default(sql`now()`),
-    deliveredAt: ts('delivered_at'),
   },
   (t) => [
     uniqueIndex('messages_seq_idx').on(t.seq),
     index('messages_conversation_seq_idx').on(t.conversationId, t.seq),
-    index('messages_undelivered_idx').on(t.recipientDeviceId).where(sql`delivered_at is null`),
   ],
 );

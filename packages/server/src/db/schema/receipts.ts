@@ -1,10 +1,10 @@
 /**
  * Read marks of delivery and read receipts (issue 20 part 1; docs/decisions.md "Delivery and read
- * receipts"). Delivered times of pairwise messages live on their rows (`messages.delivered_at`), those
- * of room envelopes in the narrow `room_receipts`; a read is not a row per message but a mark per
- * (thread, reader).
+ * receipts"). Delivered times of pairwise messages live in the narrow `message_receipts`, those of
+ * room envelopes in `room_receipts`; a read is not a row per message but a mark per (thread,
+ * reader). A device's count of undelivered messages comes from `device_message_counts`.
  */
-import { bigint, index, pgTable, primaryKey, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
 import { tenants } from './tenants.js';
 
@@ -44,4 +44,39 @@ export const roomReceipts = pgTable(
     receivedAt: ts('received_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.roomMessageId, t.recipientDeviceId] })],
+);
+
+/**
+ * When a pairwise message reached its recipient device (delivered receipt; issue 20 part 1, issue
+ * 15): its `message` frame written to one of the recipient's sockets, or a history page that handed
+ * it over. One narrow row per message, inserted once (conversations/messages.ts): recording a
+ * delivery used to set `messages.delivered_at`, an UPDATE that could never be HOT (the column was in
+ * the predicate of the undelivered index), so each one rewrote the wide message row and all its
+ * index entries and doubled PostgreSQL's work per message. No foreign key (the relay's hot path):
+ * the `messages` delete trigger of migration 0040 removes a message's receipt with it.
+ */
+export const messageReceipts = pgTable('message_receipts', {
+  messageId: uuid('message_id').primaryKey(),
+  tenantId: uuid('tenant_id').notNull(),
+  recipientDeviceId: uuid('recipient_device_id').notNull(),
+  deliveredAt: ts('delivered_at').notNull(),
+});
+
+/**
+ * Running counts of the pairwise messages addressed to a device (`kind` `received`: rows written to
+ * `messages`; `delivered`: their `message_receipts` rows), so `GET /devices/{id}/pending` (SPEC §4,
+ * "count of undelivered messages") is one lookup of two rows instead of a scan of the device's
+ * history. The group-commit write adds to `received` and the delivered batch to `delivered`, each in
+ * the statement that writes the rows; separate rows, so the two writers never wait for each other's
+ * row lock. The `messages` delete trigger (migration 0040) takes deleted messages off both.
+ */
+export const deviceMessageCounts = pgTable(
+  'device_message_counts',
+  {
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id').notNull(),
+    kind: text('kind', { enum: ['received', 'delivered'] }).notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.kind] }), index('device_message_counts_tenant_idx').on(t.tenantId)],
 );

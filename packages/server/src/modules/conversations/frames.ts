@@ -19,7 +19,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { EventBus } from '../../realtime/bus.js';
 import '../../realtime/frames.js'; // registers the `uuid` format the compiled checks need
 import type { Gateway } from '../../realtime/gateway.js';
-import type { MessageService } from './messages.js';
+import { refOf, type MessageOut, type MessageService } from './messages.js';
 
 /** Serve `message` and `typing` on the gateway and mark delivered messages (called once by the composition root). */
 export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame' | 'onDeliver'>, messages: MessageService, bus: Pick<EventBus, 'publish'>): void {
@@ -49,7 +49,7 @@ export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame
     },
   });
   gateway.onDeliver('message', (recipient, data) => {
-    const message = data as { message_id: string; sender_device_id: string };
-    if (recipient.deviceId !== message.sender_device_id) messages.markDelivered(recipient.tenantId, message.message_id);
+    const message = data as MessageOut;
+    if (recipient.deviceId !== message.sender_device_id) messages.markDelivered(recipient.tenantId, refOf(message, recipient.deviceId));
   });
 }

@@ -7,13 +7,14 @@
  * device and the sender's other sockets. History: oldest first with an opaque, total-ordered
  * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive), each entry
  * with its recipient's delivered and read times. Delivered: a live frame written to a recipient
- * socket (batched, ~200 ms) or a page the recipient fetched sets `delivered_at`, and the rows it
- * set go to `onDelivered` (the delivered receipts, modules/receipts).
+ * socket (batched, ~200 ms) or a page the recipient fetched inserts the message's receipt
+ * (deliveries.ts), and the messages it delivered go to `onDelivered` (the delivered receipts,
+ * modules/receipts).
  */
 import type { DeviceHistoryQuery, MessageInput, StoredMessage } from '@parley/protocol';
 import { and, asc, desc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
-import type { Db, Tx } from '../../db/client.js';
-import { conversations, messages, readMarks, topics } from '../../db/schema/index.js';
+import type { Db } from '../../db/client.js';
+import { conversations, messageReceipts, messages, readMarks, topics } from '../../db/schema/index.js';
 import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
@@ -23,6 +24,7 @@ import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
+import { deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef, type InsertedReceipt } from './deliveries.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import { PendingSet } from '../../lib/pending-set.js';
 
@@ -44,7 +46,7 @@ interface ConversationInfo {
 
 type NewMessage = typeof messages.$inferInsert;
 /** A validated message row, ready to commit, with its blobs' base64 as received (sent back as is). */
-export type PreparedMessage = Required<Omit<NewMessage, 'seq' | 'deliveredAt'>> & { wire: Pick<MessageOut, 'header_blob' | 'ciphertext'> };
+export type PreparedMessage = Required<Omit<NewMessage, 'seq'>> & { wire: Pick<MessageOut, 'header_blob' | 'ciphertext'> };
 type MessageRow = typeof messages.$inferSelect;
 
 /**
@@ -122,32 +124,18 @@ function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
       cross join (select ${blobs}::bytea as blobs) b
       order by t.ord
       returning *
-    ), hooks as (${messageDeliveriesFrom(sql`ins`)})
+    ), hooks as (${messageDeliveriesFrom(sql`ins`)}),
+    counted as (
+      insert into device_message_counts (tenant_id, device_id, kind, n)
+      select ${tenantId}::uuid, recipient_device_id, 'received', count(*) from ins group by recipient_device_id order by recipient_device_id
+      on conflict (device_id, kind) do update set n = device_message_counts.n + excluded.n
+    )
     select id, seq from ins`;
 }
 
-/**
- * A message that just became delivered (its `delivered_at` was set by this statement), as the
- * delivered receipts need it (receipts/publisher.ts): each message is answered once, by the
- * statement that delivered it, whatever the number of instances and sockets.
- */
-export interface DeliveredMessage {
-  id: string;
-  seq: string | number;
-  conversation_id: string;
-  sender_device_id: string;
-  recipient_device_id: string;
-  delivered_at: string | Date;
-}
-
-/** The statement setting delivered_at on the listed messages that do not have it yet; answers those it set ({@link DeliveredMessage}). */
-const markDeliveredStatement = (ids: string[]) =>
-  sql`update messages set delivered_at = now() where id = any(${arrayLiteral(ids, UUIDS)}::uuid[]) and delivered_at is null
-      returning id, seq, conversation_id, sender_device_id, recipient_device_id, delivered_at`;
-
-/** Set delivered_at on the listed messages that do not have it yet; answers those it set. */
-async function markDelivered(tx: Tx, ids: string[]): Promise<DeliveredMessage[]> {
-  return ((await tx.execute(markDeliveredStatement(ids))) as unknown as { rows: DeliveredMessage[] }).rows;
+/** A message on the wire that reached `recipientDeviceId`, as its delivered receipt names it. */
+export function refOf(m: Pick<MessageOut, 'message_id' | 'cursor' | 'conversation_id' | 'sender_device_id'>, recipientDeviceId: string): DeliveredRef {
+  return { id: m.message_id, seq: Number(m.cursor), conversation_id: m.conversation_id, sender_device_id: m.sender_device_id, recipient_device_id: recipientDeviceId };
 }
 
 /** Bounded map used as a cache of immutable facts (conversation sides, topic groups, A2A channel parties). */
@@ -183,7 +171,7 @@ export class MessageService {
   private readonly conversations = new BoundedCache<ConversationInfo>(50_000);
   private readonly topicGroups = new BoundedCache<string>(50_000);
   private readonly writer: TenantBatcher<PreparedMessage, number>;
-  private readonly delivered: TenantBatcher<string, undefined>;
+  private readonly delivered: TenantBatcher<DeliveredRef, undefined>;
   /** Messages queued in {@link delivered} and not flushed yet (see {@link whenDelivered}). */
   private readonly delivering = new PendingSet();
 
@@ -212,16 +200,17 @@ export class MessageService {
       { maxInFlight: 2, overlap: true, maxBatch: 2000, ...(deps.metrics ? { observe: (n: number, s: number) => deps.metrics!.commit(n, s) } : {}) },
     );
     this.delivered = new TenantBatcher(
-      async (tenantId, ids) => {
+      async (tenantId, refs) => {
         try {
-          const rows = await tenantWriter.write<DeliveredMessage>({ tenantId, name: 'parley_messages_delivered', statement: markDeliveredStatement([...new Set(ids)]), pipelineCommit: true });
-          if (rows.length > 0) await deps.onDelivered?.(tenantId, rows);
+          const byId = distinctRefs(refs);
+          const rows = await tenantWriter.write<InsertedReceipt>({ tenantId, name: 'parley_messages_delivered', statement: recordDeliveries(tenantId, [...byId.values()]), pipelineCommit: true });
+          if (rows.length > 0) await deps.onDelivered?.(tenantId, deliveredOf(byId, rows));
         } finally {
-          this.delivering.settle(ids);
+          this.delivering.settle(refs.map((r) => r.id));
         }
-        return ids.map(() => undefined);
+        return refs.map(() => undefined);
       },
-      // Delivery receipts are not on the sender's path: collect them for a while, one UPDATE each time.
+      // Delivery receipts are not on the sender's path: collect them for a while, one INSERT each time.
       { maxInFlight: 1, maxBatch: 10_000, delayMs: 200 },
     );
   }
@@ -315,13 +304,13 @@ export class MessageService {
   }
 
   /** Record that a message reached its recipient (batched; at-least-once delivery). */
-  markDelivered(tenantId: string, messageId: string): void {
-    this.delivering.add(messageId);
-    this.delivered.add(tenantId, messageId);
+  markDelivered(tenantId: string, ref: DeliveredRef): void {
+    this.delivering.add(ref.id);
+    this.delivered.add(tenantId, ref);
   }
 
   /**
-   * When this instance delivered `messageId` and its `delivered_at` is not written yet (the
+   * When this instance delivered `messageId` and its receipt is not written yet (the
    * delivered batch, up to ~200 ms): a promise settling once that batch was written and its
    * receipts published (whether or not the write succeeded). Undefined otherwise. A read receipt
    * for a message just received waits for it (receipts/service.ts), so the sender learns
@@ -354,10 +343,11 @@ export class MessageService {
 
   /** Mark the fetched messages addressed to `deviceId` (one of their two sides) delivered now, with their receipts. */
   private async deliverFetched(tenantId: string, deviceId: string, page: MessageOut[]): Promise<void> {
-    const mine = page.filter((m) => m.sender_device_id !== deviceId && !m.delivered_at).map((m) => m.message_id);
+    const mine = page.filter((m) => m.sender_device_id !== deviceId && !m.delivered_at);
     if (mine.length === 0) return;
-    const rows = await withTenant(this.deps.db, tenantId, (tx) => markDelivered(tx, mine));
-    if (rows.length > 0) await this.deps.onDelivered?.(tenantId, rows);
+    const byId = distinctRefs(mine.map((m) => refOf(m, deviceId)));
+    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(recordDeliveries(tenantId, [...byId.values()]))) as unknown as { rows: InsertedReceipt[] }).rows);
+    if (rows.length > 0) await this.deps.onDelivered?.(tenantId, deliveredOf(byId, rows));
   }
 
   private async page(tenantId: string, cond: SQL[], q: HistoryQuery): Promise<{ messages: MessageOut[]; next_cursor: string | null }> {
@@ -371,17 +361,18 @@ export class MessageService {
     // Each message's read time comes from its recipient's read mark (receipts: a mark per reader, not a row per message).
     const rows = await withTenant(this.deps.db, tenantId, (tx) =>
       tx
-        .select({ m: messages, mark: { upTo: readMarks.upTo, readAt: readMarks.readAt } })
+        .select({ m: messages, deliveredAt: messageReceipts.deliveredAt, mark: { upTo: readMarks.upTo, readAt: readMarks.readAt } })
         .from(messages)
+        .leftJoin(messageReceipts, eq(messageReceipts.messageId, messages.id))
         .leftJoin(readMarks, and(eq(readMarks.threadId, messages.conversationId), eq(readMarks.readerDeviceId, messages.recipientDeviceId)))
         .where(and(...where))
         .orderBy(q.since !== undefined ? asc(messages.seq) : desc(messages.seq))
         .limit(limit),
     );
     if (q.since === undefined) rows.reverse();
-    const out = rows.map(({ m, mark }) => ({
+    const out = rows.map(({ m, deliveredAt, mark }) => ({
       ...toMessageOut(m),
-      delivered_at: m.deliveredAt?.toISOString() ?? null,
+      delivered_at: deliveredAt?.toISOString() ?? null,
       read_at: mark && mark.upTo >= m.seq! ? mark.readAt.toISOString() : null,
     }));
     return { messages: out, next_cursor: out.at(-1)?.cursor ?? null };

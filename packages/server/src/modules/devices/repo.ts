@@ -1,7 +1,7 @@
 /** Device queries (tenant-scoped transactions unless named otherwise). */
-import { and, asc, count, eq, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { deviceChallenges, devices, messages } from '../../db/schema/index.js';
+import { deviceChallenges, deviceMessageCounts, devices } from '../../db/schema/index.js';
 
 export type DeviceRow = typeof devices.$inferSelect;
 
@@ -41,12 +41,18 @@ export async function touchDevice(tx: Tx, id: string, at: Date): Promise<void> {
     on conflict do nothing`);
 }
 
+/**
+ * Messages addressed to `deviceId` not delivered yet (SPEC §4 `GET /devices/{id}/pending`): its
+ * `received` count less its `delivered` count (`device_message_counts`, kept by the statements that
+ * write messages and their receipts), two rows instead of a scan of the device's history. Never
+ * below 0: a receipt written just after its message was deleted counts as delivered.
+ */
 export async function pendingCount(tx: Tx, deviceId: string): Promise<number> {
   const [row] = await tx
-    .select({ n: count() })
-    .from(messages)
-    .where(and(eq(messages.recipientDeviceId, deviceId), isNull(messages.deliveredAt)));
-  return Number(row?.n ?? 0);
+    .select({ n: sql<string>`coalesce(sum(case when ${deviceMessageCounts.kind} = 'received' then ${deviceMessageCounts.n} else -${deviceMessageCounts.n} end), 0)` })
+    .from(deviceMessageCounts)
+    .where(eq(deviceMessageCounts.deviceId, deviceId));
+  return Math.max(0, Number(row?.n ?? 0));
 }
 
 /**

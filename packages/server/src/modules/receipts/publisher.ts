@@ -8,7 +8,7 @@
  */
 import { MAX_RECEIPT_IDS, type MessageDeliveredEvent, type RoomMessageDeliveredEvent } from '@parley/protocol';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { DeliveredMessage } from '../conversations/messages.js';
+import type { DeliveredMessage } from '../conversations/deliveries.js';
 
 /** A room envelope that just became received (its `room_receipts` row was inserted by the statement that answers it). */
 export interface ReceivedEnvelope {

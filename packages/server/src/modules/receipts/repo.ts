@@ -64,7 +64,7 @@ const outcomeColumns = sql`
 export function readConversationStatement(tenantId: string, conversationId: string, reader: string, upTo: string, fallback: boolean): SQL {
   return sql`
     with target as (
-      select m.seq as pos, m.delivered_at is not null as received from messages m
+      select m.seq as pos, exists (select 1 from message_receipts r where r.message_id = m.id) as received from messages m
       where m.id = ${upTo}::uuid and m.conversation_id = ${conversationId}::uuid and m.recipient_device_id = ${reader}::uuid
     ),
     opt as (${enabledFor(reader, fallback)}),
