@@ -12,6 +12,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { arrayLiteral, UUIDS } from '../../db/array-literal.js';
+import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
 
 /**
  * A message that reached its recipient, named with what its delivered receipt needs: the
@@ -35,14 +36,12 @@ export interface DeliveredMessage extends DeliveredRef {
   delivered_at: number;
 }
 
-/** A row {@link recordDeliveries} answers: the receipts it inserted. */
-export type InsertedReceipt = { message_id: string; delivered_at: number };
-
 /**
  * The statement recording `refs` delivered now: a `message_receipts` row for each message that had
  * none (`on conflict do nothing`: a message delivered twice, to two sockets or by a live frame and a
  * page, keeps its first time), and the inserted rows added to their recipients' `delivered` counts.
- * Always the same text (a named prepared statement of the tenant writer). `refs` must be distinct.
+ * Answers ONE row ({@link InsertedOnce}: which refs were new, db/inserted-once.ts). Always the
+ * same text (a named prepared statement of the tenant writer). `refs` must be distinct.
  */
 export function recordDeliveries(tenantId: string, refs: readonly DeliveredRef[]): SQL {
   return sql`
@@ -57,31 +56,30 @@ export function recordDeliveries(tenantId: string, refs: readonly DeliveredRef[]
         UUIDS,
       )}::uuid[]) as u(id, rid)
       on conflict do nothing
-      returning message_id, recipient_device_id, delivered_at
+      returning message_id, recipient_device_id
     ), counted as (
       insert into device_message_counts (tenant_id, device_id, kind, n)
       select ${tenantId}::uuid, recipient_device_id, 'delivered', count(*) from ins group by recipient_device_id order by recipient_device_id
       on conflict (device_id, kind) do update set n = device_message_counts.n + excluded.n
     )
-    select message_id, (extract(epoch from delivered_at) * 1000)::float8 as delivered_at from ins`;
+    ${insertedOnceAnswer(refs.length, sql`message_id::text`)}`;
 }
 
 /** `refs` without repeats (first kept), by id: a message's frame can reach two sockets of its recipient. */
-export function distinctRefs(refs: readonly DeliveredRef[]): Map<string, DeliveredRef> {
-  const byId = new Map<string, DeliveredRef>();
-  for (const r of refs) if (!byId.has(r.id)) byId.set(r.id, r);
-  return byId;
+export function distinctRefs(refs: readonly DeliveredRef[]): DeliveredRef[] {
+  const seen = new Set<string>();
+  return refs.filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
 }
 
 /**
- * The messages a {@link recordDeliveries} write delivered: their refs from `byId` ({@link
- * distinctRefs}), each given its `delivered_at` in place (a live batch answers thousands of rows; a
- * copy of each ref was a tenth of the delivered path's CPU). The refs are the caller's own.
+ * The messages a {@link recordDeliveries} write delivered: those of `refs` it inserted, each given
+ * its `delivered_at` in place (a live batch delivers thousands; a copy of each ref was a tenth of
+ * the delivered path's CPU). The refs are the caller's own.
  */
-export function deliveredOf(byId: ReadonlyMap<string, DeliveredRef>, rows: readonly InsertedReceipt[]): DeliveredMessage[] {
-  return rows.map((row) => {
-    const ref = byId.get(row.message_id) as DeliveredMessage;
-    ref.delivered_at = row.delivered_at;
-    return ref;
+export function deliveredOf(refs: readonly DeliveredRef[], answer: InsertedOnce): DeliveredMessage[] {
+  return insertedItems(answer, refs, (r) => r.id).map((ref) => {
+    const m = ref as DeliveredMessage;
+    m.delivered_at = answer.at;
+    return m;
   });
 }

@@ -24,7 +24,8 @@ import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
-import { deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef, type InsertedReceipt } from './deliveries.js';
+import { deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
+import type { InsertedOnce } from '../../db/inserted-once.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import { PendingSet } from '../../lib/pending-set.js';
 
@@ -202,9 +203,10 @@ export class MessageService {
     this.delivered = new TenantBatcher(
       async (tenantId, refs) => {
         try {
-          const byId = distinctRefs(refs);
-          const rows = await tenantWriter.write<InsertedReceipt>({ tenantId, name: 'parley_messages_delivered', statement: recordDeliveries(tenantId, [...byId.values()]), pipelineCommit: true });
-          if (rows.length > 0) await deps.onDelivered?.(tenantId, deliveredOf(byId, rows));
+          const unique = distinctRefs(refs);
+          const [answer] = await tenantWriter.write<InsertedOnce>({ tenantId, name: 'parley_messages_delivered', statement: recordDeliveries(tenantId, unique), pipelineCommit: true });
+          const delivered = deliveredOf(unique, answer!);
+          if (delivered.length > 0) await deps.onDelivered?.(tenantId, delivered);
         } finally {
           this.delivering.settle(refs.map((r) => r.id));
         }
@@ -345,9 +347,10 @@ export class MessageService {
   private async deliverFetched(tenantId: string, deviceId: string, page: MessageOut[]): Promise<void> {
     const mine = page.filter((m) => m.sender_device_id !== deviceId && !m.delivered_at);
     if (mine.length === 0) return;
-    const byId = distinctRefs(mine.map((m) => refOf(m, deviceId)));
-    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(recordDeliveries(tenantId, [...byId.values()]))) as unknown as { rows: InsertedReceipt[] }).rows);
-    if (rows.length > 0) await this.deps.onDelivered?.(tenantId, deliveredOf(byId, rows));
+    const unique = distinctRefs(mine.map((m) => refOf(m, deviceId)));
+    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(recordDeliveries(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows);
+    const delivered = deliveredOf(unique, answer!);
+    if (delivered.length > 0) await this.deps.onDelivered?.(tenantId, delivered);
   }
 
   private async page(tenantId: string, cond: SQL[], q: HistoryQuery): Promise<{ messages: MessageOut[]; next_cursor: string | null }> {

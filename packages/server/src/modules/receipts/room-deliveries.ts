@@ -9,6 +9,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { arrayLiteral, UUIDS } from '../../db/array-literal.js';
+import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
@@ -29,61 +30,56 @@ export interface DeliveredEnvelope extends EnvelopeRef {
 }
 
 /**
- * Envelopes by room message, then recipient. Two lookups of ids that are the same string for every
- * envelope of a message (their hashes are computed once), instead of a `message:recipient` key
- * built per envelope (a room message makes one per member).
- */
-type ByEnvelope = Map<string, Map<string, DeliveredEnvelope>>;
-
-/**
  * Record that the listed envelopes reached their recipients: one `room_receipts` row each that
- * did not exist yet, answering those rows. Always the same text. A receipt is a narrow insert
- * with nothing to look up: the room, sender and position come with the delivery (every ref names
- * a released envelope: a `room_message` frame written to its recipient, or a page that handed it
- * over), where an UPDATE of the wide envelope row (three index entries) after finding it doubled
- * PostgreSQL's work per room message (issue 21).
+ * did not exist yet, answering which ones those were in ONE row ({@link InsertedOnce},
+ * db/inserted-once.ts). Always the same text. A receipt is a narrow insert with nothing to look
+ * up: the room, sender and position come with the delivery (every ref names a released envelope:
+ * a `room_message` frame written to its recipient, or a page that handed it over), where an
+ * UPDATE of the wide envelope row (three index entries) after finding it doubled PostgreSQL's work
+ * per room message (issue 21).
  */
 function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[]): SQL {
   return sql`
-    insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
-    select ${tenantId}::uuid, u.mid, u.rid, now()
-    from unnest(${arrayLiteral(
-      refs.map((r) => r.roomMessageId),
-      UUIDS,
-    )}::uuid[], ${arrayLiteral(
-      refs.map((r) => r.recipientDeviceId),
-      UUIDS,
-    )}::uuid[]) as u(mid, rid)
-    on conflict do nothing
-    returning room_message_id, recipient_device_id, (extract(epoch from received_at) * 1000)::float8 as received_at`;
+    with ins as (
+      insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
+      select ${tenantId}::uuid, u.mid, u.rid, now()
+      from unnest(${arrayLiteral(
+        refs.map((r) => r.roomMessageId),
+        UUIDS,
+      )}::uuid[], ${arrayLiteral(
+        refs.map((r) => r.recipientDeviceId),
+        UUIDS,
+      )}::uuid[]) as u(mid, rid)
+      on conflict do nothing
+      returning room_message_id, recipient_device_id
+    )
+    ${insertedOnceAnswer(refs.length, sql`room_message_id::text || ':' || recipient_device_id::text`)}`;
 }
 
-/** The receipts a write inserted, with their room, sender and position from the refs ({@link distinct}'s map). */
-function receivedOf(byEnvelope: ByEnvelope, rows: readonly InsertedReceipt[]): ReceivedEnvelope[] {
-  return rows.map((row) => {
-    const ref = byEnvelope.get(row.room_message_id)!.get(row.recipient_device_id)!;
-    return { room_message_id: row.room_message_id, room_id: ref.roomId, sender_device_id: ref.senderDeviceId, recipient_device_id: row.recipient_device_id, release_seq: ref.releaseSeq, received_at: row.received_at };
-  });
+/** The receipts a write inserted ({@link insertReceiptsStatement}'s answer about `unique`), as the publisher takes them. */
+function receivedOf(unique: readonly DeliveredEnvelope[], answer: InsertedOnce): ReceivedEnvelope[] {
+  return insertedItems(answer, unique, (r) => `${r.roomMessageId}:${r.recipientDeviceId}`).map((ref) => ({
+    room_message_id: ref.roomMessageId,
+    room_id: ref.roomId,
+    sender_device_id: ref.senderDeviceId,
+    recipient_device_id: ref.recipientDeviceId,
+    release_seq: ref.releaseSeq,
+    received_at: answer.at,
+  }));
 }
 
-/**
- * A row {@link insertReceiptsStatement} answers. `received_at` in epoch milliseconds: a number is
- * read without the per-row timestamp parse (a room message answers one row per member).
- */
-type InsertedReceipt = { room_message_id: string; recipient_device_id: string; received_at: number };
-
-/** Distinct refs, first occurrence kept: by envelope, and as a list. */
-function distinct(refs: readonly DeliveredEnvelope[]): { byEnvelope: ByEnvelope; unique: DeliveredEnvelope[] } {
-  const byEnvelope: ByEnvelope = new Map();
+/** Distinct refs (an envelope can reach two sockets of its recipient), first occurrence kept, by room message then recipient. */
+function distinct(refs: readonly DeliveredEnvelope[]): DeliveredEnvelope[] {
+  const byMessage = new Map<string, Set<string>>();
   const unique: DeliveredEnvelope[] = [];
   for (const r of refs) {
-    let recipients = byEnvelope.get(r.roomMessageId);
-    if (!recipients) byEnvelope.set(r.roomMessageId, (recipients = new Map()));
+    let recipients = byMessage.get(r.roomMessageId);
+    if (!recipients) byMessage.set(r.roomMessageId, (recipients = new Set()));
     if (recipients.has(r.recipientDeviceId)) continue;
-    recipients.set(r.recipientDeviceId, r);
+    recipients.add(r.recipientDeviceId);
     unique.push(r);
   }
-  return { byEnvelope, unique };
+  return unique;
 }
 
 export interface RoomDeliveriesDeps {
@@ -107,9 +103,10 @@ export class RoomDeliveries {
     this.batcher = new TenantBatcher(
       async (tenantId, refs) => {
         try {
-          const { byEnvelope, unique } = distinct(refs);
-          const rows = await this.writer.write<InsertedReceipt>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
-          if (rows.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, receivedOf(byEnvelope, rows));
+          const unique = distinct(refs);
+          const [answer] = await this.writer.write<InsertedOnce>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
+          const received = receivedOf(unique, answer!);
+          if (received.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, received);
         } finally {
           this.pending.settle(refs.map((r) => r.roomMessageId));
         }
@@ -131,9 +128,10 @@ export class RoomDeliveries {
    */
   async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     if (refs.length === 0) return;
-    const { byEnvelope, unique } = distinct(refs);
-    const rows = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedReceipt[] }).rows);
-    if (rows.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, receivedOf(byEnvelope, rows));
+    const unique = distinct(refs);
+    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows);
+    const received = receivedOf(unique, answer!);
+    if (received.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, received);
   }
 
   /**

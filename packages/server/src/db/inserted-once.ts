@@ -1,0 +1,41 @@
+/**
+ * A compact answer for "insert these rows unless they exist" statements (`insert ... on conflict
+ * do nothing returning ...` in a CTE named `ins`), whose callers must learn which of their rows
+ * were new: the delivered receipts of 1:1 messages and of room envelopes (issues 15 and 21).
+ *
+ * Answering one row per inserted row cost PostgreSQL the output of thousands of rows per batch
+ * and this process their parsing, in one turn of its event loop. Nearly always every row is new,
+ * so the statement answers ONE row: the insert time, and the keys of the inserted rows only when
+ * some rows already existed (`keys` null otherwise).
+ */
+import { sql, type SQL } from 'drizzle-orm';
+
+/** The one row an {@link insertedOnceAnswer} select answers. */
+export interface InsertedOnce {
+  /** `now()` of the statement's transaction (the time every inserted row was given), epoch milliseconds. */
+  at: number;
+  /** Null when all rows were inserted; otherwise the inserted rows' keys, comma-separated ('' for none). */
+  keys: string | null;
+}
+
+/**
+ * The final `select` of a statement whose CTE `ins` inserted up to `total` rows and returns `key`
+ * (a text expression over its returned columns without commas, e.g. a uuid, or two joined by ':').
+ * Always the same text for the same `key` (`total` is a parameter).
+ */
+export function insertedOnceAnswer(total: number, key: SQL): SQL {
+  return sql`select (extract(epoch from now()) * 1000)::float8 as at,
+    case when (select count(*) from ins) = ${total}::bigint then null
+         else (select coalesce(string_agg(${key}, ','), '') from ins) end as keys`;
+}
+
+/**
+ * The rows of `items` (in their order) that an {@link insertedOnceAnswer} says were inserted,
+ * `keyOf` giving each item's key as the statement writes it (uuids in PostgreSQL's lowercase text form).
+ */
+export function insertedItems<T>(answer: InsertedOnce, items: readonly T[], keyOf: (item: T) => string): T[] {
+  if (answer.keys === null) return items.slice();
+  if (answer.keys === '') return [];
+  const inserted = new Set(answer.keys.split(','));
+  return items.filter((item) => inserted.has(keyOf(item).toLowerCase()));
+}
