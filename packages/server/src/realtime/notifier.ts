@@ -15,6 +15,8 @@ export const CLOSE = { revoked: 4001, forbidden: 4003, unauthorized: 4401 } as c
  */
 export interface WebhookSink {
   enqueue(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void>;
+  /** False when `enqueue` would ignore `event` (lets a batch of frames skip one call per frame). */
+  handles?(event: string): boolean;
 }
 
 export class Notifier {
@@ -40,7 +42,9 @@ export class Notifier {
   async toEach(tenantId: string, event: string, frames: { deviceIds: string[]; data: unknown }[]): Promise<void> {
     if (frames.length === 0) return;
     await this.bus.publish({ type: 'frames', event, frames });
-    for (const f of frames) await this.webhooks?.enqueue(tenantId, { deviceIds: f.deviceIds }, event, f.data);
+    const sink = this.webhooks;
+    if (!sink || sink.handles?.(event) === false) return;
+    for (const f of frames) await sink.enqueue(tenantId, { deviceIds: f.deviceIds }, event, f.data);
   }
 
   /** Send `{event, data}` to every owner-device socket of a tenant (and their webhooks). */

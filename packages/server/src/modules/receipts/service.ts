@@ -99,7 +99,7 @@ export class ReceiptService {
     if (row.advanced_at !== null && row.covered) {
       const readAt = iso(row.advanced_at);
       const order = new Map(row.covered.map((c, i) => [c.id, i]));
-      const frames = groupRows(row.covered, (c) => c.sender, (c) => order.get(c.id)!).flatMap(({ first, rows }) =>
+      const frames = groupRows(row.covered, [(c) => c.sender], (c) => order.get(c.id)!).flatMap(({ first, rows }) =>
         chunks(rows).map((part) => {
           const data: RoomMessageReadEvent = { room_id: roomId, device_id: reader, room_message_ids: part.map((c) => c.id), up_to_room_message_id: upTo, read_at: readAt };
           return { deviceIds: [first.sender], data };

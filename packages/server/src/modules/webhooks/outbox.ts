@@ -68,9 +68,14 @@ export class WebhookOutbox implements WebhookSink {
     private readonly log: FastifyBaseLogger,
   ) {}
 
+  /** Whether {@link enqueue} enqueues `event`: a webhook event its writer does not enqueue itself. */
+  handles(event: string): boolean {
+    return !IN_TX_EVENTS.has(event) && isWebhookEvent(event);
+  }
+
   /** Never throws: a failed enqueue is logged (event name and tenant only) and the socket delivery stands. */
   async enqueue(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void> {
-    if (IN_TX_EVENTS.has(event) || !isWebhookEvent(event)) return;
+    if (!this.handles(event)) return;
     try {
       await withTenant(this.db, tenantId, (tx) => enqueueInTx(tx, tenantId, audience, event, data));
     } catch (err) {
