@@ -57,12 +57,20 @@ export function recordDeliveries(tenantId: string, refs: readonly DeliveredRef[]
       )}::uuid[]) as u(id, rid)
       on conflict do nothing
       returning message_id, recipient_device_id
-    ), counted as (
-      insert into device_message_counts (tenant_id, device_id, kind, n)
-      select ${tenantId}::uuid, recipient_device_id, 'delivered', count(*) from ins group by recipient_device_id order by recipient_device_id
-      on conflict (device_id, kind) do update set n = device_message_counts.n + excluded.n
-    )
+    ), counted as (${addToCounts(tenantId, 'delivered')})
     ${insertedOnceAnswer(refs.length, sql`message_id::text`)}`;
+}
+
+/**
+ * A CTE body adding the rows of the statement's `ins` CTE (which returns `recipient_device_id`) to
+ * their recipients' `kind` counts (`device_message_counts`), upserted in device order so that
+ * concurrent writers never deadlock. The message writer adds to `received`, the receipts to `delivered`.
+ */
+export function addToCounts(tenantId: string, kind: 'received' | 'delivered'): SQL {
+  return sql`
+      insert into device_message_counts (tenant_id, device_id, kind, n)
+      select ${tenantId}::uuid, recipient_device_id, ${sql.raw(`'${kind}'`)}, count(*) from ins group by recipient_device_id order by recipient_device_id
+      on conflict (device_id, kind) do update set n = device_message_counts.n + excluded.n`;
 }
 
 /** `refs` without repeats (first kept), by id: a message's frame can reach two sockets of its recipient. */

@@ -24,7 +24,7 @@ import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { TenantBatcher } from './batcher.js';
-import { deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
+import { addToCounts, deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
 import type { InsertedOnce } from '../../db/inserted-once.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import { PendingSet } from '../../lib/pending-set.js';
@@ -126,11 +126,7 @@ function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
       order by t.ord
       returning *
     ), hooks as (${messageDeliveriesFrom(sql`ins`)}),
-    counted as (
-      insert into device_message_counts (tenant_id, device_id, kind, n)
-      select ${tenantId}::uuid, recipient_device_id, 'received', count(*) from ins group by recipient_device_id order by recipient_device_id
-      on conflict (device_id, kind) do update set n = device_message_counts.n + excluded.n
-    )
+    counted as (${addToCounts(tenantId, 'received')})
     select id, seq from ins`;
 }
 
