@@ -11,12 +11,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 
 /** The one row an {@link insertedOnceAnswer} select answers. */
-export interface InsertedOnce {
+export type InsertedOnce = {
   /** `now()` of the statement's transaction (the time every inserted row was given), epoch milliseconds. */
   at: number;
   /** Null when all rows were inserted; otherwise the inserted rows' keys, comma-separated ('' for none). */
   keys: string | null;
-}
+};
 
 /**
  * The final `select` of a statement whose CTE `ins` inserted up to `total` rows and returns `key`
