@@ -960,8 +960,13 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     this.throttledUntil = at;
     if (this.throttleTimer !== undefined) clearTimeout(this.throttleTimer);
     const gen = this.gen;
+    // The timer is always the one for the latest `throttledUntil` (an extension replaces it). When
+    // it fires the wait is over: clear the mark rather than compare clocks, since a timer may fire
+    // a millisecond before Date.now() reaches `at`, and a flush that still saw the queue throttled
+    // would leave it held with no timer to wake it.
     this.throttleTimer = setTimeout(() => {
       this.throttleTimer = undefined;
+      this.throttledUntil = 0;
       if (gen === this.gen) this.flush();
     }, at - Date.now());
   }
