@@ -95,7 +95,7 @@ async function repoBaseline(database: Database, batches: DecodedSpan[][], tenant
   const writer = openTenantWriter(database);
   try {
     return await closedLoop('repo', `tenant writer + insertSpansStatement of ${opts.spans} rows (two round trips)`, opts.clients, (i) =>
-      writer.write({ tenantId, name: 'bench_spans', statement: insertSpansStatement(batches[i]!.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }))) }),
+      writer.write({ tenantId, name: 'bench_spans', statement: insertSpansStatement(tenantId, [{ deviceId, spans: batches[i]! }]) }),
     );
   } finally {
     await writer.close();

@@ -409,7 +409,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
   await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
-  await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry: new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
+  const telemetry = new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
+  await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry });
   // The audit log and its transparency log (DESIGN §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
   const auditLogKeys = new AuditLogKeys(db, config.publicUrl);
   await auditLogKeys.init();
@@ -518,6 +519,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await messages.drain();
     await rooms.drain();
     await roomDeliveries.drain();
+    await telemetry.drain();
     await tenantWriter.close();
     await bus.close();
     unwatchRedis?.();

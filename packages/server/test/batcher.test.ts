@@ -1,11 +1,11 @@
 /**
- * TenantBatcher (modules/conversations/batcher.ts), the group commit: one flush per tenant per
+ * TenantBatcher (db/batcher.ts), the group commit: one flush per tenant per
  * batch, results in submission order; with `overlap`, a second flush starts only once the first
  * reported `locked`, and callers learn their outcome in flush order even when a later flush
  * answers first.
  */
 import { describe, expect, it } from 'vitest';
-import { TenantBatcher } from '../src/modules/conversations/batcher.js';
+import { TenantBatcher } from '../src/db/batcher.js';
 
 /** A promise with its resolve function. */
 function deferred<T = void>() {

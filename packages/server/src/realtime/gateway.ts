@@ -32,7 +32,7 @@ import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible'
 import type { WebSocket } from 'ws';
 import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
-import { isDatabaseUnavailable } from '../http/errors.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Audience, BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
 import { CLOSE } from './notifier.js';

@@ -23,7 +23,7 @@ import { timeOrderedId } from '../../lib/ids.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { TenantBatcher } from './batcher.js';
+import { TenantBatcher } from '../../db/batcher.js';
 import { addToCounts, deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
 import type { InsertedOnce } from '../../db/inserted-once.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';

@@ -317,11 +317,8 @@ export async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> 
     await appendAudit(tx, c.tenantId, { type: 'hub.tier_changed', actor: c.actor, subject: h.id, data: { from: c.from, to: c.to, score, reason: c.reason, revoked_grants: revoked } });
   }
   if (h.deviceId) {
-    await insertSpans(tx, [
+    await insertSpans(tx, c.tenantId, h.deviceId, [
       {
-        id: randomUUID(),
-        tenantId: c.tenantId,
-        deviceId: h.deviceId,
         traceId: randomBytes(16).toString('hex'),
         spanId: randomBytes(8).toString('hex'),
         parentSpanId: null,

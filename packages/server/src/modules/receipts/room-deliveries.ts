@@ -13,7 +13,7 @@ import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/i
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
-import { TenantBatcher } from '../conversations/batcher.js';
+import { TenantBatcher } from '../../db/batcher.js';
 import type { ReceiptPublisher, ReceivedEnvelope } from './publisher.js';
 
 /** One envelope of a room message, named by its message and its recipient. */

@@ -1,7 +1,7 @@
 /**
  * The group commit of room messages (DESIGN §6, §8.5; issue 21): the sends of one tenant queued
  * while the previous flush ran are written together, as the 1:1 message writer does
- * (conversations/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
+ * (db/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
  *
  * One flush, whatever its number of messages, rooms and senders, is in the common case ONE read
  * and ONE write, each a transaction of its own in one pipelined round trip on PostgreSQL

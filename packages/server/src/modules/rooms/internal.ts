@@ -12,7 +12,7 @@ import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.
 import { enqueueInTx } from '../webhooks/outbox.js';
 import type { TenantWriter } from '../../db/tenant-writer.js';
 import type { EnvelopeRef } from '../receipts/room-deliveries.js';
-import type { TenantBatcher } from '../conversations/batcher.js';
+import type { TenantBatcher } from '../../db/batcher.js';
 import type { FlushOutcome, QueuedSend } from './flush.js';
 import type { ReleaseOrder } from './release-order.js';
 import * as repo from './repo.js';

@@ -28,7 +28,7 @@ import type { HeldRecord } from '../policies/types.js';
 import type { RoomContext, RoomServiceDeps } from './internal.js';
 import { addMember, createRoom, getRoom, listRooms, removeMember, updateRoom } from './management.js';
 import { drizzleTenantWriter } from '../../db/tenant-writer.js';
-import { TenantBatcher } from '../conversations/batcher.js';
+import { TenantBatcher } from '../../db/batcher.js';
 import { flushRoomSends, type FlushOutcome, type QueuedSend } from './flush.js';
 import { ReleaseOrder } from './release-order.js';
 import { sendRoomMessage, type SendOrder } from './send.js';

@@ -6,37 +6,74 @@ import { telemetrySpans } from '../../db/schema/index.js';
 import type { DecodedSpan } from './otlp.js';
 
 export type SpanRow = typeof telemetrySpans.$inferSelect;
-export type SpanInsert = DecodedSpan & { id: string; tenantId: string; deviceId: string };
+/** The spans of one ingest request, all of them the calling agent device's (SPEC §4.14). */
+export interface SpanBatch {
+  deviceId: string;
+  spans: DecodedSpan[];
+}
+
+/** The JSON text of `value`, once per distinct object (a request's spans share their resource). */
+function jsonOnce(cache: Map<object, string>, value: Record<string, unknown>): string {
+  let text = cache.get(value);
+  if (text === undefined) cache.set(value, (text = JSON.stringify(value)));
+  return text;
+}
 
 /**
- * The statement inserting `rows` (one statement whatever their number; call with at least one):
- * ids, times and codes as array literals (db/array-literal.ts), the free text and JSON columns of
- * every row in ONE json parameter zipped with them by `rows from (…)`. The statement trigger
+ * The statement inserting the spans of `batches` for `tenantId` (one statement whatever their
+ * number; call with at least one span). Ids are drawn by PostgreSQL (`gen_random_uuid()`), the
+ * tenant is one parameter, and each row names its batch's device by index into one array.
+ * Span ids, kinds, times (epoch ms), durations and codes travel as array literals
+ * (db/array-literal.ts); the name, status message, attributes and resource of every row as ONE
+ * jsonb parameter (parsed once; each resource serialized once). The statement trigger
  * `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the (device, UTC day) pairs touched
  * for the trust engine's roll-ups (trust/rollups.ts) in the same transaction: any faster ingest
  * path must still insert through SQL (INSERT or COPY) to fire it.
  */
-export function insertSpansStatement(rows: SpanInsert[]): SQL {
-  const list = <T extends string | number>(f: (r: SpanInsert) => T, pattern: RegExp) => arrayLiteral(rows.map(f), pattern);
-  const free = JSON.stringify(rows.map((r) => [r.name, r.statusMessage, r.attributes, r.resource]));
+export function insertSpansStatement(tenantId: string, batches: readonly SpanBatch[]): SQL {
+  const device: number[] = [];
+  const traceId: string[] = [];
+  const spanId: string[] = [];
+  const parent: string[] = [];
+  const kind: number[] = [];
+  const start: number[] = [];
+  const end: number[] = [];
+  const duration: number[] = [];
+  const code: number[] = [];
+  const free: string[] = [];
+  const resources = new Map<object, string>();
+  batches.forEach((b, i) => {
+    for (const r of b.spans) {
+      device.push(i + 1);
+      traceId.push(r.traceId);
+      spanId.push(r.spanId);
+      parent.push(r.parentSpanId ?? 'NULL');
+      kind.push(r.kind);
+      start.push(r.startTime.getTime());
+      end.push(r.endTime.getTime());
+      duration.push(r.durationUs);
+      code.push(r.statusCode);
+      free.push(`[${JSON.stringify(r.name)},${JSON.stringify(r.statusMessage)},${JSON.stringify(r.attributes)},${jsonOnce(resources, r.resource)}]`);
+    }
+  });
+  const devices = arrayLiteral(batches.map((b) => b.deviceId), UUIDS);
   return sql`
     insert into telemetry_spans (id, tenant_id, device_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time,
                                  duration_us, status_code, status_message, attributes, resource)
-    select t.id, t.tenant_id, t.device_id, t.trace_id, t.span_id, t.parent_span_id, t.free->>0, t.kind, t.start_time, t.end_time,
-           t.duration_us, t.status_code, t.free->>1, (t.free->2)::jsonb, (t.free->3)::jsonb
+    select gen_random_uuid(), ${tenantId}::uuid, ((select ${devices}::uuid[]))[t.device], t.trace_id, t.span_id, t.parent_span_id,
+           t.free->>0, t.kind, timestamptz 'epoch' + t.start_ms * interval '1 millisecond',
+           timestamptz 'epoch' + t.end_ms * interval '1 millisecond', t.duration_us, t.status_code, t.free->>1, t.free->2, t.free->3
     from rows from (
-      unnest(${list((r) => r.id, UUIDS)}::uuid[], ${list((r) => r.tenantId, UUIDS)}::uuid[], ${list((r) => r.deviceId, UUIDS)}::uuid[],
-             ${list((r) => r.traceId, WORDS)}::text[], ${list((r) => r.spanId, WORDS)}::text[], ${list((r) => r.parentSpanId ?? 'NULL', WORDS)}::text[],
-             ${list((r) => r.kind, INTS)}::integer[], ${list((r) => r.startTime.toISOString(), WORDS)}::timestamptz[],
-             ${list((r) => r.endTime.toISOString(), WORDS)}::timestamptz[], ${list((r) => r.durationUs, INTS)}::bigint[],
-             ${list((r) => r.statusCode, INTS)}::integer[]),
-      json_array_elements(${free}::json)
-    ) as t(id, tenant_id, device_id, trace_id, span_id, parent_span_id, kind, start_time, end_time, duration_us, status_code, free)`;
+      unnest(${arrayLiteral(device, INTS)}::integer[], ${arrayLiteral(traceId, WORDS)}::text[], ${arrayLiteral(spanId, WORDS)}::text[],
+             ${arrayLiteral(parent, WORDS)}::text[], ${arrayLiteral(kind, INTS)}::integer[], ${arrayLiteral(start, INTS)}::bigint[],
+             ${arrayLiteral(end, INTS)}::bigint[], ${arrayLiteral(duration, INTS)}::bigint[], ${arrayLiteral(code, INTS)}::integer[]),
+      jsonb_array_elements(${`[${free.join(',')}]`}::jsonb)
+    ) as t(device, trace_id, span_id, parent_span_id, kind, start_ms, end_ms, duration_us, status_code, free)`;
 }
 
-/** Insert spans in `tx` with {@link insertSpansStatement} (no-op when empty). */
-export async function insertSpans(tx: Tx, rows: SpanInsert[]): Promise<void> {
-  if (rows.length > 0) await tx.execute(insertSpansStatement(rows));
+/** Insert `spans` of `deviceId` in `tx` with {@link insertSpansStatement} (no-op when empty). */
+export async function insertSpans(tx: Tx, tenantId: string, deviceId: string, spans: DecodedSpan[]): Promise<void> {
+  if (spans.length > 0) await tx.execute(insertSpansStatement(tenantId, [{ deviceId, spans }]));
 }
 
 /** Span filters; `before` is the keyset position (start_time, id) of a cursor, exclusive. */

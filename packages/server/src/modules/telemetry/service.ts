@@ -4,10 +4,11 @@
  * summary and the tenant-wide recent activity. Everything runs under the tenant's RLS; another
  * tenant's agent is invisible (404).
  */
-import { randomUUID } from 'node:crypto';
 import { SPAN_STATUSES, type DashboardActivityQuery, type TelemetryQuery, type TelemetrySpan, type TelemetrySpanPage, type TelemetrySummary, type TelemetrySummaryQuery } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { TenantBatcher } from '../../db/batcher.js';
+import { isDataException } from '../../db/errors.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { badRequest } from '../../lib/errors.js';
 import { resolveAgentId } from '../devices/agent-ref.js';
@@ -39,22 +40,57 @@ const time = (v: string | undefined, name: string): Date | undefined => (v === u
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/**
+ * Store the spans of several ingest requests of one tenant (`requests`: none without spans) in
+ * ONE statement and transaction; one outcome per request, in order (`undefined` once committed).
+ * A data exception (SQLSTATE class 22, e.g. a NUL character in a text value) rolls the whole
+ * statement back, so each request is then written alone and only the offending one fails with
+ * that error (400). Any other error fails every request of the batch.
+ */
+export async function storeIngestBatch(writer: TenantWriter, tenantId: string, requests: repo.SpanBatch[]): Promise<unknown[]> {
+  const write = (batches: repo.SpanBatch[]) => writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(tenantId, batches) });
+  try {
+    await write(requests);
+    return requests.map(() => undefined);
+  } catch (err) {
+    if (requests.length === 1 || !isDataException(err)) throw err;
+    return Promise.all(requests.map((r) => write([r]).then(() => undefined, (e: unknown) => e)));
+  }
+}
+
 export class TelemetryService {
-  /** `writer` stores ingested spans (db/tenant-writer.ts); default: drizzle transactions on `db`. */
-  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter }) {}
+  /** Ingest requests of a tenant arriving together share one INSERT and one commit. */
+  private readonly ingestBatcher: TenantBatcher<repo.SpanBatch, unknown>;
 
   /**
-   * Validate and store every span of one export request for the calling agent device: one
-   * multi-row INSERT in the tenant's transaction, one pipelined round trip on PostgreSQL. All or
-   * nothing: 400 on any invalid span (see `toSpans`). Returns the count.
+   * `writer` stores ingested spans (db/tenant-writer.ts); default: drizzle transactions on `db`.
+   * `ingestBatch`: most ingest requests sharing one statement (default 16; each holds at most
+   * 5,000 spans).
+   */
+  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter; ingestBatch?: number }) {
+    const writer = opts.writer ?? drizzleTenantWriter(opts.db);
+    // Group commit (issue 15 item 3): requests queued while a flush runs go out together in the
+    // next one; two flushes in flight (spans have no order to keep, so no lock and no overlap rule).
+    this.ingestBatcher = new TenantBatcher((tenantId, requests) => storeIngestBatch(writer, tenantId, requests), { maxInFlight: 2, maxBatch: opts.ingestBatch ?? 16 });
+  }
+
+  /**
+   * Validate and store every span of one export request for the calling agent device, answered
+   * after COMMIT. The request's rows go in one multi-row INSERT in the tenant's transaction, shared
+   * with the tenant's other requests of the moment (group commit). All or nothing per request: 400
+   * on any invalid span (see `toSpans`) or on a value PostgreSQL refuses. Returns the count.
    */
   async ingest(tenantId: string, deviceId: string, body: ExportRequestJson): Promise<number> {
     const spans = toSpans(body);
     if (spans.length === 0) return 0;
-    const writer = this.opts.writer ?? drizzleTenantWriter(this.opts.db);
-    const rows = spans.map((s) => ({ ...s, id: randomUUID(), tenantId, deviceId }));
-    await writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(rows) });
+    const failed = await this.ingestBatcher.submit(tenantId, { deviceId, spans });
+    if (failed !== undefined) throw failed;
     return spans.length;
+  }
+
+  /** Resolves once no ingest write is queued or in flight (graceful shutdown). */
+  drain(): Promise<void> {
+    return this.ingestBatcher.drain();
   }
 
   /** An agent's spans, newest first, keyset-paginated (`next_cursor`). 404 for an unknown agent. */
