@@ -24,12 +24,16 @@ export const WORDS = elementPattern('[A-Za-z0-9_:.+-]+');
 
 /**
  * The array literal of `values`, each checked against `element` (one of the patterns above, or
- * another from {@link elementPattern}).
+ * another from {@link elementPattern}; a number checked against {@link INTS} must be a safe
+ * integer).
  * @throws Error when an element does not match (a bug upstream: the values are validated before).
  */
 export function arrayLiteral(values: readonly (string | number)[], element: RegExp): string {
+  // A number checked against INTS needs no string: a safe integer prints as `-?\d+`.
+  const ints = element === INTS;
   for (let i = 0; i < values.length; i++) {
-    if (!element.test(String(values[i]))) throw new Error('array literal with an unexpected element');
+    const v = values[i]!;
+    if (!(ints && typeof v === 'number' ? Number.isSafeInteger(v) : element.test(String(v)))) throw new Error('array literal with an unexpected element');
   }
   return `{${values.join(',')}}`;
 }

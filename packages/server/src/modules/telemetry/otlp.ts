@@ -174,38 +174,39 @@ const ZERO = /^0+$/;
  */
 const MAX_NANOS = 253402300799999n * 1_000_000n;
 
-function nanos(v: unknown, where: string): bigint {
+function nanos(v: unknown, where: () => string, field: string): bigint {
   if (isLong(v) || (typeof v === 'string' && /^\d{1,20}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
     const n = isLong(v) ? longToBigInt(v) : BigInt(v);
     if (n > 0n && n <= MAX_NANOS) return n;
   }
-  throw badRequest(`${where}: must be a positive int64 of Unix nanoseconds (string or number)`);
+  throw badRequest(`${where()}${field}: must be a positive int64 of Unix nanoseconds (string or number)`);
 }
 
-function id(v: unknown, re: RegExp, where: string, optional: boolean): string | null {
+function id(v: unknown, re: RegExp, where: () => string, field: string, optional: boolean): string | null {
   const s = typeof v === 'string' ? v.toLowerCase() : v;
   if (optional && (s === undefined || s === null || s === '')) return null;
-  if (typeof s !== 'string' || !re.test(s) || ZERO.test(s)) throw badRequest(`${where}: must be ${re === TRACE_ID ? 32 : 16} hex characters, not all zero`);
+  if (typeof s !== 'string' || !re.test(s) || ZERO.test(s)) throw badRequest(`${where()}${field}: must be ${re === TRACE_ID ? 32 : 16} hex characters, not all zero`);
   return s;
 }
 
 /** Rounded (half up) division of non-negative nanoseconds: JSON numbers may sit just below the exact value. */
 const roundDiv = (n: bigint, d: bigint) => (n + d / 2n) / d;
 
-function toSpan(s: SpanJson, resource: Record<string, unknown>, where: string): DecodedSpan {
-  const start = nanos(s.startTimeUnixNano, `${where}.startTimeUnixNano`);
-  const end = nanos(s.endTimeUnixNano, `${where}.endTimeUnixNano`);
-  if (end < start) throw badRequest(`${where}: endTimeUnixNano is before startTimeUnixNano`);
-  if (typeof s.name !== 'string' || s.name.length === 0 || s.name.length > 256) throw badRequest(`${where}.name: 1 to 256 characters required`);
+/** `where` names the span in errors (built only when one is thrown). */
+function toSpan(s: SpanJson, resource: Record<string, unknown>, where: () => string): DecodedSpan {
+  const start = nanos(s.startTimeUnixNano, where, '.startTimeUnixNano');
+  const end = nanos(s.endTimeUnixNano, where, '.endTimeUnixNano');
+  if (end < start) throw badRequest(`${where()}: endTimeUnixNano is before startTimeUnixNano`);
+  if (typeof s.name !== 'string' || s.name.length === 0 || s.name.length > 256) throw badRequest(`${where()}.name: 1 to 256 characters required`);
   const kind = s.kind ?? 0;
-  if (typeof kind !== 'number' || !Number.isInteger(kind) || kind < 0 || kind > 5) throw badRequest(`${where}.kind: an integer SpanKind 0..5`);
+  if (typeof kind !== 'number' || !Number.isInteger(kind) || kind < 0 || kind > 5) throw badRequest(`${where()}.kind: an integer SpanKind 0..5`);
   const code = s.status?.code ?? 0;
-  if (typeof code !== 'number' || ![0, 1, 2].includes(code)) throw badRequest(`${where}.status.code: 0 (unset), 1 (ok) or 2 (error)`);
+  if (typeof code !== 'number' || ![0, 1, 2].includes(code)) throw badRequest(`${where()}.status.code: 0 (unset), 1 (ok) or 2 (error)`);
   const message = s.status?.message;
   return {
-    traceId: id(s.traceId, TRACE_ID, `${where}.traceId`, false)!,
-    spanId: id(s.spanId, SPAN_ID, `${where}.spanId`, false)!,
-    parentSpanId: id(s.parentSpanId, SPAN_ID, `${where}.parentSpanId`, true),
+    traceId: id(s.traceId, TRACE_ID, where, '.traceId', false)!,
+    spanId: id(s.spanId, SPAN_ID, where, '.spanId', false)!,
+    parentSpanId: id(s.parentSpanId, SPAN_ID, where, '.parentSpanId', true),
     name: s.name,
     kind,
     startTime: new Date(Number(roundDiv(start, 1_000_000n))),
@@ -230,7 +231,7 @@ export function toSpans(req: ExportRequestJson): DecodedSpan[] {
   const out: DecodedSpan[] = [];
   (req.resourceSpans ?? []).forEach((rs, i) => {
     const resource = flattenAttributes(rs.resource?.attributes);
-    (rs.scopeSpans ?? []).forEach((ss, j) => (ss.spans ?? []).forEach((s, k) => out.push(toSpan(s, resource, `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`))));
+    (rs.scopeSpans ?? []).forEach((ss, j) => (ss.spans ?? []).forEach((s, k) => out.push(toSpan(s, resource, () => `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`))));
   });
   return out;
 }

@@ -12,20 +12,14 @@ export interface SpanBatch {
   spans: DecodedSpan[];
 }
 
-/** The JSON text of `value`, once per distinct object (a request's spans share their resource). */
-function jsonOnce(cache: Map<object, string>, value: Record<string, unknown>): string {
-  let text = cache.get(value);
-  if (text === undefined) cache.set(value, (text = JSON.stringify(value)));
-  return text;
-}
-
 /**
  * The statement inserting the spans of `batches` for `tenantId` (one statement whatever their
  * number; call with at least one span). Ids are drawn by PostgreSQL (`gen_random_uuid()`), the
  * tenant is one parameter, and each row names its batch's device by index into one array.
  * Span ids, kinds, times (epoch ms), durations and codes travel as array literals
- * (db/array-literal.ts); the name, status message, attributes and resource of every row as ONE
- * jsonb parameter (parsed once; each resource serialized once). The statement trigger
+ * (db/array-literal.ts); the name, status message, attributes and resource index of every row
+ * as ONE jsonb parameter (one `JSON.stringify`, parsed once), and the distinct resources (a
+ * request's spans share theirs) as another. The statement trigger
  * `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the (device, UTC day) pairs touched
  * for the trust engine's roll-ups (trust/rollups.ts) in the same transaction: any faster ingest
  * path must still insert through SQL (INSERT or COPY) to fire it.
@@ -40,8 +34,8 @@ export function insertSpansStatement(tenantId: string, batches: readonly SpanBat
   const end: number[] = [];
   const duration: number[] = [];
   const code: number[] = [];
-  const free: string[] = [];
-  const resources = new Map<object, string>();
+  const free: [string, string | null, Record<string, unknown>, number][] = [];
+  const resources = new Map<Record<string, unknown>, number>();
   batches.forEach((b, i) => {
     for (const r of b.spans) {
       device.push(i + 1);
@@ -53,7 +47,9 @@ export function insertSpansStatement(tenantId: string, batches: readonly SpanBat
       end.push(r.endTime.getTime());
       duration.push(r.durationUs);
       code.push(r.statusCode);
-      free.push(`[${JSON.stringify(r.name)},${JSON.stringify(r.statusMessage)},${JSON.stringify(r.attributes)},${jsonOnce(resources, r.resource)}]`);
+      let resource = resources.get(r.resource);
+      if (resource === undefined) resources.set(r.resource, (resource = resources.size));
+      free.push([r.name, r.statusMessage, r.attributes, resource]);
     }
   });
   const devices = arrayLiteral(batches.map((b) => b.deviceId), UUIDS);
@@ -62,12 +58,13 @@ export function insertSpansStatement(tenantId: string, batches: readonly SpanBat
                                  duration_us, status_code, status_message, attributes, resource)
     select gen_random_uuid(), ${tenantId}::uuid, ((select ${devices}::uuid[]))[t.device], t.trace_id, t.span_id, t.parent_span_id,
            t.free->>0, t.kind, timestamptz 'epoch' + t.start_ms * interval '1 millisecond',
-           timestamptz 'epoch' + t.end_ms * interval '1 millisecond', t.duration_us, t.status_code, t.free->>1, t.free->2, t.free->3
+           timestamptz 'epoch' + t.end_ms * interval '1 millisecond', t.duration_us, t.status_code, t.free->>1, t.free->2,
+           ((select ${JSON.stringify([...resources.keys()])}::jsonb)) -> ((t.free->>3)::integer)
     from rows from (
       unnest(${arrayLiteral(device, INTS)}::integer[], ${arrayLiteral(traceId, WORDS)}::text[], ${arrayLiteral(spanId, WORDS)}::text[],
              ${arrayLiteral(parent, WORDS)}::text[], ${arrayLiteral(kind, INTS)}::integer[], ${arrayLiteral(start, INTS)}::bigint[],
              ${arrayLiteral(end, INTS)}::bigint[], ${arrayLiteral(duration, INTS)}::bigint[], ${arrayLiteral(code, INTS)}::integer[]),
-      jsonb_array_elements(${`[${free.join(',')}]`}::jsonb)
+      jsonb_array_elements(${JSON.stringify(free)}::jsonb)
     ) as t(device, trace_id, span_id, parent_span_id, kind, start_ms, end_ms, duration_us, status_code, free)`;
 }
 
