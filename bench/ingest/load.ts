@@ -1,11 +1,13 @@
 /**
  * Load generator of bench/ingest (a separate Node process, forked by run.ts): `clients`
- * concurrent HTTP clients (fetch, keep-alive) post pre-encoded OTLP export requests of
+ * concurrent HTTP clients (node:http, one keep-alive socket each; lighter than `fetch`, whose
+ * per-request cost took a third of a core from the machine the server shares) post pre-encoded OTLP export requests of
  * `spansPerRequest` spans to `/api/v1/telemetry/ingest` with an API key, closed loop (each client
  * sends its next request when the previous one is answered), for `warmupMs` + `durationMs`.
  * Answers the spans and requests completed inside the measured window (answered 200 between its
  * start and end), errors, and the latency of those requests.
  */
+import http from 'node:http';
 import { makeRequest, toProtobuf } from './spans.js';
 
 /** What run.ts sends. */
@@ -37,7 +39,21 @@ export interface IngestLoadResult {
   totalSpans: number;
 }
 
+/** POST `body` on a keep-alive socket of `agent`; resolves with the status once the answer is read. */
+function post(url: string, agent: http.Agent, headers: Record<string, string>, body: Uint8Array): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+      res.on('error', reject);
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.resume();
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function run(spec: IngestLoadSpec): Promise<IngestLoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: spec.clients });
   const json = spec.encoding === 'json';
   const bodies = Array.from({ length: spec.bodies }, (_, i) => {
     const req = makeRequest(i, spec.spansPerRequest);
@@ -59,9 +75,8 @@ async function run(spec: IngestLoadSpec): Promise<IngestLoadResult> {
       const body = bodies[next++ % bodies.length]!;
       const t = performance.now();
       try {
-        const res = await fetch(spec.url, { method: 'POST', headers, body });
-        await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+        const status = await post(spec.url, agent, headers, body);
+        if (status !== 200) throw new Error(`HTTP ${status}`);
         const done = performance.now();
         totalSpans += spec.spansPerRequest;
         if (done >= measureFrom && done <= end) {
@@ -76,6 +91,7 @@ async function run(spec: IngestLoadSpec): Promise<IngestLoadResult> {
     }
   };
   await Promise.all(Array.from({ length: spec.clients }, client));
+  agent.destroy();
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
   return { requests, spans, errors, firstError, measuredMs: spec.durationMs, p50: q(0.5), p99: q(0.99), bodyBytes: bodies[0]!.length, totalSpans };
