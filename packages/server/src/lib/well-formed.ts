@@ -24,9 +24,10 @@ function allWellFormed(value: unknown): boolean {
     } else if (Array.isArray(v)) {
       for (const x of v) if (typeof x === 'object' || typeof x === 'string') stack.push(x);
     } else if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) {
-      // Bytes (protobuf `bytes` fields) hold no text.
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
+      // Bytes (protobuf `bytes` fields) hold no text. Own keys only: `for…in` would also walk a
+      // decoded protobuf message's prototype, which holds a default for every field (it was 39%
+      // of the server's CPU on protobuf ingest).
+      for (const k of Object.keys(v)) {
         if (!isWellFormed(k)) return false;
         const x = (v as Record<string, unknown>)[k];
         if (typeof x === 'object' || typeof x === 'string') stack.push(x);
