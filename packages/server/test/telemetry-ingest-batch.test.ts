@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drizzleTenantWriter, type TenantWrite, type TenantWriter } from '../src/db/tenant-writer.js';
+import { openTenantWriter, type TenantWrite, type TenantWriter } from '../src/db/tenant-writer.js';
 import { isDataException } from '../src/db/errors.js';
 import { TelemetryService } from '../src/modules/telemetry/service.js';
 import type { ExportRequestJson } from '../src/modules/telemetry/otlp.js';
@@ -39,12 +39,14 @@ describe('ingest group commit', () => {
   /** The statements written, by the number of devices' requests they carried. */
   let writes: number;
   let service: TelemetryService;
+  let real: TenantWriter;
   beforeAll(async () => {
     t = await startApp();
     owner = await newOwner(t);
     a = await activeAgent(t, owner);
     b = await activeAgent(t, owner);
-    const real = drizzleTenantWriter(t.app.parley.database.db);
+    // The app's kind of writer: pipelined and chained connections on PostgreSQL, drizzle on PGlite.
+    real = openTenantWriter(t.app.parley.database);
     const counting: TenantWriter = {
       write: <R>(w: TenantWrite) => {
         writes++;
@@ -56,6 +58,7 @@ describe('ingest group commit', () => {
   });
   afterAll(async () => {
     await service.drain();
+    await real.close();
     await t.close();
   });
 

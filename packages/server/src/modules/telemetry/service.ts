@@ -42,13 +42,14 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * Store the spans of several ingest requests of one tenant (`requests`: none without spans) in
- * ONE statement and transaction; one outcome per request, in order (`undefined` once committed).
+ * ONE statement and transaction, a chained write (db/tenant-writer.ts); one outcome per request,
+ * in order (`undefined` once committed).
  * A data exception (SQLSTATE class 22, e.g. a NUL character in a text value) rolls the whole
  * statement back, so each request is then written alone and only the offending one fails with
  * that error (400). Any other error fails every request of the batch.
  */
 export async function storeIngestBatch(writer: TenantWriter, tenantId: string, requests: repo.SpanBatch[]): Promise<unknown[]> {
-  const write = (batches: repo.SpanBatch[]) => writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(tenantId, batches) });
+  const write = (batches: repo.SpanBatch[]) => writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(tenantId, batches), chain: true });
   try {
     await write(requests);
     return requests.map(() => undefined);
@@ -70,7 +71,10 @@ export class TelemetryService {
   constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter; ingestBatch?: number }) {
     const writer = opts.writer ?? drizzleTenantWriter(opts.db);
     // Group commit (issue 15 item 3): requests queued while a flush runs go out together in the
-    // next one; two flushes in flight (spans have no order to keep, so no lock and no overlap rule).
+    // next one; two flushes in flight (spans have no order to keep, so no lock and no overlap rule),
+    // chained on the tenant's writer connection (db/tenant-writer.ts): COMMIT goes with the INSERT
+    // and the second flush right behind the first, so PostgreSQL runs them back to back. A request
+    // is still answered only after its COMMIT (docs/decisions.md, "Ingest group commit").
     this.ingestBatcher = new TenantBatcher((tenantId, requests) => storeIngestBatch(writer, tenantId, requests), { maxInFlight: 2, maxBatch: opts.ingestBatch ?? 16 });
   }
 
