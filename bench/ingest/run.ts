@@ -6,8 +6,9 @@
  *             logs, listening on 127.0.0.1): `POST /api/v1/telemetry/ingest` with an API key,
  *             OTLP/HTTP JSON bodies of `--spans` spans (default 100), `--clients` concurrent
  *             keep-alive HTTP clients (default 8) in a separate Node process (load.ts), closed loop;
- *             the server authenticates the key, validates every span, and stores the request in
- *             one tenant-scoped transaction with one multi-row INSERT (unnest);
+ *             the server authenticates the key, validates every span, and stores the request
+ *             with the tenant's other requests of the moment (group commit) in one tenant-scoped
+ *             transaction with one multi-row INSERT;
  *   protobuf  the same with `application/x-protobuf` bodies;
  *   insert    baseline: `--clients` connections (superuser, no RLS, autocommit) each running a
  *             prepared multi-row `INSERT INTO telemetry_spans (same 15 columns) VALUES (...)` of
