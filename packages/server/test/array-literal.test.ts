@@ -26,6 +26,10 @@ describe('arrayLiteral', () => {
     for (const bad of ['a,b', 'a}', '"a"', 'a b', 'a\\b', '', '{a']) expect(() => arrayLiteral(['ok', bad], WORDS)).toThrow(/unexpected element/);
     expect(() => arrayLiteral([1.5], INTS)).toThrow();
     expect(() => arrayLiteral(['00000000-0000-4000-8000-00000000000'], UUIDS)).toThrow();
+    // Repeated values (checked once) still have every distinct one checked.
+    expect(() => arrayLiteral(['ok', 'ok', 'a,b', 'a,b'], WORDS)).toThrow(/unexpected element/);
+    expect(() => arrayLiteral(['a b', 'a b'], WORDS)).toThrow(/unexpected element/);
+    expect(() => arrayLiteral([1, 1, 2 ** 60], INTS)).toThrow(/unexpected element/);
   });
 
   it('accepts exactly what the whole-list pattern accepted (property)', () => {
@@ -35,7 +39,8 @@ describe('arrayLiteral', () => {
       const whole = wholeList(source);
       const el = elementPattern(source);
       fc.assert(
-        fc.property(fc.array(value, { maxLength: 6 }), (values) => {
+        // Runs of equal values (the repeated-value shortcut) as well as distinct ones.
+        fc.property(fc.array(fc.tuple(value, fc.integer({ min: 1, max: 3 })), { maxLength: 6 }).map((runs) => runs.flatMap(([v, n]) => Array<typeof v>(n).fill(v))), (values) => {
           const literal = `{${values.join(',')}}`;
           // The whole-list pattern could accept a literal whose elements differ from `values` (a
           // value holding a comma reads as two, [''] as none); per-element checking refuses those.

@@ -30,10 +30,15 @@ export const WORDS = elementPattern('[A-Za-z0-9_:.+-]+');
  */
 export function arrayLiteral(values: readonly (string | number)[], element: RegExp): string {
   // A number checked against INTS needs no string: a safe integer prints as `-?\d+`.
+  // A value equal to the one before it has passed already (a message's id repeats over its
+  // envelopes, a room's over its messages): no second test.
   const ints = element === INTS;
+  let checked: string | number | undefined;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
+    if (v === checked) continue;
     if (!(ints && typeof v === 'number' ? Number.isSafeInteger(v) : element.test(String(v)))) throw new Error('array literal with an unexpected element');
+    checked = v;
   }
   return `{${values.join(',')}}`;
 }

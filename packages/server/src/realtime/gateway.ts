@@ -442,12 +442,23 @@ export class Gateway implements LocalSockets {
     this.deliver(e.to, e.event, e.data, e.excludeSocket);
   }
 
+  /**
+   * This instance's sockets of `to`. One device and no tenant owners (a message's or a room
+   * envelope's recipient, the common case) is that device's own set, not a copy.
+   */
+  private targetsOf(to: Audience): ReadonlySet<Conn> | undefined {
+    const ids = to.deviceIds;
+    if (!to.ownersOfTenant && ids?.length === 1) return this.byDevice.get(ids[0]!);
+    const targets = new Set<Conn>();
+    for (const id of ids ?? []) for (const c of this.byDevice.get(id) ?? []) targets.add(c);
+    if (to.ownersOfTenant) for (const c of this.ownersByTenant.get(to.ownersOfTenant) ?? []) targets.add(c);
+    return targets;
+  }
+
   /** Write `{event, data}` to this instance's sockets of the audience (but `excludeSocket`), calling the event's delivery hooks. */
   private deliver(to: Audience, event: string, data: unknown, excludeSocket?: string): void {
-    const targets = new Set<Conn>();
-    for (const id of to.deviceIds ?? []) for (const c of this.byDevice.get(id) ?? []) targets.add(c);
-    if (to.ownersOfTenant) for (const c of this.ownersByTenant.get(to.ownersOfTenant) ?? []) targets.add(c);
-    if (targets.size === 0) return;
+    const targets = this.targetsOf(to);
+    if (targets === undefined || targets.size === 0) return;
     const text = JSON.stringify({ event, data });
     const hooks = this.deliveryHooks.get(event);
     for (const c of targets) {
