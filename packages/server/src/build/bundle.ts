@@ -29,6 +29,8 @@ export const EXTERNAL = [
   '@fastify/swagger',
   '@fastify/swagger-ui',
   '@digitalbazaar/credentials-context',
+  // ws's optional native frame masking (loads its prebuilt addon relative to itself).
+  'bufferutil',
   'ioredis',
   'pino',
   'thread-stream',
