@@ -30,6 +30,8 @@ describe('arrayLiteral', () => {
     expect(() => arrayLiteral(['ok', 'ok', 'a,b', 'a,b'], WORDS)).toThrow(/unexpected element/);
     expect(() => arrayLiteral(['a b', 'a b'], WORDS)).toThrow(/unexpected element/);
     expect(() => arrayLiteral([1, 1, 2 ** 60], INTS)).toThrow(/unexpected element/);
+    // The first value is always tested, whatever it is.
+    expect(() => arrayLiteral([undefined as unknown as string, '00000000-0000-4000-8000-000000000001'], UUIDS)).toThrow(/unexpected element/);
   });
 
   it('accepts exactly what the whole-list pattern accepted (property)', () => {

@@ -5,6 +5,7 @@
  * stored.
  */
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTenantWriter, type TenantWrite, type TenantWriter } from '../src/db/tenant-writer.js';
 import { isDataException } from '../src/db/errors.js';
@@ -103,6 +104,22 @@ describe('ingest group commit', () => {
     const onB = await stored(b);
     expect(onB['nul.ok2']).toBe(1);
     expect(onB['nul.bad']).toBeUndefined();
+  });
+
+  it('stores times to the exact microsecond far in the future, and an absent parent and status message as null', async () => {
+    // 5138-11-16T09:46:39.999Z: a millisecond count times interval '1 millisecond' (floating
+    // point) would store .999008.
+    const last = 99_999_999_999_999n;
+    const body = request('edge.time', 1);
+    const span = body.resourceSpans![0]!.scopeSpans![0]!.spans![0]! as Record<string, unknown>;
+    span.startTimeUnixNano = String((last - 1_500n) * 1_000_000n);
+    span.endTimeUnixNano = String(last * 1_000_000n);
+    expect(await service.ingest(owner.tenantId, a.deviceId, body)).toBe(1);
+    const { rows } = (await t.app.parley.database.db.execute(
+      sql`select (extract(epoch from start_time) * 1000000)::bigint::text as start_us, (extract(epoch from end_time) * 1000000)::bigint::text as end_us,
+                 duration_us::text as duration_us, parent_span_id, status_message from telemetry_spans where name = 'edge.time'`,
+    )) as unknown as { rows: Record<string, unknown>[] };
+    expect(rows).toEqual([{ start_us: String((last - 1_500n) * 1000n), end_us: String(last * 1000n), duration_us: '1500000', parent_span_id: null, status_message: null }]);
   });
 
   it('over HTTP the refused request answers 400 in the {detail} shape', async () => {

@@ -33,12 +33,10 @@ export function arrayLiteral(values: readonly (string | number)[], element: RegE
   // A value equal to the one before it has passed already (a message's id repeats over its
   // envelopes, a room's over its messages): no second test.
   const ints = element === INTS;
-  let checked: string | number | undefined;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
-    if (v === checked) continue;
+    if (i > 0 && v === values[i - 1]) continue;
     if (!(ints && typeof v === 'number' ? Number.isSafeInteger(v) : element.test(String(v)))) throw new Error('array literal with an unexpected element');
-    checked = v;
   }
   return `{${values.join(',')}}`;
 }

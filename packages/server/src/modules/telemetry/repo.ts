@@ -20,7 +20,9 @@ export interface SpanBatch {
  * PostgreSQL (`gen_random_uuid()`), so the rows land on the right-most pages of the primary key
  * (random ids measured about 15% slower ingest). The tenant is one parameter, and each row names
  * its batch's device by index into one array.
- * Span ids, kinds, times (epoch ms), durations and codes travel as array literals
+ * Span ids, kinds, times (epoch ms, added as whole seconds plus milliseconds: a product of ms and
+ * `interval '1 millisecond'` is floating point and drifts by microseconds after year 4000),
+ * durations and codes travel as array literals
  * (db/array-literal.ts); the name, status message, attributes and resource index of every row
  * as ONE jsonb parameter (one `JSON.stringify`, parsed once), and the distinct resources (a
  * request's spans share theirs) as another. The statement trigger
@@ -61,8 +63,8 @@ export function insertSpansStatement(tenantId: string, batches: readonly SpanBat
     insert into telemetry_spans (id, tenant_id, device_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time,
                                  duration_us, status_code, status_message, attributes, resource)
     select (${timeOrderedId().slice(0, 15)} || substr(gen_random_uuid()::text, 16))::uuid, ${tenantId}::uuid, ((select ${devices}::uuid[]))[t.device], t.trace_id, t.span_id, t.parent_span_id,
-           t.free->>0, t.kind, timestamptz 'epoch' + t.start_ms * interval '1 millisecond',
-           timestamptz 'epoch' + t.end_ms * interval '1 millisecond', t.duration_us, t.status_code, t.free->>1, t.free->2,
+           t.free->>0, t.kind, timestamptz 'epoch' + (t.start_ms / 1000) * interval '1 second' + (t.start_ms % 1000) * interval '1 millisecond',
+           timestamptz 'epoch' + (t.end_ms / 1000) * interval '1 second' + (t.end_ms % 1000) * interval '1 millisecond', t.duration_us, t.status_code, t.free->>1, t.free->2,
            ((select ${JSON.stringify([...resources.keys()])}::jsonb)) -> ((t.free->>3)::integer)
     from rows from (
       unnest(${arrayLiteral(device, INTS)}::integer[], ${arrayLiteral(traceId, WORDS)}::text[], ${arrayLiteral(spanId, WORDS)}::text[],
