@@ -107,9 +107,9 @@ describe('ingest group commit', () => {
   });
 
   it('stores times to the exact microsecond far in the future, and an absent parent and status message as null', async () => {
-    // 5138-11-16T09:46:39.999Z: a millisecond count times interval '1 millisecond' (floating
-    // point) would store .999008.
-    const last = 99_999_999_999_999n;
+    // 9999-12-31T23:59:59.999Z, the latest time accepted (21 digits of nanoseconds): a millisecond
+    // count times interval '1 millisecond' (floating point) would store .999008.
+    const last = 253_402_300_799_999n;
     const body = request('edge.time', 1);
     const span = body.resourceSpans![0]!.scopeSpans![0]!.spans![0]! as Record<string, unknown>;
     span.startTimeUnixNano = String((last - 1_500n) * 1_000_000n);

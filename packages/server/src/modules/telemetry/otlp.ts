@@ -175,7 +175,7 @@ const ZERO = /^0+$/;
 const MAX_NANOS = 253402300799999n * 1_000_000n;
 
 function nanos(v: unknown, where: () => string, field: string): bigint {
-  if (isLong(v) || (typeof v === 'string' && /^\d{1,20}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
+  if (isLong(v) || (typeof v === 'string' && /^\d{1,21}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
     const n = isLong(v) ? longToBigInt(v) : BigInt(v);
     if (n > 0n && n <= MAX_NANOS) return n;
   }
