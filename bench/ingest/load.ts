@@ -1,9 +1,10 @@
 /**
  * Load generator of bench/ingest (a separate Node process, forked by run.ts): `clients`
  * concurrent HTTP clients (node:http, one keep-alive socket each; lighter than `fetch`, whose
- * per-request cost took a third of a core from the machine the server shares) post pre-encoded OTLP export requests of
- * `spansPerRequest` spans to `/api/v1/telemetry/ingest` with an API key, closed loop (each client
- * sends its next request when the previous one is answered), for `warmupMs` + `durationMs`.
+ * per-request cost took a third of a core from the machine the server shares) post pre-encoded
+ * OTLP export requests of `spansPerRequest` spans to `/api/v1/telemetry/ingest` with an API key,
+ * closed loop (each client sends its next request when the previous one is answered), for
+ * `warmupMs` + `durationMs`.
  * Answers the spans and requests completed inside the measured window (answered 200 between its
  * start and end), errors, and the latency of those requests.
  */

@@ -12,13 +12,13 @@
  * commits). On PGlite (in-process, no round trips) the same write runs through drizzle.
  *
  * `pipelineCommit` sends `COMMIT` with the statement (one round trip), and `chain` also sends the
- * write behind the previous chained one on the same connection (the group commits of messages,
- * room messages and ingested spans). The lock still orders writers across instances. Either way a write is answered,
- * and so acknowledged, only after COMMIT; what changes is a process that dies mid-write: its rows
- * may commit without ever being acknowledged or published, as when it dies between COMMIT's answer
- * and the acknowledgement. Their recipients still get them when they catch up from their cursors;
- * the sender, never acknowledged, sees what any lost acknowledgement looks like (docs/decisions.md,
- * "Chained group-commit writes").
+ * write behind the previous chained one on the same connection (the group commits of messages, room
+ * messages and ingested spans). The lock still orders writers across instances. Either way a write
+ * is answered, and so acknowledged, only after COMMIT; what changes is a process that dies
+ * mid-write: its rows may commit without ever being acknowledged or published, as when it dies
+ * between COMMIT's answer and the acknowledgement. Their recipients still get them when they catch
+ * up from their cursors; the sender, never acknowledged, sees what any lost acknowledgement looks
+ * like (docs/decisions.md, "Chained group-commit writes").
  */
 import pg from 'pg';
 import type { SQL } from 'drizzle-orm';

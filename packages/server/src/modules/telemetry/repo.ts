@@ -19,13 +19,12 @@ export interface SpanBatch {
  * `timeOrderedId` in lib/ids.ts): this statement's millisecond prefix, the random rest drawn by
  * PostgreSQL (`gen_random_uuid()`), so the rows land on the right-most pages of the primary key
  * (random ids measured about 15% slower ingest). The tenant is one parameter, and each row names
- * its batch's device by index into one array.
- * Span ids, kinds, times (epoch ms, added as whole seconds plus milliseconds: a product of ms and
- * `interval '1 millisecond'` is floating point and drifts by microseconds after year 4000),
- * durations and codes travel as array literals
- * (db/array-literal.ts); the name, status message, attributes and resource index of every row
- * as ONE jsonb parameter (one `JSON.stringify`, parsed once), and the distinct resources (a
- * request's spans share theirs) as another. The statement trigger
+ * its batch's device by index into one array. Span ids, kinds, times (epoch ms, added as whole
+ * seconds plus milliseconds: a product of ms and `interval '1 millisecond'` is floating point and
+ * drifts by microseconds after year 4000), durations and codes travel as array literals
+ * (db/array-literal.ts); the name, status message, attributes and resource index of every row as
+ * ONE jsonb parameter (one `JSON.stringify`, parsed once), and the distinct resources (a request's
+ * spans share theirs) as another. The statement trigger
  * `telemetry_spans_mark_rollup_dirty` (migration 0025) marks the (device, UTC day) pairs touched
  * for the trust engine's roll-ups (trust/rollups.ts) in the same transaction: any faster ingest
  * path must still insert through SQL (INSERT or COPY) to fire it.

@@ -39,6 +39,8 @@ const toOut = (s: repo.SpanRow): TelemetrySpan => ({
 const time = (v: string | undefined, name: string): Date | undefined => (v === undefined ? undefined : parseTimestamp(v, name));
 
 const DAY_MS = 24 * 3600 * 1000;
+/** Most ingest requests sharing one statement (each holds at most 5,000 spans). */
+const INGEST_BATCH = 16;
 
 /**
  * Store the spans of several ingest requests of one tenant (`requests`: none without spans) in
@@ -48,7 +50,7 @@ const DAY_MS = 24 * 3600 * 1000;
  * statement back, so each request is then written alone and only the offending one fails with
  * that error (400). Any other error fails every request of the batch.
  */
-export async function storeIngestBatch(writer: TenantWriter, tenantId: string, requests: repo.SpanBatch[]): Promise<unknown[]> {
+async function storeIngestBatch(writer: TenantWriter, tenantId: string, requests: repo.SpanBatch[]): Promise<unknown[]> {
   const write = (batches: repo.SpanBatch[]) => writer.write({ tenantId, name: 'parley_spans_insert', statement: repo.insertSpansStatement(tenantId, batches), chain: true });
   try {
     await write(requests);
@@ -65,17 +67,15 @@ export class TelemetryService {
 
   /**
    * `writer` stores ingested spans (db/tenant-writer.ts); default: drizzle transactions on `db`.
-   * `ingestBatch`: most ingest requests sharing one statement (default 16; each holds at most
-   * 5,000 spans).
    */
-  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter; ingestBatch?: number }) {
+  constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter }) {
     const writer = opts.writer ?? drizzleTenantWriter(opts.db);
     // Group commit (issue 15 item 3): requests queued while a flush runs go out together in the
     // next one; two flushes in flight (spans have no order to keep, so no lock and no overlap rule),
     // chained on the tenant's writer connection (db/tenant-writer.ts): COMMIT goes with the INSERT
     // and the second flush right behind the first, so PostgreSQL runs them back to back. A request
     // is still answered only after its COMMIT (docs/decisions.md, "Ingest group commit").
-    this.ingestBatcher = new TenantBatcher((tenantId, requests) => storeIngestBatch(writer, tenantId, requests), { maxInFlight: 2, maxBatch: opts.ingestBatch ?? 16 });
+    this.ingestBatcher = new TenantBatcher((tenantId, requests) => storeIngestBatch(writer, tenantId, requests), { maxInFlight: 2, maxBatch: INGEST_BATCH });
   }
 
   /**
