@@ -4,29 +4,15 @@
  * upgraded database answers the same delivered times and pending counts as before.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../src/db/migrate.js';
 import { backend } from './harness.js';
+import { migrationsBefore } from './migrations-before.js';
 
 const TAG = '0040_message_receipts';
-
-/** A copy of the migrations folder whose journal stops before `tag`. */
-function migrationsBefore(tag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-migrations-'));
-  fs.cpSync(MIGRATIONS_DIR, dir, { recursive: true });
-  const file = path.join(dir, 'meta', '_journal.json');
-  const journal = JSON.parse(fs.readFileSync(file, 'utf8')) as { entries: { tag: string; idx: number }[] };
-  const at = journal.entries.findIndex((e) => e.tag === tag);
-  expect(at).toBeGreaterThan(0);
-  journal.entries = journal.entries.slice(0, at);
-  fs.writeFileSync(file, JSON.stringify(journal));
-  return dir;
-}
 
 describe.skipIf(backend !== 'pglite')('migration 0040: message receipts', () => {
   const before = migrationsBefore(TAG);

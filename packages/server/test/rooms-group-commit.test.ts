@@ -173,11 +173,11 @@ describe('room messages, group-committed', () => {
       (await rows<{ n: number }>(sql`select count(*)::int as n from room_envelopes e join room_messages m on m.id = e.room_message_id where m.room_id = ${room}`))[0]!.n;
     const orphans = async () => (await rows<{ n: number }>(sql`select count(*)::int as n from room_envelopes e where not exists (select 1 from room_messages m where m.id = e.room_message_id)`))[0]!.n;
     expect(await count(roomId)).toBe(3 * agents.length);
-    // Delivered receipts of every envelope (migration 0038): they go with their message as well.
-    await rows(sql`insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
-      select e.tenant_id, e.room_message_id, e.recipient_device_id, now() from room_envelopes e where e.recipient_device_id is not null on conflict do nothing`);
+    // Delivered receipts of every envelope (migrations 0038, 0041): they go with their message as well.
+    await rows(sql`insert into room_receipt_batches (tenant_id, room_message_id, recipient_device_ids, received_at)
+      select e.tenant_id, e.room_message_id, array_agg(e.recipient_device_id), now() from room_envelopes e where e.recipient_device_id is not null group by 1, 2`);
     const receiptOrphans = async () =>
-      (await rows<{ n: number }>(sql`select count(*)::int as n from room_receipts r where not exists (select 1 from room_messages m where m.id = r.room_message_id)`))[0]!.n;
+      (await rows<{ n: number }>(sql`select count(*)::int as n from room_receipt_batches r where not exists (select 1 from room_messages m where m.id = r.room_message_id)`))[0]!.n;
     const [first] = await rows<{ id: string }>(sql`select id from room_messages where room_id = ${roomId} order by seq limit 1`);
     // One message, then the rest of the room's through the rooms row's cascade.
     await rows(sql`delete from room_messages where id = ${first!.id}`);
@@ -187,7 +187,7 @@ describe('room messages, group-committed', () => {
     await rows(sql`delete from rooms where id = ${roomId}`);
     expect(await orphans()).toBe(0);
     expect(await receiptOrphans()).toBe(0);
-    expect((await rows<{ n: number }>(sql`select count(*)::int as n from room_receipts`))[0]!.n).toBeGreaterThan(0);
+    expect((await rows<{ n: number }>(sql`select count(*)::int as n from room_receipt_batches`))[0]!.n).toBeGreaterThan(0);
     expect(await count(keep)).toBe(1);
   });
 });

@@ -19,14 +19,16 @@ export type InsertedOnce = {
 };
 
 /**
- * The final `select` of a statement whose CTE `ins` inserted up to `total` rows and returns `key`
- * (a text expression over its returned columns without commas, e.g. a uuid, or two joined by ':').
- * Always the same text for the same `key` (`total` is a parameter).
+ * The final `select` of a statement whose CTE `from` (default `ins`) holds the up to `total` rows
+ * it inserted, one per item, and `key` (a text expression over that CTE's columns without commas,
+ * e.g. a uuid, or two joined by ':'). Always the same text for the same `key` and `from` (`total`
+ * is a parameter).
  */
-export function insertedOnceAnswer(total: number, key: SQL): SQL {
+export function insertedOnceAnswer(total: number, key: SQL, from: 'ins' | 'new' = 'ins'): SQL {
+  const rows = sql.raw(from);
   return sql`select (extract(epoch from now()) * 1000)::float8 as at,
-    case when (select count(*) from ins) = ${total}::bigint then null
-         else (select coalesce(string_agg(${key}, ','), '') from ins) end as keys`;
+    case when (select count(*) from ${rows}) = ${total}::bigint then null
+         else (select coalesce(string_agg(${key}, ','), '') from ${rows}) end as keys`;
 }
 
 /**

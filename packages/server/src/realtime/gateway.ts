@@ -12,8 +12,8 @@
  *   `client_key_register`; rooms: `room_message`; A2A: `a2a_*`). The gateway validates, rate
  *   limits (60/min per device), orders per socket and answers acks and error frames.
  * - Bus frames are written to the local sockets of their audience; {@link Gateway.onDeliver} hooks
- *   see each delivery (conversations: delivered_at; receipts: `room_receipts` rows of room
- *   envelopes — the delivered receipts of issue 20 part 1).
+ *   see each delivery (conversations: `message_receipts` rows; receipts: `room_receipt_batches`
+ *   rows of room envelopes — the delivered receipts of issue 20 part 1).
  * - When the bus reports a gap (it lost and regained its transport, so events of other instances
  *   may be missing), every socket is closed with 1012 (service restart): clients reconnect and
  *   catch up by cursor (docs/operations.md "Faults").

@@ -1,7 +1,7 @@
 /**
  * Read marks of delivery and read receipts (issue 20 part 1; docs/decisions.md "Delivery and read
  * receipts"). Delivered times of pairwise messages live in the narrow `message_receipts`, those of
- * room envelopes in `room_receipts`; a read is not a row per message but a mark per (thread,
+ * room envelopes in `room_receipt_batches`; a read is not a row per message but a mark per (thread,
  * reader). A device's count of undelivered messages comes from `device_message_counts`.
  */
 import { bigint, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
@@ -28,22 +28,26 @@ export const readMarks = pgTable(
 );
 
 /**
- * When a room envelope reached its recipient device (delivered receipt; issue 20 part 1): a
- * `room_message` frame written to one of its sockets, or a member-timeline page that handed it over.
- * One narrow row per (room message, recipient), inserted once (receipts/room-deliveries.ts), so
- * recording a delivery does not rewrite the envelope's wide row and its three index entries.
- * No foreign keys (the fan-out hot path, as `room_envelopes`): the `room_messages` delete trigger of
- * migration 0037 removes a message's receipts with its envelopes.
+ * When room envelopes reached their recipient devices (delivered receipts; issue 20 part 1, issue
+ * 21): one row per room message and receipt write, naming every recipient whose envelope of that
+ * message the write recorded (a `room_message` frame written to one of its sockets, or a
+ * member-timeline page that handed it over). A batch of receipts (about 200 ms of deliveries) is one
+ * row per room message instead of one per envelope: a row per envelope cost PostgreSQL as much as
+ * the envelopes themselves. An envelope is received when its recipient is in a row of its message
+ * (the earliest row gives the time); the writes of a tenant take a lock and add only recipients
+ * not recorded yet (receipts/room-deliveries.ts), so each receipt is published once. No foreign
+ * keys (the fan-out hot path, as `room_envelopes`): the `room_messages` delete trigger removes a
+ * message's receipts with its envelopes.
  */
-export const roomReceipts = pgTable(
-  'room_receipts',
+export const roomReceiptBatches = pgTable(
+  'room_receipt_batches',
   {
     tenantId: uuid('tenant_id').notNull(),
     roomMessageId: uuid('room_message_id').notNull(),
-    recipientDeviceId: uuid('recipient_device_id').notNull(),
+    recipientDeviceIds: uuid('recipient_device_ids').array().notNull(),
     receivedAt: ts('received_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.roomMessageId, t.recipientDeviceId] })],
+  (t) => [index('room_receipt_batches_message_idx').on(t.roomMessageId)],
 );
 
 /**

@@ -92,7 +92,8 @@ export const roomMessages = pgTable(
  * blocked (trigger of migration 0009). `release_seq` (from `room_release_seq`) is set when the
  * envelope is released to its recipient (at send, or at approval when held): the recipient's
  * member-timeline position of the message. When the recipient device received it (delivered
- * receipt) is its `room_receipts` row; its read time comes from its reader's `read_marks` row.
+ * receipt) is in the `room_receipt_batches` rows of its message; its read time comes from its
+ * reader's `read_marks` row.
  */
 export const roomEnvelopes = pgTable(
   'room_envelopes',

@@ -10,7 +10,7 @@ import { MAX_RECEIPT_IDS, type MessageDeliveredEvent, type RoomMessageDeliveredE
 import type { Notifier } from '../../realtime/notifier.js';
 import type { DeliveredMessage } from '../conversations/deliveries.js';
 
-/** A room envelope that just became received (its `room_receipts` row was inserted by the statement that answers it). */
+/** A room envelope that just became received (a `room_receipt_batches` row recorded it in the statement that answers it). */
 export interface ReceivedEnvelope {
   room_message_id: string;
   room_id: string;

@@ -10,7 +10,7 @@ import { sql, type SQL } from 'drizzle-orm';
 export interface ReadOutcome {
   /** The target is a message (or envelope) addressed to the reader in this conversation (room). */
   found: boolean;
-  /** The reader received it (`delivered_at` set / a `room_receipts` row). */
+  /** The reader received it (a `message_receipts` row / a `room_receipt_batches` row naming it). */
   received: boolean | null;
   /** Neither the device nor the tenant turned read receipts off. */
   enabled: boolean;
@@ -83,7 +83,7 @@ export function readRoomStatement(tenantId: string, roomId: string, reader: stri
   return sql`
     with target as (
       select e.release_seq as pos,
-        exists (select 1 from room_receipts r where r.room_message_id = e.room_message_id and r.recipient_device_id = e.recipient_device_id) as received
+        exists (select 1 from room_receipt_batches r where r.room_message_id = e.room_message_id and e.recipient_device_id = any(r.recipient_device_ids)) as received
       from room_envelopes e join room_messages m on m.id = e.room_message_id
       where e.room_message_id = ${upTo}::uuid and m.room_id = ${roomId}::uuid and ${released}
     ),

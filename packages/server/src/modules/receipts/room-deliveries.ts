@@ -3,12 +3,14 @@
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
  * written in batches (about 200 ms, one INSERT per tenant and batch, off the send path); a
- * member-timeline page marks what it hands over at once. Each write inserts a `room_receipts` row
- * for the envelopes that had none and publishes `room_message_delivered` for exactly those.
+ * member-timeline page marks what it hands over at once. Each write records the envelopes that had
+ * no receipt yet (`room_receipt_batches`, a row per room message) and publishes
+ * `room_message_delivered` for exactly those.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { arrayLiteral, UUIDS } from '../../db/array-literal.js';
+import { arrayLiteral, INTS, UUIDS } from '../../db/array-literal.js';
+import { xactLock } from '../../db/locks.js';
 import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
@@ -30,31 +32,49 @@ export interface DeliveredEnvelope extends EnvelopeRef {
 }
 
 /**
- * Record that the listed envelopes reached their recipients: one `room_receipts` row each that
- * did not exist yet, answering which ones those were in ONE row ({@link InsertedOnce},
- * db/inserted-once.ts). Always the same text. A receipt is a narrow insert with nothing to look
- * up: the room, sender and position come with the delivery (every ref names a released envelope:
- * a `room_message` frame written to its recipient, or a page that handed it over), where an
- * UPDATE of the wide envelope row (three index entries) after finding it doubled PostgreSQL's work
- * per room message (issue 21).
+ * Record that the listed envelopes (distinct) reached their recipients, answering which of them
+ * were not recorded before in ONE row ({@link InsertedOnce}, db/inserted-once.ts): per room
+ * message, one `room_receipt_batches` row naming its recipients not yet in a row of that message.
+ * Run it holding the tenant's {@link receiptsLock}, so a concurrent write (another instance, or a
+ * member-timeline page) cannot record, and publish, the same receipt. Always the same text. A
+ * receipt is a narrow insert with nothing to look up but the message's earlier rows: the room,
+ * sender and position come with the delivery (every ref names a released envelope: a
+ * `room_message` frame written to its recipient, or a page that handed it over). A row per
+ * envelope doubled PostgreSQL's work per room message, and an UPDATE of the wide envelope row
+ * (three index entries) did too (issue 21).
  */
 function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[]): SQL {
+  const messageIds: string[] = [];
+  const indexOf = new Map<string, number>();
+  const messageIndex = refs.map((r) => {
+    let i = indexOf.get(r.roomMessageId);
+    if (i === undefined) indexOf.set(r.roomMessageId, (i = messageIds.push(r.roomMessageId)));
+    return i;
+  });
+  const ids = arrayLiteral(messageIds, UUIDS);
   return sql`
-    with ins as (
-      insert into room_receipts (tenant_id, room_message_id, recipient_device_id, received_at)
-      select ${tenantId}::uuid, u.mid, u.rid, now()
-      from unnest(${arrayLiteral(
-        refs.map((r) => r.roomMessageId),
-        UUIDS,
-      )}::uuid[], ${arrayLiteral(
+    with m as (select * from unnest(${ids}::uuid[]) with ordinality as m(id, i)),
+    u as (
+      select m.id as mid, r.rid
+      from unnest(${arrayLiteral(messageIndex, INTS)}::int[], ${arrayLiteral(
         refs.map((r) => r.recipientDeviceId),
         UUIDS,
-      )}::uuid[]) as u(mid, rid)
-      on conflict do nothing
-      returning room_message_id, recipient_device_id
+      )}::uuid[]) as r(i, rid) join m on m.i = r.i
+    ),
+    old as (
+      select b.room_message_id as mid, unnest(b.recipient_device_ids) as rid
+      from room_receipt_batches b where b.room_message_id = any(${ids}::uuid[])
+    ),
+    new as (select u.mid, u.rid from u where not exists (select 1 from old where old.mid = u.mid and old.rid = u.rid)),
+    ins as (
+      insert into room_receipt_batches (tenant_id, room_message_id, recipient_device_ids, received_at)
+      select ${tenantId}::uuid, mid, array_agg(rid), now() from new group by mid
     )
-    ${insertedOnceAnswer(refs.length, sql`room_message_id::text || ':' || recipient_device_id::text`)}`;
+    ${insertedOnceAnswer(refs.length, sql`mid::text || ':' || rid::text`, 'new')}`;
 }
+
+/** The lock key every receipt write of a tenant's room envelopes holds (see {@link insertReceiptsStatement}). */
+const receiptsLock = (tenantId: string) => `room-receipts:${tenantId}`;
 
 /** The receipts a write inserted ({@link insertReceiptsStatement}'s answer about `unique`), as the publisher takes them. */
 function receivedOf(unique: readonly DeliveredEnvelope[], answer: InsertedOnce): ReceivedEnvelope[] {
@@ -104,7 +124,13 @@ export class RoomDeliveries {
       async (tenantId, refs) => {
         try {
           const unique = distinct(refs);
-          const [answer] = await this.writer.write<InsertedOnce>({ tenantId, name: 'parley_room_receipts_insert', statement: insertReceiptsStatement(tenantId, unique), pipelineCommit: true });
+          const [answer] = await this.writer.write<InsertedOnce>({
+            tenantId,
+            lockKey: receiptsLock(tenantId),
+            name: 'parley_room_receipt_batches_insert',
+            statement: insertReceiptsStatement(tenantId, unique),
+            pipelineCommit: true,
+          });
           const received = receivedOf(unique, answer!);
           if (received.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, received);
         } finally {
@@ -129,7 +155,10 @@ export class RoomDeliveries {
   async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     if (refs.length === 0) return;
     const unique = distinct(refs);
-    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows);
+    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => {
+      await xactLock(tx, receiptsLock(tenantId));
+      return ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows;
+    });
     const received = receivedOf(unique, answer!);
     if (received.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, received);
   }

@@ -12,7 +12,7 @@ import {
   readMarks,
   roomConversations,
   roomEnvelopes,
-  roomReceipts,
+  roomReceiptBatches,
   roomMembers,
   roomMessages,
   rooms,
@@ -239,16 +239,17 @@ export async function readMarksOf(tx: Tx, roomId: string): Promise<Map<string, {
   return new Map(rows.map((r) => [r.reader, { upTo: r.upTo, readAt: r.readAt }]));
 }
 
-/** An envelope with when its recipient received it (its `room_receipts` row; null: not yet, or no recipient). */
+/** An envelope with when its recipient received it (the first `room_receipt_batches` row naming it; null: not yet, or no recipient). */
 export type ReceivedEnvelopeRow = EnvelopeRow & { receivedAt: Date | null };
 
 /** Envelopes of the listed room messages, with their delivered receipts. */
 export async function envelopesOf(tx: Tx, roomMessageIds: string[]): Promise<ReceivedEnvelopeRow[]> {
   if (roomMessageIds.length === 0) return [];
+  const receivedAt = sql`(select min(${roomReceiptBatches.receivedAt}) from ${roomReceiptBatches}
+    where ${roomReceiptBatches.roomMessageId} = ${roomEnvelopes.roomMessageId} and ${roomEnvelopes.recipientDeviceId} = any(${roomReceiptBatches.recipientDeviceIds}))`;
   const rows = await tx
-    .select({ envelope: roomEnvelopes, receivedAt: roomReceipts.receivedAt })
+    .select({ envelope: roomEnvelopes, receivedAt: receivedAt.mapWith(roomReceiptBatches.receivedAt) })
     .from(roomEnvelopes)
-    .leftJoin(roomReceipts, and(eq(roomReceipts.roomMessageId, roomEnvelopes.roomMessageId), eq(roomReceipts.recipientDeviceId, roomEnvelopes.recipientDeviceId)))
     .where(inArray(roomEnvelopes.roomMessageId, roomMessageIds));
   return rows.map((r) => ({ ...r.envelope, receivedAt: r.receivedAt }));
 }

@@ -31,9 +31,10 @@ export type TimelineQuery = Omit<RoomTimelineQuery, 'view'>;
  * messages it sent (with their outcomes) and the ones released to it (with its own outcome), by
  * its release position (the cursor; a timestamp `since` compares release times), so an
  * envelope approved later appears after what the device already read, once. Every delivery
- * carries its recipient's receipt times: `delivered_at` (the envelope's `room_receipts` row) and
- * `read_at` (the recipient's read mark covers the envelope's release position). A member page
- * marks the envelopes it hands over received (their delivered receipts go out before it answers).
+ * carries its recipient's receipt times: `delivered_at` (the first `room_receipt_batches` row
+ * naming the envelope) and `read_at` (the recipient's read mark covers the envelope's release
+ * position). A member page marks the envelopes it hands over received (their delivered receipts
+ * go out before it answers).
  * @throws 400 bad `since`, 403 a reading device that is not a member, 404 unknown room.
  */
 export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<RoomTimelinePage> {
