@@ -6,8 +6,8 @@
  * One flush, whatever its number of messages, rooms and senders, is in the common case ONE read
  * and ONE write, each a transaction of its own in one pipelined round trip on PostgreSQL
  * (db/tenant-writer.ts):
- * 1. the read: the rooms, their members, the senders' hub identities and the version of the
- *    tenant's policy set (repo `sendContextsStatement`);
+ * 1. the read: the rooms, their members (and which of them receive webhooks), the senders' hub
+ *    identities and the version of the tenant's policy set (repo `sendContextsStatement`);
  * 2. each message checked on its own (404 / 409 / 403 / 400 answer that send only: the others
  *    commit);
  * 3. the policies decide every (message, recipient) pair against the tenant's cached compiled set
@@ -15,7 +15,7 @@
  * 4. the write, under the tenant's room-flush lock (repo `insertAtNextPositionsStatement`): the
  *    rooms' release locks (held to commit), the messages and all their envelopes at their rooms'
  *    next release positions, the policy records (non-allow rows, allow counts) and the
- *    `room.message` webhook rows of the released recipients.
+ *    `room.message` webhook rows of the released recipients that had a webhook URL at the read.
  * When the policies need reads of their own (a changed set, a sender rate, a trust score) or an
  * envelope is held (its held message needs the tenant's hold time), steps 3–4 and the held
  * messages run in one drizzle transaction that takes the same lock first.
@@ -99,6 +99,8 @@ interface Plan {
   items: DecideItem[];
   evaluations: Evaluation[];
   outcomes: DeliveryOutcome[];
+  /** The room's members that receive webhooks (repo.SendRoom `webhooks`). */
+  webhooks: ReadonlySet<string>;
 }
 
 /**
@@ -144,7 +146,7 @@ function plan(tenantId: string, send: QueuedSend, index: number, found: repo.Sen
       now,
     },
   }));
-  return { index, send, msg, mls, targets, items, evaluations: [], outcomes: [] };
+  return { index, send, msg, mls, targets, items, evaluations: [], outcomes: [], webhooks: room.webhooks };
 }
 
 /**
@@ -218,7 +220,12 @@ function applyEvaluations(plans: readonly Plan[], evaluations: readonly Evaluati
 
 /** The flush's one write (module comment, step 4) for `plans` whose outcomes are set, with the policy `records`. */
 function writeStatement(tenantId: string, now: Date, plans: readonly Plan[], records: readonly SQL[]): SQL {
-  const webhooks = deliveriesOfEach(tenantId, plans.map((p) => ({ deviceIds: releasedTo(p), event: 'room_message', data: messageFields(p.msg) })));
+  // Only members that had a webhook URL when the flush read its rooms are offered a row (the
+  // insert checks them again); with none, the write joins no devices.
+  const webhooks = deliveriesOfEach(
+    tenantId,
+    plans.map((p) => ({ deviceIds: p.webhooks.size === 0 ? [] : releasedTo(p).filter((d) => p.webhooks.has(d)), event: 'room_message', data: messageFields(p.msg) })),
+  );
   return repo.insertAtNextPositionsStatement(tenantId, now, plans.map((p) => ({ message: p.msg, envelopes: envelopeRows(p) })), [...records, webhooks]);
 }
 

@@ -4,6 +4,7 @@ import type { Tx } from '../../db/client.js';
 import { arrayLiteral, UUIDS, WORDS } from '../../db/array-literal.js';
 import { bytesOf, col, unnestRows } from '../../db/unnest.js';
 import { policyEpochOf } from '../policies/repo.js';
+import { RECEIVES } from '../webhooks/repo.js';
 import {
   devices,
   heldMessages,
@@ -94,6 +95,11 @@ export interface SendRoom {
   archived: boolean;
   /** Every member with its kind (no keys: the send needs none). */
   members: { deviceId: string; kind: string }[];
+  /**
+   * The members that receive webhooks (webhooks/repo.ts `RECEIVES`) as the flush read them: only
+   * they are offered `room.message` webhook rows (usually none, so the write joins no devices).
+   */
+  webhooks: Set<string>;
 }
 
 /** What a group-commit flush of room messages reads before it writes, in one statement: see {@link sendContexts}. */
@@ -117,28 +123,31 @@ export interface SendContextRow {
   hub_address: string | null;
   trust_tier: string | null;
   epoch: string | number | null;
+  webhook: boolean | null;
 }
 
 /**
- * The listed rooms (security level, archived, members' device ids and kinds), the hub address and
- * trust tier of the listed senders, and the version of the tenant's policy set, as ONE statement
+ * The listed rooms (security level, archived, members' device ids and kinds, and which members
+ * receive webhooks), the hub address and trust tier of the listed senders, and the version of the
+ * tenant's policy set, as ONE statement
  * (one row per member, one per sender identity, one for the version; read them with
  * {@link sendContextsOf}). Rooms are not locked: sends do not serialise against each other here.
  * Always the same text (a prepared statement's).
  */
 export function sendContextsStatement(tenantId: string, roomIds: readonly string[], senderIds: readonly string[]): SQL {
   return sql`
-    select 'm' as k, r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier, null::bigint as epoch
-    from rooms r left join room_members m on m.room_id = r.id
+    select 'm' as k, r.id as room_id, r.security_level, r.archived_at is not null as archived, m.device_id, m.kind, null::text as hub_address, null::text as trust_tier, null::bigint as epoch,
+      coalesce(${RECEIVES}, false) as webhook
+    from rooms r left join room_members m on m.room_id = r.id left join devices d on d.id = m.device_id
     where r.id = any(${arrayLiteral(roomIds, UUIDS)}::uuid[])
     union all
     select * from (
-      select distinct on (device_id) 'h', null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier, null::bigint
+      select distinct on (device_id) 'h', null::uuid, null::text, null::boolean, device_id, null::text, hub_address, trust_tier, null::bigint, null::boolean
       from hub_identities where device_id = any(${arrayLiteral(senderIds, UUIDS)}::uuid[])
       order by device_id, created_at, id
     ) h
     union all
-    select 'e', null, null, null, null, null, null, null, ${policyEpochOf(tenantId)}`;
+    select 'e', null, null, null, null, null, null, null, ${policyEpochOf(tenantId)}, null`;
 }
 
 /** The rows of {@link sendContextsStatement} as rooms, sender identities and the policy-set version. */
@@ -150,8 +159,9 @@ export function sendContextsOf(rows: readonly SendContextRow[]): SendContexts {
       if (r.device_id && r.hub_address !== null && r.trust_tier !== null) out.senderHubs.set(r.device_id, { hubAddress: r.hub_address, trustTier: r.trust_tier });
     } else {
       let room = out.rooms.get(r.room_id!);
-      if (!room) out.rooms.set(r.room_id!, (room = { securityLevel: r.security_level!, archived: r.archived!, members: [] }));
+      if (!room) out.rooms.set(r.room_id!, (room = { securityLevel: r.security_level!, archived: r.archived!, members: [], webhooks: new Set() }));
       if (r.device_id && r.kind) room.members.push({ deviceId: r.device_id, kind: r.kind });
+      if (r.device_id && r.webhook) room.webhooks.add(r.device_id);
     }
   }
   return out;
@@ -245,8 +255,10 @@ export type ReceivedEnvelopeRow = EnvelopeRow & { receivedAt: Date | null };
 /** Envelopes of the listed room messages, with their delivered receipts. */
 export async function envelopesOf(tx: Tx, roomMessageIds: string[]): Promise<ReceivedEnvelopeRow[]> {
   if (roomMessageIds.length === 0) return [];
-  const receivedAt = sql`(select min(${roomReceiptBatches.receivedAt}) from ${roomReceiptBatches}
-    where ${roomReceiptBatches.roomMessageId} = ${roomEnvelopes.roomMessageId} and ${roomEnvelopes.recipientDeviceId} = any(${roomReceiptBatches.recipientDeviceIds}))`;
+  // Qualified by hand: drizzle writes the columns of a one-table select unqualified, and inside
+  // the subquery `room_message_id` would then name the receipt row's own column.
+  const receivedAt = sql`(select min(r.received_at) from room_receipt_batches r
+    where r.room_message_id = room_envelopes.room_message_id and room_envelopes.recipient_device_id = any(r.recipient_device_ids))`;
   const rows = await tx
     .select({ envelope: roomEnvelopes, receivedAt: receivedAt.mapWith(roomReceiptBatches.receivedAt) })
     .from(roomEnvelopes)

@@ -13,8 +13,8 @@ import { WEBHOOK_EVENTS, type WebhookPayload } from './events.js';
 /** Raw statements answer `{rows}` on both drivers. */
 type Rows<T> = { rows: T[] };
 
-/** Devices that may receive webhooks: a URL registered, not revoked, not deleted. */
-const RECEIVES = sql`d.webhook_url is not null and d.deleted_at is null and d.status <> 'REVOKED'`;
+/** Devices (aliased `d`) that may receive webhooks: a URL registered, not revoked, not deleted. */
+export const RECEIVES = sql`d.webhook_url is not null and d.deleted_at is null and d.status <> 'REVOKED'`;
 
 /**
  * Insert one pending delivery of `payload` per device of the audience with a webhook URL, in one
