@@ -17,13 +17,16 @@ ALTER TABLE "device_message_counts" ADD CONSTRAINT "device_message_counts_tenant
 CREATE INDEX "device_message_counts_tenant_idx" ON "device_message_counts" USING btree ("tenant_id");--> statement-breakpoint
 -- Delivered times move from the wide message rows to their narrow receipts (issue 15: setting
 -- messages.delivered_at was a non-HOT UPDATE per message), and the undelivered index gives way to
--- running counts per device.
+-- running counts per device. The copy runs as the tables' owner across tenants: lift FORCE on
+-- messages for these statements only (as 0009).
+ALTER TABLE "messages" NO FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 INSERT INTO "message_receipts" ("message_id", "tenant_id", "recipient_device_id", "delivered_at")
   SELECT "id", "tenant_id", "recipient_device_id", "delivered_at" FROM "messages" WHERE "delivered_at" IS NOT NULL;--> statement-breakpoint
 INSERT INTO "device_message_counts" ("tenant_id", "device_id", "kind", "n")
   SELECT "tenant_id", "recipient_device_id", 'received', count(*) FROM "messages" GROUP BY 1, 2
   UNION ALL
   SELECT "tenant_id", "recipient_device_id", 'delivered', count(*) FROM "message_receipts" GROUP BY 1, 2;--> statement-breakpoint
+ALTER TABLE "messages" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 DROP INDEX "messages_undelivered_idx";--> statement-breakpoint
 ALTER TABLE "messages" DROP COLUMN "delivered_at";--> statement-breakpoint
 -- Row-level security (DESIGN §4): the tenant policy of 0001_rls.sql (in its 0039 form).

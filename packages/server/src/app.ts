@@ -323,7 +323,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
-  const roomDeliveries = new RoomDeliveries({ db, publisher: receiptPublisher, writer: tenantWriter });
+  const roomDeliveries = new RoomDeliveries({ db, publisher: receiptPublisher });
   const rooms = new RoomService({
     db,
     notifier,

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { RoomMessageDeliveredEvent } from '@parley/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTenantWriter, type TenantWriter } from '../src/db/tenant-writer.js';
 import { ReceiptPublisher } from '../src/modules/receipts/publisher.js';
 import { RoomDeliveries, type DeliveredEnvelope } from '../src/modules/receipts/room-deliveries.js';
 import { InProcessBus, type BusEvent } from '../src/realtime/bus.js';
@@ -17,13 +16,10 @@ import { startApp, type TestApp } from './harness.js';
 
 describe('room receipt batches', () => {
   let t: TestApp;
-  let writer: TenantWriter;
   beforeAll(async () => {
     t = await startApp();
-    writer = openTenantWriter(t.app.parley.database);
   });
   afterAll(async () => {
-    await writer.close();
     await t.close();
   });
 
@@ -41,7 +37,7 @@ describe('room receipt batches', () => {
     });
     const publisher = new ReceiptPublisher(new Notifier(bus));
     // Two instances on the same database, batching with no delay.
-    const [one, two] = [0, 1].map(() => new RoomDeliveries({ db: t.app.parley.database.db, publisher, writer, delayMs: 0 }));
+    const [one, two] = [0, 1].map(() => new RoomDeliveries({ db: t.app.parley.database.db, publisher, delayMs: 0 }));
     const ref = (m: string, to: string, releaseSeq: number): DeliveredEnvelope => ({ roomMessageId: m!, recipientDeviceId: to!, roomId: room!, senderDeviceId: sender!, releaseSeq });
     one!.delivered(tenantId, ref(m1!, a!, 1));
     one!.delivered(tenantId, ref(m1!, b!, 1));

@@ -1,7 +1,10 @@
 /**
- * A compact answer for "insert these rows unless they exist" statements (`insert ... on conflict
- * do nothing returning ...` in a CTE named `ins`), whose callers must learn which of their rows
- * were new: the delivered receipts of 1:1 messages and of room envelopes (issues 15 and 21).
+ * A compact answer for "insert these rows unless they exist" statements, whose callers must learn
+ * which of their rows were new: the delivered receipts of 1:1 messages (`insert ... on conflict do
+ * nothing returning ...` in a CTE named `ins`, a unique key deciding) and of room envelopes (the
+ * items no stored row names, in a CTE named `new`: an anti-join, exact only while the writer holds
+ * a lock that keeps concurrent writers of the same items out; receipts/room-deliveries.ts) (issues
+ * 15 and 21).
  *
  * Answering one row per inserted row cost PostgreSQL the output of thousands of rows per batch
  * and this process their parsing, in one turn of its event loop. Nearly always every row is new,

@@ -12,7 +12,6 @@ import type { Db } from '../../db/client.js';
 import { arrayLiteral, INTS, UUIDS } from '../../db/array-literal.js';
 import { xactLock } from '../../db/locks.js';
 import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
-import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
 import { TenantBatcher } from '../../db/batcher.js';
@@ -105,8 +104,6 @@ function distinct(refs: readonly DeliveredEnvelope[]): DeliveredEnvelope[] {
 export interface RoomDeliveriesDeps {
   db: Db;
   publisher: ReceiptPublisher;
-  /** The pipelined tenant writer of the batched writes (db/tenant-writer.ts); drizzle transactions without it. */
-  writer?: TenantWriter;
   /** Batch delay in ms (default 200, as the messages' delivered batch). */
   delayMs?: number;
 }
@@ -116,23 +113,12 @@ export class RoomDeliveries {
   private readonly batcher: TenantBatcher<DeliveredEnvelope, undefined>;
   /** Room messages with envelopes queued and not written yet, once per envelope (see {@link whenReceived}). */
   private readonly pending = new PendingSet();
-  private readonly writer: TenantWriter;
 
   constructor(private readonly deps: RoomDeliveriesDeps) {
-    this.writer = deps.writer ?? drizzleTenantWriter(deps.db);
     this.batcher = new TenantBatcher(
       async (tenantId, refs) => {
         try {
-          const unique = distinct(refs);
-          const [answer] = await this.writer.write<InsertedOnce>({
-            tenantId,
-            lockKey: receiptsLock(tenantId),
-            name: 'parley_room_receipt_batches_insert',
-            statement: insertReceiptsStatement(tenantId, unique),
-            pipelineCommit: true,
-          });
-          const received = receivedOf(unique, answer!);
-          if (received.length > 0) await deps.publisher.roomMessagesDelivered(tenantId, received);
+          await this.record(tenantId, refs);
         } finally {
           this.pending.settle(refs.map((r) => r.roomMessageId));
         }
@@ -140,6 +126,22 @@ export class RoomDeliveries {
       },
       { maxInFlight: 1, maxBatch: 10_000, delayMs: deps.delayMs ?? 200 },
     );
+  }
+
+  /**
+   * Record `refs` (see {@link insertReceiptsStatement}) and publish the receipts that were new.
+   * A transaction from the pool, not the pipelined tenant writer: waiting for the tenant's receipt
+   * lock (another instance's batch, a page) must not hold up the group-commit writes queued on
+   * the writer's connections; a batch every 200 ms can afford the round trips.
+   */
+  private async record(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
+    const unique = distinct(refs);
+    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => {
+      await xactLock(tx, receiptsLock(tenantId));
+      return ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows;
+    });
+    const received = receivedOf(unique, answer!);
+    if (received.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, received);
   }
 
   /** A `room_message` frame was written to a socket of its recipient: queue the envelope's delivered receipt (batched). */
@@ -153,14 +155,7 @@ export class RoomDeliveries {
    * publish their receipts before answering.
    */
   async fetched(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
-    if (refs.length === 0) return;
-    const unique = distinct(refs);
-    const [answer] = await withTenant(this.deps.db, tenantId, async (tx) => {
-      await xactLock(tx, receiptsLock(tenantId));
-      return ((await tx.execute(insertReceiptsStatement(tenantId, unique))) as unknown as { rows: InsertedOnce[] }).rows;
-    });
-    const received = receivedOf(unique, answer!);
-    if (received.length > 0) await this.deps.publisher.roomMessagesDelivered(tenantId, received);
+    if (refs.length > 0) await this.record(tenantId, refs);
   }
 
   /**
