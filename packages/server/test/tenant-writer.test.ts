@@ -2,7 +2,8 @@
  * The hot-path tenant writer (db/tenant-writer.ts): the statement runs in the tenant's scope
  * (application role, `app.tenant_id`) under the advisory lock and is answered after COMMIT; a
  * failing statement writes nothing; on PostgreSQL the pipelined writer's next write, sent once the
- * first holds the lock, runs after the first committed; a killed connection is replaced.
+ * first holds the lock, runs after the first committed; `genericPlan` plans a statement once; a
+ * killed connection is replaced.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -80,6 +81,24 @@ describe.skipIf(backend !== 'postgres')('pipelined tenant writer (postgres)', ()
     await expect(writer.write({ tenantId: "x'; drop table tw_probe; --", lockKey, name: 'tw_bad', statement })).rejects.toThrow(/not a UUID/);
     await expect(writer.write({ tenantId, lockKey: "k', 0)); drop table tw_probe; --", name: 'tw_bad', statement })).rejects.toThrow(/lock key/);
     expect(await count()).toBe(before);
+  });
+
+  it('genericPlan: the named statement runs on its generic plan from the first execution; without it, on custom plans', async () => {
+    const plans = (name: string, genericPlan: boolean) =>
+      writer.write<{ g: number; c: number }>({
+        tenantId,
+        name,
+        chain: true, // the same connection every time: prepared statements are per connection
+        genericPlan,
+        statement: sql`select generic_plans::int as g, custom_plans::int as c from pg_prepared_statements where name = ${name} and ${1}::int = 1`,
+      });
+    for (let i = 0; i < 2; i++) await plans('tw_generic', true);
+    const [generic] = await plans('tw_generic', true);
+    expect(generic!.c).toBe(0);
+    expect(generic!.g).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < 2; i++) await plans('tw_custom', false);
+    const [custom] = await plans('tw_custom', false);
+    expect(custom!.c).toBeGreaterThanOrEqual(2);
   });
 
   it('a write sent once the previous one holds the lock runs after that one committed', async () => {

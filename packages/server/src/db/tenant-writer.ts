@@ -49,6 +49,15 @@ export interface TenantWrite {
    * caller ordering other writes after a chained one must wait for its answer, not `onLocked`.
    */
   chain?: boolean;
+  /**
+   * Run the named statement on its generic plan (PostgreSQL `plan_cache_mode =
+   * force_generic_plan` for this transaction): planned once per connection instead of at every
+   * execution. For statements whose plan does not depend on their parameters' values (rows as
+   * array parameters), where PostgreSQL kept building a custom plan per flush and planning the
+   * room flush's statement cost more than a quarter of its CPU (docs/performance.md, rooms
+   * "Seventh pass"). Ignored on PGlite.
+   */
+  genericPlan?: boolean;
 }
 
 /** Writes one statement per call in a (locked) tenant transaction; see the module docs. */
@@ -157,7 +166,8 @@ export class PipelinedTenantWriter implements TenantWriter {
     }
     // Both values are checked above, so inlining them in the simple-protocol query is safe.
     const lock = w.lockKey === undefined ? '' : `, pg_advisory_xact_lock(hashtextextended('${w.lockKey}', 0))`;
-    const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${lock}`);
+    const generic = w.genericPlan ? `, set_config('plan_cache_mode', 'force_generic_plan', true)` : '';
+    const head = client.query(`begin; select set_config('app.tenant_id', '${w.tenantId}', true), set_config('role', '${APP_ROLE}', true)${generic}${lock}`);
     const body = client.query<R & pg.QueryResultRow>({ name: w.name, text, values: params });
     // After a failed statement PostgreSQL answers this COMMIT with ROLLBACK.
     const early = w.pipelineCommit || w.chain ? client.query('commit') : undefined;

@@ -183,6 +183,7 @@ export class MessageService {
           tenantId,
           lockKey: `messages-seq:${tenantId}`,
           name: 'parley_messages_flush',
+          genericPlan: true,
           statement: insertStatement(tenantId, rows),
           onLocked: locked,
           chain: true,

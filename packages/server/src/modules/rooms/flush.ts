@@ -268,6 +268,7 @@ export async function flushRoomSends(
     tenantId,
     name: 'rooms-flush-read',
     pipelineCommit: true,
+    genericPlan: true,
     statement: repo.sendContextsStatement(tenantId, [...new Set(sends.map((s) => s.roomId))], [...new Set(sends.map((s) => s.senderDeviceId))]),
   });
   const found = repo.sendContextsOf(rows);
@@ -298,6 +299,7 @@ export async function flushRoomSends(
         tenantId,
         lockKey: flushLock(tenantId),
         name: 'rooms-flush-write',
+        genericPlan: true,
         statement: writeStatement(tenantId, now, plans, cached.records),
         onLocked: locked,
         chain: true,
