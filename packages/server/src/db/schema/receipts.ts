@@ -31,7 +31,7 @@ export const readMarks = pgTable(
  * When room envelopes reached their recipient devices (delivered receipts; issue 20 part 1, issue
  * 21): one row per room message and receipt write, naming every recipient whose envelope of that
  * message the write recorded (a `room_message` frame written to one of its sockets, or a
- * member-timeline page that handed it over). A batch of receipts (about 200 ms of deliveries) is one
+ * member-timeline page that handed it over). A batch of receipts (about 20 ms of deliveries) is one
  * row per room message instead of one per envelope: a row per envelope cost PostgreSQL as much as
  * the envelopes themselves. An envelope is received when its recipient is in a row of its message
  * (the earliest row gives the time); the writes of a tenant take a lock and add only recipients

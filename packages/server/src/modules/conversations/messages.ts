@@ -7,7 +7,7 @@
  * device and the sender's other sockets. History: oldest first with an opaque, total-ordered
  * cursor (the global `seq`); `since` takes a cursor or an ISO timestamp (exclusive), each entry
  * with its recipient's delivered and read times. Delivered: a live frame written to a recipient
- * socket (batched, ~200 ms) or a page the recipient fetched inserts the message's receipt
+ * socket (batched, ~20 ms) or a page the recipient fetched inserts the message's receipt
  * (deliveries.ts), and the messages it delivered go to `onDelivered` (the delivered receipts,
  * modules/receipts).
  */
@@ -23,7 +23,7 @@ import { timeOrderedId } from '../../lib/ids.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { TenantBatcher } from '../../db/batcher.js';
+import { RECEIPT_BATCH_DELAY_MS, TenantBatcher } from '../../db/batcher.js';
 import { addToCounts, deliveredOf, distinctRefs, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
 import type { InsertedOnce } from '../../db/inserted-once.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
@@ -210,7 +210,7 @@ export class MessageService {
         return refs.map(() => undefined);
       },
       // Delivery receipts are not on the sender's path: collect them for a while, one INSERT each time.
-      { maxInFlight: 1, maxBatch: 10_000, delayMs: 200 },
+      { maxInFlight: 1, maxBatch: 10_000, delayMs: RECEIPT_BATCH_DELAY_MS },
     );
   }
 
@@ -310,7 +310,7 @@ export class MessageService {
 
   /**
    * When this instance delivered `messageId` and its receipt is not written yet (the
-   * delivered batch, up to ~200 ms): a promise settling once that batch was written and its
+   * delivered batch, up to ~20 ms): a promise settling once that batch was written and its
    * receipts published (whether or not the write succeeded). Undefined otherwise. A read receipt
    * for a message just received waits for it (receipts/service.ts), so the sender learns
    * "delivered" before "read".

@@ -2,7 +2,7 @@
  * Delivered receipts of room envelopes (issue 20 part 1; DESIGN §8.5): per recipient, for
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
- * written in batches (about 200 ms, one INSERT per tenant and batch, off the send path); a
+ * written in batches (about 20 ms, one INSERT per tenant and batch, off the send path); a
  * member-timeline page marks what it hands over at once. Each write records the envelopes that had
  * no receipt yet (`room_receipt_batches`, a row per room message) and publishes
  * `room_message_delivered` for exactly those.
@@ -14,7 +14,7 @@ import { xactLock } from '../../db/locks.js';
 import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
-import { TenantBatcher } from '../../db/batcher.js';
+import { RECEIPT_BATCH_DELAY_MS, TenantBatcher } from '../../db/batcher.js';
 import type { ReceiptPublisher, ReceivedEnvelope } from './publisher.js';
 
 /** One envelope of a room message, named by its message and its recipient. */
@@ -104,7 +104,7 @@ function distinct(refs: readonly DeliveredEnvelope[]): DeliveredEnvelope[] {
 export interface RoomDeliveriesDeps {
   db: Db;
   publisher: ReceiptPublisher;
-  /** Batch delay in ms (default 200, as the messages' delivered batch). */
+  /** Batch delay in ms (default {@link RECEIPT_BATCH_DELAY_MS}, as the messages' delivered batch). */
   delayMs?: number;
 }
 
@@ -124,7 +124,7 @@ export class RoomDeliveries {
         }
         return refs.map(() => undefined);
       },
-      { maxInFlight: 1, maxBatch: 10_000, delayMs: deps.delayMs ?? 200 },
+      { maxInFlight: 1, maxBatch: 10_000, delayMs: deps.delayMs ?? RECEIPT_BATCH_DELAY_MS },
     );
   }
 
@@ -132,7 +132,7 @@ export class RoomDeliveries {
    * Record `refs` (see {@link insertReceiptsStatement}) and publish the receipts that were new.
    * A transaction from the pool, not the pipelined tenant writer: waiting for the tenant's receipt
    * lock (another instance's batch, a page) must not hold up the group-commit writes queued on
-   * the writer's connections; a batch every 200 ms can afford the round trips.
+   * the writer's connections; a batch every 20 ms or more can afford the round trips.
    */
   private async record(tenantId: string, refs: readonly DeliveredEnvelope[]): Promise<void> {
     const unique = distinct(refs);

@@ -9,7 +9,7 @@
  *   read_at}` to each sender of a newly covered envelope, with its own ids.
  *
  * A read of a message this instance delivered moments ago first waits for that delivery's batch
- * (at most ~200 ms), so the sender hears "delivered" before "read" and the read is not refused.
+ * (at most ~20 ms), so the sender hears "delivered" before "read" and the read is not refused.
  */
 import { type MessageReadAck, type MessageReadEvent, type RoomMessageReadAck, type RoomMessageReadEvent } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
