@@ -46,4 +46,4 @@ export {
   processorEvents,
 } from './marketplace.js';
 export { agentSpendCaps, agentSpendAlerts, telemetryTokenRollups } from './spend.js';
-export { deviceMessageCounts, messageReceipts, readMarks, roomReceiptBatches, roomReceipts } from './receipts.js';
+export { deviceMessageCounts, messageReceipts, readMarks, roomReceiptBatches } from './receipts.js';

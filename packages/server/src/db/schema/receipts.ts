@@ -51,24 +51,6 @@ export const roomReceiptBatches = pgTable(
 );
 
 /**
- * The delivered receipts of room envelopes before migration 0041, one row per (room message,
- * recipient). Nothing of this release reads or writes it: it stays for the previous release's
- * instances while a rolling upgrade replaces them (docs/operations.md, "Upgrades"); the next
- * release copies the rows they wrote after 0041's copy into `room_receipt_batches` and drops it.
- * @deprecated use {@link roomReceiptBatches}.
- */
-export const roomReceipts = pgTable(
-  'room_receipts',
-  {
-    tenantId: uuid('tenant_id').notNull(),
-    roomMessageId: uuid('room_message_id').notNull(),
-    recipientDeviceId: uuid('recipient_device_id').notNull(),
-    receivedAt: ts('received_at').notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.roomMessageId, t.recipientDeviceId] })],
-);
-
-/**
  * When a pairwise message reached its recipient device (delivered receipt; issue 20 part 1, issue
  * 15): its `message` frame written to one of the recipient's sockets, or a history page that handed
  * it over. One narrow row per message, inserted once (conversations/messages.ts): recording a
