@@ -6,7 +6,7 @@
  * - Delivered: once a recipient device received a message (a live frame written to one of its
  *   sockets, or a history / member-timeline page fetched by it), the sender's sockets get
  *   `message_delivered` (pairwise conversations) or `room_message_delivered` (room envelopes, also
- *   MLS rooms: per member). Receipts are collected for about 200 ms and sent batched: one frame per
+ *   MLS rooms: per member). Receipts are collected for about 20 ms and sent batched: one frame per
  *   sender, recipient and conversation (or room) with many ids, at most
  *   {@link MAX_RECEIPT_IDS} per frame, on every instance. Each message is reported delivered once.
  * - Read: the recipient sends `message_read {conversation_id, up_to_message_id}` or
