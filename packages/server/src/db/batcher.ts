@@ -35,14 +35,6 @@ export interface BatcherOptions {
   observe?: (size: number, seconds: number) => void;
 }
 
-/**
- * Collection delay of the delivered-receipt batches (message receipts, room envelope receipts),
- * in ms. Short, so each batch is a few hundred rows: at 200 ms a batch of 1,500-2,600 receipts
- * held PostgreSQL for 20-60 ms and its receipt frames then left in one burst, and the sends queued
- * behind both waited (docs/performance.md, "Receipt batches every 20 ms").
- */
-export const RECEIPT_BATCH_DELAY_MS = 20;
-
 const ignore = () => undefined;
 
 interface Pending<I, R> {

@@ -14,7 +14,8 @@ import { xactLock } from '../../db/locks.js';
 import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/inserted-once.js';
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
-import { RECEIPT_BATCH_DELAY_MS, TenantBatcher } from '../../db/batcher.js';
+import { TenantBatcher } from '../../db/batcher.js';
+import { RECEIPT_BATCH_DELAY_MS } from '../conversations/deliveries.js';
 import type { ReceiptPublisher, ReceivedEnvelope } from './publisher.js';
 
 /** One envelope of a room message, named by its message and its recipient. */
