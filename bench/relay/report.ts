@@ -53,7 +53,7 @@ export function resourceLine(label: string, p: MeasuredPhase, res: Resources | u
   const cpu = (percent: number | undefined) => (percent === undefined ? undefined : (percent * p.measuredMs) / 100);
   const each = (ms: number | undefined) => (ms === undefined || per.count === 0 ? '-' : `${((1000 * ms) / per.count).toFixed(0)} µs`);
   return (
-    `  ${label} / ${p.name}: server ${pct(res?.serverCpuPct)}, load generator ${pct((100 * p.clientCpuMs) / p.measuredMs)}, postgres backends ${pct(res?.pgCpuPct)}, machine ${pct(res?.machineCpuPct)}; ` +
+    `  ${label} / ${p.name}: server ${pct(res?.serverCpuPct)}, load generator ${pct((100 * p.clientCpuMs) / p.measuredMs)}, postgres backends ${pct(res?.pgCpuPct)}, machine ${pct(res?.machineCpuPct)}${res?.kdamondCpuPct === undefined ? '' : ` (kernel kdamond ${pct(res.kdamondCpuPct)})`}; ` +
     `CPU per ${per.unit}: server ${each(cpu(res?.serverCpuPct))}, postgres ${each(cpu(res?.pgCpuPct))}${per.client ? `, load generator ${each(p.clientCpuMs)}` : ''}; ` +
     `server event-loop delay p50 ${fmt(res?.loopDelayP50Ms ?? NaN, 1)} p99 ${fmt(res?.loopDelayP99Ms ?? NaN, 1)} max ${fmt(res?.loopDelayMaxMs ?? NaN, 1)} ms`
   );

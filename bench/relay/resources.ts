@@ -3,7 +3,10 @@
  * the server under test) when the load generator opens and closes a measured window:
  * CPU of this process, CPU of the PostgreSQL backends connected to the bench database (read from
  * /proc, so only when PostgreSQL runs on this machine), CPU of the whole machine (/proc/stat, which
- * shows load from anything else running), and this process's event-loop delay.
+ * shows load from anything else running), CPU of the kernel's DAMON memory monitors (`kdamond`
+ * threads: on the VMs this project is measured on, the platform runs one that samples memory every
+ * 500 ms and takes 10-25 ms of a core each time; docs/performance.md, "Where the paced tail comes
+ * from"), and this process's event-loop delay.
  */
 import fs from 'node:fs';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
@@ -19,6 +22,7 @@ interface Snapshot {
   at: number;
   selfMs: number;
   pgMs: Map<number, number>;
+  kdamondMs: number | undefined;
   machine: { busy: number; total: number } | undefined;
 }
 
@@ -28,6 +32,8 @@ export interface Resources {
   pgCpuPct: number | undefined;
   /** Percent of one core summed over all cores (200 = both cores of a 2-core machine busy). */
   machineCpuPct: number | undefined;
+  /** Percent of one core used by the kernel's DAMON threads (`kdamond*`); undefined when none runs. */
+  kdamondCpuPct: number | undefined;
   /** How late the event loop ran a timer (beyond its interval): time the loop was blocked. */
   loopDelayP50Ms: number;
   loopDelayP99Ms: number;
@@ -54,12 +60,37 @@ function machineTicks(): { busy: number; total: number } | undefined {
   }
 }
 
+/** Pids of the kernel's DAMON threads (comm `kdamond.N`). */
+function kdamondPids(): number[] {
+  try {
+    return fs
+      .readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return fs.readFileSync(`/proc/${d}/comm`, 'utf8').startsWith('kdamond');
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Summed CPU (ms) of `pids`, or undefined when there are none. */
+function sumCpuMs(pids: number[]): number | undefined {
+  return pids.length === 0 ? undefined : pids.reduce((sum, pid) => sum + (procCpuMs(pid) ?? 0), 0);
+}
+
 const lag = (ns: number) => Math.max(0, ns / 1e6 - ELD_RESOLUTION_MS);
 
 export class ResourceSampler {
   private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
   private start: Snapshot | undefined;
   private pids: number[] = [];
+  private kdamonds: number[] = [];
   readonly results = new Map<string, Resources>();
 
   /**
@@ -86,7 +117,7 @@ export class ResourceSampler {
       const ms = procCpuMs(pid);
       if (ms !== undefined) pgMs.set(pid, ms);
     }
-    return { at: performance.now(), selfMs: this.selfMs(), pgMs, machine: machineTicks() };
+    return { at: performance.now(), selfMs: this.selfMs(), pgMs, kdamondMs: sumCpuMs(this.kdamonds), machine: machineTicks() };
   }
 
   /** Called on the load generator's `mark` messages; `key` names scenario and phase. */
@@ -94,6 +125,7 @@ export class ResourceSampler {
     if (edge === 'start') {
       const { rows } = await this.sql.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
       this.pids = rows.map((r) => r.pid);
+      this.kdamonds = kdamondPids();
       this.eld.reset();
       this.eld.enable();
       this.start = await this.snapshot();
@@ -118,6 +150,7 @@ export class ResourceSampler {
       pgCpuPct: pgSeen > 0 ? (100 * pgMs) / wall : undefined,
       machineCpuPct:
         s.machine && e.machine ? (100 * (e.machine.busy - s.machine.busy) * (1000 / USER_HZ)) / wall : undefined,
+      kdamondCpuPct: s.kdamondMs !== undefined && e.kdamondMs !== undefined ? (100 * (e.kdamondMs - s.kdamondMs)) / wall : undefined,
       loopDelayP50Ms: lag(this.eld.percentile(50)),
       loopDelayP99Ms: lag(this.eld.percentile(99)),
       loopDelayMaxMs: lag(this.eld.max),
