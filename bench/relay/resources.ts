@@ -79,9 +79,15 @@ function kdamondPids(): number[] {
   }
 }
 
-/** Summed CPU (ms) of `pids`, or undefined when there are none. */
+/** Summed CPU (ms) of `pids`, or undefined when there are none or one has exited. */
 function sumCpuMs(pids: number[]): number | undefined {
-  return pids.length === 0 ? undefined : pids.reduce((sum, pid) => sum + (procCpuMs(pid) ?? 0), 0);
+  let sum = 0;
+  for (const pid of pids) {
+    const ms = procCpuMs(pid);
+    if (ms === undefined) return undefined;
+    sum += ms;
+  }
+  return pids.length === 0 ? undefined : sum;
 }
 
 const lag = (ns: number) => Math.max(0, ns / 1e6 - ELD_RESOLUTION_MS);
