@@ -10,6 +10,7 @@
  * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
  */
 export * from './common.js';
+export * from './loopback.js';
 export * from './contract.js';
 export * from './routes.js';
 export * from './areas/platform.js';

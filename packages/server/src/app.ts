@@ -12,6 +12,7 @@ import { Metrics } from './ops/metrics.js';
 import { opsRoutes, type Lifecycle } from './ops/routes.js';
 import path from 'node:path';
 import websocket from '@fastify/websocket';
+import { registerHostCheck } from './http/host-check.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
@@ -186,6 +187,10 @@ export interface AppOverrides {
   logStream?: NodeJS.WritableStream;
   /** Sees every route as it is registered (tests comparing the served routes with the contract). */
   onRoute?: (route: RouteOptions) => void;
+  /** How long the cached signing keys (device tokens, SPTs, the audit log) are used before a reload (ms; default 60 s; tests make every use stale). */
+  keyRefreshMs?: number;
+  /** How often the invite and held-message expiry jobs run on this instance (ms; default 60 s). */
+  expiryJobIntervalMs?: number;
 }
 
 /** Removes the `token` query parameter from URLs before they are logged (DESIGN §7). */
@@ -224,7 +229,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   redis?.on('ready', () => (redisDown = false));
   const bus = new MeasuredBus(overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl, undefined, redisLog) : new InProcessBus()), (s) => metrics.busPublishSeconds.observe(s));
 
-  const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
+  const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec, overrides.keyRefreshMs);
   await deviceTokens.init();
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
   const secrets = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
@@ -271,7 +276,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
   redisLogger.current = app.log;
   registerRequestIds(app);
+  registerHostCheck(app, config.host, config.publicUrl);
   app.addHook('onResponse', async (req, reply) => {
+    // A refused WebSocket upgrade (403, 401, 429, 404 …) has its answer written on the detached
+    // upgrade socket, which nothing else ends: end it here, or it stays open and holds up shutdown.
+    if (req.raw.headers.upgrade !== undefined && reply.statusCode !== 101) req.raw.socket.destroySoon();
     metrics.httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
@@ -342,14 +351,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   registerA2aFrames(gateway, a2a);
   const blobs: BlobStore = config.s3 ? new S3BlobStore(config.s3) : new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
   const attachments = new AttachmentService({ db, blobs, maxBytes: config.limits.maxAttachmentBytes, log: app.log });
-  const stopExpiry = scheduleInviteExpiry(db, 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'), metrics);
+  const stopExpiry = scheduleInviteExpiry(db, overrides.expiryJobIntervalMs ?? 60_000, (err) => app.log.warn({ err }, 'invite expiry job failed'), metrics);
   notifier.setWebhookSink(new WebhookOutbox(db, app.log));
   const webhookWorker = new WebhookWorker(db, config.webhooks, secrets, app.log, metrics);
   const exportWorker = new TelemetryExportWorker(db, config.webhooks, secrets, app.log);
   if (config.databaseUrl && !config.secretsKey) {
     app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets-key; every instance sharing this database needs the same key');
   }
-  const stopHeldExpiry = scheduleHeldExpiry(policies, 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'), metrics);
+  const stopHeldExpiry = scheduleHeldExpiry(policies, overrides.expiryJobIntervalMs ?? 60_000, (err) => app.log.warn({ err }, 'held message expiry job failed'), metrics);
   const decisions = new DecisionService({ db, notifier, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'), metrics);
 
@@ -377,7 +386,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
   await app.register(opsRoutes, { db, metrics, metricsToken: config.metricsToken, lifecycle, ...(redis ? { pingRedis: () => redis.ping() } : {}) });
-  await app.register(devLoginRoutes, { devIdp, host: config.host, oidc: config.oidc });
+  await app.register(devLoginRoutes, { devIdp, host: config.host, oidc: config.oidc, publicUrl: config.publicUrl });
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
@@ -412,7 +421,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const telemetry = new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry });
   // The audit log and its transparency log (DESIGN §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
-  const auditLogKeys = new AuditLogKeys(db, config.publicUrl);
+  const auditLogKeys = new AuditLogKeys(db, config.publicUrl, overrides.keyRefreshMs);
   await auditLogKeys.init();
   const transparency = new AuditTransparency(db, auditLogKeys);
   await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db), transparency });
@@ -455,7 +464,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(spendRoutes, { prefix: API_PREFIX, spend });
   const stopSpendAlerts = scheduleSpendAlerts({ db, spend, intervalMs: config.spendAlertIntervalMs, pollMs: config.jobPollIntervalMs, onError: (err) => app.log.warn({ err }, 'spend alert job failed'), metrics });
   // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
-  const sptKeys = new SptKeys(db);
+  const sptKeys = new SptKeys(db, overrides.keyRefreshMs);
   await sptKeys.init();
   const skillLimiter = perMinuteLimiter('parley-skill', config.rateLimits.skillChecksPerMin);
   const sptTokens = new SptTokens(sptKeys, issuer.did);

@@ -11,7 +11,7 @@ import type { TestApp } from './harness.js';
 export function httpApp(base: string, idp: DevIdentityProvider): TestApp {
   return {
     baseUrl: base,
-    ownerToken: (sub: string) => idp.mint(sub),
+    ownerToken: (sub: string, claims?: Record<string, unknown>) => idp.mint(sub, claims ? { claims } : {}),
     async request(o: InjectOptions) {
       const res = await fetch(`${base}${String(o.url)}`, {
         method: o.method ?? 'GET',

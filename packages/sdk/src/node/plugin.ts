@@ -89,36 +89,9 @@ export interface RunningPlugin {
   close(): Promise<void>;
 }
 
-/** Whether a socket's remote address is loopback (127.0.0.0/8, ::1, IPv4-mapped 127.x). */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (!address) return false;
-  const a = address.toLowerCase();
-  if (a === '::1' || a === '0:0:0:0:0:0:0:1') return true;
-  const v4 = a.startsWith('::ffff:') ? a.slice(7) : a;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
-/**
- * Whether a URL names a loopback host (127.0.0.0/8, ::1, `localhost`): the only places a plugin
- * token may be sent to. A string that is not a URL is not loopback.
- */
-export function isLoopbackUrl(url: string): boolean {
-  let host: string;
-  try {
-    host = new URL(url).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  if (host.endsWith('.')) host = host.slice(0, -1);
-  // The URL parser writes an IPv4-mapped address in hex (::ffff:127.0.0.1 → ::ffff:7f00:1).
-  return host === 'localhost' || isLoopbackAddress(host) || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
-}
-
-/** Hosts `--plugin-host` accepts without being explicit: loopback names and addresses. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || isLoopbackAddress(host);
-}
+import { isLoopbackAddress } from '@parley/protocol';
+/** Loopback checks (shared with the service): where a plugin token may be sent, which clients the plugin serves. */
+export { isLoopbackAddress, isLoopbackHost, isLoopbackUrl } from '@parley/protocol';
 
 /** What a plugin token looks like: 32 random bytes in lowercase hex. */
 const PLUGIN_TOKEN = /^[0-9a-f]{64}$/;

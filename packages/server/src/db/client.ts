@@ -12,6 +12,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import * as schema from './schema/index.js';
 import { createFromSeed } from './pglite-seed.js';
+import { guardSingleConnection } from './single-connection.js';
 
 export type Schema = typeof schema;
 /** A drizzle database over either driver. */
@@ -101,6 +102,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     }
   }
   await client.waitReady;
+  guardSingleConnection(client);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return { db, driver: 'pglite', raw: { kind: 'pglite', client }, close: () => client.close() };
 }

@@ -7,7 +7,14 @@
  *   waiting caller ({@link reloadForUnknownKid}): a key created just after the last load is found
  *   within that time, and a flood of forged kids costs one query per interval.
  * A failed reload keeps the cached keys until the next interval.
+ *
+ * Inside a transaction on the embedded database's single connection (db/single-connection.ts) a
+ * reload cannot run before the transaction ends: there both reloads start in the background, to run
+ * once it has ended, and the caller goes on with the cached keys (on one process nothing else can
+ * have rotated them: a rotation on this instance loads the new key at once).
  */
+import { insideTransaction, outsideTransaction } from '../db/single-connection.js';
+
 export class KeyReloader {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
@@ -44,11 +51,17 @@ export class KeyReloader {
 
   /** Reload when the cache is older than `refreshMs`. */
   async fresh(): Promise<void> {
-    if (Date.now() - this.loadedAt >= this.refreshMs) await this.reload();
+    if (Date.now() - this.loadedAt < this.refreshMs) return;
+    if (insideTransaction()) void outsideTransaction(() => this.reload());
+    else await this.reload();
   }
 
   /** The next reload allowed for an unknown kid (waits up to `unknownKidMs` since the last load). */
   reloadForUnknownKid(): Promise<void> {
+    if (insideTransaction()) {
+      void outsideTransaction(() => this.reloadForUnknownKid());
+      return Promise.resolve();
+    }
     this.unknownKid ??= (async () => {
       const wait = this.loadedAt + this.unknownKidMs - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -5,7 +5,7 @@
  * webhook route), the services, and the scheduled work: the cluster-wide weekly payout run and
  * each instance's rental poll (terms that ended, trust monitoring). Used by `app.ts` and the CLI.
  */
-import type { Metrics } from '../../ops/metrics.js';
+import { runJob, type Metrics } from '../../ops/metrics.js';
 import { randomBytes } from 'node:crypto';
 import type { MarketplaceConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -27,6 +27,8 @@ import { MarketplaceSettings } from './settings.js';
 
 /** `scheduled_jobs.name` of the weekly payout run. */
 export const PAYOUT_JOB = 'marketplace_payouts';
+/** The per-instance rental poll (rentals due to end, trust watch), as counted in `parley_job_runs_total`. */
+export const RENTAL_POLL_JOB = 'marketplace_rentals';
 
 /** What the marketplace needs from the composition root. */
 export interface MarketplaceDeps {
@@ -116,9 +118,7 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
       const poll = () => {
         if (stopped) return;
         timer = setTimeout(() => {
-          inFlight = Promise.all([rentals.completeDue(), monitor.check()])
-            .catch((err: unknown) => d.log.warn({ err }, 'rental poll failed'))
-            .finally(poll);
+          inFlight = runJob(d.metrics, RENTAL_POLL_JOB, () => Promise.all([rentals.completeDue(), monitor.check()]), (err: unknown) => d.log.warn({ err }, 'rental poll failed')).finally(poll);
         }, d.config.rentalPollMs);
         timer.unref();
       };
