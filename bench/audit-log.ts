@@ -15,12 +15,13 @@
  *
  *   npm run bench:audit-log -- [--events 2000] [--database-url postgres://postgres@127.0.0.1:5432/postgres] [--backends postgres,pglite]
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../packages/server/src/db/client.js';
 import { runMigrations } from '../packages/server/src/db/migrate.js';
 import { withTenant } from '../packages/server/src/db/tenant.js';
+import { SecretBox } from '../packages/server/src/lib/secret-box.js';
 import { AuditLogKeys } from '../packages/server/src/modules/audit/log-keys.js';
 import * as repo from '../packages/server/src/modules/audit/repo.js';
 import { appendAudit } from '../packages/server/src/modules/audit/service.js';
@@ -62,7 +63,7 @@ async function bench(name: string, database: Database): Promise<void> {
   await db.execute(sql`insert into tenants (id, name) values (${a}, 'bench chain'), (${b}, 'bench tree')`);
   let chainMs = 0;
   let treeMs = 0;
-  const keys = new AuditLogKeys(db, 'http://127.0.0.1:8080');
+  const keys = new AuditLogKeys(db, new SecretBox(randomBytes(32)), 'http://127.0.0.1:8080');
   await keys.init();
   const log = new AuditTransparency(db, keys);
   const kept: number[] = [];

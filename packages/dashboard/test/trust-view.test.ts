@@ -11,13 +11,14 @@ import { formatDuration, formatRate, sinceFor, summaryTotals } from '../src/lib/
 import {
   ariaSort,
   barPercent,
+  countedInFleet,
   dimensionLabel,
   dimensionRows,
   driftBand,
   driftRows,
   driftTone,
-  hasTrustData,
   historySeries,
+  isWarmup,
   nextSort,
   ordinal,
   parseWindow,
@@ -101,10 +102,17 @@ describe('windows, dimensions, history', () => {
   });
 
   it('tells a warm-up answer from real data (SPEC §3.9)', () => {
-    expect(hasTrustData({ sources: dims('warmup' as const) })).toBe(false);
-    expect(hasTrustData(undefined)).toBe(false);
-    expect(hasTrustData({ sources: { ...dims('warmup' as const), uptime: 'fleet_median' } })).toBe(true);
-    expect(hasTrustData({ sources: dims('telemetry' as const) })).toBe(true);
+    expect(isWarmup({ sources: dims('warmup' as const) })).toBe(true);
+    expect(isWarmup({ sources: { ...dims('warmup' as const), uptime: 'fleet_median' } })).toBe(false);
+    expect(isWarmup({ sources: dims('telemetry' as const) })).toBe(false);
+  });
+
+  it('counts an agent in the fleet when the overview lists it, or while the overview is unknown', () => {
+    const a = { agent_id: 'a', hub_address: null, composite_score: 0.5, tier: 'unverified' as const, percentile: 50 };
+    expect(countedInFleet('a', { agents: [a] })).toBe(true);
+    expect(countedInFleet('b', { agents: [a] })).toBe(false);
+    expect(countedInFleet('a', { agents: [] })).toBe(false);
+    expect(countedInFleet('a', undefined)).toBe(true);
   });
 
   it('shapes history as ascending Unix-second columns', () => {

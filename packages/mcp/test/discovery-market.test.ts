@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { certifiedDeveloper, operatorAuth, publishedListing, type Developer } from '../../server/test/marketplace-fixtures.js';
-import { call, failed, keyAgent, mcpEnv, ok, stdioClient, type KeyAgent } from './fixtures.js';
+import { eq } from 'drizzle-orm';
+import { hubIdentities } from '../../server/src/db/schema/index.js';
+import { call, failed, keyAgent, mcpEnv, ok, stdioClient, textOf, type KeyAgent } from './fixtures.js';
 
 describe('discovery and marketplace tools over stdio', () => {
   let t: TestApp;
@@ -93,6 +95,28 @@ describe('discovery and marketplace tools over stdio', () => {
     expect(self).toMatchObject({ hub_name: agent.address, pricing: null, listing_id: null });
     expect(failed(await call(client, 'svc_get_agent_info', { hubName: 'nobody-here-x' }))).toMatch(/^404 /);
     expect(failed(await call(client, 'svc_get_agent_info', { hubName: 'Not A Name!' }))).toMatch(/not a hub name/);
+  });
+
+  it('svc_get_agent_info writes the verification status and the tier each under its name', async () => {
+    const newcomer = await keyAgent(t, undefined, 'unverified', null);
+    const r = await call(client, 'svc_get_agent_info', { hubName: newcomer.address });
+    expect(ok(r)).toMatchObject({ status: 'unverified', certification: 'unverified' });
+    expect(textOf(r)).toMatch(new RegExp(`^${newcomer.did} "[^"]*": verification unverified, tier unverified, trust 0\\.50, 0 active grant\\(s\\)`));
+    const listed = textOf(await call(client, 'svc_get_agent_info', { hubName: dev.address }));
+    expect(listed).toMatch(/: verification verified, tier certified, trust /);
+  });
+
+  it('svc_discover_skills and svc_discover_agents leave out an agent whose identity is suspended', async () => {
+    const other = await certifiedDeveloper(t, await operatorAuth(t), 'Other Dev');
+    const otherListing = await publishedListing(t, other);
+    const skills = async () => ok(await call(client, 'svc_discover_skills', { tags: ['research'] })).listings.map((l: { listing_id: string }) => l.listing_id);
+    const agents = async () => ok(await call(client, 'svc_discover_agents', { query: other.address })).agents.map((a: { hub_name: string }) => a.hub_name);
+    expect(await skills()).toContain(otherListing);
+    expect(await agents()).toEqual([other.address]);
+    await t.app.parley.database.db.update(hubIdentities).set({ status: 'suspended' }).where(eq(hubIdentities.id, other.identityId));
+    expect(await skills()).not.toContain(otherListing);
+    expect(await skills()).toContain(listingId);
+    expect(await agents()).toEqual([]);
   });
 
   it('invalid arguments and unknown tools are tool errors, not protocol errors', async () => {

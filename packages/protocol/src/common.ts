@@ -15,6 +15,8 @@ export const SignatureHex = Type.String({ pattern: '^[0-9a-fA-F]{128}$', descrip
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601' });
 /** Standard base64 (RFC 4648 §4). */
 export const Base64 = Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'base64' });
+/** A sent ciphertext: standard base64 of at least one byte (an empty one is a 400). */
+export const Ciphertext = Type.String({ pattern: Base64.pattern, minLength: 1, description: 'base64, not empty' });
 /** `T | null`. */
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 /** A union of string literals from a constant list (the list stays the one source of the values). */
@@ -86,7 +88,7 @@ export const PageQueryFields = {
 /** The fields a sender gives for one message (REST body and `message` frame; SPEC §6.1). */
 export const MessageFields = {
   header_blob: Base64,
-  ciphertext: Base64,
+  ciphertext: Ciphertext,
   message_type: Type.Optional(MessageType),
   priority: Type.Optional(Priority),
   topic_id: Type.Optional(Uuid),

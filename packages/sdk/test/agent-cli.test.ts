@@ -15,44 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
-import { DeviceIdentity } from '../src/crypto/keys.js';
 import { main } from '../src/node/agent-cli.js';
-import { nodeWebSocket } from '../src/node/ws.js';
-import { RealtimeClient } from '../src/realtime/client.js';
-import { SecureMessenger } from '../src/secure/messenger.js';
-import { ownerPeerResolver, restTransport } from '../src/secure/transport.js';
-import type { SecureMessage } from '../src/secure/types.js';
-import { MemorySessionStore } from '../src/storage.js';
+import { ownerSide } from './owner-side.js';
 import { sleep, waitFor as poll, type Poll } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const script = path.join(root, 'packages/sdk/src/node/agent-cli.ts');
-
-/**
- * The owner's side of a test: a registered owner device of `owner` with a secure messenger (REST
- * sends) and a socket, collecting decrypted messages and socket events.
- */
-async function ownerSide(owner: ParleyClient, ownerJwt: string, baseUrl: string) {
-  const keys = DeviceIdentity.generate();
-  const od = await owner.registerOwnerDevice(keys.publicKeys);
-  owner.setOwnerDeviceId(od.device_id);
-  const messenger = await SecureMessenger.open({
-    identity: keys.withDeviceId(od.device_id),
-    store: new MemorySessionStore(),
-    client: owner,
-    resolvePeer: ownerPeerResolver(owner, od.device_id),
-    transport: restTransport(owner, od.device_id),
-  });
-  const received: SecureMessage[] = [];
-  messenger.on('message', (m) => void received.push(m));
-  const events: { event: string; data: any }[] = [];
-  const rt = new RealtimeClient({ url: baseUrl, token: ownerJwt, deviceId: od.device_id, WebSocket: nodeWebSocket() });
-  rt.on('event', (e) => events.push(e));
-  messenger.attach(rt, { transport: false });
-  await messenger.start();
-  await rt.connect();
-  return { od, messenger, received, events, rt };
-}
 
 const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 20_000) => poll(get, what, timeoutMs, 20);
 

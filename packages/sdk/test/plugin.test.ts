@@ -22,7 +22,7 @@ import { FileSessionStore } from '../src/node/file-store.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
 import { parseSince, PluginInbox } from '../src/node/inbox.js';
 import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type PluginMessagePage, type PluginSendResult, type PluginStatus } from '../src/node/plugin-api.js';
-import { ensurePluginToken, isLoopbackAddress, isLoopbackUrl, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
+import { ensurePluginToken, isLoopbackAddress, isLoopbackUrl, PLUGIN_INFO_FILE, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 import { waitFor as poll, type Poll } from './wait.js';
 
@@ -160,6 +160,26 @@ describe('local plugin', () => {
     expect(tokenMatches(undefined, x.plugin.token)).toBe(false);
   });
 
+  it('replaces plugin.json by renaming a complete file over it: a reader of the old file never sees the new one half written', async () => {
+    const dir = tempDir('info');
+    const file = path.join(dir, PLUGIN_INFO_FILE);
+    fs.writeFileSync(file, '{"url":"http://127.0.0.1:1","pid":1}', { mode: 0o644 });
+    // A second name for the old file: a write in place would change what it reads.
+    const old = path.join(dir, 'old-plugin.json');
+    fs.linkSync(file, old);
+    const plugin = await startPlugin({ backend: x.rt, stateDir: dir, port: 0, fsync: false });
+    try {
+      expect(fs.readFileSync(old, 'utf8')).toBe('{"url":"http://127.0.0.1:1","pid":1}');
+      expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ url: plugin.url, port: plugin.port, pid: process.pid, device_id: x.rt.deviceId });
+      expect(fs.statSync(file).ino).not.toBe(fs.statSync(old).ino);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      await plugin.close();
+    }
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
   it('refuses a request whose Host is not a loopback name with its port (DNS rebinding), before the token check', async () => {
     const port = x.plugin.port;
     const auth = { authorization: `Bearer ${x.plugin.token}` };
@@ -210,7 +230,10 @@ describe('local plugin', () => {
     expect(early.status).toBe(409);
     expect(early.body.detail).toBe(`channel ${id} is pending: the responder's owner must approve it`);
     expect((await call(x.plugin, 'POST', '/v1/messages', { channel_id: id, hub_address: y.address, text: 'two targets' })).status).toBe(400);
-    expect((await call(x.plugin, 'POST', '/v1/messages', { text: 'no target' })).status).toBe(400);
+    // No target: the owner, who has no owner device in this tenant.
+    const ownerless = await call(x.plugin, 'POST', '/v1/messages', { text: 'no target' });
+    expect(ownerless.status).toBe(409);
+    expect(ownerless.body.detail).toMatch(/no owner conversation/);
     expect((await call(x.plugin, 'POST', '/v1/messages', { hub_address: 'somebody-else', text: 'hi' })).status).toBe(404);
 
     await owner.approveA2aChannel(id);

@@ -13,6 +13,7 @@ import { opsRoutes, type Lifecycle } from './ops/routes.js';
 import path from 'node:path';
 import websocket from '@fastify/websocket';
 import { registerHostCheck } from './http/host-check.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
@@ -20,6 +21,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'r
 import { Authenticator } from './auth/authenticator.js';
 import { DevIdentityProvider } from './auth/dev-idp.js';
 import { DeviceTokenService } from './auth/device-tokens.js';
+import { resealPlatformKeys } from './auth/sealed-keys.js';
 import { RenewalChallenges } from './auth/renewal-challenges.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
@@ -45,7 +47,7 @@ import { TrustDriftService } from './modules/trust/drift.js';
 import { TrustQueryService } from './modules/trust/query.js';
 import { TrustReportService } from './modules/trust/report.js';
 import { trustRoutes } from './modules/trust/routes.js';
-import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
+import { secretBoxOf, type SecretBox } from './lib/secret-box.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { registerConversationFrames } from './modules/conversations/frames.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
@@ -94,6 +96,7 @@ import { HubCapabilityService } from './modules/hub/capabilities.js';
 import { hubCapabilityRoutes } from './modules/hub/capabilities-routes.js';
 import { HubCertifyService } from './modules/hub/certify.js';
 import { hubCertifyRoutes } from './modules/hub/certify-routes.js';
+import { OperatorTierService } from './modules/hub/operator-tier.js';
 import { HubDirectoryService } from './modules/hub/directory.js';
 import { hubProfileRoutes } from './modules/hub/profile-routes.js';
 import { didResolverRoutes, hubDidRoutes } from './modules/hub/did-routes.js';
@@ -135,14 +138,16 @@ import { tenantRoutes } from './modules/tenants/routes.js';
 import { WebhookOutbox } from './modules/webhooks/outbox.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
 import { MeasuredBus, InProcessBus, type EventBus } from './realtime/bus.js';
-import { Gateway } from './realtime/gateway.js';
+import { Gateway, socketErrorHandler } from './realtime/gateway.js';
+import { MessageRate } from './lib/message-rate.js';
 import { Notifier } from './realtime/notifier.js';
 import { defaultInstanceId } from './jobs/cluster-schedule.js';
 import { LocalPresence, RedisPresence } from './realtime/presence.js';
 import { RedisBus } from './realtime/redis-bus.js';
-import { watchRedis } from './realtime/redis-watchdog.js';
+import { connectOrRetry, watchRedis } from './realtime/redis-watchdog.js';
 import { FilesystemBlobStore, S3BlobStore, type BlobStore } from './storage/blob-store.js';
 import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
+import { registerRentalFrames } from './modules/marketplace/frames.js';
 import { marketplaceRoutes } from './modules/marketplace/routes.js';
 
 export const API_PREFIX = '/api/v1';
@@ -153,6 +158,8 @@ export interface Parley {
   database: Database;
   devIdp: DevIdentityProvider | undefined;
   deviceTokens: DeviceTokenService;
+  /** The secrets keyring (`SECRETS_KEY`, `SECRETS_KEY_PREVIOUS`) sealing webhook secrets and platform private keys. */
+  secrets: SecretBox;
   gateway: Gateway;
   bus: EventBus;
   /** Policies and held messages (rooms and A2A consult it as their PolicyDecider and register releasers). */
@@ -215,9 +222,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const lifecycle: Lifecycle = { draining: false };
   // Redis faults (docs/operations.md "Faults"): no offline queue, so while Redis is unreachable a
   // command fails at once (rate limits fall back, readiness says degraded) instead of waiting; a
-  // Redis that stops answering without closing the connection is dropped by the watchdog.
+  // Redis that stops answering without closing the connection is dropped by the watchdog. A Redis
+  // unreachable at start is the same outage: the instance starts degraded and joins when it answers.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 1_000 }) : undefined;
-  await redis?.connect();
   const unwatchRedis = redis ? watchRedis(redis) : undefined;
   const redisLogger: { current?: FastifyBaseLogger } = {}; // the app's, once it exists
   const redisLog = { warn: (o: object, m: string) => redisLogger.current?.warn(o, m) };
@@ -227,13 +234,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     redisDown = true;
   });
   redis?.on('ready', () => (redisDown = false));
+  const redisConnected = redis ? connectOrRetry(redis) : undefined;
   const bus = new MeasuredBus(overrides.bus ?? (config.redisUrl ? await RedisBus.connect(config.redisUrl, undefined, redisLog) : new InProcessBus()), (s) => metrics.busPublishSeconds.observe(s));
+  await redisConnected;
 
-  const deviceTokens = new DeviceTokenService(db, config.deviceTokenTtlSec, overrides.keyRefreshMs);
+  const secrets = secretBoxOf(config);
+  // Platform private keys still in clear (written before they were sealed) are sealed now (auth/sealed-keys.ts).
+  await resealPlatformKeys(db, secrets, { clearOnly: true });
+  const deviceTokens = new DeviceTokenService(db, secrets, config.deviceTokenTtlSec, overrides.keyRefreshMs);
   await deviceTokens.init();
   const devIdp = config.oidc ? undefined : await DevIdentityProvider.load(config.dataDir);
-  const secrets = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
-  const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! });
+  const ownerTokens = new OwnerTokenVerifier(config.oidc ? { oidc: config.oidc } : { dev: devIdp! }, config.ownerTokenMaxLifetimeSec);
   const notifier = new Notifier(bus);
   // The logger exists once `app` is built below; the closures only run later, at request time.
   const policyLog = { warn: (o: object, m: string) => app.log.warn(o, m), error: (o: object, m: string) => app.log.error(o, m) };
@@ -243,7 +254,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, heldTtlMsOf, log: policyLog });
   const apiKeys = new ApiKeyService(db, notifier);
   // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (DESIGN §8.16).
-  const issuer = new PlatformIssuer(db, config.credentials.platformHubAddress, config.publicUrl);
+  const issuer = new PlatformIssuer(db, secrets, config.credentials.platformHubAddress, config.publicUrl);
   await issuer.init();
   const hub = new HubService(db, [issuer.address]);
   const hubDid = new HubDidService({ db, publicUrl: config.publicUrl, platformDocument: (address) => issuer.platformDocument(address) });
@@ -275,7 +286,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (overrides.onRoute) app.addHook('onRoute', overrides.onRoute);
   redisLogger.current = app.log;
+  if (redisDown) app.log.warn('redis unreachable at start: serving degraded (rate limits and presence per instance, no cross-instance delivery) until it answers');
   registerRequestIds(app);
+  registerSecurityHeaders(app);
   registerHostCheck(app, config.host, config.publicUrl);
   app.addHook('onResponse', async (req, reply) => {
     // A refused WebSocket upgrade (403, 401, 429, 404 …) has its answer written on the detached
@@ -307,14 +320,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       : redis
         ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }) })
         : new RateLimiterMemory({ points, duration: 60 });
-  const limiter = perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin);
+  // SPEC §8's messages per minute per device: one budget for socket frames and REST sends.
+  const messageRate = new MessageRate(perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin));
   // Presence shared by every instance through Redis when configured (realtime/presence.ts).
   const sharedPresence = redis ? new RedisPresence({ redis, instanceId: defaultInstanceId(), onError: (err) => app.log.debug({ err }, 'presence update failed') }) : undefined;
   const gateway = new Gateway({
     bus,
     authenticate: apiKeySocketAuthenticator(db, apiKeys, deviceSocketAuthenticator(db, authenticator)),
     presence: lastSeen,
-    limiter,
+    limiter: messageRate,
     pingIntervalMs: config.ws.pingIntervalMs,
     deadTimeoutMs: config.ws.deadTimeoutMs,
     log: app.log,
@@ -325,7 +339,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const presence = sharedPresence ?? new LocalPresence(gateway);
   registerConversationFrames(gateway, messages, bus);
   registerApiKeyFrames(gateway, apiKeys);
-  const challenges = new RenewalChallenges(db);
+  const challenges = new RenewalChallenges(db, secrets);
   await challenges.init();
   const tenantReadReceipts = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).read_receipts_enabled;
   const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence, secrets, webhookTargets: config.webhooks, tenantReadReceipts });
@@ -362,7 +376,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const decisions = new DecisionService({ db, notifier, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   const stopDecisionDeadlines = scheduleDecisionDeadlines(decisions, config.decisionDeadlineIntervalMs, (err) => app.log.warn({ err }, 'decision deadline job failed'), metrics);
 
-  app.decorate('parley', { config, database, devIdp, deviceTokens, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace, metrics, lifecycle } satisfies Parley);
+  app.decorate('parley', { config, database, devIdp, deviceTokens, secrets, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace, metrics, lifecycle } satisfies Parley);
 
   // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
   const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [] }) : undefined;
@@ -382,6 +396,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Shutdown: answer the frames in hand (acks after their commit), then close with 1001 (the
     // plugin's default would close every socket at once, without a code).
     preClose: () => gateway.drain(5_000),
+    errorHandler: socketErrorHandler,
   });
 
   await app.register(platformRoutes, { db, version: config.version, deviceTokens, devIdpKey: devIdp?.publicJwk, apiPrefix: API_PREFIX });
@@ -390,7 +405,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
-  await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices });
+  await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices, messageRate });
   await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });
   await app.register(attachmentRoutes, { prefix: API_PREFIX, attachments, maxBytes: config.limits.maxAttachmentBytes });
   await app.register(pushRoutes, { prefix: API_PREFIX, push: new PushService(db) });
@@ -399,7 +414,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(settingsRoutes, { prefix: API_PREFIX, settings });
   await app.register(telemetryExportRoutes, { prefix: API_PREFIX, telemetryExport: new TelemetryExportService(db, secrets, config.webhooks) });
   await app.register(scanRuleRoutes, { prefix: API_PREFIX, scanRules: new ScanRuleService(db, settings) });
-  await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices });
+  await app.register(roomRoutes, { prefix: API_PREFIX, rooms, devices, messageRate });
   await app.register(receiptRoutes, { prefix: API_PREFIX, receipts, devices });
   const workspaces = new WorkspaceService(db);
   await app.register(workspaceRoutes, { prefix: API_PREFIX, workspaces });
@@ -408,7 +423,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(hubRoutes, { prefix: API_PREFIX, hub });
   await app.register(hubCapabilityRoutes, { prefix: API_PREFIX, capabilities: new HubCapabilityService(db) });
   await app.register(hubProfileRoutes, { prefix: API_PREFIX, directory: new HubDirectoryService(db) });
-  await app.register(hubCertifyRoutes, { prefix: API_PREFIX, certify: new HubCertifyService(db) });
+  const operatorTier = new OperatorTierService(db, app.log);
+  await app.register(hubCertifyRoutes, { prefix: API_PREFIX, certify: new HubCertifyService(db), operatorTier });
   await app.register(hubDidRoutes, { prefix: API_PREFIX, hubDid, rateLimits: config.rateLimits });
   await app.register(didResolverRoutes, { hubDid, rateLimits: config.rateLimits });
   const credentials = new CredentialService({ db, issuer, trustContextUrl: trustContext, loader: ldLoader, ttlDays: config.credentials.ttlDays });
@@ -416,12 +432,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(verificationRoutes, { prefix: API_PREFIX, verification: new VerificationService(db, hub), rateLimits: config.rateLimits });
   await app.register(trustContextRoutes, { trustContextUrl: trustContext });
   await app.register(federationRoutes, { prefix: API_PREFIX, federation });
-  await app.register(a2aRoutes, { prefix: API_PREFIX, a2a });
+  await app.register(a2aRoutes, { prefix: API_PREFIX, a2a, messageRate });
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
   const telemetry = new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry });
   // The audit log and its transparency log (DESIGN §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
-  const auditLogKeys = new AuditLogKeys(db, config.publicUrl, overrides.keyRefreshMs);
+  const auditLogKeys = new AuditLogKeys(db, secrets, config.publicUrl, overrides.keyRefreshMs);
   await auditLogKeys.init();
   const transparency = new AuditTransparency(db, auditLogKeys);
   await app.register(auditRoutes, { prefix: API_PREFIX, audit: new AuditService(db), transparency });
@@ -464,7 +480,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(spendRoutes, { prefix: API_PREFIX, spend });
   const stopSpendAlerts = scheduleSpendAlerts({ db, spend, intervalMs: config.spendAlertIntervalMs, pollMs: config.jobPollIntervalMs, onError: (err) => app.log.warn({ err }, 'spend alert job failed'), metrics });
   // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
-  const sptKeys = new SptKeys(db, overrides.keyRefreshMs);
+  const sptKeys = new SptKeys(db, secrets, overrides.keyRefreshMs);
   await sptKeys.init();
   const skillLimiter = perMinuteLimiter('parley-skill', config.rateLimits.skillChecksPerMin);
   const sptTokens = new SptTokens(sptKeys, issuer.did);
@@ -489,6 +505,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     notifier,
     tokens: sptTokens,
     policies,
+    messageRate,
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     publicUrl: config.publicUrl,
     listDefault: config.limits.listDefault,
@@ -498,8 +515,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     metrics,
   });
   app.parley.marketplace = marketplace;
-  // A recompute may drop a rented agent below its listing: suspend such rentals at once (SPEC §4.16).
-  trustEngine.onRecomputed(async () => void (await marketplace.monitor.check()));
+  registerRentalFrames(gateway, marketplace.room);
+  // A recompute or an operator tier grant may drop a rented agent below its listing: suspend such rentals at once (SPEC §4.16).
+  const checkRentals = async () => void (await marketplace.monitor.check());
+  trustEngine.onRecomputed(checkRentals);
+  operatorTier.onGranted(checkRentals);
   await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name });
   const stopMarketplace = marketplace.start();
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
@@ -509,7 +529,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     url: `${API_PREFIX}/ws`,
     schema: { hide: true },
     handler: (_req, reply) => reply.status(426).header('upgrade', 'websocket').send({ detail: 'this endpoint needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)' }),
-    wsHandler: (socket, req) => gateway.handle(socket, req.query as { token?: string; device_id?: string }, req.socket),
+    wsHandler: (socket, req) => gateway.handle(socket, req.query, req.socket),
   });
 
   app.addHook('onClose', async () => {

@@ -32,9 +32,10 @@
  *   retire-audit-log-keys
  *       Stop the old audit-log keys from co-signing (once verifiers have the new vkey). Prints {retired}.
  *   reseal-secrets
- *       Re-seal every webhook secret and telemetry export header set under SECRETS_KEY (values
- *       opening only under SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked,
- *       resealed, current, failed} (both summed);
+ *       Re-seal every webhook secret, telemetry export header set and platform private key
+ *       (signing_keys, platform_keys) under SECRETS_KEY (values opening only under
+ *       SECRETS_KEY_PREVIOUS, or legacy clear values). Prints {checked, resealed, current, failed}
+ *       (all summed);
  *       exit 1 when some value opens under no key. (Key rotation: docs/operations.md.)
  */
 import { DEFAULT_SEED_FILE, writeSeed } from './db/pglite-seed.js';
@@ -49,7 +50,9 @@ import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
 import { AuditLogKeys, retireAuditLogKeys, rotateAuditLogKey } from './modules/audit/log-keys.js';
 import { DeviceTokenService, retireSigningKeys } from './auth/device-tokens.js';
-import { SecretBox, decodeSecretsKey, loadSecretsKey } from './lib/secret-box.js';
+import { resealPlatformKeys } from './auth/sealed-keys.js';
+import { secretBoxOf } from './lib/secret-box.js';
+import { MessageRate } from './lib/message-rate.js';
 import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey } from './modules/grants/keys.js';
 import { resealWebhookSecrets } from './modules/webhooks/secrets.js';
 import { resealExportHeaders } from './modules/telemetry-export/secrets.js';
@@ -208,7 +211,7 @@ const KEY_COMMANDS = new Set(['rotate-signing-key', 'retire-signing-keys', 'rota
 /** The key-rotation commands (docs/operations.md "Key rotation"); the logic lives in the owning modules. */
 async function keyCommand(command: string, config: Config, db: Db, force: boolean): Promise<number> {
   if (command === 'rotate-signing-key') {
-    const tokens = new DeviceTokenService(db, config.deviceTokenTtlSec);
+    const tokens = new DeviceTokenService(db, secretBoxOf(config), config.deviceTokenTtlSec);
     await tokens.init();
     const kid = await tokens.rotate();
     // A dry run (nothing is retirable at the epoch): the kept keys with their retirable_at.
@@ -221,8 +224,9 @@ async function keyCommand(command: string, config: Config, db: Db, force: boolea
     return 0;
   }
   if (command === 'rotate-spt-key') {
-    await new SptKeys(db).init(); // creates the first key when no instance has started yet
-    console.log(JSON.stringify({ ...(await rotateSptKey(db, config.sptTtlSec)), refresh_ms: KEY_REFRESH_MS }));
+    const box = secretBoxOf(config);
+    await new SptKeys(db, box).init(); // creates the first key when no instance has started yet
+    console.log(JSON.stringify({ ...(await rotateSptKey(db, box, config.sptTtlSec)), refresh_ms: KEY_REFRESH_MS }));
     return 0;
   }
   if (command === 'retire-spt-keys') {
@@ -230,25 +234,26 @@ async function keyCommand(command: string, config: Config, db: Db, force: boolea
     return 0;
   }
   if (command === 'rotate-audit-log-key') {
-    await new AuditLogKeys(db, config.publicUrl).init(); // creates the first key when no instance has started yet
-    console.log(JSON.stringify({ ...(await rotateAuditLogKey(db)), refresh_ms: KEY_REFRESH_MS }));
+    const box = secretBoxOf(config);
+    await new AuditLogKeys(db, box, config.publicUrl).init(); // creates the first key when no instance has started yet
+    console.log(JSON.stringify({ ...(await rotateAuditLogKey(db, box)), refresh_ms: KEY_REFRESH_MS }));
     return 0;
   }
   if (command === 'retire-audit-log-keys') {
     console.log(JSON.stringify(await retireAuditLogKeys(db)));
     return 0;
   }
-  const box = new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
-  const hooks = await resealWebhookSecrets(db, box);
-  const exports = await resealExportHeaders(db, box);
-  const report = { checked: hooks.checked + exports.checked, resealed: hooks.resealed + exports.resealed, current: hooks.current + exports.current, failed: hooks.failed + exports.failed };
+  const box = secretBoxOf(config);
+  const parts = [await resealWebhookSecrets(db, box), await resealExportHeaders(db, box), await resealPlatformKeys(db, box)];
+  const sum = (k: keyof (typeof parts)[number]) => parts.reduce((n, p) => n + p[k], 0);
+  const report = { checked: sum('checked'), resealed: sum('resealed'), current: sum('current'), failed: sum('failed') };
   console.log(JSON.stringify(report));
   return report.failed === 0 ? 0 : 1;
 }
 
 /** The marketplace services outside the server (events reach owners' webhooks through the outbox; no sockets here). */
 async function cliMarketplace(config: Config, db: Db) {
-  const keys = new SptKeys(db);
+  const keys = new SptKeys(db, secretBoxOf(config));
   await keys.init();
   const notifier = new Notifier(new InProcessBus());
   const log = { warn: (o: object, msg: string) => console.error(msg, o), error: (o: object, msg: string) => console.error(msg, o), info: () => undefined };
@@ -259,6 +264,8 @@ async function cliMarketplace(config: Config, db: Db) {
     notifier,
     tokens: new SptTokens(keys, hubDid(config.credentials.platformHubAddress)),
     policies: new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs }),
+    // The CLI sends no rental messages: nothing to count.
+    messageRate: new MessageRate(undefined),
     maxCiphertextBytes: config.limits.maxCiphertextBytes,
     publicUrl: config.publicUrl,
     listDefault: config.limits.listDefault,

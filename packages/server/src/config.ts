@@ -92,8 +92,14 @@ export interface Config {
   limits: LimitsConfig;
   /** WebSocket keepalive (SPEC §6.1): ping interval and dead timeout, in milliseconds. */
   ws: { pingIntervalMs: number; deadTimeoutMs: number };
-  /** Device JWT lifetime in seconds (DESIGN §5: 24 h). */
+  /** Device JWT lifetime in seconds (DESIGN §5: 24 h); also the longest a device JWT is accepted for. */
   deviceTokenTtlSec: number;
+  /**
+   * Longest owner-JWT lifetime accepted, in seconds (`OWNER_TOKEN_MAX_LIFETIME_SEC`, default 24 h,
+   * at least 60): `exp - iat` and `exp - now` above it answer 401, as does a token without `exp`.
+   * The development provider mints 12 h tokens.
+   */
+  ownerTokenMaxLifetimeSec: number;
   /** Invite lifetime in milliseconds (SPEC §2.2: 10 minutes). */
   inviteTtlMs: number;
   /** How long a held message awaits a decision before it expires, in milliseconds (DESIGN §8.3: 72 h). */
@@ -372,6 +378,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       deadTimeoutMs: int(env, 'WS_DEAD_TIMEOUT_MS', 90_000),
     },
     deviceTokenTtlSec: int(env, 'DEVICE_TOKEN_TTL_SEC', 24 * 3600),
+    ownerTokenMaxLifetimeSec: Math.max(60, int(env, 'OWNER_TOKEN_MAX_LIFETIME_SEC', 24 * 3600)),
     inviteTtlMs: 10 * 60 * 1000,
     heldMessageTtlMs: int(env, 'HELD_MESSAGE_TTL_HOURS', 72) * 3600 * 1000,
     metricsToken: env.METRICS_TOKEN || undefined,

@@ -130,7 +130,7 @@ describe('A2A channels', () => {
     expect((await x.ws.next('a2a_key_exchange')).data).toMatchObject({ sender_device_id: y.deviceId, ciphertext: b64('y-welcome') });
     expect((await x.ws.next('a2a_channel_activated')).data).toEqual({ channel_id: id, conversation_id: done.conversation_id });
     expect((await y.ws.next('a2a_channel_activated')).data).toEqual({ channel_id: id, conversation_id: done.conversation_id });
-    x.ws.send('a2a_key_exchange', { channel_id: id, header_blob: '', ciphertext: '' });
+    x.ws.send('a2a_key_exchange', { channel_id: id, header_blob: '', ciphertext: b64('late') });
     expect((await x.ws.next('error')).data.status).toBe(409);
 
     // Socket send, delivered to the peer; REST send the other way.
@@ -230,7 +230,7 @@ describe('A2A channels', () => {
     expect((await x.ws.next('a2a_channel_revoked')).data).toEqual({ channel_id: second });
     expect((await y.ws.next('a2a_channel_revoked')).data).toEqual({ channel_id: second });
     expect((await act(owner.auth, second, 'revoke')).status).toBe(409);
-    x.ws.send('a2a_key_exchange', { channel_id: second, header_blob: '', ciphertext: '' });
+    x.ws.send('a2a_key_exchange', { channel_id: second, header_blob: '', ciphertext: b64('late') });
     expect((await x.ws.next('error')).data.status).toBe(409);
 
     // The owner may revoke an active channel of its tenant; messages are refused afterwards.
@@ -249,8 +249,27 @@ describe('A2A channels', () => {
     const x = await keyAgent(owner);
     x.ws.send('a2a_message', { channel_id: 'nope', header_blob: '', ciphertext: '', client_ref: 'bad' });
     expect((await x.ws.next('error')).data).toMatchObject({ status: 400, client_ref: 'bad' });
-    x.ws.send('a2a_message', { channel_id: '00000000-0000-4000-8000-000000000000', header_blob: '', ciphertext: '', client_ref: 'unknown' });
+    x.ws.send('a2a_message', { channel_id: '00000000-0000-4000-8000-000000000000', header_blob: '', ciphertext: '', client_ref: 'empty' });
+    expect((await x.ws.next('error')).data).toMatchObject({ status: 400, client_ref: 'empty', detail: expect.stringMatching(/ciphertext/) });
+    x.ws.send('a2a_message', { channel_id: '00000000-0000-4000-8000-000000000000', header_blob: '', ciphertext: b64('late'), client_ref: 'unknown' });
     expect((await x.ws.next('error')).data).toMatchObject({ status: 404, client_ref: 'unknown' });
+  });
+
+  it('REST sends spend the same per-device budget as a2a_message frames (SPEC §8: 60 per minute): then 429 with Retry-After', async () => {
+    const owner = await newOwner(t);
+    const x = await keyAgent(owner);
+    const y = await keyAgent(owner);
+    const id = await activeChannel(x, y);
+    const frame = (ref: string) => x.ws.send('a2a_message', { channel_id: id, header_blob: b64('hdr'), ciphertext: b64(ref), client_ref: ref });
+    for (let i = 0; i < 30; i++) frame(`f${i}`);
+    for (let i = 0; i < 30; i++) await x.ws.next((f) => f.event === 'a2a_message_ack' && f.data.client_ref === `f${i}`);
+    for (let i = 0; i < 30; i++) expect((await send(x, id)).status).toBe(201);
+    const refused = await send(x, id);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    frame('over');
+    expect((await x.ws.next((f) => f.event === 'error' && f.data.client_ref === 'over')).data.status).toBe(429);
+    expect((await send(y, id)).status).toBe(201);
   });
 
   describe('federated channel between two tenants', () => {
@@ -345,7 +364,7 @@ describe('A2A channels', () => {
       const expired = await send(x, id);
       expect(expired.status).toBe(403);
       expect(expired.body.detail).toMatch(/agreement/);
-      y.ws.send('a2a_message', { channel_id: id, header_blob: '', ciphertext: '', client_ref: 'late' });
+      y.ws.send('a2a_message', { channel_id: id, header_blob: '', ciphertext: b64('late'), client_ref: 'late' });
       expect((await y.ws.next('error')).data).toMatchObject({ status: 403, client_ref: 'late' });
     });
   });

@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newOwner, registerOwnerDevice, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys, type DeviceKeys } from './keys.js';
+import { LOW_ORDER_X25519, newDeviceKeys, SMALL_ORDER_ED25519, UNIVERSAL_SIGNATURE, type DeviceKeys } from './keys.js';
 import { wsAddress, WsPool } from './ws-client.js';
 
 describe('API-key sockets (trust on first use)', () => {
@@ -88,5 +88,21 @@ describe('API-key sockets (trust on first use)', () => {
     expect((await ws.waitClose()).code).toBe(4001);
     expect((await (await connect(key.key)).waitClose()).code).toBe(4401);
     expect((await (await connect(`svc_agent_sk_dev_${'0'.repeat(64)}`)).waitClose()).code).toBe(4401);
+  });
+
+  it('refuses a small-order identity key with the signature that verifies for any message, and a low-order ephemeral key (400, key stays unbound)', async () => {
+    const key = await newKey();
+    const keys = newDeviceKeys();
+    const ws = await connect(key.key);
+    ws.send('client_key_register', { ...register(keys, UNIVERSAL_SIGNATURE), identity_public_key: SMALL_ORDER_ED25519 });
+    const weak = await ws.next('error');
+    expect(weak.data.status).toBe(400);
+    expect(weak.data.detail).toMatch(/identity_public_key .*small order/);
+    ws.send('client_key_register', { ...register(keys), ephemeral_public_key: LOW_ORDER_X25519[0] });
+    expect((await ws.next('error')).data.status).toBe(400);
+    const listed = (await t.request({ method: 'GET', url: '/api/v1/api-keys', headers: owner.auth })).body.api_keys.find((k: { id: string }) => k.id === key.id);
+    expect(listed.device_id).toBeNull();
+    ws.send('client_key_register', register(keys));
+    await ws.next('client_key_accepted');
   });
 });

@@ -22,6 +22,7 @@ import { parseVkey, verifyCheckpoint, verifyCheckpointConsistency, verifyEventPr
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/client.js';
+import type { SecretBox } from '../src/lib/secret-box.js';
 import { crossTenant, withTenant } from '../src/db/tenant.js';
 import { eventHash, GENESIS_HASH } from '../src/modules/audit/chain.js';
 import { AuditLogKeys, noteKeyId, retireAuditLogKeys, rotateAuditLogKey, signNote, vkeyOf } from '../src/modules/audit/log-keys.js';
@@ -324,7 +325,7 @@ describe('audit transparency log (job, key rotation, migration, grants)', () => 
   });
 
   it('the scheduled job signs a checkpoint for every log that grew, and nothing for the others', async () => {
-    const transparency = new AuditTransparency(db(), await keysOf(db(), t.config.publicUrl));
+    const transparency = new AuditTransparency(db(), await keysOf(db(), t.app.parley.secrets, t.config.publicUrl));
     await transparency.publishCheckpoints();
     const o = await newOwner(t);
     await createInvite(t, o);
@@ -340,12 +341,12 @@ describe('audit transparency log (job, key rotation, migration, grants)', () => 
   });
 
   it('key rotation: the old key co-signs until retired; sizes signed before are signed again by the new key', async () => {
-    const keys = await keysOf(db(), t.config.publicUrl, 0);
+    const keys = await keysOf(db(), t.app.parley.secrets, t.config.publicUrl, 0);
     const transparency = new AuditTransparency(db(), keys);
     const o = await newOwner(t);
     await createInvite(t, o);
     const before = await transparency.latest(o.tenantId);
-    const rotated = await rotateAuditLogKey(db());
+    const rotated = await rotateAuditLogKey(db(), t.app.parley.secrets);
     expect(rotated.previous).toBe(vkey);
     try {
       expect(await keys.info()).toMatchObject({ vkey: rotated.vkey, previous: [{ vkey }] });
@@ -381,8 +382,8 @@ describe('audit transparency log (job, key rotation, migration, grants)', () => 
 });
 
 /** A second handle on the service's audit-log key (same database), reloading every `refreshMs`. */
-async function keysOf(db: Db, publicUrl: string, refreshMs?: number): Promise<AuditLogKeys> {
-  const keys = new AuditLogKeys(db, publicUrl, refreshMs);
+async function keysOf(db: Db, box: SecretBox, publicUrl: string, refreshMs?: number): Promise<AuditLogKeys> {
+  const keys = new AuditLogKeys(db, box, publicUrl, refreshMs);
   await keys.init();
   return keys;
 }

@@ -208,6 +208,14 @@ describe('conversations, messages and topics', () => {
       }
     });
 
+    it('400 for an empty ciphertext, naming the field; nothing is stored', async () => {
+      const before = (await history(a, aAgent.conversationId!, { limit: 200 })).body.messages.length;
+      const res = await send(a, aDev.deviceId, aAgent.conversationId!, { header_blob: b64('h'), ciphertext: '' });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/ciphertext/);
+      expect((await history(a, aAgent.conversationId!, { limit: 200 })).body.messages).toHaveLength(before);
+    });
+
     it('accepts every SPEC message type and priority', async () => {
       const types = ['text', 'decision_request', 'status_alert', 'action_confirmation', 'artifact', 'attachment', 'policy_alert', 'approval_request', 'approval_response'];
       const priorities = ['low', 'normal', 'high', 'urgent'];

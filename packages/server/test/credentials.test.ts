@@ -136,7 +136,7 @@ describe('verifiable credentials', () => {
       const first = await t.request({ method: 'GET', url: '/api/v1/hub/parley/did' });
       expect(first.status).toBe(200);
       // A second instance on the same database loads the stored key instead of creating one.
-      const other = new PlatformIssuer(db(), 'parley', t.config.publicUrl);
+      const other = new PlatformIssuer(db(), t.app.parley.secrets, 'parley', t.config.publicUrl);
       await other.init();
       expect(other.platformDocument('parley')!.verificationMethod[0]!.publicKeyMultibase).toBe(first.body.verificationMethod[0].publicKeyMultibase);
       expect(other.platformDocument('someone-else')).toBeNull();
@@ -155,7 +155,7 @@ describe('verifiable credentials', () => {
       expect(config.credentials).toEqual({ platformHubAddress: 'trust-hub', ttlDays: 30 });
       expect(() => loadConfig({ PLATFORM_HUB_ADDRESS: '-bad-' })).toThrow(ConfigError);
       expect(loadConfig({ CREDENTIAL_TTL_DAYS: '7' }).credentials.ttlDays).toBe(7);
-      const issuer = new PlatformIssuer(db(), config.credentials.platformHubAddress, t.config.publicUrl);
+      const issuer = new PlatformIssuer(db(), t.app.parley.secrets, config.credentials.platformHubAddress, t.config.publicUrl);
       await issuer.init();
       const dids = new HubDidService({ db: db(), publicUrl: t.config.publicUrl, platformDocument: (address) => issuer.platformDocument(address) });
       expect(await dids.resolve('trust-hub')).toMatchObject({ id: 'did:hub:trust-hub', assertionMethod: ['did:hub:trust-hub#key-1'] });

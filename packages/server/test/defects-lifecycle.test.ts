@@ -55,12 +55,14 @@ describe('lifecycle defects', () => {
       expect(listed.body.members).toHaveLength(2);
     });
 
-    it('without X-Device-Id the members are exactly those listed', async () => {
+    it('without X-Device-Id the members are exactly those listed; the owner device joins when it first sends', async () => {
       const created = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: owner.auth, payload: { name: 'agents only', member_device_ids: [agent.deviceId] } });
       expect(created.status).toBe(201);
       expect(created.body.members.map((m: { device_id: string }) => m.device_id)).toEqual([agent.deviceId]);
       const post = await t.request({ method: 'POST', url: `/api/v1/rooms/${created.body.room_id}/messages`, headers: { ...owner.auth, 'x-device-id': od.deviceId }, payload: envelopes(agent.deviceId) });
-      expect(post.status).toBe(403);
+      expect(post.status, JSON.stringify(post.body)).toBe(201);
+      const room = await t.request({ method: 'GET', url: `/api/v1/rooms/${created.body.room_id}`, headers: owner.auth });
+      expect(room.body.members.map((m: { device_id: string }) => m.device_id).sort()).toEqual([agent.deviceId, od.deviceId].sort());
     });
 
     it('X-Device-Id naming someone else’s device, an agent or no device is refused and creates nothing', async () => {

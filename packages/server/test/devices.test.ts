@@ -8,9 +8,10 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DeviceTokenService } from '../src/auth/device-tokens.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys, type DeviceKeys } from './keys.js';
+import { LOW_ORDER_X25519, newDeviceKeys, SMALL_ORDER_ED25519, UNIVERSAL_SIGNATURE, type DeviceKeys } from './keys.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FINGERPRINT_RE = /^[0-9a-f]{4}( [0-9a-f]{4}){7}$/;
@@ -93,6 +94,11 @@ async function listed(owner: Owner, id: string): Promise<DeviceJson> {
   const d = (await listDevices(owner)).find((x) => x.device_id === id);
   expect(d, `device ${id} listed`).toBeDefined();
   return d!;
+}
+
+/** Overwrite a device's stored identity key (a row written before keys were checked). */
+async function setIdentityKey(deviceId: string, hex: string): Promise<void> {
+  await t.app.parley.database.db.execute(sql`update devices set identity_public_key = ${hex} where id = ${deviceId}`);
 }
 
 async function tamperedOwnerToken(): Promise<string> {
@@ -338,6 +344,16 @@ describe('POST /api/v1/devices/{id}/activate', () => {
     const revoked = await activate(agent.deviceId, agent.keys.sign(`activate:${agent.deviceId}`));
     expect(revoked.status).toBe(403);
     expect((await listed(owner, agent.deviceId)).status).toBe('REVOKED');
+  });
+
+  it('answers 400 when the stored identity key is of small order, even with the signature that verifies for any message; the device stays APPROVED', async () => {
+    const owner = await newOwner(t);
+    const d = await approvedAgent(owner);
+    await setIdentityKey(d.deviceId, SMALL_ORDER_ED25519);
+    const res = await activate(d.deviceId, UNIVERSAL_SIGNATURE);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/small order/);
+    expect((await listed(owner, d.deviceId)).status).toBe('APPROVED');
   });
 
   it('answers 400 for bad input and 404 for an unknown device', async () => {
@@ -739,7 +755,7 @@ describe('POST /api/v1/devices/register', () => {
     expect(await listed(owner, res.body.device_id)).toMatchObject({ kind: 'owner', status: 'ACTIVE', name: 'phone', platform: 'ios' });
   });
 
-  it('answers 400 for malformed keys or fields', async () => {
+  it('answers 400 for malformed keys or fields, a small-order or non-canonical identity key, a low-order ephemeral key', async () => {
     const owner = await newOwner(t);
     const keys = newDeviceKeys();
     const good = { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey };
@@ -748,6 +764,9 @@ describe('POST /api/v1/devices/register', () => {
       { identity_public_key: keys.identityPublicKey },
       { ...good, identity_public_key: keys.identityPublicKey.slice(0, 60) },
       { ...good, ephemeral_public_key: 'q'.repeat(64) },
+      { ...good, identity_public_key: SMALL_ORDER_ED25519 },
+      { ...good, identity_public_key: 'ed' + 'ff'.repeat(30) + '7f' },
+      ...LOW_ORDER_X25519.map((u) => ({ ...good, ephemeral_public_key: u })),
       { ...good, identity_public_key: { k: 1 } },
       { ...good, name: '' },
       { ...good, name: 'n'.repeat(101) },
@@ -886,6 +905,29 @@ describe('device-token renewal', () => {
     expect(fresh.status).toBe(200);
   });
 
+  it('answers 400 when the stored identity key is of small order: the signature that verifies for any message renews nothing', async () => {
+    const owner = await newOwner(t);
+    const agent = await activeAgent(t, owner);
+    await setIdentityKey(agent.deviceId, SMALL_ORDER_ED25519);
+    const ch = await challengeFor(agent.deviceId);
+    const res = await renew(agent.deviceId, ch.body.challenge, UNIVERSAL_SIGNATURE);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/small order/);
+    expect(res.body.device_jwt).toBeUndefined();
+  });
+
+  it('a device JWT living longer than DEVICE_TOKEN_TTL_SEC (signed with the service key) answers 401', async () => {
+    const owner = await newOwner(t);
+    const agent = await activeAgent(t, owner);
+    const pending = (jwt: string) => t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/pending`, headers: { authorization: `Bearer ${jwt}` } });
+    const longLived = new DeviceTokenService(t.app.parley.database.db, t.app.parley.secrets, t.app.parley.config.deviceTokenTtlSec + 1);
+    await longLived.init();
+    expect((await pending((await longLived.issue(agent.deviceId, owner.tenantId)).token)).status).toBe(401);
+    const sameTtl = new DeviceTokenService(t.app.parley.database.db, t.app.parley.secrets, t.app.parley.config.deviceTokenTtlSec);
+    await sameTtl.init();
+    expect((await pending((await sameTtl.issue(agent.deviceId, owner.tenantId)).token)).status).toBe(200);
+  });
+
   it('refuses devices that are not ACTIVE, unknown devices and bad input', async () => {
     const owner = await newOwner(t);
     const p = await pendingAgent(owner);
@@ -956,9 +998,17 @@ describe('owner routes: authentication, tenant isolation and wrong credentials',
     expect(byId.get(od.deviceId)?.status).toBe('ACTIVE');
   }
 
-  it('answer 401 without auth and with a garbage, tampered or expired token', async () => {
+  it('answer 401 without auth and with a garbage, tampered, expired or too long-lived token', async () => {
     const expired = await t.app.parley.devIdp!.mint(a.sub, { ttlSec: -60 });
-    const bad = [{}, { authorization: 'Bearer garbage' }, { authorization: 'Bearer a.b.c' }, { authorization: `Bearer ${await tamperedOwnerToken()}` }, { authorization: `Bearer ${expired}` }];
+    const tooLong = await t.app.parley.devIdp!.mint(a.sub, { ttlSec: 48 * 3600 });
+    const bad = [
+      {},
+      { authorization: 'Bearer garbage' },
+      { authorization: 'Bearer a.b.c' },
+      { authorization: `Bearer ${await tamperedOwnerToken()}` },
+      { authorization: `Bearer ${expired}` },
+      { authorization: `Bearer ${tooLong}` },
+    ];
     for (const r of routes()) {
       for (const auth of bad) {
         const res = await t.request({ ...r.opts, headers: { ...(r.opts.headers as object), ...auth } });

@@ -8,7 +8,7 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createInvite, enroll, newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
-import { newDeviceKeys, type DeviceKeys } from './keys.js';
+import { LOW_ORDER_X25519, newDeviceKeys, SMALL_ORDER_ED25519, UNIVERSAL_SIGNATURE, type DeviceKeys } from './keys.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FINGERPRINT_RE = /^[0-9a-f]{4}( [0-9a-f]{4}){7}$/;
@@ -223,6 +223,22 @@ describe('POST /api/v1/enroll', () => {
     const res = await post(enrollBody(inv.token, keys, { identity_public_key: 'ed' + 'ff'.repeat(30) + '7f' }));
     expect(res.status).toBe(400);
     expect(await inviteStatus(t, owner, inv.id)).toBe('active');
+  });
+
+  it('answers 400 for a small-order identity key (even with the signature that verifies for any message) and for an all-zero or low-order X25519 key; the invite stays usable', async () => {
+    const owner = await newOwner(t);
+    const inv = await createInvite(t, owner);
+    const keys = newDeviceKeys();
+    const weak = await post(enrollBody(inv.token, keys, { identity_public_key: SMALL_ORDER_ED25519, proof_of_possession: UNIVERSAL_SIGNATURE }));
+    expect(weak.status).toBe(400);
+    expect(weak.body.detail).toMatch(/identity_public_key .*small order/);
+    for (const u of LOW_ORDER_X25519) {
+      const res = await post(enrollBody(inv.token, keys, { ephemeral_public_key: u }));
+      expect(res.status, u).toBe(400);
+      expect(res.body.detail).toMatch(/ephemeral_public_key .*low order/);
+    }
+    expect(await inviteStatus(t, owner, inv.id)).toBe('active');
+    expect((await post(enrollBody(inv.token, keys))).status).toBe(201);
   });
 
   it('is public: an Authorization header is not needed and a garbage one does not matter', async () => {

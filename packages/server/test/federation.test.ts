@@ -1,6 +1,7 @@
 /**
  * Federation agreements (SPEC §2.12, §4.13; docs/decisions.md "Federation agreements"): propose,
- * list from both sides with roles, partner-only accept, derived expiry, renew, revoke, one live
+ * list from both sides with roles, partner-only accept, derived expiry, renewal by both parties
+ * (one asks, the other accepts; at most 365 days ahead), revoke, one live
  * agreement per tenant pair, third-tenant isolation, and FederationService.activeAgreementBetween
  * (used by A2A).
  */
@@ -189,50 +190,91 @@ describe('federation agreements', () => {
   });
 
   describe('renew', () => {
-    it('either party extends an active agreement, which stays active', async () => {
+    it('a renewal asked by one party waits for the other party to accept it; the term holds meanwhile', async () => {
       const { p, q, id } = await pendingPair();
-      expect((await action(q, id, 'accept')).status).toBe(200);
+      const accepted = await action(q, id, 'accept');
+      expect(accepted.status).toBe(200);
+      const term = accepted.body.expires_at as string;
       const later = inDays(60);
-      const r1 = await action(p, id, 'renew', { expires_at: later });
-      expect(r1.status).toBe(200);
-      expect(r1.body).toMatchObject({ status: 'active', expires_at: later, role: 'proposer' });
-      expect((await active(q, p))?.expires_at).toBe(later);
+      const asked = await action(p, id, 'renew', { expires_at: later });
+      expect(asked.status).toBe(200);
+      expect(asked.body).toMatchObject({ status: 'active', expires_at: term, role: 'proposer', renewal: { expires_at: later, proposed_by: 'proposer' } });
+      expect((await active(q, p))?.expires_at).toBe(term);
+      expect((await list(q)).find((x) => x.id === id)).toMatchObject({ expires_at: term, renewal: { expires_at: later, proposed_by: 'proposer' } });
+      // The asking side cannot accept its own request; the other side does.
+      expect((await action(p, id, 'accept')).status).toBe(403);
+      const ok = await action(q, id, 'accept');
+      expect(ok.status).toBe(200);
+      expect(ok.body).toMatchObject({ status: 'active', expires_at: later, renewal: null, role: 'partner' });
+      expect((await active(p, q))?.expires_at).toBe(later);
+      // Nothing left to accept.
+      expect((await action(q, id, 'accept')).status).toBe(409);
+      // The other direction works the same; a later request replaces an earlier one.
+      expect((await action(q, id, 'renew', { expires_at: inDays(80) })).body.renewal).toMatchObject({ proposed_by: 'partner' });
       const evenLater = inDays(90);
-      const r2 = await action(q, id, 'renew', { expires_at: evenLater });
-      expect(r2.status).toBe(200);
-      expect(r2.body).toMatchObject({ status: 'active', expires_at: evenLater, role: 'partner' });
+      expect((await action(q, id, 'renew', { expires_at: evenLater })).body.renewal).toEqual({ expires_at: evenLater, proposed_by: 'partner' });
+      expect((await action(q, id, 'accept')).status).toBe(403);
+      expect((await action(p, id, 'accept')).body).toMatchObject({ expires_at: evenLater, renewal: null });
     });
 
-    it('refuses an expiry in the past or not later than the current one (400), and bad bodies', async () => {
-      const { p, id } = await pendingPair();
+    it('one party alone cannot extend an agreement (to year 9999 or at all), and no expiry lies beyond 365 days', async () => {
+      const { p, q, id } = await pendingPair();
+      const accepted = await action(q, id, 'accept');
+      const term = accepted.body.expires_at as string;
+      expect((await action(q, id, 'renew', { expires_at: '9999-12-31T00:00:00.000Z' })).status).toBe(400);
+      expect((await action(q, id, 'renew', { expires_at: inDays(366) })).status).toBe(400);
+      expect((await action(q, id, 'renew', { expires_at: inDays(364) })).status).toBe(200);
+      expect((await active(p, q))?.expires_at).toBe(term);
+      expect((await list(q)).find((x) => x.id === id)?.expires_at).toBe(term);
+      const r = await newOwner(t, 'Far');
+      expect((await propose(p, terms(r, { expires_at: inDays(366) }))).status).toBe(400);
+      expect((await propose(p, terms(r, { expires_at: '9999-12-31T00:00:00.000Z' }))).status).toBe(400);
+    });
+
+    it('refuses an expiry in the past or not later than the current one (400), and bad bodies; the proposer changes its pending proposal, the partner cannot', async () => {
+      const { p, q, id } = await pendingPair();
       expect((await action(p, id, 'renew', { expires_at: new Date(Date.now() - 1000).toISOString() })).status).toBe(400);
       expect((await action(p, id, 'renew', { expires_at: inDays(10) })).status).toBe(400);
       expect((await action(p, id, 'renew', { expires_at: 'soon' })).status).toBe(400);
       expect((await action(p, id, 'renew', {})).status).toBe(400);
-      // A pending agreement may be extended and stays pending.
-      const res = await action(p, id, 'renew', { expires_at: inDays(40) });
+      expect((await action(q, id, 'renew', { expires_at: inDays(40) })).status).toBe(403);
+      const later = inDays(40);
+      const res = await action(p, id, 'renew', { expires_at: later });
       expect(res.status).toBe(200);
-      expect(res.body.status).toBe('pending');
+      expect(res.body).toMatchObject({ status: 'pending', expires_at: later, renewal: null });
     });
 
-    it("returns an expired agreement to pending; it needs the partner's accept again", async () => {
+    it("an expired agreement comes back only with both parties: one asks, the other accepts", async () => {
       const { p, q, id } = await pendingPair();
       expect((await action(q, id, 'accept')).status).toBe(200);
       await expire(id);
-      const res = await action(q, id, 'renew', { expires_at: inDays(20) });
+      const later = inDays(20);
+      const res = await action(q, id, 'renew', { expires_at: later });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ status: 'pending', accepted_at: null });
+      expect(res.body).toMatchObject({ status: 'expired', renewal: { expires_at: later, proposed_by: 'partner' } });
       expect(await active(p, q)).toBeNull();
-      expect((await action(p, id, 'accept')).status).toBe(403);
-      expect((await action(q, id, 'accept')).status).toBe(200);
-      expect(await active(p, q)).toMatchObject({ id });
+      expect((await action(q, id, 'accept')).status).toBe(403);
+      expect(await active(p, q)).toBeNull();
+      const ok = await action(p, id, 'accept');
+      expect(ok.status).toBe(200);
+      expect(ok.body).toMatchObject({ status: 'active', expires_at: later, renewal: null });
+      expect(await active(p, q)).toMatchObject({ id, expires_at: later });
     });
 
-    it('refuses to revive an expired agreement while the pair has another live one (409)', async () => {
+    it('refuses to revive an expired agreement while the pair has another live one (409), and a lapsed renewal (409)', async () => {
       const { p, q, id } = await pendingPair();
       await expire(id);
+      expect((await action(p, id, 'renew', { expires_at: inDays(20) })).status).toBe(200);
       expect((await propose(q, terms(p))).status).toBe(201);
-      expect((await action(p, id, 'renew', { expires_at: inDays(20) })).status).toBe(409);
+      expect((await action(q, id, 'accept')).status).toBe(409);
+
+      const other = await pendingPair();
+      expect((await action(other.q, other.id, 'accept')).status).toBe(200);
+      expect((await action(other.p, other.id, 'renew', { expires_at: inDays(40) })).status).toBe(200);
+      await t.app.parley.database.db.execute(sql`update federation_agreements set renewal_expires_at = now() - interval '1 minute' where id = ${other.id}`);
+      const lapsed = await action(other.q, other.id, 'accept');
+      expect(lapsed.status).toBe(409);
+      expect(lapsed.body.detail).toMatch(/lapsed/);
     });
 
     it('is invisible to a third tenant (404)', async () => {

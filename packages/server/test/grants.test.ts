@@ -9,6 +9,7 @@ import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities, platformKeys } from '../src/db/schema/index.js';
+import { openPlatformKeyRow } from '../src/auth/sealed-keys.js';
 import { crossTenant, withTenant } from '../src/db/tenant.js';
 import { decodePrivateKeyMultibase, SptKeys, SPT_KEY_PURPOSE } from '../src/modules/grants/keys.js';
 import { revokeGrantsAboveTier } from '../src/modules/grants/repo.js';
@@ -241,7 +242,7 @@ describe('Skill Permission Tokens', () => {
     it('an expired token (signed by the SPT key with a past exp) fails the expiration check', async () => {
       const g = await ownerIssue();
       const [row] = await crossTenant(db(), 'test: read the SPT key', (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE)));
-      const seed = decodePrivateKeyMultibase(row!.privateKeyMultibase);
+      const seed = decodePrivateKeyMultibase(openPlatformKeyRow(t.app.parley.secrets, row!).privateKeyMultibase);
       const pub = decodePublicKeyMultibase(row!.publicKeyMultibase)!;
       const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: Buffer.from(pub).toString('base64url'), d: Buffer.from(seed).toString('base64url') }, 'EdDSA');
       const claims = JSON.parse(Buffer.from(g.token.split('.')[1], 'base64url').toString());
@@ -347,7 +348,7 @@ describe('Skill Permission Tokens', () => {
   describe('signing key', () => {
     it('is stored once in platform_keys and shared: another instance loads the same kid', async () => {
       const jwks = await t.request({ method: 'GET', url: '/api/v1/grants/jwks' });
-      const other = new SptKeys(db());
+      const other = new SptKeys(db(), t.app.parley.secrets);
       await other.init();
       expect(other.kid).toBe(jwks.body.keys[0].kid);
       const rows = await crossTenant(db(), 'test', (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE)));

@@ -14,6 +14,13 @@ import { loadConfig, type Config } from '../src/config.js';
 
 export const backend = (process.env.TEST_BACKEND ?? 'pglite') as 'pglite' | 'postgres';
 
+/**
+ * The `SECRETS_KEY` of every test instance not given a data directory or a key of its own: as
+ * docs/operations.md asks of instances sharing a database, so a second instance on a test's
+ * database opens the platform keys and webhook secrets the first one sealed.
+ */
+export const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
+
 export interface TestApp {
   app: FastifyInstance;
   config: Config;
@@ -30,9 +37,9 @@ export interface TestApp {
 
 export interface StartOptions {
   listen?: boolean;
-  /** Environment variables on top of the defaults (e.g. RATE_LIMITS). */
+  /** Environment variables on top of the defaults (e.g. RATE_LIMITS; `SECRETS_KEY` replaces {@link TEST_SECRETS_KEY}). */
   env?: Record<string, string>;
-  /** Keep PGlite on disk in this directory instead of in memory (restart tests). */
+  /** Keep PGlite on disk in this directory instead of in memory (restart tests); its `secrets-key` file, not {@link TEST_SECRETS_KEY}, seals then. */
   dataDir?: string;
   /** Reuse a PostgreSQL database URL (restart tests on PostgreSQL). */
   databaseUrl?: string;
@@ -72,7 +79,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   }
   const config: Config = {
     // No web app unless a test asks for one (DASHBOARD_DIR): whether it is built must not change other tests.
-    ...loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '0', DASHBOARD_DIR: path.join(dataDir, 'no-dashboard'), ...opts.env }),
+    ...loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '0', DASHBOARD_DIR: path.join(dataDir, 'no-dashboard'), ...(opts.dataDir ? {} : { SECRETS_KEY: TEST_SECRETS_KEY }), ...opts.env }),
     databaseUrl,
     pgliteInMemory: !databaseUrl && !opts.dataDir,
   };

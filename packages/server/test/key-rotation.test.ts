@@ -6,12 +6,12 @@
  * one database stand for two instances: tokens signed before a rotation verify on both until the
  * old key is retired, new tokens carry the new kid once the (shortened) cache interval has passed,
  * a retired key's tokens fail, and webhook secrets sealed under the old secrets key still open and
- * are re-sealed under the new one. On PostgreSQL, the CLI commands themselves run against the
+ * are re-sealed under the new one, as are the platform private keys (auth/sealed-keys.ts), which
+ * are sealed at rest. On PostgreSQL, the CLI commands themselves run against the
  * database of a running service.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -19,10 +19,14 @@ import { eq } from 'drizzle-orm';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceTokenService, retireSigningKeys } from '../src/auth/device-tokens.js';
+import { RenewalChallenges } from '../src/auth/renewal-challenges.js';
+import { openPlatformKeyRow, openStoredKey, resealPlatformKeys, signingKeyContext } from '../src/auth/sealed-keys.js';
+import { AuditLogKeys } from '../src/modules/audit/log-keys.js';
+import { PlatformIssuer } from '../src/modules/credentials/issuer.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { devices } from '../src/db/schema/index.js';
+import { devices, platformKeys, signingKeys } from '../src/db/schema/index.js';
 import { crossTenant } from '../src/db/tenant.js';
-import { SecretBox, SecretBoxError } from '../src/lib/secret-box.js';
+import { loadSecretsKey, SecretBox, SecretBoxError } from '../src/lib/secret-box.js';
 import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey, SptKeys } from '../src/modules/grants/keys.js';
 import { SptTokens } from '../src/modules/grants/tokens.js';
 import { openWebhookSecret, resealWebhookSecrets, sealWebhookSecret } from '../src/modules/webhooks/secrets.js';
@@ -34,6 +38,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const kidOf = (token: string) => decodeProtectedHeader(token).kid;
 const TENANT = '00000000-0000-4000-8000-000000000001';
 const later = (ms: number) => new Date(Date.now() + ms);
+/** `keys` once its `init()` has run. */
+const started = async <K extends { init(): Promise<void> }>(keys: K): Promise<K> => {
+  await keys.init();
+  return keys;
+};
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.ts');
 
 /**
@@ -56,6 +65,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<any> {
 describe('key rotation', () => {
   let t: TestApp;
   const db = () => t.app.parley.database.db;
+  const box = () => t.app.parley.secrets;
 
   beforeAll(async () => {
     t = await startApp();
@@ -64,14 +74,14 @@ describe('key rotation', () => {
 
   it('device-token keys: old tokens verify on every instance until retired, new tokens use the new key, retired tokens fail', async () => {
     const ttl = 3600;
-    const a = new DeviceTokenService(db(), ttl, REFRESH_MS);
-    const b = new DeviceTokenService(db(), ttl, REFRESH_MS);
+    const a = new DeviceTokenService(db(), box(), ttl, REFRESH_MS);
+    const b = new DeviceTokenService(db(), box(), ttl, REFRESH_MS);
     await a.init();
     await b.init();
     const before = await a.issue('11111111-1111-4111-8111-111111111111', TENANT);
     const oldKid = kidOf(before.token);
 
-    const cli = new DeviceTokenService(db(), ttl, REFRESH_MS); // the rotate-signing-key command
+    const cli = new DeviceTokenService(db(), box(), ttl, REFRESH_MS); // the rotate-signing-key command
     await cli.init();
     const newKid = await cli.rotate();
     expect(newKid).not.toBe(oldKid);
@@ -107,7 +117,7 @@ describe('key rotation', () => {
   });
 
   it('device-token keys: --force retires every inactive key at once (a compromised key), never the active one', async () => {
-    const a = new DeviceTokenService(db(), 3600, REFRESH_MS);
+    const a = new DeviceTokenService(db(), box(), 3600, REFRESH_MS);
     await a.init();
     const old = await a.issue('44444444-4444-4444-8444-444444444444', TENANT);
     const newKid = await a.rotate();
@@ -121,8 +131,8 @@ describe('key rotation', () => {
 
   it('SPT keys: old SPTs verify until retired, new SPTs use the new key, the JWKS lists both, retired SPTs fail', async () => {
     const ttl = 900;
-    const keysA = new SptKeys(db(), REFRESH_MS);
-    const keysB = new SptKeys(db(), REFRESH_MS);
+    const keysA = new SptKeys(db(), box(), REFRESH_MS);
+    const keysB = new SptKeys(db(), box(), REFRESH_MS);
     await keysA.init();
     await keysB.init();
     const issuer = 'did:hub:parley';
@@ -133,7 +143,7 @@ describe('key rotation', () => {
     const before = await a.sign(claims('aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa'));
     const oldKid = kidOf(before);
 
-    const rotated = await rotateSptKey(db(), ttl);
+    const rotated = await rotateSptKey(db(), box(), ttl);
     expect(rotated.previous.kid).toBe(oldKid);
     expect(Date.parse(rotated.previous.retirable_at) - Date.parse(rotated.previous.deactivated_at)).toBe(ttl * 1000 + KEY_REFRESH_MS);
     await sleep(REFRESH_MS + 10);
@@ -160,10 +170,10 @@ describe('key rotation', () => {
   });
 
   it('SPT keys: a forced retirement drops every previous key; rotating twice keeps both previous keys verifying', async () => {
-    const keys = new SptKeys(db(), REFRESH_MS);
+    const keys = new SptKeys(db(), box(), REFRESH_MS);
     await keys.init();
-    const first = await rotateSptKey(db(), 900);
-    const second = await rotateSptKey(db(), 900);
+    const first = await rotateSptKey(db(), box(), 900);
+    const second = await rotateSptKey(db(), box(), 900);
     expect(second.previous.kid).toBe(first.kid);
     await sleep(REFRESH_MS + 10);
     expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual([second.kid, first.kid, first.previous.kid]);
@@ -218,13 +228,13 @@ describe('key rotation', () => {
   });
 
   it.runIf(backend === 'postgres')('the CLI rotates and retires both signing keys and re-seals webhook secrets on the database of a running service', async () => {
-    const env = { DATABASE_URL: t.config.databaseUrl!, DATA_DIR: t.config.dataDir };
-    const before = new DeviceTokenService(db(), 3600); // an instance that loaded the keys just now
+    const env = { DATABASE_URL: t.config.databaseUrl!, DATA_DIR: t.config.dataDir, SECRETS_KEY: t.config.secretsKey! };
+    const before = new DeviceTokenService(db(), box(), 3600); // an instance that loaded the keys just now
     await before.init();
     const oldDevice = await before.issue('55555555-5555-4555-8555-555555555555', TENANT);
     const rotated = await cli(['rotate-signing-key'], env);
     expect(rotated.previous.kid).toBe(kidOf(oldDevice.token));
-    const other = new DeviceTokenService(db(), 3600); // another instance starting now signs with the new key
+    const other = new DeviceTokenService(db(), box(), 3600); // another instance starting now signs with the new key
     await other.init();
     const fresh = await other.issue('55555555-5555-4555-8555-555555555555', TENANT);
     expect(kidOf(fresh.token)).toBe(rotated.kid);
@@ -240,7 +250,7 @@ describe('key rotation', () => {
 
     const owner = await newOwner(t, 'CLI rotation');
     const dev = await registerOwnerDevice(t, owner);
-    const oldKey = fs.readFileSync(path.join(t.config.dataDir, 'secrets-key'), 'utf8').trim();
+    const oldKey = t.config.secretsKey!;
     const oldBox = new SecretBox(Buffer.from(oldKey, 'base64'));
     await crossTenant(db(), 'test', (tx) => tx.update(devices).set({ webhookSecret: sealWebhookSecret(oldBox, dev.deviceId, 'whsec_cli') }).where(eq(devices.id, dev.deviceId)));
     const newKey = randomBytes(32).toString('base64');
@@ -250,6 +260,10 @@ describe('key rotation', () => {
     expect(report.exit).toBe(report.failed > 0 ? 1 : 0);
     const [row] = await crossTenant(db(), 'test', (tx) => tx.select({ s: devices.webhookSecret }).from(devices).where(eq(devices.id, dev.deviceId)));
     expect(openWebhookSecret(new SecretBox(Buffer.from(newKey, 'base64')), dev.deviceId, row!.s!)).toBe('whsec_cli');
+    // The platform private keys moved under the new key too; give the service (old key only) its keys back.
+    const [sptRow] = await crossTenant(db(), 'test', (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, 'spt-signing')));
+    expect(openPlatformKeyRow(new SecretBox(Buffer.from(newKey, 'base64')), sptRow!).privateKeyMultibase).toMatch(/^z/);
+    expect((await resealPlatformKeys(db(), new SecretBox(Buffer.from(oldKey, 'base64'), [Buffer.from(newKey, 'base64')]))).failed).toBe(0);
   }, 60_000);
 
   it('SecretBox keyring: the current key seals; previous keys open; reseal is null under the current key', () => {
@@ -263,6 +277,75 @@ describe('key rotation', () => {
     expect(new SecretBox(newKey).open(resealed, 'ctx')).toBe('s');
     expect(ring.reseal(resealed, 'ctx')).toBeNull();
     expect(() => new SecretBox(newKey, [randomBytes(16)])).toThrow(RangeError);
+  });
+
+  it('platform private keys are sealed at rest; legacy clear rows still work and are sealed; after a SECRETS_KEY rotation tokens still sign and verify', async () => {
+    const oldKey = loadSecretsKey(t.config.secretsKey, t.config.dataDir);
+    const newKey = randomBytes(32);
+    const oldOnly = new SecretBox(oldKey);
+    const ring = new SecretBox(newKey, [oldKey]);
+    const newOnly = new SecretBox(newKey);
+    const stored = () =>
+      crossTenant(db(), 'test', async (tx) => ({
+        signing: await tx.select().from(signingKeys),
+        platform: await tx.select().from(platformKeys),
+      }));
+    const device = '66666666-6666-4666-8666-666666666666';
+    const before = await (await started(new DeviceTokenService(db(), t.app.parley.secrets, 3600, REFRESH_MS))).issue(device, TENANT);
+
+    // At rest: every private half is sealed, and the clear key appears nowhere in the column.
+    const rows = await stored();
+    expect(rows.signing.length).toBeGreaterThan(0);
+    expect(rows.platform.map((r) => r.purpose)).toEqual(expect.arrayContaining(['vc-issuer', 'spt-signing', 'audit-log', 'renewal-challenge']));
+    for (const r of rows.signing) {
+      expect(SecretBox.isSealed(r.privateJwk)).toBe(true);
+      const d = (JSON.parse(openStoredKey(oldOnly, r.privateJwk, signingKeyContext(r.kid))) as { d: string }).d;
+      expect(r.privateJwk).not.toContain(d);
+    }
+    for (const r of rows.platform) {
+      expect(SecretBox.isSealed(r.privateKeyMultibase)).toBe(true);
+      expect(r.privateKeyMultibase).not.toContain(openPlatformKeyRow(oldOnly, r).privateKeyMultibase);
+      expect(() => openPlatformKeyRow(oldOnly, { ...r, publicKeyMultibase: rows.platform.find((o) => o !== r)!.publicKeyMultibase })).toThrow(SecretBoxError);
+    }
+
+    // A legacy row in clear is read as it is, and sealed by the start-up pass.
+    const active = rows.signing.find((r) => r.active)!;
+    const clearJwk = openStoredKey(oldOnly, active.privateJwk, signingKeyContext(active.kid));
+    await crossTenant(db(), 'test', (tx) => tx.update(signingKeys).set({ privateJwk: clearJwk }).where(eq(signingKeys.kid, active.kid)));
+    const legacy = new DeviceTokenService(db(), oldOnly, 3600, REFRESH_MS);
+    await legacy.init();
+    expect(await t.app.parley.deviceTokens.verify((await legacy.issue(device, TENANT)).token)).toBeDefined();
+    expect((await resealPlatformKeys(db(), oldOnly, { clearOnly: true })).resealed).toBe(1);
+    expect(SecretBox.isSealed((await stored()).signing.find((r) => r.kid === active.kid)!.privateJwk)).toBe(true);
+
+    // Rotation: with the new key current and the old one previous, a re-seal pass moves every key under the new key.
+    const report = await resealPlatformKeys(db(), ring);
+    expect(report).toMatchObject({ resealed: rows.signing.length + rows.platform.length, failed: 0 });
+    try {
+      for (const r of (await stored()).platform) expect(() => openPlatformKeyRow(oldOnly, r)).toThrow(SecretBoxError);
+      // An instance that knows only the new key signs; everyone verifies, old tokens too.
+      const tokens = new DeviceTokenService(db(), newOnly, 3600, REFRESH_MS);
+      await tokens.init();
+      const after = await tokens.issue(device, TENANT);
+      for (const token of [before.token, after.token]) {
+        expect((await tokens.verify(token))?.deviceId).toBe(device);
+        expect((await t.app.parley.deviceTokens.verify(token))?.deviceId).toBe(device);
+      }
+      const spt = new SptTokens(await started(new SptKeys(db(), newOnly, REFRESH_MS)), 'did:hub:parley');
+      const now = Math.floor(Date.now() / 1000);
+      const signed = await spt.sign({ sub: 'did:hub:agent-x', skill: 'translate', tier: 'certified', aud: 'https://rp.example', jti: 'cccccccc-cccc-4ccc-8ccc-cccccccccccc', iat: now, exp: now + 60 });
+      expect((await spt.verifySignature(signed))?.jti).toBe('cccccccc-cccc-4ccc-8ccc-cccccccccccc');
+      const checkpoint = (await (await started(new AuditLogKeys(db(), newOnly, t.config.publicUrl))).signer()).sign('tree\n');
+      expect(checkpoint).toContain('/audit-log ');
+      const issuer = await started(new PlatformIssuer(db(), newOnly, 'parley', t.config.publicUrl));
+      expect(issuer.signingKey().privateKeyMultibase).toBe(openPlatformKeyRow(oldOnly, rows.platform.find((r) => r.purpose === 'vc-issuer')!).privateKeyMultibase);
+      await started(new RenewalChallenges(db(), newOnly));
+      // The old key alone no longer opens them.
+      await expect(started(new SptKeys(db(), oldOnly))).rejects.toThrow(SecretBoxError);
+    } finally {
+      // Give the service (which knows only the old key) its keys back.
+      expect((await resealPlatformKeys(db(), new SecretBox(oldKey, [newKey]))).failed).toBe(0);
+    }
   });
 
   it('SECRETS_KEY_PREVIOUS: comma-separated base64 keys, each checked, and only with SECRETS_KEY', () => {

@@ -31,3 +31,12 @@ export function newDeviceKeys(): DeviceKeys {
 export function hubOwnerKey(): string {
   return Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
 }
+
+/**
+ * Weak keys (RFC 8032, RFC 7748): the Ed25519 identity point (small order, `01 00…00`), and the
+ * "universal" signature (R = identity, S = 0) that verifies for every message under it; X25519
+ * u-coordinates of low order (0, 1, a point of order 8) that make every shared secret zero.
+ */
+export const SMALL_ORDER_ED25519 = '01' + '00'.repeat(31);
+export const UNIVERSAL_SIGNATURE = '01' + '00'.repeat(63);
+export const LOW_ORDER_X25519 = ['00'.repeat(32), '01' + '00'.repeat(31), 'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800'];

@@ -13,29 +13,36 @@ import { startApp, type TestApp } from './harness.js';
 import { certifiedDeveloper, operatorAuth, publishedListing, renter, type Developer } from './marketplace-fixtures.js';
 import { wsAddress, WsPool } from './ws-client.js';
 
+const execOn = async <T = Record<string, unknown>>(t: TestApp, q: ReturnType<typeof sql>) => ((await t.app.parley.database.db.execute(q)) as unknown as { rows: T[] }).rows;
+const envelope = (recipient: string) => ({ recipient_device_id: recipient, header_blob: randomBytes(24).toString('base64'), ciphertext: randomBytes(64).toString('base64') });
+
+/** A certified developer's agent (trust 0.9) rented by a renter tenant: the rental is active, its room open. */
+async function openRental(t: TestApp): Promise<{ dev: Developer; buyer: { owner: Owner; device: { deviceId: string } }; rentalId: string }> {
+  const op = await operatorAuth(t);
+  const dev = await certifiedDeveloper(t, op);
+  await execOn(t, sql`update hub_identities set trust_score = 0.9 where id = ${dev.identityId}`);
+  const buyer = await renter(t);
+  const listingId = await publishedListing(t, dev, { min_score: 0.5 });
+  const r = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyer.owner.auth, payload: { listing_id: listingId, payment_method: 'pm_card_visa' } });
+  expect(r.status).toBe(201);
+  expect(r.body.room_id).toBe(r.body.rental_id);
+  return { dev, buyer, rentalId: r.body.rental_id as string };
+}
+
 describe('rental room', () => {
   let t: TestApp;
   let dev: Developer;
   let buyer: { owner: Owner; device: { deviceId: string } };
   let rentalId: string;
   const pool = new WsPool();
-  const exec = async <T = Record<string, unknown>>(q: ReturnType<typeof sql>) => ((await t.app.parley.database.db.execute(q)) as unknown as { rows: T[] }).rows;
-  const envelope = (recipient: string) => ({ recipient_device_id: recipient, header_blob: randomBytes(24).toString('base64'), ciphertext: randomBytes(64).toString('base64') });
+  const exec = <T = Record<string, unknown>>(q: ReturnType<typeof sql>) => execOn<T>(t, q);
   const asRenter = () => ({ ...buyer.owner.auth, 'x-device-id': buyer.device.deviceId });
   const fromRenter = (env = envelope(dev.agent.deviceId)) => t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asRenter(), payload: { envelopes: [env] } });
   const agentHistory = async () => (await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: dev.agent.auth })).body.messages as { message_id: string; ciphertext: string }[];
 
   beforeAll(async () => {
     t = await startApp({ listen: true, env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
-    const op = await operatorAuth(t);
-    dev = await certifiedDeveloper(t, op);
-    await exec(sql`update hub_identities set trust_score = 0.9 where id = ${dev.identityId}`);
-    buyer = await renter(t);
-    const listingId = await publishedListing(t, dev, { min_score: 0.5 });
-    const r = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyer.owner.auth, payload: { listing_id: listingId, payment_method: 'pm_card_visa' } });
-    expect(r.status).toBe(201);
-    expect(r.body.room_id).toBe(r.body.rental_id);
-    rentalId = r.body.rental_id;
+    ({ dev, buyer, rentalId } = await openRental(t));
   });
   afterEach(() => pool.closeAll());
   afterAll(() => t?.close());
@@ -72,7 +79,7 @@ describe('rental room', () => {
     expect(Buffer.from(stored!.ciphertext).toString('base64')).toBe(env.ciphertext);
   });
 
-  it('refuses: a recipient on the same side (400), no X-Device-Id (400), a device outside the room (403), bad base64 (400)', async () => {
+  it('refuses: a recipient on the same side (400), no X-Device-Id (400), a device outside the room (403), bad base64 or an empty ciphertext (400)', async () => {
     const self = await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asRenter(), payload: { envelopes: [envelope(buyer.device.deviceId)] } });
     expect(self.status).toBe(400);
     const noDevice = await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: buyer.owner.auth, payload: { envelopes: [envelope(dev.agent.deviceId)] } });
@@ -82,7 +89,26 @@ describe('rental room', () => {
     expect(outsider.status).toBe(403);
     const bad = await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asRenter(), payload: { envelopes: [{ ...envelope(dev.agent.deviceId), ciphertext: 'not base64!' }] } });
     expect(bad.status).toBe(400);
+    const empty = await fromRenter({ ...envelope(dev.agent.deviceId), ciphertext: '' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.detail).toMatch(/ciphertext/);
     expect((await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, payload: { envelopes: [envelope(dev.agent.deviceId)] } })).status).toBe(401);
+  });
+
+  it('an owner cannot act as the rented agent: X-Device-Id naming the agent is 403 for send and read, and leaves its messages undelivered', async () => {
+    const sent = await fromRenter();
+    expect(sent.status).toBe(201);
+    const asAgent = { ...dev.owner.auth, 'x-device-id': dev.agent.deviceId };
+    const forged = await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asAgent, payload: { envelopes: [envelope(buyer.device.deviceId)] } });
+    expect(forged.status, JSON.stringify(forged.body)).toBe(403);
+    expect(forged.body.detail).toMatch(/owner device/);
+    const read = await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asAgent });
+    expect(read.status).toBe(403);
+    const [row] = await exec<{ delivered_at: unknown }>(sql`select delivered_at from marketplace_rental_messages where id = ${sent.body.deliveries[0].message_id}`);
+    expect(row!.delivered_at).toBeNull();
+    const renterAsAgent = await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: { ...buyer.owner.auth, 'x-device-id': dev.agent.deviceId } });
+    expect(renterAsAgent.status).toBe(404);
+    expect((await agentHistory()).map((m) => m.message_id)).toContain(sent.body.deliveries[0].message_id);
   });
 
   it('both tenants’ policies apply and the stricter wins: a block in the developer tenant beats the renter’s allow; a renter hold waits for approval', async () => {
@@ -127,8 +153,50 @@ describe('rental room', () => {
     expect((await agentHistory()).map((m) => m.ciphertext)).toContain(env.ciphertext);
   });
 
+  it('a rental past its ends_at refuses messages (409) from either side before the term job completes it; history stays readable', async () => {
+    const [before] = await exec<{ ends_at: string; n: number }>(sql`select ends_at::text, (select count(*)::int from marketplace_rental_messages where rental_id = ${rentalId}) as n from marketplace_rentals where id = ${rentalId}`);
+    await exec(sql`update marketplace_rentals set ends_at = now() - interval '1 second' where id = ${rentalId}`);
+    try {
+      const late = await fromRenter();
+      expect(late.status).toBe(409);
+      expect(late.body.detail).toMatch(/term ended/);
+      const fromAgent = await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: dev.agent.auth, payload: { envelopes: [envelope(buyer.device.deviceId)] } });
+      expect(fromAgent.status).toBe(409);
+      const [row] = await exec<{ status: string; n: number }>(sql`select status, (select count(*)::int from marketplace_rental_messages where rental_id = ${rentalId}) as n from marketplace_rentals where id = ${rentalId}`);
+      expect(row).toEqual({ status: 'active', n: before!.n });
+      expect((await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${rentalId}/messages`, headers: asRenter() })).status).toBe(200);
+    } finally {
+      await exec(sql`update marketplace_rentals set ends_at = ${before!.ends_at}::timestamptz where id = ${rentalId}`);
+    }
+    expect((await fromRenter()).status).toBe(201);
+  });
+
   it('a closed rental closes its room (409)', async () => {
     expect((await t.request({ method: 'POST', url: `/api/v1/marketplace/rentals/${rentalId}/complete`, headers: buyer.owner.auth })).status).toBe(200);
     expect((await fromRenter()).status).toBe(409);
+  });
+});
+
+describe('rental room message limit (RATE_LIMIT_WS_MESSAGES_PER_MIN=2)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000', RATE_LIMIT_WS_MESSAGES_PER_MIN: '2' } });
+  });
+  afterAll(() => t?.close());
+
+  it('each sending device has SPEC §8’s per-minute budget over REST: the 3rd send is 429 with Retry-After, nothing stored', async () => {
+    const { dev, buyer, rentalId } = await openRental(t);
+    const url = `/api/v1/marketplace/rentals/${rentalId}/messages`;
+    const asRenter = { ...buyer.owner.auth, 'x-device-id': buyer.device.deviceId };
+    const send = (headers: Record<string, string>, recipient: string) => t.request({ method: 'POST', url, headers, payload: { envelopes: [envelope(recipient)] } });
+    for (let i = 0; i < 2; i++) expect((await send(asRenter, dev.agent.deviceId)).status).toBe(201);
+    const refused = await send(asRenter, dev.agent.deviceId);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // The agent's budget is its own.
+    for (let i = 0; i < 2; i++) expect((await send(dev.agent.auth, buyer.device.deviceId)).status).toBe(201);
+    expect((await send(dev.agent.auth, buyer.device.deviceId)).status).toBe(429);
+    const [row] = await execOn<{ n: number }>(t, sql`select count(*)::int as n from marketplace_rental_messages where rental_id = ${rentalId}`);
+    expect(row!.n).toBe(4);
   });
 });

@@ -4,8 +4,8 @@
  * 400 on a bad path id, body or query, 401 without (or with bad) credentials on the rows that are
  * not public, 403/404 across tenants (a third tenant sees nothing of a listing draft, a rental or a
  * dispute it is no party to; the developer may not cancel or complete its renter's rental), API keys
- * of the developer tenant (with and without `X-Workspace-Id`), and the isolation of the two parties'
- * audit trails, telemetry and rooms from each other.
+ * of the developer tenant (with and without `X-Workspace-Id`), agent and owner device JWTs, and the
+ * isolation of the two parties' audit trails, telemetry and rooms from each other.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { marketplaceRoutes } from '@parley/protocol';
@@ -35,6 +35,12 @@ interface Case {
  * this file; device-auth rows that need their own flows).
  */
 const ELSEWHERE = ['stripeWebhook', 'localProcessorWebhook', 'rentalMembers', 'sendRentalMessage', 'rentalMessages'] as const;
+
+/** The listing writes: owner JWT, or an API key with `X-Workspace-Id` (DESIGN §8.23). */
+const LISTING_WRITES: readonly Row[] = ['createListing', 'updateListing', 'publishListing', 'pauseListing', 'resumeListing', 'delistListing'];
+/** The auth mode of a row of the matrix: the other workspace-auth rows also take an agent's own device JWT (`any`, DESIGN §8.27). */
+const modeOf = (row: Row, who: Case['who']) =>
+  who === 'public' ? 'public' : who === 'operator' ? 'owner-any' : row === 'setPaymentMethod' ? 'owner' : LISTING_WRITES.includes(row) ? 'owner-or-apikey' : 'any';
 
 const validListing = listingBody('mkt-placeholder');
 const MATRIX: Record<Exclude<Row, (typeof ELSEWHERE)[number]>, Case> = {
@@ -122,7 +128,7 @@ describe('marketplace routes', () => {
     const all = Object.keys(marketplaceRoutes).filter((r) => !(ELSEWHERE as readonly string[]).includes(r));
     expect([...ROWS].sort()).toEqual(all.sort());
     expect(Object.keys(marketplaceRoutes)).toEqual(expect.arrayContaining(['stripeWebhook', 'localProcessorWebhook']));
-    for (const row of ROWS) expect(marketplaceRoutes[row].auth, row).toBe(MATRIX[row].who === 'public' ? 'public' : MATRIX[row].who === 'operator' ? 'owner-any' : row === 'setPaymentMethod' ? 'owner' : 'owner-or-apikey');
+    for (const row of ROWS) expect(marketplaceRoutes[row].auth, row).toBe(modeOf(row, MATRIX[row].who));
   });
 
   it('401 without credentials and with a bad bearer token on every row that is not public; public rows answer anonymously', async () => {
@@ -280,9 +286,8 @@ describe('marketplace routes', () => {
     expect((await req('POST', R(r.rental_id, 'complete'), buyer.owner.auth)).body.status).toBe('completed');
   });
 
-  it('other principals: an agent device JWT is refused on workspace-auth rows (403), an owner without tenant too; public rows accept both', async () => {
+  it('other principals: an agent device JWT may not write listings (403), an owner without tenant is refused; public rows accept both', async () => {
     const agentAuth = dev.agent.auth;
-    expect((await req('GET', '/api/v1/marketplace/rentals', agentAuth)).status).toBe(403);
     expect((await req('POST', '/api/v1/marketplace/listings', agentAuth, listingBody(dev.address))).status).toBe(403);
     expect((await req('GET', '/api/v1/marketplace/listings', agentAuth)).status).toBe(200);
     const lone = { authorization: `Bearer ${await t.ownerToken(`lone-${Date.now()}@example.com`)}` };
@@ -295,17 +300,38 @@ describe('marketplace routes', () => {
     expect(anonLike.body.listings.every((l: { tenant_id?: string }) => l.tenant_id === undefined)).toBe(true);
   });
 
-  it('an API key of the developer tenant creates and publishes a listing and reads payouts; owner-only and operator rows refuse it', async () => {
+  /** An API key of `owner`'s tenant bound to key material (trust on first use) and member of a new workspace: its headers with and without `X-Workspace-Id`. */
+  const workspaceKey = async (owner: Owner, name: string) => {
+    const created = await req('POST', '/api/v1/api-keys', owner.auth, { name, env: 'prod' });
+    expect(created.status).toBe(201);
+    const keys = newDeviceKeys();
+    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
+    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
+    const accepted = await ws.next('client_key_accepted');
+    await ws.close();
+    const w = await req('POST', '/api/v1/workspaces', owner.auth, { name: `${name} team`, members: [{ device_id: accepted.data.device_id, role: 'admin' }] });
+    expect(w.status, JSON.stringify(w.body)).toBe(201);
+    return { keyId: created.body.id as string, workspaceId: w.body.id as string, inWs: { 'x-api-key': created.body.key as string, 'x-workspace-id': w.body.id as string }, noWs: { 'x-api-key': created.body.key as string } };
+  };
+
+  it('an API key without X-Workspace-Id creates and changes no listing (403, DESIGN §8.23) but reads payouts and rentals; owner-only and operator rows refuse it', async () => {
     const created = await req('POST', '/api/v1/api-keys', dev.owner.auth, { name: 'market-bot', env: 'prod' });
     expect(created.status).toBe(201);
     const key = { 'x-api-key': created.body.key as string };
-    const listingId = await draft(dev, key, { title: 'Listed by a key' });
-    const pub = await req('POST', L(listingId, 'publish'), key);
-    expect(pub.status, JSON.stringify(pub.body)).toBe(200);
-    expect(pub.body).toMatchObject({ status: 'published', tenant_id: dev.owner.tenantId, workspace_id: null });
-    const events = await auditOf(dev.owner);
-    const ev = events.find((e) => e.type === 'listing.published' && e.subject === listingId);
-    expect(ev?.actor).toBe(`api_key:${created.body.id}`);
+    const refused = await req('POST', '/api/v1/marketplace/listings', key, listingBody(dev.address, { title: 'Listed by a key' }));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.detail).toMatch(/X-Workspace-Id/);
+    // The owner's listing: every change by the key is refused, and nothing changes.
+    const listingId = await draft(dev, dev.owner.auth, { title: 'Owner listing' });
+    expect((await req('PATCH', L(listingId), key, { title: 'changed by a key' })).status).toBe(403);
+    expect((await req('POST', L(listingId, 'publish'), key)).status).toBe(403);
+    expect((await req('POST', L(listingId, 'publish'), dev.owner.auth)).body.status).toBe('published');
+    for (const action of ['pause', 'resume', 'delist']) expect((await req('POST', L(listingId, action), key)).status, action).toBe(403);
+    expect((await req('GET', L(listingId), dev.owner.auth)).body).toMatchObject({ status: 'published', title: 'Owner listing' });
+    const mine = (await req('GET', '/api/v1/marketplace/listings?mine=true&limit=100', dev.owner.auth)).body.listings as { title: string }[];
+    expect(mine.map((l) => l.title)).not.toContain('Listed by a key');
+    expect((await auditOf(dev.owner)).filter((e) => e.type.startsWith('listing.') && e.actor === `api_key:${created.body.id}`)).toEqual([]);
+    // Reads stay open to the key.
     const payouts = await req('GET', '/api/v1/marketplace/payouts', key);
     expect(payouts.status).toBe(200);
     expect(Array.isArray(payouts.body.payouts)).toBe(true);
@@ -320,34 +346,61 @@ describe('marketplace routes', () => {
     // a malformed X-Workspace-Id is a 400; an unbound key naming a workspace is refused before the route runs
     expect((await req('GET', '/api/v1/marketplace/payouts', { ...key, 'x-workspace-id': 'not-a-uuid' })).status).toBe(400);
     expect((await req('GET', '/api/v1/marketplace/payouts', { ...key, 'x-workspace-id': randomUUID() })).status).toBe(403);
-    // another tenant's key cannot touch the developer's listings
-    const foreign = await req('POST', '/api/v1/api-keys', stranger.owner.auth, { name: 'snoop', env: 'dev' });
-    const fkey = { 'x-api-key': foreign.body.key as string };
-    expect((await req('POST', L(listingId, 'pause'), fkey)).status).toBe(404);
-    expect((await req('GET', '/api/v1/marketplace/listings?mine=true', fkey)).body.listings.map((l: { listing_id: string }) => l.listing_id)).not.toContain(listingId);
   });
 
-  it('a key with X-Workspace-Id files its listing under the workspace, and only that workspace may change it (403 otherwise)', async () => {
-    const created = await req('POST', '/api/v1/api-keys', dev.owner.auth, { name: 'ws-bot', env: 'prod' });
-    expect(created.status).toBe(201);
-    // bind the key to key material (trust on first use) so it can be a workspace member
-    const keys = newDeviceKeys();
-    const ws = await pool.open(wsAddress(t.wsUrl, { token: created.body.key }));
-    ws.send('client_key_register', { identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey, signature: keys.proof() });
-    const accepted = await ws.next('client_key_accepted');
-    await ws.close();
-    const w = await req('POST', '/api/v1/workspaces', dev.owner.auth, { name: 'Market team', members: [{ device_id: accepted.data.device_id, role: 'admin' }] });
-    expect(w.status, JSON.stringify(w.body)).toBe(201);
-    const inWs = { 'x-api-key': created.body.key as string, 'x-workspace-id': w.body.id as string };
-    const noWs = { 'x-api-key': created.body.key as string };
-    const listingId = await draft(dev, inWs, { title: 'Workspace listing' });
-    expect((await req('GET', L(listingId), dev.owner.auth)).body.workspace_id).toBe(w.body.id);
-    const refused = await req('POST', L(listingId, 'publish'), noWs);
+  it('a key with X-Workspace-Id files its listing under the workspace, and only that workspace may change it (403 otherwise); another tenant\'s key sees none of it (404)', async () => {
+    const k = await workspaceKey(dev.owner, 'ws-bot');
+    const listingId = await draft(dev, k.inWs, { title: 'Workspace listing' });
+    expect((await req('GET', L(listingId), dev.owner.auth)).body.workspace_id).toBe(k.workspaceId);
+    const refused = await req('POST', L(listingId, 'publish'), k.noWs);
     expect(refused.status).toBe(403);
     expect((await req('GET', L(listingId), dev.owner.auth)).body.status).toBe('draft');
-    expect((await req('POST', L(listingId, 'publish'), inWs)).body.status).toBe('published');
+    const pub = await req('POST', L(listingId, 'publish'), k.inWs);
+    expect(pub.body).toMatchObject({ status: 'published', tenant_id: dev.owner.tenantId, workspace_id: k.workspaceId });
+    expect((await auditOf(dev.owner)).find((e) => e.type === 'listing.published' && e.subject === listingId)?.actor).toBe(`api_key:${k.keyId}`);
+    // another tenant's key, even with a workspace of its own, cannot touch the developer's listings
+    const foreign = await workspaceKey(stranger.owner, 'snoop');
+    expect((await req('POST', L(listingId, 'pause'), foreign.inWs)).status).toBe(404);
+    expect((await req('GET', '/api/v1/marketplace/listings?mine=true', foreign.inWs)).body.listings.map((l: { listing_id: string }) => l.listing_id)).not.toContain(listingId);
     // the tenant's owner is not limited to a workspace
     expect((await req('POST', L(listingId, 'pause'), dev.owner.auth)).body.status).toBe('paused');
+  });
+
+  it("an agent's own device JWT acts where its API key would (DESIGN §8.27): rents with the default payment method, reads the rental and its SPT, lists its workspaces; listing writes and an owner device's JWT are refused (403)", async () => {
+    const agent = await activeAgent(t, buyer.owner);
+    const pub = await publishedListing(t, dev, { title: 'Rented by a device' });
+    expect((await req('PUT', '/api/v1/marketplace/payment-method', buyer.owner.auth, { payment_method: 'pm_card_visa' })).status).toBe(200);
+    const rented = await req('POST', '/api/v1/marketplace/rentals', agent.auth, { listing_id: pub });
+    expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+    expect(rented.body).toMatchObject({ status: 'active', role: 'renter', renter_tenant_id: buyer.owner.tenantId });
+    const id = rented.body.rental_id as string;
+    const got = await req('GET', R(id), agent.auth);
+    expect(got.status).toBe(200);
+    expect(got.body.grant.spt_token).toMatch(/^ey/);
+    expect((await req('GET', '/api/v1/marketplace/rentals', agent.auth)).body.rentals.map((r: { rental_id: string }) => r.rental_id)).toContain(id);
+    expect((await req('GET', '/api/v1/marketplace/payouts/summary', agent.auth)).status).toBe(200);
+    expect((await req('GET', '/api/v1/marketplace/payment-method', agent.auth)).body.payment_method).toBe('pm_card_visa');
+    expect((await auditOf(buyer.owner)).find((e) => e.type === 'rental.created' && e.subject === id)?.actor).toBe(`device:${agent.deviceId}`);
+    // the developer's agent reads it as the developer; another tenant's agent does not see it
+    expect((await req('GET', R(id), dev.agent.auth)).body.role).toBe('developer');
+    expect((await req('GET', R(id), (await activeAgent(t, stranger.owner)).auth)).status).toBe(404);
+    // workspaces and team rooms: the agent's own
+    const w = await req('POST', '/api/v1/workspaces', buyer.owner.auth, { name: 'Buyer team', members: [{ device_id: agent.deviceId }] });
+    expect(w.status, JSON.stringify(w.body)).toBe(201);
+    const listed = await req('GET', '/api/v1/workspaces', agent.auth);
+    expect(listed.status).toBe(200);
+    expect(listed.body.workspaces).toEqual([{ id: w.body.id, name: 'Buyer team', role: 'member' }]);
+    const rooms = await req('GET', '/api/v1/team-rooms', agent.auth);
+    expect(rooms.status).toBe(200);
+    expect(rooms.body.team_rooms).toEqual([]);
+    // listing writes need an owner, or a key naming its workspace
+    expect((await req('POST', L(pub, 'pause'), dev.agent.auth)).status).toBe(403);
+    expect((await req('GET', L(pub), dev.owner.auth)).body.status).toBe('published');
+    // Owner devices get no device JWT from any route; mint one with the service's key to show the routes refuse it.
+    const { token } = await t.app.parley.deviceTokens.issue(buyer.device.deviceId, buyer.owner.tenantId);
+    const ownerDevice = { authorization: `Bearer ${token}` };
+    expect((await req('POST', '/api/v1/marketplace/rentals', ownerDevice, { listing_id: pub })).status).toBe(403);
+    for (const url of ['/api/v1/marketplace/rentals', R(id), '/api/v1/workspaces', '/api/v1/team-rooms']) expect((await req('GET', url, ownerDevice)).status, url).toBe(403);
   });
 
   describe('isolation between the renter and the developer', () => {

@@ -121,6 +121,46 @@ describe('marketplace', () => {
     expect(new Set(ranked)).toEqual(new Set(seen));
   });
 
+  it('anonymous search answers at most 20 results in total: paging stops at the 20th without a next_cursor, a made-up cursor gains nothing; authenticated callers page on', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 23; i++) ids.push(await publishedListing(t, dev, { title: `Capped listing ${i}`, category: 'capped' }));
+    type Page = { listings: { listing_id: string }[]; next_cursor: string | null };
+    const pageOf = async (query: string, auth?: { authorization: string }): Promise<Page> => {
+      const res = await t.request({ method: 'GET', url: `/api/v1/marketplace/listings?${query}`, ...(auth ? { headers: auth } : {}) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body as Page;
+    };
+    const all = async (query: string, auth?: { authorization: string }) => {
+      const seen: string[] = [];
+      const sizes: number[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Page = await pageOf(`${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth);
+        seen.push(...page.listings.map((l) => l.listing_id));
+        sizes.push(page.listings.length);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return { seen, sizes };
+    };
+    for (const query of ['category=capped&limit=8', 'query=capped&limit=8']) {
+      const anon = await all(query);
+      expect(anon.sizes, query).toEqual([8, 8, 4]);
+      expect(new Set(anon.seen).size).toBe(20);
+      const authed = await all(query, buyer.owner.auth);
+      expect(new Set(authed.seen)).toEqual(new Set(ids));
+      expect(authed.seen.slice(0, 20)).toEqual(anon.seen);
+      // The cursor an authenticated caller got after 20 results answers nothing more to an anonymous one.
+      const deep = await pageOf(`${query.replace('limit=8', 'limit=20')}`, buyer.owner.auth);
+      expect(deep.next_cursor).not.toBeNull();
+      expect(await pageOf(`${query}&cursor=${encodeURIComponent(deep.next_cursor!)}`)).toEqual({ listings: [], next_cursor: null });
+      // After the 10th, what is left of the 20: ten more at most, and no cursor beyond them.
+      const tenth = await pageOf(`${query.replace('limit=8', 'limit=10')}`);
+      const rest = await pageOf(`${query.replace('limit=8', 'limit=20')}&cursor=${encodeURIComponent(tenth.next_cursor!)}`);
+      expect(rest.listings.map((l) => l.listing_id)).toEqual(anon.seen.slice(10, 20));
+      expect(rest.next_cursor).toBeNull();
+    }
+  });
+
   it('a rental paid at once is active with an SPT for the listed skills; both tenants audit it; the ledger balances', async () => {
     const listingId = await publishedListing(t, dev);
     expect((await rent(dev.owner, listingId)).status).toBe(409); // own listing
@@ -212,6 +252,46 @@ describe('marketplace', () => {
     const back = await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${r.body.rental_id}`, headers: buyer.owner.auth });
     expect(back.body.status).toBe('active');
     expect(back.body.grant.spt_token).toMatch(/^ey/);
+  });
+
+  it('an operator tier grant that lowers a rented agent suspends its rental at once, and one that raises it back resumes it (no rental poll in between)', async () => {
+    const graded = await certifiedDeveloper(t, op, 'Graded Co');
+    const listingId = await publishedListing(t, graded);
+    const r = await rent(buyer.owner, listingId);
+    expect(r.status).toBe(201);
+    expect(r.body.status).toBe('active');
+    const grant = (tier: string) => t.request({ method: 'POST', url: `/api/v1/hub/identities/${graded.identityId}/tier`, headers: op, payload: { tier, reason: 'review' } });
+    const rental = async () => (await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${r.body.rental_id}`, headers: buyer.owner.auth })).body;
+    expect((await grant('unverified')).status).toBe(200);
+    expect(await rental()).toMatchObject({ status: 'suspended', reason: 'trust_drop' });
+    expect(await auditTypes(graded.owner.tenantId)).toContain('rental.suspended');
+    expect((await grant('certified')).status).toBe(200);
+    const back = await rental();
+    expect(back.status).toBe('active');
+    expect(back.grant.spt_token).toMatch(/^ey/);
+  });
+
+  it("an identity not scored yet has SPEC §3.9's warm-up score 0.5 against min_score, at rental time and in the monitor", async () => {
+    const unscored = await certifiedDeveloper(t, op, 'Unscored Co');
+    const setScore = (score: number | null) => exec(sql`update hub_identities set trust_score = ${score} where id = ${unscored.identityId}`);
+    await setScore(null);
+    const profile = await t.request({ method: 'GET', url: `/api/v1/hub/${unscored.address}/profile` });
+    expect(profile.body.trust_score).toBe(0.5);
+    const atHalf = await publishedListing(t, unscored, { min_score: 0.5 });
+    const above = await publishedListing(t, unscored, { min_score: 0.6 });
+    const ok = await rent(buyer.owner, atHalf);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    expect(ok.body.status).toBe('active');
+    expect((await rent(buyer.owner, above)).status).toBe(409);
+    // Scored, rented above both floors, then back to no score: the 0.5 floor holds, the 0.6 one does not.
+    await setScore(0.9);
+    const r6 = await rent(buyer.owner, above);
+    expect(r6.body.status).toBe('active');
+    await setScore(null);
+    await t.app.parley.marketplace.monitor.check();
+    const status = async (id: string) => (await t.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${id}`, headers: buyer.owner.auth })).body.status;
+    expect(await status(ok.body.rental_id)).toBe('active');
+    expect(await status(r6.body.rental_id)).toBe('suspended');
   });
 
   it('disputes: evidence checked against both tenants, notes from both sides, operator resolution refunds through the ledger', async () => {

@@ -5,10 +5,19 @@
  * idempotent accounts, charges, refunds and transfers (one effect, one event per key); over-refund
  * refused; transfers paid, or failed for accounts marked with `failPayoutsTo` or ending in `_fail`;
  * failed deliveries retried with the same event id; `close()` cancels pending timers (which never
- * keep the process alive) and waits for deliveries under way. No database, no network.
+ * keep the process alive) and waits for deliveries under way. No database, no network — except the
+ * last block: the service stopped while a `pm_card_async` charge is pending settles it after a
+ * restart on the same storage (PGlite data directory; PostgreSQL database), the processor's events
+ * being kept in its table (migration 0043).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { backend, createPgDatabase, startApp, type StartOptions, type TestApp } from './harness.js';
+import { certifiedDeveloper, operatorAuth, publishedListing, renter } from './marketplace-fixtures.js';
 import {
   LOCAL_DECLINE_REASON,
   LocalProcessor,
@@ -369,4 +378,58 @@ describe('LocalProcessor delivery and close()', { timeout: 10_000 }, () => {
     await closing;
     expect(finished).toBe(true);
   });
+});
+
+describe('LocalProcessor across a restart', () => {
+  /** Start, rent with `pm_card_async`, stop before the confirmation is due; start again on the same storage: the rental becomes active. */
+  async function pendingChargeSurvives(opts: StartOptions): Promise<void> {
+    // Long enough that the first run stops before the confirmation is due.
+    const env = { RATE_LIMIT_ENROLL_PER_10MIN: '1000', LOCAL_PROCESSOR_DELAY_MS: '4000' };
+    let t: TestApp | undefined = await startApp({ ...opts, env });
+    try {
+      const op = await operatorAuth(t);
+      const dev = await certifiedDeveloper(t, op);
+      const buyer = await renter(t);
+      const listingId = await publishedListing(t, dev);
+      const rented = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyer.owner.auth, payload: { listing_id: listingId, payment_method: 'pm_card_async' } });
+      expect(rented.status, JSON.stringify(rented.body)).toBe(201);
+      expect(rented.body.status).toBe('pending');
+      const id = rented.body.rental_id as string;
+      await t.close();
+      t = undefined;
+
+      t = await startApp({ ...opts, env });
+      const app = t;
+      const rental = async () => (await app.request({ method: 'GET', url: `/api/v1/marketplace/rentals/${id}`, headers: buyer.owner.auth })).body;
+      await expect.poll(async () => (await rental()).status, { timeout: 20_000, interval: 200 }).toBe('active');
+      expect((await rental()).grant.spt_token).toMatch(/^ey/);
+      const rows = async (q: ReturnType<typeof sql>) => ((await app.app.parley.database.db.execute(q)) as unknown as { rows: Record<string, unknown>[] }).rows;
+      expect(await rows(sql`select type, delivered_at is not null as delivered from local_processor_events`)).toEqual([{ type: 'charge.succeeded', delivered: true }]);
+      expect(await rows(sql`select count(*)::int as n from processor_events where type = 'charge.succeeded'`)).toEqual([{ n: 1 }]);
+      const ledger = await app.request({ method: 'GET', url: '/api/v1/marketplace/ledger/verify', headers: op });
+      expect(ledger.body).toMatchObject({ balanced: true });
+    } finally {
+      await t?.close();
+    }
+  }
+
+  it.skipIf(backend === 'postgres')('PGlite data directory: a pm_card_async charge pending at shutdown settles after the restart', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-local-processor-'));
+    try {
+      await pendingChargeSurvives({ dataDir });
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000); // two on-disk PGlite starts (restart.test.ts)
+
+  it.skipIf(backend !== 'postgres')('PostgreSQL database: a pm_card_async charge pending at shutdown settles after the restart', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-local-processor-'));
+    const db = await createPgDatabase();
+    try {
+      await pendingChargeSurvives({ dataDir, databaseUrl: db.url });
+    } finally {
+      await db.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevIdentityProvider } from '../src/auth/dev-idp.js';
+import { docsCsp } from '../src/http/security-headers.js';
 import { activeAgent, newOwner, registerOwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 
@@ -70,6 +71,36 @@ describe('platform: health, OpenAPI, docs, JWKS, CLI', () => {
     expect(res.statusCode).toBe(200);
     expect(String(res.headers['content-type'])).toContain('text/html');
     expect(res.body).toMatch(/<html/i);
+  });
+
+  it('the docs UI loads only this origin\'s scripts and styles, under a CSP that forbids framing, with nosniff', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toBe(docsCsp([new URL(t.app.parley.config.publicUrl).origin]));
+    for (const directive of ["default-src 'self'", "script-src 'self';", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"]) expect(csp).toContain(directive);
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    // No inline script and no other origin: every script and stylesheet is a relative URL served here under the same policy.
+    expect(page.body).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/i);
+    const refs = [...page.body.matchAll(/<(?:script|link)[^>]*\s(?:src|href)="([^"]+)"/gi)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThanOrEqual(4);
+    for (const ref of refs) {
+      expect(ref, ref).toMatch(/^\.\//);
+      const file = await t.app.inject({ method: 'GET', url: new URL(ref, 'http://localhost/docs/').pathname });
+      expect(file.statusCode, ref).toBe(200);
+      expect(file.headers['content-security-policy'], ref).toBe(csp);
+      expect(file.headers['x-content-type-options'], ref).toBe('nosniff');
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/docs/json' })).headers['content-security-policy']).toBe(csp);
+  });
+
+  it('API answers (JSON, errors, the OpenAPI document) carry nosniff and a CSP that loads nothing and forbids framing', async () => {
+    for (const url of ['/health', '/api/v1/openapi.json', '/api/v1/no-such-route', '/api/v1/devices']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(res.headers['content-security-policy'], url).toBe("default-src 'none'; frame-ancestors 'none'");
+    }
   });
 
   it('GET /.well-known/jwks.json lists public Ed25519 keys with kid that verify device JWTs', async () => {
@@ -170,13 +201,16 @@ describe('platform: external OIDC identity provider', () => {
   let idpKey: CryptoKey;
   let jwksHits = 0;
 
-  async function sign(claims: Record<string, unknown>, opts: { key?: CryptoKey; kid?: string; iss?: string; aud?: string; exp?: number | string; sub?: string | null } = {}) {
+  async function sign(
+    claims: Record<string, unknown>,
+    opts: { key?: CryptoKey; kid?: string; iss?: string; aud?: string; exp?: number | string | null; iat?: number | null; sub?: string | null } = {},
+  ) {
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'ES256', kid: opts.kid ?? KID, typ: 'JWT' })
       .setIssuer(opts.iss ?? ISSUER)
-      .setAudience(opts.aud ?? AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(opts.exp ?? '10m');
+      .setAudience(opts.aud ?? AUDIENCE);
+    if (opts.iat !== null) jwt.setIssuedAt(opts.iat);
+    if (opts.exp !== null) jwt.setExpirationTime(opts.exp ?? '10m');
     if (opts.sub !== null) jwt.setSubject(opts.sub ?? 'alice@idp.test');
     return jwt.sign(opts.key ?? idpKey);
   }
@@ -241,6 +275,26 @@ describe('platform: external OIDC identity provider', () => {
       if (res.status === 401) expect(typeof res.body.detail).toBe('string');
     }
     expect(results).toEqual(Object.fromEntries(Object.keys(cases).map((k) => [k, 401])));
+  });
+
+  it('a token without exp, or living longer than OWNER_TOKEN_MAX_LIFETIME_SEC (24 h), answers 401; up to the maximum it is accepted', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cases: Record<string, string> = {
+      'no exp': await sign({}, { exp: null }),
+      'no exp, no iat': await sign({}, { exp: null, iat: null }),
+      'exp - iat = 24 h + 1 s': await sign({}, { iat: now, exp: now + 86_401 }),
+      'exp in year 9999': await sign({}, { exp: 253_402_300_799 }),
+      'no iat, exp - now = 25 h': await sign({}, { iat: null, exp: now + 25 * 3600 }),
+      'iat in the future, exp - now = 30 h': await sign({}, { iat: now + 6 * 3600, exp: now + 30 * 3600 }),
+    };
+    const results: Record<string, number> = {};
+    for (const [name, token] of Object.entries(cases)) results[name] = (await t.request({ method: 'GET', url: '/api/v1/invites', headers: bearer(token) })).status;
+    expect(results).toEqual(Object.fromEntries(Object.keys(cases).map((k) => [k, 401])));
+    const tenant = await t.request({ method: 'POST', url: '/api/v1/tenants', headers: bearer(await sign({}, { sub: 'long@idp.test' })), payload: { name: 'Long' } });
+    expect(tenant.status).toBe(201);
+    for (const opts of [{ iat: now, exp: now + 86_400 }, { iat: null, exp: now + 23 * 3600 }]) {
+      expect((await t.request({ method: 'GET', url: '/api/v1/invites', headers: bearer(await sign({}, { sub: 'long@idp.test', ...opts })) })).status).toBe(200);
+    }
   });
 
   it('the built-in development identity provider is disabled when OIDC is configured', async () => {

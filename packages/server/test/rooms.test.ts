@@ -337,6 +337,8 @@ describe('rooms', () => {
         [{ room_id: room.room_id, envelopes: [envelope(a2.deviceId, 'x'), envelope(a2.deviceId, 'y')] }, 400],
         [{ room_id: room.room_id, envelopes: [envelope(a2.deviceId, 'x'), { ...envelope(a2.deviceId, 'y'), recipient_device_id: '*' }] }, 400],
         [{ room_id: room.room_id, envelopes: [{ ...envelope(a2.deviceId, 'x'), ciphertext: 'abc' }] }, 400],
+        [{ room_id: room.room_id, envelopes: [{ ...envelope(a2.deviceId, 'x'), ciphertext: '' }] }, 400],
+        [{ room_id: room.room_id, envelopes: [{ recipient_device_id: '*', header_blob: b64('mls'), ciphertext: '' }] }, 400],
         [{ room_id: room.room_id, envelopes: [] }, 400],
         [{ room_id: 'nope', envelopes: [envelope(a2.deviceId, 'x')] }, 400],
         [{ room_id: room.room_id, envelopes: [envelope(a2.deviceId, 'x'.repeat(LIMIT + 1))] }, 413],
@@ -348,15 +350,53 @@ describe('rooms', () => {
       }
       const post = (headers: Record<string, string>, body: unknown, id = room.room_id) => api('POST', `/rooms/${id}/messages`, headers, body);
       expect((await post(ownerAs(), { envelopes: [envelope(a3.deviceId, 'x')] })).status).toBe(400);
+      const empty = await post(ownerAs(), { envelopes: [{ ...envelope(a1.deviceId, 'x'), ciphertext: '' }] });
+      expect(empty.status).toBe(400);
+      expect(empty.body.detail).toMatch(/ciphertext/);
       expect((await post(ownerAs(), { envelopes: [envelope(a1.deviceId, 'x'.repeat(LIMIT + 1))] })).status).toBe(413);
       expect((await post(owner.auth, { envelopes: [envelope(a1.deviceId, 'x')] })).status).toBe(400);
       expect((await post(ownerAs(), {})).status).toBe(400);
-      const solo = await newRoom([a1.deviceId, a2.deviceId]);
-      expect((await post(ownerAs(), { envelopes: [envelope(a1.deviceId, 'x')] }, solo.room_id)).status).toBe(403);
       expect((await post({}, { envelopes: [envelope(a1.deviceId, 'x')] })).status).toBe(401);
       const otherDevice = await registerOwnerDevice(t, other);
       expect((await post({ ...other.auth, 'x-device-id': otherDevice.deviceId }, { envelopes: [envelope(a1.deviceId, 'x')] })).status).toBe(404);
       expect((await post(a1.auth, { envelopes: [envelope(a2.deviceId, 'x')] })).status).toBe(403);
+    });
+
+    it('an ACTIVE owner device that is not a member sends into its tenant’s room: it joins (room_joined, member_joined), then the message fans out', async () => {
+      const room = await newRoom([a1.deviceId, a2.deviceId]);
+      const wsA1 = await agentWs(a1);
+      const wsOwner = await ownerWs();
+      const sent = await api('POST', `/rooms/${room.room_id}/messages`, ownerAs(), { envelopes: [envelope(a1.deviceId, 'from the owner')] });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+      expect(sent.body.deliveries).toEqual([expect.objectContaining({ recipient_device_id: a1.deviceId, outcome: 'delivered' })]);
+      expect((await wsA1.next((f) => f.event === 'member_joined' && f.data.room_id === room.room_id)).data).toEqual({ room_id: room.room_id, device_id: od.deviceId });
+      expect((await wsA1.next((f) => f.event === 'room_message' && f.data.room_id === room.room_id)).data).toMatchObject({ sender_device_id: od.deviceId, ciphertext: b64('from the owner') });
+      const joined = await wsOwner.next((f) => f.event === 'room_joined' && f.data.room_id === room.room_id);
+      expect(joined.data.conversations.map((c: any) => [...c.device_ids].sort())).toEqual(expect.arrayContaining([[od.deviceId, a1.deviceId].sort(), [od.deviceId, a2.deviceId].sort()]));
+      const details = (await api('GET', `/rooms/${room.room_id}`)).body;
+      expect(details.members.find((m: any) => m.device_id === od.deviceId)).toMatchObject({ kind: 'owner' });
+      expect(details.conversations).toHaveLength(3);
+
+      // A member now: its next message joins nothing.
+      expect((await api('POST', `/rooms/${room.room_id}/messages`, ownerAs(), { envelopes: [envelope(a2.deviceId, 'again')] })).status).toBe(201);
+      await wsOwner.roundTrip();
+      expect(wsOwner.buffered((f) => f.event === 'room_joined' && f.data.room_id === room.room_id)).toEqual([]);
+
+      // Over an owner device's socket too.
+      const second = await registerOwnerDevice(t, owner);
+      const wsSecond = await pool.connect(wsAddress(t.wsUrl, { token: owner.token, device_id: second.deviceId }));
+      wsSecond.send('room_message', { room_id: room.room_id, envelopes: [envelope(a1.deviceId, 'from the phone')], client_ref: 'phone' });
+      expect((await wsSecond.next('room_message_ack')).data).toMatchObject({ client_ref: 'phone', deliveries: [{ recipient_device_id: a1.deviceId, outcome: 'delivered' }] });
+      expect((await wsSecond.next((f) => f.event === 'room_joined' && f.data.room_id === room.room_id)).data.members).toHaveLength(4);
+      expect((await wsA1.next((f) => f.event === 'member_joined' && f.data.device_id === second.deviceId)).data.room_id).toBe(room.room_id);
+
+      // Another tenant's owner device stays out (404), an agent that is not a member is still refused (403).
+      const otherDevice = await registerOwnerDevice(t, other);
+      expect((await api('POST', `/rooms/${room.room_id}/messages`, { ...other.auth, 'x-device-id': otherDevice.deviceId }, { envelopes: [envelope(a1.deviceId, 'x')] })).status).toBe(404);
+      const wsA3 = await agentWs(a3);
+      wsA3.send('room_message', { room_id: room.room_id, envelopes: [envelope(a1.deviceId, 'x')], client_ref: 'a3' });
+      expect((await wsA3.next('error')).data).toMatchObject({ status: 403, client_ref: 'a3', detail: 'the sending device is not a member of this room' });
+      expect((await api('GET', `/rooms/${room.room_id}`)).body.members).toHaveLength(4);
     });
   });
 

@@ -14,18 +14,7 @@ import { claimRun, scheduleClusterJob, withJobLock } from '../src/jobs/cluster-s
 import { TRUST_RECOMPUTE_JOB } from '../src/jobs/trust-recompute.js';
 import { activeAgent, newOwner } from './flows.js';
 import { backend, startApp, type TestApp } from './harness.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+import { sleep, until } from './until.js';
 
 describe('cluster-wide trust recompute job', () => {
   let a: TestApp;

@@ -27,6 +27,9 @@ const NON_PUBLIC = [
   '0.0.0.0', '224.0.0.1', '255.255.255.255', '192.0.2.1', '198.18.0.1', '240.0.0.1',
   '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254',
   '64:ff9b::a00:1', '2002:a00:1::1', '2001:db8::1', 'not-an-ip', '',
+  // IPv4 embedded in IPv6 (compatible ::/96, translated ::ffff:0:0/96, NAT64, 6to4, Teredo) and IPv6 outside 2000::/3
+  '::127.0.0.1', '::7f00:1', '::10.0.0.1', '::169.254.169.254', '::8.8.8.8', '::ffff:0:127.0.0.1', '64:ff9b::127.0.0.1',
+  '64:ff9b:1::a00:1', '2002:7f00:1::', '2001::7f00:1', '100::1', 'fec0::1', '400::1',
 ];
 const PUBLIC = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e', '::ffff:8.8.8.8'];
 
@@ -58,14 +61,14 @@ describe('webhook target policy (pure)', () => {
     expect(webhookUrlProblem('https://user@hooks.example.com/in', strict)).toMatch(/credentials/);
     expect(webhookUrlProblem(`https://hooks.example.com/${'a'.repeat(2048)}`, strict)).toMatch(/at most 2048/);
     expect(webhookUrlProblem('not a url', strict)).toMatch(/valid absolute URL/);
-    for (const host of ['127.0.0.1', '10.1.2.3', '[::1]', '169.254.169.254', '[fd00::1]', '[::ffff:127.0.0.1]', '0.0.0.0']) {
+    for (const host of ['127.0.0.1', '10.1.2.3', '[::1]', '169.254.169.254', '[fd00::1]', '[::ffff:127.0.0.1]', '0.0.0.0', '[::127.0.0.1]', '[::10.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::]']) {
       expect(webhookUrlProblem(`https://${host}/in`, strict), host).toMatch(/non-public/);
       expect(webhookUrlProblem(`https://${host}/in`, { ...strict, allowPrivate: true }), host).toBeUndefined();
     }
   });
 
   it('the delivery lookup refuses a name when any resolved address is non-public (10.x, 169.254.169.254, loopback)', async () => {
-    for (const addrs of [['10.1.2.3'], ['169.254.169.254'], ['127.0.0.1'], ['::1'], ['8.8.8.8', '10.0.0.1'], ['2606:4700:4700::1111', 'fd00::1']]) {
+    for (const addrs of [['10.1.2.3'], ['169.254.169.254'], ['127.0.0.1'], ['::1'], ['8.8.8.8', '10.0.0.1'], ['2606:4700:4700::1111', 'fd00::1'], ['::7f00:1']]) {
       for (const all of [true, false]) {
         const { err } = await runLookup(guardedLookup(false, fixed(...addrs)), all);
         expect(err, addrs.join()).toBeInstanceOf(BlockedTargetError);
@@ -155,6 +158,8 @@ describe('webhook SSRF guard with the default configuration', () => {
       ['https://127.0.0.1/in', /non-public/],
       ['https://10.1.2.3/in', /non-public/],
       ['https://[::1]/in', /non-public/],
+      ['https://[::127.0.0.1]/in', /non-public/],
+      ['https://[::ffff:0:a00:1]/in', /non-public/],
       ['https://169.254.169.254/latest/meta-data', /non-public/],
     ];
     for (const [url, detail] of cases) {

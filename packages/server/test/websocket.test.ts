@@ -3,6 +3,7 @@
  * ways, ack after commit, no echo to the sending socket, typing relay, error frames, refusals
  * (4001 / 4003 / 4401), keepalive, rate limit, reconnect catch-up and service events.
  */
+import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
@@ -244,6 +245,7 @@ describe('WebSocket gateway', () => {
     const invalid: Array<[string, Record<string, unknown>]> = [
       ['missing-ciphertext', { conversation_id: p.conversationId, header_blob: b64('h') }],
       ['bad-base64', outgoing(p.conversationId, { ciphertext: 'not base64!' })],
+      ['empty-ciphertext', outgoing(p.conversationId, { ciphertext: '' })],
       ['bad-uuid', outgoing('not-a-uuid')],
       ['bad-type', outgoing(p.conversationId, { message_type: 'shout' })],
       ['bad-priority', outgoing(p.conversationId, { priority: 'critical' })],
@@ -489,6 +491,50 @@ describe('WebSocket keepalive (WS_PING_INTERVAL_MS=100, WS_DEAD_TIMEOUT_MS=400)'
   });
 });
 
+describe('WebSocket client faults are answered as client errors, never logged as server errors', () => {
+  let t: TestApp;
+  let logs = '';
+  const pool = new WsPool();
+  beforeAll(async () => {
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    t = await startApp({ listen: true, env: { ...ENV, LOG_LEVEL: 'debug' }, overrides: { logStream: stream } });
+  });
+  afterEach(() => pool.closeAll());
+  afterAll(() => t?.close());
+
+  /** Log lines at error level or above (pino: 50 error, 60 fatal). */
+  const errorLines = () =>
+    logs
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg?: string })
+      .filter((l) => l.level >= 50);
+
+  it('refuses repeated token or device_id query parameters with 4401', async () => {
+    const p = await pair(t);
+    const base = `${t.wsUrl}?token=${encodeURIComponent(p.agent.jwt)}`;
+    for (const url of [`${base}&token=${encodeURIComponent(p.agent.jwt)}`, `${t.wsUrl}?token=a&token=b`, `${wsAddress(t.wsUrl, { token: p.owner.token, device_id: p.od.deviceId })}&device_id=${p.od.deviceId}`]) {
+      const ws = await pool.open(url);
+      const closed = await ws.waitClose(2000);
+      expect(closed.code, url).toBe(4401);
+      expect(closed.reason).toMatch(/must be given once/);
+    }
+    // The same credential given once is served.
+    await pool.connect(base);
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('closes a frame above the size limit with 1009 and logs it below error level', async () => {
+    const p = await pair(t);
+    const ws = await pool.connect(agentUrl(t, p.agent));
+    ws.sendRaw('x'.repeat(t.config.limits.maxCiphertextBytes * 2 + 1024 * 1024));
+    expect((await ws.waitClose(5000)).code).toBe(1009);
+    expect(await eventually(async () => logs.includes('websocket closed for a client fault'))).toBe(true);
+    expect(errorLines()).toEqual([]);
+  });
+});
+
 describe('WebSocket rate limit (RATE_LIMIT_WS_MESSAGES_PER_MIN=5)', () => {
   let t: TestApp;
   const pool = new WsPool();
@@ -524,5 +570,38 @@ describe('WebSocket rate limit (RATE_LIMIT_WS_MESSAGES_PER_MIN=5)', () => {
     agentWs.send('message', outgoing(p.conversationId, { client_ref: 'rl-7' }));
     expectErrorShape(await agentWs.next(isError('rl-7')), 429);
     expect(agentWs.isOpen).toBe(true);
+  });
+
+  it('REST sends (conversation and room messages) spend the same per-device budget as socket frames: 429 with Retry-After', async () => {
+    const p = await pair(t);
+    const asDevice = { ...p.owner.auth, 'x-device-id': p.od.deviceId };
+    const restSend = () => t.request({ method: 'POST', url: `/api/v1/conversations/${p.conversationId}/messages`, headers: asDevice, payload: outgoing(p.conversationId) });
+    const room = await t.request({ method: 'POST', url: '/api/v1/rooms', headers: p.owner.auth, payload: { name: 'limits', member_device_ids: [p.od.deviceId, p.agent.deviceId] } });
+    expect(room.status).toBe(201);
+    const roomSend = () =>
+      t.request({ method: 'POST', url: `/api/v1/rooms/${room.body.room_id}/messages`, headers: asDevice, payload: { envelopes: [{ recipient_device_id: p.agent.deviceId, header_blob: b64('h'), ciphertext: b64('c') }] } });
+
+    const ownerWs = await pool.connect(ownerUrl(t, p.owner, p.od));
+    for (let i = 1; i <= 2; i++) {
+      ownerWs.send('message', outgoing(p.conversationId, { client_ref: `ws-${i}` }));
+      await ownerWs.next(isAck(`ws-${i}`));
+    }
+    expect((await restSend()).status).toBe(201);
+    expect((await restSend()).status).toBe(201);
+    expect((await roomSend()).status).toBe(201);
+    // 5 of 5 spent, over the socket and REST together.
+    for (const refused of [await restSend(), await roomSend()]) {
+      expect(refused.status).toBe(429);
+      expect(refused.body.detail).toMatch(/5 messages per minute/);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    ownerWs.send('message', outgoing(p.conversationId, { client_ref: 'ws-late' }));
+    expectErrorShape(await ownerWs.next(isError('ws-late')), 429);
+    expect((await ownerHistory(t, p)).messages).toHaveLength(4);
+    // The agent device of the same conversation has its own budget.
+    const agentWs = await pool.connect(agentUrl(t, p.agent));
+    agentWs.send('message', outgoing(p.conversationId, { client_ref: 'agent-ok' }));
+    await agentWs.next(isAck('agent-ok'));
   });
 });

@@ -101,13 +101,17 @@ describe('workspaces', () => {
     expect((await list()).body.workspaces.find((w: any) => w.id === ws.id).member_count).toBe(0);
   });
 
-  it('needs authentication (401) and an owner for writes (403 for a device token)', async () => {
+  it("needs authentication (401) and an owner for writes (403 for a device token); an agent's device token lists the agent's own", async () => {
     expect((await t.request({ method: 'POST', url: '/api/v1/workspaces', payload: { name: 'x' } })).status).toBe(401);
     expect((await t.request({ method: 'GET', url: '/api/v1/workspaces' })).status).toBe(401);
     expect((await list({ authorization: 'Bearer nope' })).status).toBe(401);
     expect((await create({ name: 'x' }, a1.auth)).status).toBe(403);
-    expect((await list(a1.auth)).status).toBe(403);
     const ws = (await create({ name: 'Mine' })).body;
+    const joined = (await create({ name: 'Joined', members: [{ device_id: a1.deviceId }] })).body;
+    const own = await list(a1.auth);
+    expect(own.status).toBe(200);
+    expect(own.body.workspaces.map((w: any) => w.id)).toContain(joined.id);
+    expect(own.body.workspaces.map((w: any) => w.id)).not.toContain(ws.id);
     expect((await t.request({ method: 'GET', url: `/api/v1/workspaces/${ws.id}` })).status).toBe(401);
     expect((await t.request({ method: 'POST', url: `/api/v1/workspaces/${ws.id}/members`, payload: { device_id: a1.deviceId } })).status).toBe(401);
     expect((await t.request({ method: 'DELETE', url: `/api/v1/workspaces/${ws.id}/members/${a1.deviceId}` })).status).toBe(401);
@@ -173,13 +177,15 @@ describe('workspaces', () => {
       expect((await listRooms(`?workspace_id=${ws.id}`)).body.team_rooms).toEqual([]);
     });
 
-    it('needs authentication (401), an owner to create (403 for a device token), and keeps tenants apart (404)', async () => {
+    it("needs authentication (401), an owner to create (403 for a device token; an agent's lists its own), and keeps tenants apart (404)", async () => {
       const ws = (await create({ name: 'Guarded', members: [{ device_id: a1.deviceId }] })).body;
       const room = (await createRoom({ workspace_id: ws.id, name: 'guarded', member_device_ids: [a1.deviceId] })).body;
       expect((await t.request({ method: 'POST', url: '/api/v1/team-rooms', payload: { workspace_id: ws.id, name: 'r', member_device_ids: [a1.deviceId] } })).status).toBe(401);
       expect((await t.request({ method: 'GET', url: '/api/v1/team-rooms' })).status).toBe(401);
       expect((await createRoom({ workspace_id: ws.id, name: 'r', member_device_ids: [a1.deviceId] }, a1.auth)).status).toBe(403);
-      expect((await listRooms('', a1.auth)).status).toBe(403);
+      const own = await listRooms('', a1.auth);
+      expect(own.status).toBe(200);
+      expect(own.body.team_rooms.map((r: any) => r.id)).toContain(room.id);
       expect((await createRoom({ workspace_id: ws.id, name: 'r', member_device_ids: [foreign.deviceId] }, other.auth)).status).toBe(404);
       const theirs = await listRooms('', other.auth);
       expect(theirs.status).toBe(200);

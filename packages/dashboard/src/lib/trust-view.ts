@@ -113,11 +113,13 @@ export function isWarmup(score: Pick<TrustScore, 'sources'>): boolean {
 }
 
 /**
- * Whether the agent has trust data of its own: a score that is not wholly SPEC §3.9's warm-up
- * answer. An agent in warm-up (its first 48 hours, or never scored) has nothing to chart yet.
+ * Whether the fleet overview counts the agent among its scored agents (the engine has stored a
+ * score of it for the window and it is active); true while the overview is not known. An agent the
+ * engine has not scored yet is answered with the warm-up score, `computed_at` being the time of the
+ * answer, and is not in the overview.
  */
-export function hasTrustData(score: Pick<TrustScore, 'sources'> | undefined): boolean {
-  return score !== undefined && !isWarmup(score);
+export function countedInFleet(agentId: string, fleet: Pick<TrustFleet, 'agents'> | undefined): boolean {
+  return fleet === undefined || fleet.agents.some((a) => a.agent_id === agentId);
 }
 
 /** An English ordinal: 1 → "1st", 12 → "12th", 22 → "22nd" (percentiles, DESIGN §8.21). */

@@ -83,8 +83,13 @@ export function Trust() {
         {fleet.data && (
           <>
             <p className="muted" style={{ margin: 0 }}>
-              {fleet.data.count} scored {fleet.data.count === 1 ? 'agent' : 'agents'}; last computed <Time iso={fleet.data.computed_at} />. Scores are recomputed
-              every 6 hours.
+              {fleet.data.count} scored {fleet.data.count === 1 ? 'agent' : 'agents'}
+              {fleet.data.computed_at && (
+                <>
+                  ; last computed <Time iso={fleet.data.computed_at} />
+                </>
+              )}
+              . Scores are recomputed every 6 hours.
             </p>
             {fleet.data.agents.length === 0 ? (
               <Empty>No agent has a trust score yet. Scores come from agents&apos; telemetry; press Recompute to score them now.</Empty>

@@ -169,5 +169,5 @@ export const getAgentInfo = defineTool({
     };
   },
   text: (r) =>
-    `${r.did} "${r.display_name}": ${r.status}, ${r.certification}, trust ${r.trust_score.toFixed(2)}, ${r.active_grants} active grant(s); skills: ${r.skills.join(', ') || '-'}; ${r.pricing ? `listing ${r.listing_id} at ${money(r.pricing.price_cents)} ${r.pricing.model}` : 'not listed on the marketplace'}`,
+    `${r.did} "${r.display_name}": verification ${r.status}, tier ${r.certification}, trust ${r.trust_score.toFixed(2)}, ${r.active_grants} active grant(s); skills: ${r.skills.join(', ') || '-'}; ${r.pricing ? `listing ${r.listing_id} at ${money(r.pricing.price_cents)} ${r.pricing.model}` : 'not listed on the marketplace'}`,
 });

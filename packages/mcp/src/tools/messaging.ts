@@ -1,9 +1,11 @@
 /**
- * Messaging tools (SPEC §4.19, §4.13, §6.1): `svc_open_channel`, `svc_send_message` and
+ * Messaging tools (SPEC §4.19, §4.13, §4.6, §6.1): `svc_open_channel`, `svc_send_message` and
  * `svc_poll_messages` go through the local plugin (`parley-agent run`), which alone holds the
  * agent's keys and end-to-end sessions (MLS by default, or X3DH + Double Ratchet): the tool
  * server hands it plaintext over loopback and never sees a session key; the service only ever
- * receives ciphertext. When the plugin is not running the tools say how to start it.
+ * receives ciphertext. A message goes to another agent, an owner conversation, a room the agent
+ * is a member of, or by default to the agent's owner (every owner device). When the plugin is not
+ * running the tools say how to start it.
  */
 import { Type } from '@sinclair/typebox';
 import { ToolError } from '../errors.js';
@@ -43,13 +45,13 @@ export const sendMessage = defineTool({
   name: 'svc_send_message',
   title: 'Send a message',
   description:
-    'Send an end-to-end encrypted message through the local plugin: to another agent (hubAddress, over the open channel with it, or channelId) or in a conversation with the owner (conversationId). The plugin encrypts; the service only relays ciphertext and applies both tenants’ policies (the answer says delivered, held, notified or blocked).',
+    'Send an end-to-end encrypted message through the local plugin. With only text it goes to your owner (a copy to each of the owner’s devices); or name one target: another agent (hubAddress, over the open channel with it, or channelId), one owner conversation (conversationId), or a room you are a member of (roomId). The plugin encrypts; the service only relays ciphertext and applies the policies (the answer says delivered, held, notified or blocked; per recipient for a room).',
   input: Type.Object({
     text: Type.String({ minLength: 1, maxLength: 65_536 }),
     hubAddress: Type.Optional(Type.String({ minLength: 3, maxLength: 40, description: 'the agent to write to (hub name or DID), over the open channel with it' })),
     channelId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a conversation with an owner device' })),
-    roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'one conversation with an owner device (default without a target: every owner conversation)' })),
+    roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a room this agent is a member of' })),
     messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'SPEC §2.4 message type: text (default), status_alert, action_confirmation, artifact, …' })),
     parentSpanId: Type.Optional(ParentSpanId),
   }),
@@ -57,32 +59,39 @@ export const sendMessage = defineTool({
     message_id: Type.String(),
     channel_id: OrNull(Type.String()),
     conversation_id: OrNull(Type.String()),
-    outcome: Type.String(),
+    room_id: OrNull(Type.String()),
+    outcome: Type.String({ description: 'delivered, notified, held or blocked; for a room the recipients’ common outcome, or mixed' }),
     protocol: Type.String(),
     timestamp: Type.String(),
+    copies: Type.Optional(Type.Array(Type.Object({ conversation_id: Type.String(), message_id: Type.String() }), { description: 'a message to the owner: one copy per owner conversation' })),
+    deliveries: Type.Optional(Type.Array(Type.Object({ recipient_device_id: Type.String(), outcome: Type.String() }), { description: 'a room message: the outcome per recipient' })),
     trace_id: Type.String(),
   }),
   async run(args, ctx) {
     const targets = [args.hubAddress, args.channelId, args.conversationId, args.roomId].filter((t) => t !== undefined);
-    if (targets.length !== 1) throw new ToolError('name exactly one of hubAddress, channelId, conversationId or roomId', 400);
-    if (args.roomId !== undefined) throw new ToolError('room messages are not sent by the plugin yet: send to an agent (hubAddress / channelId) or an owner conversation (conversationId)', 400);
+    if (targets.length > 1) throw new ToolError('name at most one of hubAddress, channelId, conversationId or roomId (none: your owner)', 400);
     const sent = await ctx.plugin.send({
       text: args.text,
       ...(args.hubAddress !== undefined ? { hub_address: hubAddressOf(args.hubAddress) } : {}),
       ...(args.channelId !== undefined ? { channel_id: args.channelId } : {}),
       ...(args.conversationId !== undefined ? { conversation_id: args.conversationId } : {}),
+      ...(args.roomId !== undefined ? { room_id: args.roomId } : {}),
       ...(args.messageType !== undefined ? { message_type: args.messageType } : {}),
       traceparent: ctx.span.traceparent,
     });
-    return { ...sent, trace_id: ctx.span.traceId };
+    return { ...sent, room_id: sent.room_id ?? null, trace_id: ctx.span.traceId };
   },
-  text: (r) => `Message ${r.message_id} ${r.outcome} (${r.protocol}${r.channel_id ? `, channel ${r.channel_id}` : ''}).`,
+  text: (r) => {
+    const where = r.channel_id ? `, channel ${r.channel_id}` : r.room_id ? `, room ${r.room_id}` : r.copies && r.copies.length > 1 ? `, to the owner's ${r.copies.length} devices` : r.conversation_id ? `, conversation ${r.conversation_id}` : '';
+    return `Message ${r.message_id} ${r.outcome} (${r.protocol}${where}).`;
+  },
 });
 
 const Message = Type.Object({
   message_id: Type.String(),
   channel_id: OrNull(Type.String()),
   conversation_id: OrNull(Type.String()),
+  room_id: OrNull(Type.String()),
   from: Type.String({ description: 'the sender’s hub address, else its device id' }),
   text: OrNull(Type.String()),
   content_type: OrNull(Type.String()),
@@ -96,21 +105,21 @@ export const pollMessages = defineTool({
   name: 'svc_poll_messages',
   title: 'Poll messages',
   description:
-    'Read the decrypted messages the local plugin received (kept while nobody polls, up to 500), oldest first: all, or of one channel or conversation, after `since` (an ISO timestamp, or the next_since of the previous answer), at most `limit` (default 50).',
+    'Read the decrypted messages the local plugin received (kept while nobody polls, up to 500), oldest first: all, or of one channel, owner conversation or room, after `since` (an ISO timestamp, or the next_since of the previous answer), at most `limit` (default 50).',
   input: Type.Object({
     channelId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a room this agent is a member of' })),
     since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
   }),
   output: Type.Object({ messages: Type.Array(Message), count: Type.Integer(), next_since: OrNull(Type.String()) }),
   annotations: { readOnlyHint: true },
   async run(args, ctx) {
-    if (args.roomId !== undefined) throw new ToolError('room messages are not kept by the plugin yet: poll a channel, a conversation, or everything', 400);
     const page = await ctx.plugin.poll({
       ...(args.channelId !== undefined ? { channel_id: args.channelId } : {}),
       ...(args.conversationId !== undefined ? { conversation_id: args.conversationId } : {}),
+      ...(args.roomId !== undefined ? { room_id: args.roomId } : {}),
       ...(args.since !== undefined ? { since: args.since } : {}),
       limit: args.limit ?? 50,
     });
@@ -118,6 +127,7 @@ export const pollMessages = defineTool({
       message_id: m.message_id,
       channel_id: m.channel_id,
       conversation_id: m.conversation_id,
+      room_id: m.room_id ?? null,
       from: m.sender_hub_address ?? m.sender_device_id,
       text: m.text,
       content_type: m.content_type,
@@ -128,5 +138,8 @@ export const pollMessages = defineTool({
     }));
     return { messages, count: messages.length, next_since: page.next_since };
   },
-  text: (r) => (r.count === 0 ? 'No new messages.' : r.messages.map((m) => `[${m.timestamp}] ${m.from}: ${m.text ?? `(${m.content_type ?? 'undecodable'} content)`}`).join('\n') + (r.next_since ? `\n(next_since: ${r.next_since})` : '')),
+  text: (r) =>
+    r.count === 0
+      ? 'No new messages.'
+      : r.messages.map((m) => `[${m.timestamp}]${m.room_id ? ` (room ${m.room_id})` : ''} ${m.from}: ${m.text ?? `(${m.content_type ?? 'undecodable'} content)`}`).join('\n') + (r.next_since ? `\n(next_since: ${r.next_since})` : ''),
 });

@@ -3,7 +3,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { Base64, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
+import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
 import { HUB_ADDRESS_PATTERN } from './hub.js';
 
 /** Status of an A2A channel (SPEC §2.11). */
@@ -65,7 +65,7 @@ export type A2aChannelList = Static<typeof A2aChannelList>;
 /** The fields one A2A message carries (REST body of `POST /a2a/channels/{id}/messages` and the `a2a_message` frame). */
 export const A2aMessageFields = {
   header_blob: Base64,
-  ciphertext: Base64,
+  ciphertext: Ciphertext,
   message_type: Type.Optional(MessageType),
   priority: Type.Optional(Priority),
   traceparent: Type.Optional(
@@ -116,7 +116,7 @@ export type A2aMessagePage = Static<typeof A2aMessagePage>;
 const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
 
 /** `a2a_key_exchange` client frame: an opaque handshake (e.g. an X3DH initial message or an MLS Welcome), base64 fields. */
-export const KeyExchangeFrame = Type.Object({ channel_id: Uuid, header_blob: Base64, ciphertext: Base64, client_ref: ClientRef });
+export const KeyExchangeFrame = Type.Object({ channel_id: Uuid, header_blob: Base64, ciphertext: Ciphertext, client_ref: ClientRef });
 export type KeyExchangeFrame = Static<typeof KeyExchangeFrame>;
 
 /** `a2a_message` client frame (counted against the per-device message limit, SPEC §8). */

@@ -1,6 +1,6 @@
 /**
  * Enrollment and devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5): schemas, route rows and frames
- * (the `device_pending`, `device_approved` and `device_linked` events).
+ * (the `device_pending`, `device_approved`, `device_linked` and `owner_device_linked` events).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -447,3 +447,19 @@ export type DeviceApprovedEvent = Static<typeof DeviceApprovedEvent>;
 /** `device_linked` (owner sockets): an agent became ACTIVE; `conversation_id` is its first conversation (null when none). */
 export const DeviceLinkedEvent = Type.Object({ device_id: Uuid, conversation_id: Nullable(Uuid) });
 export type DeviceLinkedEvent = Static<typeof DeviceLinkedEvent>;
+
+/**
+ * `owner_device_linked` (the agent's sockets, enrolled and API-key agents): an owner device
+ * registered (or relinked) after the agent became ACTIVE got a conversation with it. The agent
+ * registers `conversation_id` with the owner device's keys, so the new device can talk to it at
+ * once. Live only, like every socket event (`client_key_accepted` also lists every conversation).
+ */
+export const OwnerDeviceLinkedEvent = Type.Object({
+  conversation_id: Uuid,
+  message_group_id: Uuid,
+  owner_device_id: Uuid,
+  identity_public_key: Type.String(),
+  ephemeral_public_key: Type.String(),
+  fingerprint: Type.String(),
+});
+export type OwnerDeviceLinkedEvent = Static<typeof OwnerDeviceLinkedEvent>;

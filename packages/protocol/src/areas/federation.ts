@@ -23,21 +23,32 @@ export const FederationAgreement = Type.Object({
   role: Type.Union([Type.Literal('proposer'), Type.Literal('partner')], { description: "the caller's side" }),
   created_at: Timestamp,
   accepted_at: Nullable(Timestamp),
+  renewal: Nullable(
+    Type.Object(
+      {
+        expires_at: Timestamp,
+        proposed_by: Type.Union([Type.Literal('proposer'), Type.Literal('partner')], { description: 'the side that asked for it' }),
+      },
+      { description: 'a renewal one side asked for: it applies when the other side accepts (POST …/accept)' },
+    ),
+  ),
 });
 export type FederationAgreement = Static<typeof FederationAgreement>;
 
-/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future. */
+/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future, at most 365 days ahead. */
 export const ProposeFederationRequest = Type.Object({
   partner_tenant_id: Type.String({ format: 'uuid', description: 'the other tenant' }),
   trust_floor: Type.Number({ minimum: 0, maximum: 1, description: 'minimum trust score of federated agents' }),
   allowed_capabilities: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'empty or absent = all' })),
   audit_sharing: Type.Optional(Type.Boolean({ default: false })),
-  expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future' }),
+  expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future, at most 365 days ahead' }),
 });
 export type ProposeFederationRequest = Static<typeof ProposeFederationRequest>;
 
-/** `POST /api/v1/federation/agreements/{id}/renew` body: a later expiry. */
-export const RenewFederationRequest = Type.Object({ expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future and later than the current expiry' }) });
+/** `POST /api/v1/federation/agreements/{id}/renew` body: a later expiry, at most 365 days ahead. */
+export const RenewFederationRequest = Type.Object({
+  expires_at: Type.String({ format: 'date-time', description: 'ISO 8601, in the future, later than the current expiry and at most 365 days ahead' }),
+});
 export type RenewFederationRequest = Static<typeof RenewFederationRequest>;
 
 export const FederationAgreementList = Type.Object({ agreements: Type.Array(FederationAgreement) });
@@ -71,7 +82,7 @@ export const federationRoutes = {
     path: '/api/v1/federation/agreements/{id}/accept',
     auth: 'owner',
     tags,
-    summary: 'The partner tenant accepts: pending -> active',
+    summary: 'The partner tenant accepts: pending -> active; or the other party accepts a renewal one side asked for',
     params: IdParams,
     responses: { 200: FederationAgreement },
     errors: transitionErrors,
@@ -81,7 +92,7 @@ export const federationRoutes = {
     path: '/api/v1/federation/agreements/{id}/renew',
     auth: 'owner',
     tags,
-    summary: 'Either party sets a later expiry; an expired agreement returns to pending',
+    summary: 'Either party asks for a later expiry (the other accepts it); the proposer changes a pending proposal directly',
     params: IdParams,
     body: RenewFederationRequest,
     responses: { 200: FederationAgreement },

@@ -3,15 +3,19 @@
  * rentals, disputes, payouts, the processor's connect dashboard, the tenant's default payment
  * method, the ledger check and the processor webhooks. Money is integer US cents.
  *
- * "Workspace auth" (SPEC §4.16, DESIGN §8.23) is `owner-or-apikey`: an owner JWT of the tenant, or
- * an API key of the tenant with `X-Workspace-Id`. Listing search and detail are `public`: an
- * anonymous caller sees published listings only, in the reduced view (no tenant, workspace, SLA or
- * term; pricing as `model` and `price_cents` only), at most 20 results.
+ * "Workspace auth" (SPEC §4.16, DESIGN §8.23): an owner JWT of the tenant, or an API key of the
+ * tenant with `X-Workspace-Id`. Listing writes are `owner-or-apikey` (the key must name its
+ * workspace); rentals, disputes, payouts, connect and the payment-method read are `any`: an agent
+ * acts there with its API key (with or without `X-Workspace-Id`) or with its own device JWT (the
+ * MCP server's private-key configuration, DESIGN §8.27), and an owner device's JWT is refused (403).
+ * Listing search and detail are `public`: an anonymous caller sees published listings only, in
+ * the reduced view (no tenant, workspace, SLA or term; pricing as `model` and `price_cents` only),
+ * at most 20 results per search in total.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { HUB_ADDRESS_PATTERN } from './hub.js';
-import { Base64, lit, MessageType, Nullable, Priority, Timestamp, Uuid } from '../common.js';
+import { Base64, Ciphertext, lit, MessageType, Nullable, Priority, Timestamp, Uuid } from '../common.js';
 import { ActingDeviceHeader } from './conversations.js';
 import { DELIVERY_OUTCOMES } from './rooms.js';
 import { TRUST_TIERS } from './trust.js';
@@ -208,7 +212,7 @@ export const RentalMembers = Type.Object({ rental_id: Uuid, room_id: Uuid, membe
 export type RentalMembers = Static<typeof RentalMembers>;
 
 /** One envelope of a rental-room message: the ciphertext for one member of the OTHER side (its pairwise session). */
-export const RentalEnvelope = Type.Object({ recipient_device_id: Uuid, header_blob: Base64, ciphertext: Base64 });
+export const RentalEnvelope = Type.Object({ recipient_device_id: Uuid, header_blob: Base64, ciphertext: Ciphertext });
 export type RentalEnvelope = Static<typeof RentalEnvelope>;
 
 /** `POST /api/v1/marketplace/rentals/{id}/messages` body: one envelope per recipient device. */
@@ -254,6 +258,20 @@ export type RentalMessageQuery = Static<typeof RentalMessageQuery>;
 /** The caller device's messages of the room (sent and received, relayed ones only), oldest first. */
 export const RentalMessagePage = Type.Object({ messages: Type.Array(RentalMessage), next_cursor: Nullable(Type.String()) });
 export type RentalMessagePage = Static<typeof RentalMessagePage>;
+
+/**
+ * `rental_message` send frame (client -> service, SPEC §6.1): the body of `POST
+ * /marketplace/rentals/{id}/messages` with its `rental_id`, sent by a member's socket (the
+ * renter's owner device, or the rented agent), with the same checks. `client_ref` correlates the
+ * `rental_message_ack` / error frame (the SDK generates one when absent). Received rental-room
+ * messages arrive as `rental_message` frames too, with the {@link RentalMessage} shape.
+ */
+export const OutgoingRentalMessage = Type.Object({ rental_id: Uuid, ...RentalMessageInput.properties, client_ref: Type.Optional(Type.String({ maxLength: 200 })) });
+export type OutgoingRentalMessage = Static<typeof OutgoingRentalMessage>;
+
+/** `rental_message_ack`: the answer of a `rental_message` send frame (each recipient's outcome). */
+export const RentalMessageAck = Type.Object({ ...RentalSendResult.properties, client_ref: Type.String() });
+export type RentalMessageAck = Static<typeof RentalMessageAck>;
 
 // ---------------------------------------------------------------- disputes (SPEC §2.13, DESIGN §8.25)
 
@@ -389,7 +407,7 @@ export const marketplaceRoutes = {
     path: '/api/v1/marketplace/listings',
     auth: 'public',
     tags,
-    summary: 'Search published listings (anonymous: reduced view, at most 20)',
+    summary: 'Search published listings (anonymous: reduced view, at most 20 results in total)',
     query: ListingSearchQuery,
     responses: { 200: ListingPage },
     errors: [400, 401, 429],
@@ -468,7 +486,7 @@ export const marketplaceRoutes = {
   createRental: defineRoute({
     method: 'POST',
     path: '/api/v1/marketplace/rentals',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Rent a published listing of another tenant (pending until the processor confirms)',
     body: CreateRentalRequest,
@@ -478,7 +496,7 @@ export const marketplaceRoutes = {
   listRentals: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/rentals',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Rentals of the tenant as renter (default) or developer',
     query: RentalListQuery,
@@ -488,7 +506,7 @@ export const marketplaceRoutes = {
   getRental: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/rentals/{id}',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'A rental (either party); the renter’s SPT while active',
     params: IdParams,
@@ -498,7 +516,7 @@ export const marketplaceRoutes = {
   cancelRental: defineRoute({
     method: 'POST',
     path: '/api/v1/marketplace/rentals/{id}/cancel',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Cancel (renter): pending or active -> cancelled, the unused part refunded (DESIGN §8.24)',
     params: IdParams,
@@ -508,7 +526,7 @@ export const marketplaceRoutes = {
   completeRental: defineRoute({
     method: 'POST',
     path: '/api/v1/marketplace/rentals/{id}/complete',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Complete (renter): active -> completed',
     params: IdParams,
@@ -552,7 +570,7 @@ export const marketplaceRoutes = {
   fileDispute: defineRoute({
     method: 'POST',
     path: '/api/v1/marketplace/rentals/{id}/dispute',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'File a dispute (either party): active | suspended -> disputed',
     params: IdParams,
@@ -583,7 +601,7 @@ export const marketplaceRoutes = {
   addDisputeNote: defineRoute({
     method: 'POST',
     path: '/api/v1/marketplace/disputes/{id}/notes',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Add a note and evidence to an open dispute (either party)',
     params: IdParams,
@@ -605,7 +623,7 @@ export const marketplaceRoutes = {
   listPayouts: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/payouts',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Payouts to the tenant, newest first',
     query: PayoutListQuery,
@@ -615,7 +633,7 @@ export const marketplaceRoutes = {
   payoutSummary: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/payouts/summary',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Earnings summary: earned, fees, paid, pending, balance, next payout date',
     responses: { 200: PayoutSummary },
@@ -624,7 +642,7 @@ export const marketplaceRoutes = {
   connectDashboard: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/connect/dashboard',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'Link to the payment processor’s dashboard (onboarding when no ready account yet)',
     responses: { 200: ConnectDashboard },
@@ -633,7 +651,7 @@ export const marketplaceRoutes = {
   getPaymentMethod: defineRoute({
     method: 'GET',
     path: '/api/v1/marketplace/payment-method',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags,
     summary: 'The tenant’s default payment method',
     responses: { 200: PaymentMethodInfo },

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { Base64, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
+import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
 
 /** Room security levels: `strict` rooms hold agent-sent messages unless a policy allows them (DESIGN §8.5). */
 export const ROOM_SECURITY_LEVELS = ['standard', 'strict'] as const;
@@ -100,7 +100,7 @@ export const RoomMemberParams = Type.Object({ id: Uuid, device_id: Uuid });
 export const RoomEnvelope = Type.Object({
   recipient_device_id: Type.Union([Uuid, Type.Literal(ALL_MEMBERS)], { description: 'a member device, or "*" (MLS: every other member)' }),
   header_blob: Base64,
-  ciphertext: Base64,
+  ciphertext: Ciphertext,
 });
 export type RoomEnvelope = Static<typeof RoomEnvelope>;
 
@@ -260,7 +260,7 @@ export const roomsRoutes = {
     path: '/api/v1/rooms/{id}/messages',
     auth: 'owner',
     tags,
-    summary: 'Fan out an encrypted message (one envelope per recipient, or "*" for MLS); policies are evaluated per recipient',
+    summary: 'Fan out an encrypted message (one envelope per recipient, or "*" for MLS); policies are evaluated per recipient; the owner device in X-Device-Id joins the room first when it is not a member',
     params: IdParams,
     headers: ActingDeviceHeader,
     body: RoomMessageInput,

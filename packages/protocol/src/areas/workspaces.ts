@@ -1,7 +1,8 @@
 /**
  * Workspaces, team rooms and connections (SPEC §2.5, §4.10, §4.13): schemas and route rows.
- * `GET /workspaces` and `GET /team-rooms` accept an owner JWT or an API key (with an optional
- * `X-Workspace-Id`, validated by the authenticator); the rest is owner-only.
+ * `GET /workspaces` and `GET /team-rooms` accept an owner JWT, an API key (with an optional
+ * `X-Workspace-Id`, validated by the authenticator) or an agent device's own JWT (the agent's
+ * view, as its API key without the header; DESIGN §8.27); the rest is owner-only.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -187,9 +188,9 @@ export const workspacesRoutes = {
   listWorkspaces: defineRoute({
     method: 'GET',
     path: '/api/v1/workspaces',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags: ['workspaces'],
-    summary: "List workspaces: every tenant workspace for the owner, the key's own workspaces for an API key",
+    summary: "List workspaces: every tenant workspace for the owner, the agent's own for an API key or an agent device JWT",
     headers: workspaceHeader('API-key callers: list only this workspace (the key must be a member)'),
     responses: { 200: WorkspaceList },
     errors: [400, 401, 403],
@@ -238,9 +239,9 @@ export const workspacesRoutes = {
   listTeamRooms: defineRoute({
     method: 'GET',
     path: '/api/v1/team-rooms',
-    auth: 'owner-or-apikey',
+    auth: 'any',
     tags: ['team-rooms'],
-    summary: "List team rooms: all of the tenant's for the owner, those the key's device participates in for an API key",
+    summary: "List team rooms: all of the tenant's for the owner, those the agent participates in for an API key or an agent device JWT",
     headers: workspaceHeader("API-key callers: only this workspace's team rooms (the key must be a member)"),
     query: TeamRoomListQuery,
     responses: { 200: TeamRoomList },

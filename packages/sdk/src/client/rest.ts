@@ -208,7 +208,12 @@ import type {
   PayoutSummary,
   Rental,
   RentalListQuery,
+  RentalMembers,
+  RentalMessageInput,
+  RentalMessagePage,
+  RentalMessageQuery,
   RentalPage,
+  RentalSendResult,
   ResolveDisputeRequest,
   UpdateListingRequest,
 } from '@parley/protocol';
@@ -1411,12 +1416,12 @@ export class ParleyClient {
     return (await this.call('listFederationAgreements', { opts })).agreements;
   }
 
-  /** `POST /api/v1/federation/agreements/{id}/accept` (owner of the partner tenant; SPEC §4.13): pending → active; 409 in another state. */
+  /** `POST /api/v1/federation/agreements/{id}/accept` (owner; SPEC §4.13): the partner accepts a pending agreement (→ active), or either party accepts the renewal the other asked for; 409 nothing to accept. */
   acceptFederation(agreementId: string, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('acceptFederation', { params: { id: agreementId }, opts });
   }
 
-  /** `POST /api/v1/federation/agreements/{id}/renew` (owner of either party; SPEC §4.13, docs/decisions.md): set a later expiry; an expired agreement returns to pending. */
+  /** `POST /api/v1/federation/agreements/{id}/renew` (owner of either party; SPEC §4.13, docs/decisions.md): ask for a later expiry (at most 365 days ahead), shown as `renewal` until the other party accepts it; the proposer changes a pending proposal directly. */
   renewFederation(agreementId: string, body: { expires_at: string }, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('renewFederation', { params: { id: agreementId }, body, opts });
   }
@@ -1591,6 +1596,24 @@ export class ParleyClient {
   /** `GET /api/v1/marketplace/rentals/{id}` (workspace auth, either party; DESIGN §8.35): a rental, with the renter's SPT while active; 404 unknown or not a party. */
   getRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
     return this.call('getRental', { params: { id: rentalId }, opts });
+  }
+
+  /** `GET /api/v1/marketplace/rentals/{id}/members` (either party; SPEC §4.16): the rental room's members with their public keys; 404 not visible; 409 never activated. */
+  rentalMembers(rentalId: string, opts?: RequestOptions): Promise<RentalMembers> {
+    return this.call('rentalMembers', { params: { id: rentalId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/marketplace/rentals/{id}/messages` (the renter's owner device with `X-Device-Id`, or the rented agent; SPEC §4.16):
+   * ciphertext envelopes for members of the other side; both tenants' policies decide per recipient. 400, 403 not a member, 404, 409 room closed, 413.
+   */
+  sendRentalMessage(rentalId: string, body: RentalMessageInput, opts?: RequestOptions): Promise<RentalSendResult> {
+    return this.call('sendRentalMessage', { params: { id: rentalId }, body, opts });
+  }
+
+  /** `GET /api/v1/marketplace/rentals/{id}/messages` (a member device; owners with `X-Device-Id`): the device's relayed rental-room messages, oldest first, after `since` (a `next_cursor`). */
+  rentalMessages(rentalId: string, query: RentalMessageQuery = {}, opts?: RequestOptions): Promise<RentalMessagePage> {
+    return this.call('rentalMessages', { params: { id: rentalId }, query, opts });
   }
 
   /** `POST /api/v1/marketplace/rentals/{id}/cancel` (workspace auth, renter; SPEC §3.6, DESIGN §8.24): pending or active → cancelled, the unused part refunded; 403 the developer; 409 in another state; 502 processor unavailable. */

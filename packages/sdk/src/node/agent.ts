@@ -11,8 +11,11 @@
  * - `secure-<device_id>.json`: the {@link SecureMessenger} state (sessions, cursors, pending messages).
  *
  * The echo agent answers `text` with `echo: <text>` and every `decision_request` with a decision
- * answer choosing the default option (else the first), logs everything else, and ends when its
- * socket is closed with 4001 (device revoked).
+ * answer choosing the default option (else the first) in owner conversations, logs everything
+ * else (room messages too: two echo agents in a room would answer each other forever), and ends
+ * when its socket is closed with 4001 (device revoked). Rooms it is a member of run on its
+ * messenger (`room-layer.ts`); an owner device registered after its activation becomes a
+ * conversation when the service announces it (`owner-devices.ts`), saved in `agent.json`.
  */
 import { platform as osPlatform } from 'node:os';
 import { ParleyApiError } from '../client/errors.js';
@@ -28,9 +31,12 @@ import { frameTap } from '../realtime/frames.js';
 import type { SecureChannels } from '../secure/a2a.js';
 import { decisionAnswer, defaultDecisionOption, readDecisionAnswer } from '../secure/decisions.js';
 import { SecureMessenger } from '../secure/messenger.js';
+import type { RoomMessenger } from '../secure/rooms.js';
 import type { SecureMessage } from '../secure/types.js';
 import { FileSessionStore } from './file-store.js';
 import { openChannelLayer } from './a2a-layer.js';
+import { followOwnerDevices } from './owner-devices.js';
+import { openRoomLayer } from './room-layer.js';
 import { nodeWebSocket } from './ws.js';
 
 /** Store key of the device keys in the state directory. */
@@ -269,6 +275,10 @@ export interface EchoAgent {
   realtime: RealtimeClient;
   /** End-to-end encrypted A2A channels (requests with the device JWT; `secure/a2a.ts`). */
   channels: SecureChannels;
+  /** Rooms the agent is a member of (`secure/rooms.ts`, on {@link messenger}). */
+  rooms: RoomMessenger;
+  /** The agent's owner conversations (one per owner device). */
+  ownerConversations(): string[];
   /** For the plugin (`plugin.ts`): an enrolled device. */
   auth: 'device';
   /** Service base URL. */
@@ -383,6 +393,23 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     ...(options.reconnect ? { reconnect: options.reconnect } : {}),
   });
   messenger.attach(realtime);
+  const rooms = await openRoomLayer({ messenger, store, client, realtime, log });
+  followOwnerDevices(realtime, {
+    messenger: () => messenger,
+    save: (d) =>
+      saveRecord({
+        ...record,
+        conversations: [
+          ...(record.conversations ?? []).filter((c) => c.conversation_id !== d.conversation_id),
+          { conversation_id: d.conversation_id, message_group_id: d.message_group_id, agent_device_id: deviceId, owner_device_id: d.owner_device_id },
+        ],
+        owner_public_keys: [
+          ...(record.owner_public_keys ?? []).filter((k) => k.device_id !== d.owner_device_id),
+          { device_id: d.owner_device_id, identity_public_key: d.identity_public_key, ephemeral_public_key: d.ephemeral_public_key, fingerprint: d.fingerprint },
+        ],
+      }),
+    log,
+  });
   // A2A channels on a messenger of their own (channel messages are not echoed).
   const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log });
 
@@ -391,14 +418,16 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     exited = exit;
     renewal.stop();
     await a2a.channels.close().catch(() => undefined);
+    await rooms.close().catch(() => undefined);
     await a2a.messenger.close().catch(() => undefined);
     await messenger.close().catch(() => undefined);
     finish(exit);
   };
 
   messenger.on('message', async (m) => {
-    const from = `${short(m.conversation_id)}`;
+    const from = m.room_id !== undefined ? `room ${short(m.room_id)}` : `${short(m.conversation_id)}`;
     log(`← [${from}] ${describeMessage(m)}${m.redelivered ? ' (redelivered after a restart)' : ''} via ${m.protocol}`);
+    if (m.room_id !== undefined) return;
     const c = m.content;
     try {
       if (c?.type === 'text') {
@@ -437,6 +466,8 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     messenger,
     realtime,
     channels: a2a.channels,
+    rooms,
+    ownerConversations: () => (record.conversations ?? []).filter((c) => c.agent_device_id === deviceId).map((c) => c.conversation_id),
     auth: 'device',
     server: record.server,
     mls: messenger.mlsAvailable,

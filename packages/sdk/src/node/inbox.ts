@@ -1,6 +1,6 @@
 /**
  * The local plugin's inbox (issue 19; `plugin-api.ts`): every decrypted message of the agent's
- * A2A channels and owner conversations, oldest first, at most {@link PLUGIN_INBOX_LIMIT} (the
+ * A2A channels, owner conversations and rooms, oldest first, at most {@link PLUGIN_INBOX_LIMIT} (the
  * oldest dropped first), saved in the state directory (`plugin-inbox.json`, written atomically
  * after every change) so a restarted plugin still serves what it had. Each message gets a
  * position (a growing integer); `next_since` is that position as a string, so paging is exact
@@ -77,8 +77,8 @@ export class PluginInbox {
     return this.saving;
   }
 
-  /** A page of messages after `since`, oldest first, optionally of one channel or conversation. */
-  page(query: { since?: Since; limit?: number; channel_id?: string; conversation_id?: string }): PluginMessagePage {
+  /** A page of messages after `since`, oldest first, optionally of one channel, conversation or room. */
+  page(query: { since?: Since; limit?: number; channel_id?: string; conversation_id?: string; room_id?: string }): PluginMessagePage {
     const limit = query.limit ?? POLL_DEFAULT_LIMIT;
     const since = query.since;
     const out: Entry[] = [];
@@ -87,6 +87,7 @@ export class PluginInbox {
       if (since && 'after' in since && !(Date.parse(e.message.timestamp) > since.after)) continue;
       if (query.channel_id !== undefined && e.message.channel_id !== query.channel_id) continue;
       if (query.conversation_id !== undefined && e.message.conversation_id !== query.conversation_id) continue;
+      if (query.room_id !== undefined && e.message.room_id !== query.room_id) continue;
       out.push(e);
       if (out.length >= limit) break;
     }

@@ -31,10 +31,13 @@ export {
   type StartApiKeyAgentOptions,
 } from './runtime.js';
 export { openChannelLayer } from './a2a-layer.js';
+export { openRoomLayer } from './room-layer.js';
+export { followOwnerDevices, isOwnerDeviceLinked, OWNER_DEVICE_LINKED, type FollowOwnerDevicesOptions } from './owner-devices.js';
 export {
   startPlugin,
   ensurePluginToken,
   ensureTokenFile,
+  writeFileAtomic,
   isLoopbackAddress,
   isLoopbackHost,
   isLoopbackUrl,

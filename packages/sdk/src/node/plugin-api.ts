@@ -85,40 +85,62 @@ export const OpenChannelBody = Type.Object({
 export type OpenChannelBody = Static<typeof OpenChannelBody>;
 
 /**
- * `POST /v1/messages` body: exactly one target — `channel_id` (an open A2A channel),
- * `hub_address` (the open channel with that agent; `did:hub:` accepted) or `conversation_id` (a
- * conversation with an owner device). `traceparent` (W3C Trace Context) is carried on A2A sends.
+ * `POST /v1/messages` body: at most one target — `channel_id` (an open A2A channel),
+ * `hub_address` (the open channel with that agent; `did:hub:` accepted), `conversation_id` (a
+ * conversation with an owner device) or `room_id` (a room the agent is a member of). Without one
+ * the message goes to the agent's owner: one copy in each of its owner conversations (one per
+ * owner device). `traceparent` (W3C Trace Context) is carried on A2A sends.
  */
 export const SendMessageBody = Type.Object({
   text: Type.String({ minLength: 1, maxLength: 65_536 }),
   channel_id: Type.Optional(Type.String()),
   hub_address: Type.Optional(Type.String()),
   conversation_id: Type.Optional(Type.String()),
+  room_id: Type.Optional(Type.String()),
   message_type: Type.Optional(Type.String()),
   traceparent: Type.Optional(Type.String()),
 });
 export type SendMessageBody = Static<typeof SendMessageBody>;
 
-/** `POST /v1/messages` answer: what the service made of the ciphertext. */
+/** One recipient's outcome of a room message (both tenants' policies decide per recipient). */
+export const PluginDelivery = Type.Object({ recipient_device_id: Type.String(), outcome: Type.String() });
+export type PluginDelivery = Static<typeof PluginDelivery>;
+
+/** One copy of a message sent to the owner (one per owner conversation). */
+export const PluginCopy = Type.Object({ conversation_id: Type.String(), message_id: Type.String() });
+export type PluginCopy = Static<typeof PluginCopy>;
+
+/**
+ * `POST /v1/messages` answer: what the service made of the ciphertext. A message to the owner
+ * names its first copy and lists them all in `copies`; a room message lists its `deliveries`.
+ */
 export const PluginSendResult = Type.Object({
   message_id: Type.String(),
   channel_id: Type.Union([Type.String(), Type.Null()]),
   conversation_id: Type.Union([Type.String(), Type.Null()]),
-  /** `delivered`, `notified`, `held` or `blocked` for A2A; `delivered` for conversations. */
+  room_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /**
+   * `delivered`, `notified`, `held` or `blocked` for A2A; `delivered` for conversations; for a
+   * room, the recipients' common outcome, or `mixed` (see `deliveries`).
+   */
   outcome: Type.String(),
   protocol: Type.Union([Type.Literal('mls'), Type.Literal('ratchet')]),
   timestamp: Type.String(),
+  copies: Type.Optional(Type.Array(PluginCopy)),
+  deliveries: Type.Optional(Type.Array(PluginDelivery)),
 });
 export type PluginSendResult = Static<typeof PluginSendResult>;
 
 /**
- * `GET /v1/messages` query: filters, `since` and `limit` (1-500, default 50). `since` is an ISO
+ * `GET /v1/messages` query: filters (a channel, an owner conversation or a room), `since` and
+ * `limit` (1-500, default 50). `since` is an ISO
  * 8601 timestamp (messages received strictly after it) or a previous answer's `next_since` (an
  * opaque inbox position, exact even when timestamps tie).
  */
 export const PollQuery = Type.Object({
   channel_id: Type.Optional(Type.String()),
   conversation_id: Type.Optional(Type.String()),
+  room_id: Type.Optional(Type.String()),
   since: Type.Optional(Type.String()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: POLL_MAX_LIMIT })),
 });
@@ -128,7 +150,10 @@ export type PollQuery = Static<typeof PollQuery>;
 export const PluginMessage = Type.Object({
   message_id: Type.String(),
   channel_id: Type.Union([Type.String(), Type.Null()]),
+  /** The owner conversation (null for channel and room messages). */
   conversation_id: Type.Union([Type.String(), Type.Null()]),
+  /** The room of a room message (absent in inboxes saved before rooms). */
+  room_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   sender_device_id: Type.String(),
   sender_hub_address: Type.Union([Type.String(), Type.Null()]),
   /** The text of a `text` content, else null. */

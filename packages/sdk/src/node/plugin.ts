@@ -14,10 +14,13 @@
  * - Bodies are JSON (at most 256 KiB), validated with TypeBox's compiler against the schemas of
  *   `plugin-api.ts`; errors are `{detail}`.
  * - `<state-dir>/plugin.json` names the running plugin (`url`, `pid`, `device_id`, `started_at`)
- *   for `parley-agent status` / `doctor`; it is removed when the plugin stops.
+ *   for `parley-agent status` / `doctor`, written the same way (a temporary file renamed over it,
+ *   so a reader never sees it half written); it is removed when the plugin stops.
+ * - Messages go to an A2A channel, an owner conversation, a room the agent is a member of, or —
+ *   without a target — to the owner: one copy in each owner conversation (one per owner device).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -25,8 +28,10 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import type { MessageType } from '@parley/protocol';
 import type { RealtimeClient } from '../realtime/client.js';
+import { RealtimeError } from '../realtime/types.js';
 import { normalizeHubAddress, type SecureChannelInfo, type SecureChannelMessage, type SecureChannels } from '../secure/a2a.js';
 import type { SecureMessenger } from '../secure/messenger.js';
+import type { RoomMessenger, RoomSendReceipt } from '../secure/rooms.js';
 import { SecureMessengerError, type SecureMessage } from '../secure/types.js';
 import { parseSince, PluginInbox } from './inbox.js';
 import { FileSessionStore } from './file-store.js';
@@ -51,8 +56,12 @@ export interface PluginBackend {
   auth: 'api_key' | 'device';
   server: string;
   deviceId: string;
-  /** Owner conversations. */
+  /** Owner conversations (and the pairwise conversations of rooms). */
   messenger: SecureMessenger;
+  /** The agent's owner conversations (one per owner device), those a message without a target goes to. */
+  ownerConversations(): string[];
+  /** Rooms the agent is a member of. */
+  rooms: RoomMessenger;
   /** A2A channels. */
   channels: SecureChannels;
   realtime: RealtimeClient;
@@ -120,11 +129,21 @@ export async function ensureTokenFile(stateDir: string, fileName: string): Promi
   }
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('hex');
+  await writeFileAtomic(file, `${token}\n`);
+  return token;
+}
+
+/**
+ * Replace `file` with `text` atomically: written to a temporary file next to it (mode 0600,
+ * fsynced), then renamed over it, so a reader sees the old or the new contents, never a part.
+ * The temporary file is removed when anything fails.
+ */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     const handle = await open(temp, 'wx', 0o600);
     try {
-      await handle.writeFile(`${token}\n`, 'utf8');
+      await handle.writeFile(text, 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
@@ -134,7 +153,6 @@ export async function ensureTokenFile(stateDir: string, fileName: string): Promi
     await rm(temp, { force: true }).catch(() => undefined);
     throw err;
   }
-  return token;
 }
 
 /**
@@ -194,14 +212,16 @@ export function pluginChannel(c: SecureChannelInfo): PluginChannel {
   };
 }
 
-/** A decrypted message as the inbox holds it. */
+/** A decrypted message as the inbox holds it (a room message by its room, not its pairwise conversation). */
 export function pluginMessage(m: SecureMessage | SecureChannelMessage): PluginMessage {
   const channel = 'channel_id' in m ? m : undefined;
+  const roomId = channel ? undefined : m.room_id;
   const content = m.content;
   return {
     message_id: m.message_id,
     channel_id: channel?.channel_id ?? null,
-    conversation_id: channel ? null : m.conversation_id,
+    conversation_id: channel || roomId !== undefined ? null : m.conversation_id,
+    room_id: roomId ?? null,
     sender_device_id: m.sender_device_id,
     sender_hub_address: channel?.peer_hub_address ?? null,
     text: content?.type === 'text' ? content.payload.text : null,
@@ -222,9 +242,12 @@ function asHttpError(err: unknown): HttpError {
     return new HttpError(status, `the service answered ${err.status}: ${err.detail}`);
   }
   if (err instanceof ParleyNetworkError) return new HttpError(502, `cannot reach the service: ${err.message}`);
+  if (err instanceof RealtimeError && err.code === 'server' && err.status !== undefined) {
+    return new HttpError([400, 403, 404, 409].includes(err.status) ? err.status : 502, `the service answered ${err.status}: ${err.message}`);
+  }
   if (err instanceof SecureMessengerError) {
     const cause = err.cause;
-    if (cause instanceof ParleyApiError || cause instanceof ParleyNetworkError) {
+    if (cause instanceof ParleyApiError || cause instanceof ParleyNetworkError || cause instanceof RealtimeError) {
       const inner = asHttpError(cause);
       return new HttpError(inner.status, `${err.message}`);
     }
@@ -283,24 +306,67 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
     return { status: existing ? 200 : 201, body: pluginChannel(channel) };
   }
 
-  async function send(body: SendMessageBody): Promise<PluginSendResult> {
-    const targets = [body.channel_id, body.hub_address, body.conversation_id].filter((x) => x !== undefined);
-    if (targets.length !== 1) throw new HttpError(400, 'name exactly one of channel_id, hub_address or conversation_id');
-    const messageType = body.message_type as MessageType | undefined;
-    if (body.conversation_id !== undefined) {
-      if (!backend.messenger.conversationIds().includes(body.conversation_id)) {
-        throw new HttpError(404, `unknown conversation ${body.conversation_id}: this agent's owner conversations are ${backend.messenger.conversationIds().join(', ') || 'none'}`);
+  /**
+   * Send `text` in owner conversations, in order; the answer names the first copy and lists the
+   * copies sent. A conversation the service refuses (its owner device removed) is skipped; when
+   * every one is refused, the first failure is thrown.
+   */
+  async function sendToOwner(conversationIds: string[], text: string, messageType: MessageType | undefined): Promise<PluginSendResult> {
+    const sent = [];
+    let failure: unknown;
+    for (const id of conversationIds) {
+      try {
+        sent.push(await backend.messenger.sendText(id, text, messageType ? { message_type: messageType } : {}));
+      } catch (err) {
+        failure ??= err;
+        log(`warning: sending to owner conversation ${id} failed: ${describe(err)}`);
       }
-      const sent = await backend.messenger.sendText(body.conversation_id, body.text, messageType ? { message_type: messageType } : {});
-      return {
-        message_id: sent.message_id,
-        channel_id: null,
-        conversation_id: body.conversation_id,
-        outcome: 'delivered',
-        protocol: sent.protocol === 'mls' ? 'mls' : 'ratchet',
-        timestamp: sent.timestamp ?? new Date().toISOString(),
-      };
     }
+    const first = sent[0];
+    if (!first) throw failure;
+    return {
+      message_id: first.message_id,
+      channel_id: null,
+      conversation_id: first.conversation_id,
+      room_id: null,
+      outcome: 'delivered',
+      protocol: first.protocol === 'mls' ? 'mls' : 'ratchet',
+      timestamp: first.timestamp ?? new Date().toISOString(),
+      copies: sent.map((m) => ({ conversation_id: m.conversation_id, message_id: m.message_id })),
+    };
+  }
+
+  /** The answer of a room message: the recipients' common outcome (or `mixed`) and each one's. */
+  function roomResult(sent: RoomSendReceipt): PluginSendResult {
+    const outcomes = [...new Set(sent.deliveries.map((d) => d.outcome))];
+    return {
+      message_id: sent.room_message_id,
+      channel_id: null,
+      conversation_id: null,
+      room_id: sent.room_id,
+      outcome: outcomes.length === 1 ? outcomes[0]! : 'mixed',
+      protocol: 'ratchet',
+      timestamp: sent.timestamp,
+      deliveries: sent.deliveries.map((d) => ({ recipient_device_id: d.recipient_device_id, outcome: d.outcome })),
+    };
+  }
+
+  async function send(body: SendMessageBody): Promise<PluginSendResult> {
+    const targets = [body.channel_id, body.hub_address, body.conversation_id, body.room_id].filter((x) => x !== undefined);
+    if (targets.length > 1) throw new HttpError(400, 'name at most one of channel_id, hub_address, conversation_id or room_id (none: the owner)');
+    const messageType = body.message_type as MessageType | undefined;
+    const owned = backend.ownerConversations();
+    if (targets.length === 0) {
+      if (owned.length === 0) throw new HttpError(409, "this agent has no owner conversation yet: its owner has no ACTIVE owner device; name a channel, conversation or room");
+      return sendToOwner(owned, body.text, messageType);
+    }
+    if (body.conversation_id !== undefined) {
+      if (!owned.includes(body.conversation_id)) {
+        throw new HttpError(404, `unknown conversation ${body.conversation_id}: this agent's owner conversations are ${owned.join(', ') || 'none'}`);
+      }
+      return sendToOwner([body.conversation_id], body.text, messageType);
+    }
+    if (body.room_id !== undefined) return roomResult(await backend.rooms.sendText(body.room_id.toLowerCase(), body.text, messageType ? { message_type: messageType } : {}));
     let channel: SecureChannelInfo | undefined;
     if (body.channel_id !== undefined) {
       channel = backend.channels.get(body.channel_id);
@@ -348,7 +414,13 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
         }
         return {
           status: 200,
-          body: inbox.page({ ...(since ? { since } : {}), ...(q.limit !== undefined ? { limit: q.limit } : {}), ...(q.channel_id !== undefined ? { channel_id: q.channel_id } : {}), ...(q.conversation_id !== undefined ? { conversation_id: q.conversation_id } : {}) }),
+          body: inbox.page({
+            ...(since ? { since } : {}),
+            ...(q.limit !== undefined ? { limit: q.limit } : {}),
+            ...(q.channel_id !== undefined ? { channel_id: q.channel_id } : {}),
+            ...(q.conversation_id !== undefined ? { conversation_id: q.conversation_id } : {}),
+            ...(q.room_id !== undefined ? { room_id: q.room_id.toLowerCase() } : {}),
+          }),
         };
       }
     }
@@ -387,7 +459,7 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : shown}:${port}`;
   const infoFile = path.join(stateDir, PLUGIN_INFO_FILE);
-  await writeFile(infoFile, JSON.stringify({ url, host, port, pid: process.pid, device_id: backend.deviceId, started_at: startedAt }), { mode: 0o600 });
+  await writeFileAtomic(infoFile, JSON.stringify({ url, host, port, pid: process.pid, device_id: backend.deviceId, started_at: startedAt }));
   log(`plugin listening on ${url} (token in ${path.join(stateDir, PLUGIN_TOKEN_FILE)})`);
 
   let closed: Promise<void> | undefined;

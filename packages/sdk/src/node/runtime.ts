@@ -17,7 +17,10 @@
  *   it publishes the device's MLS KeyPackages (with the API key), which the service hands only to
  *   the other party of an approved channel, so channels asked for with `mls` get MLS sessions
  *   when the peer has KeyPackages too (docs/decisions.md "MLS over A2A channels"). The owner
- *   conversations stay X3DH + Double Ratchet: one device has one MLS client. The socket
+ *   conversations stay X3DH + Double Ratchet: one device has one MLS client. Rooms the device
+ *   is a member of run on the owner-conversation messenger (`room-layer.ts`), and an owner device
+ *   registered later is registered as a conversation when the service announces it
+ *   (`owner-devices.ts`, `owner_device_linked`) and saved in `api-agent.json`. The socket
  *   reconnects with back-off and stays online until the key is revoked (4001), refused
  *   (4003/4401) or `stop()`.
  *
@@ -35,11 +38,14 @@ import { frameTap, FrameLink } from '../realtime/frames.js';
 import type { WebSocketLikeConstructor } from '../realtime/types.js';
 import type { SecureChannels } from '../secure/a2a.js';
 import { SecureMessenger } from '../secure/messenger.js';
+import type { RoomMessenger } from '../secure/rooms.js';
 import type { SessionStore } from '../storage.js';
 import { AGENT_KEY, AgentStateError, IDENTITY_KEY, stopper, watchConnection, type AgentExit } from './agent.js';
 import { FileSessionStore } from './file-store.js';
 import type { PluginBackend } from './plugin.js';
 import { openChannelLayer } from './a2a-layer.js';
+import { followOwnerDevices } from './owner-devices.js';
+import { openRoomLayer } from './room-layer.js';
 import { nodeWebSocket } from './ws.js';
 
 /** SPEC §2.6 / §5 rule 4: `svc_agent_sk_{prod|staging|dev}_` + 64 hex characters. */
@@ -148,15 +154,26 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   let messenger: SecureMessenger | undefined;
   let channels: SecureChannels | undefined;
   let a2aMessenger: SecureMessenger | undefined;
+  let rooms: RoomMessenger | undefined;
   const end = async (exit: AgentExit) => {
     if (exited) return;
     exited = exit;
     await channels?.close().catch(() => undefined);
+    await rooms?.close().catch(() => undefined);
     await a2aMessenger?.close().catch(() => undefined);
     await messenger?.close().catch(() => undefined);
     finish(exit);
   };
   watchConnection(realtime, log, (exit) => void end(exit));
+  followOwnerDevices(realtime, {
+    messenger: () => messenger,
+    save: async (d) => {
+      const link = { conversation_id: d.conversation_id, peer_device_id: d.owner_device_id, peer_identity_public_key: d.identity_public_key, peer_ephemeral_public_key: d.ephemeral_public_key };
+      record = { ...record, conversations: [...(record.conversations ?? []).filter((c) => c.conversation_id !== d.conversation_id), link] };
+      await store.save(API_AGENT_KEY, JSON.stringify(record));
+    },
+    log,
+  });
 
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
@@ -168,6 +185,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     messenger.attach(realtime);
     messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
     await messenger.start();
+    rooms = await openRoomLayer({ messenger, store, client, realtime, log });
     const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true });
     channels = layer.channels;
     a2aMessenger = layer.messenger;
@@ -231,6 +249,10 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     get channels() {
       return channels!;
     },
+    get rooms() {
+      return rooms!;
+    },
+    ownerConversations: () => (record.conversations ?? []).map((c) => c.conversation_id),
     realtime,
     mls: false,
     hubAddress: () => channels?.ownHubAddress() ?? null,

@@ -501,11 +501,13 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * conversation (or room, when `room_id` is set) up to it was read. Over the attached realtime
    * client, else `POST /conversations/{id}/read` (`/rooms/{id}/read`) with the REST client.
    * @throws RealtimeError / ParleyApiError (404 not a message to this device, 409 not received);
-   *   SecureMessengerError `no_transport` with neither a realtime nor a REST client.
+   *   SecureMessengerError `no_transport` with neither a realtime nor a REST client, or for a
+   *   rental-room message (rental rooms have no read receipts).
    */
-  markRead(message: Pick<SecureMessage, 'message_id' | 'conversation_id' | 'room_id'>): Promise<MessageReadAck | RoomMessageReadAck> {
+  markRead(message: Pick<SecureMessage, 'message_id' | 'conversation_id' | 'room_id' | 'rental_id'>): Promise<MessageReadAck | RoomMessageReadAck> {
     const rt = this.realtime;
     const client = this.options.client;
+    if (message.rental_id !== undefined) return Promise.reject(new SecureMessengerError('no_transport', 'rental rooms have no read receipts', { conversationId: message.conversation_id, messageId: message.message_id }));
     if (message.room_id !== undefined) {
       if (rt) return rt.markRoomRead(message.room_id, message.message_id);
       if (client) return client.readRoom(message.room_id, { up_to_room_message_id: message.message_id }, { deviceId: this.deviceId });
@@ -516,8 +518,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return Promise.reject(new SecureMessengerError('no_transport', 'no realtime or REST client to send the read receipt with', { conversationId: message.conversation_id }));
   }
 
-  /** `autoRead`: read the latest handled message of each conversation or room shortly (reads are marks: one covers the ones before). */
+  /** `autoRead`: read the latest handled message of each conversation or room shortly (reads are marks: one covers the ones before); rental rooms have no read receipts. */
   private readLater(m: SecureMessage): void {
+    if (m.rental_id !== undefined) return;
     this.toRead.set(m.room_id !== undefined ? `room:${m.room_id}` : `conversation:${m.conversation_id}`, m);
     this.readTimer ??= setTimeout(() => {
       this.readTimer = undefined;
@@ -607,7 +610,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (this.recent.some((r) => r.id === m.message_id) || conv?.handled(m.message_id)) return undefined;
     const ref = { id: m.message_id, cursor: m.cursor };
     // Room envelopes carry room timeline cursors: they stay out of the device-wide resume window.
-    const deviceWide = m.room_id === undefined;
+    const deviceWide = m.room_id === undefined && m.rental_id === undefined;
     if (m.sender_device_id === this.deviceId) {
       // Our own message (history, or another socket of ours): nothing to decrypt. Saved with the next write.
       this.remember(ref, conv, deviceWide);
@@ -659,6 +662,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       ...(m.topic_id ? { topic_id: m.topic_id } : {}),
       ...(m.message_group_id ? { message_group_id: m.message_group_id } : {}),
       ...(m.room_id !== undefined ? { room_id: m.room_id } : {}),
+      ...(m.rental_id !== undefined ? { rental_id: m.rental_id } : {}),
       protocol,
       plaintext: bytesToBase64(plaintext),
     };
@@ -1028,6 +1032,7 @@ function toSecureMessage(entry: InboxEntry, redelivered: boolean): SecureMessage
     ...(entry.topic_id !== undefined ? { topic_id: entry.topic_id } : {}),
     ...(entry.message_group_id !== undefined ? { message_group_id: entry.message_group_id } : {}),
     ...(entry.room_id !== undefined ? { room_id: entry.room_id } : {}),
+    ...(entry.rental_id !== undefined ? { rental_id: entry.rental_id } : {}),
     protocol: entry.protocol,
     plaintext,
     content,

@@ -32,6 +32,10 @@
  *
  * MLS rooms (one `*` envelope) are not supported here: every envelope is pairwise.
  *
+ * Where rooms, timelines and live messages come from is a {@link RoomSource}: the tenant's rooms
+ * by default ({@link tenantRoomSource}), or the rental rooms of marketplace rentals
+ * (`rental-rooms.ts`), which reuse everything else here.
+ *
  * ```ts
  * const rooms = await RoomMessenger.open({ messenger, client, store });
  * rooms.attach(rt);                      // room_message, room_joined, member_joined; sendRoom transport
@@ -41,7 +45,7 @@
  */
 import { ParleyNetworkError } from '../client/errors.js';
 import type { ParleyClient } from '../client/rest.js';
-import type { RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult } from '@parley/protocol';
+import type { RoomConversation, RoomMember, RoomMessageInput, RoomMessageResult, RoomTimelineEntry } from '@parley/protocol';
 import { encodeContent, type Content } from '../content/types.js';
 import type { PeerDevice } from '../crypto/session.js';
 import { defaultCompareCursors, type RealtimeClient } from '../realtime/client.js';
@@ -52,10 +56,16 @@ import { messageTypeFor } from './decisions.js';
 import type { SecureMessenger } from './messenger.js';
 import { SecureMessengerError, type SendOptions } from './types.js';
 
-/** How room messages leave the device: {@link realtimeRoomTransport} or {@link restRoomTransport}. */
+/**
+ * What a room transport answers: the service's {@link RoomMessageResult}, or a rental room's send
+ * result in that shape (`cursor` absent: a rental-room send answers none).
+ */
+export type RoomTransportResult = Omit<RoomMessageResult, 'cursor'> & { cursor?: string };
+
+/** How room messages leave the device: {@link realtimeRoomTransport} or {@link restRoomTransport} (rental rooms: `rental-rooms.ts`). */
 export interface RoomTransport {
   /** Store one room message (wire fields only); resolves with the service's answer. */
-  send(message: OutgoingRoomMessage): Promise<RoomMessageResult>;
+  send(message: OutgoingRoomMessage): Promise<RoomTransportResult>;
   /** Optional outbound scanner (SPEC §6.1 rule 5), run on the plaintext before encryption. */
   scan?(plaintext: Uint8Array, meta: ScanMeta): Promise<void>;
 }
@@ -80,14 +90,88 @@ export function restRoomTransport(client: ParleyClient, deviceId?: string): Room
   };
 }
 
+/** One page of a device's view of a room timeline, as a {@link RoomSource} reads it. */
+export interface RoomTimelineView {
+  /** Envelopes released to this device (not its own messages), oldest first, as live ones arrive. */
+  received: RoomMessageEvent[];
+  /** This device's own messages on the page with their recipients' receipt times (tenant rooms). */
+  own: Pick<RoomTimelineEntry, 'room_message_id' | 'deliveries'>[];
+  /** Entries on the page (received, own and the rest): a page shorter than asked is the last. */
+  size: number;
+  next_cursor: string | null;
+}
+
+/** What a {@link RoomSource} subscribes to on a socket: the room layer's entry points. */
+export interface RoomListener {
+  receive(message: RoomMessageEvent): Promise<void>;
+  /** This device joined a room (register it). */
+  joined(room: RoomInfo): void;
+  /** A room's members changed (re-read it). */
+  changed(roomId: string): void;
+}
+
+/**
+ * Where a {@link RoomMessenger} reads its rooms, timelines and live messages: the tenant's rooms
+ * ({@link tenantRoomSource}) or the rental rooms of marketplace rentals (`rental-rooms.ts`).
+ */
+export interface RoomSource {
+  /** `room`: received messages carry `room_id`; `rental`: `rental_id` (and no read receipts). */
+  readonly kind: 'room' | 'rental';
+  /** Whether {@link read} and {@link timeline} can answer (a REST client is at hand). */
+  readonly reads: boolean;
+  /** A room as this device registers it. @throws TypeError when it cannot read; the service's errors. */
+  read(roomId: string): Promise<RoomInfo>;
+  /** A page of this device's view of a room after `since` (exclusive; `0`: from the start). */
+  timeline(roomId: string, since: string, limit: number): Promise<RoomTimelineView>;
+  /** Subscribe `rooms` to this kind's live events on `realtime`; answers the unsubscribers. */
+  subscribe(realtime: RealtimeClient, rooms: RoomListener): (() => void)[];
+  /** The transport `attach` installs on `realtime` (undefined: none, set one with `setTransport`). */
+  transport?(realtime: RealtimeClient): RoomTransport | undefined;
+}
+
+/**
+ * The tenant's rooms (SPEC §4.6): details from `GET /rooms/{id}` and this device's member view of
+ * timelines (`GET /rooms/{id}/messages?view=member`, as `deviceId`) with `client`; live
+ * `room_message`, `room_joined` and `member_joined` events; sending with `room_message` frames.
+ */
+export function tenantRoomSource(client: ParleyClient | undefined, deviceId: string): RoomSource {
+  const need = (): ParleyClient => {
+    if (!client) throw new TypeError('RoomMessenger: reading rooms needs options.client');
+    return client;
+  };
+  return {
+    kind: 'room',
+    reads: client !== undefined,
+    read: async (roomId) => need().getRoom(roomId),
+    async timeline(roomId, since, limit) {
+      // The member view, as this device (owner clients send it as X-Device-Id).
+      const page = await need().roomTimeline(roomId, { since, limit, view: 'member' }, { deviceId });
+      const received = page.messages.flatMap((e) =>
+        e.envelope && e.sender_device_id !== deviceId
+          ? [{ room_id: roomId, room_message_id: e.room_message_id, sender_device_id: e.sender_device_id, header: e.envelope.header_blob, ciphertext: e.envelope.ciphertext, message_type: e.message_type, priority: e.priority, timestamp: e.timestamp, cursor: e.cursor }]
+          : [],
+      );
+      return { received, own: page.messages.filter((e) => e.sender_device_id === deviceId), size: page.messages.length, next_cursor: page.next_cursor };
+    },
+    subscribe: (realtime, rooms) => [
+      realtime.on('room_message', (m) => rooms.receive(m)),
+      realtime.on('room_joined', (e) => rooms.joined(e)),
+      realtime.on('member_joined', (e) => (client ? rooms.changed(e.room_id) : undefined)),
+    ],
+    transport: (realtime) => realtimeRoomTransport(realtime),
+  };
+}
+
 /** Options of {@link RoomMessenger.open}. */
 export interface RoomMessengerOptions {
   /** The device's messenger: sessions, state and the `message` event room messages arrive on. */
   messenger: SecureMessenger;
-  /** Where the list of rooms is saved (`rooms-<device_id>`); usually the messenger's store. */
+  /** Where the list of rooms is saved (`rooms-<device_id>`, `rental-rooms-<device_id>`); usually the messenger's store. */
   store: SessionStore;
   /** REST client acting as this device: reads room details and timelines (device JWT, or owner JWT + `X-Device-Id`). */
   client?: ParleyClient;
+  /** Where rooms come from (default: the tenant's rooms, read with `client`). */
+  source?: RoomSource;
   /** Where room messages go; `attach(realtime)` sets it too. */
   transport?: RoomTransport;
   /** Keys of a member the room lists without keys (answer its server-published keys, or undefined). */
@@ -114,7 +198,7 @@ export interface RoomInfo {
 }
 
 /** What {@link RoomMessenger.send} resolves with: the service's answer plus the room and recipients. */
-export interface RoomSendReceipt extends RoomMessageResult {
+export interface RoomSendReceipt extends RoomTransportResult {
   room_id: string;
   /** The local reference its status was `pending` under (`messenger.statuses.get(client_ref)`). */
   client_ref: string;
@@ -154,6 +238,7 @@ const asRoomError = (message: string, err: unknown) => (err instanceof SecureMes
 export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
   private readonly messenger: SecureMessenger;
   private readonly deviceId: string;
+  private readonly source: RoomSource;
   private readonly storeKey: string;
   private readonly compare: (a: string, b: string) => number;
   private transport: RoomTransport | undefined;
@@ -168,7 +253,8 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
     });
     this.messenger = options.messenger;
     this.deviceId = options.messenger.deviceId;
-    this.storeKey = `rooms-${this.deviceId}`;
+    this.source = options.source ?? tenantRoomSource(options.client, this.deviceId);
+    this.storeKey = `${this.source.kind === 'rental' ? 'rental-rooms' : 'rooms'}-${this.deviceId}`;
     this.compare = options.compareCursors ?? defaultCompareCursors;
     this.transport = options.transport;
   }
@@ -232,30 +318,33 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
     }
   }
 
-  /** Re-read a room (`GET /rooms/{id}`) and register it. @throws TypeError without a client; as {@link addRoom}; ParleyApiError. */
+  /** Re-read a room (tenant rooms: `GET /rooms/{id}`) and register it. @throws TypeError without a client; as {@link addRoom}; ParleyApiError. */
   async refresh(roomId: string): Promise<void> {
-    const client = this.options.client;
-    if (!client) throw new TypeError('RoomMessenger: refreshing a room needs options.client');
-    await this.addRoom(await client.getRoom(roomId));
+    await this.addRoom(await this.source.read(roomId));
   }
 
   /**
-   * Receive from a realtime client: `room_message` envelopes are decrypted (the client awaits
-   * each), `room_joined` registers the room, `member_joined` re-reads it, and every reconnection
+   * Receive from a realtime client: the source's live messages are decrypted (tenant rooms:
+   * `room_message` envelopes, the client awaits each), rooms joined are registered
+   * (`room_joined`), rooms whose members changed re-read (`member_joined`), and every reconnection
    * catches the known rooms up (with a client). Unless `options.transport` is false (owners that
-   * send over REST), it also becomes the transport. Returns a function that detaches.
+   * send over REST), the source's socket transport (if any) becomes the transport. Returns a
+   * function that detaches.
    */
   attach(realtime: RealtimeClient, options: { transport?: boolean } = {}): () => void {
     const report = (err: unknown) => this.emit('error', asRoomError(describe(err), err));
     const offs = [
-      realtime.on('room_message', (m) => this.receive(m)),
-      realtime.on('room_joined', (e) => void this.addRoom(e).catch(report)),
-      realtime.on('member_joined', (e) => void (this.options.client ? this.refresh(e.room_id).catch(report) : undefined)),
+      ...this.source.subscribe(realtime, {
+        receive: (m) => this.receive(m),
+        joined: (room) => void this.addRoom(room).catch(report),
+        changed: (roomId) => void this.refresh(roomId).catch(report),
+      }),
       realtime.on('stateChange', (e) => {
-        if (e.state === 'open' && this.options.client) for (const id of this.rooms.keys()) void this.catchUp(id).catch(report);
+        if (e.state === 'open' && this.source.reads) for (const id of this.rooms.keys()) void this.catchUp(id).catch(report);
       }),
     ];
-    if (options.transport ?? true) this.transport = realtimeRoomTransport(realtime);
+    const transport = (options.transport ?? true) ? this.source.transport?.(realtime) : undefined;
+    if (transport) this.transport = transport;
     const off = () => offs.forEach((f) => f());
     this.detachers.push(off);
     return off;
@@ -280,22 +369,19 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
    * @throws TypeError without a client; ParleyApiError / ParleyNetworkError from the timeline.
    */
   catchUp(roomId: string): Promise<number> {
-    const client = this.options.client;
-    if (!client) return Promise.reject(new TypeError('RoomMessenger: catch-up needs options.client'));
+    if (!this.source.reads) return Promise.reject(new TypeError('RoomMessenger: catch-up needs options.client'));
     const run = this.receiving.then(async () => {
       let since = this.resumeCursor(roomId);
       let count = 0;
       for (;;) {
-        // The member view, as this device (owner clients send it as X-Device-Id).
-        const page = await client.roomTimeline(roomId, { since, limit: TIMELINE_PAGE, view: 'member' }, { deviceId: this.deviceId });
+        const page = await this.source.timeline(roomId, since, TIMELINE_PAGE);
         // Receipts of this device's own messages on the page (delivered_at / read_at per recipient).
-        this.messenger.statuses.fromTimeline(page.messages.filter((e) => e.sender_device_id === this.deviceId));
-        for (const e of page.messages) {
-          if (!e.envelope || e.sender_device_id === this.deviceId) continue;
+        this.messenger.statuses.fromTimeline(page.own);
+        for (const m of page.received) {
           count++;
-          await this.handle({ room_id: roomId, room_message_id: e.room_message_id, sender_device_id: e.sender_device_id, header: e.envelope.header_blob, ciphertext: e.envelope.ciphertext, message_type: e.message_type, priority: e.priority, timestamp: e.timestamp, cursor: e.cursor });
+          await this.handle(m);
         }
-        if (page.messages.length < TIMELINE_PAGE || page.next_cursor === null) return count;
+        if (page.size < TIMELINE_PAGE || page.next_cursor === null) return count;
         since = page.next_cursor;
       }
     });
@@ -346,7 +432,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
   async sendPlaintext(roomId: string, plaintext: Uint8Array, options: Pick<SendOptions, 'message_type' | 'priority'> = {}): Promise<RoomSendReceipt> {
     const transport = this.transport;
     if (!transport) throw new SecureMessengerError('no_transport', 'no room transport: call attach() or setTransport() first');
-    if (this.options.client) {
+    if (this.source.reads) {
       try {
         await this.refresh(roomId);
       } catch (err) {
@@ -384,7 +470,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
     try {
       const result = await run;
       const expected = result.deliveries.filter((d) => d.outcome !== 'blocked').map((d) => d.recipient_device_id);
-      statuses.sent(ref, { room_id: roomId }, { message_id: result.room_message_id, cursor: result.cursor, timestamp: result.timestamp, expected });
+      statuses.sent(ref, { room_id: roomId }, { message_id: result.room_message_id, ...(result.cursor !== undefined ? { cursor: result.cursor } : {}), timestamp: result.timestamp, expected });
       return { ...result, room_id: roomId, recipients, client_ref: ref };
     } catch (err) {
       statuses.failed(ref, describe(err));
@@ -404,7 +490,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
   private async handle(m: RoomMessageEvent): Promise<void> {
     if (m.sender_device_id === this.deviceId) return;
     let conv = this.rooms.get(m.room_id)?.peers.get(m.sender_device_id);
-    if (conv === undefined && this.options.client) {
+    if (conv === undefined && this.source.reads) {
       try {
         await this.refresh(m.room_id);
       } catch {
@@ -426,7 +512,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
       cursor: m.cursor,
       message_type: m.message_type,
       priority: m.priority,
-      room_id: m.room_id,
+      ...(this.source.kind === 'rental' ? { rental_id: m.room_id } : { room_id: m.room_id }),
     });
   }
 

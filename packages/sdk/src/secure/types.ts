@@ -42,6 +42,13 @@ export interface SecureMessage {
    * timeline cursor. See `secure/rooms.ts`.
    */
   room_id?: string;
+  /**
+   * Set for a rental-room message (SPEC §4.16): the rental. `message_id` is then the relayed
+   * message's id, `conversation_id` this device's local pairwise conversation with the sender in
+   * that room, and `cursor` the rental-room history cursor. Rental rooms have no read receipts.
+   * See `secure/rental-rooms.ts`.
+   */
+  rental_id?: string;
   /** The protocol of the session that decrypted it (SPEC §1.3). */
   protocol: SessionProtocol;
   /** The decrypted bytes. */
@@ -59,13 +66,14 @@ export interface SecureMessage {
 
 /**
  * What {@link SecureMessenger.receive} takes: a stored message (SPEC §6.1 receive frame), or a
- * room envelope presented as a message of the pairwise conversation with its sender (`room_id`
- * set; see `secure/rooms.ts`).
+ * room (rental-room) envelope presented as a message of the pairwise conversation with its sender
+ * (`room_id` / `rental_id` set; see `secure/rooms.ts`).
  */
 export type ReceivedMessage = Omit<StoredMessage, 'topic_id' | 'message_group_id'> & {
   topic_id?: string;
   message_group_id?: string;
   room_id?: string;
+  rental_id?: string;
 };
 
 /** One output of {@link SecureMessenger.seal}: the wire fields of one conversation, not sent. */

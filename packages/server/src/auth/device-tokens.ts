@@ -1,7 +1,8 @@
 /**
  * Device JWTs (DESIGN §5): EdDSA, signed by the service's own key, claims `sub` = device_id,
  * `tid` = tenant, `typ` = "device", lifetime `deviceTokenTtlSec`. Signing keys live in the
- * `signing_keys` platform table so that tokens survive restarts and verify on every instance;
+ * `signing_keys` platform table so that tokens survive restarts and verify on every instance, the
+ * private JWK sealed with the secrets key (sealed-keys.ts);
  * `rotate()` adds a new active key and keeps old ones for verification until
  * {@link retireSigningKeys} deletes them (`npm run cli -- rotate-signing-key`,
  * `retire-signing-keys`). Each instance caches the keys and reloads them at most
@@ -26,7 +27,10 @@ import { signingKeys } from '../db/schema/index.js';
 import { xactLock } from '../db/locks.js';
 import { crossTenant } from '../db/tenant.js';
 import { KeyReloader } from '../lib/key-reloader.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { KEY_REFRESH_MS, type RetiringKey } from '../modules/grants/keys.js';
+import { openStoredKey, signingKeyContext } from './sealed-keys.js';
+import { lifetimeWithin } from './token-lifetime.js';
 
 /** Issuer claim of device JWTs. */
 export const DEVICE_TOKEN_ISSUER = 'urn:parley:device';
@@ -41,6 +45,7 @@ export interface DeviceClaims {
 
 interface KeyRow {
   kid: string;
+  /** The private JWK as stored (sealed, or clear in a legacy row); opened when it signs. */
   privateJwk: string;
   publicJwk: string;
   active: boolean;
@@ -54,11 +59,13 @@ export class DeviceTokenService {
   private readonly reloader: KeyReloader;
 
   /**
+   * @param box the secrets keyring that seals the private keys at rest (`SECRETS_KEY`).
    * @param ttlSec device-token lifetime (`DEVICE_TOKEN_TTL_SEC`).
    * @param refreshMs how long cached keys are used before a reload ({@link KEY_REFRESH_MS}; tests shorten it).
    */
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     private readonly ttlSec: number,
     refreshMs = KEY_REFRESH_MS,
   ) {
@@ -85,7 +92,7 @@ export class DeviceTokenService {
       // Rotations (and first starts) one at a time across instances: exactly one key stays active.
       await xactLock(tx, 'signing-keys');
       await tx.update(signingKeys).set({ active: false }).where(eq(signingKeys.active, true));
-      await tx.insert(signingKeys).values({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
+      await tx.insert(signingKeys).values({ kid, privateJwk: this.box.seal(JSON.stringify(priv), signingKeyContext(kid)), publicJwk: JSON.stringify(pub) });
     });
     await this.reloader.load();
     return kid;
@@ -113,12 +120,15 @@ export class DeviceTokenService {
     return { keys: this.keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
   }
 
-  /** Sign a device JWT. Returns the token and its expiry. */
+  /**
+   * Sign a device JWT with the active key (its private JWK opened from the stored form). Returns
+   * the token and its expiry. @throws SecretBoxError when the active key opens under no key of the ring.
+   */
   async issue(deviceId: string, tenantId: string): Promise<{ token: string; expiresAt: Date }> {
     await this.reloader.fresh();
     const key = this.keys.find((k) => k.active);
     if (!key) throw new Error('no active signing key');
-    const privateKey = await importJWK(JSON.parse(key.privateJwk) as JWK, 'EdDSA');
+    const privateKey = await importJWK(JSON.parse(openStoredKey(this.box, key.privateJwk, signingKeyContext(key.kid))) as JWK, 'EdDSA');
     const now = Math.floor(Date.now() / 1000);
     const exp = now + this.ttlSec;
     const token = await new SignJWT({ tid: tenantId, typ: 'device' })
@@ -134,8 +144,10 @@ export class DeviceTokenService {
   }
 
   /**
-   * Verify signature, issuer, audience, expiry and claims. Returns undefined for any invalid
-   * token. A token signed by a key this instance has not loaded yet triggers one reload (at most
+   * Verify signature, issuer, audience, expiry and claims; `exp` and `iat` are required and the
+   * lifetime may not exceed `ttlSec` ({@link lifetimeWithin}), so a token minted with a longer one
+   * (an earlier, larger `DEVICE_TOKEN_TTL_SEC`, or a leaked key) is refused. Returns undefined for
+   * any invalid token. A token signed by a key this instance has not loaded yet triggers one reload (at most
    * one a second, shared; such a call may wait up to a second); a retired key's tokens fail.
    */
   async verify(token: string): Promise<DeviceClaims | undefined> {
@@ -146,7 +158,9 @@ export class DeviceTokenService {
           issuer: DEVICE_TOKEN_ISSUER,
           audience: DEVICE_TOKEN_AUDIENCE,
           algorithms: ['EdDSA'],
+          requiredClaims: ['exp', 'iat'],
         });
+        if (!lifetimeWithin(payload, this.ttlSec)) return undefined;
         if (payload.typ !== 'device' || typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined;
         return { deviceId: payload.sub, tenantId: payload.tid, expiresAt: new Date((payload.exp ?? 0) * 1000) };
       } catch (err) {

@@ -2,9 +2,11 @@
  * Owner JWT verification (DESIGN §5): jose against the identity provider's JWKS: an external
  * OIDC provider when configured, otherwise the built-in development provider. Only a token of the
  * development provider can carry its operator claim (DESIGN §8.25, {@link DEV_OPERATOR_CLAIM}).
+ * A token must carry `exp` and live at most `OWNER_TOKEN_MAX_LIFETIME_SEC` ({@link lifetimeWithin}).
  */
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from '../config.js';
+import { lifetimeWithin } from './token-lifetime.js';
 import { DEV_IDP_AUDIENCE, DEV_IDP_ISSUER, DEV_OPERATOR_CLAIM, type DevIdentityProvider } from './dev-idp.js';
 
 export interface OwnerClaims {
@@ -24,7 +26,14 @@ export class OwnerTokenVerifier {
   /** The development provider verifies (its operator claim counts). */
   private readonly dev: boolean;
 
-  constructor(source: { oidc: OidcConfig } | { dev: DevIdentityProvider }) {
+  /**
+   * @param source the identity provider whose keys sign owner tokens.
+   * @param maxLifetimeSec the longest lifetime accepted (`OWNER_TOKEN_MAX_LIFETIME_SEC`), in seconds.
+   */
+  constructor(
+    source: { oidc: OidcConfig } | { dev: DevIdentityProvider },
+    private readonly maxLifetimeSec: number,
+  ) {
     if ('oidc' in source) {
       this.keySet = createRemoteJWKSet(new URL(source.oidc.jwksUrl));
       this.issuer = source.oidc.issuer;
@@ -38,13 +47,18 @@ export class OwnerTokenVerifier {
     }
   }
 
-  /** Verify signature, issuer, audience and expiry; undefined for any invalid token. */
+  /**
+   * Verify signature, issuer, audience and expiry, that `exp` is present and that the lifetime is
+   * within the maximum ({@link lifetimeWithin}); undefined for any invalid token (a 401).
+   */
   async verify(token: string): Promise<OwnerClaims | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.keySet, {
         issuer: this.issuer,
         ...(this.audience ? { audience: this.audience } : {}),
+        requiredClaims: ['exp'],
       });
+      if (!lifetimeWithin(payload, this.maxLifetimeSec)) return undefined;
       if (typeof payload.sub !== 'string' || payload.sub === '' || payload.typ === 'device') return undefined;
       return { sub: payload.sub, payload, devOperator: this.dev && payload[DEV_OPERATOR_CLAIM] === true };
     } catch {

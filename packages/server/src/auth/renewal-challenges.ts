@@ -13,6 +13,7 @@
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/client.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { loadPlatformKey } from '../modules/credentials/issuer.js';
 import { decodePrivateKeyMultibase } from '../modules/grants/keys.js';
 
@@ -31,14 +32,19 @@ export interface VerifiedChallenge {
 export class RenewalChallenges {
   private key: Buffer | undefined;
 
+  /**
+   * @param box the secrets keyring that seals the platform key at rest (`SECRETS_KEY`).
+   * @param ttlMs how long a challenge stays valid.
+   */
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     private readonly ttlMs = RENEWAL_CHALLENGE_TTL_MS,
   ) {}
 
   /** Load (or create, once for all instances) the platform key and derive the MAC key. */
   async init(): Promise<void> {
-    const stored = await loadPlatformKey(this.db, RENEWAL_CHALLENGE_KEY_PURPOSE);
+    const stored = await loadPlatformKey(this.db, this.box, RENEWAL_CHALLENGE_KEY_PURPOSE);
     const seed = decodePrivateKeyMultibase(stored.privateKeyMultibase);
     this.key = Buffer.from(hkdfSync('sha256', seed, Buffer.alloc(0), 'parley device-token renewal challenge v1', 32));
   }

@@ -1,10 +1,12 @@
 /**
  * OpenAPI 3.1 document generated from the route schemas (@fastify/swagger), served at
- * `/api/v1/openapi.json`, with the Swagger UI at `/docs`.
+ * `/api/v1/openapi.json`, with the Swagger UI at `/docs` (under its own Content-Security-Policy,
+ * http/security-headers.ts).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { docsCsp } from './security-headers.js';
 
 /**
  * OpenAPI security of `public` routes (src/http/auth.ts): no credential needed (the empty
@@ -12,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
  */
 export const PUBLIC_SECURITY: Record<string, string[]>[] = [{}, { apiKey: [] }, { ownerJwt: [] }, { deviceJwt: [] }];
 
+/** Register the OpenAPI document (`/api/v1/openapi.json`) and the Swagger UI (`/docs`). */
 export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -32,6 +35,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Every answer under /docs (page, scripts, styles, the document) carries the docs' policy.
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: docsCsp([new URL(opts.publicUrl).origin]) });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

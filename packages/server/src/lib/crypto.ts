@@ -1,9 +1,11 @@
 /**
  * Server-side cryptographic helpers (DESIGN §5, §7). Primitives only from node:crypto and
- * @noble/hashes (BLAKE2b-256, which node:crypto does not offer at 256 bits).
+ * @noble/hashes (BLAKE2b-256, which node:crypto does not offer at 256 bits); public-key point
+ * checks are public-keys.ts' (@noble/curves).
  */
 import { createPublicKey, randomBytes, timingSafeEqual, verify } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';
+import { isEd25519PublicKey } from './public-keys.js';
 
 /** BLAKE2b-256 of the UTF-8 string, lowercase hex (DESIGN §7 token and key storage form). */
 export function hashSecret(raw: string): string {
@@ -41,10 +43,13 @@ export function isKeyHex(s: string): boolean {
 
 /**
  * Verify an Ed25519 signature (RFC 8032) by a raw 32-byte public key given as hex.
- * Returns false (never throws) for malformed keys or signatures.
+ * Returns false (never throws) for malformed keys or signatures, and for keys that are not
+ * canonical points or are of small order ({@link isEd25519PublicKey}), whose "signatures" can
+ * verify for any message.
  */
 export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatureHex: string): boolean {
   if (!HEX64.test(publicKeyHex) || !HEX128.test(signatureHex)) return false;
+  if (!isEd25519PublicKey(Buffer.from(publicKeyHex, 'hex'))) return false;
   try {
     const key = createPublicKey({
       key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyHex, 'hex').toString('base64url') },

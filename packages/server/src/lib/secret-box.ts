@@ -65,6 +65,15 @@ export function loadSecretsKey(configured: string | undefined, dataDir: string):
   return decodeSecretsKey(fs.readFileSync(file, 'utf8').trim());
 }
 
+/**
+ * The keyring of a configuration: `SECRETS_KEY` (else `DATA_DIR/secrets-key`, {@link loadSecretsKey})
+ * seals and opens, each key of `SECRETS_KEY_PREVIOUS` opens. The server and the CLI build it alike.
+ * @throws RangeError when a key is not base64 of 32 bytes.
+ */
+export function secretBoxOf(config: { secretsKey: string | undefined; secretsKeyPrevious: readonly string[]; dataDir: string }): SecretBox {
+  return new SecretBox(loadSecretsKey(config.secretsKey, config.dataDir), config.secretsKeyPrevious.map(decodeSecretsKey));
+}
+
 /** Seals strings with AES-256-GCM under the current 32-byte key; opens them under it or a previous key. */
 export class SecretBox {
   private readonly key: Buffer;

@@ -10,7 +10,8 @@
  * - Every frame but `ping`/`pong` is served by a {@link FrameHandler} a module registered with
  *   {@link Gateway.registerFrame} (conversations: `message`, `typing`; api-keys:
  *   `client_key_register`; rooms: `room_message`; A2A: `a2a_*`). The gateway validates, rate
- *   limits (60/min per device), orders per socket and answers acks and error frames.
+ *   limits (60/min per device, a budget the REST sends share: lib/message-rate.ts), orders per
+ *   socket and answers acks and error frames.
  * - Bus frames are written to the local sockets of their audience; {@link Gateway.onDeliver} hooks
  *   see each delivery (conversations: `message_receipts` rows; receipts: `room_receipt_batches`
  *   rows of room envelopes — the delivered receipts of issue 20 part 1).
@@ -27,11 +28,11 @@
  */
 import type { Metrics } from '../ops/metrics.js';
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { illFormedDetail, illFormedPath } from '../lib/well-formed.js';
-import { AppError, ErrorCode } from '../lib/errors.js';
+import { AppError, ErrorCode, unauthorized } from '../lib/errors.js';
+import type { MessageRate } from '../lib/message-rate.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Audience, BusEvent, EventBus } from './bus.js';
 import { checkEnvelope, firstError } from './frames.js';
@@ -60,6 +61,46 @@ interface Conn {
 export interface SocketQuery {
   token?: string;
   device_id?: string;
+}
+
+/**
+ * The {@link SocketQuery} of an upgrade request's parsed query string. `token` and `device_id` are
+ * credentials: a repeated one (`?token=a&token=b`, parsed as an array) is a 401 AppError, so the
+ * socket closes with 4401 like any other invalid token.
+ */
+export function socketQuery(raw: unknown): SocketQuery {
+  const query: SocketQuery = {};
+  for (const name of ['token', 'device_id'] as const) {
+    const value = (raw as Record<string, unknown> | undefined)?.[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw unauthorized(`${name} must be given once`);
+    query[name] = value;
+  }
+  return query;
+}
+
+/**
+ * Whether an error of an established socket is the client's doing: a protocol violation `ws`
+ * reports (codes `WS_ERR_*`: a frame above the size limit, which `ws` closes with 1009, invalid
+ * UTF-8 1007, a bad opcode 1002, …) or a connection the client dropped.
+ */
+export function isClientSocketFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code.startsWith('WS_ERR_') || ['ECONNRESET', 'EPIPE', 'ECONNABORTED'].includes(code));
+}
+
+/**
+ * The WebSocket plugin's `errorHandler` (errors of an established socket). A client fault
+ * ({@link isClientSocketFault}) is logged at info and left to `ws`, which already closes the socket
+ * with the code of the violation; anything else is logged as an error and the socket terminated.
+ */
+export function socketErrorHandler(err: Error, socket: WebSocket, request: FastifyRequest): void {
+  if (isClientSocketFault(err)) {
+    request.log.info({ code: (err as { code?: string }).code, detail: err.message }, 'websocket closed for a client fault');
+    return;
+  }
+  request.log.error({ err }, 'websocket error');
+  socket.terminate();
 }
 
 /** Who a connecting socket is, as answered by a {@link SocketAuthenticator}. */
@@ -100,8 +141,8 @@ export interface GatewayDeps {
   bus: EventBus;
   authenticate: SocketAuthenticator;
   presence: PresenceHooks;
-  /** 60 messages per minute per device (SPEC §8); undefined when rate limits are off. */
-  limiter: RateLimiterAbstract | undefined;
+  /** 60 messages per minute per device (SPEC §8), the budget the REST send routes share. */
+  limiter: MessageRate;
   pingIntervalMs: number;
   deadTimeoutMs: number;
   log: FastifyBaseLogger;
@@ -237,8 +278,11 @@ export class Gateway implements LocalSockets {
     return n;
   }
 
-  /** Handle a freshly upgraded socket. Frames that arrive during authentication are queued. */
-  handle(ws: WebSocket, query: SocketQuery, raw?: Corkable): void {
+  /**
+   * Handle a freshly upgraded socket with the request's parsed query string ({@link socketQuery}).
+   * Frames that arrive during authentication are queued.
+   */
+  handle(ws: WebSocket, query: unknown, raw?: Corkable): void {
     if (!this.accepting) return ws.close(1001, 'server shutting down');
     const early: string[] = [];
     let conn: Conn | undefined;
@@ -253,7 +297,7 @@ export class Gateway implements LocalSockets {
       this.remove(conn);
     });
     ws.on('error', () => undefined);
-    this.deps.authenticate(query).then(
+    Promise.resolve(query).then((q) => this.deps.authenticate(socketQuery(q))).then(
       (who) => {
         if (ws.readyState !== OPEN) return;
         if (!this.accepting) return ws.close(1001, 'server shutting down');
@@ -390,24 +434,13 @@ export class Gateway implements LocalSockets {
       if (close) c.ws.close(close.code, close.reason);
     };
     try {
-      if (h.rateLimited) await this.consumeRate(c);
+      if (h.rateLimited) await this.deps.limiter.consume(c.deviceId);
       const sender: FrameSender = { tenantId: c.tenantId, deviceId: c.deviceId, kind: c.kind, socketId: c.id, ...(c.apiKeyId ? { apiKeyId: c.apiKeyId } : {}) };
       const out = await h.handle(sender, data);
       if (out && 'ack' in out) this.track(out.ack.then(answer, fail));
       else answer(out);
     } catch (err) {
       fail(err);
-    }
-  }
-
-  /** Count one message against the device's per-minute limit (SPEC §8); 429 AppError when exceeded. */
-  private async consumeRate(c: Conn): Promise<void> {
-    if (!this.deps.limiter) return;
-    try {
-      await this.deps.limiter.consume(c.deviceId);
-    } catch (res) {
-      if (res instanceof Error) throw res; // the limiter's store failed: a 500, not a 429
-      throw new AppError(ErrorCode.RateLimited, `rate limit exceeded: ${this.deps.limiter.points} messages per minute`, (res as RateLimiterRes).msBeforeNext);
     }
   }
 

@@ -12,12 +12,13 @@
  * what was already committed); when the subscriber connects again (ioredis resubscribes by
  * itself) the bus confirms the subscription and calls its gap handlers: events of other instances
  * may have been missed meanwhile, and the gateway closes its sockets with 1012 so that clients
- * reconnect and catch up by cursor.
+ * reconnect and catch up by cursor. A Redis unreachable at start is the same outage: the bus is
+ * answered at once and subscribes, with a gap, when Redis answers.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusEvent, BusHandler, EventBus } from './bus.js';
-import { watchRedis } from './redis-watchdog.js';
+import { connectOrRetry, watchRedis } from './redis-watchdog.js';
 
 /** Where the bus reports Redis connection errors and failed publishes (rate-limited by the caller's logger, if at all). */
 export interface RedisBusLog {
@@ -89,13 +90,19 @@ export class RedisBus implements EventBus {
   }
 
   /**
-   * Connect both clients and subscribe. `channel` lets tests isolate concurrent runs; `log`
-   * receives connection errors and failed publishes.
+   * Connect both clients and subscribe. An unreachable Redis does not fail it: the bus delivers
+   * locally meanwhile, and once the subscriber connects it subscribes and reports a gap, as after
+   * a lost connection. `channel` lets tests isolate concurrent runs; `log` receives connection
+   * errors and failed publishes.
    */
   static async connect(url: string, channel = 'parley:events', log?: RedisBusLog): Promise<RedisBus> {
     const bus = new RedisBus(url, channel, log);
-    await Promise.all([bus.pub.connect(), bus.sub.connect()]);
-    await bus.sub.subscribe(channel);
+    const [, connected] = await Promise.all([connectOrRetry(bus.pub), connectOrRetry(bus.sub)]);
+    const subscribed = connected && (await bus.sub.subscribe(channel).then(
+      () => true,
+      () => false,
+    ));
+    if (!subscribed) bus.lost = true;
     return bus;
   }
 

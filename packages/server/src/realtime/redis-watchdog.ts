@@ -5,6 +5,8 @@
  * not answered within `timeoutMs` drops the connection and lets ioredis reconnect, so the client
  * leaves `ready` at once — commands without an offline queue then fail fast, rate limiters use
  * their in-memory insurance, and the event bus reports a gap once Redis answers again.
+ * {@link connectOrRetry} starts a connection the same way: an instance whose Redis is unreachable
+ * when it starts serves degraded and joins when Redis answers.
  */
 import type { Redis } from 'ioredis';
 
@@ -38,4 +40,16 @@ export function watchRedis(client: Redis, o: WatchOptions = {}): () => void {
   }, o.intervalMs ?? 1_000);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Connect `client` (made with `lazyConnect`) without failing when Redis is unreachable: true once
+ * it is ready, false when the first attempt fails — ioredis then goes on reconnecting by itself
+ * (its retry strategy) and emits `ready` when Redis answers.
+ */
+export function connectOrRetry(client: Redis): Promise<boolean> {
+  return client.connect().then(
+    () => true,
+    () => false,
+  );
 }

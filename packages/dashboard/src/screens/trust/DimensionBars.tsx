@@ -8,7 +8,7 @@ import { barPercent, formatScore } from '../../lib/trust-view';
 import { Meter } from '../parts/Meter';
 import { Head } from '../../components/ui';
 
-const SOURCE: Record<string, string> = { telemetry: 'telemetry', fleet_median: 'fleet median (partial data)', warmup: 'warm-up (first 48 h)' };
+const SOURCE: Record<string, string> = { telemetry: 'telemetry', fleet_median: 'fleet median (partial data)', warmup: 'warm-up (neutral 0.5)' };
 
 /** Table of dimension bars with the fleet median marked on each bar and written next to it. */
 export function DimensionBars({ rows }: { rows: readonly DimensionRow[] }) {

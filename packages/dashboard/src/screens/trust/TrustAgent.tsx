@@ -1,8 +1,10 @@
 /**
  * One agent on the Trust screen (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21): composite
  * score, tier and percentile; the 12 dimensions next to the fleet median; the 7-day score history
- * as a chart with its tier changes; drift (TrustDrift.tsx); the compliance report download. An
- * agent with nothing but SPEC §3.9's warm-up answer shows an empty state instead of the details.
+ * as a chart with its tier changes; drift (TrustDrift.tsx); the compliance report download. A
+ * warm-up score (SPEC §3.9) shows its 12 dimensions at 0.5, marked and explained; an agent the
+ * fleet overview does not count (not scored yet, or no longer active) says so instead of a
+ * computation time and a fleet percentile, so the panel agrees with the fleet's count.
  */
 import type { TrustFleet, TrustScore, TrustTierChange, TrustWindow } from '@parley/sdk';
 import { useMutation, useQuery } from '@tanstack/react-query';
@@ -12,10 +14,10 @@ import { DimensionBars } from './DimensionBars';
 import { LineChart } from '../../components/LineChart';
 import { Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { downloadText, fileSafe } from '../../lib/download';
-import { dimensionRows, formatScore, hasTrustData, historySeries, isWarmup, ordinal, tierTone, windowDays } from '../../lib/trust-view';
+import { countedInFleet, dimensionRows, formatScore, historySeries, isWarmup, ordinal, tierTone, windowDays } from '../../lib/trust-view';
 import { TrustDrift } from './TrustDrift';
 
-function Composite({ score }: { score: TrustScore }) {
+function Composite({ score, counted }: { score: TrustScore; counted: boolean }) {
   const warmup = isWarmup(score);
   return (
     <div data-testid="trust-composite" className="row" style={{ gap: '1rem' }}>
@@ -23,12 +25,30 @@ function Composite({ score }: { score: TrustScore }) {
       <Badge tone={tierTone(score.tier)} label={`tier ${score.tier}`}>
         {score.tier}
       </Badge>
-      <span>{ordinal(score.percentile)} percentile in your fleet</span>
+      {counted && <span>{ordinal(score.percentile)} percentile in your fleet</span>}
       {warmup && <Badge tone="warn">warm-up score</Badge>}
       <span className="muted">
-        computed <Time iso={score.computed_at} />
+        {counted || !warmup ? (
+          <>
+            computed <Time iso={score.computed_at} />
+          </>
+        ) : (
+          'not scored yet'
+        )}
+        {!counted && !warmup && '; not counted in the fleet, which scores active agents only'}
       </span>
     </div>
+  );
+}
+
+function WarmupNote({ counted }: { counted: boolean }) {
+  return (
+    <p className="muted" data-testid="trust-warmup-note">
+      {counted
+        ? 'Every dimension is still the neutral warm-up score 0.5: an agent is scored from its telemetry only after its first 48 hours.'
+        : 'This agent has not been scored yet, so every dimension shows the neutral warm-up score 0.5.'}{' '}
+      Scores are recomputed every 6 hours, or press Recompute above.
+    </p>
   );
 }
 
@@ -94,7 +114,7 @@ function Report({ agentId, name, tier }: { agentId: string; name: string; tier: 
   const enterprise = tier === 'enterprise';
   return (
     <Section title="Compliance report">
-      {!enterprise && <p className="muted">Compliance reports are an enterprise-tier feature (SPEC §3.3); this agent&apos;s tier is {tier}.</p>}
+      {!enterprise && <p className="muted">Compliance reports are available to enterprise-tier agents only; this agent&apos;s tier is {tier}.</p>}
       <div className="row">
         <button type="button" onClick={() => json.mutate()} disabled={!enterprise || json.isPending}>
           Download compliance report (JSON)
@@ -114,31 +134,25 @@ export function TrustAgent({ agentId, name, window: win, fleet }: { agentId: str
   const days = windowDays(win);
   const score = useQuery({ queryKey: ['trust', 'score', agentId, win], queryFn: () => client.getTrustScore(agentId, { window: win }) });
   const s = score.data;
+  const counted = s !== undefined && countedInFleet(s.agent_id, fleet);
   return (
     <>
       <Section title={`${name}: trust score (${days} days)`}>
         <ErrorNote error={score.error} />
         {score.isPending && <Loading what="Loading the score" />}
-        {s && <Composite score={s} />}
+        {s && <Composite score={s} counted={counted} />}
       </Section>
-      {s &&
-        (hasTrustData(s) ? (
-          <>
-            <Section title="Dimensions">
-              <DimensionBars rows={dimensionRows(s, fleet)} />
-            </Section>
-            <History agentId={agentId} days={days} />
-            <TrustDrift agentId={agentId} window={win} />
-            <Report agentId={agentId} name={name} tier={s.tier} />
-          </>
-        ) : (
-          <Section title="No trust data yet">
-            <Empty>
-              This agent has no scores of its own yet. For its first 48 hours every dimension is the neutral warm-up score 0.5 (SPEC §3.9); after that its
-              telemetry is scored at each recompute (every 6 hours, or press Recompute above), and its dimensions, history and drift appear here.
-            </Empty>
+      {s && (
+        <>
+          <Section title="Dimensions">
+            {isWarmup(s) && <WarmupNote counted={counted} />}
+            <DimensionBars rows={dimensionRows(s, fleet)} />
           </Section>
-        ))}
+          <History agentId={agentId} days={days} />
+          <TrustDrift agentId={agentId} window={win} />
+          <Report agentId={agentId} name={name} tier={s.tier} />
+        </>
+      )}
     </>
   );
 }

@@ -11,7 +11,8 @@ import { tenants } from './tenants.js';
 
 /**
  * Federation agreements (SPEC §2.12): proposed by `tenant_id`, accepted by `partner_tenant_id`.
- * `status` pending | active | revoked; expiry is derived from `expires_at`.
+ * `status` pending | active | revoked; expiry is derived from `expires_at`. A renewal asked by one
+ * party waits in `renewal_expires_at` / `renewal_by` for the other party's accept.
  */
 export const federationAgreements = pgTable(
   'federation_agreements',
@@ -29,6 +30,9 @@ export const federationAgreements = pgTable(
     acceptedAt: ts('accepted_at'),
     acceptedBy: text('accepted_by'),
     revokedAt: ts('revoked_at'),
+    /** A renewal one party asked for (the new expiry) and which party asked (its tenant id); it applies when the other party accepts. */
+    renewalExpiresAt: ts('renewal_expires_at'),
+    renewalBy: uuid('renewal_by'),
   },
   (t) => [index('federation_agreements_tenant_idx').on(t.tenantId), index('federation_agreements_partner_idx').on(t.partnerTenantId)],
 );

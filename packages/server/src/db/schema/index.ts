@@ -44,6 +44,7 @@ export {
   ledgerTransactions,
   ledgerEntries,
   processorEvents,
+  localProcessorEvents,
 } from './marketplace.js';
 export { agentSpendCaps, agentSpendAlerts, telemetryTokenRollups } from './spend.js';
 export { deviceMessageCounts, messageReceipts, readMarks, roomReceiptBatches } from './receipts.js';

@@ -10,9 +10,10 @@
  *   visible to both, like federation agreements.
  * - `ledger_transactions`, `ledger_entries` and `processor_events` are platform tables (the money
  *   of every tenant and the platform's own accounts), reached through `crossTenant` by the ledger
- *   and the webhook handler only.
+ *   and the webhook handler only; so is `local_processor_events`, the embedded processor's own.
  */
-import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt, ts, tsvector } from './columns.js';
 import { tenants } from './tenants.js';
 import { workspaces } from './workspaces.js';
@@ -42,6 +43,12 @@ export const marketplaceListings = pgTable(
     /** The identity's live tier and composite score, kept by a trigger on hub_identities (migration 0021) so that other tenants' searches need not read hub_identities. */
     trustTier: text('trust_tier').notNull().default('unverified'),
     trustScore: doublePrecision('trust_score'),
+    /**
+     * The identity is one verify-agent calls `suspended` (suspended, or its bound device revoked or
+     * deleted), kept by triggers on hub_identities and devices (migration 0045): the catalogue
+     * leaves such listings out without reading other tenants' identities.
+     */
+    agentSuspended: boolean('agent_suspended').notNull().default(false),
     searchDocument: tsvector('search_document'),
     createdBy: text('created_by').notNull(),
     createdAt: createdAt(),
@@ -268,4 +275,23 @@ export const processorEvents = pgTable(
     receivedAt: ts('received_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.processor, t.eventId] })],
+);
+
+/**
+ * Events the embedded local payment processor has promised and not delivered yet (DESIGN §8.26;
+ * payments/local.ts): a `pm_card_async` charge's confirmation, a transfer's settlement. A row
+ * stays undelivered until the handler accepted the event, so a restart delivers it. A platform
+ * table (processor ids and metadata, no tenant data), reached through `crossTenant`.
+ */
+export const localProcessorEvents = pgTable(
+  'local_processor_events',
+  {
+    eventId: text('event_id').primaryKey(),
+    type: text('type').notNull(),
+    data: jsonb('data').notNull(),
+    deliverAt: ts('deliver_at').notNull(),
+    deliveredAt: ts('delivered_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('local_processor_events_pending_idx').on(t.deliverAt).where(sql`delivered_at is null`)],
 );

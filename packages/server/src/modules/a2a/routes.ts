@@ -7,6 +7,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { forbidden } from '../../lib/errors.js';
+import type { MessageRate } from '../../lib/message-rate.js';
 import { auditActor } from '../audit/parties.js';
 import type { A2aActor, A2aService } from './service.js';
 
@@ -26,7 +27,7 @@ function actorOf(req: FastifyRequest): A2aActor {
   return { kind: 'agent', tenantId, deviceId, actor: auditActor(req.principal!) };
 }
 
-export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService }> = async (app, { a2a }) => {
+export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService; messageRate: MessageRate }> = async (app, { a2a, messageRate }) => {
   serve(app, ROUTES.requestA2aChannel, async (req, reply) => reply.status(201).send(await a2a.request(actorOf(req), req.body)));
 
   serve(app, ROUTES.listA2aChannels, async (req) => ({ channels: unregisteredKeyOnOpenRoute(req) ? [] : await a2a.list(actorOf(req), req.query.status) }), {
@@ -45,7 +46,11 @@ export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService }> = async (app, { 
 
   serve(app, ROUTES.revokeA2aChannel, async (req) => a2a.revoke(actorOf(req), req.params.id));
 
-  serve(app, ROUTES.sendA2aMessage, async (req, reply) => reply.status(201).send(await a2a.send(agentDeviceOf(req), req.params.id, req.body)));
+  serve(app, ROUTES.sendA2aMessage, async (req, reply) => {
+    const sender = agentDeviceOf(req);
+    await messageRate.consume(sender.deviceId);
+    return reply.status(201).send(await a2a.send(sender, req.params.id, req.body));
+  });
 
   serve(app, ROUTES.a2aChannelPeer, async (req) => a2a.peerKeys(agentDeviceOf(req), req.params.id));
 

@@ -11,6 +11,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenantRead, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
+import { requireDeviceKeys } from '../../lib/public-keys.js';
 import { badRequest, conflict, notFound, unauthorized } from '../../lib/errors.js';
 import { provisionAgent } from '../conversations/provisioning.js';
 import { activeDevices } from '../conversations/repo.js';
@@ -112,10 +113,12 @@ export class ApiKeyService {
    * material — an ACTIVE agent device with conversations to every ACTIVE owner device; owners get
    * `device_linked`. A hub identity created with the key (`POST /hub/agents`) is bound to that
    * device in the same transaction (agent-binding.ts). Registering the same identity key again is idempotent; other key material is
-   * refused (409) until the key is rotated. A bad proof of possession is 400; a revoked key 401.
+   * refused (409) until the key is rotated. A bad proof of possession or a key that is not a usable point
+   * ({@link requireDeviceKeys}) is 400; a revoked key 401.
    */
   async registerClientKey(tenantId: string, apiKeyId: string, input: ClientKeyRegistration): Promise<ClientKeyAccepted> {
     const ipk = input.identity_public_key.toLowerCase();
+    requireDeviceKeys(ipk, input.ephemeral_public_key);
     const { accepted, created } = await withTenant(this.db, tenantId, async (tx) => {
       const k = await repo.getApiKey(tx, apiKeyId);
       if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');

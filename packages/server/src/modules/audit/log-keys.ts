@@ -2,8 +2,9 @@
  * The platform audit-log key (DESIGN §8.33): one Ed25519 key, named `<host>/audit-log` (`host` =
  * `new URL(PUBLIC_URL).host` when the key was first created; the name, hence every tenant log's
  * origin `<host>/audit/<tenant_id>`, stays fixed after that), signs every tenant's checkpoints as
- * C2SP signed notes. It lives in `platform_keys` (purpose `audit-log`, with its `key_name`),
- * created by the first instance that starts and shared by every other.
+ * C2SP signed notes. It lives in `platform_keys` (purpose `audit-log`, with its `key_name`; the
+ * private half sealed with the secrets key, auth/sealed-keys.ts), created by the first instance
+ * that starts and shared by every other.
  *
  * Rotation ({@link rotateAuditLogKey}, `npm run cli -- rotate-audit-log-key`): the active key moves
  * to `audit-log:previous:<key id>` and goes on signing beside the new one, so verifiers that hold
@@ -16,6 +17,8 @@ import { desc, eq, like } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { platformKeys } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
+import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { KeyReloader } from '../../lib/key-reloader.js';
 import { generateEd25519 } from '../credentials/ld.js';
 import { loadPlatformKeyRow } from '../credentials/issuer.js';
@@ -78,13 +81,20 @@ export function signNote(text: string, signers: readonly NoteSigner[]): string {
   return `${text}\n${lines.join('')}`;
 }
 
-function signerOf(row: typeof platformKeys.$inferSelect): Signer {
+/** A stored key's name and raw public key. @throws when it has no name or its public key is not Ed25519. */
+function publicOf(row: typeof platformKeys.$inferSelect): { name: string; publicKey: Buffer } {
   if (!row.keyName) throw new Error(`platform key ${row.purpose} has no key_name`);
   const publicKey = Buffer.from(decodePublicKeyMultibase(row.publicKeyMultibase) ?? []);
   if (publicKey.length !== 32) throw new Error(`platform key ${row.purpose}: not an Ed25519 public key`);
-  const seed = decodePrivateKeyMultibase(row.privateKeyMultibase);
+  return { name: row.keyName, publicKey };
+}
+
+/** The signer of a stored key, its private half opened under `box`. */
+function signerOf(box: SecretBox, row: typeof platformKeys.$inferSelect): Signer {
+  const { name, publicKey } = publicOf(row);
+  const seed = decodePrivateKeyMultibase(openPlatformKeyRow(box, row).privateKeyMultibase);
   const privateKey = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey.toString('base64url'), d: Buffer.from(seed).toString('base64url') }, format: 'jwk' });
-  return { name: row.keyName, keyId: noteKeyId(row.keyName, publicKey), publicKey, privateKey };
+  return { name, keyId: noteKeyId(name, publicKey), publicKey, privateKey };
 }
 
 const infoOf = (s: Signer): AuditLogKeyInfo => ({ key_name: s.name, public_key: s.publicKey.toString('hex'), vkey: vkeyOf(s.name, s.publicKey) });
@@ -95,11 +105,13 @@ export class AuditLogKeys {
   private readonly reloader: KeyReloader;
 
   /**
+   * @param box the secrets keyring that seals the keys at rest (`SECRETS_KEY`).
    * @param publicUrl `PUBLIC_URL`, naming the key when this instance creates it.
    * @param refreshMs how long loaded keys are used before a reload ({@link KEY_REFRESH_MS}; tests shorten it).
    */
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     private readonly publicUrl: string,
     refreshMs = KEY_REFRESH_MS,
   ) {
@@ -112,11 +124,11 @@ export class AuditLogKeys {
   }
 
   private async loadKeys(): Promise<void> {
-    const active = await loadPlatformKeyRow(this.db, AUDIT_LOG_KEY_PURPOSE, auditLogKeyName(this.publicUrl));
+    const active = await loadPlatformKeyRow(this.db, this.box, AUDIT_LOG_KEY_PURPOSE, auditLogKeyName(this.publicUrl));
     const previous = await crossTenant(this.db, REASON, (tx) =>
       tx.select().from(platformKeys).where(like(platformKeys.purpose, `${AUDIT_LOG_PREVIOUS_PREFIX}%`)).orderBy(desc(platformKeys.createdAt)),
     );
-    this.keys = [active, ...previous].map(signerOf);
+    this.keys = [active, ...previous].map((row) => signerOf(this.box, row));
   }
 
   private async current(): Promise<Signer[]> {
@@ -148,16 +160,17 @@ export class AuditLogKeys {
 
 /**
  * Rotate the audit-log key: in one transaction the active key is copied to
- * `audit-log:previous:<key id>` (it keeps co-signing) and replaced by a fresh key of the same name.
+ * `audit-log:previous:<key id>` (it keeps co-signing, copied as stored) and replaced by a fresh key
+ * of the same name, sealed under `box`.
  * @returns the new vkey and the previous one.
  * @throws when there is no key yet (no instance has started).
  */
-export async function rotateAuditLogKey(db: Db): Promise<{ vkey: string; previous: string }> {
-  const fresh = await generateEd25519();
+export async function rotateAuditLogKey(db: Db, box: SecretBox): Promise<{ vkey: string; previous: string }> {
+  const fresh = sealPlatformKey(box, await generateEd25519());
   return crossTenant(db, REASON, async (tx) => {
     const [old] = await tx.select().from(platformKeys).where(eq(platformKeys.purpose, AUDIT_LOG_KEY_PURPOSE)).for('update');
     if (!old) throw new Error('no audit-log key yet: start the service once before rotating');
-    const was = signerOf(old);
+    const was = signerOf(box, old);
     await tx.insert(platformKeys).values({ ...old, purpose: `${AUDIT_LOG_PREVIOUS_PREFIX}${keyIdHex(was.keyId)}`, createdAt: new Date() });
     await tx.update(platformKeys).set({ ...fresh, createdAt: new Date() }).where(eq(platformKeys.purpose, AUDIT_LOG_KEY_PURPOSE));
     return { vkey: vkeyOf(was.name, Buffer.from(decodePublicKeyMultibase(fresh.publicKeyMultibase)!)), previous: vkeyOf(was.name, was.publicKey) };
@@ -167,5 +180,5 @@ export async function rotateAuditLogKey(db: Db): Promise<{ vkey: string; previou
 /** Stop the previous audit-log keys from signing (delete them). @returns their vkeys. */
 export async function retireAuditLogKeys(db: Db): Promise<{ retired: string[] }> {
   const gone = await crossTenant(db, REASON, (tx) => tx.delete(platformKeys).where(like(platformKeys.purpose, `${AUDIT_LOG_PREVIOUS_PREFIX}%`)).returning());
-  return { retired: gone.map(signerOf).map((s) => vkeyOf(s.name, s.publicKey)) };
+  return { retired: gone.map(publicOf).map((s) => vkeyOf(s.name, s.publicKey)) };
 }

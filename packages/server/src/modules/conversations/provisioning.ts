@@ -43,8 +43,11 @@ export async function provisionAgent(tx: Tx, tenantId: string, agentDeviceId: st
   return { groupId: group.id, defaultTopicId, conversations: all };
 }
 
-/** Ensure an owner device has a conversation with every ACTIVE agent device. Returns all of its conversations. */
-export async function provisionOwnerDevice(tx: Tx, tenantId: string, ownerDeviceId: string): Promise<repo.ConversationRow[]> {
+/**
+ * Ensure an owner device has a conversation with every ACTIVE agent device. Returns all of its
+ * conversations and the ones created now.
+ */
+export async function provisionOwnerDevice(tx: Tx, tenantId: string, ownerDeviceId: string): Promise<{ all: repo.ConversationRow[]; created: repo.ConversationRow[] }> {
   const agents = await repo.activeDevices(tx, 'agent');
   const rows = [];
   for (const agent of agents) {
@@ -52,6 +55,6 @@ export async function provisionOwnerDevice(tx: Tx, tenantId: string, ownerDevice
     if (!group) continue;
     rows.push({ id: randomUUID(), tenantId, groupId: group.id, agentDeviceId: agent.id, ownerDeviceId });
   }
-  await repo.insertConversations(tx, rows);
-  return repo.conversationsOfDevice(tx, ownerDeviceId);
+  const created = await repo.insertConversations(tx, rows);
+  return { all: await repo.conversationsOfDevice(tx, ownerDeviceId), created };
 }

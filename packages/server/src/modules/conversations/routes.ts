@@ -3,18 +3,20 @@ import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { actingDevice, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
+import type { MessageRate } from '../../lib/message-rate.js';
 import type { MessageService } from './messages.js';
 import type { DeviceService } from '../devices/service.js';
 import type { ConversationService } from './service.js';
 
-export const conversationRoutes: FastifyPluginAsync<{ conversations: ConversationService; messages: MessageService; devices: DeviceService }> = async (
+export const conversationRoutes: FastifyPluginAsync<{ conversations: ConversationService; messages: MessageService; devices: DeviceService; messageRate: MessageRate }> = async (
   app,
-  { conversations, messages, devices },
+  { conversations, messages, devices, messageRate },
 ) => {
   serve(app, ROUTES.listConversations, async (req) => ({ conversations: await conversations.list(ownerOf(req).tenantId, req.query.device_id) }));
 
   serve(app, ROUTES.sendMessage, async (req, reply) => {
     const { tenantId, deviceId } = await devices.actingDevice(ownerOf(req), actingDevice(req, true));
+    await messageRate.consume(deviceId);
     return reply.status(201).send(await messages.send(tenantId, deviceId, { ...req.body, conversation_id: req.params.id }));
   });
 

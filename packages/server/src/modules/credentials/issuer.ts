@@ -2,7 +2,8 @@
  * The platform issuer (DESIGN §8.16): the service's own Ed25519 key, under the DID
  * `did:hub:<PLATFORM_HUB_ADDRESS>` (default `did:hub:parley`), signs the TrustTierCredentials it
  * issues. The key lives in the `platform_keys` platform table (purpose `vc-issuer`; the
- * application role cannot read it), created by the first instance that starts and loaded by every
+ * application role cannot read it; the private half sealed with the secrets key,
+ * auth/sealed-keys.ts), created by the first instance that starts and loaded by every
  * other, so all instances sign with the same key. The address is reserved: no hub identity can
  * register it (HubService's reserved addresses), and the DID resolves to the document built here
  * (HubDidService's `platformDocument` hook).
@@ -11,6 +12,8 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { platformKeys } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
+import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { buildDidDocument, ED25519_2020, messagingEndpoint, type DidDocument } from '../hub/did.js';
 import { hubDid } from '../hub/service.js';
 import { generateEd25519, type Ed25519Multibase, type SigningKey } from './ld.js';
@@ -28,26 +31,27 @@ async function readPlatformKey(db: Db, purpose: string) {
 }
 
 /**
- * The stored row of the platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, `audit-log`,
- * …) in `platform_keys`, created (named `keyName`, where its format names keys) when the database
+ * The row of the platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, `audit-log`, …) in
+ * `platform_keys` with its private half opened ({@link openPlatformKeyRow}), created (named
+ * `keyName`, where its format names keys; the private half sealed under `box`) when the database
  * has none. Concurrent first starts are safe: the insert does nothing on conflict and every
  * instance then reads the one stored key, so all instances share it.
- * @throws when the key can be neither read nor created.
+ * @throws when the key can be neither read nor created, or it is sealed under no key of `box`.
  */
-export async function loadPlatformKeyRow(db: Db, purpose: string, keyName?: string): Promise<typeof platformKeys.$inferSelect> {
+export async function loadPlatformKeyRow(db: Db, box: SecretBox, purpose: string, keyName?: string): Promise<typeof platformKeys.$inferSelect> {
   let row = await readPlatformKey(db, purpose);
   if (!row) {
-    const fresh = await generateEd25519();
+    const fresh = sealPlatformKey(box, await generateEd25519());
     await crossTenant(db, REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh, keyName }).onConflictDoNothing());
     row = await readPlatformKey(db, purpose);
   }
   if (!row) throw new Error(`platform key "${purpose}" could not be created`);
-  return row;
+  return openPlatformKeyRow(box, row);
 }
 
-/** The platform Ed25519 key of `purpose` as multibase ({@link loadPlatformKeyRow}). */
-export async function loadPlatformKey(db: Db, purpose: string): Promise<Ed25519Multibase> {
-  const row = await loadPlatformKeyRow(db, purpose);
+/** The platform Ed25519 key of `purpose` as multibase, private half opened ({@link loadPlatformKeyRow}). */
+export async function loadPlatformKey(db: Db, box: SecretBox, purpose: string): Promise<Ed25519Multibase> {
+  const row = await loadPlatformKeyRow(db, box, purpose);
   return { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
 }
 
@@ -60,11 +64,13 @@ export class PlatformIssuer {
   private document: DidDocument | undefined;
 
   /**
+   * @param box the secrets keyring that seals the key at rest (`SECRETS_KEY`).
    * @param address the platform hub address (`config.credentials.platformHubAddress`, lowercase).
    * @param publicUrl `PUBLIC_URL`: the document's messaging service endpoint, as for every `did:hub` document.
    */
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     readonly address: string,
     private readonly publicUrl: string,
   ) {
@@ -74,7 +80,7 @@ export class PlatformIssuer {
 
   /** Load the issuing key, creating it when the database has none ({@link loadPlatformKey}). */
   async init(): Promise<void> {
-    const row = await loadPlatformKey(this.db, ISSUER_KEY_PURPOSE);
+    const row = await loadPlatformKey(this.db, this.box, ISSUER_KEY_PURPOSE);
     this.key = row;
     this.document = buildDidDocument({
       address: this.address,

@@ -9,6 +9,7 @@ import type { DeviceStatus, EnrollRequest } from '@parley/protocol';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
+import { requireDeviceKeys, requireUsableIdentityKey } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
 import { provisionAgent } from '../conversations/provisioning.js';
 import { activeDevices } from '../conversations/repo.js';
@@ -22,12 +23,14 @@ export const activationMessage = (deviceId: string) => Buffer.from(`activate:${d
 
 /**
  * `POST /enroll`: an unknown, consumed, revoked or expired invite is 401; a bad proof of
- * possession is 400 and leaves the invite unused. Success consumes the invite and creates a
+ * possession, or a key that is not a usable point ({@link requireDeviceKeys}: non-canonical or
+ * small-order Ed25519, low-order X25519), is 400 and leaves the invite unused. Success consumes the invite and creates a
  * PENDING agent device; owners receive `device_pending`.
  */
 export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest): Promise<{ device_id: string; fingerprint: string; status: DeviceStatus }> {
   const ipk = input.identity_public_key.toLowerCase();
   const epk = input.ephemeral_public_key.toLowerCase();
+  requireDeviceKeys(ipk, epk);
   const found = await crossTenant(deps.db, 'enrollment: the invite token is the credential', (tx) =>
     invitesRepo.findTenantByTokenHash(tx, hashSecret(input.invite_token)),
   );
@@ -67,7 +70,8 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
 
 /**
  * `POST /devices/{id}/activate`: APPROVED -> ACTIVE with a proof of possession over
- * `activate:<device_id>` (401 when it does not verify). Creates the conversation group, default
+ * `activate:<device_id>` (401 when it does not verify; 400 when the stored identity key is not a
+ * usable Ed25519 point, see {@link requireUsableIdentityKey}). Creates the conversation group, default
  * topic and one conversation per ACTIVE owner device; issues the device JWT; owners receive
  * `device_linked`. 403 for a revoked device, 409 for any other state.
  */
@@ -77,6 +81,7 @@ export async function activateDevice(deps: DeviceServiceDeps, id: string, signat
     const d = await mustGet(tx, id, true);
     if (d.status === 'REVOKED') throw deviceRevoked();
     if (d.status !== 'APPROVED') throw conflict(`device is ${d.status}; only an APPROVED device can be activated`);
+    requireUsableIdentityKey(d.identityPublicKey);
     if (!verifyEd25519(d.identityPublicKey, activationMessage(id), signature.toLowerCase())) {
       throw unauthorized('activation signature does not verify against the identity key');
     }

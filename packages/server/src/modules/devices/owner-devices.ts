@@ -4,14 +4,17 @@
  * and the acting device of a request (`X-Device-Id` for an owner).
  */
 import { randomUUID } from 'node:crypto';
+import type { OwnerDeviceLinkedEvent } from '@parley/protocol';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { fingerprint } from '../../lib/crypto.js';
+import { requireDeviceKeys } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound } from '../../lib/errors.js';
 import { CLOSE } from '../../realtime/notifier.js';
 import { provisionOwnerDevice } from '../conversations/provisioning.js';
+import type { ConversationRow } from '../conversations/repo.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
 import { linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
 import * as repo from './repo.js';
@@ -30,7 +33,8 @@ export async function requireOwnerDeviceOf(tx: Tx, ownerSub: string, deviceId: s
 
 /**
  * `POST /devices/register`: an owner device with its keys, ACTIVE at once, with a conversation
- * to every ACTIVE agent. Records `device.registered` by the owner.
+ * to every ACTIVE agent. Records `device.registered` by the owner. @throws 400 when a key is not a
+ * usable point ({@link requireDeviceKeys}).
  */
 export async function registerOwnerDevice(
   deps: DeviceServiceDeps,
@@ -38,8 +42,9 @@ export async function registerOwnerDevice(
   input: { identity_public_key: string; ephemeral_public_key: string; name?: string; platform?: string },
 ) {
   const ipk = input.identity_public_key.toLowerCase();
+  requireDeviceKeys(ipk, input.ephemeral_public_key);
   const id = randomUUID();
-  const conversations = await withTenant(deps.db, owner.tenantId, async (tx) => {
+  const { all, created } = await withTenant(deps.db, owner.tenantId, async (tx) => {
     await repo.insertDevice(tx, {
       id,
       tenantId: owner.tenantId,
@@ -57,18 +62,44 @@ export async function registerOwnerDevice(
     await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
     return provisionOwnerDevice(tx, owner.tenantId, id);
   });
-  return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: conversations.map(linkOf) };
+  await announceToAgents(deps, owner.tenantId, { id, identityPublicKey: ipk, ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(), fingerprint: fingerprint(ipk) }, created);
+  return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: all.map(linkOf) };
 }
 
-/** `POST /devices/{id}/relink`: idempotent; conversations of an owner device with every agent. */
-export function relinkOwnerDevice(deps: DeviceServiceDeps, tenantId: string, id: string) {
-  return withTenant(deps.db, tenantId, async (tx) => {
+/** `POST /devices/{id}/relink`: idempotent; conversations of an owner device with every agent (agents of new ones are told, see {@link announceToAgents}). */
+export async function relinkOwnerDevice(deps: DeviceServiceDeps, tenantId: string, id: string) {
+  const { d, all, created } = await withTenant(deps.db, tenantId, async (tx) => {
     const d = await mustGet(tx, id);
     if (d.kind !== 'owner') throw badRequest('relink applies to owner devices');
     if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE owner device can be relinked`);
-    const conversations = await provisionOwnerDevice(tx, tenantId, id);
-    return { device_id: id, conversations: conversations.map(linkOf) };
+    return { d, ...(await provisionOwnerDevice(tx, tenantId, id)) };
   });
+  await announceToAgents(deps, tenantId, d, created);
+  return { device_id: id, conversations: all.map(linkOf) };
+}
+
+/**
+ * After commit: the agent of each conversation `created` with owner device `d` gets
+ * `owner_device_linked` with the device's keys on its sockets (enrolled and API-key agents), so
+ * it can talk to the new device without restarting.
+ */
+async function announceToAgents(
+  deps: DeviceServiceDeps,
+  tenantId: string,
+  d: Pick<repo.DeviceRow, 'id' | 'identityPublicKey' | 'ephemeralPublicKey' | 'fingerprint'>,
+  created: ConversationRow[],
+): Promise<void> {
+  for (const c of created) {
+    const data: OwnerDeviceLinkedEvent = {
+      conversation_id: c.id,
+      message_group_id: c.groupId,
+      owner_device_id: d.id,
+      identity_public_key: d.identityPublicKey,
+      ephemeral_public_key: d.ephemeralPublicKey,
+      fingerprint: d.fingerprint,
+    };
+    await deps.notifier.toDevices(tenantId, [c.agentDeviceId], 'owner_device_linked', data);
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../db/tenant.js';
 import { verifyEd25519 } from '../../lib/crypto.js';
+import { requireUsableIdentityKey } from '../../lib/public-keys.js';
 import { conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
 import { findAcrossTenants, mustGet, type DeviceServiceDeps } from './internal.js';
 import * as repo from './repo.js';
@@ -24,12 +25,14 @@ export function tokenChallenge(deps: DeviceServiceDeps, id: string): { device_id
  * Renew a device JWT (DESIGN §5): `signature` is Ed25519 by the identity key over the UTF-8
  * challenge, which must be one we issued for this device and unexpired. A challenge renews
  * once: it is recorded as spent (until it expires) after the signature verifies. 401 when the
- * challenge is not ours, of another device, expired or spent, or the signature does not verify.
+ * challenge is not ours, of another device, expired or spent, or the signature does not verify;
+ * 400 when the stored identity key is not a usable Ed25519 point ({@link requireUsableIdentityKey}).
  */
 export async function renewToken(deps: DeviceServiceDeps, id: string, challenge: string, signature: string) {
   const d = await findAcrossTenants(deps, id, 'token renewal by device id');
   if (d.status === 'REVOKED') throw deviceRevoked();
   if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE device renews its token`);
+  requireUsableIdentityKey(d.identityPublicKey);
   if (!verifyEd25519(d.identityPublicKey, Buffer.from(challenge, 'utf8'), signature.toLowerCase())) {
     throw unauthorized('signature does not verify against the identity key');
   }

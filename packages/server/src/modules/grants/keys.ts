@@ -8,7 +8,8 @@
  *   and still verify until {@link retireSptKeys} deletes them. Their `created_at` is the time they
  *   STOPPED signing (the row is written by the rotation), from which their retirement time follows.
  *
- * Keys are stored as multibase (as the issuer key) and handed to `jose` as OKP JWKs (RFC 8037).
+ * Keys are stored as multibase (as the issuer key; the private half sealed with the secrets key,
+ * auth/sealed-keys.ts) and handed to `jose` as OKP JWKs (RFC 8037).
  * A `kid` is the key's RFC 7638 JWK thumbprint, so it is the same on every instance and changes
  * only with the key. Every instance caches the keys and reloads them at most
  * {@link KEY_REFRESH_MS} after the last load (on the next use), and when a token names a `kid` it
@@ -22,6 +23,8 @@ import { calculateJwkThumbprint, importJWK, type CryptoKey, type JWK } from 'jos
 import type { Db } from '../../db/client.js';
 import { platformKeys } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
+import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { generateEd25519 } from '../credentials/ld.js';
 import { loadPlatformKey } from '../credentials/issuer.js';
 import { decodePublicKeyMultibase } from '../hub/did.js';
@@ -89,10 +92,12 @@ export class SptKeys {
 
   /**
    * @param db the service database (platform table `platform_keys`).
+   * @param box the secrets keyring that seals the keys at rest (`SECRETS_KEY`).
    * @param refreshMs how long cached keys are used before a reload ({@link KEY_REFRESH_MS}; tests shorten it).
    */
   constructor(
     private readonly db: Db,
+    private readonly box: SecretBox,
     refreshMs = KEY_REFRESH_MS,
   ) {
     this.reloader = new KeyReloader(() => this.loadKeys(), refreshMs);
@@ -108,7 +113,7 @@ export class SptKeys {
   }
 
   private async loadKeys(): Promise<void> {
-    const stored = await loadPlatformKey(this.db, SPT_KEY_PURPOSE);
+    const stored = await loadPlatformKey(this.db, this.box, SPT_KEY_PURPOSE);
     // Newest first: the JWKS lists the active key, then the previous keys from the latest rotation back.
     const previous = await crossTenant(this.db, REASON, (tx) => tx.select().from(platformKeys).where(like(platformKeys.purpose, `${SPT_PREVIOUS_PREFIX}%`)).orderBy(desc(platformKeys.createdAt)));
     const { jwk, seed } = await publicJwkOf(stored, SPT_KEY_PURPOSE);
@@ -116,7 +121,7 @@ export class SptKeys {
     const active = { jwk, verifying: (await importJWK(jwk, 'EdDSA')) as CryptoKey };
     byKid.set(jwk.kid, active);
     for (const row of previous) {
-      const old = await publicJwkOf(row, row.purpose);
+      const old = await publicJwkOf(openPlatformKeyRow(this.box, row), row.purpose);
       byKid.set(old.jwk.kid, { jwk: old.jwk, verifying: (await importJWK(old.jwk, 'EdDSA')) as CryptoKey });
     }
     this.signing = (await importJWK({ kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: b64url(seed) }, 'EdDSA')) as CryptoKey;
@@ -183,20 +188,21 @@ export interface RetiringKey {
 /**
  * Rotate the SPT signing key: in one transaction, the active key (purpose `spt-signing`) is copied
  * to `spt-signing:previous:<kid>` (verification only, `created_at` = now) and replaced by a fresh
- * Ed25519 key. Every instance signs with the new key within {@link KEY_REFRESH_MS}. Run by
- * `npm run cli -- rotate-spt-key`.
+ * Ed25519 key (sealed under `box`; the old one is copied as stored). Every instance signs with the
+ * new key within {@link KEY_REFRESH_MS}. Run by `npm run cli -- rotate-spt-key`.
  * @param ttlSec the SPT lifetime (`SPT_TTL_SECONDS`), for the answer's `retirable_at`.
  * @returns the new `kid` and the key that now only verifies.
  * @throws when there is no active key yet (no instance has started) or the database fails.
  */
-export async function rotateSptKey(db: Db, ttlSec: number): Promise<{ kid: string; previous: RetiringKey }> {
-  const fresh = await generateEd25519();
-  const { jwk } = await publicJwkOf(fresh, SPT_KEY_PURPOSE);
+export async function rotateSptKey(db: Db, box: SecretBox, ttlSec: number): Promise<{ kid: string; previous: RetiringKey }> {
+  const clear = await generateEd25519();
+  const { jwk } = await publicJwkOf(clear, SPT_KEY_PURPOSE);
+  const fresh = sealPlatformKey(box, clear);
   const now = new Date();
   const previousKid = await crossTenant(db, REASON, async (tx) => {
     const [old] = await tx.select().from(platformKeys).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE)).for('update');
     if (!old) throw new Error('no SPT signing key yet: start the service once before rotating');
-    const { jwk: oldJwk } = await publicJwkOf(old, SPT_KEY_PURPOSE);
+    const { jwk: oldJwk } = await publicJwkOf(openPlatformKeyRow(box, old), SPT_KEY_PURPOSE);
     await tx.insert(platformKeys).values({ purpose: `${SPT_PREVIOUS_PREFIX}${oldJwk.kid}`, publicKeyMultibase: old.publicKeyMultibase, privateKeyMultibase: old.privateKeyMultibase, createdAt: now });
     await tx.update(platformKeys).set({ ...fresh, createdAt: now }).where(eq(platformKeys.purpose, SPT_KEY_PURPOSE));
     return oldJwk.kid;

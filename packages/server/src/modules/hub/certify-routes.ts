@@ -14,7 +14,7 @@ import { OperatorTierService } from './operator-tier.js';
 
 export const hubCertifyRoutes: FastifyPluginAsync<{ certify: HubCertifyService; operatorTier?: OperatorTierService }> = async (app, opts) => {
   const { certify } = opts;
-  const operatorTier = opts.operatorTier ?? new OperatorTierService(app.parley.database.db);
+  const operatorTier = opts.operatorTier ?? new OperatorTierService(app.parley.database.db, app.log);
   const maxScoreAgeMs = scoreMaxAgeMs(app.parley.config.trustRecomputeIntervalMs);
   serve(app, ROUTES.certifyHubIdentity, async (req) => {
     const owner = ownerOf(req);

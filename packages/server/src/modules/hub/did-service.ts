@@ -29,7 +29,7 @@ import {
   type DidResolutionResult,
   type DocumentMetadata,
 } from './did.js';
-import { isEd25519PublicKey } from './ed25519.js';
+import { isEd25519PublicKey } from '../../lib/public-keys.js';
 import { appendAudit } from '../audit/service.js';
 import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';

@@ -7,10 +7,12 @@
  */
 import { eq } from 'drizzle-orm';
 import type { GrantTierRequest, HubIdentity } from '@parley/protocol';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/client.js';
 import { hubIdentities } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { ChangeListeners } from '../../lib/listeners.js';
 import { appendAudit } from '../audit/service.js';
 import { asTier } from '../trust/types.js';
 import { applyTierChange, type TierSourceColumns } from './certify.js';
@@ -74,10 +76,28 @@ export async function grantTier(db: Db, operator: string, identityId: string, bo
 
 /** Operator tier grants as a service (the route's dependency; {@link grantTier}). */
 export class OperatorTierService {
-  constructor(private readonly db: Db) {}
+  private readonly granted: ChangeListeners;
 
-  /** {@link grantTier} as the operator `operator` (its `sub`). */
-  grant(operator: string, identityId: string, body: GrantTierRequest): Promise<HubIdentity> {
-    return grantTier(this.db, operator, identityId, body);
+  constructor(
+    private readonly db: Db,
+    log: Pick<FastifyBaseLogger, 'error'>,
+  ) {
+    this.granted = new ChangeListeners(log, 'an operator tier grant');
+  }
+
+  /**
+   * Call `fn` after every committed grant, before the route answers: the tier may have changed, so
+   * whoever acts on tiers (the marketplace's rental monitor, SPEC §4.16) looks at once.
+   * Errors are logged, never thrown.
+   */
+  onGranted(fn: () => Promise<void>): void {
+    this.granted.add(fn);
+  }
+
+  /** {@link grantTier} as the operator `operator` (its `sub`), then the listeners of {@link onGranted}. */
+  async grant(operator: string, identityId: string, body: GrantTierRequest): Promise<HubIdentity> {
+    const identity = await grantTier(this.db, operator, identityId, body);
+    await this.granted.run();
+    return identity;
   }
 }

@@ -1,5 +1,6 @@
 /** Hub identity queries (tenant-scoped transactions unless named otherwise). */
-import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, notExists, or, sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Tx } from '../../db/client.js';
 import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema/index.js';
 import { TIERS, tierRank, type Tier } from '../trust/types.js';
@@ -151,13 +152,28 @@ export async function getProfileRow(tx: Tx, hubAddress: string): Promise<Profile
   return row;
 }
 
+const boundDevice = alias(devices, 'bound_device');
+
 /**
- * Active identities matching `f` (run inside crossTenant: search is platform-wide). With text:
- * `search_document @@ websearch_to_tsquery(…)`, ranked by `ts_rank` (best first), ties by
- * address; without text: by address.
+ * Identities verify-agent does not call `suspended` (verification/service.ts `agentStatus`):
+ * active, with no bound device or one neither revoked nor deleted. The marketplace keeps the same
+ * rule in `marketplace_listings.agent_suspended` (migration 0045).
+ */
+function notSuspended(tx: Tx): SQL {
+  const badDevice = tx
+    .select({ one: sql`1` })
+    .from(boundDevice)
+    .where(and(eq(boundDevice.id, hubIdentities.deviceId), or(eq(boundDevice.status, 'REVOKED'), isNotNull(boundDevice.deletedAt))));
+  return and(eq(hubIdentities.status, 'active'), notExists(badDevice))!;
+}
+
+/**
+ * Identities matching `f` that are not suspended ({@link notSuspended}), run inside crossTenant:
+ * search is platform-wide. With text: `search_document @@ websearch_to_tsquery(…)`, ranked by
+ * `ts_rank` (best first), ties by address; without text: by address.
  */
 export function searchProfileRows(tx: Tx, f: SearchFilter): Promise<ProfileRow[]> {
-  const where: SQL[] = [eq(hubIdentities.status, 'active')];
+  const where: SQL[] = [notSuspended(tx)];
   const query = f.text === undefined ? undefined : sql`websearch_to_tsquery(${CFG}, ${f.text})`;
   if (query) where.push(sql`${hubIdentities.searchDocument} @@ ${query}`);
   const minRank = tierRank(f.minTier);

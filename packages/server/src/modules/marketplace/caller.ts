@@ -1,12 +1,13 @@
 /**
- * Who calls a marketplace route (SPEC §4.16 "workspace auth", DESIGN §8.23, §8.35): an owner of
- * the tenant (owner JWT), or an API key of the tenant, optionally scoped to a workspace with
- * `X-Workspace-Id`. `actor` is the audit actor (owner `sub`, `api_key:<id>`).
+ * Who calls a marketplace route (SPEC §4.16 "workspace auth", DESIGN §8.23, §8.27, §8.35): an
+ * owner of the tenant (owner JWT), an API key of the tenant, optionally scoped to a workspace with
+ * `X-Workspace-Id`, or an agent device's own JWT on the `any` rows (what its API key without
+ * `X-Workspace-Id` may do). `actor` is the audit actor (owner `sub`, `api_key:<id>`, `device:<id>`).
  */
 import type { FastifyRequest } from 'fastify';
 import { auditActor } from '../audit/parties.js';
 import { actingDevice, ownerOf } from '../../http/auth.js';
-import { unauthorized } from '../../lib/errors.js';
+import { forbidden, unauthorized } from '../../lib/errors.js';
 
 /** A workspace-auth caller. */
 export interface MarketCaller {
@@ -19,10 +20,17 @@ export interface MarketCaller {
   deviceId: string | null;
 }
 
-/** The caller of a workspace-auth route. @throws 401 without an owner JWT or API key; 403 an owner without tenant. */
+/**
+ * The caller of a workspace-auth route. @throws 401 without credentials; 403 an owner without
+ * tenant, or an owner device's JWT (owners act with the owner JWT and `X-Device-Id`).
+ */
 export function marketCallerOf(req: FastifyRequest): MarketCaller {
   const p = req.principal;
   if (p?.kind === 'apikey') return { tenantId: p.tenantId, actor: auditActor(p), kind: 'apikey', workspaceId: p.workspaceId, deviceId: null };
+  if (p?.kind === 'device') {
+    if (p.deviceKind !== 'agent') throw forbidden('an owner device acts in the marketplace with the owner token (and X-Device-Id), not its device token');
+    return { tenantId: p.tenantId, actor: auditActor(p), kind: 'device', workspaceId: null, deviceId: null };
+  }
   if (p?.kind === 'owner') {
     const o = ownerOf(req);
     return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: actingDevice(req, false) ?? null };

@@ -2,14 +2,17 @@
  * The marketplace's composition (SPEC §4.16; DESIGN §8.23–§8.26): the payment processor chosen
  * from configuration (Stripe Connect when `STRIPE_SECRET_KEY` is set, else the embedded local
  * processor, whose asynchronous events are delivered in process to the same handler as its
- * webhook route), the services, and the scheduled work: the cluster-wide weekly payout run and
- * each instance's rental poll (terms that ended, trust monitoring). Used by `app.ts` and the CLI.
+ * webhook route and kept in the database until delivered), the services, and the scheduled work:
+ * the cluster-wide weekly payout run and each instance's rental poll (terms that ended, trust
+ * monitoring, the local processor's undelivered events, which it also picks up at start). Used by
+ * `app.ts` and the CLI.
  */
 import { runJob, type Metrics } from '../../ops/metrics.js';
 import { randomBytes } from 'node:crypto';
 import type { MarketplaceConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { scheduleClusterJob } from '../../jobs/cluster-schedule.js';
+import type { MessageRate } from '../../lib/message-rate.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { SptTokens } from '../grants/tokens.js';
 import type { PolicyService } from '../policies/service.js';
@@ -18,6 +21,7 @@ import { DisputeService } from './disputes.js';
 import { ListingService } from './listings.js';
 import { RentalMonitor } from './monitor.js';
 import { LocalProcessor } from './payments/local.js';
+import { DbLocalEventStore } from './payments/local-store.js';
 import type { PaymentProcessor } from './payments/processor.js';
 import { StripeProcessor } from './payments/stripe.js';
 import { MINIMUM_PAYOUT_CENTS, PayoutService } from './payouts.js';
@@ -38,6 +42,8 @@ export interface MarketplaceDeps {
   tokens: SptTokens;
   /** Both tenants' policies decide rental-room messages; approved held ones come back through the `rental` releaser. */
   policies: Pick<PolicyService, 'decide' | 'hold' | 'holdAll' | 'alert' | 'registerReleaser'>;
+  /** SPEC §8's per-device message budget, shared with the socket and the other send routes. */
+  messageRate: MessageRate;
   /** Largest ciphertext of one envelope (DESIGN §8.12). */
   maxCiphertextBytes: number;
   publicUrl: string;
@@ -60,7 +66,7 @@ export interface Marketplace {
   monitor: RentalMonitor;
   room: RentalRoom;
   events: ProcessorEventHandler;
-  /** Start the payout job and the rental poll; returns `stop()` (also closes the processor's timers). */
+  /** Start the payout job and the rental poll (and recover the local processor's events); returns `stop()` (also closes the processor's timers). */
   start(): () => Promise<void>;
   /** Close the processor (pending local events are delivered or cancelled). */
   close(): Promise<void>;
@@ -79,17 +85,20 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
           await events.handle(raw, headers); // defined below; called only after construction
         },
         onDeliveryError: (err, ev) => d.log.warn({ err, event: ev }, 'local payment processor event failed'),
+        store: new DbLocalEventStore(d.db),
       });
   const common = { db: d.db, notifier: d.notifier, listDefault: d.listDefault, listMax: d.listMax };
   const rentals = new RentalService({ ...common, processor, tokens: d.tokens, feeBps: d.config.feeBps, publicUrl: d.publicUrl });
   const payouts = new PayoutService({ ...common, processor, publicUrl: d.publicUrl, minimumCents: d.config.minimumPayoutCents ?? MINIMUM_PAYOUT_CENTS });
   const events = new ProcessorEventHandler({ db: d.db, processor, rentals, payouts });
-  const room = new RentalRoom({ db: d.db, notifier: d.notifier, policies: d.policies, maxCiphertextBytes: d.maxCiphertextBytes, listDefault: d.listDefault, listMax: d.listMax });
+  const room = new RentalRoom({ db: d.db, notifier: d.notifier, policies: d.policies, messageRate: d.messageRate, maxCiphertextBytes: d.maxCiphertextBytes, listDefault: d.listDefault, listMax: d.listMax });
   d.policies.registerReleaser('rental', (held) => room.release(held));
   const monitor = new RentalMonitor({ db: d.db, rentals, room });
   const close = async () => {
     if (processor instanceof LocalProcessor) await processor.close();
   };
+  /** The local processor's events a previous run (or a stopped instance) left undelivered. */
+  const recoverEvents = async () => (processor instanceof LocalProcessor ? processor.recover() : 0);
   return {
     processor,
     listings: new ListingService(d.db),
@@ -114,11 +123,11 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
       });
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
-      let inFlight: Promise<unknown> = Promise.resolve();
+      let inFlight: Promise<unknown> = recoverEvents().catch((err: unknown) => d.log.warn({ err }, 'local payment processor: recovering undelivered events failed'));
       const poll = () => {
         if (stopped) return;
         timer = setTimeout(() => {
-          inFlight = runJob(d.metrics, RENTAL_POLL_JOB, () => Promise.all([rentals.completeDue(), monitor.check()]), (err: unknown) => d.log.warn({ err }, 'rental poll failed')).finally(poll);
+          inFlight = runJob(d.metrics, RENTAL_POLL_JOB, () => Promise.all([rentals.completeDue(), monitor.check(), recoverEvents()]), (err: unknown) => d.log.warn({ err }, 'rental poll failed')).finally(poll);
         }, d.config.rentalPollMs);
         timer.unref();
       };

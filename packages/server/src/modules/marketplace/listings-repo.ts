@@ -3,7 +3,7 @@
  * every published listing through the public-read policy of migration 0021) or in the anonymous
  * scope of `withNoTenant` (published listings only).
  */
-import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { marketplaceListings as L } from '../../db/schema/index.js';
 import { SEARCH_CONFIG } from '../hub/repo.js';
@@ -60,9 +60,13 @@ export interface ListingFilter {
 /** A keyset position: by rank (text queries) or by time (published_at, or created_at for `mine`). */
 export type ListingCursor = { rank: number; id: string } | { at: Date; id: string };
 
-/** The WHERE clause of a search (shared by the service and the benchmark's bare query). */
+/**
+ * The WHERE clause of a search (shared by the service and the benchmark's bare query): the
+ * caller's own listings, or the catalogue — published listings of agents that verify-agent does
+ * not call suspended (`agent_suspended`, migration 0045).
+ */
 export function listingWhere(f: ListingFilter): SQL {
-  const conds: SQL[] = [f.ownTenantId ? eq(L.tenantId, f.ownTenantId) : eq(L.status, 'published')];
+  const conds: SQL[] = f.ownTenantId ? [eq(L.tenantId, f.ownTenantId)] : [eq(L.status, 'published'), eq(L.agentSuspended, false)];
   if (f.text) conds.push(sql`${L.searchDocument} @@ websearch_to_tsquery(${CFG}, ${f.text})`);
   if (f.capability) conds.push(sql`${L.capabilities} @> ${JSON.stringify([f.capability])}::jsonb`);
   if (f.hubAddress) conds.push(eq(L.hubAddress, f.hubAddress));
@@ -73,16 +77,30 @@ export function listingWhere(f: ListingFilter): SQL {
   return and(...conds)!;
 }
 
+/** The rank of a search's rows: `ts_rank` with a text query, 0 without. */
+const rankOf = (f: ListingFilter) => (f.text ? sql<number>`ts_rank(${L.searchDocument}, websearch_to_tsquery(${CFG}, ${f.text}))::float8` : sql<number>`0::float8`);
+
+/** The time column of a search's order: created_at for own listings, else published_at. */
+const timeColOf = (f: ListingFilter) => (f.ownTenantId ? L.createdAt : L.publishedAt);
+
+/** Rows that come after `after` in the search order of {@link searchListings}. */
+function afterCursor(f: ListingFilter, after: ListingCursor): SQL | undefined {
+  const rank = rankOf(f);
+  const timeCol = timeColOf(f);
+  return 'rank' in after
+    ? sql`(${rank} < ${after.rank} or (${rank} = ${after.rank} and ${L.id} < ${after.id}))`
+    : or(lt(timeCol, after.at), and(eq(timeCol, after.at), lt(L.id, after.id)));
+}
+
 /**
  * One page (`limit` rows) of a search: by `ts_rank` then id with a text query, else newest first
  * (published_at; created_at for own listings). Each row carries its rank (0 without text).
  */
 export async function searchListings(tx: Tx, f: ListingFilter, after: ListingCursor | undefined, limit: number): Promise<(ListingRow & { rank: number })[]> {
-  const rank = f.text ? sql<number>`ts_rank(${L.searchDocument}, websearch_to_tsquery(${CFG}, ${f.text}))::float8` : sql<number>`0::float8`;
-  const timeCol = f.ownTenantId ? L.createdAt : L.publishedAt;
+  const rank = rankOf(f);
+  const timeCol = timeColOf(f);
   const conds: (SQL | undefined)[] = [listingWhere(f)];
-  if (after && 'rank' in after) conds.push(sql`(${rank} < ${after.rank} or (${rank} = ${after.rank} and ${L.id} < ${after.id}))`);
-  if (after && 'at' in after) conds.push(or(lt(timeCol, after.at), and(eq(timeCol, after.at), lt(L.id, after.id))));
+  if (after) conds.push(afterCursor(f, after));
   const order = f.text ? [desc(rank), desc(L.id)] : [desc(timeCol), desc(L.id)];
   const rows = await tx
     .select({ row: L, rank })
@@ -91,4 +109,19 @@ export async function searchListings(tx: Tx, f: ListingFilter, after: ListingCur
     .orderBy(...order)
     .limit(limit);
   return rows.map((r) => ({ ...r.row, rank: Number(r.rank) }));
+}
+
+/**
+ * How many rows of the search `f` come before `after` or are `after` itself (the results a client
+ * paging with that cursor has seen), counting no further than `cap`.
+ */
+export async function countThrough(tx: Tx, f: ListingFilter, after: ListingCursor, cap: number): Promise<number> {
+  const seen = tx
+    .select({ one: sql`1` })
+    .from(L)
+    .where(and(listingWhere(f), not(afterCursor(f, after) ?? sql`false`)))
+    .limit(cap)
+    .as('seen');
+  const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(seen);
+  return Number(row?.n ?? 0);
 }

@@ -75,14 +75,25 @@ function decodeCursor(cursor: string, byRank: boolean): repo.ListingCursor {
   return decodeKeyset(cursor.slice(1));
 }
 
+/**
+ * Who may create and change listings (DESIGN §8.23 "workspace auth"): an owner of the tenant, or an
+ * API key that names its workspace with `X-Workspace-Id`. @throws 403 for any other caller.
+ */
+function assertListingWriter(c: MarketCaller): void {
+  if (c.kind === 'owner' || (c.kind === 'apikey' && c.workspaceId)) return;
+  throw forbidden('listings are created and changed by an owner token, or by an API key with X-Workspace-Id naming a workspace its agent belongs to (DESIGN §8.23)');
+}
+
 export class ListingService {
   constructor(private readonly db: Db) {}
 
   /**
    * Create a draft for the tenant's identity `hub_address`. An API key with a workspace files it
-   * under that workspace. @throws 404 no such identity in the tenant; 400 bad pricing term.
+   * under that workspace. @throws 403 an API key without `X-Workspace-Id`; 404 no such identity
+   * in the tenant; 400 bad pricing term.
    */
   async create(c: MarketCaller, input: CreateListingRequest): Promise<Listing> {
+    assertListingWriter(c);
     const address = normalizeHubAddress(input.hub_address);
     if (!address) throw badRequest('hub_address is not a valid hub address');
     return withTenant(this.db, c.tenantId, async (tx) => {
@@ -180,13 +191,15 @@ export class ListingService {
   /**
    * Search (DESIGN §8.35): published listings by free text (relevance order), capability,
    * category, minimum live tier and price range, newest first without text; `mine` lists the
-   * caller tenant's own listings in every status. Anonymous: reduced view, at most 20.
+   * caller tenant's own listings in every status. Anonymous: reduced view, and at most 20 results
+   * of a search in total: pages after a cursor count what came before it (on the database, so a
+   * made-up cursor gains nothing) and stop at the 20th result, without a further `next_cursor`.
    * @throws 400 bad cursor, `mine` without credentials, or min price above max price.
    */
   async search(c: MarketCaller | null, q: ListingSearchQuery): Promise<ListingPage> {
     if (q.mine && !c) throw badRequest('mine=true needs credentials');
     if (q.min_price_cents !== undefined && q.max_price_cents !== undefined && q.min_price_cents > q.max_price_cents) throw badRequest('min_price_cents is above max_price_cents');
-    const limit = Math.min(q.limit ?? SEARCH_DEFAULT, c ? 100 : ANONYMOUS_SEARCH_MAX);
+    const requested = Math.min(q.limit ?? SEARCH_DEFAULT, c ? 100 : ANONYMOUS_SEARCH_MAX);
     const byRank = q.query !== undefined;
     const own = q.mine === true;
     const filter: repo.ListingFilter = {
@@ -200,10 +213,16 @@ export class ListingService {
       ownTenantId: own ? c!.tenantId : undefined,
     };
     const after = q.cursor !== undefined ? decodeCursor(q.cursor, byRank) : undefined;
-    const rows = await this.scope(c, (tx) => repo.searchListings(tx, filter, after, limit + 1));
+    const { rows, limit, capped } = await this.scope(c, async (tx) => {
+      // Anonymous: what is left of the 20 after the results before the cursor.
+      const left = c ? Infinity : ANONYMOUS_SEARCH_MAX - (after ? await repo.countThrough(tx, filter, after, ANONYMOUS_SEARCH_MAX) : 0);
+      const limit = Math.min(requested, left);
+      return { rows: limit > 0 ? await repo.searchListings(tx, filter, after, limit + 1) : [], limit, capped: limit === left };
+    });
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    return { listings: page.map((r) => (c ? fullListing(r) : reducedListing(r))), next_cursor: rows.length > limit && last ? encodeCursor(last, byRank, own) : null };
+    const more = rows.length > limit && !capped;
+    return { listings: page.map((r) => (c ? fullListing(r) : reducedListing(r))), next_cursor: more && last ? encodeCursor(last, byRank, own) : null };
   }
 
   private scope<T>(c: MarketCaller | null, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -218,13 +237,14 @@ export class ListingService {
     });
   }
 
-  /** Lock the tenant's listing, check the caller may write it, apply `fn`, audit `type`. */
+  /** Lock the tenant's listing, check the caller may write it (403 otherwise), apply `fn`, audit `type`. */
   private mutate(
     c: MarketCaller,
     id: string,
     type: AuditEventType,
     fn: (tx: Tx, l: repo.ListingRow) => Promise<{ row: repo.ListingRow; data: Record<string, unknown> }>,
   ): Promise<Listing> {
+    assertListingWriter(c);
     return withTenant(this.db, c.tenantId, async (tx) => {
       const l = await repo.getListing(tx, id, true);
       if (!l || l.tenantId !== c.tenantId) throw notFound('listing');

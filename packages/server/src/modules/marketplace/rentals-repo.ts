@@ -5,6 +5,7 @@
 import { and, desc, eq, lt, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { marketplaceRentalMessages, marketplaceRentals as R } from '../../db/schema/index.js';
+import { NEUTRAL_SCORE } from '../trust/types.js';
 
 /** A stored rental. */
 export type RentalRow = typeof R.$inferSelect;
@@ -68,13 +69,14 @@ export function dueRentals(tx: Tx, now: Date, limit: number) {
 /**
  * Rentals whose trust standing changed (cross-tenant: the monitor): active ones whose identity is
  * now below the listing's tier or score floor, and suspended ones (for trust) whose identity is
- * back. Reads the live identity and listing beside each rental.
+ * back. Reads the live identity and listing beside each rental; an identity not scored yet has
+ * SPEC §3.9's warm-up score (trust/types.ts NEUTRAL_SCORE), as on its profile.
  */
 export async function trustMismatches(tx: Tx): Promise<{ id: string; status: string; below: boolean }[]> {
   const res = (await tx.execute(sql`
     select r.id, r.status,
       (case h.trust_tier when 'enterprise' then 2 when 'certified' then 1 else 0 end) < (case l.min_tier when 'enterprise' then 2 else 1 end)
-        or (l.min_score is not null and coalesce(h.trust_score, 0) < l.min_score)
+        or (l.min_score is not null and coalesce(h.trust_score, ${NEUTRAL_SCORE}::float8) < l.min_score)
         or h.status <> 'active' as below
     from marketplace_rentals r
     join marketplace_listings l on l.id = r.listing_id

@@ -26,7 +26,7 @@ import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/parti
 import { issueRentalGrant, rentalGrantToken, revokeRentalGrant } from '../grants/rental.js';
 import type { SptTokens } from '../grants/tokens.js';
 import { getHubIdentity } from '../hub/repo.js';
-import { tierRank } from '../trust/types.js';
+import { NEUTRAL_SCORE, tierRank } from '../trust/types.js';
 import type { MarketCaller } from './caller.js';
 import * as ledger from './ledger.js';
 import * as listingsRepo from './listings-repo.js';
@@ -106,7 +106,7 @@ export class RentalService {
       if (!l || l.status !== 'published') throw notFound('published listing');
       if (l.tenantId === c.tenantId) throw conflict('a tenant cannot rent its own listing');
       if (tierRank(l.trustTier) < tierRank(l.minTier)) throw conflict(`the listed agent is ${l.trustTier}, below the listing's ${l.minTier} tier: it cannot be rented now`);
-      if (l.minScore !== null && (l.trustScore ?? 0) < l.minScore) throw conflict('the listed agent is below the listing’s trust score floor: it cannot be rented now');
+      if (l.minScore !== null && (l.trustScore ?? NEUTRAL_SCORE) < l.minScore) throw conflict('the listed agent is below the listing’s trust score floor: it cannot be rented now');
       const model = l.pricingModel as PricingModel;
       const hours = termHoursOf(model, l.termHours);
       const amount = amountOf(model, l.priceCents, hours);

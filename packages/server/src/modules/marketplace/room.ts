@@ -21,21 +21,29 @@ import type { Db, Tx } from '../../db/client.js';
 import { devices, marketplaceRentalMessages as M } from '../../db/schema/index.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, ErrorCode, forbidden, notFound } from '../../lib/errors.js';
+import type { MessageRate } from '../../lib/message-rate.js';
 import { pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
 import type { HeldRecord, PolicyDecider } from '../policies/types.js';
 import { decodeBase64 } from '../conversations/messages.js';
+import { requireOwnerDeviceOf } from '../devices/service.js';
 import { getHubIdentity } from '../hub/repo.js';
 import { asTier } from '../trust/types.js';
 import * as rentalsRepo from './rentals-repo.js';
 
 type MessageRow = typeof M.$inferSelect;
 
-/** Who acts in a rental room: a tenant and its device (null: an owner without X-Device-Id, reads only). */
+/**
+ * Who acts in a rental room: a tenant and its device (null: an owner without X-Device-Id, reads
+ * only). `ownerSub` is set for an owner JWT: its `X-Device-Id` must then name one of that owner's
+ * own owner devices (as conversations and rooms check), never the agent; a device JWT or API key
+ * (`ownerSub` null) acts as its own device.
+ */
 export interface RoomCaller {
   tenantId: string;
   deviceId: string | null;
+  ownerSub: string | null;
 }
 
 /** Statuses whose room is open for messages; `suspended` holds them. */
@@ -56,7 +64,7 @@ const toMessage = (m: MessageRow): RentalMessage => ({
 });
 
 export class RentalRoom {
-  constructor(private readonly deps: { db: Db; notifier: Notifier; policies: PolicyDecider; maxCiphertextBytes: number; listDefault: number; listMax: number }) {}
+  constructor(private readonly deps: { db: Db; notifier: Notifier; policies: PolicyDecider; messageRate: MessageRate; maxCiphertextBytes: number; listDefault: number; listMax: number }) {}
 
   /** The room's members with their keys (either party). @throws 404 not visible; 409 never activated. */
   members(c: RoomCaller, rentalId: string): Promise<RentalMembers> {
@@ -72,7 +80,8 @@ export class RentalRoom {
   /**
    * Send envelopes (module comment). @throws 400 bad base64, a recipient outside the other side,
    * an owner without X-Device-Id; 403 the device is not a member; 404 not visible; 409 the
-   * rental is not active or suspended; 413 a ciphertext above the limit.
+   * rental is not active or suspended, or its term (`ends_at`) has passed; 413 a ciphertext above
+   * the limit; 429 the sender's message budget (SPEC §8) is spent.
    */
   async send(c: RoomCaller, rentalId: string, input: RentalMessageInput): Promise<RentalSendResult> {
     if (!c.deviceId) throw badRequest('header X-Device-Id must name your owner device');
@@ -89,9 +98,12 @@ export class RentalRoom {
       const r = await rentalsRepo.getRental(tx, rentalId);
       if (!r) throw notFound('rental');
       if (!OPEN.includes(r.status) || !r.agentDeviceId) throw conflict(`the rental room is closed: the rental is ${r.status}`);
+      // The term job completes a rental some time after its end; the room closes at the end itself.
+      if (r.endsAt && r.endsAt <= now) throw conflict(`the rental room is closed: the rental's term ended at ${r.endsAt.toISOString()}`);
       const members = await this.membersIn(tx, r, c.tenantId);
-      const me = members.find((m) => m.device_id === sender && m.tenant_id === c.tenantId);
-      if (!me) throw forbidden('this device is not a member of the rental room');
+      const me = await this.actorIn(tx, c, sender, members);
+      // Counted once the sender is known to be the caller's member device (SPEC §8, lib/message-rate.ts).
+      await this.deps.messageRate.consume(sender);
       const others = new Map(members.filter((m) => m.side !== me.side).map((m) => [m.device_id, m]));
       for (const b of blobs) if (!others.has(b.recipient)) throw badRequest(`recipient ${b.recipient} is not a member of the other side of the rental room`);
       const identity = me.side === 'developer' ? await this.identityOf(tx, r) : null;
@@ -182,9 +194,8 @@ export class RentalRoom {
     return withTenant(this.deps.db, c.tenantId, async (tx) => {
       const r = await rentalsRepo.getRental(tx, rentalId);
       if (!r) throw notFound('rental');
-      if (!r.agentDeviceId || !(await this.membersIn(tx, r, c.tenantId)).some((m) => m.device_id === me && m.tenant_id === c.tenantId)) {
-        throw forbidden('this device is not a member of the rental room');
-      }
+      if (!r.agentDeviceId) throw forbidden('this device is not a member of the rental room');
+      await this.actorIn(tx, c, me, await this.membersIn(tx, r, c.tenantId));
       const rows = await tx
         .select()
         .from(M)
@@ -245,6 +256,19 @@ export class RentalRoom {
       await this.deps.notifier.toDevices(toAgent ? r.partnerTenantId : r.tenantId, [m.recipientDeviceId], 'rental_message', out);
       await this.deps.notifier.toDevices(toAgent ? r.tenantId : r.partnerTenantId, [m.senderDeviceId], 'rental_message', out);
     }
+  }
+
+  /**
+   * The member acting for `c` as `deviceId` (`tx` in `c.tenantId`'s scope): an owner's `X-Device-Id` must name
+   * one of its own owner devices (404 unknown, 403 another's or not an owner device, 403 revoked)
+   * and act as an owner member; a device JWT or API key acts as its own device.
+   * @throws 403 when the device is not a member of the room on the caller's side.
+   */
+  private async actorIn(tx: Tx, c: RoomCaller, deviceId: string, members: RentalMember[]): Promise<RentalMember> {
+    if (c.ownerSub) await requireOwnerDeviceOf(tx, c.ownerSub, deviceId);
+    const me = members.find((m) => m.device_id === deviceId && m.tenant_id === c.tenantId && (!c.ownerSub || m.kind === 'owner'));
+    if (!me) throw forbidden('this device is not a member of the rental room');
+    return me;
   }
 
   /** The rented agent's identity; `tx` must be in the developer's scope (the agent is the sender). */

@@ -41,13 +41,16 @@ function reviewer(req: FastifyRequest): { tenantId: string | null; operator: { s
   return { tenantId: p.tenantId, operator: p.operator ? { sub: p.sub } : null };
 }
 
-/** The tenant and device acting in a rental room: an owner with `X-Device-Id`, a device JWT, or an API key's registered device. */
+/** The tenant and device acting in a rental room: an owner with `X-Device-Id` (checked by the room as one of its owner devices), a device JWT, or an API key's registered device. */
 function roomCallerOf(req: FastifyRequest): RoomCaller {
   const p = req.principal;
-  if (p?.kind === 'owner') return { tenantId: ownerOf(req).tenantId, deviceId: actingDevice(req, false) ?? null };
+  if (p?.kind === 'owner') {
+    const o = ownerOf(req);
+    return { tenantId: o.tenantId, deviceId: actingDevice(req, false) ?? null, ownerSub: o.sub };
+  }
   if (p?.kind === 'device' || p?.kind === 'apikey') {
     const a = agentDeviceOf(req);
-    return { tenantId: a.tenantId, deviceId: a.deviceId };
+    return { tenantId: a.tenantId, deviceId: a.deviceId, ownerSub: null };
   }
   throw unauthorized();
 }

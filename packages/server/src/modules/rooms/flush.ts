@@ -38,7 +38,7 @@ import { timeOrderedId } from '../../lib/ids.js';
 import { deliveriesOfEach } from '../webhooks/outbox.js';
 import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
 import type { DecideItem, HoldInput } from '../policies/types.js';
-import { messageFields, released, type DeviceKind, type RoomContext, type WireBlobs } from './internal.js';
+import { messageFields, released, SENDER_NOT_A_MEMBER, type DeviceKind, type RoomContext, type WireBlobs } from './internal.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -114,7 +114,7 @@ function plan(tenantId: string, send: QueuedSend, index: number, found: repo.Sen
   if (room.archived) throw conflict('the room is archived');
   const kinds = new Map(room.members.map((m) => [m.deviceId, m.kind as DeviceKind]));
   const senderKind = kinds.get(send.senderDeviceId);
-  if (!senderKind) throw forbidden('the sending device is not a member of this room');
+  if (!senderKind) throw forbidden(SENDER_NOT_A_MEMBER);
   const mls = send.envelopes[0]!.recipient === null;
   const recipients = mls ? [...kinds.keys()].filter((d) => d !== send.senderDeviceId) : send.envelopes.map((e) => e.recipient!);
   for (const r of recipients) if (!kinds.has(r) || r === send.senderDeviceId) throw badRequest(`recipient ${r} is not another member of this room`);

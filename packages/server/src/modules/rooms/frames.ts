@@ -3,7 +3,8 @@
  * @parley/protocol, sharing its fields with `POST /rooms/{id}/messages`): `{room_id, message_type?, priority?, envelopes:
  * [{recipient_device_id, header_blob, ciphertext}], client_ref?}`, answered by
  * `room_message_ack {room_message_id, timestamp, cursor, deliveries, client_ref?}`. Any member
- * device may send it: enrolled agents, API-key agents and owner devices.
+ * device may send it: enrolled agents, API-key agents and owner devices (an ACTIVE owner device
+ * that is not a member joins the room by sending).
  */
 import { OutgoingRoomMessage } from '@parley/protocol';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -39,7 +40,7 @@ export function registerRoomFrames(gateway: Gateway, rooms: RoomService): void {
       const after = lastSend.get(sender.socketId);
       const sending = rooms.send(
         sender.tenantId,
-        sender.deviceId,
+        { deviceId: sender.deviceId, kind: sender.kind },
         roomId.toLowerCase(),
         { envelopes, ...(message_type ? { message_type } : {}), ...(priority ? { priority } : {}) },
         { positioned, ...(after ? { after } : {}) },

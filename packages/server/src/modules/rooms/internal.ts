@@ -71,6 +71,8 @@ export interface RoomContext {
 }
 
 export const b64 = (b: Buffer) => b.toString('base64');
+/** The 403 detail of a room message whose sender is not a member. */
+export const SENDER_NOT_A_MEMBER = 'the sending device is not a member of this room';
 /** Outcomes under which the envelope goes to its recipient now. */
 export const released = (o: DeliveryOutcome) => o === 'delivered' || o === 'notified';
 

@@ -10,7 +10,7 @@ import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { requireOwnerDeviceOf } from '../devices/service.js';
 import { wipeHeldPayloads } from '../policies/repo.js';
-import { details, mustGet, mustGetOpen, summaries, type DeviceKind, type RoomContext } from './internal.js';
+import { details, mustGet, mustGetOpen, SENDER_NOT_A_MEMBER, summaries, type DeviceKind, type RoomContext } from './internal.js';
 import * as repo from './repo.js';
 
 const pairKey = (a: string, b: string): [string, string] => (a < b ? [a, b] : [b, a]);
@@ -102,24 +102,62 @@ export function updateRoom(ctx: RoomContext, tenantId: string, id: string, input
  */
 export async function addMember(ctx: RoomContext, tenantId: string, roomId: string, deviceId: string): Promise<Room> {
   const id = deviceId.toLowerCase();
-  const { room, others } = await withTenant(ctx.deps.db, tenantId, async (tx) => {
+  const joined = await withTenant(ctx.deps.db, tenantId, async (tx) => {
     const row = await mustGetOpen(tx, roomId, true);
     const members = await repo.membersOf(tx, [roomId]);
     if (members.some((m) => m.deviceId === id)) throw conflict('the device is already a member of this room');
-    if (members.length >= MAX_MEMBERS) throw conflict(`a room has at most ${MAX_MEMBERS} members`);
-    const kinds = await activeKinds(tx, [id]);
-    await repo.insertMembers(tx, [{ roomId, tenantId, deviceId: id, kind: kinds.get(id)! }]);
-    await repo.insertConversations(
-      tx,
-      members.map((m) => {
-        const [a, b] = pairKey(id, m.deviceId);
-        return { id: randomUUID(), tenantId, roomId, deviceA: a, deviceB: b };
-      }),
-    );
-    return { room: await details(tx, row), others: members };
+    return join(tx, tenantId, row, members, id, async () => (await activeKinds(tx, [id])).get(id)!);
   });
-  await announceJoined(ctx, tenantId, room, [id], others);
-  return room;
+  await announceJoined(ctx, tenantId, joined.room, [id], joined.others);
+  return joined.room;
+}
+
+/**
+ * Make the sender of a room message a member when it is an ACTIVE owner device of the tenant
+ * (docs/decisions.md "An owner device joins the room it sends into"): nothing when it already is
+ * a member; otherwise it joins as {@link addMember} adds a device (pairwise conversations,
+ * `room_joined` to it, `member_joined` to owners and the agent members), before its message is
+ * sent. Any other non-member is refused as the send would refuse it.
+ * @throws 403 not a member and not an ACTIVE owner device of the tenant; 404 unknown room; 409
+ *   archived or full room.
+ */
+export async function joinOwnerSender(ctx: RoomContext, tenantId: string, roomId: string, deviceId: string): Promise<void> {
+  const id = deviceId.toLowerCase();
+  const joined = await withTenant(ctx.deps.db, tenantId, async (tx) => {
+    if (await repo.getMember(tx, roomId, id)) return undefined;
+    const row = await mustGetOpen(tx, roomId, true);
+    const members = await repo.membersOf(tx, [roomId]);
+    if (members.some((m) => m.deviceId === id)) return undefined;
+    const [device] = await repo.devicesByIds(tx, [id]);
+    if (device?.kind !== 'owner' || device.status !== 'ACTIVE') throw forbidden(SENDER_NOT_A_MEMBER);
+    return join(tx, tenantId, row, members, id, async () => 'owner');
+  });
+  if (joined) await announceJoined(ctx, tenantId, joined.room, [id], joined.others);
+}
+
+/**
+ * Insert member `id` (its kind from `kindOf`, asked once the room is known not to be full) with a
+ * pairwise conversation to each of `members` (the room's current ones, room row-locked).
+ * @throws 409 full room; what `kindOf` throws.
+ */
+async function join(
+  tx: Tx,
+  tenantId: string,
+  row: repo.RoomRow,
+  members: repo.MemberWithKeys[],
+  id: string,
+  kindOf: () => Promise<DeviceKind>,
+): Promise<{ room: Room; others: repo.MemberWithKeys[] }> {
+  if (members.length >= MAX_MEMBERS) throw conflict(`a room has at most ${MAX_MEMBERS} members`);
+  await repo.insertMembers(tx, [{ roomId: row.id, tenantId, deviceId: id, kind: await kindOf() }]);
+  await repo.insertConversations(
+    tx,
+    members.map((m) => {
+      const [a, b] = pairKey(id, m.deviceId);
+      return { id: randomUUID(), tenantId, roomId: row.id, deviceA: a, deviceB: b };
+    }),
+  );
+  return { room: await details(tx, row), others: members };
 }
 
 /**

@@ -4,10 +4,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { actingDevice, agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { badRequest, forbidden } from '../../lib/errors.js';
+import type { MessageRate } from '../../lib/message-rate.js';
 import type { DeviceService } from '../devices/service.js';
 import type { RoomService } from './service.js';
 
-export const roomRoutes: FastifyPluginAsync<{ rooms: RoomService; devices: DeviceService }> = async (app, { rooms, devices }) => {
+export const roomRoutes: FastifyPluginAsync<{ rooms: RoomService; devices: DeviceService; messageRate: MessageRate }> = async (app, { rooms, devices, messageRate }) => {
   serve(app, ROUTES.createRoom, async (req, reply) => {
     const o = ownerOf(req);
     const { workspace_id: workspaceId, ...input } = req.body;
@@ -34,7 +35,8 @@ export const roomRoutes: FastifyPluginAsync<{ rooms: RoomService; devices: Devic
 
   serve(app, ROUTES.sendRoomMessage, async (req, reply) => {
     const { tenantId, deviceId } = await devices.actingDevice(ownerOf(req), actingDevice(req, true));
-    return reply.status(201).send(await rooms.send(tenantId, deviceId, req.params.id, req.body));
+    await messageRate.consume(deviceId);
+    return reply.status(201).send(await rooms.send(tenantId, { deviceId, kind: 'owner' }, req.params.id, req.body));
   });
 
   serve(app, ROUTES.roomTimeline, async (req) => {

@@ -10,6 +10,7 @@ import { AppError, ErrorCode, badRequest } from '../../lib/errors.js';
 import { decodeBase64 } from '../conversations/messages.js';
 import type { DecodedEnvelope } from './flush.js';
 import { messageFields, roomMessageEvent, type RoomContext } from './internal.js';
+import { joinOwnerSender } from './management.js';
 import type { Turn } from './release-order.js';
 
 /**
@@ -25,8 +26,15 @@ export interface SendOrder {
   after?: Promise<unknown>;
 }
 
+/** The device sending a room message, and its kind (an owner device joins the room it sends into). */
+export interface RoomSender {
+  deviceId: string;
+  kind: 'owner' | 'agent';
+}
+
 /**
- * Fan out one room message (DESIGN §8.5). Rules: the sender is a member (403); each recipient
+ * Fan out one room message (DESIGN §8.5). Rules: the sender is a member (403) — an ACTIVE owner
+ * device of the tenant that is not one joins first (management.ts `joinOwnerSender`); each recipient
  * is another member (400), at most once; an MLS envelope (`*`) is the only envelope; base64
  * fields (400); ciphertext within the limit (413). The message is written by its tenant's group
  * commit (flush.ts), where the policies decide per recipient, the `room.message` webhooks of the
@@ -34,20 +42,22 @@ export interface SendOrder {
  * the events' `cursor`), with its envelopes. Resolves after that commit; released envelopes are
  * published first, all at once, in release-position order per room (release-order.ts). `order`
  * pipelines a socket's frames (rooms/frames.ts).
- * @throws 404 unknown room, 409 archived room.
+ * @throws 404 unknown room, 409 archived room (or full, for an owner device joining).
  */
 export async function sendRoomMessage(
   ctx: RoomContext,
   tenantId: string,
-  senderDeviceId: string,
+  sender: RoomSender,
   roomId: string,
   input: RoomMessageInput,
   order?: SendOrder,
 ): Promise<RoomMessageResult> {
   const { policies, notifier } = ctx.deps;
+  const senderDeviceId = sender.deviceId;
   let turn: Turn | undefined;
   try {
     const envelopes = decode(ctx, input.envelopes);
+    if (sender.kind === 'owner') await joinOwnerSender(ctx, tenantId, roomId, senderDeviceId);
     const queued = ctx.sends.submit(tenantId, { roomId, senderDeviceId, messageType: input.message_type ?? 'text', priority: input.priority ?? 'normal', envelopes });
     order?.positioned();
     const outcome = await queued;

@@ -31,14 +31,14 @@ import { drizzleTenantWriter } from '../../db/tenant-writer.js';
 import { TenantBatcher } from '../../db/batcher.js';
 import { flushRoomSends, type FlushOutcome, type QueuedSend } from './flush.js';
 import { ReleaseOrder } from './release-order.js';
-import { sendRoomMessage, type SendOrder } from './send.js';
+import { sendRoomMessage, type RoomSender, type SendOrder } from './send.js';
 import { releaseHeld, roomTimeline, type TimelineQuery, type TimelineViewer } from './timeline.js';
 
 export type { RoomPolicies, RoomServiceDeps } from './internal.js';
 
 /** Most room messages in one group-commit flush. */
 export const MAX_FLUSH = 64;
-export type { SendOrder } from './send.js';
+export type { RoomSender, SendOrder } from './send.js';
 export type { TimelineQuery, TimelineViewer } from './timeline.js';
 
 /**
@@ -94,8 +94,8 @@ export class RoomService {
   }
 
   /** See {@link sendRoomMessage}. */
-  send(tenantId: string, senderDeviceId: string, roomId: string, input: RoomMessageInput, order?: SendOrder): Promise<RoomMessageResult> {
-    return sendRoomMessage(this.ctx, tenantId, senderDeviceId, roomId, input, order);
+  send(tenantId: string, sender: RoomSender, roomId: string, input: RoomMessageInput, order?: SendOrder): Promise<RoomMessageResult> {
+    return sendRoomMessage(this.ctx, tenantId, sender, roomId, input, order);
   }
 
   /** See {@link roomTimeline}. */

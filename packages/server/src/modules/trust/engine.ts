@@ -31,6 +31,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
+import { ChangeListeners } from '../../lib/listeners.js';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode } from '../../lib/errors.js';
@@ -150,9 +151,11 @@ export interface TrustEngineDeps {
 }
 
 export class TrustEngine {
-  private readonly recomputed: (() => Promise<void>)[] = [];
+  private readonly recomputed: ChangeListeners;
 
-  constructor(private readonly deps: TrustEngineDeps) {}
+  constructor(private readonly deps: TrustEngineDeps) {
+    this.recomputed = new ChangeListeners(deps.log, 'the trust recompute');
+  }
 
   /**
    * Call `fn` after every committed recompute (one tenant through the route, or the whole
@@ -160,23 +163,13 @@ export class TrustEngine {
    * marketplace's rental monitor, SPEC §4.16) looks at once. Errors are logged, never thrown.
    */
   onRecomputed(fn: () => Promise<void>): void {
-    this.recomputed.push(fn);
-  }
-
-  private async notifyRecomputed(): Promise<void> {
-    for (const fn of this.recomputed) {
-      try {
-        await fn();
-      } catch (err) {
-        this.deps.log.error({ err }, 'a listener of the trust recompute failed');
-      }
-    }
+    this.recomputed.add(fn);
   }
 
   /** {@link recomputeTenantOnce}, then the listeners of {@link onRecomputed}. */
   async recomputeTenant(tenantId: string, now: Date = new Date()): Promise<RecomputeSummary> {
     const s = await this.recomputeTenantOnce(tenantId, now);
-    await this.notifyRecomputed();
+    await this.recomputed.run();
     return s;
   }
 
@@ -318,7 +311,7 @@ export class TrustEngine {
         this.deps.log.error({ err, tenantId: id }, 'trust recompute of a tenant failed');
       }
     }
-    await this.notifyRecomputed();
+    await this.recomputed.run();
     return { ...total, durationMs: performance.now() - started };
   }
 }

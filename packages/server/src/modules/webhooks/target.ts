@@ -12,7 +12,9 @@
  * "Public" is `ipaddr.js`'s `unicast` range: loopback, RFC 1918 private, unique-local (fc00::/7),
  * link-local (169.254/16, fe80::/10), CGNAT (100.64/10), multicast, unspecified, broadcast,
  * documentation, benchmarking, 6to4 / Teredo / NAT64 (which embed IPv4) and the other special
- * ranges are not. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is judged as the IPv4 address.
+ * ranges are not. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is judged as the IPv4 address. An IPv6
+ * address must also lie in IANA's global unicast block 2000::/3, which leaves out the deprecated
+ * IPv4-compatible form (`::a.b.c.d`, e.g. `[::127.0.0.1]`) and every other unallocated block.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -40,8 +42,20 @@ export class BlockedTargetError extends Error {
   }
 }
 
+/**
+ * The IPv6 space a public target may lie in: IANA's global unicast block 2000::/3 (RFC 4291 §2.4)
+ * and IPv4-mapped addresses (judged as their IPv4 address). Checked with node's own address
+ * parser, which reads `::a.b.c.d` as the IPv4-compatible address it is (ipaddr.js reads it as
+ * IPv4-mapped).
+ */
+const ROUTABLE_V6 = new net.BlockList();
+ROUTABLE_V6.addSubnet('2000::', 3, 'ipv6');
+ROUTABLE_V6.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 /** Whether `ip` (IPv4 or IPv6 text) is a public unicast address; false for anything unparsable. */
 export function isPublicAddress(ip: string): boolean {
+  const family = net.isIP(ip);
+  if (family === 0 || (family === 6 && !ROUTABLE_V6.check(ip, 'ipv6'))) return false;
   try {
     return ipaddr.process(ip).range() === 'unicast';
   } catch {

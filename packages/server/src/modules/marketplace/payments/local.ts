@@ -16,9 +16,9 @@
  *   (yet) succeeded, throws {@link ProcessorError}.
  * - transfers answer `pending` with a `tr_local_…` id and, `transferDelayMs` later, emit
  *   `transfer.paid`, or `transfer.failed` with a reason when the destination was marked failing
- *   with {@link LocalProcessor.failPayoutsTo} or its id ends in `_fail` (test controls). A
- *   destination that is not an `acct_local_…` id fails at once (`{status: 'failed'}`), as Stripe
- *   refuses an unknown destination.
+ *   with {@link LocalProcessor.failPayoutsTo} (before the transfer) or its id ends in `_fail`
+ *   (test controls). A destination that is not an `acct_local_…` id fails at once
+ *   (`{status: 'failed'}`), as Stripe refuses an unknown destination.
  * - idempotency: the same idempotency key answers the same result (or the same error) without a
  *   second effect and without a second event; reusing a key with other parameters throws
  *   {@link ProcessorError} `idempotency_key_reused`, as Stripe does.
@@ -31,10 +31,17 @@
  * request. A delivery that rejects is retried (`deliveryAttempts`, default 3, backoff from
  * `retryDelayMs`); the handler must therefore process each event id once (it does: DESIGN §8.26).
  *
- * State (charges, idempotency keys, failing accounts, timers) lives in memory only: a restart
- * forgets it. Refunds of a `pi_local_…` charge this instance does not know (made before a restart)
- * are accepted without the remaining-amount check (the ledger is the record of what is left), and
- * `pm_card_async` charges or transfers pending at a restart never settle.
+ * Promised events (a `pm_card_async` confirmation, a transfer's settlement) are written to the
+ * {@link LocalEventStore} (the service's database: local-store.ts) before the call answers, with
+ * their id and due time, and marked there once `deliver` accepted them; {@link LocalProcessor.recover}
+ * (at start and on every rental poll) schedules the ones no timer of this process holds — those of
+ * a previous run, or of another instance that stopped — so every pending charge and transfer
+ * settles after a restart. An event may then reach the handler twice (another live instance, a
+ * crash between delivery and mark): it keeps its id, and the handler processes each id once.
+ * Without a store (unit tests) they live in memory only. The rest of the state (charges,
+ * idempotency keys, failing accounts) is in memory: refunds of a `pi_local_…` charge this process
+ * does not know (made before a restart) are accepted without the remaining-amount check (the
+ * ledger is the record of what is left).
  */
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -72,6 +79,32 @@ const UNKNOWN_PM_REASON =
  */
 export type LocalEventDelivery = (rawBody: string, headers: Record<string, string>) => Promise<void>;
 
+/** The `data` of a local event (see the module comment). */
+export interface LocalEventData {
+  object_id: string;
+  metadata: Record<string, string>;
+  failure_reason?: string;
+  ready?: boolean;
+}
+
+/** An event the processor promised, with its id and when it is due. */
+export interface StoredLocalEvent {
+  id: string;
+  type: string;
+  data: LocalEventData;
+  deliverAt: Date;
+}
+
+/** Where the processor keeps its promised events until they are delivered (module comment). */
+export interface LocalEventStore {
+  /** Record an event (before the call that promised it answers). */
+  save(event: StoredLocalEvent): Promise<void>;
+  /** `deliver` accepted the event: it is not delivered again. */
+  delivered(id: string): Promise<void>;
+  /** Every event not delivered yet. */
+  pending(): Promise<StoredLocalEvent[]>;
+}
+
 /** Constructor options of {@link LocalProcessor}. */
 export interface LocalProcessorOptions {
   /** Standard Webhooks secret (`whsec_` + base64 of at least 24 random bytes) signing the events. */
@@ -88,8 +121,10 @@ export interface LocalProcessorOptions {
   deliveryAttempts?: number;
   /** Delay before the first redelivery, in ms, doubled each time (default 1000). */
   retryDelayMs?: number;
-  /** Told of each failed delivery attempt (default: `console.error`). */
+  /** Told of each failed delivery attempt, and of an event delivered but not marked in the store (default: `console.error`). */
   onDeliveryError?: (error: unknown, event: { id: string; type: string; attempt: number; final: boolean }) => void;
+  /** Keeps promised events across restarts (module comment); without one they live in memory only. */
+  store?: LocalEventStore;
 }
 
 /** The body of a local event (see the module comment). */
@@ -97,7 +132,7 @@ interface LocalEventBody {
   id: string;
   type: string;
   created: number;
-  data: { object_id: string; metadata: Record<string, string>; failure_reason?: string; ready?: boolean };
+  data: LocalEventData;
 }
 
 interface LocalCharge {
@@ -153,7 +188,10 @@ export class LocalProcessor implements PaymentProcessor {
   private readonly deliveryAttempts: number;
   private readonly retryDelayMs: number;
   private readonly onDeliveryError: NonNullable<LocalProcessorOptions['onDeliveryError']>;
+  private readonly store: LocalEventStore | undefined;
   private readonly charges = new Map<string, LocalCharge>();
+  /** Ids of the events a timer of this process holds (scheduled, or being delivered or redelivered). */
+  private readonly armed = new Set<string>();
   private readonly failingAccounts = new Set<string>();
   private readonly idempotency = new Map<string, IdempotentEntry>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -175,6 +213,7 @@ export class LocalProcessor implements PaymentProcessor {
     this.transferDelayMs = options.transferDelayMs ?? 200;
     this.deliveryAttempts = Math.max(1, options.deliveryAttempts ?? 3);
     this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.store = options.store;
     this.onDeliveryError =
       options.onDeliveryError ??
       ((error, event) =>
@@ -194,12 +233,32 @@ export class LocalProcessor implements PaymentProcessor {
     return this.timers.size;
   }
 
-  /** Cancel every pending event (async confirmations, transfer settlements, redeliveries) and wait for deliveries under way. Later calls throw. */
+  /**
+   * Cancel every pending event (async confirmations, transfer settlements, redeliveries) and wait
+   * for deliveries under way. Later calls throw. Events in the store stay there for the next
+   * {@link recover}.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.armed.clear();
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Schedule every undelivered event of the store that no timer of this process holds, at its due
+   * time (at once when overdue): a previous run's, or a stopped instance's. Answers how many.
+   */
+  async recover(): Promise<number> {
+    if (!this.store || this.closed) return 0;
+    let n = 0;
+    for (const event of await this.store.pending()) {
+      if (this.closed || this.armed.has(event.id)) continue;
+      this.arm(event);
+      n++;
+    }
+    return n;
   }
 
   /** A new `acct_local_<hex>` account, ready at once; the same key answers the same account. */
@@ -245,12 +304,8 @@ export class LocalProcessor implements PaymentProcessor {
           this.charges.set(chargeId, { amountCents: input.amountCents, refundedCents: 0, status: 'succeeded' });
           return { chargeId, status: 'succeeded' };
         case LOCAL_PM_ASYNC: {
-          const charge: LocalCharge = { amountCents: input.amountCents, refundedCents: 0, status: 'pending' };
-          this.charges.set(chargeId, charge);
-          this.schedule(this.asyncDelayMs, () => {
-            charge.status = 'succeeded';
-            return { type: 'charge.succeeded', data: { object_id: chargeId, metadata } };
-          });
+          await this.schedule(this.asyncDelayMs, 'charge.succeeded', { object_id: chargeId, metadata });
+          this.charges.set(chargeId, { amountCents: input.amountCents, refundedCents: 0, status: 'pending' });
           return { chargeId, status: 'pending' };
         }
         case LOCAL_PM_DECLINED:
@@ -303,18 +358,15 @@ export class LocalProcessor implements PaymentProcessor {
       }
       const transferId = `tr_local_${hex(12)}`;
       const metadata = { ...input.metadata };
-      this.schedule(this.transferDelayMs, () =>
-        this.failingAccounts.has(destination) || destination.endsWith('_fail')
-          ? {
-              type: 'transfer.failed',
-              data: {
-                object_id: transferId,
-                metadata,
-                failure_reason: `The destination account ${destination} cannot receive payouts (local test account marked failing).`,
-              },
-            }
-          : { type: 'transfer.paid', data: { object_id: transferId, metadata } },
-      );
+      if (this.failingAccounts.has(destination) || destination.endsWith('_fail')) {
+        await this.schedule(this.transferDelayMs, 'transfer.failed', {
+          object_id: transferId,
+          metadata,
+          failure_reason: `The destination account ${destination} cannot receive payouts (local test account marked failing).`,
+        });
+      } else {
+        await this.schedule(this.transferDelayMs, 'transfer.paid', { object_id: transferId, metadata });
+      }
       return { transferId, status: 'pending' };
     });
   }
@@ -388,12 +440,29 @@ export class LocalProcessor implements PaymentProcessor {
     return outcome;
   }
 
-  /** After `delayMs`, build the event (`build` may also settle state) and deliver it. */
-  private schedule(delayMs: number, build: () => Pick<LocalEventBody, 'type' | 'data'>): void {
-    this.setTimer(delayMs, () => {
-      const { type, data } = build();
-      const body: LocalEventBody = { id: `evt_local_${hex(12)}`, type, created: Math.floor(Date.now() / 1000), data };
-      this.attemptDelivery(body, 1);
+  /**
+   * Promise an event `delayMs` from now: recorded in the store first (a store failure refuses the
+   * call, as an unreachable processor would), then armed.
+   */
+  private async schedule(delayMs: number, type: string, data: LocalEventData): Promise<void> {
+    const event: StoredLocalEvent = { id: `evt_local_${hex(12)}`, type, data, deliverAt: new Date(Date.now() + delayMs) };
+    try {
+      await this.store?.save(event);
+    } catch (error) {
+      throw new ProcessorError(`The local payment processor could not record its event: ${error instanceof Error ? error.message : String(error)}`, 'api_error');
+    }
+    this.arm(event);
+  }
+
+  /** At the event's due time, settle what this process knows of it (a confirmed charge) and deliver it. */
+  private arm(event: StoredLocalEvent): void {
+    this.armed.add(event.id);
+    this.setTimer(Math.max(0, event.deliverAt.getTime() - Date.now()), () => {
+      if (event.type === 'charge.succeeded') {
+        const charge = this.charges.get(event.data.object_id);
+        if (charge?.status === 'pending') charge.status = 'succeeded';
+      }
+      this.attemptDelivery({ id: event.id, type: event.type, created: Math.floor(Date.now() / 1000), data: event.data }, 1);
     });
   }
 
@@ -404,6 +473,15 @@ export class LocalProcessor implements PaymentProcessor {
     }, delayMs);
     timer.unref();
     this.timers.add(timer);
+  }
+
+  /** Tell `onDeliveryError`; a failing reporter must not stop the redelivery. */
+  private report(error: unknown, event: LocalEventBody, attempt: number, final: boolean): void {
+    try {
+      this.onDeliveryError(error, { id: event.id, type: event.type, attempt, final });
+    } catch {
+      // ignored: see above
+    }
   }
 
   /** Sign (fresh timestamp per attempt) and hand the event to `deliver`; reschedule on rejection. */
@@ -421,13 +499,15 @@ export class LocalProcessor implements PaymentProcessor {
         await this.deliver(rawBody, headers);
       } catch (error) {
         const final = attempt >= this.deliveryAttempts || this.closed;
-        try {
-          this.onDeliveryError(error, { id: event.id, type: event.type, attempt, final });
-        } catch {
-          // a failing error reporter must not stop the redelivery
-        }
+        this.report(error, event, attempt, final);
         if (!final) this.setTimer(this.retryDelayMs * 2 ** (attempt - 1), () => this.attemptDelivery(event, attempt + 1));
+        // Given up: the store keeps it for the next recover().
+        else this.armed.delete(event.id);
+        return;
       }
+      this.armed.delete(event.id);
+      // Not marked: delivered again after a restart, and the handler processes each id once.
+      await this.store?.delivered(event.id).catch((error: unknown) => this.report(error, event, attempt, true));
     })();
     this.inFlight.add(delivery);
     void delivery.then(() => this.inFlight.delete(delivery));

@@ -1,0 +1,66 @@
+/**
+ * The enrolled echo agent (`node/agent.ts`) and owner devices registered after its activation
+ * (SPEC §4.4, §6.1 `owner_device_linked`): the owner's new phone talks to the running agent at once
+ * — the agent answers it — and the agent saves the new conversation and the phone's keys in its
+ * `agent.json`, so a restart keeps them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { ParleyClient } from '../src/client/rest.js';
+import { enrollAgentDevice, loadAgentState, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
+import { FileSessionStore } from '../src/node/file-store.js';
+import type { SecureMessage } from '../src/secure/types.js';
+import { ownerSide } from './owner-side.js';
+import { waitFor } from './wait.js';
+
+const text = (m: SecureMessage) => (m.content?.type === 'text' ? m.content.payload.text : undefined);
+
+describe('echo agent: owner devices registered after its activation', () => {
+  let t: TestApp;
+  let owner: ParleyClient;
+  let ownerJwt: string;
+  let agent: EchoAgent;
+  let stateDir: string;
+  const closers: (() => unknown)[] = [];
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true, env: { RATE_LIMIT_DEVICE_STATUS_PER_5S: '100' } });
+    ownerJwt = await t.ownerToken(`echo-linked-${Date.now()}@example.com`);
+    owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: ownerJwt });
+    owner.setTenantId((await owner.createTenant({ name: 'Echo Linked Co' })).tenant_id);
+    const laptop = await ownerSide(owner, ownerJwt, t.baseUrl);
+    closers.push(() => laptop.rt.close());
+    stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-echo-linked-'));
+    const invite = await owner.createInvite();
+    const enrolling = enrollAgentDevice({ server: t.baseUrl, invite: invite.token, stateDir, log: () => undefined, pollIntervalMs: 100, unsafeFastPolling: true, fsync: false });
+    enrolling.catch(() => undefined);
+    const pending = await waitFor(() => laptop.events.find((e) => e.event === 'device_pending')?.data, 'device_pending', 15_000);
+    await owner.approveDevice(pending.device_id);
+    await enrolling;
+    agent = await startEchoAgent({ stateDir, mls: false, log: () => undefined, fsync: false });
+    closers.push(() => agent.stop());
+    await agent.ready;
+  });
+  afterAll(async () => {
+    for (const c of closers.reverse()) await c();
+    await t?.close();
+    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('a phone registered after the agent is answered by it, and the agent keeps the phone in agent.json', async () => {
+    const phone = await ownerSide(owner, ownerJwt, t.baseUrl);
+    closers.push(() => phone.rt.close());
+    const conversationId = phone.od.conversations.find((c) => c.agent_device_id === agent.deviceId)!.conversation_id;
+    await phone.messenger.sendText(conversationId, 'hello from the phone');
+    await waitFor(() => phone.received.some((m) => text(m) === 'echo: hello from the phone'), 'the agent answers the phone', 15_000);
+    expect(agent.ownerConversations()).toContain(conversationId);
+
+    const { record } = await loadAgentState(new FileSessionStore(stateDir, { fsync: false }));
+    expect(record!.conversations).toContainEqual(expect.objectContaining({ conversation_id: conversationId, owner_device_id: phone.od.device_id, agent_device_id: agent.deviceId }));
+    const registered = (await owner.listDevices()).devices.find((d) => d.device_id === phone.od.device_id)!;
+    expect(record!.owner_public_keys).toContainEqual({ device_id: phone.od.device_id, identity_public_key: registered.identity_public_key, ephemeral_public_key: registered.ephemeral_public_key, fingerprint: registered.fingerprint });
+  });
+});

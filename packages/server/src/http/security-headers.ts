@@ -1,0 +1,47 @@
+/**
+ * Browser hardening headers on every answer: `X-Content-Type-Options: nosniff`, and a
+ * Content-Security-Policy for answers that set none of their own (the web app's files and the
+ * API docs set theirs): `default-src 'none'; frame-ancestors 'none'` for data (JSON, blobs, text),
+ * so nothing the API answers runs or loads anything when opened in a browser or framed, and
+ * `frame-ancestors 'none'` alone for the other HTML answers (the trust report's standalone page
+ * keeps its inline CSS).
+ */
+import type { FastifyInstance } from 'fastify';
+
+/** The policy of API answers that are not pages. */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/** The policy of HTML answers that bring no policy of their own. */
+const HTML_CSP = "frame-ancestors 'none'";
+
+/**
+ * The Content-Security-Policy of the Swagger UI pages (`/docs`): its scripts and styles are files
+ * of this origin, but the UI sets inline styles; the document it loads (`/docs/json`) is on this
+ * origin, and "Try it out" calls the documented server (`connectSrc`, the `PUBLIC_URL` origin).
+ */
+export function docsCsp(connectSrc: string[] = []): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    ["connect-src 'self'", ...connectSrc].join(' '),
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Add `nosniff` to every answer and the default policy to answers without one. */
+export function registerSecurityHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('content-security-policy')) {
+      const type = reply.getHeader('content-type');
+      void reply.header('content-security-policy', typeof type === 'string' && type.startsWith('text/html') ? HTML_CSP : API_CSP);
+    }
+    return payload;
+  });
+}
