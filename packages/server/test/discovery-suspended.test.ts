@@ -2,7 +2,8 @@
  * Discovery leaves out agents that verify-agent calls `suspended` (SPEC §4.10, §4.11, §4.16):
  * an identity suspended, or whose bound agent device is revoked, is in neither the hub search nor
  * the marketplace's listing search (anonymous or authenticated, by text or by hub address), while
- * its owner still sees the listing among its own; an identity active again is found again.
+ * its owner still sees the listing among its own, and it cannot be rented by id; an identity
+ * active again is found again.
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +50,10 @@ describe('discovery leaves out suspended agents', () => {
     await superuser(sql`update hub_identities set status = 'suspended' where id = ${dev.identityId}`);
     expect(await hubFinds(dev)).toBe(false);
     expect(await foundIn(dev, id)).toEqual(onlyMine);
+    // Nor can it be rented by id while suspended.
+    const rent = await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyer.auth, payload: { listing_id: id, payment_method: 'pm_card_visa' } });
+    expect(rent.status, JSON.stringify(rent.body)).toBe(409);
+    expect(rent.body.detail).toMatch(/suspended/);
 
     await superuser(sql`update hub_identities set status = 'active' where id = ${dev.identityId}`);
     expect(await foundIn(dev, id)).toEqual(everywhere);

@@ -353,4 +353,23 @@ describe('marketplace', () => {
     expect(r.status).toBe(201);
     expect((await t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: buyer.owner.auth, payload: { listing_id: 'not-a-uuid' } })).status).toBe(400);
   });
+
+  it('X-Device-Id on a rental must name one of the renting owner\'s own owner devices', async () => {
+    const listingId = await publishedListing(t, dev);
+    const asDevice = (deviceId: string) =>
+      t.request({ method: 'POST', url: '/api/v1/marketplace/rentals', headers: { ...buyer.owner.auth, 'x-device-id': deviceId }, payload: { listing_id: listingId, payment_method: 'pm_card_visa' } });
+    const other = await renter(t, 'Other renter');
+    // The rented agent's device (another tenant's) and another tenant's owner device are unknown here; nothing is recorded.
+    for (const deviceId of [dev.agent.deviceId, other.device.deviceId]) {
+      const res = await asDevice(deviceId);
+      expect(res.status, deviceId).toBe(404);
+      expect(typeof res.body.detail).toBe('string');
+    }
+    const before = await exec<{ n: number }>(sql`select count(*)::int as n from marketplace_rentals where listing_id = ${listingId}`);
+    expect(before[0]!.n).toBe(0);
+    const own = await asDevice(buyer.device.deviceId);
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    const stored = await exec<{ renter_device_id: string }>(sql`select renter_device_id from marketplace_rentals where id = ${own.body.rental_id}`);
+    expect(stored[0]!.renter_device_id).toBe(buyer.device.deviceId);
+  });
 });

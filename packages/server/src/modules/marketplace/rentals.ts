@@ -25,6 +25,7 @@ import type { AuditEventType } from '../audit/events.js';
 import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/parties.js';
 import { issueRentalGrant, rentalGrantToken, revokeRentalGrant } from '../grants/rental.js';
 import type { SptTokens } from '../grants/tokens.js';
+import { requireOwnerDeviceOf } from '../devices/service.js';
 import { getHubIdentity } from '../hub/repo.js';
 import { NEUTRAL_SCORE, tierRank } from '../trust/types.js';
 import type { MarketCaller } from './caller.js';
@@ -93,18 +94,22 @@ export class RentalService {
 
   /**
    * Rent a published listing of another tenant (SPEC §4.16). The payment method is the body's or
-   * the tenant's default (DESIGN §8.29). @throws 400 no payment method; 404 listing not published;
-   * 409 own listing, or the identity no longer meets the listing's tier/score; 402 declined
+   * the tenant's default (DESIGN §8.29). @throws 400 no payment method; 404 listing not published,
+   * or `X-Device-Id` unknown; 403 `X-Device-Id` not one of the owner's own owner devices; 409 own
+   * listing, the agent suspended, or the identity no longer meets the listing's tier/score; 402 declined
    * (the rental is recorded as cancelled, `payment_failed`); 502 processor failure.
    */
   async create(c: MarketCaller, input: CreateRentalRequest): Promise<Rental> {
     const { db, processor } = this.deps;
     const rental = await withTenant(db, c.tenantId, async (tx) => {
+      // The renter's device recorded on the rental must be one of the calling owner's own.
+      if (c.kind === 'owner' && c.deviceId) await requireOwnerDeviceOf(tx, c.actor, c.deviceId);
       const paymentMethod = input.payment_method ?? (await getPaymentMethod(tx, c.tenantId));
       if (!paymentMethod) throw badRequest('no payment_method given and the tenant has no default one: set it with PUT /api/v1/marketplace/payment-method');
       const l = await listingsRepo.getListing(tx, input.listing_id);
       if (!l || l.status !== 'published') throw notFound('published listing');
       if (l.tenantId === c.tenantId) throw conflict('a tenant cannot rent its own listing');
+      if (l.agentSuspended) throw conflict('the listed agent is suspended: it cannot be rented now');
       if (tierRank(l.trustTier) < tierRank(l.minTier)) throw conflict(`the listed agent is ${l.trustTier}, below the listing's ${l.minTier} tier: it cannot be rented now`);
       if (l.minScore !== null && (l.trustScore ?? NEUTRAL_SCORE) < l.minScore) throw conflict('the listed agent is below the listing’s trust score floor: it cannot be rented now');
       const model = l.pricingModel as PricingModel;
