@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageCsp } from './security-headers.js';
 
 /**
  * The Content-Security-Policy of the app's files: this origin only, no inline script, no framing;
@@ -17,18 +18,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * endpoints when `OIDC_ISSUER` is set).
  */
 export function dashboardCsp(connectSrc: string[] = []): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    ["connect-src 'self'", ...connectSrc].join(' '),
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+  return pageCsp({ connectSrc });
 }
 
 /** The policy without an OIDC provider (the embedded default). */

@@ -15,23 +15,34 @@ export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 const HTML_CSP = "frame-ancestors 'none'";
 
 /**
- * The Content-Security-Policy of the Swagger UI pages (`/docs`): its scripts and styles are files
- * of this origin, but the UI sets inline styles; the document it loads (`/docs/json`) is on this
- * origin, and "Try it out" calls the documented server (`connectSrc`, the `PUBLIC_URL` origin).
+ * The Content-Security-Policy of a page served from this origin: scripts, styles, images and fonts
+ * of this origin only, no plugins, no framing. `styleSrc` / `fontSrc` add sources beyond `'self'`;
+ * `connectSrc` adds origins the page must reach. Used by the web app (`dashboard.ts`) and the
+ * API docs ({@link docsCsp}).
  */
-export function docsCsp(connectSrc: string[] = []): string {
+export function pageCsp(o: { styleSrc?: string[]; fontSrc?: string[]; connectSrc?: string[] } = {}): string {
+  const directive = (name: string, extra: string[] = []) => [`${name} 'self'`, ...extra].join(' ');
   return [
     "default-src 'self'",
     "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
+    directive('style-src', o.styleSrc),
     "img-src 'self' data:",
-    "font-src 'self' data:",
-    ["connect-src 'self'", ...connectSrc].join(' '),
+    directive('font-src', o.fontSrc),
+    directive('connect-src', o.connectSrc),
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
+}
+
+/**
+ * The Content-Security-Policy of the Swagger UI pages (`/docs`): its scripts and styles are files
+ * of this origin, but the UI sets inline styles; the document it loads (`/docs/json`) is on this
+ * origin, and "Try it out" calls the documented server (`connectSrc`, the `PUBLIC_URL` origin).
+ */
+export function docsCsp(connectSrc: string[] = []): string {
+  return pageCsp({ styleSrc: ["'unsafe-inline'"], fontSrc: ['data:'], connectSrc });
 }
 
 /** Add `nosniff` to every answer and the default policy to answers without one. */
