@@ -11,6 +11,7 @@
  */
 export * from './common.js';
 export * from './loopback.js';
+export * from './signing-domains.js';
 export * from './contract.js';
 export * from './routes.js';
 export * from './areas/platform.js';
