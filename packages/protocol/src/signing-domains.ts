@@ -32,15 +32,13 @@ export const SIGNING_DOMAINS = {
 /** One of {@link SIGNING_DOMAINS}' values. */
 export type SigningDomain = (typeof SIGNING_DOMAINS)[keyof typeof SIGNING_DOMAINS];
 
-const encoder = new TextEncoder();
-
 /**
  * The bytes the identity key signs for `domain`: UTF-8(domain) || 0x00 || body.
  * @param domain one of {@link SIGNING_DOMAINS}.
  * @param body the purpose's own bytes (a challenge, a canonical header, an encoded key …).
  */
 export function domainSeparated(domain: SigningDomain, body: Uint8Array): Uint8Array {
-  const tag = encoder.encode(domain);
+  const tag = Uint8Array.from(domain, (c) => c.charCodeAt(0)); // the tags are ASCII
   const out = new Uint8Array(tag.length + 1 + body.length);
   out.set(tag, 0);
   out[tag.length] = 0;
