@@ -26,6 +26,7 @@ import { ParleyClient } from '../packages/sdk/src/client/rest.js';
 import type { Content, DecisionRequest } from '../packages/sdk/src/content/types.js';
 import { DeviceIdentity } from '../packages/sdk/src/crypto/keys.js';
 import { describeMessage, enrollAgentDevice, startEchoAgent, type AgentExit, type EchoAgent } from '../packages/sdk/src/node/agent.js';
+import { KeyFileSource } from '../packages/sdk/src/node/sealing-keys.js';
 import { nodeWebSocket } from '../packages/sdk/src/node/ws.js';
 import { RealtimeClient } from '../packages/sdk/src/realtime/client.js';
 import { decisionAnswer, readDecisionAnswer } from '../packages/sdk/src/secure/decisions.js';
@@ -157,11 +158,14 @@ export async function runMainJob(options: MainJobOptions = {}): Promise<MainJobR
 
     // ---------------------------------------------------------------- enrollment (the parley-agent code)
     const stateDir = path.join(dataDir, 'agent-state');
+    // Sealed at rest under a key file beside the state directory (created on first use).
+    const protection = new KeyFileSource(path.join(dataDir, 'agent.key'));
     let agentFingerprint: string | undefined;
     const enrolling = enrollAgentDevice({
       server,
       invite: invite.token,
       stateDir,
+      protection,
       name: 'echo-agent',
       log: (l) => say('[agent]', l),
       onEnrolled: (e) => (agentFingerprint = e.fingerprint),
@@ -186,7 +190,7 @@ export async function runMainJob(options: MainJobOptions = {}): Promise<MainJobR
     say('[owner]', `device_linked: agent ${agentId} is ACTIVE, conversation ${conversationId}`);
 
     // ---------------------------------------------------------------- the agent runs (the parley-agent code)
-    const agent: EchoAgent = await startEchoAgent({ stateDir, mls, log: (l) => say('[agent]', l), fsync: false });
+    const agent: EchoAgent = await startEchoAgent({ stateDir, protection, mls, log: (l) => say('[agent]', l), fsync: false });
     cleanup.push(() => agent.stop());
     const agentReceived: SecureMessage[] = [];
     agent.messenger.on('message', (m) => {

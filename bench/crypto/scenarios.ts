@@ -54,12 +54,15 @@ const aead: Scenario = {
   },
 };
 
+/** The conversation the benchmark's ratchet sessions are bound to. */
+const BENCH_CONVERSATION = { conversationId: 'bench-conversation' };
+
 /** An established X3DH + Double Ratchet session pair (the initiator has had its first reply). */
 function ratchetPair(payload: Uint8Array): [RatchetSession, RatchetSession] {
   const alice = DeviceIdentity.generate(randomUUID());
   const bob = DeviceIdentity.generate(randomUUID());
-  const a = RatchetSession.initiate(alice, { device_id: bob.deviceId!, ...bob.publicKeys });
-  const { session: b } = RatchetSession.respond(bob, a.encrypt(payload), alice.identityPublicKeyHex);
+  const a = RatchetSession.initiate(alice, { device_id: bob.deviceId!, ...bob.publicKeys }, BENCH_CONVERSATION);
+  const { session: b } = RatchetSession.respond(bob, a.encrypt(payload), alice.identityPublicKeyHex, BENCH_CONVERSATION);
   check(a.decrypt(b.encrypt(payload)), payload, 'ratchet set-up');
   if (a.awaitingFirstReply) throw new Error('ratchet set-up: initiator still awaits its first reply');
   return [a, b];
@@ -162,10 +165,10 @@ function handshake(id: string, label: string, postQuantum: boolean): Scenario {
       const alice = DeviceIdentity.generate(randomUUID());
       const bob = DeviceIdentity.generate(randomUUID());
       const peer = { device_id: bob.deviceId!, ...bob.publicKeys };
-      const options = postQuantum ? { pqPrekey: bob.pqPrekey! } : undefined;
+      const options = { ...BENCH_CONVERSATION, ...(postQuantum ? { pqPrekey: bob.pqPrekey! } : {}) };
       return () => {
         const first = RatchetSession.initiate(alice, peer, options).encrypt(payload);
-        const { session, plaintext } = RatchetSession.respond(bob, first, alice.identityPublicKeyHex);
+        const { session, plaintext } = RatchetSession.respond(bob, first, alice.identityPublicKeyHex, BENCH_CONVERSATION);
         if (session.postQuantum !== postQuantum) throw new Error(`${id}: wrong key agreement`);
         check(plaintext, payload, id);
       };

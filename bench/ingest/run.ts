@@ -47,6 +47,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from '../../packages/server/src/db/client.js';
 import { openTenantWriter } from '../../packages/server/src/db/tenant-writer.js';
 import { ApiKeyService } from '../../packages/server/src/modules/api-keys/service.js';
+import { KeyBindingService } from '../../packages/server/src/modules/key-binding/service.js';
 import { insertSpansStatement } from '../../packages/server/src/modules/telemetry/repo.js';
 import type { DecodedSpan } from '../../packages/server/src/modules/telemetry/otlp.js';
 import { newDeviceKeys } from '../../packages/server/test/keys.js';
@@ -224,7 +225,9 @@ async function main(): Promise<number> {
     const key = await call(app, 'POST', '/api-keys', 201, auth, { name: 'bench-agent' });
     const k = newDeviceKeys();
     const noop = { toOwners: async () => undefined, closeDevice: async () => undefined } as never;
-    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop).registerClientKey(tenantId, key.id, {
+    const keyBinding = new KeyBindingService(app.parley.database.db, app.parley.secrets, { required: false });
+    await keyBinding.init();
+    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop, keyBinding).registerClientKey(tenantId, key.id, {
       identity_public_key: k.identityPublicKey,
       ephemeral_public_key: k.ephemeralPublicKey,
       signature: k.proof(),

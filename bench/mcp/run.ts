@@ -37,7 +37,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { bytesToBase64, ed25519Keygen } from '../../packages/sdk/src/crypto/primitives.js';
-import { startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '../../packages/sdk/src/node/index.js';
+import { KeyFileSource, startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '../../packages/sdk/src/node/index.js';
 import { assertLoopback, benchArgs, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 import { call, machineLines, newTenant, startBenchServer } from '../relay/setup.js';
@@ -78,8 +78,8 @@ async function main(): Promise<number> {
     const agent = async (name: string): Promise<{ key: string; rt: AgentRuntime; plugin: RunningPlugin; address: string; dir: string }> => {
       const { key } = await call(app, 'POST', '/api-keys', 201, owner.auth, { name });
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-bench-mcp-${name}-`));
-      dirs.push(dir);
-      const rt = await startApiKeyAgent({ apiKey: key, server: base, stateDir: dir, log: () => undefined });
+      dirs.push(dir, `${dir}.key`);
+      const rt = await startApiKeyAgent({ apiKey: key, server: base, stateDir: dir, protection: new KeyFileSource(`${dir}.key`), log: () => undefined });
       await rt.ready;
       const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0 });
       stops.push(() => plugin.close(), () => rt.stop());

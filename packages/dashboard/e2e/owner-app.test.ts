@@ -119,7 +119,8 @@ describe('owner web app in Chromium', () => {
     await page.getByRole('img', { name: 'QR code of the invite token' }).waitFor();
     await check('02-agents-invite');
 
-    agent = startAgent(['enroll', '--invite', token, '--server', t.baseUrl, '--state-dir', stateDir, '--name', 'e2e-agent', '--no-plugin', '--no-mls']);
+    // Plain state files, chosen explicitly: the test reads the device JWT from agent.json below.
+    agent = startAgent(['enroll', '--invite', token, '--server', t.baseUrl, '--state-dir', stateDir, '--insecure-plain-store', '--name', 'e2e-agent', '--no-plugin', '--no-mls']);
     const printed = await until('the agent to print its fingerprint', () => /fingerprint ((?:[0-9a-f]{4} ){7}[0-9a-f]{4})/.exec(agent!.output())?.[1], 60_000);
     // No reload: the device_pending event refreshes the screen.
     const card = page.locator('[data-testid^="pending-"]').filter({ hasText: 'e2e-agent' });
@@ -148,6 +149,12 @@ describe('owner web app in Chromium', () => {
     const conversationId = new URL(page.url()).pathname.split('/').at(-1)!;
     const echo = await until('the echo read by this browser', async () => (await owner.conversationMessages(conversationId)).messages.find((m) => m.sender_device_id === agentId && m.read_at));
     expect(Date.parse(echo.read_at!)).toBeGreaterThanOrEqual(Date.parse(echo.delivered_at!));
+    // The page keeps and publishes this owner device's signed and one-time prekeys (X3DH §3.2).
+    const agentToken = (JSON.parse(fs.readFileSync(path.join(stateDir, 'agent.json'), 'utf8')) as { device_jwt: string }).device_jwt;
+    const ownerDeviceId = (await owner.listDevices()).devices.find((d) => d.kind === 'owner')!.device_id;
+    const held = await new ParleyClient({ baseUrl: t.baseUrl, deviceToken: agentToken }).prekeyCount(ownerDeviceId);
+    expect(held.signed_prekey_key_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(held.one_time_available).toBeGreaterThan(0);
     await check('04-conversation');
     const scan = await scanForPlaintext(t.app.parley.database, [HELLO]);
     expect(scan.messageRows).toBeGreaterThanOrEqual(2);

@@ -89,14 +89,15 @@ describe('audit', () => {
 });
 
 describe('settings form', () => {
-  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true };
+  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false };
 
   it('sends only what changed, nothing when nothing did', () => {
     const form = settingsToForm(current);
     expect(settingsPatch(current, form)).toEqual({ ok: true, body: undefined });
     expect(settingsPatch(current, { ...form, heldTtlHours: '24', scanRulesEnabled: false })).toEqual({ ok: true, body: { held_message_ttl_hours: 24, scan_rules_enabled: false } });
     expect(settingsPatch(current, { ...form, readReceipts: false })).toEqual({ ok: true, body: { read_receipts_enabled: false } });
-    expect(RESET_SETTINGS).toEqual({ held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null, read_receipts_enabled: null });
+    expect(settingsPatch(current, { ...form, requirePostQuantum: true })).toEqual({ ok: true, body: { require_post_quantum: true } });
+    expect(RESET_SETTINGS).toEqual({ held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null, read_receipts_enabled: null, require_post_quantum: null });
   });
 
   it('refuses an expiry out of range', () => {

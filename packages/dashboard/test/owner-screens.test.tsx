@@ -89,7 +89,7 @@ const client = {
   getAuditEventProof: vi.fn(async (): Promise<never> => {
     throw badRequest('no checkpoint of tree size 9 was answered');
   }),
-  getSettings: vi.fn(async () => ({ held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, read_receipts_enabled: true })),
+  getSettings: vi.fn(async () => ({ held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, read_receipts_enabled: true, require_post_quantum: false })),
   updateSettings: vi.fn(async () => ({ held_message_ttl_hours: 24, default_room_security_level: 'standard', scan_rules_enabled: true, read_receipts_enabled: true })),
   getDeviceSettings: vi.fn(async () => ({ device_id: OWNER, read_receipts_enabled: true, read_receipts_effective: true })),
   updateDeviceSettings: vi.fn(async (_id: string, body: { read_receipts_enabled?: boolean }) => ({ device_id: OWNER, read_receipts_enabled: body.read_receipts_enabled ?? true, read_receipts_effective: body.read_receipts_enabled ?? true })),
@@ -247,6 +247,10 @@ describe('Settings', () => {
     fireEvent.click(screen.getByRole('checkbox', { name: /Devices send read receipts/ }));
     fireEvent.click(screen.getByRole('button', { name: 'Save settings' }));
     await waitFor(() => expect(client.updateSettings).toHaveBeenLastCalledWith({ read_receipts_enabled: false }));
+    // Post-quantum sessions required of the tenant's devices.
+    fireEvent.click(await screen.findByRole('checkbox', { name: /Require post-quantum sessions/ }));
+    fireEvent.click(screen.getByRole('button', { name: 'Save settings' }));
+    await waitFor(() => expect(client.updateSettings).toHaveBeenLastCalledWith({ require_post_quantum: true }));
     expect(screen.getAllByText(FINGERPRINT)[0]!.tagName).toBe('CODE');
     const phone = (await screen.findByText('Phone')).closest('tr')!;
     expect(screen.queryByText('bot')).toBeNull();

@@ -104,7 +104,7 @@ const owner = {
       next_cursor: null,
     })),
   },
-  messenger: { sessionInfo: () => undefined },
+  messenger: { sessionInfo: () => undefined, protection: () => ({ scheme: 'pqxdh', post_quantum: true }) },
   conversations: vi.fn(async () => [{ conversation_id: CONV, message_group_id: 'g', agent_device_id: AGENT, owner_device_id: ME, created_at: AT, topics: [] }]),
   refreshStatuses: vi.fn(async () => undefined),
   markRead: vi.fn(async () => undefined),
@@ -130,6 +130,8 @@ describe('the chat shows ticks and sends read receipts', () => {
     const [out, incoming] = within(list).getAllByTestId('chat-message');
     expect(within(out!).getByTestId('ticks').getAttribute('aria-label')).toBe('Delivered');
     expect(within(incoming!).queryByTestId('ticks')).toBeNull();
+    // the session's protection is shown with the chat
+    expect(screen.getByTestId('protection').textContent).toBe('Post-quantum (PQXDH)');
     expect(owner.refreshStatuses).toHaveBeenCalledWith(CONV);
     await waitFor(() => expect(owner.markRead).toHaveBeenCalledWith(CONV, 'm2'));
 

@@ -20,7 +20,7 @@ export type PluginSettings = Pick<McpConfig, 'pluginUrl' | 'pluginToken' | 'stat
 /** How to start the plugin, for the answers of tools that need it. */
 export function startPluginHint(config: PluginSettings): string {
   const cred = config.credentials?.kind === 'device' ? '' : ' --api-key $PARLEY_API_KEY';
-  return `start it with \`parley-agent run${cred} --server ${config.endpoint} --state-dir ${config.stateDir}\` (from the repository: \`npm run agent -- run …\`), then retry`;
+  return `start it with \`parley-agent run${cred} --server ${config.endpoint} --state-dir ${config.stateDir} --key-file KEYFILE\` (or with PARLEY_PASSPHRASE set; from the repository: \`npm run agent -- run …\`), then retry`;
 }
 
 /** Calls of the plugin's `/v1` API; every failure is a {@link ToolError} that says what to do. */

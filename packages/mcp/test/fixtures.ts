@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '@parley/sdk/node';
+import { KeyFileSource, startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '@parley/sdk/node';
 import { hubIdentities } from '../../server/src/db/schema/index.js';
 import { newOwner, type Owner } from '../../server/test/flows.js';
 import type { TestApp } from '../../server/test/harness.js';
@@ -127,7 +127,7 @@ export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9, capabil
   expect(created.status).toBe(201);
   const apiKey = created.body.key as string;
   const stateDir = mkdtempSync(join(tmpdir(), 'parley-mcp-agent-'));
-  const runtime = await startApiKeyAgent({ apiKey, server: t.baseUrl, stateDir, fsync: false, log: () => undefined });
+  const runtime = await startApiKeyAgent({ apiKey, server: t.baseUrl, stateDir, protection: new KeyFileSource(`${stateDir}.key`), fsync: false, log: () => undefined });
   await runtime.ready;
   const plugin = await startPlugin({ backend: runtime, stateDir, port: 0, fsync: false });
   const address = addr('plug');
@@ -146,6 +146,7 @@ export async function pluginAgent(t: TestApp, owner: Owner, score = 0.9, capabil
       await plugin.close().catch(() => undefined);
       await runtime.stop().catch(() => undefined);
       rmSync(stateDir, { recursive: true, force: true });
+      rmSync(`${stateDir}.key`, { force: true });
     },
   };
 }

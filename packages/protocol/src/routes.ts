@@ -5,9 +5,11 @@
 import { platformRoutes } from './areas/platform.js';
 import { tenantsRoutes } from './areas/tenants.js';
 import { devicesRoutes } from './areas/devices.js';
+import { keyBindingRoutes } from './areas/key-binding.js';
 import { conversationsRoutes } from './areas/conversations.js';
 import { mlsRoutes } from './areas/mls.js';
 import { pqPrekeysRoutes } from './areas/pq-prekeys.js';
+import { prekeysRoutes } from './areas/prekeys.js';
 import { attachmentsRoutes } from './areas/attachments.js';
 import { apiKeysRoutes } from './areas/api-keys.js';
 import { roomsRoutes } from './areas/rooms.js';
@@ -33,9 +35,11 @@ export const ROUTES = {
   ...platformRoutes,
   ...tenantsRoutes,
   ...devicesRoutes,
+  ...keyBindingRoutes,
   ...conversationsRoutes,
   ...mlsRoutes,
   ...pqPrekeysRoutes,
+  ...prekeysRoutes,
   ...attachmentsRoutes,
   ...apiKeysRoutes,
   ...roomsRoutes,

@@ -38,10 +38,27 @@ export type SigningDomain = (typeof SIGNING_DOMAINS)[keyof typeof SIGNING_DOMAIN
  * @param body the purpose's own bytes (a challenge, a canonical header, an encoded key …).
  */
 export function domainSeparated(domain: SigningDomain, body: Uint8Array): Uint8Array {
-  const tag = Uint8Array.from(domain, (c) => c.charCodeAt(0)); // the tags are ASCII
+  const tag = utf8Bytes(domain);
   const out = new Uint8Array(tag.length + 1 + body.length);
   out.set(tag, 0);
   out[tag.length] = 0;
   out.set(body, tag.length + 1);
   return out;
+}
+
+/**
+ * UTF-8 encoding of `text` (RFC 3629), for this browser-safe package that has no `TextEncoder` in
+ * its library types. A lone surrogate is encoded as U+FFFD, as `TextEncoder` does.
+ */
+export function utf8Bytes(text: string): Uint8Array {
+  const out: number[] = [];
+  for (const ch of text) {
+    let cp = ch.codePointAt(0)!;
+    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+    if (cp < 0x80) out.push(cp);
+    else if (cp < 0x800) out.push(0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
+    else if (cp < 0x10000) out.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+    else out.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+  }
+  return Uint8Array.from(out);
 }

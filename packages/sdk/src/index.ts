@@ -19,6 +19,7 @@ export * from './client/errors.js';
 export * from './client/routes.js';
 export * from '@parley/protocol';
 export * from './client/enrollment.js';
+export * from './client/key-binding.js';
 export * from './did/index.js';
 export * from './credentials/index.js';
 export * from './crypto/index.js';

@@ -53,7 +53,7 @@ describe('SecureChannels between API-key agents', () => {
   });
 
   async function start(key: string, dir: string): Promise<{ rt: AgentRuntime; received: SecureChannelMessage[] }> {
-    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
     running.push(rt);
     await rt.ready;
     const received: SecureChannelMessage[] = [];
@@ -218,7 +218,7 @@ describe('SecureChannels backed by a marketplace rental', () => {
     const { key } = await by.createApiKey({ name });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-rent-${name}-`));
     dirs.push(dir);
-    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
     running.push(rt);
     await rt.ready;
     const received: SecureChannelMessage[] = [];

@@ -30,14 +30,22 @@ interface Agent {
   exit: Promise<number | null>;
 }
 
-function agentCommand(args: string[]): Agent {
-  const child = spawn(process.execPath, ['--conditions=parley-source', '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+function agentCommand(args: string[], env: NodeJS.ProcessEnv = {}): Agent {
+  const child = spawn(process.execPath, ['--conditions=parley-source', '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (out += String(d)));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => out, exit };
 }
+
+/** Every file of a state directory, as latin1 text to search. */
+const stateBytes = (dir: string) =>
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => fs.readFileSync(path.join(dir, e.name), 'latin1'))
+    .join('\n');
 
 describe('parley-agent command', () => {
   let t: TestApp;
@@ -57,7 +65,7 @@ describe('parley-agent command', () => {
     children.push(none.child);
     expect(await none.exit).toBe(2);
     expect(none.output()).toMatch(/usage:/);
-    const bad = agentCommand(['enroll', '--server', t.baseUrl]);
+    const bad = agentCommand(['enroll', '--server', t.baseUrl, '--insecure-plain-store']);
     children.push(bad.child);
     expect(await bad.exit).toBe(2);
     expect(bad.output()).toMatch(/--invite/);
@@ -72,7 +80,9 @@ describe('parley-agent command', () => {
     const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-cli-'));
     dirs.push(stateDir);
     const invite = await owner.createInvite();
-    const enrolling = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir, '--name', 'cli-agent']);
+    const keyFile = `${stateDir}.key`;
+    dirs.push(keyFile);
+    const enrolling = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir, '--key-file', keyFile, '--name', 'cli-agent']);
     children.push(enrolling.child);
     const pending = await waitFor(() => events.find((e) => e.event === 'device_pending')?.data, 'device_pending');
     // The owner compares the fingerprint of device_pending with the one the agent prints.
@@ -81,6 +91,7 @@ describe('parley-agent command', () => {
     await waitFor(() => enrolling.output().includes('online as'), 'the agent online');
     const linked = await waitFor(() => events.find((e) => e.event === 'device_linked')?.data, 'device_linked');
     expect(fs.statSync(path.join(stateDir, 'identity.json')).mode & 0o777).toBe(0o600);
+    expect(stateBytes(stateDir)).not.toMatch(/secret_key|device_jwt/); // sealed under the key file
 
     await messenger.sendText(linked.conversation_id, 'ping one');
     await waitFor(() => received.length === 1, 'the echo');
@@ -94,7 +105,7 @@ describe('parley-agent command', () => {
 
     // Sent while the agent is down; read on resume, in the same session.
     await messenger.sendText(linked.conversation_id, 'ping two');
-    const running = agentCommand(['run', '--state-dir', stateDir]);
+    const running = agentCommand(['run', '--state-dir', stateDir, '--key-file', keyFile]);
     children.push(running.child);
     await waitFor(() => received.length === 2, 'the echo after resume');
     expect(received[1]!.content).toEqual({ type: 'text', payload: { text: 'echo: ping two' } });
@@ -106,7 +117,7 @@ describe('parley-agent command', () => {
     expect(running.output()).toMatch(/revoked this device \(WebSocket closed with 4001\)/);
 
     // The state directory now holds an activated (revoked) agent: enroll refuses it.
-    const again = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir]);
+    const again = agentCommand(['enroll', '--invite', invite.token, '--server', t.baseUrl, '--state-dir', stateDir, '--key-file', keyFile]);
     children.push(again.child);
     expect(await again.exit).toBe(1);
     expect(again.output()).toMatch(/already holds activated agent/);
@@ -123,7 +134,8 @@ describe('parley-agent command', () => {
     const { key } = await owner.createApiKey({ name: 'cli-key-agent' });
     const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-agent-key-'));
     dirs.push(stateDir);
-    const agent = agentCommand(['run', '--api-key', key, '--server', t.baseUrl, '--state-dir', stateDir, '--plugin-port', '0']);
+    const sealing = { PARLEY_PASSPHRASE: 'cli test passphrase' };
+    const agent = agentCommand(['run', '--api-key', key, '--server', t.baseUrl, '--state-dir', stateDir, '--plugin-port', '0'], sealing);
     children.push(agent.child);
     await waitFor(() => agent.output().includes('plugin listening on') && agent.output().includes('online as'), 'the agent online with its plugin');
     const deviceId = /API key registered: device ([0-9a-f-]{36})/.exec(agent.output())![1]!;
@@ -143,6 +155,9 @@ describe('parley-agent command', () => {
       else await sleep(25);
     }
     expect(inbox.messages[0]).toMatchObject({ conversation_id: linked.conversation_id, channel_id: null, text: 'hello agent', sender_device_id: od.device_id, protocol: 'ratchet' });
+    // Sealed under the passphrase: neither the undelivered message nor the API key is in the files.
+    expect(stateBytes(stateDir)).not.toContain('hello agent');
+    expect(stateBytes(stateDir)).not.toContain(key);
     const sent = await plugin('POST', '/v1/messages', { conversation_id: linked.conversation_id, text: 'hello owner' });
     expect(sent.status).toBe(201);
     expect(sent.body).toMatchObject({ conversation_id: linked.conversation_id, channel_id: null, outcome: 'delivered', protocol: 'ratchet' });
@@ -150,7 +165,12 @@ describe('parley-agent command', () => {
     expect((await plugin('POST', '/v1/messages', { conversation_id: '00000000-0000-4000-8000-000000000000', text: 'x' })).status).toBe(404);
 
     const lines: string[] = [];
-    expect(await main(['status', '--state-dir', stateDir], { out: (l) => void lines.push(l), err: (l) => void lines.push(l) })).toBe(0);
+    process.env.PARLEY_PASSPHRASE = sealing.PARLEY_PASSPHRASE;
+    try {
+      expect(await main(['status', '--state-dir', stateDir], { out: (l) => void lines.push(l), err: (l) => void lines.push(l) })).toBe(0);
+    } finally {
+      delete process.env.PARLEY_PASSPHRASE;
+    }
     expect(lines).toContain(`plugin: running at ${info.url}`);
     expect(lines).toContain(`device: ${deviceId} (API key)`);
     expect(lines).toContain('connected: yes');
@@ -163,7 +183,7 @@ describe('parley-agent command', () => {
     await messenger.sendText(linked.conversation_id, 'sent while you were away');
 
     // Resumed without --api-key (saved in the state directory): the same device, no new registration.
-    const resumed = agentCommand(['run', '--state-dir', stateDir, '--plugin-port', '0']);
+    const resumed = agentCommand(['run', '--state-dir', stateDir, '--plugin-port', '0'], sealing);
     children.push(resumed.child);
     await waitFor(() => resumed.output().includes(`online as ${deviceId}`), 'the resumed agent online');
     expect(resumed.output()).not.toMatch(/API key registered/);

@@ -51,6 +51,7 @@ import {
 } from '../src/crypto/index.js';
 import { MlsClient } from '../src/mls/index.js';
 import { createNodeBackend, type NodeCryptoModule } from '../src/crypto/backend-node.js';
+import { BIND } from './ratchet-fixtures.js';
 
 const PROVIDERS = ['node', 'noble'] as const;
 type Provider = (typeof PROVIDERS)[number];
@@ -362,9 +363,9 @@ describe('a Double Ratchet session across providers', () => {
   ] as const)('initiator on %s, responder on %s: both directions, out of order, tampering refused', (pa, pb) => {
     const aliceId = on(pa, () => DeviceIdentity.generate(randomUUID()));
     const bobId = on(pb, () => DeviceIdentity.generate(randomUUID()));
-    const alice = on(pa, () => RatchetSession.initiate(aliceId, { device_id: bobId.deviceId!, ...bobId.publicKeys }));
+    const alice = on(pa, () => RatchetSession.initiate(aliceId, { device_id: bobId.deviceId!, ...bobId.publicKeys }, BIND));
     const first = on(pa, () => alice.encrypt(utf8Encode('hello bob')));
-    const { session: bob, plaintext } = on(pb, () => RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex));
+    const { session: bob, plaintext } = on(pb, () => RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND));
     expect(utf8Decode(plaintext)).toBe('hello bob');
     const A = (f: () => WireMessage) => on(pa, f);
     const B = (f: () => WireMessage) => on(pb, f);

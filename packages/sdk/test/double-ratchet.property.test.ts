@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeviceIdentity, RatchetSession, type WireMessage } from '../src/crypto/index.js';
+import { BIND } from './ratchet-fixtures.js';
 
 type Side = 'alice' | 'bob';
 type Op =
@@ -31,7 +32,7 @@ describe('Double Ratchet (property)', () => {
       fc.property(fc.uint8Array({ maxLength: 64 }), fc.array(opArb, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 200 }), (firstMessage, ops, drainOrder) => {
         const ids = { alice: DeviceIdentity.generate(randomUUID()), bob: DeviceIdentity.generate(randomUUID()) };
         const sessions: { alice: RatchetSession; bob?: RatchetSession } = {
-          alice: RatchetSession.initiate(ids.alice, { device_id: ids.bob.deviceId!, ...ids.bob.publicKeys }),
+          alice: RatchetSession.initiate(ids.alice, { device_id: ids.bob.deviceId!, ...ids.bob.publicKeys }, BIND),
         };
         // in flight towards each side, in send order; delivery picks any of them
         const queue: Record<Side, InFlight[]> = { alice: [], bob: [] };
@@ -45,7 +46,7 @@ describe('Double Ratchet (property)', () => {
           const [item] = q.splice(pick % q.length, 1) as [InFlight];
           let plaintext: Uint8Array;
           if (to === 'bob' && !sessions.bob) {
-            const r = RatchetSession.respond(ids.bob, item.wire, ids.alice.identityPublicKeyHex, { peerDeviceId: ids.alice.deviceId! });
+            const r = RatchetSession.respond(ids.bob, item.wire, ids.alice.identityPublicKeyHex, { ...BIND, peerDeviceId: ids.alice.deviceId! });
             sessions.bob = r.session;
             plaintext = r.plaintext;
           } else {

@@ -16,7 +16,9 @@ import {
   bytesToHex,
   decodeFrame,
   encodeFrame,
+  encodeSessionContext,
   fingerprint,
+  headerSignatureMessage,
   headerSigningBytes,
   utf8Decode,
   utf8Encode,
@@ -25,7 +27,7 @@ import {
   type DoubleRatchetOptions,
   type WireMessage,
 } from '../src/crypto/index.js';
-import { AGREEMENTS, blobJson, codeOf, device, peerOf, start, text, type Agreement } from './ratchet-fixtures.js';
+import { AGREEMENTS, BIND, CONTEXT, blobJson, codeOf, device, peerOf, start, text, type Agreement } from './ratchet-fixtures.js';
 
 /** Alice initiates to Bob (classical X3DH); Bob accepts Alice's first message. */
 function pair(options?: DoubleRatchetOptions) {
@@ -39,7 +41,7 @@ function pairWith(agreement: Agreement, options?: DoubleRatchetOptions) {
   const alice = start(agreement, aliceId, bobId, options);
   expect(alice.postQuantum).toBe(agreement === 'pqxdh');
   const first = alice.encrypt(text('hello bob'));
-  const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, options);
+  const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, { ...options, ...BIND });
   expect(utf8Decode(plaintext)).toBe('hello bob');
   expect(bob.postQuantum).toBe(agreement === 'pqxdh');
   return { aliceId, bobId, alice, bob };
@@ -55,11 +57,11 @@ describe('X3DH', () => {
   it('both sides derive the same SK and AD', () => {
     const a = device();
     const b = device();
-    const init = x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey);
-    const resp = x3dhRespond(b, a.identityPublicKey, init.ephemeralPublicKey);
+    const init = x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey, CONTEXT);
+    const resp = x3dhRespond(b, a.identityPublicKey, init.ephemeralPublicKey, CONTEXT);
     expect(init.sharedKey).toHaveLength(32);
     expect(bytesToHex(resp.sharedKey)).toBe(bytesToHex(init.sharedKey));
-    expect(init.associatedData).toHaveLength(66);
+    expect(init.associatedData).toHaveLength(66 + encodeSessionContext(CONTEXT).length);
     expect(init.associatedData[0]).toBe(0x05);
     expect(bytesToHex(resp.associatedData)).toBe(bytesToHex(init.associatedData));
   });
@@ -68,11 +70,11 @@ describe('X3DH', () => {
     const a = device();
     const b = device();
     const c = device();
-    const init = x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey);
-    expect(bytesToHex(x3dhRespond(c, a.identityPublicKey, init.ephemeralPublicKey).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
-    expect(bytesToHex(x3dhRespond(b, c.identityPublicKey, init.ephemeralPublicKey).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
+    const init = x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey, CONTEXT);
+    expect(bytesToHex(x3dhRespond(c, a.identityPublicKey, init.ephemeralPublicKey, CONTEXT).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
+    expect(bytesToHex(x3dhRespond(b, c.identityPublicKey, init.ephemeralPublicKey, CONTEXT).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
     // a fresh EK_A every time
-    expect(bytesToHex(x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
+    expect(bytesToHex(x3dhInitiate(a, b.identityPublicKey, b.ephemeralPublicKey, CONTEXT).sharedKey)).not.toBe(bytesToHex(init.sharedKey));
   });
 });
 
@@ -115,14 +117,14 @@ describe('wire frame', () => {
   it('header_blob is base64 JSON {v, protocol, header, signature}; ciphertext is base64', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId));
+    const alice = RatchetSession.initiate(aliceId, peerOf(bobId), BIND);
     const wire = alice.encrypt(text('hi'));
     const blob = blobJson(wire);
     expect(Object.keys(blob).sort()).toEqual(['header', 'protocol', 'signature', 'v']);
-    expect(blob.v).toBe(1);
+    expect(blob.v).toBe(2);
     expect(blob.protocol).toBe('x3dh-dr');
     expect(blob.signature).toMatch(/^[0-9a-f]{128}$/);
-    expect(blob.header).toMatchObject({ device_id: aliceId.deviceId, msg_num: 0, pn: 0 });
+    expect(blob.header).toMatchObject({ device_id: aliceId.deviceId, recipient_device_id: bobId.deviceId, conversation_id: BIND.conversationId, msg_num: 0, pn: 0 });
     expect(blob.header.ratchet_pub).toMatch(/^[0-9a-f]{64}$/);
     expect(blob.header.nonce).toMatch(/^[0-9a-f]{48}$/);
     expect(blob.header.x3dh).toEqual({
@@ -136,10 +138,11 @@ describe('wire frame', () => {
   });
 
   it('the canonical header bytes sort keys and omit absent fields', () => {
-    const h = { pn: 1, nonce: '00'.repeat(24), msg_num: 2, ratchet_pub: 'ab'.repeat(32), device_id: 'd' };
-    expect(new TextDecoder().decode(headerSigningBytes(h))).toBe(
-      `{"header":{"device_id":"d","msg_num":2,"nonce":"${'00'.repeat(24)}","pn":1,"ratchet_pub":"${'ab'.repeat(32)}"},"protocol":"x3dh-dr","v":1}`,
-    );
+    const h = { pn: 1, nonce: '00'.repeat(24), msg_num: 2, ratchet_pub: 'ab'.repeat(32), device_id: 'd', recipient_device_id: 'r', conversation_id: 'c' };
+    const canonical = `{"header":{"conversation_id":"c","device_id":"d","msg_num":2,"nonce":"${'00'.repeat(24)}","pn":1,"ratchet_pub":"${'ab'.repeat(32)}","recipient_device_id":"r"},"protocol":"x3dh-dr","v":2}`;
+    expect(new TextDecoder().decode(headerSigningBytes(h))).toBe(canonical);
+    // the signature covers them under the message-header signing domain
+    expect(new TextDecoder().decode(headerSignatureMessage(h))).toBe(`parley/v2/message-header\u0000${canonical}`);
   });
 
   it('malformed wire fields are refused as malformed_frame', () => {
@@ -147,7 +150,8 @@ describe('wire frame', () => {
     const wire = alice.encrypt(text('x'));
     expect(codeOf(() => bob.decrypt({ header_blob: 'not base64!', ciphertext: wire.ciphertext }))).toBe('malformed_frame');
     expect(codeOf(() => bob.decrypt({ header_blob: bytesToBase64(text('[]')), ciphertext: wire.ciphertext }))).toBe('malformed_frame');
-    expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.v = 2))))).toBe('malformed_frame');
+    expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.v = '2'))))).toBe('malformed_frame');
+    expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.v = 3))))).toBe('unsupported_version');
     expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.header.extra = 1))))).toBe('malformed_frame');
     expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.header.msg_num = -1))))).toBe('malformed_frame');
     expect(codeOf(() => bob.decrypt(withBlob(wire, (b) => (b.header.ratchet_pub = b.header.ratchet_pub.toUpperCase()))))).toBe(
@@ -220,7 +224,7 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const bobId = device();
     const alice = initiate(aliceId, bobId);
     const m = [0, 1, 2].map((i) => alice.encrypt(text(`m${i}`)));
-    const { session: bob, plaintext } = RatchetSession.respond(bobId, m[2]!, aliceId.identityPublicKey, { peerDeviceId: aliceId.deviceId! });
+    const { session: bob, plaintext } = RatchetSession.respond(bobId, m[2]!, aliceId.identityPublicKey, { ...BIND, peerDeviceId: aliceId.deviceId! });
     expect(utf8Decode(plaintext)).toBe('m2');
     expect(utf8Decode(bob.decrypt(m[0]!))).toBe('m0');
     expect(utf8Decode(bob.decrypt(m[1]!))).toBe('m1');
@@ -279,7 +283,7 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const bobId = device();
     const alice = initiate(aliceId, bobId);
     const first = alice.encrypt(text('first'));
-    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
+    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND);
     expect(codeOf(() => bob.decrypt(first))).toBe('replay');
     const a1 = alice.encrypt(text('a1'));
     const a2 = alice.encrypt(text('a2'));
@@ -307,7 +311,7 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     // header changed and re-signed by another identity
     const frame = decodeFrame(wire);
     const forged = { ...frame, header: { ...frame.header, pn: 7 } };
-    forged.signature = mallory.sign(headerSigningBytes(forged.header));
+    forged.signature = mallory.sign(headerSignatureMessage(forged.header));
     expect(codeOf(() => bob.decrypt(encodeFrame(forged)))).toBe('bad_signature');
     // signature bit flipped
     const sig = frame.signature.slice();
@@ -321,7 +325,7 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     // the header is AEAD associated data: even a header validly signed by the sender but not the
     // one encrypted under (here another nonce) does not decrypt
     const resigned = { ...frame, header: { ...frame.header, nonce: '00'.repeat(24) } };
-    resigned.signature = aliceId.sign(headerSigningBytes(resigned.header));
+    resigned.signature = aliceId.sign(headerSignatureMessage(resigned.header));
     expect(codeOf(() => bob.decrypt(encodeFrame(resigned)))).toBe('decrypt_failed');
 
     expect(utf8Decode(bob.decrypt(wire))).toBe('genuine');
@@ -331,13 +335,13 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const { aliceId, bobId, alice, bob } = pair();
     const frame = decodeFrame(alice.encrypt(text('x')));
     const other = { ...frame, header: { ...frame.header, device_id: randomUUID() } };
-    other.signature = aliceId.sign(headerSigningBytes(other.header));
+    other.signature = aliceId.sign(headerSignatureMessage(other.header));
     expect(codeOf(() => bob.decrypt(encodeFrame(other)))).toBe('wrong_peer');
 
     const again = initiate(aliceId, bobId);
     const restart = again.encrypt(text('restart'));
     expect(codeOf(() => bob.decrypt(restart))).toBe('new_session');
-    const { session: bob2, plaintext } = RatchetSession.respond(bobId, restart, aliceId.identityPublicKey);
+    const { session: bob2, plaintext } = RatchetSession.respond(bobId, restart, aliceId.identityPublicKey, BIND);
     expect(utf8Decode(plaintext)).toBe('restart');
     expect(utf8Decode(again.decrypt(bob2.encrypt(text('ok'))))).toBe('ok');
   });
@@ -347,17 +351,17 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const bobId = device();
     const alice = initiate(aliceId, bobId);
     const first = alice.encrypt(text('hi'));
-    expect(codeOf(() => RatchetSession.respond(bobId, first, device().identityPublicKeyHex))).toBe('wrong_peer');
-    expect(codeOf(() => RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, { peerDeviceId: randomUUID() }))).toBe('wrong_peer');
-    expect(codeOf(() => RatchetSession.respond(bobId, withBlob(first, (b) => (b.header.pn = 1)), aliceId.identityPublicKeyHex))).toBe(
+    expect(codeOf(() => RatchetSession.respond(bobId, first, device().identityPublicKeyHex, BIND))).toBe('wrong_peer');
+    expect(codeOf(() => RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, { ...BIND, peerDeviceId: randomUUID() }))).toBe('wrong_peer');
+    expect(codeOf(() => RatchetSession.respond(bobId, withBlob(first, (b) => (b.header.pn = 1)), aliceId.identityPublicKeyHex, BIND))).toBe(
       'bad_signature',
     );
     const rotated = DeviceIdentity.generate(bobId.deviceId);
-    expect(codeOf(() => RatchetSession.respond(rotated, first, aliceId.identityPublicKeyHex))).toBe('unknown_prekey');
-    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
-    expect(codeOf(() => RatchetSession.respond(bobId, bob.encrypt(text('no x3dh')), bobId.identityPublicKeyHex))).toBe('malformed_frame');
-    expect(codeOf(() => RatchetSession.initiate(DeviceIdentity.generate(), peerOf(bobId)))).toBe('not_ready');
-    expect(codeOf(() => RatchetSession.initiate(aliceId, { ...peerOf(bobId), ephemeral_public_key: '00'.repeat(32) }))).toBe('invalid_key');
+    expect(codeOf(() => RatchetSession.respond(rotated, first, aliceId.identityPublicKeyHex, BIND))).toBe('unknown_prekey');
+    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND);
+    expect(codeOf(() => RatchetSession.respond(bobId, bob.encrypt(text('no x3dh')), bobId.identityPublicKeyHex, BIND))).toBe('malformed_frame');
+    expect(codeOf(() => RatchetSession.initiate(DeviceIdentity.generate(), peerOf(bobId), BIND))).toBe('not_ready');
+    expect(codeOf(() => RatchetSession.initiate(aliceId, { ...peerOf(bobId), ephemeral_public_key: '00'.repeat(32) }, BIND))).toBe('invalid_key');
   });
 
   it('one device answers several initiators with the same ephemeral key', () => {
@@ -365,14 +369,15 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const [aliceId, carolId] = [device(), device()];
     const alice = initiate(aliceId, bobId);
     const carol = initiate(carolId, bobId);
-    const fromAlice = RatchetSession.respond(bobId, alice.encrypt(text('from alice')), aliceId.identityPublicKeyHex);
-    const fromCarol = RatchetSession.respond(bobId, carol.encrypt(text('from carol')), carolId.identityPublicKeyHex);
+    const fromAlice = RatchetSession.respond(bobId, alice.encrypt(text('from alice')), aliceId.identityPublicKeyHex, BIND);
+    const fromCarol = RatchetSession.respond(bobId, carol.encrypt(text('from carol')), carolId.identityPublicKeyHex, BIND);
     expect(utf8Decode(fromAlice.plaintext)).toBe('from alice');
     expect(utf8Decode(fromCarol.plaintext)).toBe('from carol');
     expect(utf8Decode(alice.decrypt(fromAlice.session.encrypt(text('to alice'))))).toBe('to alice');
     expect(utf8Decode(carol.decrypt(fromCarol.session.encrypt(text('to carol'))))).toBe('to carol');
     // same sender identity and device, other session: the signature holds, the AEAD does not
-    expect(codeOf(() => carol.decrypt(fromAlice.session.encrypt(text('crossed'))))).toBe('decrypt_failed');
+    // a frame for Alice names her as recipient: Carol refuses it before trying any key
+    expect(codeOf(() => carol.decrypt(fromAlice.session.encrypt(text('crossed'))))).toBe('wrong_context');
   });
 
   it('refuses a frame on the initiator\'s initial ratchet key (no receiving chain)', () => {
@@ -380,8 +385,11 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const bobId = device();
     const alice = initiate(aliceId, bobId);
     const frame = decodeFrame(alice.encrypt(text('x')));
-    const odd = { ...frame, header: { device_id: bobId.deviceId!, ratchet_pub: bobId.ephemeralPublicKeyHex, msg_num: 0, pn: 0, nonce: frame.header.nonce } };
-    odd.signature = bobId.sign(headerSigningBytes(odd.header));
+    const odd = {
+      ...frame,
+      header: { device_id: bobId.deviceId!, recipient_device_id: aliceId.deviceId!, conversation_id: BIND.conversationId, ratchet_pub: bobId.ephemeralPublicKeyHex, msg_num: 0, pn: 0, nonce: frame.header.nonce },
+    };
+    odd.signature = bobId.sign(headerSignatureMessage(odd.header));
     const before = alice.serialize();
     expect(codeOf(() => alice.decrypt(encodeFrame(odd)))).toBe('decrypt_failed');
     expect(alice.serialize()).toBe(before);
@@ -393,6 +401,7 @@ describe.each(AGREEMENTS)('Double Ratchet session (%s)', (agreement) => {
     const r = DoubleRatchet.initBob({
       local: bobId,
       peerDeviceId: aliceId.deviceId!,
+      conversationId: BIND.conversationId,
       peerIdentityKey: aliceId.identityPublicKey,
       sharedKey: new Uint8Array(32),
       associatedData: new Uint8Array(66),

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { enrollAgentDevice, loadAgentState, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
-import { FileSessionStore } from '../src/node/file-store.js';
+import { KeyFileSource } from '../src/node/sealing-keys.js';
 import type { SecureMessage } from '../src/secure/types.js';
 import { ownerSide } from './owner-side.js';
 import { waitFor } from './wait.js';
@@ -34,13 +34,15 @@ describe('echo agent: owner devices registered after its activation', () => {
     const laptop = await ownerSide(owner, ownerJwt, t.baseUrl);
     closers.push(() => laptop.rt.close());
     stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-echo-linked-'));
+    // The agent's state sealed under a key file next to (not inside) its state directory.
+    const keyFile = () => new KeyFileSource(`${stateDir}.key`);
     const invite = await owner.createInvite();
-    const enrolling = enrollAgentDevice({ server: t.baseUrl, invite: invite.token, stateDir, log: () => undefined, pollIntervalMs: 100, unsafeFastPolling: true, fsync: false });
+    const enrolling = enrollAgentDevice({ server: t.baseUrl, invite: invite.token, stateDir, protection: keyFile(), log: () => undefined, pollIntervalMs: 100, unsafeFastPolling: true, fsync: false });
     enrolling.catch(() => undefined);
     const pending = await waitFor(() => laptop.events.find((e) => e.event === 'device_pending')?.data, 'device_pending', 15_000);
     await owner.approveDevice(pending.device_id);
     await enrolling;
-    agent = await startEchoAgent({ stateDir, mls: false, log: () => undefined, fsync: false });
+    agent = await startEchoAgent({ stateDir, protection: keyFile(), mls: false, log: () => undefined, fsync: false });
     closers.push(() => agent.stop());
     await agent.ready;
   });
@@ -48,6 +50,7 @@ describe('echo agent: owner devices registered after its activation', () => {
     for (const c of closers.reverse()) await c();
     await t?.close();
     if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+    if (stateDir) fs.rmSync(`${stateDir}.key`, { force: true });
   });
 
   it('a phone registered after the agent is answered by it, and the agent keeps the phone in agent.json', async () => {
@@ -58,7 +61,7 @@ describe('echo agent: owner devices registered after its activation', () => {
     await waitFor(() => phone.received.some((m) => text(m) === 'echo: hello from the phone'), 'the agent answers the phone', 15_000);
     expect(agent.ownerConversations()).toContain(conversationId);
 
-    const { record } = await loadAgentState(new FileSessionStore(stateDir, { fsync: false }));
+    const { record } = await loadAgentState(agent.store);
     expect(record!.conversations).toContainEqual(expect.objectContaining({ conversation_id: conversationId, owner_device_id: phone.od.device_id, agent_device_id: agent.deviceId }));
     const registered = (await owner.listDevices()).devices.find((d) => d.device_id === phone.od.device_id)!;
     expect(record!.owner_public_keys).toContainEqual({ device_id: phone.od.device_id, identity_public_key: registered.identity_public_key, ephemeral_public_key: registered.ephemeral_public_key, fingerprint: registered.fingerprint });

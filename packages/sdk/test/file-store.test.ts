@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeviceIdentity, RatchetSession, utf8Decode, utf8Encode } from '../src/crypto/index.js';
 import { FileSessionStore } from '../src/node/index.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
+import { BIND } from './ratchet-fixtures.js';
 
 const faults = vi.hoisted(() => ({ failRename: false, failWrite: false }));
 
@@ -142,10 +143,10 @@ describe('FileSessionStore', () => {
     const bobId = DeviceIdentity.generate(randomUUID());
     const aliceStore = new FileSessionStore(path.join(dir, 'alice'));
     const bobStore = new FileSessionStore(path.join(dir, 'bob'));
-    const alice = RatchetSession.initiate(aliceId, { device_id: bobId.deviceId!, ...bobId.publicKeys });
+    const alice = RatchetSession.initiate(aliceId, { device_id: bobId.deviceId!, ...bobId.publicKeys }, BIND);
     const first = alice.encrypt(utf8Encode('hello'));
     await aliceStore.save(bobId.deviceId!, alice.serialize());
-    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
+    const { session: bob } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND);
     await bobStore.save(aliceId.deviceId!, bob.serialize());
 
     // "restart": fresh store objects, sessions restored from disk

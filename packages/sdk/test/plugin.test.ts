@@ -19,6 +19,7 @@ import { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { main } from '../src/node/agent-cli.js';
 import { FileSessionStore } from '../src/node/file-store.js';
+import { KeyFileSource } from '../src/node/sealing-keys.js';
 import { MemorySessionStore, type SessionStore } from '../src/storage.js';
 import { parseSince, PluginInbox } from '../src/node/inbox.js';
 import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type PluginMessagePage, type PluginSendResult, type PluginStatus } from '../src/node/plugin-api.js';
@@ -76,10 +77,16 @@ describe('local plugin', () => {
     return d;
   };
 
+  /** The key file sealing the state directory `dir` (beside it, removed with it). */
+  const keyFileOf = (dir: string) => {
+    dirs.push(`${dir}.key`);
+    return `${dir}.key`;
+  };
+
   async function agent(name: string): Promise<Agent> {
     const { key } = await owner.createApiKey({ name });
     const dir = tempDir(name);
-    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, fsync: false, log: () => undefined });
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: new KeyFileSource(keyFileOf(dir)), fsync: false, log: () => undefined });
     await rt.ready;
     const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0, fsync: false });
     stops.push(() => plugin.close(), () => rt.stop());
@@ -120,7 +127,7 @@ describe('local plugin', () => {
     const external = Object.values(os.networkInterfaces())
       .flat()
       .find((i) => i && !i.internal && i.family === 'IPv4');
-    const wide = await startPlugin({ backend: x.rt, stateDir: tempDir('wide'), host: '0.0.0.0', port: 0, fsync: false });
+    const wide = await startPlugin({ backend: x.rt, stateDir: tempDir('wide'), protection: 'plain', host: '0.0.0.0', port: 0, fsync: false });
     try {
       const ok = await call({ url: `http://127.0.0.1:${wide.port}`, token: wide.token }, 'GET', '/v1/status');
       expect(ok.status).toBe(200);
@@ -139,7 +146,7 @@ describe('local plugin', () => {
       const dir = tempDir('token');
       const file = path.join(dir, 'plugin-token');
       fs.writeFileSync(file, content, { mode: 0o644 });
-      const plugin = await startPlugin({ backend: x.rt, stateDir: dir, port: 0, fsync: false });
+      const plugin = await startPlugin({ backend: x.rt, stateDir: dir, protection: 'plain', port: 0, fsync: false });
       try {
         expect(plugin.token).toMatch(/^[0-9a-f]{64}$/);
         expect(fs.readFileSync(file, 'utf8')).toBe(`${plugin.token}\n`);
@@ -167,7 +174,7 @@ describe('local plugin', () => {
     // A second name for the old file: a write in place would change what it reads.
     const old = path.join(dir, 'old-plugin.json');
     fs.linkSync(file, old);
-    const plugin = await startPlugin({ backend: x.rt, stateDir: dir, port: 0, fsync: false });
+    const plugin = await startPlugin({ backend: x.rt, stateDir: dir, protection: 'plain', port: 0, fsync: false });
     try {
       expect(fs.readFileSync(old, 'utf8')).toBe('{"url":"http://127.0.0.1:1","pid":1}');
       expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ url: plugin.url, port: plugin.port, pid: process.pid, device_id: x.rt.deviceId });
@@ -196,7 +203,7 @@ describe('local plugin', () => {
     }
 
     // The bind host is accepted too.
-    const other = await startPlugin({ backend: x.rt, stateDir: tempDir('bind'), host: '127.0.0.2', port: 0, fsync: false }).catch(() => undefined);
+    const other = await startPlugin({ backend: x.rt, stateDir: tempDir('bind'), protection: 'plain', host: '127.0.0.2', port: 0, fsync: false }).catch(() => undefined);
     if (other) {
       try {
         const ok = await call(other, 'GET', '/v1/status');
@@ -285,6 +292,10 @@ describe('local plugin', () => {
       expect(stored).not.toContain('ack from y');
     }
 
+    // The agent's state directory is sealed: the undelivered message is in none of its files.
+    const onDisk = fs.readdirSync(y.dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => fs.readFileSync(path.join(y.dir, e.name), 'latin1'));
+    expect(onDisk.join('\n')).not.toContain(secret);
+
     // The inbox survives a plugin restart.
     await y.plugin.close();
     y.plugin = await startPlugin({ backend: y.rt, stateDir: y.dir, port: 0, fsync: false });
@@ -361,7 +372,7 @@ describe('local plugin', () => {
 
   it('parley-agent status and doctor', async () => {
     const s = capture();
-    expect(await main(['status', '--state-dir', x.dir], s.io)).toBe(0);
+    expect(await main(['status', '--state-dir', x.dir, '--key-file', `${x.dir}.key`], s.io)).toBe(0);
     expect(s.text()).toContain(`identity: API-key agent device ${x.rt.deviceId}`);
     expect(s.text()).toContain(`plugin: running at ${x.plugin.url}`);
     expect(s.text()).toContain(`device: ${x.rt.deviceId} (API key)`);
@@ -369,7 +380,7 @@ describe('local plugin', () => {
     expect(s.text()).toContain('connected: yes');
 
     const d = capture();
-    expect(await main(['doctor', '--state-dir', x.dir], d.io)).toBe(0);
+    expect(await main(['doctor', '--state-dir', x.dir, '--key-file', `${x.dir}.key`], d.io)).toBe(0);
     expect(d.lines.filter((l) => l.startsWith('FAIL'))).toEqual([]);
     expect(d.text()).toMatch(/^ok {4}service http:\/\/127\.0\.0\.1:\d+ reachable/m);
     expect(d.text()).toContain(`ok    API key bound to device ${x.rt.deviceId}`);
@@ -380,25 +391,25 @@ describe('local plugin', () => {
     // A loose token file is reported with its fix.
     fs.chmodSync(path.join(x.dir, 'plugin-token'), 0o644);
     const loose = capture();
-    expect(await main(['doctor', '--state-dir', x.dir], loose.io)).toBe(1);
+    expect(await main(['doctor', '--state-dir', x.dir, '--key-file', `${x.dir}.key`], loose.io)).toBe(1);
     expect(loose.text()).toMatch(/FAIL {2}plugin token .* has mode 0644, not 0600 — fix: chmod 600 /);
     fs.chmodSync(path.join(x.dir, 'plugin-token'), 0o600);
 
     const empty = tempDir('empty');
     const e = capture();
-    expect(await main(['status', '--state-dir', empty, '--plugin-url', 'http://127.0.0.1:9'], e.io)).toBe(1);
+    expect(await main(['status', '--state-dir', empty, '--insecure-plain-store', '--plugin-url', 'http://127.0.0.1:9'], e.io)).toBe(1);
     expect(e.text()).toContain('identity: none');
     expect(e.text()).toMatch(/plugin: not running/);
     // The token is never sent to a plugin URL that is not loopback.
     for (const u of ['http://127.0.0.1:7', 'http://127.9.9.9', 'http://[::1]:5', 'http://localhost:3', 'http://[::ffff:127.0.0.1]/']) expect(isLoopbackUrl(u), u).toBe(true);
     for (const u of ['http://attacker.example:47100', 'http://127.0.0.1.attacker.example', 'http://10.0.0.1:47100', 'http://0.0.0.0:1', 'not a url']) expect(isLoopbackUrl(u), u).toBe(false);
     const r = capture();
-    expect(await main(['status', '--state-dir', x.dir, '--plugin-url', 'http://attacker.example:47100'], r.io)).toBe(2);
+    expect(await main(['status', '--state-dir', x.dir, '--key-file', `${x.dir}.key`, '--plugin-url', 'http://attacker.example:47100'], r.io)).toBe(2);
     expect(r.text()).toContain('plugin: refused --plugin-url http://attacker.example:47100 is not a loopback address (127.0.0.0/8, ::1, localhost)');
     expect(r.text()).not.toMatch(/plugin: (running|not running)/);
 
     const f = capture();
-    expect(await main(['doctor', '--state-dir', empty, '--server', 'http://127.0.0.1:9'], f.io)).toBe(1);
+    expect(await main(['doctor', '--state-dir', empty, '--insecure-plain-store', '--server', 'http://127.0.0.1:9'], f.io)).toBe(1);
     expect(f.text()).toMatch(/^FAIL {2}no device keys in .* — fix: /m);
     expect(f.text()).toMatch(/^FAIL {2}service http:\/\/127\.0\.0\.1:9 not reachable: .* — fix: check --server/m);
     expect(f.text()).toMatch(/^FAIL {2}no plugin token at .* — fix: /m);

@@ -20,13 +20,14 @@ import {
   ed25519PublicToX25519,
   encodeFrame,
   encodeKemPublicKey,
-  headerSigningBytes,
+  headerSignatureMessage,
   hexToBytes,
   mlKem768Decapsulate,
   mlKem768Encapsulate,
   mlKem768Keygen,
   pqPrekeyFromWire,
   pqPrekeyId,
+  pqPrekeySigningInput,
   pqPrekeyToWire,
   pqxdhInitiate,
   pqxdhRespond,
@@ -35,7 +36,7 @@ import {
   verifyPqPrekey,
   x3dhInitiate,
 } from '../src/crypto/index.js';
-import { blobJson, codeOf, device, peerOf, text } from './ratchet-fixtures.js';
+import { BIND, CONTEXT, blobJson, codeOf, device, peerOf, text } from './ratchet-fixtures.js';
 
 /** Published ML-KEM-768 vectors (NIST ACVP, C2SP CCTV); each entry names its source. */
 interface KemVector {
@@ -108,7 +109,7 @@ describe('ML-KEM-768 wrapper (FIPS 203) against published vectors', () => {
 });
 
 describe('signed PQ prekey (PQXDH §3.2)', () => {
-  it('is an ML-KEM-768 key signed by the identity key over EncodeKEM, identified by its hash', () => {
+  it('is an ML-KEM-768 key signed by the identity key over the pq-prekey domain and EncodeKEM, identified by its hash', () => {
     const bob = device();
     const p = bob.pqPrekey!;
     expect(p.publicKey).toHaveLength(1184);
@@ -117,7 +118,8 @@ describe('signed PQ prekey (PQXDH §3.2)', () => {
     expect(encoded[0]).toBe(MLKEM768_KEY_TYPE);
     expect(p.keyId).toBe(bytesToHex(sha256(encoded).subarray(0, 16)));
     expect(p.keyId).toBe(pqPrekeyId(p.publicKey));
-    expect(bob.sign(encoded)).toEqual(p.signature); // Ed25519 is deterministic
+    expect(bob.sign(pqPrekeySigningInput(p.publicKey))).toEqual(p.signature); // Ed25519 is deterministic
+    expect(bob.sign(encoded)).not.toEqual(p.signature); // never over the bare EncodeKEM
     expect(verifyPqPrekey(bob.identityPublicKey, p)).toBe(true);
     expect(verifyPqPrekey(device().identityPublicKey, p)).toBe(false);
     expect(verifyPqPrekey(bob.identityPublicKey, { ...p, keyId: pqPrekeyId(device().pqPrekey!.publicKey) })).toBe(false);
@@ -146,7 +148,7 @@ describe('PQXDH key agreement', () => {
   it('SK = HKDF-SHA256(F || DH1 || DH2 || DH3 || SS, 0^32, info naming curve, hash and KEM); AD as X3DH', () => {
     const alice = device();
     const bob = device();
-    const a = pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, bob.pqPrekey!);
+    const a = pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, bob.pqPrekey!, CONTEXT);
     expect(a.kemCiphertext).toHaveLength(1088);
     expect(a.pqPrekeyId).toBe(bob.pqPrekey!.keyId);
     // Recompute Bob's side from its raw DH outputs and KEM secret with @noble/hashes directly.
@@ -157,10 +159,10 @@ describe('PQXDH key agreement', () => {
     const ikm = new Uint8Array([...new Uint8Array(32).fill(0xff), ...dh1, ...dh2, ...dh3, ...ss]);
     const expected = hkdf(sha256, ikm, new Uint8Array(32), utf8Encode('Parley_PQXDH_CURVE25519_SHA-256_ML-KEM-768'), 32);
     expect(bytesToHex(a.sharedKey)).toBe(bytesToHex(expected));
-    const b = pqxdhRespond(bob, alice.identityPublicKey, a.ephemeralPublicKey, a.kemCiphertext, a.pqPrekeyId);
+    const b = pqxdhRespond(bob, alice.identityPublicKey, a.ephemeralPublicKey, a.kemCiphertext, a.pqPrekeyId, CONTEXT);
     expect(b.sharedKey).toEqual(a.sharedKey);
     expect(b.associatedData).toEqual(a.associatedData);
-    expect(a.associatedData).toEqual(x3dhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey).associatedData);
+    expect(a.associatedData).toEqual(x3dhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, CONTEXT).associatedData);
     // without the KEM secret (the X3DH KDF) the same DH outputs give another key
     const classicalIkm = ikm.subarray(0, 32 + 96);
     expect(bytesToHex(hkdf(sha256, classicalIkm, new Uint8Array(32), utf8Encode('Parley_X3DH_X25519_SHA256_v1'), 32))).not.toBe(bytesToHex(a.sharedKey));
@@ -171,11 +173,11 @@ describe('PQXDH key agreement', () => {
     const bob = device();
     const mallory = device();
     const swapped = { ...mallory.pqPrekey! }; // Mallory's key and signature, offered as Bob's
-    expect(codeOf(() => pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, swapped))).toBe('bad_signature');
+    expect(codeOf(() => pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, swapped, CONTEXT))).toBe('bad_signature');
     const sig = bob.pqPrekey!.signature.slice();
     sig[0]! ^= 0x01;
-    expect(codeOf(() => pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, { ...bob.pqPrekey!, signature: sig }))).toBe('bad_signature');
-    expect(codeOf(() => RatchetSession.initiate(alice, peerOf(bob), { pqPrekey: swapped }))).toBe('bad_signature');
+    expect(codeOf(() => pqxdhInitiate(alice, bob.identityPublicKey, bob.ephemeralPublicKey, { ...bob.pqPrekey!, signature: sig }, CONTEXT))).toBe('bad_signature');
+    expect(codeOf(() => RatchetSession.initiate(alice, peerOf(bob), { ...BIND, pqPrekey: swapped }))).toBe('bad_signature');
   });
 });
 
@@ -183,12 +185,12 @@ describe('PQXDH sessions and classical interop', () => {
   it('a hybrid pair agrees with PQXDH: the initial header carries the KEM ciphertext until the first reply', () => {
     const aliceId = device();
     const bobId = device();
-    const alice = RatchetSession.initiate(aliceId, peerOf(bobId), { pqPrekey: bobId.pqPrekey! });
+    const alice = RatchetSession.initiate(aliceId, peerOf(bobId), { ...BIND, pqPrekey: bobId.pqPrekey! });
     const first = alice.encrypt(text('hello'));
     const x = blobJson(first).header.x3dh;
     expect(x.pq).toEqual({ kem: 'ML-KEM-768', prekey_id: bobId.pqPrekey!.keyId, ciphertext: expect.stringMatching(/^[0-9a-f]{2176}$/) });
     expect(first.header_blob.length).toBeLessThan(8192);
-    const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex);
+    const { session: bob, plaintext } = RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND);
     expect(utf8Decode(plaintext)).toBe('hello');
     expect([alice.postQuantum, bob.postQuantum]).toEqual([true, true]);
     expect(utf8Decode(alice.decrypt(bob.encrypt(text('hi'))))).toBe('hi');
@@ -202,11 +204,11 @@ describe('PQXDH sessions and classical interop', () => {
     const aliceId = device();
     const oldBob = classical(device());
     // the new initiator has nothing to use: plain X3DH, no pq fields, no new state fields
-    const alice = RatchetSession.initiate(aliceId, peerOf(oldBob), oldBob.pqPrekey ? { pqPrekey: oldBob.pqPrekey } : undefined);
+    const alice = RatchetSession.initiate(aliceId, peerOf(oldBob), { ...oldBob.pqPrekey ? { pqPrekey: oldBob.pqPrekey } : undefined, ...BIND });
     const first = alice.encrypt(text('classical'));
     expect(Object.keys(blobJson(first).header.x3dh).sort()).toEqual(['ephemeral_key', 'identity_key', 'signed_prekey']);
     expect(alice.toJSON()).not.toHaveProperty('key_agreement');
-    const { session: bob, plaintext } = RatchetSession.respond(oldBob, first, aliceId.identityPublicKeyHex);
+    const { session: bob, plaintext } = RatchetSession.respond(oldBob, first, aliceId.identityPublicKeyHex, BIND);
     expect(utf8Decode(plaintext)).toBe('classical');
     expect([alice.postQuantum, bob.postQuantum]).toEqual([false, false]);
     expect(utf8Decode(alice.decrypt(bob.encrypt(text('ok'))))).toBe('ok');
@@ -215,8 +217,8 @@ describe('PQXDH sessions and classical interop', () => {
   it('an old initiator (no PQ) still reaches a PQ-capable responder over X3DH', () => {
     const oldAlice = classical(device());
     const bobId = device();
-    const alice = RatchetSession.initiate(oldAlice, peerOf(bobId));
-    const { session: bob, plaintext } = RatchetSession.respond(bobId, alice.encrypt(text('from an old client')), oldAlice.identityPublicKeyHex);
+    const alice = RatchetSession.initiate(oldAlice, peerOf(bobId), BIND);
+    const { session: bob, plaintext } = RatchetSession.respond(bobId, alice.encrypt(text('from an old client')), oldAlice.identityPublicKeyHex, BIND);
     expect(utf8Decode(plaintext)).toBe('from an old client');
     expect(bob.postQuantum).toBe(false);
   });
@@ -224,31 +226,31 @@ describe('PQXDH sessions and classical interop', () => {
   it('a PQXDH message for a PQ prekey the responder does not hold is unknown_prekey', () => {
     const aliceId = device();
     const bobId = device();
-    const first = RatchetSession.initiate(aliceId, peerOf(bobId), { pqPrekey: bobId.pqPrekey! }).encrypt(text('x'));
-    expect(codeOf(() => RatchetSession.respond(classical(bobId), first, aliceId.identityPublicKeyHex))).toBe('unknown_prekey');
-    expect(codeOf(() => RatchetSession.respond(bobId.withPqPrekey(), first, aliceId.identityPublicKeyHex))).toBe('unknown_prekey');
+    const first = RatchetSession.initiate(aliceId, peerOf(bobId), { ...BIND, pqPrekey: bobId.pqPrekey! }).encrypt(text('x'));
+    expect(codeOf(() => RatchetSession.respond(classical(bobId), first, aliceId.identityPublicKeyHex, BIND))).toBe('unknown_prekey');
+    expect(codeOf(() => RatchetSession.respond(bobId.withPqPrekey(), first, aliceId.identityPublicKeyHex, BIND))).toBe('unknown_prekey');
     // another holder (e.g. a one-time PQ prekey store) can be named
     const holder = { pqDecapsulate: (id: string, ct: Uint8Array) => bobId.pqDecapsulate(id, ct) };
-    expect(utf8Decode(RatchetSession.respond(classical(bobId), first, aliceId.identityPublicKeyHex, { pqPrekeys: holder }).plaintext)).toBe('x');
+    expect(utf8Decode(RatchetSession.respond(classical(bobId), first, aliceId.identityPublicKeyHex, { ...BIND, pqPrekeys: holder }).plaintext)).toBe('x');
   });
 
   it('a tampered KEM ciphertext fails: unsigned, the signature; re-signed by the sender, the AEAD', () => {
     const aliceId = device();
     const bobId = device();
-    const first = RatchetSession.initiate(aliceId, peerOf(bobId), { pqPrekey: bobId.pqPrekey! }).encrypt(text('x'));
+    const first = RatchetSession.initiate(aliceId, peerOf(bobId), { ...BIND, pqPrekey: bobId.pqPrekey! }).encrypt(text('x'));
     const frame = decodeFrame(first);
     const ct = frame.header.x3dh!.pq!.ciphertext;
     const flipped = (ct[0] === '0' ? '1' : '0') + ct.slice(1);
     const header = { ...frame.header, x3dh: { ...frame.header.x3dh!, pq: { ...frame.header.x3dh!.pq!, ciphertext: flipped } } };
-    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame({ ...frame, header }), aliceId.identityPublicKeyHex))).toBe('bad_signature');
-    const resigned = { ...frame, header, signature: aliceId.sign(headerSigningBytes(header)) };
-    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame(resigned), aliceId.identityPublicKeyHex))).toBe('decrypt_failed');
+    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame({ ...frame, header }), aliceId.identityPublicKeyHex, BIND))).toBe('bad_signature');
+    const resigned = { ...frame, header, signature: aliceId.sign(headerSignatureMessage(header)) };
+    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame(resigned), aliceId.identityPublicKeyHex, BIND))).toBe('decrypt_failed');
     // dropping pq (a downgrade of this message to X3DH) needs the sender's signature too, and then the AEAD fails
     const { pq: _pq, ...x3dh } = frame.header.x3dh!;
     const downgraded = { ...frame.header, x3dh };
-    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame({ ...frame, header: downgraded }), aliceId.identityPublicKeyHex))).toBe('bad_signature');
-    const downgradedSigned = { ...frame, header: downgraded, signature: aliceId.sign(headerSigningBytes(downgraded)) };
-    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame(downgradedSigned), aliceId.identityPublicKeyHex))).toBe('decrypt_failed');
-    expect(utf8Decode(RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex).plaintext)).toBe('x');
+    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame({ ...frame, header: downgraded }), aliceId.identityPublicKeyHex, BIND))).toBe('bad_signature');
+    const downgradedSigned = { ...frame, header: downgraded, signature: aliceId.sign(headerSignatureMessage(downgraded)) };
+    expect(codeOf(() => RatchetSession.respond(bobId, encodeFrame(downgradedSigned), aliceId.identityPublicKeyHex, BIND))).toBe('decrypt_failed');
+    expect(utf8Decode(RatchetSession.respond(bobId, first, aliceId.identityPublicKeyHex, BIND).plaintext)).toBe('x');
   });
 });

@@ -13,6 +13,7 @@ import {
   utf8Encode,
   type CryptoErrorCode,
   type DoubleRatchetOptions,
+  type SessionContext,
   type WireMessage,
 } from '../src/crypto/index.js';
 
@@ -28,13 +29,19 @@ export function peerOf(d: DeviceIdentity) {
   return { device_id: d.deviceId!, ...d.publicKeys };
 }
 
+/** The conversation the suites' sessions are bound to (`conversationId` of initiate / respond). */
+export const BIND = { conversationId: 'conversation-under-test' } as const;
+
+/** A session context for the key-agreement functions called directly. */
+export const CONTEXT: SessionContext = { conversationId: BIND.conversationId, initiatorDeviceId: 'alice-device', responderDeviceId: 'bob-device' };
+
 /** The key agreements a session can start with. */
 export const AGREEMENTS = ['x3dh', 'pqxdh'] as const;
 export type Agreement = (typeof AGREEMENTS)[number];
 
 /** Alice starts a session with Bob: X3DH, or PQXDH with Bob's signed PQ prekey. */
 export function start(agreement: Agreement, aliceId: DeviceIdentity, bobId: DeviceIdentity, options?: DoubleRatchetOptions): RatchetSession {
-  return RatchetSession.initiate(aliceId, peerOf(bobId), agreement === 'pqxdh' ? { ...options, pqPrekey: bobId.pqPrekey! } : options);
+  return RatchetSession.initiate(aliceId, peerOf(bobId), { ...options, ...BIND, ...(agreement === 'pqxdh' ? { pqPrekey: bobId.pqPrekey! } : {}) });
 }
 
 /** The CryptoError code `f` throws, `none` when it returns, `other` for any other error. */

@@ -76,6 +76,8 @@ import { ConversationService } from './modules/conversations/service.js';
 import { LastSeenTracker } from './modules/devices/last-seen.js';
 import { deviceSocketAuthenticator } from './modules/devices/socket-auth.js';
 import { deviceRoutes } from './modules/devices/routes.js';
+import { keyBindingRoutes } from './modules/key-binding/routes.js';
+import { KeyBindingService } from './modules/key-binding/service.js';
 import { DeviceService } from './modules/devices/service.js';
 import { devLoginRoutes } from './modules/dev-login/routes.js';
 import { platformRoutes } from './modules/health/routes.js';
@@ -252,7 +254,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const settings = new SettingsService(db, defaultSettings(config.heldMessageTtlMs));
   const heldTtlMsOf = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).held_message_ttl_hours * 3_600_000;
   const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, heldTtlMsOf, log: policyLog });
-  const apiKeys = new ApiKeyService(db, notifier);
+  // Fresh key bindings for registration and activation (docs/decisions.md "Key bindings").
+  const keyBinding = new KeyBindingService(db, secrets, { required: config.keyBindingRequired });
+  await keyBinding.init();
+  const apiKeys = new ApiKeyService(db, notifier, keyBinding);
   // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (DESIGN §8.16).
   const issuer = new PlatformIssuer(db, secrets, config.credentials.platformHubAddress, config.publicUrl);
   await issuer.init();
@@ -341,8 +346,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   registerApiKeyFrames(gateway, apiKeys);
   const challenges = new RenewalChallenges(db, secrets);
   await challenges.init();
-  const tenantReadReceipts = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).read_receipts_enabled;
-  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, presence, secrets, webhookTargets: config.webhooks, tenantReadReceipts });
+  const tenantSettings = (tx: Tx, tenantId: string) => settings.read(tx, tenantId);
+  const devices = new DeviceService({ db, notifier, deviceTokens, challenges, keyBinding, presence, secrets, webhookTargets: config.webhooks, tenantSettings });
   const invites = new InviteService(db, config.inviteTtlMs);
   const conversations = new ConversationService(db, notifier, devices);
   const defaultSecurityLevel = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).default_room_security_level;
@@ -405,6 +410,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
   await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
+  await app.register(keyBindingRoutes, { prefix: API_PREFIX, keyBinding });
   await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices, messageRate });
   await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });
   await app.register(attachmentRoutes, { prefix: API_PREFIX, attachments, maxBytes: config.limits.maxAttachmentBytes });

@@ -145,6 +145,12 @@ export interface Config {
   /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
   /**
+   * Refuse every registration (`client_key_register`, `POST /devices/register`) and activation
+   * without a fresh `key_binding` (`KEY_BINDING_REQUIRED`, default false: the legacy bodies stay
+   * accepted unless the identity key is already held by another device; docs/decisions.md "Key bindings").
+   */
+  keyBindingRequired: boolean;
+  /**
    * Key sealing secrets stored in the database (webhook signing secrets), base64 of 32 bytes
    * (`SECRETS_KEY`); undefined uses a key generated once in `DATA_DIR/secrets-key`. Instances that
    * share a PostgreSQL database must all be given the same value.
@@ -400,6 +406,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
     },
+    keyBindingRequired: bool(env, 'KEY_BINDING_REQUIRED', false),
     secretsKey: secretsKey(env),
     secretsKeyPrevious: secretsKeyPrevious(env),
     credentials: {

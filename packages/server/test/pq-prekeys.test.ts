@@ -33,7 +33,7 @@ describe('PQ prekeys', () => {
 
   it('a device without PQ prekeys (an older client) answers 404: the peer runs classical X3DH', async () => {
     const count = await t.request({ method: 'GET', url: `/api/v1/pq-prekeys/${agent.deviceId}`, headers: asOwnerDevice });
-    expect(count.body).toEqual({ device_id: agent.deviceId, last_resort: false, last_resort_key_id: null, one_time_available: 0 });
+    expect(count.body).toEqual({ device_id: agent.deviceId, last_resort: false, last_resort_key_id: null, last_resort_signature: null, one_time_available: 0 });
     expect((await claim(asOwnerDevice, agent.deviceId)).status).toBe(404);
   });
 
@@ -42,7 +42,7 @@ describe('PQ prekeys', () => {
     const [o1, o2] = [prekey('one-1'), prekey('one-2')];
     const pub = await publish(agent.auth, { last_resort: last, one_time: [o1, o2] });
     expect(pub.status).toBe(201);
-    expect(pub.body).toEqual({ device_id: agent.deviceId, last_resort: true, last_resort_key_id: 'last-1', one_time_available: 2 });
+    expect(pub.body).toEqual({ device_id: agent.deviceId, last_resort: true, last_resort_key_id: 'last-1', last_resort_signature: last.signature, one_time_available: 2 });
 
     const got = [];
     for (let i = 0; i < 4; i++) {
@@ -101,6 +101,7 @@ describe('PQ prekeys', () => {
       device_id: leaving.deviceId,
       last_resort: false,
       last_resort_key_id: null,
+      last_resort_signature: null,
       one_time_available: 0,
     });
   });

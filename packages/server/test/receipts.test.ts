@@ -195,7 +195,7 @@ describe('delivery and read receipts (pairwise conversations)', () => {
 
     const off = await t.request({ method: 'PATCH', url: '/api/v1/devices/self/settings', headers: p.agent.auth, payload: { read_receipts_enabled: false } });
     expect(off.status).toBe(200);
-    expect(off.body).toEqual({ device_id: p.agent.deviceId, read_receipts_enabled: false, read_receipts_effective: false });
+    expect(off.body).toEqual({ device_id: p.agent.deviceId, read_receipts_enabled: false, read_receipts_effective: false, require_post_quantum: false });
     agent.send('message_read', { conversation_id: p.conversationId, up_to_message_id: m1.id });
     expect((await agent.next(isEvent('message_read_ack'))).data).toMatchObject({ recorded: false, read_receipts_enabled: false, read_at: null });
     expect(await marksOf(t, p.conversationId)).toEqual([]);
@@ -221,6 +221,7 @@ describe('delivery and read receipts (pairwise conversations)', () => {
       device_id: p.agent.deviceId,
       read_receipts_enabled: true,
       read_receipts_effective: false,
+      require_post_quantum: false,
     });
 
     const m1 = await sendOver(owner, p.conversationId);
@@ -245,7 +246,7 @@ describe('delivery and read receipts (pairwise conversations)', () => {
     const p = await receiptPair(t);
     const other = await receiptPair(t);
     const url = `/api/v1/devices/${p.agent.deviceId}/settings`;
-    expect((await t.request({ method: 'GET', url, headers: p.owner.auth })).body).toEqual({ device_id: p.agent.deviceId, read_receipts_enabled: true, read_receipts_effective: true });
+    expect((await t.request({ method: 'GET', url, headers: p.owner.auth })).body).toEqual({ device_id: p.agent.deviceId, read_receipts_enabled: true, read_receipts_effective: true, require_post_quantum: false });
     expect((await t.request({ method: 'GET', url })).status).toBe(401);
     expect((await t.request({ method: 'GET', url, headers: p.agent.auth })).status).toBe(403); // owner route
     expect((await t.request({ method: 'GET', url, headers: other.owner.auth })).status).toBe(404); // another tenant's device
@@ -256,7 +257,7 @@ describe('delivery and read receipts (pairwise conversations)', () => {
     expect((await t.request({ method: 'PATCH', url: '/api/v1/devices/self/settings', headers: p.owner.auth, payload: { read_receipts_enabled: false } })).status).toBe(403); // device route
     const od = await registerOwnerDevice(t, p.owner);
     const set = await t.request({ method: 'PATCH', url: `/api/v1/devices/${od.deviceId}/settings`, headers: p.owner.auth, payload: { read_receipts_enabled: false } });
-    expect(set.body).toEqual({ device_id: od.deviceId, read_receipts_enabled: false, read_receipts_effective: false });
+    expect(set.body).toEqual({ device_id: od.deviceId, read_receipts_enabled: false, read_receipts_effective: false, require_post_quantum: false });
     const audit = await t.request({ method: 'GET', url: '/api/v1/audit/events?type=device.settings_updated', headers: p.owner.auth });
     expect(audit.body.events[0]).toMatchObject({ type: 'device.settings_updated', actor: p.owner.sub, subject: od.deviceId, data: { keys: ['read_receipts_enabled'] } });
     // A second agent of the tenant keeps its own setting.

@@ -12,6 +12,7 @@ import {
   ownerPeerResolver,
   ParleyApiError,
   ParleyClient,
+  registerOwnerDeviceBound,
   RealtimeClient,
   restTransport,
   SecureMessenger,
@@ -88,7 +89,8 @@ export class OwnerRuntime {
     if (!identity || !mine || mine.status !== 'ACTIVE' || mine.kind !== 'owner') {
       // First sign-in here (or this browser's device was removed): new keys, new device, fresh state.
       const fresh = DeviceIdentity.generate();
-      const reg = await client.registerOwnerDevice({ ...fresh.publicKeys, name: browserName(), platform: 'web' });
+      const keys = { identityPublicKey: fresh.identityPublicKeyHex, ephemeralPublicKey: fresh.ephemeralPublicKeyHex, sign: (m: Uint8Array) => fresh.sign(m) };
+      const reg = await registerOwnerDeviceBound(client, keys, { name: browserName(), platform: 'web' });
       identity = fresh.withDeviceId(reg.device_id);
       await store.delete(`secure-${reg.device_id}`);
       await store.save('identity', JSON.stringify(identity.toJSON()));
@@ -104,6 +106,9 @@ export class OwnerRuntime {
       client,
       resolvePeer: ownerPeerResolver(client, deviceId),
       transport: restTransport(client, deviceId),
+      // The browser's one messenger receives every initial message to this owner device, so it
+      // keeps and publishes the device's signed and one-time prekeys.
+      prekeys: true,
     });
     const chat = new ChatLog(store);
     const sources = conversations.map((c) => conversationCatchUp(client, c.conversation_id));

@@ -12,6 +12,8 @@ export interface SettingsFormValues {
   scanRulesEnabled: boolean;
   /** Read receipts of the tenant's devices (issue 20 part 1). */
   readReceipts: boolean;
+  /** The tenant's devices refuse classical end-to-end sessions (`require_post_quantum`). */
+  requirePostQuantum: boolean;
 }
 
 /** The form of the current settings. */
@@ -21,6 +23,7 @@ export function settingsToForm(s: TenantSettings): SettingsFormValues {
     defaultRoomSecurityLevel: s.default_room_security_level,
     scanRulesEnabled: s.scan_rules_enabled,
     readReceipts: s.read_receipts_enabled,
+    requirePostQuantum: s.require_post_quantum,
   };
 }
 
@@ -35,8 +38,9 @@ export function settingsPatch(current: TenantSettings, v: SettingsFormValues): F
   if (v.defaultRoomSecurityLevel !== current.default_room_security_level) patch.default_room_security_level = v.defaultRoomSecurityLevel;
   if (v.scanRulesEnabled !== current.scan_rules_enabled) patch.scan_rules_enabled = v.scanRulesEnabled;
   if (v.readReceipts !== current.read_receipts_enabled) patch.read_receipts_enabled = v.readReceipts;
+  if (v.requirePostQuantum !== current.require_post_quantum) patch.require_post_quantum = v.requirePostQuantum;
   return { ok: true, body: Object.keys(patch).length > 0 ? patch : undefined };
 }
 
 /** The patch that resets every setting to its default (`null` per key). */
-export const RESET_SETTINGS: TenantSettingsPatch = { held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null, read_receipts_enabled: null };
+export const RESET_SETTINGS: TenantSettingsPatch = { held_message_ttl_hours: null, default_room_security_level: null, scan_rules_enabled: null, read_receipts_enabled: null, require_post_quantum: null };

@@ -1,7 +1,8 @@
 /**
  * Conversations (issue 13 item 3; SPEC §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
  * end encrypted by this browser's `SecureMessenger` (MLS or X3DH + Double Ratchet) and
- * decrypted in the page; the service sees ciphertext only. Structured content is shown as cards;
+ * decrypted in the page; the service sees ciphertext only. A badge says whether the session's keys
+ * are post-quantum (PQXDH, hybrid MLS) or classical. Structured content is shown as cards;
  * a received decision request is answered in place (the SDK's `decisionAnswer`).
  */
 import { decisionAnswer, readDecisionAnswer, type Conversation, type DecisionRequest } from '@parley/sdk';
@@ -14,6 +15,7 @@ import { nameOf } from '../lib/names';
 import { useDeviceList, useDeviceNames } from '../lib/use-devices';
 import { useDraft } from '../lib/drafts';
 import { ContentCard } from '../components/ContentCard';
+import { ProtectionBadge } from '../components/ProtectionBadge';
 import { Ticks } from '../components/Ticks';
 import { Empty, ErrorNote, Loading, Section } from '../components/ui';
 
@@ -91,10 +93,11 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
     send.mutate(decisionAnswer(entry.content.payload as DecisionRequest, entry.message_id, optionId));
   };
   const session = owner.messenger.sessionInfo(id);
+  const protection = owner.messenger.protection(id);
   return (
     <Section title={`Chat with ${agentName}`}>
       <p className="muted">
-        End-to-end encrypted{session ? ` (${session.protocol === 'mls' ? 'MLS' : 'X3DH + Double Ratchet'})` : ''}. Agent fingerprint:{' '}
+        End-to-end encrypted{session ? ` (${session.protocol === 'mls' ? 'MLS' : 'X3DH + Double Ratchet'})` : ''} <ProtectionBadge protection={protection} />. Agent fingerprint:{' '}
         <span className="fingerprint" data-testid="peer-fingerprint">
           {peer.data?.fingerprint ?? '…'}
         </span>

@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, KeyHex, lit, Nullable, SignatureHex, Timestamp, Uuid } from '../common.js';
+import { KeyBinding } from './key-binding.js';
 
 /** Environments of an API key (SPEC §2.6); the raw key reads `svc_agent_sk_{env}_{64 hex}`. */
 export const API_KEY_ENVS = ['prod', 'staging', 'dev'] as const;
@@ -96,13 +97,16 @@ export const apiKeysRoutes = {
 /**
  * `client_key_register` frame data (DESIGN §7): key material an API-key client registers on first
  * connect, with its proof of possession (`signature`: Ed25519, hex, by the identity key over its
- * raw 32 bytes, as in enrollment).
+ * raw 32 bytes, as in enrollment) and optionally a {@link KeyBinding} (purpose
+ * `client_key_register`): the proof alone is replayable, so without the binding the server
+ * refuses an identity key another device holds, or every registration under `KEY_BINDING_REQUIRED`.
  */
 export const ClientKeyRegistration = Type.Object({
   identity_public_key: KeyHex,
   ephemeral_public_key: KeyHex,
   signature: SignatureHex,
   platform: Type.Optional(Type.String({ maxLength: 100 })),
+  key_binding: Type.Optional(KeyBinding),
 });
 export type ClientKeyRegistration = Static<typeof ClientKeyRegistration>;
 

@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { DeviceStatus, IdParams, KeyHex, lit, MessagePage, Nullable, PageQueryFields, refuseUnknownKeys, SignatureHex, Timestamp, Uuid } from '../common.js';
+import { KeyBinding } from './key-binding.js';
 
 /** Who a device belongs to: the owner's own device, or an agent. */
 export const DEVICE_KINDS = ['owner', 'agent'] as const;
@@ -74,8 +75,12 @@ export type DeviceKeys = Static<typeof DeviceKeys>;
 export const ConversationLink = Type.Object({ conversation_id: Uuid, message_group_id: Uuid, agent_device_id: Uuid, owner_device_id: Uuid });
 export type ConversationLink = Static<typeof ConversationLink>;
 
-/** `POST /api/v1/devices/{id}/activate` body: Ed25519 signature (hex) over UTF-8 `activate:<device_id>`. */
-export const ActivateRequest = Type.Object({ signature: SignatureHex });
+/**
+ * `POST /api/v1/devices/{id}/activate` body: Ed25519 signature (hex) over UTF-8
+ * `activate:<device_id>`, and optionally a {@link KeyBinding} (purpose `device_activate`), verified
+ * when present and required when the server sets `KEY_BINDING_REQUIRED`.
+ */
+export const ActivateRequest = Type.Object({ signature: SignatureHex, key_binding: Type.Optional(KeyBinding) });
 export type ActivateRequest = Static<typeof ActivateRequest>;
 
 /**
@@ -99,7 +104,11 @@ export type ActivateResponse = Static<typeof ActivateResponse>;
 export const TokenChallenge = Type.Object({ device_id: Uuid, challenge: Type.String(), expires_at: Timestamp });
 export type TokenChallenge = Static<typeof TokenChallenge>;
 
-/** `POST /api/v1/devices/{id}/token` body: Ed25519 signature (hex) over the UTF-8 challenge. */
+/**
+ * `POST /api/v1/devices/{id}/token` body: Ed25519 signature (hex) over `tokenRenewalMessage(challenge)`
+ * (signed-messages.ts: the `parley/v2/token-renewal` domain, 0x00, the UTF-8 challenge); the
+ * server also accepts the older signature over the bare UTF-8 challenge.
+ */
 export const RenewTokenRequest = Type.Object({ challenge: Type.String({ minLength: 1, maxLength: 256 }), signature: SignatureHex });
 export type RenewTokenRequest = Static<typeof RenewTokenRequest>;
 
@@ -140,12 +149,15 @@ export type WebhookRequest = Static<typeof WebhookRequest>;
  * docs/decisions.md "Delivery and read receipts"). `read_receipts_enabled` is the device's
  * choice (default true); `read_receipts_effective` is false when it or the tenant's
  * `read_receipts_enabled` setting is off: the device's reads are then neither stored nor
- * forwarded. Delivered receipts are always sent.
+ * forwarded. Delivered receipts are always sent. `require_post_quantum` is the tenant's setting of
+ * that name, read-only here: this is where a device learns it (its messenger then refuses classical
+ * X3DH and non-hybrid MLS sessions; it can also require post-quantum on its own, client-side).
  */
 export const DeviceSettings = Type.Object({
   device_id: Uuid,
   read_receipts_enabled: Type.Boolean({ description: "the device's choice (default true)" }),
   read_receipts_effective: Type.Boolean({ description: 'false when the device or the tenant turned read receipts off' }),
+  require_post_quantum: Type.Boolean({ description: "the tenant's require_post_quantum setting (change it with PATCH /settings): refuse classical end-to-end sessions" }),
 });
 export type DeviceSettings = Static<typeof DeviceSettings>;
 
@@ -163,12 +175,17 @@ export type WebhookResponse = Static<typeof WebhookResponse>;
 export const RenameDeviceRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) });
 export type RenameDeviceRequest = Static<typeof RenameDeviceRequest>;
 
-/** `POST /api/v1/devices/register` body (owner device; keys as 64 hex characters). */
+/**
+ * `POST /api/v1/devices/register` body (owner device; keys as 64 hex characters). `key_binding`
+ * (purpose `owner_device_register`) proves a fresh hold of the identity key; without it the
+ * server refuses a key another device holds, or every registration under `KEY_BINDING_REQUIRED`.
+ */
 export const RegisterOwnerDeviceRequest = Type.Object({
   identity_public_key: KeyHex,
   ephemeral_public_key: KeyHex,
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   platform: Type.Optional(Type.String({ maxLength: 100 })),
+  key_binding: Type.Optional(KeyBinding),
 });
 export type RegisterOwnerDeviceRequest = Static<typeof RegisterOwnerDeviceRequest>;
 
@@ -242,7 +259,7 @@ export const devicesRoutes = {
     path: '/api/v1/devices/{id}/token',
     auth: 'none',
     tags,
-    summary: 'Renew the device JWT: Ed25519 signature by the identity key over the UTF-8 challenge',
+    summary: 'Renew the device JWT: Ed25519 signature by the identity key over the token-renewal domain tag and the UTF-8 challenge',
     params: IdParams,
     body: RenewTokenRequest,
     responses: { 200: DeviceToken },

@@ -45,13 +45,16 @@ export const PublishPqPrekeysRequest = Type.Object({
 export type PublishPqPrekeysRequest = Static<typeof PublishPqPrekeysRequest>;
 
 /**
- * What the service holds for a device: whether a last-resort prekey exists and its `key_id` (so the
- * device sees whether the one it holds is the one served), how many one-time ones are unclaimed.
+ * What the service holds for a device: whether a last-resort prekey exists, its `key_id` and
+ * `signature` (so the device sees whether the one it holds is the one served, signature
+ * included: a prekey signed in an older form is published again), how many one-time ones are
+ * unclaimed.
  */
 export const PqPrekeyCount = Type.Object({
   device_id: Uuid,
   last_resort: Type.Boolean(),
   last_resort_key_id: Nullable(Type.String()),
+  last_resort_signature: Type.Optional(Nullable(Type.String({ description: 'base64, as published' }))),
   one_time_available: Type.Integer({ minimum: 0 }),
 });
 export type PqPrekeyCount = Static<typeof PqPrekeyCount>;

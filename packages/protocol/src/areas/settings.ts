@@ -38,6 +38,10 @@ const SettingsFields = {
   read_receipts_enabled: Type.Boolean({
     description: "false: no device of the tenant sends read receipts (reads are neither stored nor forwarded; delivered receipts stay); default true. A device may also turn its own off (PATCH /devices/{id}/settings)",
   }),
+  require_post_quantum: Type.Boolean({
+    description:
+      "true: the tenant's devices refuse to start or accept classical end-to-end sessions: X3DH without the peer's signed PQ prekey (PQXDH rev. 3) and MLS groups of a non-hybrid ciphersuite (RFC 9420 §17.1; X-Wing is the hybrid one); default false. Devices read it from GET /devices/self/settings (owner devices: GET /devices/{id}/settings)",
+  }),
 };
 
 /** Tenant settings (`GET/PATCH /settings`): a flat object, every key present on reads (defaults filled in). */
@@ -61,6 +65,7 @@ export const TenantSettingsPatch = refuseUnknownKeys(
       scan_rules_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.scan_rules_enabled)),
       model_prices: Type.Optional(Type.Unsafe<Record<string, ModelPrice> | null>({ type: ['object', 'null'], ...ModelPricesFields })),
       read_receipts_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.read_receipts_enabled)),
+      require_post_quantum: Type.Optional(orNull<boolean>('boolean', SettingsFields.require_post_quantum)),
     },
     { additionalProperties: false, minProperties: 1, description: 'keys to set; null resets a key to its default' },
   ),

@@ -10,8 +10,13 @@
  * 3. `activate`: `POST /devices/{id}/activate` with a signature over UTF-8 `activate:<device_id>`
  *    -> device JWT, conversation_id, owner public keys.
  *
+ * Activation also sends a fresh key binding (client/key-binding.ts) when the caller gives the
+ * device's keys.
+ *
  * Renewal: `POST /devices/{id}/token/challenge` then `POST /devices/{id}/token` with a signature
- * over the UTF-8 challenge; {@link startTokenAutoRenew} schedules it before the JWT expires.
+ * over the challenge under the `parley/v2/token-renewal` domain (@parley/protocol
+ * `tokenRenewalMessage`), after checking that the challenge has the service's form for this device
+ * ({@link InvalidChallengeError}); {@link startTokenAutoRenew} schedules it before the JWT expires.
  *
  * Signing is a parameter ({@link Signer}) so that keys may live anywhere (software keys, a KMS,
  * WebCrypto, a hardware token); this module does not depend on the SDK's crypto code.
@@ -19,7 +24,8 @@
 import { bytesToHex, hexToBytes, jwtExpiry, keyToHex, utf8 } from './encoding.js';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { ParleyClient } from './rest.js';
-import type { ActivateResponse, DeviceStatus, DeviceToken, EnrollResponse } from '@parley/protocol';
+import { isRenewalChallengeFor, RENEWAL_CHALLENGE_MAX_LENGTH, tokenRenewalMessage, type ActivateResponse, type DeviceStatus, type DeviceToken, type EnrollResponse } from '@parley/protocol';
+import { bindKeys, type BindingKeys } from './key-binding.js';
 
 /**
  * Ed25519 signing with the device identity key: returns the 64-byte signature as bytes or as
@@ -181,12 +187,19 @@ export async function waitForApproval(client: ParleyClient, deviceId: string, op
 }
 
 /**
- * Step 3: `POST /devices/{id}/activate` with a signature over UTF-8 `activate:<device_id>`.
- * @throws ParleyApiError 401 (signature does not verify), 403 (revoked), 409 (not APPROVED).
+ * Step 3: `POST /devices/{id}/activate` with a signature over UTF-8 `activate:<device_id>`, and,
+ * when `identity` carries the device's public keys, a fresh key binding (purpose
+ * `device_activate`, client/key-binding.ts `bindKeys`). A bare {@link Signer} sends the
+ * signature alone, which a server with `KEY_BINDING_REQUIRED` refuses.
+ * @throws ParleyApiError 400 (bad key binding), 401 (signature does not verify), 403 (revoked),
+ *   409 (not APPROVED); KeyBindingError.
  */
-export async function activate(client: ParleyClient, deviceId: string, sign: Signer): Promise<ActivateResponse> {
+export async function activate(client: ParleyClient, deviceId: string, identity: Signer | BindingKeys): Promise<ActivateResponse> {
+  const sign = typeof identity === 'function' ? identity : identity.sign;
   const signature = await signHex(sign, utf8(`activate:${deviceId}`));
-  return client.activateDevice(deviceId, { signature });
+  if (typeof identity === 'function') return client.activateDevice(deviceId, { signature });
+  const key_binding = await bindKeys(client, 'device_activate', identity, deviceId);
+  return client.activateDevice(deviceId, { signature, key_binding });
 }
 
 /**
@@ -198,19 +211,34 @@ export async function enrollAgent(client: ParleyClient, inviteToken: string, ide
   const enrolled = await enroll(client, inviteToken, identity);
   options.onEnrolled?.(enrolled);
   await waitForApproval(client, enrolled.device_id, options);
-  const activated = await activate(client, enrolled.device_id, identity.sign);
+  const activated = await activate(client, enrolled.device_id, identity);
   if (options.setToken ?? true) client.setDeviceToken(activated.device_jwt);
   return { ...activated, fingerprint: enrolled.fingerprint };
 }
 
 /**
- * Renew the device JWT (DESIGN §5): fetch a challenge, sign its UTF-8 bytes, exchange it for a
- * new JWT. By default the new JWT is installed on `client`.
- * @throws ParleyApiError 403 (revoked), 409 (not ACTIVE), 401 (signature does not verify).
+ * Thrown when the service's renewal challenge is not of the form it issues for this device
+ * (@parley/protocol `isRenewalChallengeFor`): the identity key signs nothing else, so a server
+ * cannot use renewal to have it sign a message of its choosing (an encoded key, say).
+ */
+export class InvalidChallengeError extends Error {
+  override readonly name = 'InvalidChallengeError';
+  constructor(readonly deviceId: string) {
+    super(`refusing to sign the renewal challenge for ${deviceId}: it is not of the form parley-renew:<device id>:<expiry>:<nonce>:<mac> (printable ASCII, at most ${RENEWAL_CHALLENGE_MAX_LENGTH} characters) naming this device`);
+  }
+}
+
+/**
+ * Renew the device JWT (DESIGN §5): fetch a challenge, check its form
+ * ({@link InvalidChallengeError}), sign it under the token-renewal domain (@parley/protocol
+ * `tokenRenewalMessage`), exchange it for a new JWT. By default the new JWT is installed on `client`.
+ * @throws InvalidChallengeError before signing anything; ParleyApiError 403 (revoked), 409 (not
+ *   ACTIVE), 401 (signature does not verify).
  */
 export async function renewDeviceToken(client: ParleyClient, deviceId: string, sign: Signer, options: { setToken?: boolean } = {}): Promise<DeviceToken> {
   const { challenge } = await client.tokenChallenge(deviceId);
-  const signature = await signHex(sign, utf8(challenge));
+  if (!isRenewalChallengeFor(challenge, deviceId)) throw new InvalidChallengeError(deviceId);
+  const signature = await signHex(sign, tokenRenewalMessage(challenge));
   const token = await client.renewToken(deviceId, { challenge, signature });
   if (options.setToken ?? true) client.setDeviceToken(token.device_jwt);
   return token;

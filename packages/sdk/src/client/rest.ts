@@ -48,6 +48,10 @@ import type {
   ClaimedPqPrekey,
   PqPrekeyCount,
   PublishPqPrekeysRequest,
+  ClaimPrekeyBundleRequest,
+  PrekeyBundle,
+  PrekeyCount,
+  PublishPrekeysRequest,
   KeyPackageCount,
   PublishKeyPackagesRequest,
   PublishKeyPackagesResponse,
@@ -216,6 +220,8 @@ import type {
   RentalSendResult,
   ResolveDisputeRequest,
   UpdateListingRequest,
+  KeyBindingNonce,
+  KeyBindingNonceRequest,
 } from '@parley/protocol';
 
 /** A credential, or a function returning the current one (called for every request; may refresh). */
@@ -399,8 +405,12 @@ export class ParleyClient {
       headers['x-api-key'] = this.apiKey!;
       if (this.workspaceId) headers['x-workspace-id'] = this.workspaceId;
     } else if (route.auth === 'public') {
-      const token = opts.token ?? (await resolveToken(this.deviceToken)) ?? (await resolveToken(this.ownerToken));
+      const deviceToken = opts.token ?? (await resolveToken(this.deviceToken));
+      const ownerToken = deviceToken ? undefined : await resolveToken(this.ownerToken);
+      const token = deviceToken ?? ownerToken;
       if (token) headers.authorization = `Bearer ${token}`;
+      const tenant = opts.tenantId ?? this.tenantId;
+      if (ownerToken && tenant) headers['x-tenant-id'] = tenant;
     } else if (route.auth !== 'none') {
       // owner-or-device: the device JWT when the client has one, else the owner JWT (+ X-Device-Id).
       const ownerFirst = route.auth === 'owner' || route.auth === 'owner-or-apikey';
@@ -585,6 +595,15 @@ export class ParleyClient {
    */
   activateDevice(deviceId: string, body: ActivateRequest, opts?: RequestOptions): Promise<ActivateResponse> {
     return this.call('activateDevice', { params: { id: deviceId }, body, opts });
+  }
+
+  /**
+   * `POST /api/v1/key-binding/nonce` (public): a single-use nonce (5 min) to sign as a key
+   * binding. `client_key_register` is asked with the API key, `owner_device_register` with the
+   * owner JWT, `device_activate` with `device_id` (see client/key-binding.ts `bindKeys`).
+   */
+  keyBindingNonce(body: KeyBindingNonceRequest, opts?: RequestOptions): Promise<KeyBindingNonce> {
+    return this.call('keyBindingNonce', { body, opts });
   }
 
   /** `POST /api/v1/devices/{id}/token/challenge` (public): a single-use renewal challenge (5 min). 403 revoked, 409 not ACTIVE. */
@@ -807,6 +826,32 @@ export class ParleyClient {
    */
   claimPqPrekey(body: ClaimPqPrekeyRequest, opts?: RequestOptions): Promise<ClaimedPqPrekey> {
     return this.call('claimPqPrekey', { body, opts });
+  }
+
+  // ------------------------------------------------------------ X3DH prekeys (Signal X3DH rev. 1 §3.2)
+
+  /**
+   * `POST /api/v1/prekeys` (device JWT, API key with key material, or owner JWT + `X-Device-Id`):
+   * publish the calling device's X25519 signed prekey (replaces the served one) and/or one-time
+   * prekeys (201). 400 for bad encodings or keys, repeated ids, or over 500 unclaimed one-time ones.
+   */
+  publishPrekeys(body: PublishPrekeysRequest, opts?: RequestOptions): Promise<PrekeyCount> {
+    return this.call('publishPrekeys', { body, opts });
+  }
+
+  /** `GET /api/v1/prekeys/{device_id}`: the signed prekey id served for a device of the tenant (null when none) and its unclaimed one-time prekeys. */
+  prekeyCount(deviceId: string, opts?: RequestOptions): Promise<PrekeyCount> {
+    return this.call('prekeyCount', { params: { device_id: deviceId }, opts });
+  }
+
+  /**
+   * `POST /api/v1/prekeys/claim`: the prekey bundle of an ACTIVE device (X3DH §3.3): its signed
+   * prekey and one one-time prekey, consumed, while any is left; 404 when it published no signed
+   * prekey (an older client). Verify the signature against the device's identity key before use
+   * (`verifySignedPrekey`).
+   */
+  claimPrekeyBundle(body: ClaimPrekeyBundleRequest, opts?: RequestOptions): Promise<PrekeyBundle> {
+    return this.call('claimPrekeyBundle', { body, opts });
   }
 
   // ------------------------------------------------------------ attachments, push (SPEC §4.7)

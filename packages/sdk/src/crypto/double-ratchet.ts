@@ -7,10 +7,12 @@
  * - KDF_RK(rk, dh_out): HKDF-SHA256 with rk as salt, dh_out as input key material and
  *   {@link KDF_RK_INFO} as info; 64 bytes split into (new root key, chain key).
  * - KDF_CK(ck): HMAC-SHA256 keyed by ck; message key = HMAC(ck, 0x01), next chain key = HMAC(ck, 0x02).
- * - HEADER(dh_pair, pn, n): `{device_id, ratchet_pub, msg_num: n, pn, nonce, x3dh?}` (see frame.ts),
- *   signed with the sender's Ed25519 identity key.
- * - CONCAT(AD, header): the X3DH AD (Encode(IK_A) || Encode(IK_B)) followed by the canonical
- *   header bytes.
+ * - HEADER(dh_pair, pn, n): `{device_id, recipient_device_id, conversation_id, ratchet_pub,
+ *   msg_num: n, pn, nonce, x3dh?}` (see frame.ts), signed with the sender's Ed25519 identity key
+ *   under the `parley/v2/message-header` signing domain. A received header must name this
+ *   session's conversation and this device (`wrong_context` otherwise).
+ * - CONCAT(AD, header): the X3DH AD (Encode(IK_A) || Encode(IK_B) || session context, x3dh.ts)
+ *   followed by the canonical header bytes.
  * - MAX_SKIP (per chain, default 1000) and a cap on the total number of stored skipped message
  *   keys (default 2000, oldest evicted first, as §3.5 / §6.4 suggest).
  *
@@ -22,8 +24,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { DeviceIdentity } from './keys.js';
 import {
+  MAX_CONVERSATION_ID_CHARS,
   MAX_COUNTER,
   X3dhHeaderSchema,
+  headerSignatureMessage,
   headerSigningBytes,
   verifyFrameSignature,
   type Frame,
@@ -93,9 +97,11 @@ interface RatchetState {
   role: RatchetRole;
   localDeviceId: string;
   peerDeviceId: string;
+  /** The conversation of the session context (x3dh.ts `SessionContext`); every header names it. */
+  conversationId: string;
   localIdentityKey: Uint8Array;
   peerIdentityKey: Uint8Array;
-  /** X3DH AD = Encode(IK_A) || Encode(IK_B). */
+  /** X3DH AD = Encode(IK_A) || Encode(IK_B) || encoded session context. */
   ad: Uint8Array;
   /** DHs: our current ratchet key pair. */
   dhs: KeyPair;
@@ -127,17 +133,25 @@ interface RatchetState {
 const Hex32 = Type.String({ pattern: '^[0-9a-f]{64}$' });
 const Counter = Type.Integer({ minimum: 0, maximum: MAX_COUNTER });
 
+/**
+ * `v` of a serialized session state: 2 since sessions are bound to a conversation (state v1 has no
+ * `conversation_id` and an AD without the session context; it is refused, see {@link isUnboundRatchetState}).
+ */
+export const RATCHET_STATE_VERSION = 2;
+
 /** JSON shape of a serialized session state (every key and secret as lowercase hex). */
 export const RatchetStateSchema = Type.Object(
   {
-    v: Type.Literal(1),
+    v: Type.Literal(RATCHET_STATE_VERSION),
     protocol: Type.Literal('x3dh-dr'),
     role: Type.Union([Type.Literal('initiator'), Type.Literal('responder')]),
     local_device_id: Type.String({ minLength: 1, maxLength: 128 }),
     peer_device_id: Type.String({ minLength: 1, maxLength: 128 }),
+    conversation_id: Type.String({ minLength: 1, maxLength: MAX_CONVERSATION_ID_CHARS }),
     local_identity_key: Hex32,
     peer_identity_key: Hex32,
-    ad: Type.String({ pattern: '^[0-9a-f]{132}$' }),
+    /** AD: 66 bytes of identity keys plus the encoded session context (at most ~700 bytes). */
+    ad: Type.String({ pattern: '^[0-9a-f]{134,}$', maxLength: 4096 }),
     dhs: Type.Object({ secret_key: Hex32, public_key: Hex32 }, { additionalProperties: false }),
     dhr: Type.Union([Hex32, Type.Null()]),
     rk: Hex32,
@@ -161,6 +175,15 @@ export const RatchetStateSchema = Type.Object(
 );
 /** A serialized session state. Holds secrets (root, chain and skipped message keys): protect it at rest. */
 export type RatchetStateJSON = Static<typeof RatchetStateSchema>;
+
+/**
+ * True for a session state saved by an SDK before conversation binding (`x3dh-dr` state v1): it
+ * cannot be restored (`invalid_state`) — its peer no longer reads its frames either — so a caller
+ * drops it and starts a new session. Never throws.
+ */
+export function isUnboundRatchetState(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && (json as { v?: unknown }).v === 1 && (json as { protocol?: unknown }).protocol === 'x3dh-dr';
+}
 
 function limits(options: DoubleRatchetOptions | undefined, fallback?: { maxSkip: number; maxSkippedKeys: number }) {
   const maxSkip = options?.maxSkip ?? fallback?.maxSkip ?? DEFAULT_MAX_SKIP;
@@ -197,6 +220,8 @@ export interface RatchetInit {
   local: DeviceIdentity;
   /** The peer's device UUID (header `device_id` of its frames). */
   peerDeviceId: string;
+  /** The conversation of the session context bound into `associatedData`; every header names it. */
+  conversationId: string;
   /** The peer's 32-byte Ed25519 identity public key; frames must be signed by it. */
   peerIdentityKey: Uint8Array;
   /** SK from X3DH (32 bytes). */
@@ -246,6 +271,7 @@ export class DoubleRatchet {
       role: 'initiator',
       localDeviceId,
       peerDeviceId: init.peerDeviceId,
+      conversationId: init.conversationId,
       localIdentityKey: init.local.identityPublicKey,
       peerIdentityKey: init.peerIdentityKey.slice(),
       ad: init.associatedData.slice(),
@@ -279,6 +305,7 @@ export class DoubleRatchet {
       role: 'responder',
       localDeviceId,
       peerDeviceId: init.peerDeviceId,
+      conversationId: init.conversationId,
       localIdentityKey: init.local.identityPublicKey,
       peerIdentityKey: init.peerIdentityKey.slice(),
       ad: init.associatedData.slice(),
@@ -311,6 +338,10 @@ export class DoubleRatchet {
   /** The peer device's id; incoming frames must carry it. */
   get peerDeviceId(): string {
     return this.state.peerDeviceId;
+  }
+  /** The conversation the session is bound to; every header names it. */
+  get conversationId(): string {
+    return this.state.conversationId;
   }
   /** The peer's Ed25519 identity public key, hex. */
   get peerIdentityKeyHex(): string {
@@ -353,6 +384,8 @@ export class DoubleRatchet {
       const nonce = randomBytes(XCHACHA_NONCE_BYTES);
       const header: MessageHeader = {
         device_id: s.localDeviceId,
+        recipient_device_id: s.peerDeviceId,
+        conversation_id: s.conversationId,
         ratchet_pub: bytesToHex(s.dhs.publicKey),
         msg_num: s.ns,
         pn: s.pn,
@@ -361,7 +394,7 @@ export class DoubleRatchet {
       };
       const signed = headerSigningBytes(header);
       const ciphertext = xchacha20poly1305Encrypt(mk, nonce, plaintext, concatBytes(s.ad, signed));
-      const signature = this.local.sign(signed);
+      const signature = this.local.sign(headerSignatureMessage(header));
       const next: RatchetState = { ...s, cks, ns: s.ns + 1 };
       this.state = next;
       retire(s, next);
@@ -373,10 +406,11 @@ export class DoubleRatchet {
 
   /**
    * RatchetDecrypt (Double Ratchet §3.5) of a frame from the peer. Verifies, in order: the header
-   * signature against the peer identity key, the sender device id, the X3DH fields (if any), then
-   * decrypts with a stored skipped key or by stepping the ratchets. The state changes only if the
-   * whole operation succeeds; the message key used is deleted.
-   * @throws CryptoError `bad_signature`, `wrong_peer`, `new_session`, `replay`,
+   * signature against the peer identity key, the sender device id, the context (the header names
+   * this session's conversation and this device), the X3DH fields (if any), then decrypts with a
+   * stored skipped key or by stepping the ratchets. The state changes only if the whole operation
+   * succeeds; the message key used is deleted.
+   * @throws CryptoError `bad_signature`, `wrong_peer`, `wrong_context`, `new_session`, `replay`,
    * `too_many_skipped`, `invalid_key` or `decrypt_failed`; the state is then unchanged.
    */
   decrypt(frame: Frame): Uint8Array {
@@ -388,6 +422,7 @@ export class DoubleRatchet {
     if (header.device_id !== old.peerDeviceId) {
       throw new CryptoError('wrong_peer', `frame from device ${header.device_id}, session peer is ${old.peerDeviceId}`);
     }
+    checkHeaderContext(header, old.conversationId, old.localDeviceId);
     if (header.x3dh) {
       const x = header.x3dh;
       if (old.role === 'initiator' || x.ephemeral_key !== old.x3dhEphemeralKey || x.identity_key !== bytesToHex(old.peerIdentityKey)) {
@@ -412,11 +447,12 @@ export class DoubleRatchet {
     const s = this.state;
     const hexOrNull = (b: Uint8Array | null) => (b === null ? null : bytesToHex(b));
     return {
-      v: 1,
+      v: RATCHET_STATE_VERSION,
       protocol: 'x3dh-dr',
       role: s.role,
       local_device_id: s.localDeviceId,
       peer_device_id: s.peerDeviceId,
+      conversation_id: s.conversationId,
       local_identity_key: bytesToHex(s.localIdentityKey),
       peer_identity_key: bytesToHex(s.peerIdentityKey),
       ad: bytesToHex(s.ad),
@@ -444,8 +480,8 @@ export class DoubleRatchet {
   /**
    * Restore a session from {@link serialize} output (string or parsed value). `local` must be the
    * identity the session was created with; `options` override the stored limits.
-   * @throws CryptoError `invalid_state` when the JSON is malformed, inconsistent or belongs to
-   * another identity.
+   * @throws CryptoError `invalid_state` when the JSON is malformed, inconsistent, belongs to
+   * another identity, or was saved before conversation binding ({@link isUnboundRatchetState}).
    */
   static deserialize(json: string | RatchetStateJSON, local: DeviceIdentity, options?: DoubleRatchetOptions): DoubleRatchet {
     let o: unknown;
@@ -453,6 +489,9 @@ export class DoubleRatchet {
       o = typeof json === 'string' ? JSON.parse(json) : json;
     } catch (cause) {
       throw new CryptoError('invalid_state', 'session state is not JSON', { cause });
+    }
+    if (isUnboundRatchetState(o)) {
+      throw new CryptoError('invalid_state', 'the session state predates conversation binding (x3dh-dr state v1): start a new session');
     }
     if (!Value.Check(RatchetStateSchema, o)) throw new CryptoError('invalid_state', 'session state has the wrong shape');
     const h = (s: string) => hexToBytes(s, KEY_BYTES);
@@ -467,6 +506,7 @@ export class DoubleRatchet {
       role: o.role,
       localDeviceId: o.local_device_id,
       peerDeviceId: o.peer_device_id,
+      conversationId: o.conversation_id,
       localIdentityKey: h(o.local_identity_key),
       peerIdentityKey: h(o.peer_identity_key),
       ad: hexToBytes(o.ad),
@@ -489,7 +529,21 @@ export class DoubleRatchet {
   }
 }
 
-function requireDeviceId(local: DeviceIdentity): string {
+/**
+ * The header must name the session's conversation and this device as recipient.
+ * @throws CryptoError `wrong_context`.
+ */
+export function checkHeaderContext(header: MessageHeader, conversationId: string, localDeviceId: string): void {
+  if (header.conversation_id !== conversationId || header.recipient_device_id !== localDeviceId) {
+    throw new CryptoError(
+      'wrong_context',
+      `frame for conversation ${header.conversation_id} / device ${header.recipient_device_id}, session is ${conversationId} / ${localDeviceId}`,
+    );
+  }
+}
+
+/** The local device id. @throws CryptoError `not_ready` when the identity has none yet. */
+export function requireDeviceId(local: DeviceIdentity): string {
   if (local.deviceId === undefined) {
     throw new CryptoError('not_ready', 'the local DeviceIdentity has no device id yet (use withDeviceId after enrollment)');
   }

@@ -114,12 +114,15 @@ export { DeviceIdentity, type DeviceIdentityJSON, type DevicePublicKeys } from '
 
 /**
  * X3DH (Signal, "The X3DH Key Agreement Protocol") without one-time prekeys:
- * `x3dhInitiate(local, IK_B, SPK_B)` → {sharedKey SK (32), associatedData AD (66),
- * ephemeralPublicKey EK_A (32)}; `x3dhRespond(local, IK_A, EK_A)` → {sharedKey, associatedData}.
- * Throws `invalid_key` for invalid or low-order keys.
+ * `x3dhInitiate(local, IK_B, SPK_B, context)` → {sharedKey SK (32), associatedData AD (66 +
+ * encoded context), ephemeralPublicKey EK_A (32)}; `x3dhRespond(local, IK_A, EK_A, context)` →
+ * {sharedKey, associatedData}. `context` (`SessionContext`) names the conversation and both
+ * devices. Throws `invalid_key` for invalid or low-order keys.
  */
 export {
   x3dhInitiate,
+  encodeSessionContext,
+  type SessionContext,
   x3dhRespond,
   x3dhKdf,
   agreementKdf,
@@ -154,13 +157,16 @@ export {
 
 /**
  * Signed PQ prekeys (PQXDH §3.2): `encodeKemPublicKey(pk)` (EncodeKEM: 0x0b || pk),
- * `pqPrekeyId(pk)` (32 hex), `verifyPqPrekey(identityKey, prekey)` (never throws), and the wire
- * form {key_id, public_key, signature} (base64) with `pqPrekeyToWire` / `pqPrekeyFromWire`.
+ * `pqPrekeyId(pk)` (32 hex), `pqPrekeySigningInput(pk)` (what the identity key signs: the
+ * `parley/v2/pq-prekey` domain, 0x00, EncodeKEM), `verifyPqPrekey(identityKey, prekey)` (never
+ * throws; the tagged form only), and the wire form {key_id, public_key, signature} (base64) with
+ * `pqPrekeyToWire` / `pqPrekeyFromWire`.
  * A `DeviceIdentity` holds its own: `pqPrekey`, `withPqPrekey()`, `pqDecapsulate()`.
  */
 export {
   encodeKemPublicKey,
   pqPrekeyId,
+  pqPrekeySigningInput,
   verifyPqPrekey,
   pqPrekeyToWire,
   pqPrekeyFromWire,
@@ -171,9 +177,34 @@ export {
 } from './pq-prekey.js';
 
 /**
+ * X25519 signed and one-time prekeys (X3DH §3.2): `prekeyId(pk)` (32 hex),
+ * `signedPrekeySigningInput(pk)` (the `parley/v2/signed-prekey` domain, 0x00, Encode(pk)),
+ * `signPrekey(identity, pk)`, `verifySignedPrekey(identityKey, prekey)` (never throws), the wire
+ * forms, and `PrekeyStore`: the device's prekey private keys with rotation (weekly, one week of
+ * grace, then wiped) and one-time prekeys deleted on use; `toJSON()` / `fromJSON(json, identity)`.
+ */
+export {
+  prekeyId,
+  signedPrekeySigningInput,
+  signPrekey,
+  verifySignedPrekey,
+  signedPrekeyToWire,
+  signedPrekeyFromWire,
+  oneTimePrekeyToWire,
+  oneTimePrekeyFromWire,
+  PrekeyStore,
+  DEFAULT_PREKEY_SCHEDULE,
+  PREKEY_ID_CHARS,
+  type X25519SignedPrekey,
+  type X25519OneTimePrekey,
+  type PrekeySchedule,
+  type PrekeyStateJSON,
+} from './prekeys.js';
+
+/**
  * PQXDH (Signal, revision 3; X25519, SHA-256, ML-KEM-768): `pqxdhInitiate(local, IK_B, SPK_B,
- * signedPqPrekey)` → X3DH's result plus {kemCiphertext, pqPrekeyId}; `pqxdhRespond(local, IK_A,
- * EK_A, ct, prekeyId, holder?)` → {sharedKey, associatedData}. SK = KDF(DH1 || DH2 || DH3 || SS)
+ * signedPqPrekey, context)` → X3DH's result plus {kemCiphertext, pqPrekeyId}; `pqxdhRespond(local,
+ * IK_A, EK_A, ct, prekeyId, context, holder?)` → {sharedKey, associatedData}. SK = KDF(DH1 || DH2 || DH3 || SS)
  * with info `PQXDH_INFO`. `RatchetSession.initiate(…, { pqPrekey })` uses it.
  */
 export { pqxdhInitiate, pqxdhRespond, pqxdhKdf, PQXDH_INFO, type PqxdhInitiation, type PqPrekeyHolder } from './pqxdh.js';
@@ -204,10 +235,11 @@ export {
 // ---- Wire frame -----------------------------------------------------------------------------
 
 /**
- * Wire frame (SPEC §2.4): header {device_id, ratchet_pub, msg_num, pn, nonce, x3dh?}, Ed25519
- * signature over the canonical header bytes, ciphertext. `encodeFrame` → {header_blob, ciphertext}
- * (base64); `decodeFrame` checks shape only (throws `malformed_frame`); `decodeAndVerifyFrame`
- * also verifies the signature (throws `bad_signature`).
+ * Wire frame (`x3dh-dr` v2): header {device_id, recipient_device_id, conversation_id, ratchet_pub,
+ * msg_num, pn, nonce, x3dh?}, Ed25519 signature over the domain-separated canonical header bytes
+ * (`headerSignatureMessage`), ciphertext. `encodeFrame` → {header_blob, ciphertext} (base64);
+ * `decodeFrame` checks shape only (throws `malformed_frame`, or `unsupported_version` for a v1
+ * frame); `decodeAndVerifyFrame` also verifies the signature (throws `bad_signature`).
  */
 export {
   encodeFrame,
@@ -215,7 +247,9 @@ export {
   decodeAndVerifyFrame,
   verifyFrameSignature,
   headerSigningBytes,
+  headerSignatureMessage,
   canonicalJson,
+  MAX_CONVERSATION_ID_CHARS,
   isMessageHeader,
   MessageHeaderSchema,
   X3dhHeaderSchema,
@@ -233,8 +267,8 @@ export {
 // ---- Session facade -------------------------------------------------------------------------
 
 /**
- * `RatchetSession`: `initiate(local, {device_id, identity_public_key, ephemeral_public_key})`,
- * `respond(local, firstMessage, peerIdentityKey, options?)` → {session, plaintext},
+ * `RatchetSession`: `initiate(local, {device_id, identity_public_key, ephemeral_public_key},
+ * {conversationId})`, `respond(local, firstMessage, peerIdentityKey, {conversationId})` → {session, plaintext},
  * `encrypt(bytes)` → {header_blob, ciphertext}, `decrypt({header_blob, ciphertext})` → bytes,
  * `toJSON()` / `serialize()` / `fromJSON(json, local)`, `isInitialMessage(message)`.
  */

@@ -10,7 +10,7 @@
  * saved before it have none until {@link DeviceIdentity.withPqPrekey}.
  */
 import { mlKem768Decapsulate, mlKem768Keygen, MLKEM_SEED_BYTES, type MlKemKeyPair } from './ml-kem.js';
-import { encodeKemPublicKey, pqPrekeyId, type SignedPqPrekey } from './pq-prekey.js';
+import { pqPrekeyId, pqPrekeySigningInput, type SignedPqPrekey } from './pq-prekey.js';
 import {
   CryptoError,
   KEY_BYTES,
@@ -62,10 +62,10 @@ export interface DevicePublicKeys {
 
 const DEVICE_ID_MAX = 128;
 
-/** Derive the PQ prekey of `seed` (d || z) and sign EncodeKEM(PQPK) with the identity key. */
+/** Derive the PQ prekey of `seed` (d || z) and sign it with the identity key under the PQ prekey domain ({@link pqPrekeySigningInput}). */
 function pqPrekeyState(identity: KeyPair, seed: Uint8Array): PqPrekeyState {
   const keyPair = mlKem768Keygen(seed);
-  const signature = ed25519Sign(encodeKemPublicKey(keyPair.publicKey), identity.secretKey);
+  const signature = ed25519Sign(pqPrekeySigningInput(keyPair.publicKey), identity.secretKey);
   return { seed, keyPair, prekey: { keyId: pqPrekeyId(keyPair.publicKey), publicKey: keyPair.publicKey, signature } };
 }
 

@@ -6,9 +6,13 @@
  * - EncodeKEM (PQXDH §2.1, §2.5): one byte naming the KEM ({@link MLKEM768_KEY_TYPE}) followed by
  *   the 1184-byte FIPS 203 encoding of the key (1185 bytes).
  * - Sig: identity keys are Ed25519 (DESIGN §7), so the signature is a plain Ed25519 signature by
- *   the identity key over EncodeKEM(PQPK_B) (64 bytes), in place of XEdDSA. Nothing else the
- *   identity key signs can be 1185 bytes starting with this byte (frames are JSON, proofs of
- *   possession 32 bytes, challenges at most 256 characters, MLS content is label-prefixed).
+ *   the identity key (64 bytes, in place of XEdDSA) over {@link pqPrekeySigningInput}: the
+ *   `parley/v2/pq-prekey` domain tag of @parley/protocol `SIGNING_DOMAINS`, 0x00, EncodeKEM(PQPK_B).
+ *   Every other message the identity key signs carries another tag (or is the 32-byte enrollment
+ *   proof, or RFC 9420-labelled MLS content), so no signature made for another purpose (a
+ *   renewal challenge a server chose, say) passes as a prekey signature. Verifiers accept only
+ *   this tagged form: a prekey signed over the bare EncodeKEM(PQPK_B) fails, and its owner
+ *   publishes it again with the tagged signature (secure/post-quantum.ts `ensurePqPrekey`).
  * - Prekey identifier (PQXDH §3.3 "identifiers of the prekeys used"): the first 16 bytes of
  *   SHA-256(EncodeKEM(PQPK_B)), 32 lowercase hex characters, so the server cannot pair a key
  *   with another identifier without the responder noticing.
@@ -16,6 +20,7 @@
  * The server stores and serves the public key and signature as opaque base64 ({@link PqPrekeyWire}).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import { SIGNING_DOMAINS, domainSeparated } from '@parley/protocol';
 import { MLKEM768_PUBLIC_KEY_BYTES } from './ml-kem.js';
 import {
   CryptoError,
@@ -40,7 +45,7 @@ export interface SignedPqPrekey {
   keyId: string;
   /** PQPK_B: the 1184-byte ML-KEM-768 encapsulation key. */
   publicKey: Uint8Array;
-  /** Ed25519 signature (64 bytes) by the owner's identity key over EncodeKEM(PQPK_B). */
+  /** Ed25519 signature (64 bytes) by the owner's identity key over {@link pqPrekeySigningInput}(PQPK_B). */
   signature: Uint8Array;
 }
 
@@ -65,20 +70,29 @@ export function encodeKemPublicKey(publicKey: Uint8Array): Uint8Array {
   return concatBytes(Uint8Array.of(MLKEM768_KEY_TYPE), publicKey);
 }
 
+/**
+ * What the identity key signs for a PQ prekey: UTF-8 `parley/v2/pq-prekey` || 0x00 ||
+ * EncodeKEM(PK) (@parley/protocol `domainSeparated`).
+ * @throws CryptoError `invalid_input` for a key of another length.
+ */
+export function pqPrekeySigningInput(publicKey: Uint8Array): Uint8Array {
+  return domainSeparated(SIGNING_DOMAINS.pqPrekey, encodeKemPublicKey(publicKey));
+}
+
 /** Identifier of a PQ prekey: hex of the first 16 bytes of SHA-256(EncodeKEM(PK)). */
 export function pqPrekeyId(publicKey: Uint8Array): string {
   return bytesToHex(sha256(encodeKemPublicKey(publicKey)).subarray(0, PQ_PREKEY_ID_CHARS / 2));
 }
 
 /**
- * True when `prekey.signature` is the owner's Ed25519 signature over EncodeKEM(PQPK) and
- * `prekey.keyId` is the key's identifier (PQXDH §3.3: Alice verifies before using the key).
- * Never throws.
+ * True when `prekey.signature` is the owner's Ed25519 signature over
+ * {@link pqPrekeySigningInput}(PQPK) (the tagged form only) and `prekey.keyId` is the key's
+ * identifier (PQXDH §3.3: Alice verifies before using the key). Never throws.
  */
 export function verifyPqPrekey(ownerIdentityKey: Uint8Array, prekey: SignedPqPrekey): boolean {
   try {
     if (prekey.signature.length !== SIGNATURE_BYTES || prekey.keyId !== pqPrekeyId(prekey.publicKey)) return false;
-    return ed25519Verify(prekey.signature, encodeKemPublicKey(prekey.publicKey), ownerIdentityKey);
+    return ed25519Verify(prekey.signature, pqPrekeySigningInput(prekey.publicKey), ownerIdentityKey);
   } catch {
     return false;
   }

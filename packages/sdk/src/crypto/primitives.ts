@@ -59,6 +59,16 @@ export type CryptoErrorCode =
   | 'new_session'
   /** A serialized state or identity does not parse, or does not belong to the given identity. */
   | 'invalid_state'
+  /**
+   * The frame is of a wire version this SDK does not speak (e.g. an `x3dh-dr` v1 frame from a
+   * Parley SDK without conversation binding): the sender must upgrade.
+   */
+  | 'unsupported_version'
+  /**
+   * The signed header names another conversation or recipient device than this session's: the
+   * frame was made for another context (e.g. replayed there by the server).
+   */
+  | 'wrong_context'
   /** The operation is not possible yet (e.g. sending before a sending chain exists). */
   | 'not_ready';
 

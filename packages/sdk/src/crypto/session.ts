@@ -6,26 +6,38 @@
  * Typical use:
  * ```ts
  * // Alice, knowing Bob's device from the server (DESIGN §7 owner_public_keys / client_key_accepted):
- * const alice = RatchetSession.initiate(aliceIdentity, { device_id, identity_public_key, ephemeral_public_key });
+ * const alice = RatchetSession.initiate(aliceIdentity, { device_id, identity_public_key, ephemeral_public_key }, { conversationId });
  * const wire = alice.encrypt(utf8Encode('hello'));            // → POST /conversations/{id}/messages
  * // Bob, receiving the first message from sender_device_id whose identity key he knows:
- * const { session: bob, plaintext } = RatchetSession.respond(bobIdentity, wire, aliceIdentityKeyHex);
+ * const { session: bob, plaintext } = RatchetSession.respond(bobIdentity, wire, aliceIdentityKeyHex, { conversationId });
  * await store.save(conversationId, bob.serialize());          // persist after every encrypt/decrypt
  * ```
+ *
+ * A session is bound to one conversation between two devices (x3dh.ts `SessionContext`): the
+ * context is in the X3DH / PQXDH associated data and every header names the conversation and the
+ * recipient, so the server cannot replay a session's messages into another conversation.
  *
  * Post-quantum (issue 16, DESIGN §8.34): given the peer's signed ML-KEM-768 prekey
  * (`initiate(…, { pqPrekey })`, e.g. from `POST /api/v1/pq-prekeys/claim`), the initiator runs
  * PQXDH instead of X3DH; without one (an old peer, or none published) it runs X3DH as before. The
  * responder follows whatever the initial message carries, so both ends fall back to classical
  * X3DH when either lacks PQ support. The Double Ratchet on top is the same.
+ *
+ * Signed prekeys (X3DH rev. 1 §§3.2-3.4, prekeys.ts): given the peer's claimed bundle
+ * (`initiate(…, { prekeys })`, from `POST /api/v1/prekeys/claim`), the initiator verifies the
+ * signed prekey against the peer identity key, agrees on it (and on the one-time prekey, DH4) and
+ * names both in the header (`signed_prekey_id`, `one_time_prekey_id`). The responder finds them in
+ * its prekey store (`respond(…, { prekeys })`). Without a bundle (a legacy peer that published
+ * none) SPK_B is the peer's unsigned `ephemeral_public_key`.
  */
-import { DoubleRatchet, type DoubleRatchetOptions, type RatchetRole, type RatchetStateJSON } from './double-ratchet.js';
+import { DoubleRatchet, checkHeaderContext, requireDeviceId, type DoubleRatchetOptions, type RatchetRole, type RatchetStateJSON } from './double-ratchet.js';
 import { decodeFrame, encodeFrame, verifyFrameSignature, type WireMessage } from './frame.js';
 import type { DeviceIdentity } from './keys.js';
 import { PQ_KEM_NAME, type SignedPqPrekey } from './pq-prekey.js';
+import { verifySignedPrekey, type PeerPrekeyBundle, type PrekeyHolder } from './prekeys.js';
 import { pqxdhInitiate, pqxdhRespond, type PqPrekeyHolder } from './pqxdh.js';
-import { CryptoError, KEY_BYTES, bytesToHex, equalBytes, fingerprint, hexToBytes, wipe } from './primitives.js';
-import { x3dhInitiate, x3dhRespond, type X3dhInitiation } from './x3dh.js';
+import { CryptoError, KEY_BYTES, bytesToHex, equalBytes, fingerprint, hexToBytes, wipe, x25519DH, type KeyPair } from './primitives.js';
+import { deviceEphemeralPrekeys, x3dhInitiate, x3dhRespond, type ResponderPrekeys, type SessionContext, type X3dhInitiation } from './x3dh.js';
 import type { X3dhHeader } from './frame.js';
 
 /** A peer device as the server publishes it (SPEC §2.3, DESIGN §7); keys are 64-char hex. */
@@ -37,27 +49,96 @@ export interface PeerDevice {
   ephemeral_public_key: string;
 }
 
+/** What binds a session: the conversation both devices name it by (the device ids come from the keys). */
+export interface SessionBinding {
+  /**
+   * The conversation the session belongs to, identical on both devices (1 to 256 characters):
+   * bound into the X3DH / PQXDH associated data and named by every header.
+   */
+  conversationId: string;
+}
+
 /** Options of {@link RatchetSession.initiate}. */
-export interface InitiateOptions extends DoubleRatchetOptions {
+export interface InitiateOptions extends DoubleRatchetOptions, SessionBinding {
   /**
    * The peer's signed ML-KEM-768 prekey: when given, the session is agreed with PQXDH (its
    * signature must verify against the peer identity key); omitted, with classical X3DH.
    */
   pqPrekey?: SignedPqPrekey;
+  /**
+   * The peer's claimed X25519 prekey bundle (X3DH §3.3): its signed prekey (verified here against
+   * the peer identity key) replaces `ephemeral_public_key` as SPK_B, its one-time prekey adds DH4.
+   * Omitted: the legacy unsigned `ephemeral_public_key`.
+   */
+  prekeys?: PeerPrekeyBundle;
 }
 
 /** Options of {@link RatchetSession.respond}. */
-export interface RespondOptions extends DoubleRatchetOptions {
+export interface RespondOptions extends DoubleRatchetOptions, SessionBinding {
   /** When given, the initial frame's `device_id` must equal it (e.g. the server's `sender_device_id`). */
   peerDeviceId?: string;
   /** Who decapsulates a PQXDH initial message's KEM ciphertext; default `local` (its PQ prekey). */
   pqPrekeys?: PqPrekeyHolder;
+  /**
+   * This device's X25519 prekeys (a `PrekeyStore`), for initial messages that name a signed (and
+   * one-time) prekey. Nothing is deleted here: consume the one-time prekey
+   * ({@link RespondResult.oneTimePrekeyId}) once the session is kept, and save both together.
+   */
+  prekeys?: PrekeyHolder;
 }
 
 /** What {@link RatchetSession.respond} returns: the new session and the initial message's plaintext. */
 export interface RespondResult {
   session: RatchetSession;
   plaintext: Uint8Array;
+  /** The one-time prekey the initial message used: delete it (X3DH §3.4) when keeping the session. */
+  oneTimePrekeyId?: string;
+}
+
+/**
+ * SPK_B (and OPK_B) of the initiator's agreement: the bundle's signed prekey once its signature by
+ * the peer identity key verifies (X3DH §3.3), else the legacy `ephemeral_public_key`.
+ * @throws CryptoError `bad_signature` for a signed prekey the peer did not sign; `invalid_input`.
+ */
+function initiatorPrekeys(peer: PeerDevice, peerIdentityKey: Uint8Array, bundle: PeerPrekeyBundle | undefined) {
+  if (bundle === undefined) return { signedPrekey: keyArg(peer.ephemeral_public_key, 'ephemeral_public_key'), ids: {} };
+  if (!verifySignedPrekey(peerIdentityKey, bundle.signedPrekey)) {
+    throw new CryptoError('bad_signature', "the signed prekey is not signed by the peer identity key (or its key id does not match): refusing to start the session");
+  }
+  const oneTime = bundle.oneTimePrekey;
+  return {
+    signedPrekey: keyArg(bundle.signedPrekey.publicKey, 'signed prekey'),
+    oneTimePrekey: oneTime && keyArg(oneTime.publicKey, 'one-time prekey'),
+    ids: { signed_prekey_id: bundle.signedPrekey.keyId, ...(oneTime ? { one_time_prekey_id: oneTime.keyId } : {}) },
+  };
+}
+
+/**
+ * The responder's keys for an initial message (X3DH §3.4): the signed prekey pair it names, from
+ * `holder` (also Bob's first ratchet key pair, Double Ratchet §3.3), with DH4 by the one-time
+ * prekey it names; or, for a message without `signed_prekey_id`, the device ephemeral key.
+ * The returned `ratchetKeyPair` is a copy to erase after use.
+ * @throws CryptoError `unknown_prekey` (not held, deleted after rotation, or another key than the
+ *   header's `signed_prekey`), `malformed_frame` (a one-time prekey without a signed one).
+ */
+function responderPrekeys(local: DeviceIdentity, x: X3dhHeader, holder: PrekeyHolder | undefined): { ratchetKeyPair: KeyPair; prekeys: ResponderPrekeys } {
+  const { signed_prekey_id: spkId, one_time_prekey_id: opkId } = x;
+  if (spkId === undefined) {
+    if (opkId !== undefined) throw new CryptoError('malformed_frame', 'the initial message names a one-time prekey without a signed prekey');
+    if (x.signed_prekey !== local.ephemeralPublicKeyHex) {
+      throw new CryptoError('unknown_prekey', 'the initial message was built for another ephemeral (prekey) public key');
+    }
+    return { ratchetKeyPair: local.ephemeralKeyPair(), prekeys: deviceEphemeralPrekeys(local) };
+  }
+  if (holder === undefined) throw new CryptoError('unknown_prekey', 'the initial message names a signed prekey, and this device keeps none');
+  const pair = holder.signedPrekeyPair(spkId);
+  if (bytesToHex(pair.publicKey) !== x.signed_prekey) {
+    wipe(pair.secretKey);
+    throw new CryptoError('unknown_prekey', 'the initial message names a signed prekey id with another key');
+  }
+  const prekeys: ResponderPrekeys = { signedPrekeyDh: (peerKey) => x25519DH(pair.secretKey, peerKey) };
+  if (opkId !== undefined) prekeys.oneTimeDh = (peerKey) => holder.oneTimeDh(opkId, peerKey);
+  return { ratchetKeyPair: pair, prekeys };
 }
 
 function keyArg(key: string | Uint8Array, what: string): Uint8Array {
@@ -75,23 +156,26 @@ export class RatchetSession {
    * `options.pqPrekey` is given, with a peer device published by the server. The first messages
    * carry the X3DH fields (with `pq`: the KEM ciphertext) until the peer's first reply is decrypted.
    * @param local this device's keys; must have its device id ({@link DeviceIdentity.withDeviceId}).
-   * @throws CryptoError `invalid_input` (malformed peer keys), `invalid_key` (not a valid point /
-   * low-order key), `bad_signature` (the PQ prekey is not signed by the peer) or `not_ready` (no
-   * local device id).
+   * @param options `conversationId` (required) binds the session; `pqPrekey` selects PQXDH;
+   *   `prekeys` the peer's signed (and one-time) prekey instead of its `ephemeral_public_key`.
+   * @throws CryptoError `invalid_input` (malformed peer keys or conversation id), `invalid_key`
+   * (not a valid point / low-order key), `bad_signature` (the PQ prekey or the signed prekey is not
+   * signed by the peer) or `not_ready` (no local device id).
    */
-  static initiate(local: DeviceIdentity, peer: PeerDevice, options?: InitiateOptions): RatchetSession {
+  static initiate(local: DeviceIdentity, peer: PeerDevice, options: InitiateOptions): RatchetSession {
     const peerIdentityKey = keyArg(peer.identity_public_key, 'identity_public_key');
-    const peerSignedPrekey = keyArg(peer.ephemeral_public_key, 'ephemeral_public_key');
     if (typeof peer.device_id !== 'string' || peer.device_id.length === 0) {
       throw new CryptoError('invalid_input', 'peer device_id is required');
     }
-    const { pqPrekey, ...limits } = options ?? {};
+    const { pqPrekey, prekeys, conversationId, ...limits } = options;
+    const { signedPrekey: peerSignedPrekey, oneTimePrekey, ids } = initiatorPrekeys(peer, peerIdentityKey, prekeys);
+    const context: SessionContext = { conversationId, initiatorDeviceId: requireDeviceId(local), responderDeviceId: peer.device_id };
     let x3dh: X3dhInitiation;
     let pq: X3dhHeader['pq'];
     if (pqPrekey === undefined) {
-      x3dh = x3dhInitiate(local, peerIdentityKey, peerSignedPrekey);
+      x3dh = x3dhInitiate(local, peerIdentityKey, peerSignedPrekey, context, oneTimePrekey);
     } else {
-      const agreed = pqxdhInitiate(local, peerIdentityKey, peerSignedPrekey, pqPrekey);
+      const agreed = pqxdhInitiate(local, peerIdentityKey, peerSignedPrekey, pqPrekey, context, oneTimePrekey);
       x3dh = agreed;
       pq = { kem: PQ_KEM_NAME, prekey_id: agreed.pqPrekeyId, ciphertext: bytesToHex(agreed.kemCiphertext) };
     }
@@ -99,6 +183,7 @@ export class RatchetSession {
       const ratchet = DoubleRatchet.initAlice({
         local,
         peerDeviceId: peer.device_id,
+        conversationId,
         peerIdentityKey,
         sharedKey: x3dh.sharedKey,
         associatedData: x3dh.associatedData,
@@ -107,9 +192,10 @@ export class RatchetSession {
           identity_key: local.identityPublicKeyHex,
           ephemeral_key: bytesToHex(x3dh.ephemeralPublicKey),
           signed_prekey: bytesToHex(peerSignedPrekey),
+          ...ids,
           ...(pq ? { pq } : {}),
         },
-        ...(options ? { options: limits } : {}),
+        options: limits,
       });
       return new RatchetSession(ratchet);
     } finally {
@@ -124,16 +210,23 @@ export class RatchetSession {
    *
    * Checks, before any key agreement: the frame parses; it carries `x3dh`; its `identity_key` is
    * `peerIdentityKey` (which the caller knows from the server, not from the frame); the header
-   * signature verifies against it; its `signed_prekey` is this device's ephemeral key.
+   * signature verifies against it; it names `options.conversationId` and this device
+   * (`wrong_context`); its signed prekey is held: with `signed_prekey_id`, a signed prekey of
+   * `options.prekeys` (current or in its grace period) whose public key is `signed_prekey`, and the
+   * one-time prekey `one_time_prekey_id` when named (X3DH §3.4); without, this device's ephemeral key.
    *
-   * Without one-time prekeys an initial message can be replayed to create the same session again
-   * (X3DH §4.2); keep the session once created and route later frames to {@link decrypt}.
+   * The one-time prekey is not deleted here: the caller deletes it
+   * ({@link RespondResult.oneTimePrekeyId}) when it keeps the session, saving both in one write.
+   * Without a one-time prekey an initial message can be replayed to create the same session again
+   * (X3DH §4.2) — within its own conversation only; keep the session once created, route later
+   * frames to {@link decrypt}, and remember accepted EK_A per peer device (as `SecureMessenger` does).
    *
-   * @throws CryptoError `malformed_frame`, `wrong_peer`, `bad_signature`, `unknown_prekey` (also
-   * for a PQ prekey this device does not hold), `invalid_key`, `decrypt_failed` (also for a
-   * tampered KEM ciphertext) or `not_ready` (no local device id).
+   * @throws CryptoError `unsupported_version` (a v1 frame from an older SDK), `malformed_frame`,
+   * `wrong_peer`, `bad_signature`, `wrong_context`, `unknown_prekey` (also for a PQ, signed or
+   * one-time prekey this device does not hold, or no longer: used or past its grace), `invalid_key`, `decrypt_failed` (also for a tampered KEM ciphertext) or
+   * `not_ready` (no local device id).
    */
-  static respond(local: DeviceIdentity, firstMessage: WireMessage, peerIdentityKey: string | Uint8Array, options?: RespondOptions): RespondResult {
+  static respond(local: DeviceIdentity, firstMessage: WireMessage, peerIdentityKey: string | Uint8Array, options: RespondOptions): RespondResult {
     const frame = decodeFrame(firstMessage);
     const x = frame.header.x3dh;
     if (!x) throw new CryptoError('malformed_frame', 'not an initial message: the header has no x3dh fields');
@@ -144,39 +237,42 @@ export class RatchetSession {
     if (!verifyFrameSignature(frame, identityKey)) {
       throw new CryptoError('bad_signature', 'header signature does not verify against the peer identity key');
     }
-    if (options?.peerDeviceId !== undefined && options.peerDeviceId !== frame.header.device_id) {
+    if (options.peerDeviceId !== undefined && options.peerDeviceId !== frame.header.device_id) {
       throw new CryptoError('wrong_peer', `frame from device ${frame.header.device_id}, expected ${options.peerDeviceId}`);
     }
-    if (x.signed_prekey !== local.ephemeralPublicKeyHex) {
-      throw new CryptoError('unknown_prekey', 'the initial message was built for another ephemeral (prekey) public key');
-    }
-    const ephemeralKey = hexToBytes(x.ephemeral_key, KEY_BYTES);
-    const secret = x.pq
-      ? pqxdhRespond(local, identityKey, ephemeralKey, hexToBytes(x.pq.ciphertext), x.pq.prekey_id, options?.pqPrekeys ?? local)
-      : x3dhRespond(local, identityKey, ephemeralKey);
-    const { peerDeviceId: _ignored, pqPrekeys: _holder, ...limits } = options ?? {};
+    const { peerDeviceId: _ignored, pqPrekeys, prekeys: holder, conversationId, ...limits } = options;
+    checkHeaderContext(frame.header, conversationId, requireDeviceId(local));
+    const context: SessionContext = { conversationId, initiatorDeviceId: frame.header.device_id, responderDeviceId: requireDeviceId(local) };
+    const { ratchetKeyPair, prekeys } = responderPrekeys(local, x, holder);
+    let secret: ReturnType<typeof x3dhRespond> | undefined;
     try {
+      const ephemeralKey = hexToBytes(x.ephemeral_key, KEY_BYTES);
+      secret = x.pq
+        ? pqxdhRespond(local, identityKey, ephemeralKey, hexToBytes(x.pq.ciphertext), x.pq.prekey_id, context, pqPrekeys ?? local, prekeys)
+        : x3dhRespond(local, identityKey, ephemeralKey, context, prekeys);
       const ratchet = DoubleRatchet.initBob({
         local,
         peerDeviceId: frame.header.device_id,
+        conversationId,
         peerIdentityKey: identityKey,
         sharedKey: secret.sharedKey,
         associatedData: secret.associatedData,
-        ratchetKeyPair: local.ephemeralKeyPair(),
+        ratchetKeyPair,
         x3dhEphemeralKey: x.ephemeral_key,
         postQuantum: x.pq !== undefined,
         options: limits,
       });
       const plaintext = ratchet.decrypt(frame);
-      return { session: new RatchetSession(ratchet), plaintext };
+      return { session: new RatchetSession(ratchet), plaintext, ...(x.one_time_prekey_id !== undefined ? { oneTimePrekeyId: x.one_time_prekey_id } : {}) };
     } finally {
-      wipe(secret.sharedKey);
+      wipe(ratchetKeyPair.secretKey, ...(secret ? [secret.sharedKey] : []));
     }
   }
 
   /**
    * Restore a session saved with {@link toJSON} / {@link serialize}.
-   * @throws CryptoError `invalid_state` (malformed state, or saved by another identity).
+   * @throws CryptoError `invalid_state` (malformed state, saved by another identity, or saved
+   * before conversation binding: `isUnboundRatchetState` of double-ratchet.ts; start a new session).
    */
   static fromJSON(json: string | RatchetStateJSON, local: DeviceIdentity, options?: DoubleRatchetOptions): RatchetSession {
     return new RatchetSession(DoubleRatchet.deserialize(json, local, options));
@@ -185,7 +281,7 @@ export class RatchetSession {
   /**
    * True when the message's (unverified) header carries X3DH fields, i.e. it may start a session
    * (route it to {@link respond} when no session with the sender exists).
-   * @throws CryptoError `malformed_frame`.
+   * @throws CryptoError `malformed_frame`, `unsupported_version`.
    */
   static isInitialMessage(message: WireMessage): boolean {
     return decodeFrame(message).header.x3dh !== undefined;
@@ -202,7 +298,8 @@ export class RatchetSession {
   /**
    * Verify and decrypt one message from the peer; persist the session afterwards. On any error
    * the session is unchanged.
-   * @throws CryptoError `malformed_frame`, `bad_signature`, `wrong_peer`, `new_session`, `replay`
+   * @throws CryptoError `unsupported_version`, `malformed_frame`, `bad_signature`, `wrong_peer`,
+   * `wrong_context` (the frame names another conversation or recipient), `new_session`, `replay`
    * (already decrypted — e.g. an at-least-once redelivery), `too_many_skipped`, `invalid_key`,
    * `decrypt_failed`.
    */
@@ -227,6 +324,10 @@ export class RatchetSession {
   /** The peer device id. */
   get peerDeviceId(): string {
     return this.ratchet.peerDeviceId;
+  }
+  /** The conversation the session is bound to. */
+  get conversationId(): string {
+    return this.ratchet.conversationId;
   }
   /** The peer's Ed25519 identity public key, hex. */
   get peerIdentityKey(): string {

@@ -21,6 +21,10 @@
  * uses the same Ed25519 signature key, so a relying party can check a member's signature key
  * against the device's registered identity key (see `MlsClientOptions.validateCredential`).
  *
+ * A group may have a fixed roster (`MlsClientCommonOptions.groupRoster`; a 1:1 conversation's group
+ * holds exactly its two devices): Welcomes, commits and proposals that would change who is in it
+ * are refused (`membership_refused`) before anything is stored.
+ *
  * Commits are sent as PrivateMessages (the relay does not learn who was added or removed from the
  * commit itself) and carry the ratchet tree in the Welcome's GroupInfo, so a joiner needs nothing
  * besides the Welcome.
@@ -56,9 +60,11 @@ import {
   type CryptoProvider,
   type IncomingMessageCallback,
   type KeyPackage,
+  type LeafNode,
   type MlsPrivateMessage,
   type MlsPublicMessage,
   type Proposal,
+  type ProposalWithSender,
   type RatchetTree,
 } from 'ts-mls';
 // Not re-exported from the package root, but part of its published `./*.js` export map (ts-mls is
@@ -99,6 +105,19 @@ export interface MlsClientCommonOptions {
    */
   validateCredential?: (deviceId: string, signaturePublicKey: Uint8Array) => boolean | Promise<boolean>;
   /**
+   * The fixed roster of a group whose membership the application decides (a 1:1 conversation's
+   * group holds exactly its two devices), or undefined for a group without one. `validateCredential`
+   * only sees a credential, not the group it is offered to; the roster binds devices to a group.
+   * With a roster, every leaf of the group must be a roster device carrying its listed signature
+   * key, at most one leaf per device, and a member keeps its leaf: a Welcome (RFC 9420 §12.4.3.1),
+   * commit (§12.4.2) or proposal (§12.1) that would add anyone else, remove a member or replace a
+   * member's device or signature key is refused with `membership_refused`, leaving the state as it
+   * was. Updates that keep the device and signature key (fresh HPKE keys, §12.1.2) stay allowed.
+   * Consulted when a group is created, a Welcome is joined, and a commit or proposal is created or
+   * processed.
+   */
+  groupRoster?: (groupId: string) => readonly MlsRosterMember[] | undefined | Promise<readonly MlsRosterMember[] | undefined>;
+  /**
    * Where to persist the client state after each change (one string under `storeKey`). The state
    * holds private keys (signature key, KeyPackage private keys, epoch secrets): the store must keep
    * it confidential.
@@ -124,6 +143,13 @@ export interface MlsClientOptions extends MlsClientCommonOptions {
    * in the exported state).
    */
   signatureKeyPair?: Ed25519KeyPair;
+}
+
+/** A device a group's roster allows, with the signature key its leaf must carry. */
+export interface MlsRosterMember {
+  deviceId: string;
+  /** Raw Ed25519 public key (for Parley devices, the registered identity key). */
+  signaturePublicKey: Uint8Array;
 }
 
 export interface MlsMember {
@@ -273,25 +299,126 @@ function decodeKeyPackageMessage(bytes: Uint8Array): KeyPackage {
   return msg.keyPackage;
 }
 
-function membersOf(tree: RatchetTree): MlsMember[] {
-  const out: MlsMember[] = [];
-  for (let i = 0; i < tree.length; i += 2) {
-    const node = tree[i];
-    if (node?.nodeType !== 'leaf') continue;
-    const deviceId = credentialDeviceId(node.leaf.credential);
-    out.push({
-      deviceId: deviceId ?? `leaf:${i / 2}`,
-      leafIndex: i / 2,
-      signaturePublicKey: node.leaf.signaturePublicKey,
-    });
+/** The leaf at `leafIndex` (node `2 * leafIndex`, RFC 9420 Appendix C), undefined when blank or absent. */
+function leafAt(tree: RatchetTree, leafIndex: number | undefined): LeafNode | undefined {
+  if (leafIndex === undefined) return undefined;
+  const node = tree[leafIndex * 2];
+  return node?.nodeType === 'leaf' ? node.leaf : undefined;
+}
+
+/** The non-blank leaves of a tree with their leaf indexes. */
+function leavesOf(tree: RatchetTree): { leafIndex: number; leaf: LeafNode }[] {
+  const out: { leafIndex: number; leaf: LeafNode }[] = [];
+  for (let i = 0; 2 * i < tree.length; i++) {
+    const leaf = leafAt(tree, i);
+    if (leaf !== undefined) out.push({ leafIndex: i, leaf });
   }
   return out;
 }
 
+function membersOf(tree: RatchetTree): MlsMember[] {
+  return leavesOf(tree).map(({ leafIndex, leaf }) => ({
+    deviceId: credentialDeviceId(leaf.credential) ?? `leaf:${leafIndex}`,
+    leafIndex,
+    signaturePublicKey: leaf.signaturePublicKey,
+  }));
+}
+
 function leafDeviceId(tree: RatchetTree, leafIndex: number | undefined): string | undefined {
-  if (leafIndex === undefined) return undefined;
-  const node = tree[leafIndex * 2];
-  return node?.nodeType === 'leaf' ? credentialDeviceId(node.leaf.credential) : undefined;
+  const leaf = leafAt(tree, leafIndex);
+  return leaf === undefined ? undefined : credentialDeviceId(leaf.credential);
+}
+
+/** How a leaf names itself in a refusal: its device id, or its leaf index without a basic credential. */
+function describeLeaf(leaf: LeafNode | undefined, leafIndex: number): string {
+  const id = leaf === undefined ? undefined : credentialDeviceId(leaf.credential);
+  return id === undefined ? `leaf ${leafIndex}` : `device ${id}`;
+}
+
+/** Why `leaf` may not be in a group with `roster` (a device outside it, or not its listed key), or undefined. */
+function rosterProblem(roster: readonly MlsRosterMember[], leaf: LeafNode, leafIndex: number): string | undefined {
+  const id = credentialDeviceId(leaf.credential);
+  const entry = id === undefined ? undefined : roster.find((m) => m.deviceId === id);
+  if (entry === undefined) return `${describeLeaf(leaf, leafIndex)} is not in the group's roster`;
+  if (!bytesEqual(entry.signaturePublicKey, leaf.signaturePublicKey)) return `device ${id} does not carry its registered signature key`;
+  return undefined;
+}
+
+/** Why `next` may not replace the member leaf `current` (another device or signature key), or undefined. */
+function replacementProblem(current: LeafNode, next: LeafNode | undefined, leafIndex: number): string | undefined {
+  if (next === undefined) return `${describeLeaf(current, leafIndex)} would be removed`;
+  const same = credentialDeviceId(current.credential) === credentialDeviceId(next.credential) && bytesEqual(current.signaturePublicKey, next.signaturePublicKey);
+  return same ? undefined : `${describeLeaf(current, leafIndex)} would be replaced by ${describeLeaf(next, leafIndex)} or another signature key`;
+}
+
+/**
+ * Why a group with `roster` may not go from tree `before` to tree `after` (RFC 9420 §7.8 tree
+ * states; `before` empty for a new group or a Welcome), or undefined: every leaf of `after` must be
+ * a roster device with its listed key, no device twice, and every member of `before` keeps its leaf
+ * with the same device and signature key.
+ */
+function transitionProblem(roster: readonly MlsRosterMember[], before: RatchetTree, after: RatchetTree): string | undefined {
+  const seen = new Set<string>();
+  for (const { leafIndex, leaf } of leavesOf(after)) {
+    const problem = rosterProblem(roster, leaf, leafIndex);
+    if (problem !== undefined) return problem;
+    const id = credentialDeviceId(leaf.credential)!;
+    if (seen.has(id)) return `device ${id} would hold two leaves`;
+    seen.add(id);
+  }
+  for (const { leafIndex, leaf } of leavesOf(before)) {
+    const problem = replacementProblem(leaf, leafAt(after, leafIndex), leafIndex);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * Why a proposal (RFC 9420 §12.1; by value or by reference in a commit, or on its own) may not be
+ * applied to a group with `roster` whose tree is `tree`, or undefined: an Add (§12.1.1) must bring
+ * a roster device not yet a member, a Remove (§12.1.3) is refused, an Update (§12.1.2) must keep
+ * the sender's device and signature key. Other proposal types do not change the membership.
+ */
+function proposalProblem(roster: readonly MlsRosterMember[], tree: RatchetTree, p: ProposalWithSender): string | undefined {
+  const proposal = p.proposal;
+  switch (proposal.proposalType) {
+    case 'add': {
+      const leaf = proposal.add.keyPackage.leafNode;
+      const id = credentialDeviceId(leaf.credential);
+      if (id !== undefined && membersOf(tree).some((m) => m.deviceId === id)) return `an Add of device ${id}, already a member`;
+      const problem = rosterProblem(roster, leaf, tree.length);
+      return problem === undefined ? undefined : `an Add: ${problem}`;
+    }
+    case 'remove':
+      return `a Remove of ${describeLeaf(leafAt(tree, proposal.remove.removed), proposal.remove.removed)}`;
+    case 'update': {
+      const current = leafAt(tree, p.senderLeafIndex);
+      if (current === undefined) return 'an Update from a sender without a leaf';
+      const problem = replacementProblem(current, proposal.update.leafNode, p.senderLeafIndex!);
+      return problem === undefined ? undefined : `an Update: ${problem}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The problem of the first proposal `proposalProblem` refuses, or undefined. */
+function firstProposalProblem(roster: readonly MlsRosterMember[], tree: RatchetTree, proposals: readonly ProposalWithSender[]): string | undefined {
+  for (const p of proposals) {
+    const problem = proposalProblem(roster, tree, p);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function membershipRefused(groupId: string, problem: string): MlsClientError {
+  return new MlsClientError('membership_refused', `membership change refused in group ${groupId}: ${problem}`);
+}
+
+/** Throws `membership_refused` when a group with `roster` may not go from `before` to `after`. */
+function checkTransition(groupId: string, roster: readonly MlsRosterMember[] | undefined, before: RatchetTree, after: RatchetTree): void {
+  const problem = roster === undefined ? undefined : transitionProblem(roster, before, after);
+  if (problem !== undefined) throw membershipRefused(groupId, problem);
 }
 
 function wipe(arrays: Uint8Array[]): void {
@@ -336,6 +463,7 @@ export class MlsClient {
   private readonly store: SessionStore | undefined;
   private readonly storeKey: string;
   private readonly lifetimeSeconds: number;
+  private readonly rosterHook: MlsClientCommonOptions['groupRoster'];
   private queue: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -363,6 +491,7 @@ export class MlsClient {
     this.store = options.store;
     this.storeKey = options.storeKey ?? `mls:${deviceId}`;
     this.lifetimeSeconds = options.keyPackageLifetimeSeconds ?? DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS;
+    this.rosterHook = options.groupRoster;
     if (!Number.isSafeInteger(this.lifetimeSeconds) || this.lifetimeSeconds <= 0) {
       throw new MlsClientError('invalid_argument', 'keyPackageLifetimeSeconds must be a positive integer');
     }
@@ -558,6 +687,7 @@ export class MlsClient {
         this.clientConfig,
       );
       zeroOutUint8Array(kp.initPrivateKey);
+      checkTransition(groupId, await this.roster(groupId), [], state.ratchetTree);
       this.groups.set(groupId, state);
       await this.persist();
       return { groupId, epoch: state.groupContext.epoch, ciphersuite };
@@ -699,6 +829,7 @@ export class MlsClient {
       if (existing !== undefined && existing.groupActiveState.kind === 'active') {
         throw new MlsClientError('group_exists', `already a member of ${groupId}`);
       }
+      checkTransition(groupId, await this.roster(groupId), [], state.ratchetTree);
       this.keyPackages.delete(ref);
       zeroOutUint8Array(kp.initPrivateKey);
       this.pending.delete(groupId);
@@ -751,10 +882,15 @@ export class MlsClient {
         throw new MlsClientError('epoch_too_old', `message is for epoch ${framed.epoch}, we are at ${current}`);
       }
 
+      const roster = await this.roster(groupId);
       let handshakeSender: number | undefined;
+      let refusal: string | undefined;
+      // Called with a commit's proposals before they are applied, or with a lone proposal (RFC 9420 §12.4.2, §12.1).
       const callback: IncomingMessageCallback = (incoming) => {
         handshakeSender = incoming.kind === 'commit' ? incoming.senderLeafIndex : incoming.proposal.senderLeafIndex;
-        return 'accept';
+        const proposals = incoming.kind === 'commit' ? incoming.proposals : [incoming.proposal];
+        refusal = roster === undefined ? undefined : firstProposalProblem(roster, state.ratchetTree, proposals);
+        return refusal === undefined ? 'accept' : 'reject';
       };
       let result;
       try {
@@ -762,6 +898,9 @@ export class MlsClient {
       } catch (cause) {
         throw new MlsClientError('rejected_message', 'message refused (authentication, decryption or validation failed)', { cause });
       }
+      // A refused or out-of-roster change: keep the state as it was (the handshake key is not consumed).
+      if (refusal !== undefined) throw membershipRefused(groupId, refusal);
+      if (result.kind === 'newState') checkTransition(groupId, roster, state.ratchetTree, result.newState.ratchetTree);
 
       if (result.kind === 'applicationMessage') {
         if (msg.wireformat !== 'mls_private_message') throw new MlsClientError('rejected_message', 'application data must be encrypted');
@@ -906,6 +1045,11 @@ export class MlsClient {
     return this.impl(state.groupContext.cipherSuite, 'invalid_state');
   }
 
+  /** The group's roster from `MlsClientCommonOptions.groupRoster`, or undefined without one. */
+  private async roster(groupId: string): Promise<readonly MlsRosterMember[] | undefined> {
+    return this.rosterHook === undefined ? undefined : await this.rosterHook(groupId);
+  }
+
   private async newKeyPackage(impl: CiphersuiteImpl): Promise<StoredKeyPackage> {
     const now = Math.floor(Date.now() / 1000);
     const { publicPackage, privatePackage } = await generateKeyPackageWithKey(
@@ -942,6 +1086,7 @@ export class MlsClient {
     } catch (cause) {
       throw new MlsClientError('invalid_state', 'could not create the commit', { cause });
     }
+    checkTransition(groupId, await this.roster(groupId), state.ratchetTree, result.newState.ratchetTree);
     const commit = encodeMlsMessage(result.commit);
     const welcome =
       result.welcome === undefined ? undefined : encodeMlsMessage({ version: 'mls10', wireformat: 'mls_welcome', welcome: result.welcome });

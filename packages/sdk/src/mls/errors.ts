@@ -19,6 +19,11 @@ export type MlsErrorCode =
   | 'no_matching_key_package'
   | 'invalid_key_package'
   | 'duplicate_member'
+  /**
+   * A Welcome, commit or proposal would give a group with a roster (`MlsClientCommonOptions.groupRoster`)
+   * a member outside it, remove a member, or replace a member's device or signature key.
+   */
+  | 'membership_refused'
   | 'not_member'
   | 'cannot_remove_self'
   | 'no_pending_commit'

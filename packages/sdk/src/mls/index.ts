@@ -15,6 +15,7 @@ export {
   type MlsMember,
   type MlsProcessResult,
   type MlsRemoveMembersResult,
+  type MlsRosterMember,
 } from './client.js';
 /**
  * Ciphersuites (issue 16, DESIGN §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid

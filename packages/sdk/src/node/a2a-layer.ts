@@ -28,6 +28,8 @@ export async function openChannelLayer(options: {
   log: (line: string) => void;
   /** MLS sessions for channels (see above). Default false. */
   mls?: boolean;
+  /** Refuse classical sessions (`SecureMessengerOptions.requirePostQuantum`). */
+  requirePostQuantum?: boolean;
 }): Promise<{ channels: SecureChannels; messenger: SecureMessenger }> {
   const deviceId = options.identity.deviceId!;
   const messenger = await SecureMessenger.open({
@@ -35,6 +37,7 @@ export async function openChannelLayer(options: {
     store: options.store,
     storeKey: `a2a-${deviceId}`,
     ...(options.mls ? { client: options.client, mls: true } : { mls: false }),
+    ...(options.requirePostQuantum ? { requirePostQuantum: true } : {}),
   });
   const channels = await SecureChannels.open({ messenger, store: options.store, client: options.client, auth: options.auth });
   messenger.on('error', (e) => options.log(`warning: a2a ${e.code}: ${e.message}`));

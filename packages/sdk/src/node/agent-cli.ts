@@ -8,13 +8,20 @@
  *       create keys, enroll, wait for the owner's approval, activate, then run the echo agent
  *   parley-agent run [--state-dir ./agent-state] [--no-mls] [--plugin-port 18790] [--plugin-host 127.0.0.1] [--no-plugin]
  *       resume an activated agent
+ *   enroll and run also take --require-pq (or PARLEY_REQUIRE_PQ=1): refuse classical end-to-end
+ *       sessions (no X3DH without the peer's PQ prekey, no non-hybrid MLS group; PQXDH rev. 3)
  *   parley-agent run --api-key svc_agent_sk_… --server URL [--state-dir DIR] [--plugin-port …] [--no-plugin]
  *       run an API-key agent (keys generated and registered on the first connection)
  *   parley-agent status [--state-dir DIR] [--plugin-url URL]
  *   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
+ *   every command: --key-file PATH (or PARLEY_KEY_FILE, or PARLEY_PASSPHRASE), or --insecure-plain-store
  *
  * `run` (and `enroll`, which runs the agent once activated) also serves the local plugin (the
  * loopback HTTP API of `plugin-api.ts`) unless `--no-plugin`.
+ *
+ * The state directory is sealed at rest (`state-store.ts`) under a key file (`--key-file PATH`
+ * or `PARLEY_KEY_FILE`) or a passphrase (`PARLEY_PASSPHRASE`); plain files only with
+ * `--insecure-plain-store` or `PARLEY_STORE=plain`. Every command needs one of them.
  *
  * The echo agent answers text with an echo and every decision_request with the default option
  * (else the first), end-to-end encrypted; it exits with status 0 and a message when the owner
@@ -29,27 +36,40 @@ import { doctor, status } from './diagnostics.js';
 import { DEFAULT_PLUGIN_PORT } from './plugin-api.js';
 import { isLoopbackHost, startPlugin, type PluginBackend, type RunningPlugin } from './plugin.js';
 import { loadApiKeyRecord, startApiKeyAgent } from './runtime.js';
-import { FileSessionStore } from './file-store.js';
+import { SealedStoreError } from './sealing-keys.js';
+import { chooseStoreProtection, openStateStore, type StoreProtection } from './state-store.js';
 
 /** Usage text of the command. */
 export const USAGE = `usage:
-  parley-agent enroll --invite svc_tok_… [--server URL] [--state-dir DIR] [--name NAME] [--no-mls] [--poll-interval SECONDS]
-  parley-agent run [--state-dir DIR] [--no-mls] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
+  parley-agent enroll --invite svc_tok_… [--server URL] [--state-dir DIR] [--name NAME] [--no-mls] [--require-pq] [--poll-interval SECONDS]
+  parley-agent run [--state-dir DIR] [--no-mls] [--require-pq] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
   parley-agent run --api-key svc_agent_sk_… [--server URL] [--state-dir DIR] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
   parley-agent status [--state-dir DIR] [--plugin-url URL]
   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
+  every command also takes --key-file PATH or --insecure-plain-store (see "keys at rest")
 
   --server         service base URL (default http://127.0.0.1:8080)
   --state-dir      where keys, device token and session state are kept (default ./agent-state)
   --name           device name shown to the owner
   --no-mls         use X3DH + Double Ratchet only
+  --require-pq     refuse classical end-to-end sessions: X3DH without the peer's post-quantum prekey
+                   (PQXDH) and MLS groups of a non-hybrid ciphersuite; env PARLEY_REQUIRE_PQ=1
   --poll-interval  seconds between approval polls (default 5, the service's limit)
   --api-key        run as the agent of this API key (svc_agent_sk_…): keys are generated in the
                    state directory and registered on the first connection
   --plugin-port    port of the local plugin API (default ${DEFAULT_PLUGIN_PORT}; 0 = any free port)
   --plugin-host    address the plugin binds to (default 127.0.0.1; non-loopback clients are refused anyway)
   --no-plugin      do not serve the local plugin API
-  --plugin-url     plugin base URL for status (default: the running plugin's, from the state directory)`;
+  --plugin-url     plugin base URL for status (default: the running plugin's, from the state directory)
+
+keys at rest (every command; the state directory holds the device keys, sessions and undelivered
+messages, sealed with XChaCha20-Poly1305 under one of):
+  --key-file PATH         a key file: 32 raw bytes or 64 hex characters, mode 0600 (created with
+                          32 random bytes when missing and the directory is not sealed yet); env PARLEY_KEY_FILE
+  PARLEY_PASSPHRASE       env only: a passphrase, stretched with scrypt (N=2^17, r=8, p=1)
+  --insecure-plain-store  keep plain JSON files (0600) instead; env PARLEY_STORE=plain
+  A plain state directory is sealed record by record as the agent reads it once a key is given;
+  an older copy of a sealed record put back is refused.`;
 
 /** Where the command writes (replaceable in tests). */
 export interface CliIo {
@@ -57,6 +77,19 @@ export interface CliIo {
   err: (line: string) => void;
   /** Register a handler for SIGINT/SIGTERM; default: process signals. */
   onSignal?: (handler: () => void) => void;
+  /** Environment variables read (`PARLEY_REQUIRE_PQ`); default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Session choices of the agent: MLS on or off, post-quantum required or not. */
+interface SessionChoice {
+  mls: boolean;
+  requirePostQuantum: boolean;
+}
+
+/** `--require-pq`, else `PARLEY_REQUIRE_PQ` set to `1` or `true`. */
+function requirePqFrom(flag: boolean, env: Record<string, string | undefined>): boolean {
+  return flag || ['1', 'true'].includes((env.PARLEY_REQUIRE_PQ ?? '').toLowerCase());
 }
 
 const defaultIo: CliIo = {
@@ -91,10 +124,17 @@ async function servePlugin(backend: PluginBackend, stateDir: string, plugin: Plu
   }
 }
 
+/** The state directory and how it is kept at rest. */
+interface StateChoice {
+  stateDir: string;
+  protection: StoreProtection;
+}
+
 /** Run the agent (echo agent of an enrolled device, or an API-key agent) until it ends; returns the process exit status. */
-async function runUntilExit(stateDir: string, mls: boolean, io: CliIo, plugin: PluginChoice | undefined, apiKey?: { key: string; server: string }): Promise<number> {
+async function runUntilExit(state: StateChoice, e2e: SessionChoice, io: CliIo, plugin: PluginChoice | undefined, apiKey?: { key: string; server: string }): Promise<number> {
   const log = (l: string) => io.out(stamp(l));
-  const agent = apiKey ? await startApiKeyAgent({ apiKey: apiKey.key, server: apiKey.server, stateDir, log }) : await startEchoAgent({ stateDir, mls, log });
+  const { stateDir } = state;
+  const agent = apiKey ? await startApiKeyAgent({ apiKey: apiKey.key, server: apiKey.server, ...state, requirePostQuantum: e2e.requirePostQuantum, log }) : await startEchoAgent({ ...state, ...e2e, log });
   io.onSignal?.(() => {
     io.out(stamp('stopping…'));
     void agent.stop();
@@ -132,12 +172,15 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'state-dir': { type: 'string', default: './agent-state' },
         name: { type: 'string' },
         'no-mls': { type: 'boolean', default: false },
+        'require-pq': { type: 'boolean', default: false },
         'poll-interval': { type: 'string' },
         'api-key': { type: 'string' },
         'plugin-port': { type: 'string' },
         'plugin-host': { type: 'string' },
         'no-plugin': { type: 'boolean', default: false },
         'plugin-url': { type: 'string' },
+        'key-file': { type: 'string' },
+        'insecure-plain-store': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -152,11 +195,18 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     return values.help ? 0 : 2;
   }
   const stateDir = values['state-dir'];
-  const mls = !values['no-mls'];
+  let protection: StoreProtection;
+  try {
+    protection = chooseStoreProtection({ ...(values['key-file'] !== undefined ? { keyFile: values['key-file'] } : {}), plain: values['insecure-plain-store'] });
+  } catch (err) {
+    io.err(`error: ${(err as Error).message}`);
+    return 2;
+  }
+  const e2e: SessionChoice = { mls: !values['no-mls'], requirePostQuantum: requirePqFrom(values['require-pq'], io.env ?? process.env) };
   const serverGiven = argv.some((a) => a === '--server' || a.startsWith('--server='));
-  if (command === 'status') return status({ stateDir, ...(values['plugin-url'] ? { pluginUrl: values['plugin-url'] } : {}) }, io);
+  if (command === 'status') return status({ stateDir, protection, ...(values['plugin-url'] ? { pluginUrl: values['plugin-url'] } : {}) }, io);
   if (command === 'doctor') {
-    return doctor({ stateDir, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) }, io);
+    return doctor({ stateDir, protection, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) }, io);
   }
   let plugin: PluginChoice | undefined;
   if (!values['no-plugin']) {
@@ -175,13 +225,15 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       let apiKey = values['api-key'];
       let server = values.server;
       if (apiKey === undefined) {
-        const saved = await loadApiKeyRecord(new FileSessionStore(stateDir)).catch(() => undefined);
+        const saved = await openStateStore(stateDir, protection)
+          .then(loadApiKeyRecord)
+          .catch(() => undefined);
         if (saved) {
           apiKey = saved.api_key;
           if (!serverGiven) server = saved.server;
         }
       }
-      if (apiKey !== undefined) return await runUntilExit(stateDir, mls, io, plugin, { key: apiKey, server });
+      if (apiKey !== undefined) return await runUntilExit({ stateDir, protection }, e2e, io, plugin, { key: apiKey, server });
     }
     if (command === 'enroll') {
       if (!values.invite) {
@@ -201,12 +253,13 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         server: values.server,
         invite: values.invite,
         stateDir,
+        protection,
         ...(values.name !== undefined ? { name: values.name } : {}),
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         log: (l) => io.out(stamp(l)),
       });
     }
-    return await runUntilExit(stateDir, mls, io, plugin);
+    return await runUntilExit({ stateDir, protection }, e2e, io, plugin);
   } catch (err) {
     io.err(describeFailure(err));
     return 1;
@@ -215,7 +268,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
 
 /** A one-line explanation of a failure, with what to do. */
 export function describeFailure(err: unknown): string {
-  if (err instanceof AgentStateError) return `error: ${err.message}`;
+  if (err instanceof AgentStateError || err instanceof SealedStoreError) return `error: ${err.message}`;
   if (err instanceof EnrollmentRejectedError) return 'error: the owner rejected (or revoked) this device; enrolling again needs a new invite';
   if (err instanceof EnrollmentTimeoutError) return `error: ${err.message}`;
   if (err instanceof ParleyApiError) {

@@ -3,8 +3,9 @@
  * (`agent-cli.ts`) and the demo: enroll with an invite, wait for the owner's approval, activate,
  * then run an echo agent over end-to-end encrypted conversations (SPEC §3.1, §4.3–4.5, §6.1).
  *
- * Everything the agent must keep lives in one state directory (a {@link FileSessionStore}, files
- * mode 0600 in a 0700 directory):
+ * Everything the agent must keep lives in one state directory (a {@link StateStore}, files
+ * mode 0600 in a 0700 directory, each sealed under the operator's key unless plain storage was
+ * chosen: `state-store.ts`):
  * - `identity.json`: the device keys (Ed25519 identity, X25519 ephemeral), saved before enrolling;
  * - `agent.json`: server URL, device id, fingerprint, status, device JWT, conversations and the
  *   owner devices' public keys from activation;
@@ -33,7 +34,7 @@ import { decisionAnswer, defaultDecisionOption, readDecisionAnswer } from '../se
 import { SecureMessenger } from '../secure/messenger.js';
 import type { RoomMessenger } from '../secure/rooms.js';
 import type { SecureMessage } from '../secure/types.js';
-import { FileSessionStore } from './file-store.js';
+import { openAgentStore, type StateStore, type StateStoreOptions } from './state-store.js';
 import { openChannelLayer } from './a2a-layer.js';
 import { followOwnerDevices } from './owner-devices.js';
 import { openRoomLayer } from './room-layer.js';
@@ -75,7 +76,7 @@ export class AgentStateError extends Error {
 }
 
 /** Options of {@link enrollAgentDevice}. */
-export interface EnrollAgentDeviceOptions {
+export interface EnrollAgentDeviceOptions extends StateStoreOptions {
   /** Service base URL, e.g. `http://127.0.0.1:8080`. */
   server: string;
   /** The raw invite token from the owner (`svc_tok_…`). */
@@ -98,8 +99,6 @@ export interface EnrollAgentDeviceOptions {
   timeoutMs?: number;
   /** Abort the wait. */
   signal?: AbortSignal;
-  /** fsync state files (default true). */
-  fsync?: boolean;
   /** Custom fetch (tests). */
   fetch?: FetchLike;
 }
@@ -109,7 +108,7 @@ function defaultPlatform(): string {
 }
 
 /** Read the identity and record of a state directory (either may be absent). */
-export async function loadAgentState(store: FileSessionStore): Promise<{ identity: DeviceIdentity | undefined; record: AgentRecord | undefined }> {
+export async function loadAgentState(store: StateStore): Promise<{ identity: DeviceIdentity | undefined; record: AgentRecord | undefined }> {
   const [identityText, recordText] = await Promise.all([store.load(IDENTITY_KEY), store.load(AGENT_KEY)]);
   let record: AgentRecord | undefined;
   if (recordText !== undefined) {
@@ -141,7 +140,7 @@ export async function loadAgentState(store: FileSessionStore): Promise<{ identit
  */
 export async function enrollAgentDevice(options: EnrollAgentDeviceOptions): Promise<AgentRecord> {
   const log = options.log ?? console.log;
-  const store = new FileSessionStore(options.stateDir, { fsync: options.fsync ?? true });
+  const store = await openAgentStore(options.stateDir, options);
   const client = new ParleyClient({ baseUrl: options.server, ...(options.fetch ? { fetch: options.fetch } : {}) });
   let { identity, record } = await loadAgentState(store);
   if (record?.status === 'ACTIVE') {
@@ -188,7 +187,7 @@ export async function enrollAgentDevice(options: EnrollAgentDeviceOptions): Prom
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  const activated = await activate(client, record.device_id, (m) => keys.sign(m));
+  const activated = await activate(client, record.device_id, { identityPublicKey: keys.identityPublicKeyHex, ephemeralPublicKey: keys.ephemeralPublicKeyHex, sign: (m) => keys.sign(m) });
   const active: AgentRecord = {
     ...record,
     status: 'ACTIVE',
@@ -244,19 +243,22 @@ export function stopper(realtime: RealtimeClient, ended: () => boolean, end: (ex
 }
 
 /** Options of {@link startEchoAgent}. */
-export interface StartEchoAgentOptions {
+export interface StartEchoAgentOptions extends StateStoreOptions {
   /** State directory of an ACTIVE agent (from {@link enrollAgentDevice}). */
   stateDir: string;
   /** Use MLS when the owner device supports it (default true); false: X3DH + Double Ratchet only. */
   mls?: boolean;
+  /**
+   * Refuse classical end-to-end sessions (`SecureMessengerOptions.requirePostQuantum`; the CLI's
+   * `--require-pq` / `PARLEY_REQUIRE_PQ=1`). The tenant's `require_post_quantum` applies regardless.
+   */
+  requirePostQuantum?: boolean;
   /** Where transcript and status lines go (default `console.log`). */
   log?: (line: string) => void;
   /** WebSocket implementation (default: the `ws` package). */
   WebSocket?: WebSocketLikeConstructor;
   /** Reconnection policy of the socket. */
   reconnect?: ReconnectOptions;
-  /** fsync state files (default true). */
-  fsync?: boolean;
   /** Custom fetch (tests). */
   fetch?: FetchLike;
 }
@@ -279,6 +281,8 @@ export interface EchoAgent {
   rooms: RoomMessenger;
   /** The agent's owner conversations (one per owner device). */
   ownerConversations(): string[];
+  /** The state directory's store (shared with the plugin's inbox). */
+  store: StateStore;
   /** For the plugin (`plugin.ts`): an enrolled device. */
   auth: 'device';
   /** Service base URL. */
@@ -331,7 +335,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
   const log = options.log ?? console.log;
   const provider = cryptoProvider(); // chosen once for the process; say which (issue 15)
   log(`crypto provider: ${provider.name} (${provider.implementation}; ${provider.reason})`);
-  const store = new FileSessionStore(options.stateDir, { fsync: options.fsync ?? true });
+  const store = await openAgentStore(options.stateDir, options);
   const { identity: keys, record: saved } = await loadAgentState(store);
   if (!keys || !saved) throw new AgentStateError(`${options.stateDir} holds no enrolled agent; run \`enroll\` first`);
   if (saved.status !== 'ACTIVE' || !saved.device_jwt) {
@@ -371,7 +375,8 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
 
   // Read receipts (issue 20 part 1): a message counts as read once the handler below settled; the
   // device or tenant setting `read_receipts_enabled` turns them off service-side.
-  const messenger = await SecureMessenger.open({ identity, store, client, mls: options.mls ?? true, autoRead: true });
+  const pq = options.requirePostQuantum ? { requirePostQuantum: true } : {};
+  const messenger = await SecureMessenger.open({ identity, store, client, mls: options.mls ?? true, autoRead: true, ...pq });
   for (const link of record.conversations ?? []) {
     if (link.agent_device_id !== deviceId) continue;
     const owner = record.owner_public_keys?.find((k) => k.device_id === link.owner_device_id);
@@ -411,7 +416,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     log,
   });
   // A2A channels on a messenger of their own (channel messages are not echoed).
-  const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log });
+  const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log, ...pq });
 
   const end = async (exit: AgentExit) => {
     if (exited) return;
@@ -468,6 +473,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     channels: a2a.channels,
     rooms,
     ownerConversations: () => (record.conversations ?? []).filter((c) => c.agent_device_id === deviceId).map((c) => c.conversation_id),
+    store,
     auth: 'device',
     server: record.server,
     mls: messenger.mlsAvailable,

@@ -9,6 +9,8 @@ import { ParleyApiError } from '../client/errors.js';
 import { ParleyClient } from '../client/rest.js';
 import { AGENT_KEY, IDENTITY_KEY, loadAgentState, type AgentRecord } from './agent.js';
 import { FileSessionStore } from './file-store.js';
+import { SealedStoreError } from './sealing-keys.js';
+import { openStateStore, type StoreProtection } from './state-store.js';
 import { DEFAULT_PLUGIN_URL, PLUGIN_TOKEN_FILE, type PluginStatus } from './plugin-api.js';
 import { isLoopbackUrl, PLUGIN_INFO_FILE } from './plugin.js';
 import { API_AGENT_KEY, API_KEY_PATTERN, loadApiKeyRecord, type ApiKeyAgentRecord } from './runtime.js';
@@ -20,23 +22,27 @@ export interface DiagnosticsIo {
 }
 
 interface Local {
+  /** Names the state files (the same names sealed or plain). */
   store: FileSessionStore;
   identity: boolean;
   enrolled: AgentRecord | undefined;
   apiKey: ApiKeyAgentRecord | undefined;
   problem?: string;
+  /** The problem is the key: none given, wrong, or of another kind than the one that sealed the directory. */
+  keyProblem?: boolean;
 }
 
-async function readLocal(stateDir: string): Promise<Local> {
-  const store = new FileSessionStore(stateDir);
-  const out: Local = { store, identity: false, enrolled: undefined, apiKey: undefined };
+async function readLocal(stateDir: string, protection: StoreProtection): Promise<Local> {
+  const out: Local = { store: new FileSessionStore(stateDir), identity: false, enrolled: undefined, apiKey: undefined };
   try {
+    const store = await openStateStore(stateDir, protection);
     const { identity, record } = await loadAgentState(store);
     out.identity = identity !== undefined;
     out.enrolled = record;
     out.apiKey = await loadApiKeyRecord(store);
   } catch (err) {
     out.problem = (err as Error).message;
+    out.keyProblem = err instanceof SealedStoreError && ['no_key', 'key_unavailable', 'wrong_key', 'sealed_store'].includes(err.code);
   }
   return out;
 }
@@ -79,8 +85,8 @@ const notLoopback = (url: string) => `${url} is not a loopback address (127.0.0.
  * @returns 0 when the plugin answers, 1 otherwise, 2 for a plugin URL that is not loopback (the
  * token is not sent there).
  */
-export async function status(options: { stateDir: string; pluginUrl?: string }, io: DiagnosticsIo): Promise<number> {
-  const local = await readLocal(options.stateDir);
+export async function status(options: { stateDir: string; pluginUrl?: string; protection: StoreProtection }, io: DiagnosticsIo): Promise<number> {
+  const local = await readLocal(options.stateDir, options.protection);
   io.out(`state directory: ${path.resolve(options.stateDir)}`);
   if (local.problem) io.out(`state: unreadable (${local.problem})`);
   else if (local.enrolled) io.out(`identity: enrolled device ${local.enrolled.device_id} (${local.enrolled.status}) at ${local.enrolled.server}`);
@@ -109,9 +115,9 @@ export async function status(options: { stateDir: string; pluginUrl?: string }, 
  * `parley-agent doctor`: one line per check, `ok …` or `FAIL … fix: …`.
  * @returns 1 when any check failed, else 0.
  */
-export async function doctor(options: { stateDir: string; server?: string; apiKey?: string }, io: DiagnosticsIo): Promise<number> {
+export async function doctor(options: { stateDir: string; server?: string; apiKey?: string; protection: StoreProtection }, io: DiagnosticsIo): Promise<number> {
   const dir = path.resolve(options.stateDir);
-  const local = await readLocal(options.stateDir);
+  const local = await readLocal(options.stateDir, options.protection);
   let failed = 0;
   const ok = (line: string) => io.out(`ok    ${line}`);
   const fail = (line: string, fix: string) => {
@@ -121,7 +127,8 @@ export async function doctor(options: { stateDir: string; server?: string; apiKe
   const runHint = options.apiKey ? `parley-agent run --api-key <key> --state-dir ${dir}` : `parley-agent run --state-dir ${dir}`;
 
   // Local identity and key material.
-  if (local.problem) fail(`state directory ${dir} is unreadable: ${local.problem}`, 'restore it from a backup, or use a new --state-dir (an API key then needs rotating)');
+  if (local.problem && local.keyProblem) fail(`state directory ${dir} cannot be opened: ${local.problem}`, "give the directory's key: --key-file PATH (PARLEY_KEY_FILE) or PARLEY_PASSPHRASE");
+  else if (local.problem) fail(`state directory ${dir} is unreadable: ${local.problem}`, 'restore it from a backup, or use a new --state-dir (an API key then needs rotating)');
   else if (!local.identity) fail(`no device keys in ${local.store.fileFor(IDENTITY_KEY)}`, options.apiKey ? `start the agent once: ${runHint}` : 'enroll with `parley-agent enroll --invite …` or start an API-key agent with `parley-agent run --api-key …`');
   else ok(`device keys in ${local.store.fileFor(IDENTITY_KEY)}`);
 

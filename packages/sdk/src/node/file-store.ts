@@ -7,11 +7,16 @@
  *
  * Operations on one id run one after another in call order, so the last `save` called is the one
  * that stays. One process per directory: the store does not lock against other processes.
+ *
+ * The files hold the states as given, in plain text. The agent keeps its state directory sealed
+ * instead (`SealedFileSessionStore` over these files, `state-store.ts`) unless plain storage
+ * was chosen.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionStore } from '../storage.js';
+import { KeyedQueue } from './keyed-queue.js';
 
 /** Options of {@link FileSessionStore}. */
 export interface FileSessionStoreOptions {
@@ -34,7 +39,7 @@ export class FileSessionStore implements SessionStore {
   /** The directory holding the state files. */
   readonly dir: string;
   private readonly fsync: boolean;
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue();
   private ready: Promise<void> | undefined;
 
   constructor(dir: string, options: FileSessionStoreOptions = {}) {
@@ -57,8 +62,24 @@ export class FileSessionStore implements SessionStore {
   }
 
   async load(id: string): Promise<string | undefined> {
-    const file = this.fileFor(id);
-    return this.serialize(id, async () => {
+    return this.loadFile(this.fileFor(id));
+  }
+
+  async save(id: string, state: string): Promise<void> {
+    if (typeof state !== 'string') throw new TypeError('state must be a string');
+    return this.saveFile(this.fileFor(id), state);
+  }
+
+  async delete(id: string): Promise<void> {
+    return this.deleteFile(this.fileFor(id));
+  }
+
+  /**
+   * The UTF-8 text of `file` (a path in {@link dir}, e.g. from {@link fileFor}), or undefined
+   * when it does not exist. Queued with every other operation on the same file.
+   */
+  loadFile(file: string): Promise<string | undefined> {
+    return this.queue.run(file, async () => {
       try {
         return await readFile(file, 'utf8');
       } catch (err) {
@@ -68,16 +89,15 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  async save(id: string, state: string): Promise<void> {
-    if (typeof state !== 'string') throw new TypeError('state must be a string');
-    const file = this.fileFor(id);
-    return this.serialize(id, async () => {
+  /** Replace `file` (a path in {@link dir}) with `text`, atomically and durably (see the file comment). */
+  saveFile(file: string, text: string): Promise<void> {
+    return this.queue.run(file, async () => {
       await this.ensureDir();
       const temp = `${file}.${randomBytes(8).toString('hex')}.tmp`;
       try {
         const handle = await open(temp, 'wx', 0o600);
         try {
-          await handle.writeFile(state, 'utf8');
+          await handle.writeFile(text, 'utf8');
           if (this.fsync) await handle.sync();
         } finally {
           await handle.close();
@@ -91,9 +111,9 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  async delete(id: string): Promise<void> {
-    const file = this.fileFor(id);
-    return this.serialize(id, async () => {
+  /** Remove `file` (a path in {@link dir}); resolves also when it does not exist. */
+  deleteFile(file: string): Promise<void> {
+    return this.queue.run(file, async () => {
       try {
         await unlink(file);
       } catch (err) {
@@ -102,21 +122,6 @@ export class FileSessionStore implements SessionStore {
       }
       await this.syncDir();
     });
-  }
-
-  /** Run `op` after every earlier operation on `id` has settled. */
-  private serialize<T>(id: string, op: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(id) ?? Promise.resolve();
-    const result = previous.then(op, op);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(id, tail);
-    void tail.then(() => {
-      if (this.queues.get(id) === tail) this.queues.delete(id);
-    });
-    return result;
   }
 
   private ensureDir(): Promise<void> {

@@ -3,6 +3,21 @@
  * cannot live in the browser-safe main entry point.
  */
 export { FileSessionStore, type FileSessionStoreOptions } from './file-store.js';
+export { SealedFileSessionStore, MANIFEST_FILE } from './sealed-file-store.js';
+export {
+  KeyFileSource,
+  PassphraseSource,
+  SealedStoreError,
+  DEFAULT_SCRYPT,
+  SEALING_KEY_BYTES,
+  type SealedStoreErrorCode,
+  type SealingKey,
+  type SealingKeyKind,
+  type SealingKeyRequest,
+  type SealingKeySource,
+  type ScryptParams,
+} from './sealing-keys.js';
+export { chooseStoreProtection, openAgentStore, openStateStore, type StateStore, type StateStoreOptions, type StoreChoice, type StoreProtection } from './state-store.js';
 export type { SessionStore } from '../storage.js';
 export * from './realtime.js';
 export {

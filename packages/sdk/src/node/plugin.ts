@@ -34,7 +34,7 @@ import type { SecureMessenger } from '../secure/messenger.js';
 import type { RoomMessenger, RoomSendReceipt } from '../secure/rooms.js';
 import { SecureMessengerError, type SecureMessage } from '../secure/types.js';
 import { parseSince, PluginInbox } from './inbox.js';
-import { FileSessionStore } from './file-store.js';
+import { openAgentStore, type StateStore, type StateStoreOptions } from './state-store.js';
 import {
   DEFAULT_PLUGIN_PORT,
   OpenChannelBody,
@@ -69,10 +69,12 @@ export interface PluginBackend {
   mls: boolean;
   /** The hub address of the agent, when known. */
   hubAddress(): string | null;
+  /** The agent's state store: the plugin keeps its inbox there when serving the same directory. */
+  store?: StateStore;
 }
 
 /** Options of {@link startPlugin}. */
-export interface StartPluginOptions {
+export interface StartPluginOptions extends StateStoreOptions {
   backend: PluginBackend;
   /** The agent's state directory (token, inbox, plugin.json). */
   stateDir: string;
@@ -82,8 +84,6 @@ export interface StartPluginOptions {
   port?: number;
   /** Inbox capacity (default PLUGIN_INBOX_LIMIT). */
   inboxLimit?: number;
-  /** fsync inbox writes (default true). */
-  fsync?: boolean;
   log?: (line: string) => void;
 }
 
@@ -268,7 +268,8 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
   const log = options.log ?? (() => undefined);
   const host = options.host ?? '127.0.0.1';
   const token = await ensurePluginToken(stateDir);
-  const store = new FileSessionStore(stateDir, { fsync: options.fsync ?? true });
+  // One store per directory: the sealed manifest of the agent's store must see the inbox's writes.
+  const store = backend.store?.dir === path.resolve(stateDir) ? backend.store : await openAgentStore(stateDir, options);
   const inbox = await PluginInbox.open(store, options.inboxLimit);
   const startedAt = new Date().toISOString();
 

@@ -4,11 +4,13 @@
  *
  * - Keys: the device keys are generated once and kept in the state directory (`identity.json`,
  *   the same file an enrolled agent uses); `api-agent.json` keeps the server, the API key (a
- *   secret: the directory is 0700, files 0600), the device id it was bound to and the owner
- *   conversations from `client_key_accepted`.
+ *   secret: the directory is 0700, files 0600, sealed unless plain storage was chosen:
+ *   `state-store.ts`), the device id it was bound to and the owner conversations from
+ *   `client_key_accepted`.
  * - First connection: an unbound key's socket only accepts `client_key_register {identity_public_key,
  *   ephemeral_public_key, signature (Ed25519 by the identity key over its own 32 raw bytes, hex),
- *   platform}`; the answer `client_key_accepted {device_id, conversations}` binds the key to these
+ *   platform, key_binding}` (the binding: a fresh signature over a nonce asked with the API key,
+ *   client/key-binding.ts); the answer `client_key_accepted {device_id, conversations}` binds the key to these
  *   keys (trust on first use) and the socket then serves as that device. Later connections are
  *   served as the bound device directly. A new API key for the same state directory (after a
  *   rotation) registers the same keys again.
@@ -30,6 +32,7 @@
  */
 import { platform as osPlatform } from 'node:os';
 import type { ClientKeyAccepted } from '@parley/protocol';
+import { bindKeys } from '../client/key-binding.js';
 import { ParleyClient, type FetchLike } from '../client/rest.js';
 import { DeviceIdentity } from '../crypto/keys.js';
 import { deviceCatchUp } from '../realtime/catch-up.js';
@@ -41,7 +44,7 @@ import { SecureMessenger } from '../secure/messenger.js';
 import type { RoomMessenger } from '../secure/rooms.js';
 import type { SessionStore } from '../storage.js';
 import { AGENT_KEY, AgentStateError, IDENTITY_KEY, stopper, watchConnection, type AgentExit } from './agent.js';
-import { FileSessionStore } from './file-store.js';
+import { openAgentStore, type StateStoreOptions } from './state-store.js';
 import type { PluginBackend } from './plugin.js';
 import { openChannelLayer } from './a2a-layer.js';
 import { followOwnerDevices } from './owner-devices.js';
@@ -75,7 +78,7 @@ export interface AgentRuntime extends PluginBackend {
 }
 
 /** Options of {@link startApiKeyAgent}. */
-export interface StartApiKeyAgentOptions {
+export interface StartApiKeyAgentOptions extends StateStoreOptions {
   apiKey: string;
   /** Service base URL. */
   server: string;
@@ -85,10 +88,11 @@ export interface StartApiKeyAgentOptions {
   log?: (line: string) => void;
   WebSocket?: WebSocketLikeConstructor;
   reconnect?: ReconnectOptions;
-  fsync?: boolean;
   fetch?: FetchLike;
   /** Give up registering after this many ms (default 30 000). */
   registerTimeoutMs?: number;
+  /** Refuse classical end-to-end sessions (`SecureMessengerOptions.requirePostQuantum`). */
+  requirePostQuantum?: boolean;
 }
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -110,8 +114,9 @@ export async function loadApiKeyRecord(store: SessionStore): Promise<ApiKeyAgent
  */
 export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promise<AgentRuntime> {
   const log = options.log ?? console.log;
+  const pq = options.requirePostQuantum ? { requirePostQuantum: true } : {};
   if (!API_KEY_PATTERN.test(options.apiKey)) throw new AgentStateError('the API key must be svc_agent_sk_{prod|staging|dev}_ followed by 64 hex characters');
-  const store = new FileSessionStore(options.stateDir, { fsync: options.fsync ?? true });
+  const store = await openAgentStore(options.stateDir, options);
   if ((await store.load(AGENT_KEY)) !== undefined) {
     throw new AgentStateError(`${options.stateDir} holds an enrolled device; run it without --api-key, or use another --state-dir for the API-key agent`);
   }
@@ -138,7 +143,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const catchUp = record.device_id ? deviceCatchUp(client, record.device_id) : undefined;
   if (record.device_id) {
     identity = identity.deviceId === record.device_id ? identity : identity.withDeviceId(record.device_id);
-    opened = await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true });
+    opened = await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, ...pq });
   }
   const realtime = new RealtimeClient({
     url: server,
@@ -178,7 +183,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
     // Read receipts once the handler settled (issue 20 part 1; off with read_receipts_enabled).
-    messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true }));
+    messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, ...pq }));
     for (const c of record.conversations ?? []) {
       await messenger.addConversation(c.conversation_id, { device_id: c.peer_device_id, identity_public_key: c.peer_identity_public_key, ephemeral_public_key: c.peer_ephemeral_public_key });
     }
@@ -186,7 +191,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
     await messenger.start();
     rooms = await openRoomLayer({ messenger, store, client, realtime, log });
-    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true });
+    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true, ...pq });
     channels = layer.channels;
     a2aMessenger = layer.messenger;
   };
@@ -194,6 +199,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const register = async (): Promise<string> => {
     const link = new FrameLink(realtime, tap);
     await link.whenOpen(options.registerTimeoutMs ?? 30_000);
+    const keys = { identityPublicKey: identity.identityPublicKeyHex, ephemeralPublicKey: identity.ephemeralPublicKeyHex, sign: (m: Uint8Array) => identity.sign(m) };
     const accepted = await link.request<ClientKeyAccepted>(
       'client_key_register',
       {
@@ -201,6 +207,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
         ephemeral_public_key: identity.ephemeralPublicKeyHex,
         signature: identity.signHex(identity.identityPublicKey),
         platform: options.platform ?? `node ${process.version} (${osPlatform()})`,
+        key_binding: await bindKeys(client, 'client_key_register', keys),
       },
       'client_key_accepted',
       { noClientRef: true, timeoutMs: options.registerTimeoutMs ?? 30_000 },
@@ -253,6 +260,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
       return rooms!;
     },
     ownerConversations: () => (record.conversations ?? []).map((c) => c.conversation_id),
+    store,
     realtime,
     mls: false,
     hubAddress: () => channels?.ownHubAddress() ?? null,

@@ -481,7 +481,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     const run = previous.then(async () => {
       // The peer answered in our MLS group, so the service stored our Welcome (a no-op otherwise).
       if (r.role === 'initiator') await this.messenger.confirmOpening(channelId);
-      const [wire] = await this.messenger.seal([channelId], plaintext);
+      const [wire] = await this.messenger.seal([channelId], plaintext, options);
       try {
         const sent = await this.client.sendA2aMessage(channelId, {
           header_blob: wire!.header_blob,

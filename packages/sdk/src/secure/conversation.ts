@@ -8,7 +8,13 @@
  * without another round trip. A session the peer starts while ours is already answered (or was
  * started by the peer) replaces it for sending: the peer lost its state or re-keyed. Older
  * sessions stay readable (for messages still in flight) up to {@link MAX_SESSIONS}.
+ *
+ * Its X3DH + Double Ratchet sessions are bound to {@link LiveConversation.sessionContext} (the
+ * conversation id unless both devices name the conversation differently, as in rental rooms).
+ * Sessions saved before conversation binding cannot be restored: they are dropped on load, and the
+ * next message starts a new session.
  */
+import { isUnboundRatchetState } from '../crypto/double-ratchet.js';
 import type { WireMessage } from '../crypto/frame.js';
 import { RatchetSession, type PeerDevice } from '../crypto/session.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
@@ -20,7 +26,10 @@ import type { SessionInitiator } from './types.js';
 export const MAX_SESSIONS = 4;
 /** Handled message refs kept per conversation (de-duplication and resume window). */
 export const CONVERSATION_RECENT = 64;
-/** X3DH initial messages remembered per conversation (a replayed one never re-creates a session). */
+/**
+ * X3DH initial messages remembered per conversation; a replayed one never re-creates a session
+ * (the messenger looks for it in every conversation with the same peer device).
+ */
 export const MAX_SEEN_X3DH = 64;
 
 /** A session in memory. */
@@ -56,19 +65,33 @@ export class LiveConversation {
   primary: string | undefined;
   recent: HandledRef[] = [];
   seenX3dh: string[] = [];
+  /** The peer device served a signed prekey once (`ConversationRecord.peer_signed_prekeys`). */
+  peerSignedPrekeys = false;
 
+  /**
+   * @param id the messenger's conversation id.
+   * @param peer the peer device.
+   * @param sessionContext the conversation id X3DH + Double Ratchet sessions are bound to, the same
+   *   on both devices (default `id`).
+   */
   constructor(
     readonly id: string,
     public peer: PeerDevice,
+    readonly sessionContext: string = id,
   ) {}
 
-  /** Restore from a saved record. @throws CryptoError `invalid_state` for a corrupt ratchet state. */
+  /**
+   * Restore from a saved record; ratchet sessions saved before conversation binding are dropped.
+   * @throws CryptoError `invalid_state` for a corrupt ratchet state.
+   */
   static fromRecord(id: string, record: ConversationRecord, identity: DeviceIdentity): LiveConversation {
-    const c = new LiveConversation(id, record.peer);
-    c.primary = record.primary;
+    const c = new LiveConversation(id, record.peer, record.session_context ?? id);
+    const kept = record.sessions.filter((s) => !isUnboundRatchetState(s.ratchet));
+    c.primary = kept.some((s) => s.id === record.primary) ? record.primary : undefined;
     c.recent = [...record.recent];
     c.seenX3dh = [...record.seen_x3dh];
-    c.sessions = record.sessions.map((s) => ({
+    c.peerSignedPrekeys = record.peer_signed_prekeys === true;
+    c.sessions = kept.map((s) => ({
       id: s.id,
       protocol: s.protocol,
       initiator: s.initiator,
@@ -95,10 +118,12 @@ export class LiveConversation {
     }));
     return {
       peer: { ...this.peer },
+      ...(this.sessionContext !== this.id ? { session_context: this.sessionContext } : {}),
       ...(this.primary !== undefined ? { primary: this.primary } : {}),
       sessions,
       recent: [...this.recent],
       seen_x3dh: [...this.seenX3dh],
+      ...(this.peerSignedPrekeys ? { peer_signed_prekeys: true as const } : {}),
     };
   }
 

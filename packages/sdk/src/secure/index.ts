@@ -6,7 +6,7 @@
  * marketplace rentals (SPEC §4.16, `rental-rooms.ts`); `SecureChannels` adds
  * end-to-end encrypted A2A channels (SPEC §2.11, §4.13).
  */
-export { SecureMessenger, DEVICE_RECENT, type SessionInfo } from './messenger.js';
+export { SecureMessenger, DEVICE_RECENT, type SessionInfo, type ConversationProtection, type ProtectionScheme } from './messenger.js';
 export { realtimeTransport, restTransport, ownerPeerResolver } from './transport.js';
 export {
   RoomMessenger,

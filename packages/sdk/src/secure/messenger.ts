@@ -11,6 +11,14 @@
  * envelope (`mls/wire.ts`), then its application messages; the peer joins from the Welcome. Each
  * side reads whichever protocol a received message carries.
  *
+ * Prekeys (X3DH rev. 1 §§3.2-3.4, `secure/prekeys.ts`): before an X3DH + Double Ratchet session
+ * the starter claims the peer's signed prekey bundle and verifies the signed prekey against the
+ * peer's identity key; a bad signature or a failed claim starts no session (`prekey_refused`). A
+ * peer without one (404) gets the legacy unsigned `ephemeral_public_key` path, unless it served a
+ * signed prekey before (pinned per peer device) or `requireSignedPrekeys` is set. With
+ * `options.prekeys` this messenger also keeps the device's prekeys in its state, publishes them at
+ * `start`, and deletes a one-time prekey in the same write that keeps the session built on it.
+ *
  * Ordering and durability (SPEC §4.5 "decrypt in order"):
  * - received messages are processed one at a time in the order they are handed in (the realtime
  *   client hands them over in cursor order per conversation), de-duplicated by message_id;
@@ -50,11 +58,12 @@ import { decodeFrame, type WireMessage } from '../crypto/frame.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
 import { CryptoError, equalBytes, fingerprint, hexToBytes, KEY_BYTES } from '../crypto/primitives.js';
 import type { SignedPqPrekey } from '../crypto/pq-prekey.js';
+import { PrekeyStore } from '../crypto/prekeys.js';
 import { RatchetSession, type PeerDevice } from '../crypto/session.js';
 import { base64ToBytes, bytesToBase64 } from '../mls/base64.js';
 import type { CiphersuiteName } from 'ts-mls';
-import { ciphersuiteId, chooseCiphersuite } from '../mls/ciphersuites.js';
-import { inspectKeyPackage, MlsClient } from '../mls/client.js';
+import { ciphersuiteId, chooseCiphersuite, MLS_HYBRID_CIPHERSUITE } from '../mls/ciphersuites.js';
+import { inspectKeyPackage, MlsClient, type MlsRosterMember } from '../mls/client.js';
 import { MlsClientError } from '../mls/errors.js';
 import { selectProtocol, type SessionProtocol } from '../mls/protocol.js';
 import { decodeMlsEnvelope, encodeMlsEnvelope, isMlsHeaderBlob } from '../mls/wire.js';
@@ -67,8 +76,10 @@ import type { CatchUpSource, OutgoingMessage } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import { messageTypeFor } from './decisions.js';
+import { deliveredMeta, metaMismatch, MetaEnvelopeError, openMeta, resolveMeta, sealMeta, type AuthenticatedMeta, type MetaField } from './metadata.js';
 import { emptyState, parseState, type HandledRef, type InboxEntry, type MessengerState } from './state.js';
-import { claimPeerPqPrekey, ensurePqPrekey, keyPackageStock } from './post-quantum.js';
+import { claimPeerPqPrekey, ensurePqPrekey, keyPackageStock, tenantRequiresPostQuantum } from './post-quantum.js';
+import { claimPeerPrekeys, ensurePrekeys, speaksPrekeys, type PeerPrekeys, type PrekeyUpkeep } from './prekeys.js';
 import { realtimeTransport } from './transport.js';
 import {
   SecureMessengerError,
@@ -87,6 +98,9 @@ import {
 /** Handled message refs kept for the whole device (de-duplication and resume window). */
 export const DEVICE_RECENT = 256;
 
+/** The metadata sealed in a handshake (the label the A2A layer gives key exchanges on receipt). */
+const HANDSHAKE_META: AuthenticatedMeta = { message_type: 'key_exchange', priority: 'normal' };
+
 /** What {@link SecureMessenger.sessionInfo} reports about a conversation's sending session. */
 export interface SessionInfo {
   session_id: string;
@@ -103,9 +117,31 @@ export interface SessionInfo {
   post_quantum: boolean;
 }
 
+/**
+ * How a conversation's sending session was keyed ({@link SecureMessenger.protection}):
+ * `pqxdh` (X3DH + Double Ratchet keyed with PQXDH rev. 3), `x3dh` (classical X3DH),
+ * `mls-hybrid` (MLS, RFC 9420, with the X-Wing ciphersuite), `mls-classical` (another MLS suite).
+ */
+export type ProtectionScheme = 'pqxdh' | 'x3dh' | 'mls-hybrid' | 'mls-classical';
+
+/** What {@link SecureMessenger.protection} reports. */
+export interface ConversationProtection {
+  scheme: ProtectionScheme;
+  /** `pqxdh` or `mls-hybrid`: the keys resist a quantum adversary recording today's traffic. */
+  post_quantum: boolean;
+  /** The MLS group's ciphersuite (MLS sessions only). */
+  ciphersuite?: CiphersuiteName;
+}
+
 /** The MLS group id prefix of a conversation's 1:1 groups. */
 function groupPrefix(conversationId: string): string {
   return `parley:${conversationId}:`;
+}
+
+/** The conversation id in a 1:1 group id `parley:<conversation id>:<random UUID>`, or undefined. */
+function groupConversationId(groupId: string): string | undefined {
+  const end = groupId.lastIndexOf(':');
+  return groupId.startsWith('parley:') && end > 'parley:'.length ? groupId.slice('parley:'.length, end) : undefined;
 }
 
 function randomId(): string {
@@ -153,6 +189,11 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private readonly compare: (a: string, b: string) => number;
   private transport: SecureTransport | undefined;
   private mls: MlsClient | undefined;
+  /**
+   * This device's X25519 signed and one-time prekeys (X3DH §3.2), saved with the rest of the state:
+   * created when `options.prekeys` is on, kept once saved (initial messages in flight still need them).
+   */
+  private prekeys: PrekeyStore | undefined;
   private conversations = new Map<string, LiveConversation>();
   private recent: HandledRef[] = [];
   private inbox: InboxEntry[] = [];
@@ -172,6 +213,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /** `autoRead`: the latest received message per conversation or room, read when the timer fires. */
   private readonly toRead = new Map<string, SecureMessage>();
   private readTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The tenant's `require_post_quantum` as last read (undefined: not read yet, or the read failed). */
+  private tenantRequiresPq: boolean | undefined;
 
   private constructor(options: SecureMessengerOptions, deviceId: string) {
     super((err, event) => {
@@ -196,7 +239,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
 
   /**
    * Open the messenger of `options.identity`'s device: restore its state from `options.store`
-   * (or start empty and save that), and create its MLS client when MLS is enabled.
+   * (or start empty and save that), and create its MLS client when MLS is enabled and, with
+   * `options.prekeys`, its X25519 prekey store (a first signed prekey, X3DH §3.2) when the state has none.
    * @throws TypeError when the identity has no device id; Error when the saved state is corrupt
    *   or belongs to another device; the store's errors.
    */
@@ -205,13 +249,15 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (deviceId === undefined) throw new TypeError('SecureMessenger: the identity needs its device id (DeviceIdentity.withDeviceId)');
     const m = new SecureMessenger(options, deviceId);
     const text = await m.store.load(m.storeKey);
-    await m.restore(text === undefined ? emptyState(deviceId) : parseState(text, deviceId));
-    let dirty = text === undefined;
+    const state = text === undefined ? emptyState(deviceId) : parseState(text, deviceId);
+    await m.restore(state);
+    let dirty = text === undefined || (state.prekeys === undefined && m.prekeys !== undefined);
     if (m.mls === undefined && m.mlsEnabled) {
       m.mls = await MlsClient.create({
         deviceId,
         signatureKeyPair: m.signatureKeyPair(),
         validateCredential: (id, key) => m.validateCredential(id, key),
+        groupRoster: (groupId) => m.groupRoster(groupId),
         ...(m.mlsCiphersuites ? { ciphersuites: m.mlsCiphersuites } : {}),
       });
       dirty = true;
@@ -241,9 +287,12 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /**
    * Register a conversation and its peer device (keys as the service publishes them: activation's
    * `owner_public_keys`, `GET /conversations/{id}/keys`, …). Idempotent for the same peer.
+   * `options.sessionContext`: the conversation id its X3DH + Double Ratchet sessions are bound to
+   * when the two devices name the conversation differently (both must pass the same; default
+   * `conversationId`).
    * @throws TypeError for malformed keys; Error when the conversation already has another peer.
    */
-  addConversation(conversationId: string, peer: PeerDevice): Promise<void> {
+  addConversation(conversationId: string, peer: PeerDevice, options: { sessionContext?: string } = {}): Promise<void> {
     const p = checkPeer(peer);
     return this.exclusive(async () => {
       this.ensureRunning();
@@ -252,7 +301,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
         if (existing.peer.device_id === p.device_id && existing.peer.identity_public_key === p.identity_public_key) return;
         throw new Error(`conversation ${conversationId} already has peer ${existing.peer.device_id} with other keys`);
       }
-      this.conversations.set(conversationId, new LiveConversation(conversationId, p));
+      this.conversations.set(conversationId, new LiveConversation(conversationId, p, options.sessionContext));
       await this.persist();
     });
   }
@@ -279,8 +328,59 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const c = this.conversations.get(conversationId);
     const s = c?.primarySession();
     if (!c || !s) return undefined;
-    const postQuantum = s.ratchet ? s.ratchet.postQuantum : this.mls?.hasGroup(s.groupId!) === true && this.mls.groupCiphersuite(s.groupId!) !== this.mls.ciphersuite;
+    const postQuantum = this.protectionOf(s)?.post_quantum ?? false;
     return { session_id: s.id, protocol: s.protocol, initiator: s.initiator, established: s.established, sessions: c.sessions.length, post_quantum: postQuantum };
+  }
+
+  /**
+   * How the conversation's sending session was keyed (for a badge: post-quantum PQXDH or hybrid MLS
+   * vs classical), or undefined before its first session (or for an MLS session whose group is gone).
+   */
+  protection(conversationId: string): ConversationProtection | undefined {
+    const s = this.conversations.get(conversationId)?.primarySession();
+    return s ? this.protectionOf(s) : undefined;
+  }
+
+  private protectionOf(s: LiveSession): ConversationProtection | undefined {
+    if (s.ratchet) return { scheme: s.ratchet.postQuantum ? 'pqxdh' : 'x3dh', post_quantum: s.ratchet.postQuantum };
+    if (!this.mls?.hasGroup(s.groupId!)) return undefined;
+    const ciphersuite = this.mls.groupCiphersuite(s.groupId!);
+    const hybrid = ciphersuite === MLS_HYBRID_CIPHERSUITE;
+    return { scheme: hybrid ? 'mls-hybrid' : 'mls-classical', post_quantum: hybrid, ciphersuite };
+  }
+
+  /**
+   * Whether this device refuses classical sessions: its `requirePostQuantum` option, else the
+   * tenant's `require_post_quantum` setting (read once with the client, again after a failed read;
+   * {@link refreshPostQuantumPolicy}).
+   */
+  async requiresPostQuantum(): Promise<boolean> {
+    if (this.options.requirePostQuantum === true) return true;
+    if (this.tenantRequiresPq === undefined) await this.refreshPostQuantumPolicy();
+    return this.tenantRequiresPq === true;
+  }
+
+  /**
+   * Read the tenant's `require_post_quantum` setting again (`start` does). Without a client: false.
+   * A failed read is reported (`policy_unavailable`) and counts as false until a read succeeds.
+   */
+  async refreshPostQuantumPolicy(): Promise<boolean> {
+    const client = this.options.client;
+    if (!client) return (this.tenantRequiresPq = false);
+    try {
+      this.tenantRequiresPq = await tenantRequiresPostQuantum(client, this.deviceId);
+    } catch (err) {
+      this.tenantRequiresPq = undefined;
+      this.emit('error', new SecureMessengerError('policy_unavailable', `reading the tenant's require_post_quantum setting failed: ${describe(err)}`, { cause: err }));
+    }
+    return this.tenantRequiresPq === true;
+  }
+
+  /** Report a refused post-quantum downgrade (`pq_downgrade`) and answer the error to throw. */
+  private downgrade(message: string, extra: { conversationId?: string; cause?: unknown } = {}): SecureMessengerError {
+    const e = new SecureMessengerError('pq_downgrade', message, extra);
+    this.emit('error', e);
+    return e;
   }
 
   /** Use this transport for sending (replaces the current one). */
@@ -328,12 +428,13 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /**
    * Hand over the messages a previous run decrypted but did not deliver (in order, with
    * `redelivered: true`), then make sure the service holds enough of our MLS KeyPackages. Call once,
-   * after registering `message` listeners and before connecting. A KeyPackage failure is reported
-   * as an `error` event (`key_packages`), not thrown.
+   * after registering `message` listeners and before connecting. A KeyPackage or prekey failure is
+   * reported as an `error` event (`key_packages`), not thrown.
    */
   async start(): Promise<void> {
     for (const entry of [...this.inbox]) this.receiving = this.receiving.then(() => this.deliver(entry, true));
     await this.receiving;
+    await this.refreshPostQuantumPolicy();
     await this.ensureKeyPackages().catch(() => undefined);
   }
 
@@ -356,18 +457,53 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
+   * Rotate this device's X25519 signed prekey on its schedule and publish it and a batch of
+   * one-time prekeys as needed (`POST /prekeys`, X3DH §3.2; `secure/prekeys.ts` `ensurePrekeys`).
+   * New private keys are saved before anything is published. A service without the prekey routes
+   * (404 or 405: older than signed prekeys) is skipped: peers keep the legacy path towards us.
+   * `ensureKeyPackages` calls it. Only with `options.prekeys`.
+   * @returns what was done; undefined with `prekeys` off, without a client with the prekey routes,
+   *   or on an older service.
+   * @throws SecureMessengerError `key_packages` (also emitted), `stopped`, `persist_failed`.
+   */
+  async ensurePrekeys(): Promise<PrekeyUpkeep | undefined> {
+    const client = this.options.client;
+    const store = this.prekeys;
+    if (this.options.prekeys !== true || !store || !client || !speaksPrekeys(client)) return undefined;
+    try {
+      return await ensurePrekeys(client, this.identity, this.deviceId, store, () => this.savePrekeys(store));
+    } catch (err) {
+      if (err instanceof ParleyApiError && (err.status === 404 || err.status === 405)) return undefined;
+      const e = err instanceof SecureMessengerError ? err : new SecureMessengerError('key_packages', `publishing the X25519 prekeys failed: ${describe(err)}`, { cause: err });
+      if (e.code === 'key_packages') this.emit('error', e);
+      throw e;
+    }
+  }
+
+  /** Save the state with `store`'s new keys (under the lock); refused once a failed write reloaded the state. */
+  private savePrekeys(store: PrekeyStore): Promise<void> {
+    return this.exclusive(async () => {
+      this.ensureRunning();
+      if (store !== this.prekeys) throw new SecureMessengerError('stopped', 'the prekey store was reloaded after a failed write');
+      await this.persist();
+    });
+  }
+
+  /**
    * Top the service's stock of this device's MLS KeyPackages up to the target when it fell below
    * the minimum (`POST /mls/key-packages`). The private parts are saved before publishing.
+   * The PQ prekey and the X25519 prekeys are kept published first ({@link ensurePrekeys}).
    * @returns how many were published (0 when MLS is off or the stock suffices).
    * @throws SecureMessengerError `key_packages` (also emitted).
    */
   async ensureKeyPackages(): Promise<number> {
     const client = this.options.client;
     await this.ensurePqPrekey().catch(() => undefined);
+    await this.ensurePrekeys().catch(() => undefined);
     if (!this.mlsAvailable || !client) return 0;
     try {
       // One stock per suite (issue 16): hybrid X-Wing KeyPackages only where the service labels suites.
-      const stock = keyPackageStock(await client.keyPackageCount(this.deviceId, { deviceId: this.deviceId }), this.mls!.ciphersuites);
+      const stock = keyPackageStock(await client.keyPackageCount(this.deviceId, { deviceId: this.deviceId }), await this.offeredSuites());
       let published = 0;
       for (const [suite, available] of stock) {
         if (available >= this.minKeyPackages) continue;
@@ -406,11 +542,12 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * Ratchet, since an MLS session would need its Welcome sent first — and the new states are
    * saved in one write before this resolves, so no message key is ever used twice. An existing
    * MLS session is used when its Welcome is already stored. A sealed wire that is never sent only
-   * leaves a gap the peer's ratchet skips.
+   * leaves a gap the peer's ratchet skips. `meta` is the metadata the caller will send with the
+   * wires; it is sealed inside each ciphertext too (`metadata.ts`) so recipients can check it.
    * @throws SecureMessengerError `unknown_conversation` (nothing is encrypted then), `send_failed`
    *   (an MLS session whose Welcome is not stored yet), `stopped`, `persist_failed`.
    */
-  seal(conversationIds: readonly string[], plaintext: Uint8Array): Promise<SealedWire[]> {
+  seal(conversationIds: readonly string[], plaintext: Uint8Array, meta: Pick<SendOptions, 'message_type' | 'priority' | 'topic_id'> = {}): Promise<SealedWire[]> {
     return this.exclusive(async () => {
       this.ensureRunning();
       const convs: LiveConversation[] = [];
@@ -421,7 +558,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
         if (session.protocol === 'mls' && session.opening) {
           throw new SecureMessengerError('send_failed', `the MLS session of conversation ${conv.id} awaits its Welcome; send() in it first`, { conversationId: conv.id });
         }
-        const wire = await this.encryptIn(session, plaintext);
+        const wire = await this.encryptIn(session, plaintext, resolveMeta(meta));
         out.push({ conversation_id: conv.id, ...wire, protocol: session.protocol, session_id: session.id });
       }
       await this.persist();
@@ -445,7 +582,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       this.ensureRunning();
       const conv = await this.conversationFor(conversationId);
       const session = conv.primarySession() ?? (await this.startSession(conv, options.mls));
-      const wire = session.protocol === 'mls' && session.opening ? session.opening : await this.encryptIn(session, plaintext);
+      const wire = session.protocol === 'mls' && session.opening ? session.opening : await this.encryptIn(session, plaintext, HANDSHAKE_META);
       await this.persist();
       return { conversation_id: conv.id, ...wire, protocol: session.protocol, session_id: session.id };
     });
@@ -643,31 +780,42 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     try {
       plaintext = protocol === 'mls' ? await this.readMls(conv, wire) : await this.readRatchet(conv, wire);
     } catch (err) {
-      if (err instanceof SecureMessengerError) return fail(new SecureMessengerError(err.code, err.message, { ...ids, cause: err.cause }));
-      return fail(new SecureMessengerError('decrypt_failed', `message ${m.message_id} could not be decrypted (${describe(err)}); skipped`, { ...ids, cause: err }));
+      return fail(receiveError(err, ids));
     }
-    this.remember(ref, conv, deviceWide);
     if (plaintext === undefined) {
+      this.remember(ref, conv, deviceWide);
       await this.persist(); // a session-control message (Welcome, commit)
       return undefined;
     }
+    let opened: ReturnType<typeof openMeta>;
+    try {
+      opened = openMeta(plaintext);
+    } catch (err) {
+      // The session state advanced (the message key is spent): saved by fail().
+      return fail(receiveError(err, ids));
+    }
+    this.remember(ref, conv, deviceWide);
+    const mismatch = metaMismatch(m, opened.meta);
+    const meta = deliveredMeta(m, opened.meta);
     const entry: InboxEntry = {
       message_id: m.message_id,
       conversation_id: m.conversation_id,
       sender_device_id: m.sender_device_id,
       timestamp: m.timestamp,
       cursor: m.cursor,
-      message_type: m.message_type,
-      priority: m.priority,
-      ...(m.topic_id ? { topic_id: m.topic_id } : {}),
+      message_type: meta.message_type,
+      priority: meta.priority,
+      ...(meta.topic_id !== undefined ? { topic_id: meta.topic_id } : {}),
+      ...(mismatch.length > 0 ? { metadata_mismatch: mismatch } : {}),
       ...(m.message_group_id ? { message_group_id: m.message_group_id } : {}),
       ...(m.room_id !== undefined ? { room_id: m.room_id } : {}),
       ...(m.rental_id !== undefined ? { rental_id: m.rental_id } : {}),
       protocol,
-      plaintext: bytesToBase64(plaintext),
+      plaintext: bytesToBase64(opened.plaintext),
     };
     this.inbox.push(entry);
     await this.persist();
+    if (mismatch.length > 0) this.emit('error', metadataMismatchError(m, meta, mismatch));
     return entry;
   }
 
@@ -677,15 +825,27 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (x3dh) {
       const existing = conv.session(`dr:${x3dh.ephemeral_key}`);
       if (existing?.ratchet) return this.decryptIn(existing, wire);
-      if (conv.seenX3dh.includes(x3dh.ephemeral_key)) {
-        throw new SecureMessengerError('session_rejected', 'a replayed X3DH initial message (its session was already accepted and retired)');
+      if (this.seenInitialMessage(conv.peer.device_id, x3dh.ephemeral_key)) {
+        throw new SecureMessengerError('session_rejected', 'a replayed X3DH initial message (a session from it was already accepted with this device)');
+      }
+      if (x3dh.pq === undefined && (await this.requiresPostQuantum())) {
+        throw new SecureMessengerError('pq_downgrade', 'a classical X3DH initial message refused: post-quantum is required (PQXDH)');
+      }
+      if (x3dh.signed_prekey_id === undefined && this.options.requireSignedPrekeys === true) {
+        throw new SecureMessengerError('prekey_refused', 'an X3DH initial message on the unsigned ephemeral key refused: signed prekeys are required');
       }
       let accepted;
       try {
-        accepted = RatchetSession.respond(this.identity, wire, conv.peer.identity_public_key, { peerDeviceId: conv.peer.device_id });
+        accepted = RatchetSession.respond(this.identity, wire, conv.peer.identity_public_key, {
+          peerDeviceId: conv.peer.device_id,
+          conversationId: conv.sessionContext,
+          ...(this.prekeys ? { prekeys: this.prekeys } : {}),
+        });
       } catch (err) {
         throw new SecureMessengerError('session_rejected', `X3DH initial message refused: ${describe(err)}`, { cause: err });
       }
+      // X3DH §3.4: the one-time prekey is deleted now, saved in the same write as the session.
+      if (accepted.oneTimePrekeyId !== undefined) this.prekeys?.consumeOneTime(accepted.oneTimePrekeyId);
       conv.rememberX3dh(x3dh.ephemeral_key);
       await this.adoptPeerSession(conv, {
         id: ratchetSessionId(accepted.session),
@@ -708,6 +868,18 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     throw last;
   }
 
+  /**
+   * Whether an X3DH initial message (EK_A hex) from `peerDeviceId` was accepted before in any
+   * conversation with that device: replay memory is per peer device, so the service cannot start
+   * a session again by replaying its initial message elsewhere or after the session was dropped.
+   */
+  private seenInitialMessage(peerDeviceId: string, ephemeralKey: string): boolean {
+    for (const c of this.conversations.values()) {
+      if (c.peer.device_id === peerDeviceId && c.seenX3dh.includes(ephemeralKey)) return true;
+    }
+    return false;
+  }
+
   private decryptIn(session: LiveSession, wire: WireMessage): Uint8Array {
     const plaintext = session.ratchet!.decrypt(wire);
     session.established = true;
@@ -722,6 +894,11 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (header.kind === 'welcome') {
       // The same Welcome again (its sender re-sent it after a crash): already joined.
       if (conv.session(mlsSessionId(header.group_id))) return undefined;
+      // A Welcome the service moved from another conversation: refused before it spends our
+      // KeyPackage (the group id inside the Welcome is checked again after joining).
+      if (!header.group_id.startsWith(groupPrefix(conv.id))) {
+        throw new SecureMessengerError('session_rejected', `MLS Welcome to group ${header.group_id} does not belong to conversation ${conv.id}`);
+      }
       let joined;
       try {
         joined = await mls.joinFromWelcome(message);
@@ -733,6 +910,11 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       if (!joined.groupId.startsWith(groupPrefix(conv.id)) || members.length !== 2 || members[0] !== expected[0] || members[1] !== expected[1]) {
         await mls.deleteGroup(joined.groupId);
         throw new SecureMessengerError('session_rejected', `MLS Welcome to group ${joined.groupId} with members ${members.join(', ')} does not fit this 1:1 conversation`);
+      }
+      const suite = mls.groupCiphersuite(joined.groupId);
+      if (suite !== MLS_HYBRID_CIPHERSUITE && (await this.requiresPostQuantum())) {
+        await mls.deleteGroup(joined.groupId);
+        throw new SecureMessengerError('pq_downgrade', `MLS Welcome to a group of ciphersuite ${suite} refused: not hybrid, and post-quantum is required`);
       }
       await this.adoptPeerSession(conv, { id: mlsSessionId(joined.groupId), protocol: 'mls', initiator: 'peer', established: true, createdAt: now(), groupId: joined.groupId });
       this.topUp = this.topUpLater();
@@ -801,7 +983,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       session.openingInFlight = true;
       opening = { session, conversation: conv };
     }
-    const wire = await this.encryptIn(session, plaintext);
+    const wire = await this.encryptIn(session, plaintext, resolveMeta(meta));
     wires.push({ conversation_id: conversationId, ...wire, ...meta });
     await this.persist();
     return { wires, opening, session };
@@ -823,12 +1005,16 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return conv;
   }
 
-  /** Encrypt one plaintext in a session (advances its ratchet or MLS epoch state; not saved here). */
-  private async encryptIn(session: LiveSession, plaintext: Uint8Array): Promise<WireMessage> {
-    if (session.protocol !== 'mls') return session.ratchet!.encrypt(plaintext);
+  /**
+   * Encrypt one plaintext, with its metadata sealed in front (`metadata.ts`), in a session
+   * (advances its ratchet or MLS epoch state; not saved here).
+   */
+  private async encryptIn(session: LiveSession, plaintext: Uint8Array, meta: AuthenticatedMeta): Promise<WireMessage> {
+    const sealed = sealMeta(meta, plaintext);
+    if (session.protocol !== 'mls') return session.ratchet!.encrypt(sealed);
     const groupId = session.groupId!;
     const epoch = this.mls!.epoch(groupId);
-    const bytes = await this.mls!.encrypt(groupId, plaintext);
+    const bytes = await this.mls!.encrypt(groupId, sealed);
     return encodeMlsEnvelope({ groupId, kind: 'application', epoch, message: bytes });
   }
 
@@ -852,7 +1038,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       }
     }
     if (!session) {
-      const ratchet = RatchetSession.initiate(this.identity, conv.peer, await this.peerPqPrekey(conv));
+      const pq = await this.peerPqPrekey(conv);
+      const prekeys = await this.peerPrekeys(conv);
+      const ratchet = RatchetSession.initiate(this.identity, conv.peer, { ...pq, ...(prekeys ? { prekeys } : {}), conversationId: conv.sessionContext });
       session = { id: ratchetSessionId(ratchet), protocol: 'x3dh-dr', initiator: 'local', established: false, createdAt: now(), ratchet };
     }
     conv.addLocal(session);
@@ -861,18 +1049,72 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
-   * PQXDH (DESIGN §8.34): the peer's claimed and verified PQ prekey as `initiate` options; none
-   * (classical X3DH) without a client, when the peer published none, or when it fails the check
-   * (reported as `session_rejected`).
+   * PQXDH (rev. 3 §3.3): the peer's claimed and verified PQ prekey as `initiate` options; none
+   * (classical X3DH) without a client or when the peer published none, unless post-quantum is
+   * required.
+   * @throws SecureMessengerError `pq_downgrade` (also emitted): the served prekey fails its check or
+   *   the claim failed (PQXDH aborts), or no prekey while post-quantum is required.
    */
   private async peerPqPrekey(conv: LiveConversation): Promise<{ pqPrekey: SignedPqPrekey } | undefined> {
     const client = this.options.client;
-    if (!client) return undefined;
-    const claim = await claimPeerPqPrekey(client, this.deviceId, conv.peer);
-    if (claim.problem) {
-      this.emit('error', new SecureMessengerError('session_rejected', `the PQ prekey of ${conv.peer.device_id} is unusable (${describe(claim.problem)}); using classical X3DH`, { conversationId: conv.id, cause: claim.problem }));
+    const claim = client ? await claimPeerPqPrekey(client, this.deviceId, conv.peer) : {};
+    if (claim.prekey) return { pqPrekey: claim.prekey };
+    const ids = { conversationId: conv.id, cause: claim.problem };
+    if (claim.forged) throw this.downgrade(`refused the PQ prekey the service served for ${conv.peer.device_id} (${describe(claim.problem)}): a downgrade attempt; no session started`, ids);
+    if (claim.problem) throw this.downgrade(`claiming the PQ prekey of ${conv.peer.device_id} failed (${describe(claim.problem)}); no session started rather than a classical one`, ids);
+    if (await this.requiresPostQuantum()) throw this.downgrade(`${conv.peer.device_id} has no PQ prekey and post-quantum is required: no classical X3DH session`, { conversationId: conv.id });
+    return undefined;
+  }
+
+  /**
+   * X3DH §3.3: the peer's claimed prekey bundle, its signed prekey verified against the peer's
+   * identity key (the peer device is then remembered as serving signed prekeys, saved with the
+   * next write). Undefined for the legacy path: the peer published none (404) or the client lacks
+   * the prekey routes, while the peer never served one to this device and `requireSignedPrekeys`
+   * is off.
+   * @throws SecureMessengerError `prekey_refused` (also emitted): a signed prekey the peer did not
+   *   sign, a failed claim, or the legacy path where it is not allowed. No session is started.
+   */
+  private async peerPrekeys(conv: LiveConversation): Promise<PeerPrekeys | undefined> {
+    const client = this.options.client;
+    const peerId = conv.peer.device_id;
+    let bundle: PeerPrekeys | undefined;
+    try {
+      bundle = client && speaksPrekeys(client) ? await claimPeerPrekeys(client, this.deviceId, conv.peer) : undefined;
+    } catch (err) {
+      const why = err instanceof CryptoError && err.code === 'bad_signature' ? 'refused the signed prekey the service served' : 'claiming the prekeys failed';
+      throw this.prekeyRefused(`${why} for ${peerId} (${describe(err)}); no session started`, { conversationId: conv.id, cause: err });
     }
-    return claim.prekey ? { pqPrekey: claim.prekey } : undefined;
+    if (bundle) {
+      conv.peerSignedPrekeys = true;
+      return bundle;
+    }
+    if (this.servedSignedPrekeys(peerId)) {
+      throw this.prekeyRefused(`${peerId} served a signed prekey before and none now: a downgrade to its unsigned ephemeral key; no session started`, { conversationId: conv.id });
+    }
+    if (this.options.requireSignedPrekeys === true) {
+      throw this.prekeyRefused(`${peerId} has no signed prekey and signed prekeys are required: no session on its unsigned ephemeral key`, { conversationId: conv.id });
+    }
+    return undefined;
+  }
+
+  /** Whether `peerDeviceId` served a signed prekey to this device before, in any conversation. */
+  private servedSignedPrekeys(peerDeviceId: string): boolean {
+    for (const c of this.conversations.values()) if (c.peer.device_id === peerDeviceId && c.peerSignedPrekeys) return true;
+    return false;
+  }
+
+  /** Report a refused prekey bundle or legacy path (`prekey_refused`) and answer the error to throw. */
+  private prekeyRefused(message: string, extra: { conversationId?: string; cause?: unknown }): SecureMessengerError {
+    const e = new SecureMessengerError('prekey_refused', message, extra);
+    this.emit('error', e);
+    return e;
+  }
+
+  /** The MLS suites this device offers and claims: the hybrid one only when post-quantum is required. */
+  private async offeredSuites(): Promise<readonly CiphersuiteName[]> {
+    const suites = this.mls?.ciphersuites ?? [];
+    return (await this.requiresPostQuantum()) ? suites.filter((s) => s === MLS_HYBRID_CIPHERSUITE) : suites;
   }
 
   /** Claim one KeyPackage of the peer when MLS is on; undefined when it has none (or it is unusable). */
@@ -881,7 +1123,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     if (!this.mlsAvailable || !client) return undefined;
     let bytes: Uint8Array;
     try {
-      const cipher_suites = this.mls!.ciphersuites.map(ciphersuiteId); // hybrid first when this device runs it
+      const cipher_suites = (await this.offeredSuites()).map(ciphersuiteId); // hybrid first when this device runs it
+      if (cipher_suites.length === 0) return undefined;
       const claimed = await client.claimKeyPackage({ device_id: conv.peer.device_id, cipher_suites }, { deviceId: this.deviceId });
       bytes = base64ToBytes(claimed.key_package);
     } catch (err) {
@@ -894,6 +1137,10 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       const info = await inspectKeyPackage(bytes);
       if (info.deviceId !== conv.peer.device_id) throw new Error(`it names device ${info.deviceId}`);
       if (!equalBytes(info.signaturePublicKey, hexToBytes(conv.peer.identity_public_key, KEY_BYTES))) throw new Error('it is not signed with the peer identity key');
+      if (info.cipherSuite !== MLS_HYBRID_CIPHERSUITE && (await this.requiresPostQuantum())) {
+        this.downgrade(`refused the claimed MLS KeyPackage of ${conv.peer.device_id}: ciphersuite ${info.cipherSuite} is not hybrid and post-quantum is required`, { conversationId: conv.id });
+        return undefined;
+      }
       return bytes;
     } catch (err) {
       this.emit('error', new SecureMessengerError('session_rejected', `the claimed MLS KeyPackage of ${conv.peer.device_id} is unusable (${describe(err)}); using X3DH + Double Ratchet`, { conversationId: conv.id, cause: err }));
@@ -960,6 +1207,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       format: 'parley-secure-messenger',
       device_id: this.deviceId,
       ...(mls !== undefined ? { mls } : {}),
+      ...(this.prekeys ? { prekeys: this.prekeys.toJSON() } : {}),
       recent: [...this.recent],
       conversations,
       inbox: [...this.inbox],
@@ -987,11 +1235,14 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const conversations = new Map<string, LiveConversation>();
     for (const [id, record] of Object.entries(state.conversations)) conversations.set(id, LiveConversation.fromRecord(id, record, this.identity));
     this.conversations = conversations;
+    this.prekeys =
+      state.prekeys !== undefined ? PrekeyStore.fromJSON(state.prekeys, this.identity) : this.options.prekeys === true ? PrekeyStore.create(this.identity) : undefined;
     this.recent = [...state.recent];
     this.inbox = [...state.inbox];
     this.mls =
       state.mls !== undefined ? await MlsClient.importState(state.mls, {
             validateCredential: (id, key) => this.validateCredential(id, key),
+            groupRoster: (groupId) => this.groupRoster(groupId),
             ...(this.mlsCiphersuites ? { ciphersuites: this.mlsCiphersuites } : {}),
           }) : undefined;
     if (this.mls && this.mls.deviceId !== this.deviceId) throw new Error('the saved MLS state belongs to another device');
@@ -1002,6 +1253,21 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return { publicKey: this.identity.identityPublicKey, signKey: secret };
   }
 
+  /**
+   * The roster of a 1:1 MLS group (`MlsClientCommonOptions.groupRoster`): this device and its
+   * conversation's peer, each with its registered identity key; nobody for a group of no known
+   * conversation, so its Welcome and commits are refused.
+   */
+  private groupRoster(groupId: string): MlsRosterMember[] {
+    const id = groupConversationId(groupId);
+    const conv = id === undefined ? undefined : this.conversations.get(id);
+    if (!conv) return [];
+    return [
+      { deviceId: this.deviceId, signaturePublicKey: this.identity.identityPublicKey },
+      { deviceId: conv.peer.device_id, signaturePublicKey: hexToBytes(conv.peer.identity_public_key, KEY_BYTES) },
+    ];
+  }
+
   /** MLS credentials must carry the registered identity key of the device they name. */
   private validateCredential(deviceId: string, key: Uint8Array): boolean {
     if (deviceId === this.deviceId) return equalBytes(key, this.identity.identityPublicKey);
@@ -1010,6 +1276,27 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     }
     return false;
   }
+}
+
+/**
+ * The error a received message that could not be read is reported with: the messenger's own,
+ * `unsupported_version` for a frame or plaintext of an older SDK (it must upgrade), else
+ * `decrypt_failed`.
+ */
+function receiveError(err: unknown, ids: { conversationId: string; messageId: string }): SecureMessengerError {
+  if (err instanceof SecureMessengerError) return new SecureMessengerError(err.code, err.message, { ...ids, cause: err.cause });
+  const legacy = (err instanceof CryptoError && err.code === 'unsupported_version') || (err instanceof MetaEnvelopeError && err.legacy);
+  if (legacy) return new SecureMessengerError('unsupported_version', `message ${ids.messageId} refused: ${describe(err)}`, { ...ids, cause: err });
+  return new SecureMessengerError('decrypt_failed', `message ${ids.messageId} could not be decrypted (${describe(err)}); skipped`, { ...ids, cause: err });
+}
+
+/** The `metadata_mismatch` report of a message whose service-claimed metadata differs from the sealed one. */
+function metadataMismatchError(m: ReceivedMessage, sealed: AuthenticatedMeta, fields: MetaField[]): SecureMessengerError {
+  const claims = fields.map((f) => `${f} ${JSON.stringify(m[f] ?? null)} (sender: ${JSON.stringify(sealed[f] ?? null)})`).join(', ');
+  return new SecureMessengerError('metadata_mismatch', `message ${m.message_id}: the service reported ${claims}; delivered with the sender's values`, {
+    conversationId: m.conversation_id,
+    messageId: m.message_id,
+  });
 }
 
 function toSecureMessage(entry: InboxEntry, redelivered: boolean): SecureMessage {
@@ -1033,6 +1320,7 @@ function toSecureMessage(entry: InboxEntry, redelivered: boolean): SecureMessage
     ...(entry.message_group_id !== undefined ? { message_group_id: entry.message_group_id } : {}),
     ...(entry.room_id !== undefined ? { room_id: entry.room_id } : {}),
     ...(entry.rental_id !== undefined ? { rental_id: entry.rental_id } : {}),
+    ...(entry.metadata_mismatch !== undefined ? { metadata_mismatch: [...entry.metadata_mismatch] } : {}),
     protocol: entry.protocol,
     plaintext,
     content,

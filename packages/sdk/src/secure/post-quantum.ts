@@ -5,7 +5,10 @@
  * - PQXDH: the device's signed last-resort ML-KEM-768 prekey is published (`POST /pq-prekeys`)
  *   whenever the service does not serve that very key; before an X3DH + Double Ratchet session the
  *   peer's PQ prekey is claimed and checked against the peer's identity key. No prekey (404: an
- *   older peer) means classical X3DH, as does a prekey that fails the check (reported).
+ *   older peer) means classical X3DH unless post-quantum is required; a prekey that fails the
+ *   check, or a failed claim, means no session (PQXDH rev. 3 §3.3).
+ * - Requiring post-quantum: the device's own option, or the tenant's `require_post_quantum`
+ *   setting, which devices read from their device settings ({@link tenantRequiresPostQuantum}).
  * - MLS: which ciphersuites' KeyPackages to keep in stock. Hybrid (X-Wing) KeyPackages are
  *   published only to a service that labels KeyPackages by suite (its count has
  *   `by_cipher_suite`): an older service would hand them to clients that cannot use them.
@@ -28,7 +31,10 @@ function speaksPq(client: ParleyClient): boolean {
 }
 
 /**
- * Publish the device's PQ prekey unless the service already serves it. Returns whether it published.
+ * Publish the device's PQ prekey unless the service already serves it: the same key id AND the
+ * same signature (a prekey published with a signature in an older form, e.g. over the bare
+ * EncodeKEM before domain tags, is published again with the current one; a service that does not
+ * report `last_resort_signature` gets it again too). Returns whether it published.
  * Identities from before issue 16 hold none: nothing to publish (peers use X3DH).
  * @throws the REST client's errors.
  */
@@ -36,34 +42,68 @@ export async function ensurePqPrekey(client: ParleyClient, identity: DeviceIdent
   const prekey = identity.pqPrekey;
   if (prekey === undefined || !speaksPq(client)) return false;
   const held = await client.pqPrekeyCount(deviceId, { deviceId });
-  if (held.last_resort_key_id === prekey.keyId) return false;
-  await client.publishPqPrekeys({ last_resort: pqPrekeyToWire(prekey) }, { deviceId });
+  const wire = pqPrekeyToWire(prekey);
+  if (held.last_resort_key_id === prekey.keyId && held.last_resort_signature === wire.signature) return false;
+  await client.publishPqPrekeys({ last_resort: wire }, { deviceId });
   return true;
 }
 
-/** What claiming a peer's PQ prekey gave: a verified prekey, nothing (classical X3DH), or a problem to report. */
+/**
+ * What claiming a peer's PQ prekey gave: a verified `prekey`; nothing (`{}`: the peer published
+ * none, or the client has no PQ routes: classical X3DH unless post-quantum is required); or a
+ * `problem`, after which no session may start (PQXDH rev. 3 §3.3: Alice aborts when the prekey
+ * signature fails). `forged` marks a prekey the service served that fails the check (bad
+ * signature, an identifier that is not the key's, a malformed key): a downgrade attempt.
+ */
 export interface PqPrekeyClaim {
   prekey?: SignedPqPrekey;
   problem?: Error;
+  forged?: boolean;
 }
 
 /**
  * Claim the peer's PQ prekey (`POST /pq-prekeys/claim`) and check it is signed by the peer's
- * identity key (PQXDH §3.3). 404 (the peer published none): `{}`. Never throws.
+ * identity key under its own identifier (PQXDH rev. 3 §3.3). 404 (the peer published none): `{}`.
+ * Any other failure is a `problem` (a failed claim is not read as "no prekey": the service could
+ * otherwise downgrade by failing it). Never throws.
  */
 export async function claimPeerPqPrekey(client: ParleyClient, deviceId: string, peer: PeerDevice): Promise<PqPrekeyClaim> {
   if (!speaksPq(client)) return {};
+  let claimed;
   try {
-    const claimed = await client.claimPqPrekey({ device_id: peer.device_id }, { deviceId });
-    const prekey = pqPrekeyFromWire(claimed);
-    if (!verifyPqPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), prekey)) {
-      return { problem: new Error('the PQ prekey is not signed by the peer identity key') };
-    }
-    return { prekey };
+    claimed = await client.claimPqPrekey({ device_id: peer.device_id }, { deviceId });
   } catch (err) {
     if (err instanceof ParleyApiError && err.status === 404) return {};
     return { problem: err as Error };
   }
+  try {
+    const prekey = pqPrekeyFromWire(claimed);
+    if (verifyPqPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), prekey)) return { prekey };
+    return { problem: new Error('the PQ prekey is not signed by the peer identity key, or its key id is not the key\'s'), forged: true };
+  } catch (err) {
+    return { problem: err as Error, forged: true };
+  }
+}
+
+/** Whether `client` can read device settings (a `ParleyClient` can; partial stand-ins may not). */
+function readsDeviceSettings(client: ParleyClient): boolean {
+  const c = client as Partial<ParleyClient>;
+  return typeof c.getSelfDeviceSettings === 'function' || typeof c.getDeviceSettings === 'function';
+}
+
+/**
+ * The tenant's `require_post_quantum` setting as this device's settings show it: `GET
+ * /devices/self/settings` for a device (JWT or API key), `GET /devices/{id}/settings` for an owner
+ * client (owner JWT, this device as `X-Device-Id`). False for a client without those routes or a
+ * service from before the setting (the field absent).
+ * @throws the REST client's errors.
+ */
+export async function tenantRequiresPostQuantum(client: ParleyClient, deviceId: string): Promise<boolean> {
+  if (!readsDeviceSettings(client)) return false;
+  const c = client as Partial<ParleyClient>;
+  const asOwner = c.getSelfDeviceSettings === undefined || (!(await c.currentDeviceToken?.()) && (await c.currentOwnerToken?.()) !== undefined);
+  const settings = asOwner ? await client.getDeviceSettings(deviceId, { deviceId }) : await client.getSelfDeviceSettings({ deviceId });
+  return settings.require_post_quantum === true;
 }
 
 /**

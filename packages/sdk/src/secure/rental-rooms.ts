@@ -8,7 +8,8 @@
  * - members come from `GET /marketplace/rentals/{id}/members`; each member of the other side is
  *   the peer of a pairwise conversation local to this device (`rental:<rental_id>:<peer id>`: the
  *   service relays envelopes by recipient and keeps no conversation), X3DH + Double Ratchet from
- *   the member's published keys;
+ *   the member's published keys, its sessions bound to `rental:<rental_id>` and the two devices
+ *   (the same on both sides, {@link rentalSessionContext});
  * - catch-up reads this device's relayed messages (`GET /marketplace/rentals/{id}/messages`, from
  *   the room's resume cursor), live ones are the `rental_message` frames addressed to this device;
  * - sending: a `rental_message` frame answered `rental_message_ack` ({@link realtimeRentalTransport},
@@ -40,6 +41,9 @@ export const RENTAL_MESSAGE = 'rental_message';
 
 /** The local pairwise conversation of this device with `peerDeviceId` in rental `rentalId`. */
 export const rentalConversationId = (rentalId: string, peerDeviceId: string) => `rental:${rentalId}:${peerDeviceId}`;
+
+/** The conversation id the pairwise sessions of rental `rentalId` are bound to (with both device ids). */
+export const rentalSessionContext = (rentalId: string) => `rental:${rentalId}`;
 
 /**
  * A rental room as {@link RoomMessenger} registers it for `deviceId`: every member, and one
@@ -82,6 +86,7 @@ export function rentalRoomSource(client: ParleyClient, deviceId: string): RoomSo
   return {
     kind: 'rental',
     reads: true,
+    sessionContext: rentalSessionContext,
     read: async (rentalId) => rentalRoomInfo(await client.rentalMembers(rentalId, { deviceId }), deviceId),
     async timeline(rentalId, since, limit) {
       const page = await client.rentalMessages(rentalId, { since, limit }, { deviceId });

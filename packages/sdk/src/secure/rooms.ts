@@ -127,6 +127,11 @@ export interface RoomSource {
   subscribe(realtime: RealtimeClient, rooms: RoomListener): (() => void)[];
   /** The transport `attach` installs on `realtime` (undefined: none, set one with `setTransport`). */
   transport?(realtime: RealtimeClient): RoomTransport | undefined;
+  /**
+   * The conversation id a room's pairwise sessions are bound to, when this device's conversation
+   * ids are local (not the same on both devices); default: each pairwise conversation's id.
+   */
+  sessionContext?(roomId: string): string;
 }
 
 /**
@@ -308,7 +313,8 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
         missing.push(peerId);
         continue;
       }
-      await this.messenger.addConversation(c.conversation_id, peer);
+      const sessionContext = this.source.sessionContext?.(room.room_id);
+      await this.messenger.addConversation(c.conversation_id, peer, sessionContext !== undefined ? { sessionContext } : {});
       peers.set(peerId, c.conversation_id);
     }
     this.rooms.set(room.room_id, { id: room.room_id, timeline: room.conversation_id, name: room.name, peers });
@@ -453,6 +459,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
     const sealed = await this.messenger.seal(
       recipients.map((d) => room.peers.get(d)!),
       plaintext,
+      meta,
     );
     const envelopes = sealed.map((w, i) => ({ recipient_device_id: recipients[i]!, header_blob: w.header_blob, ciphertext: w.ciphertext }));
     // The message's status (issue 20 part 1) under one reference from here on (the realtime transport's client_ref).

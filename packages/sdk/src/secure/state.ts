@@ -6,19 +6,23 @@
  * ```
  * { v: 1, format: "parley-secure-messenger", device_id,
  *   mls?: <MlsClient.exportState()>,
+ *   prekeys?: <PrekeyStore.toJSON()>,             // X25519 signed + one-time prekeys (X3DH §3.2)
  *   recent: [{id, cursor}],                       // last messages handled, all conversations
  *   conversations: { <conversation_id>: {
  *       peer: {device_id, identity_public_key, ephemeral_public_key},
+ *       session_context?: <id sessions are bound to>,   // when not the conversation id
  *       primary?: <session id>,
  *       sessions: [{id, protocol, initiator, established, created_at, ratchet? | group_id?}],
  *       recent: [{id, cursor}],                   // last messages handled in this conversation
- *       seen_x3dh: [<EK_A hex>] } },              // X3DH initial messages already accepted
+ *       seen_x3dh: [<EK_A hex>],                  // X3DH initial messages already accepted
+ *       peer_signed_prekeys?: true } },           // the peer device once served a signed prekey
  *   inbox: [<decrypted message not yet handed to the application>] }
  * ```
  * It holds secret keys (and, until delivery, plaintexts): keep it confidential.
  */
 import type { PeerDevice } from '../crypto/session.js';
 import type { RatchetStateJSON } from '../crypto/double-ratchet.js';
+import type { PrekeyStateJSON } from '../crypto/prekeys.js';
 import type { SessionProtocol } from '../mls/protocol.js';
 import type { SecureMessage, SessionInitiator } from './types.js';
 
@@ -51,10 +55,17 @@ export interface SessionRecord {
 /** One conversation, as saved. */
 export interface ConversationRecord {
   peer: PeerDevice;
+  /** The conversation id its ratchet sessions are bound to, when not the conversation id itself. */
+  session_context?: string;
   primary?: string;
   sessions: SessionRecord[];
   recent: HandledRef[];
   seen_x3dh: string[];
+  /**
+   * The peer device served a signed prekey to this device once (X3DH §3.3): a later claim answering
+   * "none published" (404) is a downgrade and refused.
+   */
+  peer_signed_prekeys?: true;
 }
 
 /** A decrypted message saved with the state that decrypted it, until the application has it. */
@@ -69,6 +80,8 @@ export interface MessengerState {
   format: typeof STATE_FORMAT;
   device_id: string;
   mls?: string;
+  /** This device's X25519 signed and one-time prekeys with their private keys (`PrekeyStore`). */
+  prekeys?: PrekeyStateJSON;
   recent: HandledRef[];
   conversations: Record<string, ConversationRecord>;
   inbox: InboxEntry[];
@@ -92,6 +105,7 @@ export function parseState(text: string, deviceId: string): MessengerState {
   if (o.device_id !== deviceId) throw new Error(`the saved state belongs to device ${String(o.device_id)}, not ${deviceId}`);
   if (!Array.isArray(o.recent) || !isObject(o.conversations) || !Array.isArray(o.inbox)) throw new Error('malformed secure-messenger state');
   if (o.mls !== undefined && typeof o.mls !== 'string') throw new Error('malformed MLS state');
+  if (o.prekeys !== undefined && !isObject(o.prekeys)) throw new Error('malformed prekey state');
   for (const [id, c] of Object.entries(o.conversations)) {
     if (!isObject(c) || !isObject(c.peer) || !Array.isArray(c.sessions) || !Array.isArray(c.recent) || !Array.isArray(c.seen_x3dh)) {
       throw new Error(`malformed conversation ${id}`);

@@ -14,6 +14,7 @@ import type { SessionProtocol } from '../mls/protocol.js';
 import type { MessageStatusTracker } from '../realtime/status.js';
 import type { OutgoingMessage, ScanMeta } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
+import type { MetaField } from './metadata.js';
 
 /** Who started an end-to-end session: this device (`local`) or the peer (`peer`). */
 export type SessionInitiator = 'local' | 'peer';
@@ -31,10 +32,19 @@ export interface SecureMessage {
   timestamp: string;
   /** The service's opaque, total-ordered cursor of this message. */
   cursor: string;
-  /** SPEC §2.4 `message_type` as the sender declared it (metadata, visible to the service). */
+  /**
+   * `message_type` as the sender declared it (metadata, also visible to the service). This,
+   * `priority` and `topic_id` are the values the sender sealed inside the ciphertext
+   * (`secure/metadata.ts`), not the service's copies.
+   */
   message_type: string;
   priority: string;
   topic_id?: string;
+  /**
+   * Set when the service reported other values for these fields than the sender sealed (it
+   * rewrote them on the way): the fields concerned. A `metadata_mismatch` error is emitted too.
+   */
+  metadata_mismatch?: MetaField[];
   message_group_id?: string;
   /**
    * Set for a room message (DESIGN §8.5): the room. `message_id` is then the room_message_id,
@@ -192,6 +202,35 @@ export interface SecureMessengerOptions {
    * that turned read receipts off.
    */
   autoRead?: boolean;
+  /**
+   * Refuse classical end-to-end sessions (default false): no X3DH session without the peer's
+   * verified PQ prekey (PQXDH rev. 3), no classical X3DH initial message accepted, no MLS group of
+   * a non-hybrid ciphersuite (RFC 9420 §17.1) started or joined, and only hybrid (X-Wing)
+   * KeyPackages published. The tenant's `require_post_quantum` setting (read with `client`) has the
+   * same effect; either one suffices. Sessions from before the requirement keep running (see
+   * `protection()`). Refusals are `pq_downgrade` errors.
+   */
+  requirePostQuantum?: boolean;
+  /**
+   * Refuse the legacy X3DH path (default false): no session is started towards a peer that has no
+   * signed prekey to claim (X3DH rev. 1 §3.3; an older client, or a service answering 404), and no
+   * initial message built on this device's unsigned `ephemeral_public_key` is accepted. Without it,
+   * that path stays open only for peer devices that never served a signed prekey to this device.
+   * Refusals are `prekey_refused` errors.
+   */
+  requireSignedPrekeys?: boolean;
+  /**
+   * Keep this device's X25519 signed and one-time prekeys (X3DH rev. 1 §3.2) in this messenger's
+   * state, publish them at `start` (`POST /prekeys`: the signed prekey rotated weekly, one-time
+   * prekeys topped up) and answer initial messages built on them. Default false: the device
+   * publishes none and peers use the legacy path towards it. Enable it on ONE messenger per device,
+   * the one that receives every X3DH initial message addressed to the device: the service keeps
+   * one prekey directory per device, so a second messenger of the same device (e.g. a separate A2A
+   * channel messenger with its own `storeKey`) publishing its own keys would make initial messages
+   * it cannot answer. Independently of it, every messenger with a client claims and verifies a
+   * peer's prekeys when it starts a session.
+   */
+  prekeys?: boolean;
 }
 
 /** Payload of the `session` event: an end-to-end session was created or became the one used for sending. */
@@ -218,6 +257,24 @@ export interface SessionEvent {
  * - `send_failed`: the transport refused or lost a message (`cause` holds its error).
  * - `key_packages`: publishing MLS KeyPackages failed (MLS sessions cannot start towards us).
  * - `listener_failed`: a `message` listener threw (the message still counts as delivered).
+ * - `unsupported_version`: a message from an older Parley SDK (an `x3dh-dr` v1 frame, without
+ *   conversation binding, or a plaintext without sealed metadata); it is skipped and the sender
+ *   must upgrade.
+ * - `metadata_mismatch`: the service reported a received message's `message_type`, `priority` or
+ *   `topic_id` differently from what the sender sealed; the message is delivered with the sealed
+ *   values and `metadata_mismatch` set.
+ * - `pq_downgrade`: a session was refused as a post-quantum downgrade: the service served a PQ
+ *   prekey that fails its signature or identifier check, or its claim failed (PQXDH rev. 3 §3.3:
+ *   abort); or post-quantum is required and the peer's PQ prekey is missing, a classical X3DH
+ *   initial message arrived, or an MLS KeyPackage or Welcome is of a non-hybrid ciphersuite. No
+ *   session is started or accepted; a refused `send` rejects with it.
+ * - `prekey_refused`: no session was started or accepted on the peer's X25519 prekeys (X3DH
+ *   rev. 1 §3.3: abort): the service served a signed prekey the peer did not sign, or its claim
+ *   failed; or it answered "none published" for a peer device that served one before, or while
+ *   `requireSignedPrekeys` is set; or an initial message on the legacy path arrived while
+ *   `requireSignedPrekeys` is set. A refused `send` rejects with it.
+ * - `policy_unavailable`: the tenant's `require_post_quantum` setting could not be read; it counts
+ *   as off until a later read succeeds (the service serves it, so it could as well say "off").
  */
 export type SecureErrorCode =
   | 'persist_failed'
@@ -229,7 +286,12 @@ export type SecureErrorCode =
   | 'no_transport'
   | 'send_failed'
   | 'key_packages'
-  | 'listener_failed';
+  | 'listener_failed'
+  | 'unsupported_version'
+  | 'metadata_mismatch'
+  | 'pq_downgrade'
+  | 'prekey_refused'
+  | 'policy_unavailable';
 
 /** Error of the secure-messaging layer (rejections of `send`, and `error` events). */
 export class SecureMessengerError extends Error {

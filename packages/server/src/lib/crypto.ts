@@ -1,9 +1,10 @@
 /**
- * Server-side cryptographic helpers (DESIGN §5, §7). Primitives only from node:crypto and
- * @noble/hashes (BLAKE2b-256, which node:crypto does not offer at 256 bits); public-key point
- * checks are public-keys.ts' (@noble/curves).
+ * Server-side cryptographic helpers (DESIGN §5, §7). Primitives only from node:crypto,
+ * @noble/hashes (BLAKE2b-256, which node:crypto does not offer at 256 bits) and @noble/curves
+ * (strict Ed25519 point and encoding checks); public-key point checks are public-keys.ts'.
  */
 import { createPublicKey, randomBytes, timingSafeEqual, verify } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { isEd25519PublicKey } from './public-keys.js';
 
@@ -42,20 +43,28 @@ export function isKeyHex(s: string): boolean {
 }
 
 /**
- * Verify an Ed25519 signature (RFC 8032) by a raw 32-byte public key given as hex.
- * Returns false (never throws) for malformed keys or signatures, and for keys that are not
- * canonical points or are of small order ({@link isEd25519PublicKey}), whose "signatures" can
- * verify for any message.
+ * Verify an Ed25519 signature (RFC 8032) by a raw 32-byte public key given as hex: the one
+ * verification the service uses for identity-key signatures (enrollment, activation, token
+ * renewal, API-key and owner-device registration, key bindings). Strict, so that a signature has
+ * one accepted form and says something about its signer, where OpenSSL's verify alone accepts more:
+ * - canonical encodings (RFC 8032 §5.1.7 with @noble/curves' `zip215: false`): S < L, and R and
+ *   A canonical points (y < p, no "negative zero" x);
+ * - R and A not of small order (the identity, the points of order 2, 4 and 8): with a
+ *   small-order key ({@link isEd25519PublicKey}) the equation holds for signatures anyone can
+ *   make, and a small-order R is no commitment to a nonce;
+ * - both the cofactored equation [8][S]B = [8]R + [8][k]A (@noble/curves) and the cofactorless
+ *   [S]B = R + [k]A (node:crypto), so R with a torsion component added is refused too.
+ * Returns false (never throws) for malformed keys or signatures.
  */
 export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatureHex: string): boolean {
   if (!HEX64.test(publicKeyHex) || !HEX128.test(signatureHex)) return false;
-  if (!isEd25519PublicKey(Buffer.from(publicKeyHex, 'hex'))) return false;
+  const key = Buffer.from(publicKeyHex, 'hex');
+  const signature = Buffer.from(signatureHex, 'hex');
+  if (!isEd25519PublicKey(key) || !isEd25519PublicKey(signature.subarray(0, 32))) return false;
   try {
-    const key = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyHex, 'hex').toString('base64url') },
-      format: 'jwk',
-    });
-    return verify(null, message, key, Buffer.from(signatureHex, 'hex'));
+    if (!ed25519.verify(signature, message, key, { zip215: false })) return false;
+    const nodeKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key.toString('base64url') }, format: 'jwk' });
+    return verify(null, message, nodeKey, signature);
   } catch {
     return false;
   }

@@ -1,7 +1,8 @@
 /**
  * This browser's owner device and the tenant's owner devices (DESIGN §8.1): device id and
  * fingerprint (DESIGN §7) of this browser and whether it sends read receipts (issue 20 part 1);
- * the other owner devices can be removed (confirmed).
+ * the other owner devices can be removed (confirmed). "This browser" says what its local storage
+ * protects (lib/sealed-store.ts).
  */
 import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
@@ -32,6 +33,11 @@ export function ThisBrowser() {
   return (
     <Section title="This browser">
       <p className="muted">This browser is one of your owner devices. Agents show this fingerprint when you talk to them; the two must match.</p>
+      <p className="muted" data-testid="local-storage-note">
+        Its keys, end-to-end sessions and decrypted messages are kept in this browser&apos;s storage, encrypted under a key that scripts on this page can use but not export. That key is stored in the
+        same browser profile: anyone who can read the profile&apos;s files (a copy of this computer&apos;s disk or backups, other software running as your user) can decrypt them, so they are as safe as
+        this computer account and its disk encryption. An older copy of a single record put back is refused; a whole profile restored from a backup is not detected.
+      </p>
       <dl className="kv">
         <dt>Device id</dt>
         <dd>

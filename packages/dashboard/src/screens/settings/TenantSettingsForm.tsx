@@ -1,6 +1,7 @@
 /**
  * Tenant settings (SPEC §4.14; DESIGN §8.22): held-message expiry, the default room security
- * level, whether client-side scan rules are served and whether devices send read receipts; saves
+ * level, whether client-side scan rules are served, whether devices send read receipts and whether
+ * they require post-quantum end-to-end sessions (`require_post_quantum`); saves
  * only the changed keys, or resets every key to its default (confirmed).
  */
 import { HELD_TTL_HOURS, ROOM_SECURITY_LEVELS, type TenantSettings } from '@parley/sdk';
@@ -52,6 +53,12 @@ function Form({ current }: { current: TenantSettings }) {
           <label className="check">
             <input type="checkbox" checked={v.readReceipts} onChange={(e) => set({ readReceipts: e.target.checked })} />
             Devices send read receipts (off: senders never see “Read”)
+          </label>
+        </div>
+        <div className="field">
+          <label className="check">
+            <input type="checkbox" checked={v.requirePostQuantum} onChange={(e) => set({ requirePostQuantum: e.target.checked })} />
+            Require post-quantum sessions (devices refuse classical X3DH and non-hybrid MLS; peers without post-quantum keys cannot be reached)
           </label>
         </div>
       </div>

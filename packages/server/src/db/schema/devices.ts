@@ -32,7 +32,7 @@ export const devices = pgTable(
     /** The device sends read receipts (issue 20 part 1; the tenant's `read_receipts_enabled` setting can still turn them off). */
     readReceipts: boolean('read_receipts').notNull().default(true),
   },
-  (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind)],
+  (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind), index('devices_identity_public_key_idx').on(t.identityPublicKey)],
 );
 
 /**
@@ -62,4 +62,22 @@ export const devicePresence = pgTable(
     hour: ts('hour').notNull(),
   },
   (t) => [primaryKey({ columns: [t.deviceId, t.hour] }), index('device_presence_tenant_idx').on(t.tenantId, t.hour)],
+);
+
+/**
+ * Spent key-binding nonces (docs/decisions.md "Key bindings"; modules/key-binding). Nonces are
+ * stateless (HMAC, auth/stateless-challenges.ts); a row is written only by the registration or
+ * activation whose binding verified, in its transaction, and lives until the nonce expires, so
+ * each nonce binds once.
+ */
+export const keyBindingNonces = pgTable(
+  'key_binding_nonces',
+  {
+    nonce: text('nonce').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at').notNull().defaultNow(),
+  },
+  (t) => [index('key_binding_nonces_tenant_expires_idx').on(t.tenantId, t.expiresAt)],
 );

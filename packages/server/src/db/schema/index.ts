@@ -12,10 +12,10 @@
  */
 export { bytea, tsvector } from './columns.js';
 export { tenants, memberships, invites } from './tenants.js';
-export { devices, deviceChallenges, devicePresence } from './devices.js';
+export { devices, deviceChallenges, devicePresence, keyBindingNonces } from './devices.js';
 export { conversationGroups, conversations, topics, messages } from './conversations.js';
 export { signingKeys, platformKeys, scheduledJobs } from './platform.js';
-export { mlsKeyPackages, pqPrekeys } from './mls.js';
+export { mlsKeyPackages, pqPrekeys, PREKEY_KINDS, type PrekeyKind } from './mls.js';
 export { apiKeys } from './api-keys.js';
 export { attachments, pushTokens } from './attachments.js';
 export { workspaces, workspaceMembers } from './workspaces.js';

@@ -1,6 +1,7 @@
 /**
  * The key directory: MLS KeyPackages (SPEC §1.3; RFC 9420 §10) and the post-quantum prekeys of the
- * X3DH fallback (PQXDH, issue 16, DESIGN §8.34). Opaque bytes to the service.
+ * X3DH fallback (PQXDH, issue 16, DESIGN §8.34), and the X25519 signed and one-time prekeys of X3DH
+ * (Signal, revision 1, §3.2). Opaque bytes to the service.
  */
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
@@ -28,10 +29,16 @@ export const mlsKeyPackages = pgTable(
   (t) => [index('mls_key_packages_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null`)],
 );
 
+/** The kinds of prekey in {@link pqPrekeys}: PQXDH KEM prekeys and X3DH X25519 prekeys. */
+export const PREKEY_KINDS = ['kem', 'x25519'] as const;
+export type PrekeyKind = (typeof PREKEY_KINDS)[number];
+
 /**
- * Signed post-quantum (KEM) prekeys of PQXDH: per device at most one last-resort prekey (replaced
- * on publish, never consumed) and any number of one-time prekeys (claimed once). `key_id`,
- * `public_key` and `signature` are the client's, stored as given.
+ * Prekeys of a device, by `kind`: signed post-quantum (KEM) prekeys of PQXDH (`kem`) and X25519
+ * prekeys of X3DH (`x25519`). Per device and kind at most one `last_resort` prekey (the KEM
+ * last-resort prekey, the X25519 signed prekey; replaced on publish, never consumed) and any number
+ * of one-time prekeys (claimed once). `key_id`, `public_key` and `signature` are the client's,
+ * stored as given; `signature` is null for X25519 one-time prekeys (unsigned, X3DH §3.2).
  */
 export const pqPrekeys = pgTable(
   'pq_prekeys',
@@ -41,14 +48,15 @@ export const pqPrekeys = pgTable(
     deviceId: uuid('device_id').notNull().references(() => devices.id, { onDelete: 'cascade' }),
     keyId: text('key_id').notNull(),
     publicKey: bytea('public_key').notNull(),
-    signature: bytea('signature').notNull(),
+    kind: text('kind', { enum: PREKEY_KINDS }).notNull().default('kem'),
+    signature: bytea('signature'),
     lastResort: boolean('last_resort').notNull(),
     createdAt: createdAt(),
     claimedAt: ts('claimed_at'),
     claimedBy: uuid('claimed_by'),
   },
   (t) => [
-    uniqueIndex('pq_prekeys_last_resort_idx').on(t.deviceId).where(sql`last_resort`),
-    index('pq_prekeys_one_time_available_idx').on(t.deviceId, t.createdAt).where(sql`claimed_at is null and not last_resort`),
+    uniqueIndex('pq_prekeys_last_resort_idx').on(t.deviceId, t.kind).where(sql`last_resort`),
+    index('pq_prekeys_one_time_available_idx').on(t.deviceId, t.kind, t.createdAt).where(sql`claimed_at is null and not last_resort`),
   ],
 );

@@ -19,6 +19,7 @@ import { getDevice, insertDevice, updateDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { retireAgentDevice } from '../devices/service.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
+import type { KeyBindingService } from '../key-binding/service.js';
 import { bindPendingAgentIdentity, movePendingAgentIdentity } from './agent-binding.js';
 import { createApiKeyIn, insertApiKeyRow, toApiKeyOut as toOut } from './create.js';
 import * as repo from './repo.js';
@@ -35,9 +36,11 @@ export interface ResolvedApiKey {
 }
 
 export class ApiKeyService {
+  /** @param keyBinding checks the registration's `key_binding`, or whether one may go without it. */
   constructor(
     private readonly db: Db,
     private readonly notifier: Notifier,
+    private readonly keyBinding: KeyBindingService,
   ) {}
 
   /** Create a key; the answer carries the raw `key` once. */
@@ -115,10 +118,18 @@ export class ApiKeyService {
    * device in the same transaction (agent-binding.ts). Registering the same identity key again is idempotent; other key material is
    * refused (409) until the key is rotated. A bad proof of possession or a key that is not a usable point
    * ({@link requireDeviceKeys}) is 400; a revoked key 401.
+   *
+   * The proof of possession never changes, so a first registration also carries a fresh
+   * `key_binding` (purpose `client_key_register`, this API key as subject; modules/key-binding),
+   * verified and spent in the same transaction (400 when it fails). Without it the registration
+   * is refused (400) under `KEY_BINDING_REQUIRED` or when another device already holds the
+   * identity key ({@link KeyBindingService.requireLegacyAllowed}).
    */
   async registerClientKey(tenantId: string, apiKeyId: string, input: ClientKeyRegistration): Promise<ClientKeyAccepted> {
     const ipk = input.identity_public_key.toLowerCase();
-    requireDeviceKeys(ipk, input.ephemeral_public_key);
+    const epk = input.ephemeral_public_key.toLowerCase();
+    requireDeviceKeys(ipk, epk);
+    if (!input.key_binding && !(await this.boundTo(tenantId, apiKeyId, ipk))) await this.keyBinding.requireLegacyAllowed('client_key_register', tenantId, ipk);
     const { accepted, created } = await withTenant(this.db, tenantId, async (tx) => {
       const k = await repo.getApiKey(tx, apiKeyId);
       if (!k || k.status !== 'active') throw unauthorized('invalid or revoked API key');
@@ -133,6 +144,10 @@ export class ApiKeyService {
         if (!verifyEd25519(ipk, Buffer.from(ipk, 'hex'), input.signature.toLowerCase())) {
           throw badRequest('signature does not verify against identity_public_key');
         }
+        if (input.key_binding) {
+          const expect = { purpose: 'client_key_register', tenantId, subject: k.id, identityPublicKey: ipk, ephemeralPublicKey: epk } as const;
+          await this.keyBinding.verifyAndSpend(tx, input.key_binding, expect);
+        }
         deviceId = randomUUID();
         const now = new Date();
         await insertDevice(tx, {
@@ -141,7 +156,7 @@ export class ApiKeyService {
           kind: 'agent',
           status: 'ACTIVE',
           identityPublicKey: ipk,
-          ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(),
+          ephemeralPublicKey: epk,
           fingerprint: fingerprint(ipk),
           name: k.name,
           platform: input.platform ?? null,
@@ -166,6 +181,15 @@ export class ApiKeyService {
       await this.notifier.toOwners(tenantId, 'device_linked', { device_id: accepted.device_id, conversation_id: accepted.conversations[0]?.conversation_id ?? null });
     }
     return accepted;
+  }
+
+  /** Whether the API key is already bound to a device with identity key `ipk` (an idempotent registration: nothing is created). */
+  private boundTo(tenantId: string, apiKeyId: string, ipk: string): Promise<boolean> {
+    return withTenant(this.db, tenantId, async (tx) => {
+      const k = await repo.getApiKey(tx, apiKeyId);
+      const d = k?.deviceId ? await getDevice(tx, k.deviceId) : undefined;
+      return d?.identityPublicKey === ipk;
+    });
   }
 
   /** Revoke the key and retire its bound device (its SPTs revoked, its hub identity demoted). */

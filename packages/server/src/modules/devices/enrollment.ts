@@ -5,7 +5,7 @@
  * provisions its conversations and issues its device JWT.
  */
 import { randomUUID } from 'node:crypto';
-import type { DeviceStatus, EnrollRequest } from '@parley/protocol';
+import type { ActivateRequest, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
@@ -71,19 +71,28 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
 /**
  * `POST /devices/{id}/activate`: APPROVED -> ACTIVE with a proof of possession over
  * `activate:<device_id>` (401 when it does not verify; 400 when the stored identity key is not a
- * usable Ed25519 point, see {@link requireUsableIdentityKey}). Creates the conversation group, default
- * topic and one conversation per ACTIVE owner device; issues the device JWT; owners receive
- * `device_linked`. 403 for a revoked device, 409 for any other state.
+ * usable Ed25519 point, see {@link requireUsableIdentityKey}), and a fresh `key_binding` (purpose
+ * `device_activate`, the device as subject, its stored keys; modules/key-binding) when given:
+ * 400 when it does not verify or its nonce is spent; without one, 400 under `KEY_BINDING_REQUIRED`.
+ * Creates the conversation group, default topic and one conversation per ACTIVE owner device;
+ * issues the device JWT; owners receive `device_linked`. 403 for a revoked device, 409 for any
+ * other state.
  */
-export async function activateDevice(deps: DeviceServiceDeps, id: string, signature: string) {
-  const tenantId = (await findAcrossTenants(deps, id, 'activation by device id')).tenantId;
+export async function activateDevice(deps: DeviceServiceDeps, id: string, body: ActivateRequest) {
+  const found = await findAcrossTenants(deps, id, 'activation by device id');
+  const tenantId = found.tenantId;
+  if (!body.key_binding && found.status === 'APPROVED') await deps.keyBinding.requireLegacyAllowed('device_activate', tenantId, found.identityPublicKey);
   const result = await withTenant(deps.db, tenantId, async (tx) => {
     const d = await mustGet(tx, id, true);
     if (d.status === 'REVOKED') throw deviceRevoked();
     if (d.status !== 'APPROVED') throw conflict(`device is ${d.status}; only an APPROVED device can be activated`);
     requireUsableIdentityKey(d.identityPublicKey);
-    if (!verifyEd25519(d.identityPublicKey, activationMessage(id), signature.toLowerCase())) {
+    if (!verifyEd25519(d.identityPublicKey, activationMessage(id), body.signature.toLowerCase())) {
       throw unauthorized('activation signature does not verify against the identity key');
+    }
+    if (body.key_binding) {
+      const expect = { purpose: 'device_activate', tenantId, subject: id, identityPublicKey: d.identityPublicKey, ephemeralPublicKey: d.ephemeralPublicKey, deviceId: id } as const;
+      await deps.keyBinding.verifyAndSpend(tx, body.key_binding, expect);
     }
     await repo.updateDevice(tx, id, { status: 'ACTIVE', activatedAt: new Date(), lastSeen: new Date() });
     // The device proved possession of its identity key: it is the actor (as for device-JWT actions).

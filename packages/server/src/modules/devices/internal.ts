@@ -4,7 +4,7 @@
  * (`mustGet` inside a tenant transaction, `findAcrossTenants` by device id alone). Used by
  * enrollment.ts, tokens.ts, owner-devices.ts, lifecycle.ts and reads.ts.
  */
-import type { ConversationLink, Device, DeviceKeys, DeviceKind, DeviceStatus } from '@parley/protocol';
+import type { ConversationLink, Device, DeviceKeys, DeviceKind, DeviceStatus, TenantSettings } from '@parley/protocol';
 import type { DeviceTokenService } from '../../auth/device-tokens.js';
 import type { RenewalChallenges } from '../../auth/renewal-challenges.js';
 import type { Db, Tx } from '../../db/client.js';
@@ -13,6 +13,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import { notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { ConversationRow } from '../conversations/repo.js';
+import type { KeyBindingService } from '../key-binding/service.js';
 import type { TargetPolicy } from '../webhooks/target.js';
 import type { PresenceView } from '../../realtime/presence.js';
 import { health } from './last-seen.js';
@@ -61,13 +62,18 @@ export interface DeviceServiceDeps {
   deviceTokens: DeviceTokenService;
   /** Stateless renewal challenges (auth/renewal-challenges.ts). */
   challenges: RenewalChallenges;
+  /** Key bindings of owner-device registration and activation (modules/key-binding). */
+  keyBinding: KeyBindingService;
   presence: Presence;
   /** Seals webhook signing secrets at rest (modules/webhooks/secrets.ts). */
   secrets: SecretBox;
   /** Which webhook URLs may be registered (`WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE`). */
   webhookTargets: TargetPolicy;
-  /** The tenant's `read_receipts_enabled` setting, read in the caller's transaction (default: on). */
-  tenantReadReceipts?: (tx: Tx, tenantId: string) => Promise<boolean>;
+  /**
+   * The tenant settings a device's settings show (`read_receipts_enabled`, `require_post_quantum`),
+   * read in the caller's transaction (default: read receipts on, post-quantum not required).
+   */
+  tenantSettings?: (tx: Tx, tenantId: string) => Promise<Pick<TenantSettings, 'read_receipts_enabled' | 'require_post_quantum'>>;
 }
 
 /** A device by id across tenants (the device id is the only credential of the caller); 404 unknown. */

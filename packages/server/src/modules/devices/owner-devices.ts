@@ -4,7 +4,7 @@
  * and the acting device of a request (`X-Device-Id` for an owner).
  */
 import { randomUUID } from 'node:crypto';
-import type { OwnerDeviceLinkedEvent } from '@parley/protocol';
+import type { OwnerDeviceLinkedEvent, RegisterOwnerDeviceRequest } from '@parley/protocol';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
@@ -34,24 +34,28 @@ export async function requireOwnerDeviceOf(tx: Tx, ownerSub: string, deviceId: s
 /**
  * `POST /devices/register`: an owner device with its keys, ACTIVE at once, with a conversation
  * to every ACTIVE agent. Records `device.registered` by the owner. @throws 400 when a key is not a
- * usable point ({@link requireDeviceKeys}).
+ * usable point ({@link requireDeviceKeys}); 400 when `key_binding` (purpose
+ * `owner_device_register`; modules/key-binding) does not verify or its nonce is spent, and
+ * without one under `KEY_BINDING_REQUIRED` or when another device already holds the identity key.
  */
-export async function registerOwnerDevice(
-  deps: DeviceServiceDeps,
-  owner: OwnerPrincipal & { tenantId: string },
-  input: { identity_public_key: string; ephemeral_public_key: string; name?: string; platform?: string },
-) {
+export async function registerOwnerDevice(deps: DeviceServiceDeps, owner: OwnerPrincipal & { tenantId: string }, input: RegisterOwnerDeviceRequest) {
   const ipk = input.identity_public_key.toLowerCase();
-  requireDeviceKeys(ipk, input.ephemeral_public_key);
+  const epk = input.ephemeral_public_key.toLowerCase();
+  requireDeviceKeys(ipk, epk);
+  if (!input.key_binding) await deps.keyBinding.requireLegacyAllowed('owner_device_register', owner.tenantId, ipk);
   const id = randomUUID();
   const { all, created } = await withTenant(deps.db, owner.tenantId, async (tx) => {
+    if (input.key_binding) {
+      const expect = { purpose: 'owner_device_register', tenantId: owner.tenantId, subject: '', identityPublicKey: ipk, ephemeralPublicKey: epk } as const;
+      await deps.keyBinding.verifyAndSpend(tx, input.key_binding, expect);
+    }
     await repo.insertDevice(tx, {
       id,
       tenantId: owner.tenantId,
       kind: 'owner',
       status: 'ACTIVE',
       identityPublicKey: ipk,
-      ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(),
+      ephemeralPublicKey: epk,
       fingerprint: fingerprint(ipk),
       name: input.name ?? `${input.platform ?? 'owner'}-${id.slice(0, 8)}`,
       platform: input.platform ?? null,
@@ -62,7 +66,7 @@ export async function registerOwnerDevice(
     await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
     return provisionOwnerDevice(tx, owner.tenantId, id);
   });
-  await announceToAgents(deps, owner.tenantId, { id, identityPublicKey: ipk, ephemeralPublicKey: input.ephemeral_public_key.toLowerCase(), fingerprint: fingerprint(ipk) }, created);
+  await announceToAgents(deps, owner.tenantId, { id, identityPublicKey: ipk, ephemeralPublicKey: epk, fingerprint: fingerprint(ipk) }, created);
   return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: all.map(linkOf) };
 }
 

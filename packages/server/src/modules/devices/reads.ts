@@ -73,7 +73,8 @@ export function setDeviceWebhook(deps: DeviceServiceDeps, tenantId: string, id: 
 
 /**
  * A device's own settings (issue 20 part 1): its `read_receipts_enabled` choice and whether read
- * receipts are in effect for it (the tenant setting can turn them off). @throws 404 unknown device.
+ * receipts are in effect for it (the tenant setting can turn them off), and the tenant's
+ * `require_post_quantum` for its messenger to honour. @throws 404 unknown device.
  */
 export function deviceSettings(deps: DeviceServiceDeps, tenantId: string, id: string): Promise<DeviceSettings> {
   return withTenant(deps.db, tenantId, async (tx) => settingsOut(deps, tx, tenantId, await mustGet(tx, id)));
@@ -95,8 +96,8 @@ export function setDeviceSettings(deps: DeviceServiceDeps, tenantId: string, id:
 }
 
 async function settingsOut(deps: DeviceServiceDeps, tx: Tx, tenantId: string, d: repo.DeviceRow): Promise<DeviceSettings> {
-  const tenantOn = deps.tenantReadReceipts ? await deps.tenantReadReceipts(tx, tenantId) : true;
-  return { device_id: d.id, read_receipts_enabled: d.readReceipts, read_receipts_effective: d.readReceipts && tenantOn };
+  const tenant = (await deps.tenantSettings?.(tx, tenantId)) ?? { read_receipts_enabled: true, require_post_quantum: false };
+  return { device_id: d.id, read_receipts_enabled: d.readReceipts, read_receipts_effective: d.readReceipts && tenant.read_receipts_enabled, require_post_quantum: tenant.require_post_quantum };
 }
 
 export async function devicePresence(deps: DeviceServiceDeps, tenantId: string, id: string) {

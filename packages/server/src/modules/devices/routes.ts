@@ -24,7 +24,7 @@ export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages
 
   serve(app, ROUTES.deviceStatus, async (req) => devices.status(req.params.id), { config: { rateLimit: limits.deviceStatus } });
 
-  serve(app, ROUTES.activateDevice, async (req) => devices.activate(req.params.id, req.body.signature));
+  serve(app, ROUTES.activateDevice, async (req) => devices.activate(req.params.id, req.body));
 
   serve(app, ROUTES.tokenChallenge, async (req, reply) => reply.status(201).send(devices.tokenChallenge(req.params.id)));
 

@@ -16,7 +16,7 @@
  * device), lifecycle.ts (approve, reject, revoke, delete, retiring the agent) and reads.ts (list,
  * status, presence, keys, pending, rename, webhook, settings), over internal.ts (deps, shapes, lookups).
  */
-import type { DeviceKeys, DeviceSettings, DeviceSettingsPatch, DeviceStatus, EnrollRequest } from '@parley/protocol';
+import type { ActivateRequest, DeviceKeys, DeviceSettings, DeviceSettingsPatch, DeviceStatus, EnrollRequest, RegisterOwnerDeviceRequest } from '@parley/protocol';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Tx } from '../../db/client.js';
 import { activateDevice, enrollDevice } from './enrollment.js';
@@ -47,8 +47,8 @@ export class DeviceService {
   }
 
   /** See {@link activateDevice}. */
-  activate(id: string, signature: string) {
-    return activateDevice(this.deps, id, signature);
+  activate(id: string, body: ActivateRequest) {
+    return activateDevice(this.deps, id, body);
   }
 
   /** See {@link listDevices}. */
@@ -87,10 +87,7 @@ export class DeviceService {
   }
 
   /** See {@link registerOwnerDevice}. */
-  registerOwnerDevice(
-    owner: OwnerPrincipal & { tenantId: string },
-    input: { identity_public_key: string; ephemeral_public_key: string; name?: string; platform?: string },
-  ) {
+  registerOwnerDevice(owner: OwnerPrincipal & { tenantId: string }, input: RegisterOwnerDeviceRequest) {
     return registerOwnerDevice(this.deps, owner, input);
   }
 

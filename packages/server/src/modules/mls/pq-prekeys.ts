@@ -15,18 +15,11 @@
 import { randomUUID } from 'node:crypto';
 import { PQ_MAX_ONE_TIME_AVAILABLE, PQ_MAX_PUBLIC_KEY_BYTES, PQ_MAX_SIGNATURE_BYTES, type ClaimedPqPrekey, type PqPrekey, type PqPrekeyCount, type PublishPqPrekeysRequest } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
-import { switchTenant, withTenant } from '../../db/tenant.js';
+import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
-import * as repo from './pq-prekeys-repo.js';
-import { channelPeer } from './channel-peer.js';
-
-/** Decode canonical base64 of 1..max bytes; 400 naming `what` otherwise. */
-function blob(b64: string, max: number, what: string): Buffer {
-  const buf = Buffer.from(b64, 'base64');
-  if (buf.length === 0 || buf.length > max || buf.toString('base64') !== b64) throw badRequest(`${what} must be canonical base64 of 1..${max} bytes`);
-  return buf;
-}
+import * as repo from './prekeys-repo.js';
+import { blob, claimableDevice, distinctKeyIds } from './prekey-directory.js';
 
 export class PqPrekeyService {
   constructor(private readonly db: Db) {}
@@ -39,8 +32,7 @@ export class PqPrekeyService {
   publish(tenantId: string, deviceId: string, body: PublishPqPrekeysRequest): Promise<PqPrekeyCount> {
     const oneTime = body.one_time ?? [];
     if (body.last_resort === undefined && oneTime.length === 0) throw badRequest('give last_resort, one_time or both');
-    const ids = [body.last_resort, ...oneTime].filter((p) => p !== undefined).map((p) => p.key_id);
-    if (new Set(ids).size !== ids.length) throw badRequest('key_id values must differ');
+    distinctKeyIds([body.last_resort, ...oneTime].filter((p) => p !== undefined).map((p) => p.key_id));
     const row = (p: PqPrekey, field: string) => ({
       id: randomUUID(),
       tenantId,
@@ -52,14 +44,21 @@ export class PqPrekeyService {
     const last = body.last_resort === undefined ? undefined : row(body.last_resort, 'last_resort');
     const rows = oneTime.map((p, i) => row(p, `one_time[${i}]`));
     return withTenant(this.db, tenantId, async (tx) => {
-      const before = await repo.holdings(tx, deviceId);
+      const before = await repo.holdings(tx, 'kem', deviceId);
       if (before.oneTime + rows.length > PQ_MAX_ONE_TIME_AVAILABLE) {
         throw badRequest(`a device holds at most ${PQ_MAX_ONE_TIME_AVAILABLE} unclaimed one-time PQ prekeys (has ${before.oneTime})`);
       }
-      if (last) await repo.replaceLastResort(tx, last);
-      if (rows.length > 0) await repo.insertOneTime(tx, rows);
+      if (last) await repo.replaceLastResort(tx, 'kem', last);
+      if (rows.length > 0) await repo.insertOneTime(tx, 'kem', rows);
       const lastResortKeyId = last?.keyId ?? before.lastResortKeyId;
-      return { device_id: deviceId, last_resort: lastResortKeyId !== null, last_resort_key_id: lastResortKeyId, one_time_available: before.oneTime + rows.length };
+      const lastResortSignature = last?.signature ?? before.lastResortSignature;
+      return {
+        device_id: deviceId,
+        last_resort: lastResortKeyId !== null,
+        last_resort_key_id: lastResortKeyId,
+        last_resort_signature: lastResortSignature?.toString('base64') ?? null,
+        one_time_available: before.oneTime + rows.length,
+      };
     });
   }
 
@@ -67,28 +66,25 @@ export class PqPrekeyService {
   holdings(tenantId: string, deviceId: string): Promise<PqPrekeyCount> {
     return withTenant(this.db, tenantId, async (tx) => {
       if (!(await getDevice(tx, deviceId))) throw notFound('device');
-      const h = await repo.holdings(tx, deviceId);
-      return { device_id: deviceId, last_resort: h.lastResortKeyId !== null, last_resort_key_id: h.lastResortKeyId, one_time_available: h.oneTime };
+      const h = await repo.holdings(tx, 'kem', deviceId);
+      return {
+        device_id: deviceId,
+        last_resort: h.lastResortKeyId !== null,
+        last_resort_key_id: h.lastResortKeyId,
+        last_resort_signature: h.lastResortSignature?.toString('base64') ?? null,
+        one_time_available: h.oneTime,
+      };
     });
   }
 
   /** Claim a PQ prekey of `deviceId` for `claimedBy` (see the file comment for who may and which). */
   claim(tenantId: string, deviceId: string, claimedBy: string): Promise<ClaimedPqPrekey> {
     return withTenant(this.db, tenantId, async (tx) => {
-      let d = await getDevice(tx, deviceId);
-      let crossTenant = false;
-      if (!d) {
-        const peer = await channelPeer(tx, tenantId, claimedBy, deviceId);
-        if (!peer || peer.tenantId === tenantId) throw notFound('active device');
-        await switchTenant(tx, peer.tenantId);
-        d = await getDevice(tx, deviceId);
-        crossTenant = true;
-      }
-      if (!d || d.status !== 'ACTIVE') throw notFound('active device');
-      const oneTime = crossTenant ? undefined : await repo.claimOneTime(tx, deviceId, claimedBy);
-      const p = oneTime ?? (await repo.lastResort(tx, deviceId));
+      const { crossTenant } = await claimableDevice(tx, tenantId, deviceId, claimedBy);
+      const oneTime = crossTenant ? undefined : await repo.claimOneTime(tx, 'kem', deviceId, claimedBy);
+      const p = oneTime ?? (await repo.lastResort(tx, 'kem', deviceId));
       if (!p) throw notFound('PQ prekey for this device (it published none: use X3DH)');
-      return { device_id: deviceId, key_id: p.keyId, public_key: p.publicKey.toString('base64'), signature: p.signature.toString('base64'), one_time: oneTime !== undefined };
+      return { device_id: deviceId, key_id: p.keyId, public_key: p.publicKey.toString('base64'), signature: (p.signature ?? Buffer.alloc(0)).toString('base64'), one_time: oneTime !== undefined };
     });
   }
 }

@@ -48,7 +48,7 @@ export async function claimedBySince(tx: Tx, deviceId: string, claimedBy: string
 }
 
 /**
- * Delete every KeyPackage and PQ prekey a device published (on revocation: nobody may add it to a
+ * Delete every KeyPackage and prekey (PQXDH and X3DH) a device published (on revocation: nobody may add it to a
  * group or start a session with it any more).
  */
 export async function deleteKeyPackagesOf(tx: Tx, deviceId: string): Promise<void> {

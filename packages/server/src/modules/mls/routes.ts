@@ -1,7 +1,8 @@
 /**
- * Key directory routes: MLS KeyPackages (SPEC §1.3; RFC 9420 §10) and the PQXDH prekeys of the X3DH
- * fallback (issue 16, DESIGN §8.34). Device JWT, API key acting as its registered device (403
- * before `client_key_register`), or owner JWT acting as its device (X-Device-Id).
+ * Key directory routes: MLS KeyPackages (SPEC §1.3; RFC 9420 §10), the PQXDH prekeys of the X3DH
+ * fallback (issue 16, DESIGN §8.34) and the X3DH signed and one-time prekeys (X3DH §3.2). Device
+ * JWT, API key acting as its registered device (403 before `client_key_register`), or owner JWT
+ * acting as its device (X-Device-Id).
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -35,5 +36,17 @@ export const mlsRoutes: FastifyPluginAsync<{ mls: MlsService; devices: DeviceSer
   serve(app, ROUTES.claimPqPrekey, async (req) => {
     const { tenantId, deviceId } = await acting(req);
     return mls.pqPrekeys.claim(tenantId, req.body.device_id.toLowerCase(), deviceId);
+  });
+
+  serve(app, ROUTES.publishPrekeys, async (req, reply) => {
+    const { tenantId, deviceId } = await acting(req);
+    return reply.status(201).send(await mls.prekeys.publish(tenantId, deviceId, req.body));
+  });
+
+  serve(app, ROUTES.prekeyCount, async (req) => mls.prekeys.holdings((await acting(req)).tenantId, req.params.device_id.toLowerCase()));
+
+  serve(app, ROUTES.claimPrekeyBundle, async (req) => {
+    const { tenantId, deviceId } = await acting(req);
+    return mls.prekeys.claim(tenantId, req.body.device_id.toLowerCase(), deviceId);
   });
 };

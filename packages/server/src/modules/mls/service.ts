@@ -47,6 +47,7 @@ import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/repo.js';
 import { channelPeer } from './channel-peer.js';
 import { PqPrekeyService } from './pq-prekeys.js';
+import { PrekeyService } from './prekeys.js';
 import * as repo from './repo.js';
 
 /** Most KeyPackages one device may hold unclaimed, and the largest one accepted (bytes). */
@@ -58,9 +59,12 @@ export const MAX_CHANNEL_CLAIMS = MLS_MAX_CHANNEL_CLAIMS;
 export class MlsService {
   /** The PQXDH prekeys of the same key directory (pq-prekeys.ts). */
   readonly pqPrekeys: PqPrekeyService;
+  /** The X3DH signed and one-time prekeys of the same key directory (prekeys.ts). */
+  readonly prekeys: PrekeyService;
 
   constructor(private readonly db: Db) {
     this.pqPrekeys = new PqPrekeyService(db);
+    this.prekeys = new PrekeyService(db);
   }
 
   /**

@@ -18,6 +18,10 @@
  *   of the tenant sends read receipts — reads are neither stored nor forwarded (modules/receipts,
  *   which reads the stored override in its read statement; docs/decisions.md "Delivery and read
  *   receipts").
+ * - `require_post_quantum` (boolean, default {@link REQUIRE_POST_QUANTUM_DEFAULT}): honoured by the
+ *   tenant's devices, which learn it from their device settings (`GET /devices/self/settings`,
+ *   modules/devices) and then refuse classical X3DH (PQXDH rev. 3 §3.3) and non-hybrid MLS
+ *   ciphersuites (RFC 9420 §17.1). The service only stores and serves it: it cannot see sessions.
  */
 import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
@@ -28,6 +32,9 @@ import * as repo from './repo.js';
 /** The default of the `read_receipts_enabled` tenant setting (read receipts on, as in every messenger). */
 export const READ_RECEIPTS_DEFAULT = true;
 
+/** The default of the `require_post_quantum` tenant setting (classical sessions allowed, for peers without PQ keys). */
+export const REQUIRE_POST_QUANTUM_DEFAULT = false;
+
 /** The platform defaults, given the configured held-message TTL (HELD_MESSAGE_TTL_HOURS). */
 export function defaultSettings(heldTtlMs: number): TenantSettings {
   return {
@@ -36,6 +43,7 @@ export function defaultSettings(heldTtlMs: number): TenantSettings {
     scan_rules_enabled: true,
     model_prices: {},
     read_receipts_enabled: READ_RECEIPTS_DEFAULT,
+    require_post_quantum: REQUIRE_POST_QUANTUM_DEFAULT,
   };
 }
 
