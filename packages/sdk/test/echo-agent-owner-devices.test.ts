@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { enrollAgentDevice, loadAgentState, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
+import { DEFAULT_PREKEY_SCHEDULE } from '../src/crypto/prekeys.js';
 import { KeyFileSource } from '../src/node/sealing-keys.js';
 import type { SecureMessage } from '../src/secure/types.js';
 import { ownerSide } from './owner-side.js';
@@ -65,5 +66,10 @@ describe('echo agent: owner devices registered after its activation', () => {
     expect(record!.conversations).toContainEqual(expect.objectContaining({ conversation_id: conversationId, owner_device_id: phone.od.device_id, agent_device_id: agent.deviceId }));
     const registered = (await owner.listDevices()).devices.find((d) => d.device_id === phone.od.device_id)!;
     expect(record!.owner_public_keys).toContainEqual({ device_id: phone.od.device_id, identity_public_key: registered.identity_public_key, ephemeral_public_key: registered.ephemeral_public_key, fingerprint: registered.fingerprint });
+
+    // The agent publishes signed and one-time prekeys (X3DH §3.2); the phone's session took one.
+    const held = await new ParleyClient({ baseUrl: t.baseUrl, deviceToken: record!.device_jwt }).prekeyCount(agent.deviceId);
+    expect(held.signed_prekey_key_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(held.one_time_available).toBe(DEFAULT_PREKEY_SCHEDULE.oneTimeBatch - 1);
   });
 });

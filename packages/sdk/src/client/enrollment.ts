@@ -21,17 +21,15 @@
  * Signing is a parameter ({@link Signer}) so that keys may live anywhere (software keys, a KMS,
  * WebCrypto, a hardware token); this module does not depend on the SDK's crypto code.
  */
-import { bytesToHex, hexToBytes, jwtExpiry, keyToHex, utf8 } from './encoding.js';
+import { hexToBytes, jwtExpiry, keyToHex, utf8 } from './encoding.js';
 import { ParleyApiError, ParleyNetworkError } from './errors.js';
 import type { ParleyClient } from './rest.js';
 import { isRenewalChallengeFor, RENEWAL_CHALLENGE_MAX_LENGTH, tokenRenewalMessage, type ActivateResponse, type DeviceStatus, type DeviceToken, type EnrollResponse } from '@parley/protocol';
 import { bindKeys, type BindingKeys } from './key-binding.js';
+import { signHex, type Signer } from './signer.js';
 
-/**
- * Ed25519 signing with the device identity key: returns the 64-byte signature as bytes or as
- * hex (either case). May be async.
- */
-export type Signer = (message: Uint8Array) => Uint8Array | string | Promise<Uint8Array | string>;
+export { signHex, type Signer };
+
 
 /** The agent's keys for enrollment (SPEC §2.3). Public keys as 32 raw bytes or 64 hex characters. */
 export interface AgentIdentity {
@@ -101,11 +99,6 @@ export interface ActivatedAgent extends ActivateResponse {
 
 const STATUS_MIN_INTERVAL_MS = 5000;
 
-/** Sign and normalise the signature to lowercase hex. */
-export async function signHex(sign: Signer, message: Uint8Array): Promise<string> {
-  const sig = await sign(message);
-  return typeof sig === 'string' ? keyToHex(sig) : bytesToHex(sig);
-}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

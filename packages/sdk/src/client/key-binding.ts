@@ -7,7 +7,7 @@
  * cannot be.
  */
 import { keyBindingMessage, type KeyBinding, type KeyBindingPurposeName, type RegisterOwnerDeviceRequest, type RegisterOwnerDeviceResponse } from '@parley/protocol';
-import { signHex, type Signer } from './enrollment.js';
+import { signHex, type Signer } from './signer.js';
 import { keyToHex } from './encoding.js';
 import type { ParleyClient, RequestOptions } from './rest.js';
 

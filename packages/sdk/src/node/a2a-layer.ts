@@ -36,6 +36,9 @@ export async function openChannelLayer(options: {
     identity: options.identity,
     store: options.store,
     storeKey: `a2a-${deviceId}`,
+    // The device's prekeys belong to its main messenger (prekeys: true there), which does not
+    // receive channel sessions: channels stay on the legacy X3DH path.
+    claimPeerPrekeys: false,
     ...(options.mls ? { client: options.client, mls: true } : { mls: false }),
     ...(options.requirePostQuantum ? { requirePostQuantum: true } : {}),
   });

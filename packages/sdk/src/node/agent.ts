@@ -376,7 +376,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
   // Read receipts (issue 20 part 1): a message counts as read once the handler below settled; the
   // device or tenant setting `read_receipts_enabled` turns them off service-side.
   const pq = options.requirePostQuantum ? { requirePostQuantum: true } : {};
-  const messenger = await SecureMessenger.open({ identity, store, client, mls: options.mls ?? true, autoRead: true, ...pq });
+  const messenger = await SecureMessenger.open({ identity, store, client, mls: options.mls ?? true, autoRead: true, prekeys: true, ...pq });
   for (const link of record.conversations ?? []) {
     if (link.agent_device_id !== deviceId) continue;
     const owner = record.owner_public_keys?.find((k) => k.device_id === link.owner_device_id);

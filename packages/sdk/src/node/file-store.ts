@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionStore } from '../storage.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '../keyed-queue.js';
 
 /** Options of {@link FileSessionStore}. */
 export interface FileSessionStoreOptions {

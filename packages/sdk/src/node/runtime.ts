@@ -143,7 +143,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const catchUp = record.device_id ? deviceCatchUp(client, record.device_id) : undefined;
   if (record.device_id) {
     identity = identity.deviceId === record.device_id ? identity : identity.withDeviceId(record.device_id);
-    opened = await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, ...pq });
+    opened = await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, prekeys: true, ...pq });
   }
   const realtime = new RealtimeClient({
     url: server,
@@ -183,7 +183,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
     // Read receipts once the handler settled (issue 20 part 1; off with read_receipts_enabled).
-    messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, ...pq }));
+    messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, prekeys: true, ...pq }));
     for (const c of record.conversations ?? []) {
       await messenger.addConversation(c.conversation_id, { device_id: c.peer_device_id, identity_public_key: c.peer_identity_public_key, ephemeral_public_key: c.peer_ephemeral_public_key });
     }

@@ -24,7 +24,7 @@
 import { hkdfSha256, randomBytes, utf8Decode, utf8Encode, xchacha20poly1305Decrypt, xchacha20poly1305Encrypt, XCHACHA_NONCE_BYTES } from '../crypto/primitives.js';
 import type { SessionStore } from '../storage.js';
 import { FileSessionStore, type FileSessionStoreOptions } from './file-store.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import { SealedStoreError, type ScryptParams, type SealingKeyKind, type SealingKeySource } from './sealing-keys.js';
 import path from 'node:path';
 

@@ -74,6 +74,7 @@ import type { MessageReadAck, RoomMessageReadAck } from '@parley/protocol';
 import { TypedEmitter } from '../realtime/emitter.js';
 import type { CatchUpSource, OutgoingMessage } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import { messageTypeFor } from './decisions.js';
 import { deliveredMeta, metaMismatch, MetaEnvelopeError, openMeta, resolveMeta, sealMeta, type AuthenticatedMeta, type MetaField } from './metadata.js';
@@ -201,7 +202,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private saved = '';
   private lock: Promise<void> = Promise.resolve();
   private receiving: Promise<void> = Promise.resolve();
-  private readonly dispatching = new Map<string, Promise<unknown>>();
+  private readonly dispatching = new KeyedQueue();
   private readonly sessionEvents: SessionEvent[] = [];
   private readonly detachers: (() => void)[] = [];
   private _failed = false;
@@ -716,7 +717,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     this.readTimer = undefined;
     this.toRead.clear();
     await this.receiving;
-    await Promise.all([...this.dispatching.values()]);
+    await this.dispatching.settled();
     await this.topUp;
     await this.lock;
   }
@@ -1080,7 +1081,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const peerId = conv.peer.device_id;
     let bundle: PeerPrekeys | undefined;
     try {
-      bundle = client && speaksPrekeys(client) ? await claimPeerPrekeys(client, this.deviceId, conv.peer) : undefined;
+      const claims = client !== undefined && speaksPrekeys(client) && this.options.claimPeerPrekeys !== false;
+      bundle = claims ? await claimPeerPrekeys(client, this.deviceId, conv.peer) : undefined;
     } catch (err) {
       const why = err instanceof CryptoError && err.code === 'bad_signature' ? 'refused the signed prekey the service served' : 'claiming the prekeys failed';
       throw this.prekeyRefused(`${why} for ${peerId} (${describe(err)}); no session started`, { conversationId: conv.id, cause: err });
@@ -1150,8 +1152,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
 
   /** Send prepared wires in order, one conversation at a time; resolves with the last receipt. */
   private dispatch(conversationId: string, transport: SecureTransport, prepared: Prepared) {
-    const previous = this.dispatching.get(conversationId) ?? Promise.resolve();
-    const run = previous.then(async () => {
+    return this.dispatching.run(conversationId, async () => {
       let receipt;
       for (const [i, wire] of prepared.wires.entries()) {
         try {
@@ -1168,15 +1169,6 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       }
       return receipt!;
     });
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.dispatching.set(conversationId, tail);
-    void tail.then(() => {
-      if (this.dispatching.get(conversationId) === tail) this.dispatching.delete(conversationId);
-    });
-    return run;
   }
 
   private topUpLater(): Promise<unknown> {

@@ -228,9 +228,17 @@ export interface SecureMessengerOptions {
    * one prekey directory per device, so a second messenger of the same device (e.g. a separate A2A
    * channel messenger with its own `storeKey`) publishing its own keys would make initial messages
    * it cannot answer. Independently of it, every messenger with a client claims and verifies a
-   * peer's prekeys when it starts a session.
+   * peer's prekeys when it starts a session (see `claimPeerPrekeys`).
    */
   prekeys?: boolean;
+  /**
+   * Claim and verify a peer's signed prekey bundle when starting a session (default true when a
+   * client is given). False keeps this messenger on the legacy X3DH path towards every peer: for
+   * a second messenger of a device (the A2A channel messenger) whose peers' bundles belong to
+   * their own main messenger, which would not receive these initial messages. Incompatible with
+   * `requireSignedPrekeys`.
+   */
+  claimPeerPrekeys?: boolean;
 }
 
 /** Payload of the `session` event: an end-to-end session was created or became the one used for sending. */

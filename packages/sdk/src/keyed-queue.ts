@@ -19,4 +19,9 @@ export class KeyedQueue {
     });
     return result;
   }
+
+  /** Resolves once every operation queued so far, under any key, has settled. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.tails.values()]);
+  }
 }
