@@ -338,3 +338,39 @@ describe('legacy peers (no signed prekey published)', () => {
     expect([...alice.errors, ...bob.errors]).toEqual([]);
   });
 });
+
+describe('a second messenger of the device answers on the prekeys its main messenger holds (the A2A channel messenger)', () => {
+  it('agrees on the signed and one-time prekey; the one-time key is deleted in the holder once the session is saved', async () => {
+    const svc = new PrekeyService();
+    const alice = await party(svc);
+    const main = await party(svc);
+    const id = main.identity.deviceId!;
+    const channels = await SecureMessenger.open({ identity: main.identity, store: main.store, storeKey: `a2a-${id}`, mls: false, prekeysFrom: main.messenger.prekeySharing() });
+    const received: SecureMessage[] = [];
+    channels.on('message', (m) => void received.push(m));
+    await channels.start();
+    await alice.messenger.addConversation(OTHER_CONVERSATION, peerOf(main));
+    await channels.addConversation(OTHER_CONVERSATION, peerOf(alice));
+
+    const wire = await alice.messenger.sealHandshake(OTHER_CONVERSATION, hello, { mls: false });
+    const x = x3dhOf(wire);
+    expect(x.signed_prekey_id).toBe((await savedPrekeys(main)).signed[0]!.key_id);
+    expect((await savedPrekeys(main)).one_time.map((k) => k.key_id)).toContain(x.one_time_prekey_id);
+
+    await channels.receive({
+      message_id: globalThis.crypto.randomUUID(),
+      conversation_id: OTHER_CONVERSATION,
+      sender_device_id: alice.identity.deviceId!,
+      header_blob: wire.header_blob,
+      ciphertext: wire.ciphertext,
+      timestamp: new Date().toISOString(),
+      cursor: '1',
+      message_type: 'key_exchange',
+      priority: 'normal',
+    });
+    expect(received.map((m) => new TextDecoder().decode(m.plaintext))).toEqual(['hello']);
+    expect((await savedPrekeys(main)).one_time.map((k) => k.key_id)).not.toContain(x.one_time_prekey_id);
+    expect(main.messenger.prekeySharing().store()?.hasOneTime(x.one_time_prekey_id!)).toBe(false);
+    await channels.close();
+  });
+});

@@ -8,6 +8,7 @@ import type { RealtimeClient } from '../realtime/client.js';
 import type { FrameTap } from '../realtime/frames.js';
 import { SecureChannels } from '../secure/a2a.js';
 import { SecureMessenger } from '../secure/messenger.js';
+import type { SharedPrekeys } from '../secure/types.js';
 import type { SessionStore } from '../storage.js';
 
 /**
@@ -30,15 +31,16 @@ export async function openChannelLayer(options: {
   mls?: boolean;
   /** Refuse classical sessions (`SecureMessengerOptions.requirePostQuantum`). */
   requirePostQuantum?: boolean;
+  /** The device's prekeys, held by its main messenger (`SecureMessenger.prekeySharing()`). */
+  prekeysFrom?: SharedPrekeys;
 }): Promise<{ channels: SecureChannels; messenger: SecureMessenger }> {
   const deviceId = options.identity.deviceId!;
   const messenger = await SecureMessenger.open({
     identity: options.identity,
     store: options.store,
     storeKey: `a2a-${deviceId}`,
-    // The device's prekeys belong to its main messenger (prekeys: true there), which does not
-    // receive channel sessions: channels stay on the legacy X3DH path.
-    claimPeerPrekeys: false,
+    // The service keeps one prekey directory per device, held by the device's main messenger.
+    ...(options.prekeysFrom ? { prekeysFrom: options.prekeysFrom } : {}),
     ...(options.mls ? { client: options.client, mls: true } : { mls: false }),
     ...(options.requirePostQuantum ? { requirePostQuantum: true } : {}),
   });

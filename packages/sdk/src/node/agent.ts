@@ -416,7 +416,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     log,
   });
   // A2A channels on a messenger of their own (channel messages are not echoed).
-  const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log, ...pq });
+  const a2a = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'device', log, prekeysFrom: messenger.prekeySharing(), ...pq });
 
   const end = async (exit: AgentExit) => {
     if (exited) return;

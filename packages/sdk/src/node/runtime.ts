@@ -191,7 +191,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
     await messenger.start();
     rooms = await openRoomLayer({ messenger, store, client, realtime, log });
-    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true, ...pq });
+    const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true, prekeysFrom: messenger.prekeySharing(), ...pq });
     channels = layer.channels;
     a2aMessenger = layer.messenger;
   };

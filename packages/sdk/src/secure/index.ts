@@ -47,6 +47,7 @@ export {
   type SecureMessage,
   type SecureMessengerEvents,
   type SecureMessengerOptions,
+  type SharedPrekeys,
   type SecureMlsOptions,
   type SecureTransport,
   type SendOptions,

@@ -94,6 +94,7 @@ import {
   type SentMessage,
   type SessionEvent,
   type SessionInitiator,
+  type SharedPrekeys,
 } from './types.js';
 
 /** Handled message refs kept for the whole device (de-duplication and resume window). */
@@ -204,6 +205,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private receiving: Promise<void> = Promise.resolve();
   private readonly dispatching = new KeyedQueue();
   private readonly sessionEvents: SessionEvent[] = [];
+  /** One-time prekeys of `options.prekeysFrom` used by sessions not yet saved (deleted after the save). */
+  private readonly sharedPrekeyUses: string[] = [];
   private readonly detachers: (() => void)[] = [];
   private _failed = false;
   private reportedStop = false;
@@ -840,13 +843,17 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
         accepted = RatchetSession.respond(this.identity, wire, conv.peer.identity_public_key, {
           peerDeviceId: conv.peer.device_id,
           conversationId: conv.sessionContext,
-          ...(this.prekeys ? { prekeys: this.prekeys } : {}),
+          ...(this.responderPrekeys() ? { prekeys: this.responderPrekeys()! } : {}),
         });
       } catch (err) {
         throw new SecureMessengerError('session_rejected', `X3DH initial message refused: ${describe(err)}`, { cause: err });
       }
-      // X3DH §3.4: the one-time prekey is deleted now, saved in the same write as the session.
-      if (accepted.oneTimePrekeyId !== undefined) this.prekeys?.consumeOneTime(accepted.oneTimePrekeyId);
+      // X3DH §3.4: the one-time prekey is deleted now, saved in the same write as the session (or,
+      // held by another messenger of the device, deleted there once this session is saved).
+      if (accepted.oneTimePrekeyId !== undefined) {
+        if (this.prekeys) this.prekeys.consumeOneTime(accepted.oneTimePrekeyId);
+        else this.sharedPrekeyUses.push(accepted.oneTimePrekeyId);
+      }
       conv.rememberX3dh(x3dh.ephemeral_key);
       await this.adoptPeerSession(conv, {
         id: ratchetSessionId(accepted.session),
@@ -1081,8 +1088,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const peerId = conv.peer.device_id;
     let bundle: PeerPrekeys | undefined;
     try {
-      const claims = client !== undefined && speaksPrekeys(client) && this.options.claimPeerPrekeys !== false;
-      bundle = claims ? await claimPeerPrekeys(client, this.deviceId, conv.peer) : undefined;
+      bundle = client && speaksPrekeys(client) ? await claimPeerPrekeys(client, this.deviceId, conv.peer) : undefined;
     } catch (err) {
       const why = err instanceof CryptoError && err.code === 'bad_signature' ? 'refused the signed prekey the service served' : 'claiming the prekeys failed';
       throw this.prekeyRefused(`${why} for ${peerId} (${describe(err)}); no session started`, { conversationId: conv.id, cause: err });
@@ -1213,6 +1219,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       await this.store.save(this.storeKey, text);
     } catch (err) {
       this.sessionEvents.length = 0;
+      this.sharedPrekeyUses.length = 0;
       await this.restore(parseState(this.saved, this.deviceId)).catch(() => undefined);
       this._failed = true;
       const e = new SecureMessengerError('persist_failed', `saving the messenger state failed: ${describe(err)}; stopped`, { cause: err });
@@ -1221,6 +1228,32 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     }
     this.saved = text;
     for (const e of this.sessionEvents.splice(0)) this.emit('session', e);
+    for (const id of this.sharedPrekeyUses.splice(0)) {
+      await this.options.prekeysFrom?.consume(id).catch((err: unknown) => {
+        this.emit('error', new SecureMessengerError('persist_failed', `deleting the used one-time prekey ${id} in the device's prekey holder failed: ${describe(err)}`, { cause: err }));
+      });
+    }
+  }
+
+  /** The prekeys initial messages are answered with: this messenger's, else the shared ones. */
+  private responderPrekeys(): PrekeyStore | undefined {
+    return this.prekeys ?? this.options.prekeysFrom?.store();
+  }
+
+  /**
+   * This device's prekeys for a second messenger of the device ({@link SecureMessengerOptions.prekeysFrom}).
+   * Only a messenger opened with `prekeys: true` holds any.
+   */
+  prekeySharing(): SharedPrekeys {
+    return {
+      store: () => this.prekeys,
+      consume: (keyId) =>
+        this.exclusive(async () => {
+          if (!this.prekeys?.hasOneTime(keyId)) return;
+          this.prekeys.consumeOneTime(keyId);
+          await this.persist();
+        }),
+    };
   }
 
   private async restore(state: MessengerState): Promise<void> {

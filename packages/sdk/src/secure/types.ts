@@ -9,6 +9,7 @@ import type { ParleyClient } from '../client/rest.js';
 import type { MessageType, Priority, StoredMessage } from '@parley/protocol';
 import type { Content } from '../content/types.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
+import type { PrekeyStore } from '../crypto/prekeys.js';
 import type { PeerDevice } from '../crypto/session.js';
 import type { SessionProtocol } from '../mls/protocol.js';
 import type { MessageStatusTracker } from '../realtime/status.js';
@@ -227,18 +228,27 @@ export interface SecureMessengerOptions {
    * the one that receives every X3DH initial message addressed to the device: the service keeps
    * one prekey directory per device, so a second messenger of the same device (e.g. a separate A2A
    * channel messenger with its own `storeKey`) publishing its own keys would make initial messages
-   * it cannot answer. Independently of it, every messenger with a client claims and verifies a
-   * peer's prekeys when it starts a session (see `claimPeerPrekeys`).
+   * it cannot answer (a second messenger answers on these through `prekeysFrom`). Independently of
+   * it, every messenger with a client claims and verifies a peer's prekeys when it starts a session.
    */
   prekeys?: boolean;
   /**
-   * Claim and verify a peer's signed prekey bundle when starting a session (default true when a
-   * client is given). False keeps this messenger on the legacy X3DH path towards every peer: for
-   * a second messenger of a device (the A2A channel messenger) whose peers' bundles belong to
-   * their own main messenger, which would not receive these initial messages. Incompatible with
-   * `requireSignedPrekeys`.
+   * Answer initial messages built on the prekeys another messenger of this device holds (its main
+   * messenger's {@link SecureMessenger.prekeySharing}): for a second messenger of the device, such
+   * as the A2A channel messenger, since the service keeps one prekey directory per device. A
+   * one-time prekey used here is deleted in the holder once this messenger saved the session.
    */
-  claimPeerPrekeys?: boolean;
+  prekeysFrom?: SharedPrekeys;
+}
+
+/**
+ * A device's prekeys as a second messenger of the device uses them ({@link SecureMessengerOptions.prekeysFrom}).
+ */
+export interface SharedPrekeys {
+  /** The holder's current store (undefined when it holds none). */
+  store(): PrekeyStore | undefined;
+  /** Delete one-time prekey `keyId` (X3DH §3.4) and save the holder's state; no-op when not held. */
+  consume(keyId: string): Promise<void>;
 }
 
 /** Payload of the `session` event: an end-to-end session was created or became the one used for sending. */
