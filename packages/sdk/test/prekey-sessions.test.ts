@@ -22,13 +22,14 @@ import type { ParleyClient } from '../src/client/rest.js';
 import { decodeFrame, RatchetSession, type WireMessage } from '../src/crypto/index.js';
 import { DeviceIdentity } from '../src/crypto/keys.js';
 import type { PqPrekeyWire } from '../src/crypto/pq-prekey.js';
-import { PrekeyStore, signPrekey, signedPrekeyToWire, type PrekeyStateJSON } from '../src/crypto/prekeys.js';
+import { DEFAULT_PREKEY_SCHEDULE, PrekeyStore, signPrekey, signedPrekeyToWire, type PrekeyStateJSON } from '../src/crypto/prekeys.js';
 import { CryptoError, x25519Keygen } from '../src/crypto/primitives.js';
 import { SecureMessenger } from '../src/secure/messenger.js';
 import type { MessengerState } from '../src/secure/state.js';
 import type { SealedWire, SecureMessage, SecureMessengerError, SecureMessengerOptions } from '../src/secure/types.js';
 import { MemorySessionStore } from '../src/storage.js';
 import { codeOf } from './ratchet-fixtures.js';
+import { waitFor } from './wait.js';
 
 const CONVERSATION = '6d1f1c2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f';
 const OTHER_CONVERSATION = '7e2a2d3f-4c5b-4d6e-9fa0-1b2c3d4e5f60';
@@ -372,5 +373,19 @@ describe('a second messenger of the device answers on the prekeys its main messe
     expect((await savedPrekeys(main)).one_time.map((k) => k.key_id)).not.toContain(x.one_time_prekey_id);
     expect(main.messenger.prekeySharing().store()?.hasOneTime(x.one_time_prekey_id!)).toBe(false);
     await channels.close();
+  });
+});
+
+describe('upkeep while running', () => {
+  it('publishes more one-time prekeys once an accepted session leaves few on the service', async () => {
+    const svc = new PrekeyService();
+    const { alice, bob } = await pair(svc);
+    const bobId = bob.identity.deviceId!;
+    svc.oneTime.set(bobId, svc.oneTime.get(bobId)!.slice(0, 1)); // the others were claimed by peers
+    await firstMessage(alice, bob);
+    expect(bob.received).toHaveLength(1);
+    const batch = DEFAULT_PREKEY_SCHEDULE.oneTimeBatch;
+    await waitFor(() => svc.count(bobId).one_time_available >= batch, 'the one-time prekeys topped up');
+    expect(bob.errors).toEqual([]);
   });
 });

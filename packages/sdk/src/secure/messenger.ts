@@ -99,6 +99,8 @@ import {
 
 /** Handled message refs kept for the whole device (de-duplication and resume window). */
 export const DEVICE_RECENT = 256;
+/** How often a messenger holding prekeys checks their rotation and one-time stock (ms). */
+const PREKEY_UPKEEP_MS = 6 * 60 * 60 * 1000;
 
 /** The metadata sealed in a handshake (the label the A2A layer gives key exchanges on receipt). */
 const HANDSHAKE_META: AuthenticatedMeta = { message_type: 'key_exchange', priority: 'normal' };
@@ -217,6 +219,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /** `autoRead`: the latest received message per conversation or room, read when the timer fires. */
   private readonly toRead = new Map<string, SecureMessage>();
   private readTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Periodic prekey upkeep (rotation, one-time top-up) with `options.prekeys`. */
+  private upkeepTimer: ReturnType<typeof setInterval> | undefined;
   /** The tenant's `require_post_quantum` as last read (undefined: not read yet, or the read failed). */
   private tenantRequiresPq: boolean | undefined;
 
@@ -440,6 +444,11 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     await this.receiving;
     await this.refreshPostQuantumPolicy();
     await this.ensureKeyPackages().catch(() => undefined);
+    if (this.options.prekeys === true && this.upkeepTimer === undefined) {
+      // X3DH §3.2: the signed prekey rotates on its schedule while the messenger runs.
+      this.upkeepTimer = setInterval(() => void (this.topUp = this.topUpLater()), PREKEY_UPKEEP_MS);
+      (this.upkeepTimer as { unref?: () => void }).unref?.();
+    }
   }
 
   /**
@@ -718,6 +727,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     for (const off of this.detachers.splice(0)) off();
     if (this.readTimer !== undefined) clearTimeout(this.readTimer);
     this.readTimer = undefined;
+    if (this.upkeepTimer !== undefined) clearInterval(this.upkeepTimer);
+    this.upkeepTimer = undefined;
     this.toRead.clear();
     await this.receiving;
     await this.dispatching.settled();
@@ -851,8 +862,10 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       // X3DH §3.4: the one-time prekey is deleted now, saved in the same write as the session (or,
       // held by another messenger of the device, deleted there once this session is saved).
       if (accepted.oneTimePrekeyId !== undefined) {
-        if (this.prekeys) this.prekeys.consumeOneTime(accepted.oneTimePrekeyId);
-        else this.sharedPrekeyUses.push(accepted.oneTimePrekeyId);
+        if (this.prekeys) {
+          this.prekeys.consumeOneTime(accepted.oneTimePrekeyId);
+          this.topUp = this.topUpLater(); // publish more one-time prekeys when few are left
+        } else this.sharedPrekeyUses.push(accepted.oneTimePrekeyId);
       }
       conv.rememberX3dh(x3dh.ephemeral_key);
       await this.adoptPeerSession(conv, {
@@ -1252,6 +1265,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
           if (!this.prekeys?.hasOneTime(keyId)) return;
           this.prekeys.consumeOneTime(keyId);
           await this.persist();
+          this.topUp = this.topUpLater();
         }),
     };
   }
