@@ -115,6 +115,9 @@ describe('owner web app in Chromium', () => {
     await page.getByLabel('Label (optional)').fill('e2e agent');
     await page.getByRole('button', { name: 'Create invite' }).click();
     const token = (await page.getByTestId('invite-token').textContent())!;
+    // The panel says what to run on the agent's machine, with this token and this service.
+    const command = (await page.getByTestId('invite-command').textContent())!;
+    expect(command).toContain(`--invite '${token}' --server '${t.baseUrl}'`);
     expect(token).toMatch(/^svc_tok_/);
     await page.getByRole('img', { name: 'QR code of the invite token' }).waitFor();
     await check('02-agents-invite');

@@ -5,6 +5,7 @@
 import type { CreatedInvite } from '@parley/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import QRCode from 'qrcode';
+import { enrollCommand } from '../lib/enroll-command';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
 import { useDraft } from '../lib/drafts';
@@ -31,8 +32,11 @@ function NewInvite({ invite, onDone }: { invite: CreatedInvite; onDone: () => vo
         <strong>Give this token to the agent now.</strong> It is shown only once, works once, and expires <Time iso={invite.expires_at} />.
       </p>
       <code data-testid="invite-token">{invite.token}</code>
+      <p>On the agent's machine, from a clone of the repository (`npm ci` first):</p>
+      <code data-testid="invite-command">{enrollCommand(invite, location.origin)}</code>
       <div className="row">
         <CopyButton text={invite.token} label="Copy token" />
+        <CopyButton text={enrollCommand(invite, location.origin)} label="Copy command" />
         <button type="button" onClick={onDone}>
           Done
         </button>
