@@ -129,6 +129,8 @@ describe('owner web app in Chromium', () => {
     const card = page.locator('[data-testid^="pending-"]').filter({ hasText: 'e2e-agent' });
     await card.waitFor();
     expect(await card.getByTestId('pending-fingerprint').textContent()).toBe(printed);
+    // The enrollment consumed the invite: its token leaves the panel.
+    await page.getByTestId('invite-token').waitFor({ state: 'detached', timeout: 10_000 });
     await check('03-agents-pending');
     agentId = (await card.getAttribute('data-testid'))!.replace('pending-', '');
     await card.getByRole('button', { name: 'Approve e2e-agent' }).click();

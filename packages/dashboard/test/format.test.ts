@@ -6,7 +6,7 @@
 import type { TenantSettings } from '@parley/protocol';
 import { describe, expect, it } from 'vitest';
 import { auditQuery, describeVerdict, NO_AUDIT_FILTERS } from '../src/lib/audit';
-import { formatCents, joinList, localToIso, parseDollars, shortId, splitList, words } from '../src/lib/format';
+import { formatCents, joinList, localToIso, parseDollars, plural, shortId, splitList, words } from '../src/lib/format';
 import { parseJsonDraft } from '../src/lib/json-draft';
 import { EMPTY_LISTING_FORM, listingBody } from '../src/lib/listing-form';
 import { flattenPages, nextCursor } from '../src/lib/paging';
@@ -120,5 +120,13 @@ describe('listing form', () => {
       { type: 'trace', id: '0123456789abcdef0123456789ABCDEF' },
       { type: 'audit_event', id: '0b0f3c1e-6a4e-4a57-9a35-0c8d7d2b1a01' },
     ]);
+  });
+});
+
+describe('plural', () => {
+  it('says one agent, never one agents', () => {
+    expect(plural(1, 'agent')).toBe('1 agent');
+    expect(plural(0, 'tier change')).toBe('0 tier changes');
+    expect(plural(2, 'agent')).toBe('2 agents');
   });
 });

@@ -68,6 +68,19 @@ describe('POST /api/v1/enroll', () => {
     expect(d).toMatchObject({ status: 'PENDING', kind: 'agent', platform: 'node', fingerprint: res.body.fingerprint });
   });
 
+  it("names the device after the invite's label unless the body names it", async () => {
+    const owner = await newOwner(t);
+    const named = async (label: string, name?: string) => {
+      const inv = await t.request({ method: 'POST', url: '/api/v1/invites', headers: owner.auth, payload: { label } });
+      const res = await post({ ...enrollBody(inv.body.token as string, newDeviceKeys()), ...(name ? { name } : {}) });
+      expect(res.status).toBe(201);
+      const list = await t.request({ method: 'GET', url: '/api/v1/devices', headers: owner.auth });
+      return (list.body.devices as { device_id: string; name: string }[]).find((x) => x.device_id === res.body.device_id)!.name;
+    };
+    expect(await named('Build bot')).toBe('Build bot');
+    expect(await named('Build bot', 'ci-runner')).toBe('ci-runner');
+  });
+
   it('accepts uppercase hex keys and stores them as lowercase hex', async () => {
     const owner = await newOwner(t);
     const inv = await createInvite(t, owner);

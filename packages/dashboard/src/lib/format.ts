@@ -57,3 +57,8 @@ export function shortId(id: string): string {
 
 /** What reading a form gives: the API body, or what the owner must fix (shown next to the form). */
 export type FormResult<T> = { ok: true; body: T } | { ok: false; error: string };
+
+/** `count` with its noun, singular for exactly one: `plural(1, 'agent')` -> `1 agent`, `plural(3, 'agent')` -> `3 agents`. */
+export function plural(count: number, noun: string): string {
+  return `${count} ${count === 1 ? noun : `${noun}s`}`;
+}

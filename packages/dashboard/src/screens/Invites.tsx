@@ -46,6 +46,12 @@ function NewInvite({ invite, onDone }: { invite: CreatedInvite; onDone: () => vo
   );
 }
 
+/** Whether the new invite's token no longer works (consumed by an agent's enrollment, revoked or expired). */
+function usedUp(created: CreatedInvite, listed: readonly { id: string; status: string }[] | undefined): boolean {
+  const now = listed?.find((i) => i.id === created.id);
+  return now !== undefined && now.status !== 'active';
+}
+
 export function Invites() {
   const { client } = useOwner();
   const qc = useQueryClient();
@@ -75,7 +81,7 @@ export function Invites() {
         </button>
       </form>
       <ErrorNote error={create.error} />
-      {created && <NewInvite invite={created} onDone={() => setCreated(undefined)} />}
+      {created && !usedUp(created, invites.data?.invites) && <NewInvite invite={created} onDone={() => setCreated(undefined)} />}
       <ErrorNote error={invites.error ?? revoke.error} />
       {invites.isPending ? (
         <Loading />

@@ -13,6 +13,7 @@ import { AgentSelect } from './parts/AgentSelect';
 import { FleetTable } from './trust/FleetTable';
 import { Empty, ErrorNote, Loading, Section, Time } from '../components/ui';
 import { agentLabel, useAgents } from '../lib/agents';
+import { plural } from '../lib/format';
 import { useRootMutation } from '../lib/mutate';
 import { parseWindow, WINDOWS, windowDays } from '../lib/trust-view';
 import { TrustAgent } from './trust/TrustAgent';
@@ -49,7 +50,7 @@ function Recompute() {
       </button>
       {run.data && (
         <p role="status" className="muted" style={{ margin: 0 }}>
-          Scored {run.data.agents} agents in {Math.round(run.data.duration_ms)} ms; {run.data.tier_changes} tier changes.
+          Scored {plural(run.data.agents, 'agent')} in {Math.round(run.data.duration_ms)} ms; {plural(run.data.tier_changes, 'tier change')}.
         </p>
       )}
       <ErrorNote error={run.error} />

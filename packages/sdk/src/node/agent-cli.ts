@@ -50,7 +50,7 @@ export const USAGE = `usage:
 
   --server         service base URL (default http://127.0.0.1:8080)
   --state-dir      where keys, device token and session state are kept (default ./agent-state)
-  --name           device name shown to the owner
+  --name           device name shown to the owner (default: the invite's label)
   --no-mls         use X3DH + Double Ratchet only
   --require-pq     refuse classical end-to-end sessions: X3DH without the peer's post-quantum prekey
                    (PQXDH) and MLS groups of a non-hybrid ciphersuite; env PARLEY_REQUIRE_PQ=1

@@ -25,7 +25,8 @@ export const activationMessage = (deviceId: string) => Buffer.from(`activate:${d
  * `POST /enroll`: an unknown, consumed, revoked or expired invite is 401; a bad proof of
  * possession, or a key that is not a usable point ({@link requireDeviceKeys}: non-canonical or
  * small-order Ed25519, low-order X25519), is 400 and leaves the invite unused. Success consumes the invite and creates a
- * PENDING agent device; owners receive `device_pending`.
+ * PENDING agent device, named as the body says, else by the invite's label; owners receive
+ * `device_pending`.
  */
 export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest): Promise<{ device_id: string; fingerprint: string; status: DeviceStatus }> {
   const ipk = input.identity_public_key.toLowerCase();
@@ -50,7 +51,7 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
       identityPublicKey: ipk,
       ephemeralPublicKey: epk,
       fingerprint: fingerprint(ipk),
-      name: input.name ?? `${input.platform ?? 'agent'}-${id.slice(0, 8)}`,
+      name: input.name ?? invite.label ?? `${input.platform ?? 'agent'}-${id.slice(0, 8)}`,
       platform: input.platform ?? null,
       inviteId: invite.id,
     });
