@@ -12,5 +12,5 @@ CREATE TABLE "key_binding_nonces" (
 ALTER TABLE "key_binding_nonces" ADD CONSTRAINT "key_binding_nonces_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "key_binding_nonces_tenant_expires_idx" ON "key_binding_nonces" USING btree ("tenant_id","expires_at");--> statement-breakpoint
 CREATE INDEX "devices_identity_public_key_idx" ON "devices" USING btree ("identity_public_key");--> statement-breakpoint
--- Row-level security (DESIGN §4): the tenant policy of 0001_rls.sql.
+-- Row-level security (docs/architecture.md "Tenancy"): the tenant policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls('key_binding_nonces'::regclass);

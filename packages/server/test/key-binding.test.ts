@@ -1,6 +1,6 @@
 /**
  * Key bindings (docs/decisions.md "Key bindings"): the attacker replays a victim's identity key
- * and its fixed proof of possession (DESIGN §7) with an X25519 key of their own; a fresh binding
+ * and its fixed proof of possession with an X25519 key of their own; a fresh binding
  * over a single-use nonce, the tenant and the keys is what tells them apart. Also: the legacy
  * bodies keep working for a fresh key, and `KEY_BINDING_REQUIRED` refuses them.
  */
@@ -160,7 +160,7 @@ describe('key bindings', () => {
     expect((await t.request({ method: 'POST', url: '/api/v1/key-binding/nonce', payload: { purpose: 'device_activate', device_id: '00000000-0000-4000-8000-000000000000' } })).status).toBe(404);
   });
 
-  it('keeps the legacy bodies of DESIGN §7 working for a fresh key (API-key registration, owner device, activation)', async () => {
+  it('keeps the legacy bodies of the wire contract working for a fresh key (API-key registration, owner device, activation)', async () => {
     const key = await newKey(attacker);
     const keys = newDeviceKeys();
     const accepted = await registerOnSocket(await socket(key.key), legacy(keys));

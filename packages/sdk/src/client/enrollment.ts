@@ -222,7 +222,7 @@ export class InvalidChallengeError extends Error {
 }
 
 /**
- * Renew the device JWT (DESIGN §5): fetch a challenge, check its form
+ * Renew the device JWT: fetch a challenge, check its form
  * ({@link InvalidChallengeError}), sign it under the token-renewal domain (@parley/protocol
  * `tokenRenewalMessage`), exchange it for a new JWT. By default the new JWT is installed on `client`.
  * @throws InvalidChallengeError before signing anything; ParleyApiError 403 (revoked), 409 (not

@@ -2,7 +2,7 @@
  * Key bindings (docs/decisions.md "Key bindings"): a fresh signature by the identity key over a
  * single-use server nonce, the tenant and the keys being registered or activated, sent as the
  * `key_binding` field of `client_key_register`, `POST /devices/register` and
- * `POST /devices/{id}/activate`. The fixed proof of possession of DESIGN §7 (a signature over
+ * `POST /devices/{id}/activate`. The fixed proof of possession of the wire contract (a signature over
  * the raw identity key) is the same every time, so whoever saw it could replay it; a binding
  * cannot be.
  */

@@ -1,5 +1,5 @@
 /**
- * Server-side cryptographic helpers (DESIGN §5, §7). Primitives only from node:crypto,
+ * Server-side cryptographic helpers. Primitives only from node:crypto,
  * @noble/hashes (BLAKE2b-256, which node:crypto does not offer at 256 bits) and @noble/curves
  * (strict Ed25519 point and encoding checks); public-key point checks are public-keys.ts'.
  */

@@ -23,7 +23,7 @@ export function tokenChallenge(deps: DeviceServiceDeps, id: string): { device_id
 }
 
 /**
- * Renew a device JWT (DESIGN §5): `signature` is Ed25519 by the identity key over the
+ * Renew a device JWT: `signature` is Ed25519 by the identity key over the
  * challenge, which must be one we issued for this device and unexpired. The signed message is
  * @parley/protocol `tokenRenewalMessage` (the `parley/v2/token-renewal` domain tag, 0x00, the
  * UTF-8 challenge); a signature over the bare UTF-8 challenge, as clients made it before domain

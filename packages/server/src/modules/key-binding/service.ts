@@ -2,7 +2,7 @@
  * Key bindings (docs/decisions.md "Key bindings"): a fresh proof that the caller holds the
  * identity key it registers or activates, for the steps that no single-use secret protects
  * (`client_key_register`, `POST /devices/register`, `POST /devices/{id}/activate`). The fixed
- * proof of possession (a signature over the raw identity key, DESIGN §7) is the same every time,
+ * proof of possession (a signature over the raw identity key) is the same every time,
  * so whoever saw it once could present it again with a key of their own beside it.
  *
  * - `POST /api/v1/key-binding/nonce` issues a stateless nonce (auth/stateless-challenges.ts)
@@ -12,7 +12,7 @@
  *   @parley/protocol `keyBindingMessage` (domain `parley/v2/key-binding`, canonical JSON of
  *   purpose, nonce, tenant, keys and device id). Verified, then the nonce is spent in the step's
  *   own transaction (single use).
- * - Without `key_binding` (the legacy bodies of DESIGN §7) a step is still accepted, except when
+ * - Without `key_binding` (the legacy bodies of the wire contract) a step is still accepted, except when
  *   `KEY_BINDING_REQUIRED` is set, and except a registration of an identity key that another live
  *   device holds (any tenant): that is what a replay looks like.
  */
@@ -128,7 +128,7 @@ export class KeyBindingService {
   }
 
   /**
-   * A step without `key_binding` (DESIGN §7's legacy bodies): refused (400, naming the upgrade)
+   * A step without `key_binding` (the wire contract's legacy bodies): refused (400, naming the upgrade)
    * under `KEY_BINDING_REQUIRED`, and for a registration (`client_key_register`,
    * `owner_device_register`) whose identity key a live device of another tenant, or a
    * non-revoked device of this one, already holds: a replayed proof of possession.

@@ -94,7 +94,7 @@ export class RentalService {
 
   /**
    * Rent a published listing of another tenant (SPEC §4.16). The payment method is the body's or
-   * the tenant's default (DESIGN §8.29). @throws 400 no payment method; 404 listing not published,
+   * the tenant's default. @throws 400 no payment method; 404 listing not published,
    * or `X-Device-Id` unknown; 403 `X-Device-Id` not one of the owner's own owner devices; 409 own
    * listing, the agent suspended, or the identity no longer meets the listing's tier/score; 402 declined
    * (the rental is recorded as cancelled, `payment_failed`); 502 processor failure.
