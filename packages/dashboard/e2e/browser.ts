@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import axe from 'axe-core';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
@@ -53,4 +53,27 @@ export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target)) }));
   });
   return results.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/**
+ * A new context (CSP bypassed so axe can be injected, a 1280×900 viewport) and page whose console
+ * lines and uncaught errors are appended to `log`, the first thing to read when a test fails.
+ */
+export async function openPage(browser: Browser, log: string[]): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => log.push(`[pageerror] ${e.stack ?? e.message}`));
+  return { context, page };
+}
+
+/** Poll `get` every 50 ms until it gives a value other than `undefined`/`false`; throws after `ms`, naming `what`. */
+export async function until<T>(what: string, get: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

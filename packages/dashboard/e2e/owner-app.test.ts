@@ -15,11 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { ParleyClient, RealtimeClient } from '@parley/sdk';
 import { nodeWebSocket } from '@parley/sdk/node';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
 import { startApp, type TestApp } from '../../server/test/harness.js';
-import { DIST, launch, ROOT, screenshot, seriousViolations } from './browser.js';
+import { DIST, launch, openPage, ROOT, screenshot, seriousViolations, until } from './browser.js';
 
 const EMAIL = `owner-${Date.now()}@example.com`;
 const HELLO = `hello from the browser ${Date.now()}`;
@@ -40,20 +40,10 @@ function startAgent(args: string[]): AgentProcess {
   return { child, output: () => out, exit };
 }
 
-async function until<T>(what: string, get: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('owner web app in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let agent: AgentProcess | undefined;
   let stateDir: string;
@@ -81,10 +71,7 @@ describe('owner web app in Chromium', () => {
     owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(EMAIL) });
     stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-agent-'));
     browser = await launch();
-    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('console', (m) => pageLog.push(`[${m.type()}] ${m.text()}`));
-    page.on('pageerror', (e) => pageLog.push(`[pageerror] ${e.stack ?? e.message}`));
+    ({ page } = await openPage(browser, pageLog));
   });
 
   afterAll(async () => {

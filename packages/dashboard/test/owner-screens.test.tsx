@@ -101,7 +101,9 @@ const client = {
     listings: [{ listing_id: L1, hub_address: 'acme', title: 'Research agent', description: '', category: 'research', capabilities: [], pricing: { model: 'per_hour', price_cents: 1250 }, status: 'draft', trust_tier: 'certified', trust_score: 0.91, published_at: null }],
     next_cursor: null,
   })),
-  listHubIdentities: vi.fn(async () => [{ id: 'i1', hub_address: 'acme', display_name: 'Acme', trust_tier: 'certified' }]),
+  listHubIdentities: vi.fn(async () => [{ id: 'i1', hub_address: 'acme', display_name: 'Acme', trust_tier: 'certified', tier_source: 'computed', capabilities: [], device_id: null }]),
+  getHubProfile: vi.fn(async () => ({ hub_address: 'acme', display_name: 'Acme', description: null, trust_tier: 'certified', tier_source: 'computed', trust_score: 0.91, capabilities: [], enrolled_at: AT, last_active: null })),
+  listHubCapabilities: vi.fn(async () => []),
   createListing: vi.fn(async () => ({})),
   publishListing: vi.fn(async () => ({})),
   pauseListing: vi.fn(async () => ({})),
@@ -267,7 +269,7 @@ describe('Marketplace', () => {
   it('shows my listings, rentals, disputes and payouts with amounts in dollars', async () => {
     const { container } = show(<Marketplace />);
     expect(headings(1)).toEqual(['Marketplace']);
-    expect(headings(2)).toEqual(['My listings', 'My rentals', 'Disputes', 'Payouts']);
+    expect(headings(2)).toEqual(['Hub identities', 'My listings', 'My rentals', 'Disputes', 'Payouts']);
     const listing = (await screen.findByText('Research agent')).closest('tr')!;
     expect(listing.textContent).toContain('$12.50 per hour');
     expect(client.searchListings).toHaveBeenCalledWith({ mine: true, limit: 50 });

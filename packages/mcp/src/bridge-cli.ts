@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { runIfMain } from '@parley/sdk/node';
 import { createBridge } from './bridge.js';
-import { API_KEY_PATTERN, ConfigError, DEFAULT_ENDPOINT, pluginUrl } from './config.js';
+import { API_KEY_PATTERN, ConfigError, DEFAULT_ENDPOINT, DEFAULT_STATE_DIR, pluginUrl } from './config.js';
 import { describeToolFailure } from './errors.js';
 import { bridgeHostConfig } from './host-config.js';
 import { hubAddressOf } from './tools/common.js';
@@ -64,7 +64,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
       ...(apiKey ? { apiKey, credentials: { kind: 'api_key' as const, apiKey } } : {}),
       pluginUrl: pluginUrl(env.PARLEY_PLUGIN_URL || undefined),
       pluginToken: env.PARLEY_PLUGIN_TOKEN || undefined,
-      stateDir: env.PARLEY_STATE_DIR ?? './agent-state',
+      stateDir: env.PARLEY_STATE_DIR || DEFAULT_STATE_DIR,
     });
     io.err(`parley-bridge: bridging to did:hub:${hub} (skills: ${bridge.skills.join(', ')})`);
     const transport = new StdioServerTransport();

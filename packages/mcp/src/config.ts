@@ -12,17 +12,27 @@
  * | `PARLEY_PRIVATE_KEY` | `--private-key` | the agent device's Ed25519 private key, 64 hex (with `PARLEY_DEVICE_ID`) |
  * | `PARLEY_DEVICE_ID` | `--device-id` | the enrolled agent device (UUID), with a private key |
  * | `PARLEY_SKILLS_DIR` | `--skills-dir` | skills this agent offers (one `.json` or `.md` file each) |
- * | `PARLEY_PLUGIN_URL` | `--plugin-url` | the local plugin (default `http://127.0.0.1:18790`) |
+ * | `PARLEY_PLUGIN_URL` | `--plugin-url` | the local plugin (default: the URL the plugin of the state directory notes in its `plugin.json`, else `http://127.0.0.1:18791`) |
  * | `PARLEY_PLUGIN_TOKEN` | `--plugin-token` | the plugin's token (default: read from `<state dir>/plugin-token`) |
- * | `PARLEY_STATE_DIR` | `--state-dir` | the plugin's state directory (default `./agent-state`) |
+ * | `PARLEY_STATE_DIR` | `--state-dir` | the state directory of the agent whose plugin the tool server uses (default `.parley/mcp`) |
  * | `PARLEY_HTTP_TOKEN` | `--http-token` | with `--http`: the bearer token clients send (default: generated once into `<state dir>/mcp-http-token`) |
  */
 import { statSync } from 'node:fs';
-import { DEFAULT_PLUGIN_URL, isLoopbackUrl } from '@parley/sdk/node';
+import { isLoopbackUrl } from '@parley/sdk/node';
 import { hubAddress } from './hub-names.js';
 
 /** The default service base URL (DESIGN §3, §8.27). */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
+/**
+ * The default state directory of the tool server's agent (relative to the working directory: the
+ * repository root for `npm run mcp`): its own, apart from the service's `DATA_DIR` and from
+ * `parley-agent`'s default `./agent-state`.
+ */
+export const DEFAULT_STATE_DIR = '.parley/mcp';
+/** The default plugin port of the tool server's agent (`parley-agent run --plugin-port 18791`; its own default is 18790). */
+export const DEFAULT_MCP_PLUGIN_PORT = 18791;
+/** The plugin URL used when none is given and the state directory names none. */
+export const DEFAULT_MCP_PLUGIN_URL = `http://127.0.0.1:${DEFAULT_MCP_PLUGIN_PORT}`;
 /** SPEC §5 rule 4: the API key format. */
 export const API_KEY_PATTERN = /^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -40,8 +50,8 @@ export interface McpConfig {
   hubAddress: string;
   credentials: McpCredentials;
   skillsDir: string | undefined;
-  /** Plugin base URL without a trailing slash. */
-  pluginUrl: string;
+  /** Plugin base URL without a trailing slash, when given; else found at each call (plugin-client.ts). */
+  pluginUrl: string | undefined;
   pluginToken: string | undefined;
   stateDir: string;
   /** Bearer token of the Streamable HTTP mode, when given (else generated, see the CLI). */
@@ -88,11 +98,12 @@ function httpUrl(name: string, value: string): string {
 
 /**
  * `PARLEY_PLUGIN_URL` checked: the plugin's token, plaintext messages and SPTs go there, so only a
- * loopback address (127.0.0.0/8, ::1, localhost) over http is accepted.
+ * loopback address (127.0.0.0/8, ::1, localhost) over http is accepted. Undefined stays undefined.
  * @throws ConfigError otherwise.
  */
-export function pluginUrl(value: string | undefined): string {
-  const url = httpUrl('PARLEY_PLUGIN_URL', value ?? DEFAULT_PLUGIN_URL);
+export function pluginUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const url = httpUrl('PARLEY_PLUGIN_URL', value);
   if (!isLoopbackUrl(url)) throw new ConfigError(`PARLEY_PLUGIN_URL must be a loopback address (127.0.0.1, ::1 or localhost): the plugin's token and plaintext go there; got "${url}"`);
   return url;
 }
@@ -153,7 +164,7 @@ export function parseConfig(settings: McpSettings): McpConfig {
     skillsDir,
     pluginUrl: pluginUrl(get('PARLEY_PLUGIN_URL')),
     pluginToken: get('PARLEY_PLUGIN_TOKEN'),
-    stateDir: get('PARLEY_STATE_DIR') ?? './agent-state',
+    stateDir: get('PARLEY_STATE_DIR') ?? DEFAULT_STATE_DIR,
     httpToken: httpToken(get('PARLEY_HTTP_TOKEN')),
   };
 }

@@ -36,7 +36,7 @@ describe('configuration at start', () => {
 
   it('parses every setting, with the documented defaults, and flags over the environment', () => {
     const c = parseConfig({ PARLEY_AGENT_ID: 'did:hub:My-Agent', PARLEY_API_KEY: KEY });
-    expect(c).toMatchObject({ endpoint: 'http://127.0.0.1:8080', agentId: 'did:hub:my-agent', hubAddress: 'my-agent', credentials: { kind: 'api_key', apiKey: KEY }, pluginUrl: 'http://127.0.0.1:18790', stateDir: './agent-state' });
+    expect(c).toMatchObject({ endpoint: 'http://127.0.0.1:8080', agentId: 'did:hub:my-agent', hubAddress: 'my-agent', credentials: { kind: 'api_key', apiKey: KEY }, pluginUrl: undefined, stateDir: '.parley/mcp' });
     const args = parseArgs(['--http', '--endpoint', 'http://h:1/', '--plugin-url=http://127.0.0.1:1/'], { PARLEY_ENDPOINT: 'http://env:2', PARLEY_AGENT_ID: 'did:hub:abc' });
     expect(args.http).toBe(8765);
     expect(args.settings).toMatchObject({ PARLEY_ENDPOINT: 'http://h:1/', PARLEY_AGENT_ID: 'did:hub:abc', PARLEY_PLUGIN_URL: 'http://127.0.0.1:1/' });

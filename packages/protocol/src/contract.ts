@@ -1,7 +1,7 @@
 /**
  * The shape of the route table (ts-rest style, in TypeBox): one row per REST operation, keyed by
- * the SDK method name, carrying method, absolute path template, authentication, OpenAPI summary
- * and tags, and the schemas of params, query, body and every answer. The server registers each
+ * the SDK method name, carrying method, absolute path template, authentication, OpenAPI summary,
+ * description and tags, and the schemas of params, query, body and every answer. The server registers each
  * row with its own schema objects (Fastify's `schema` option, hence Ajv and the OpenAPI document);
  * the SDK builds requests from the same rows and types answers with their static types.
  */
@@ -43,7 +43,12 @@ export interface RouteContract {
   readonly summary: string;
   /** OpenAPI tags (the SPEC area). */
   readonly tags: readonly string[];
-  readonly description?: string;
+  /**
+   * What the operation does, narrower rules on who may call it than `auth` says, and every status
+   * of `errors` only this route answers, with why (Markdown). The OpenAPI description adds who may
+   * call it and the common errors from `auth` and the row's inputs (route-docs.ts).
+   */
+  readonly description: string;
   readonly params?: TSchema;
   readonly query?: TSchema;
   /** Request headers the route reads beyond authentication (`X-Device-Id`, `X-Workspace-Id`), for validation and the OpenAPI document. */

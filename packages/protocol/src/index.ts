@@ -3,6 +3,9 @@
  * shape (schemas only; errors, clients and helpers stay with the server and the SDK):
  * - `common`: ids, keys, timestamps, `{detail}`, message fields (DESIGN §7);
  * - `contract`: the route row type, auth modes, OpenAPI security, path filling;
+ * - `route-docs`: the OpenAPI description of a row (who may call it, its errors and why);
+ * - `ws-frames`: the WebSocket frames and events, close codes and socket authentication;
+ * - `asyncapi`: the AsyncAPI 3.0 document of the WebSocket protocol, built from `ws-frames`;
  * - `areas/*`: the schemas, route rows and frames of each SPEC area;
  * - `routes`: `ROUTES`, the route table assembled from the areas;
  * - `audit-log`: what the server and a verifier of the audit log must hash alike (the fields of
@@ -14,6 +17,9 @@ export * from './loopback.js';
 export * from './signing-domains.js';
 export * from './signed-messages.js';
 export * from './contract.js';
+export * from './route-docs.js';
+export * from './ws-frames.js';
+export * from './asyncapi.js';
 export * from './routes.js';
 export * from './areas/platform.js';
 export * from './areas/tenants.js';

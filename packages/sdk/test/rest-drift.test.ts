@@ -11,8 +11,8 @@ import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ROUTES as SDK_ROUTES } from '../src/client/routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-/** Served outside the contract on purpose: the WebSocket upgrade, the OpenAPI document and Swagger UI. */
-const NOT_REST = (url: string) => url === '/api/v1/ws' || url === '/api/v1/openapi.json' || url.startsWith('/docs');
+/** Served outside the contract on purpose: the WebSocket upgrade, the OpenAPI and AsyncAPI documents and the docs pages. */
+const NOT_REST = (url: string) => url === '/api/v1/ws' || url === '/api/v1/openapi.json' || url === '/api/v1/asyncapi.json' || url.startsWith('/docs');
 const rowKey = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 const toOpenApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 

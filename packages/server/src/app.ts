@@ -384,7 +384,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.decorate('parley', { config, database, devIdp, deviceTokens, secrets, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace, metrics, lifecycle } satisfies Parley);
 
   // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
-  const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [] }) : undefined;
+  // Stripe.js (its script, frames and API) only when Stripe is the processor (docs/operations.md, Payment processor).
+  const dashboardSources = { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [], stripe: config.marketplace.stripe !== undefined };
+  const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, dashboardSources) : undefined;
   registerErrorHandling(app, pageFallback);
   registerParamNormalization(app);
   registerWellFormedInput(app);
@@ -526,7 +528,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const checkRentals = async () => void (await marketplace.monitor.check());
   trustEngine.onRecomputed(checkRentals);
   operatorTier.onGranted(checkRentals);
-  await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name });
+  await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name, publishableKey: config.marketplace.stripe?.publishableKey ?? null });
   const stopMarketplace = marketplace.start();
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
   // The socket (SPEC §6); a plain HTTP GET without the upgrade is told so (426), not 404.

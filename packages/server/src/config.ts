@@ -188,8 +188,12 @@ export interface MarketplaceConfig {
   payoutIntervalMs: number;
   /** How often each instance ends due rentals and checks rented agents' trust (`MARKETPLACE_RENTAL_POLL_MS`, default 60 s). */
   rentalPollMs: number;
-  /** `STRIPE_SECRET_KEY` + `STRIPE_WEBHOOK_SECRET` (both needed); `STRIPE_API_HOST`/`STRIPE_API_PORT`/`STRIPE_API_PROTOCOL` point it at another endpoint (tests). */
-  stripe: { secretKey: string; webhookSecret: string; host?: string; port?: number; protocol?: 'http' | 'https' } | undefined;
+  /**
+   * `STRIPE_SECRET_KEY` + `STRIPE_WEBHOOK_SECRET` (both needed); `STRIPE_PUBLISHABLE_KEY` (`pk_…`,
+   * optional) lets the web app make payment methods with Stripe.js; `STRIPE_API_HOST`/`STRIPE_API_PORT`/`STRIPE_API_PROTOCOL`
+   * point it at another endpoint (tests).
+   */
+  stripe: { secretKey: string; webhookSecret: string; publishableKey?: string; host?: string; port?: number; protocol?: 'http' | 'https' } | undefined;
   /** Signing secret of the local processor's events (`LOCAL_PROCESSOR_WEBHOOK_SECRET`, `whsec_…`; default: derived per process). */
   localWebhookSecret: string | undefined;
   /** Delay of the local processor's asynchronous confirmations, ms (`LOCAL_PROCESSOR_DELAY_MS`, default 200). */
@@ -202,9 +206,12 @@ function stripeConfig(env: NodeJS.ProcessEnv): MarketplaceConfig['stripe'] {
   const webhookSecret = env.STRIPE_WEBHOOK_SECRET?.trim();
   if (!webhookSecret) throw new Error('STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: Stripe events could not be verified');
   const protocol = env.STRIPE_API_PROTOCOL === 'http' ? 'http' : env.STRIPE_API_PROTOCOL === 'https' ? 'https' : undefined;
+  const publishableKey = env.STRIPE_PUBLISHABLE_KEY?.trim();
+  if (publishableKey && !/^pk_(test|live)_[A-Za-z0-9]+$/.test(publishableKey)) throw new Error('STRIPE_PUBLISHABLE_KEY must be a Stripe publishable key (pk_test_… or pk_live_…)');
   return {
     secretKey,
     webhookSecret,
+    ...(publishableKey ? { publishableKey } : {}),
     ...(env.STRIPE_API_HOST ? { host: env.STRIPE_API_HOST } : {}),
     ...(env.STRIPE_API_PORT ? { port: Number(env.STRIPE_API_PORT) } : {}),
     ...(protocol ? { protocol } : {}),
@@ -430,6 +437,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 const SECRET_KEY = /secret|password|token|key|credential/i;
 
 /**
+ * `value` with the password of a URL in it masked: `postgres://user:***@host/db`, and a
+ * `password=` query parameter (libpq connection URIs, PostgreSQL docs "Connection URIs") read
+ * `password=***`. Other text is returned unchanged.
+ */
+export function maskUrlPassword(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@').replace(/([?&]password=)[^&]*/gi, '$1***');
+}
+
+/**
  * The effective configuration for the start-up log line (issue 14 item 4): every value as
  * configured, except that secrets read `set` (string values under keys naming a secret, token,
  * password, key or credential) and passwords inside URLs (`postgres://user:***@host`) are masked.
@@ -438,7 +454,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
   const mask = (value: unknown, key: string): unknown => {
     if (typeof value === 'string') {
       if (SECRET_KEY.test(key)) return 'set';
-      return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+      return maskUrlPassword(value);
     }
     if (Array.isArray(value)) return value.map((v) => mask(v, key));
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));

@@ -46,6 +46,7 @@ const validListing = listingBody('mkt-placeholder');
 const MATRIX: Record<Exclude<Row, (typeof ELSEWHERE)[number]>, Case> = {
   searchListings: { who: 'public', badQueries: ['limit=0', 'limit=101', 'tier=platinum', 'min_price_cents=-1', 'mine=perhaps'] },
   getListing: { who: 'public', id: 'listing' },
+  listingCapabilities: { who: 'owner', id: 'listing' },
   createListing: {
     who: 'owner',
     body: validListing,
@@ -71,6 +72,7 @@ const MATRIX: Record<Exclude<Row, (typeof ELSEWHERE)[number]>, Case> = {
   connectDashboard: { who: 'owner' },
   getPaymentMethod: { who: 'owner' },
   setPaymentMethod: { who: 'owner', body: { payment_method: 'pm_card_visa' }, badBodies: [{}, { payment_method: '' }] },
+  paymentProcessor: { who: 'public' },
   verifyLedger: { who: 'operator' },
 };
 const ROWS = Object.keys(MATRIX) as (keyof typeof MATRIX)[];

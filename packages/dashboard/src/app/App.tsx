@@ -26,7 +26,10 @@ const ApiKeys = screen(() => import('../screens/ApiKeys'), 'ApiKeys');
 const Policies = screen(() => import('../screens/Policies'), 'Policies');
 const Audit = screen(() => import('../screens/Audit'), 'Audit');
 const Marketplace = screen(() => import('../screens/Marketplace'), 'Marketplace');
+const RentAgent = screen(() => import('../screens/market/Browse'), 'RentAgent');
+const RentalRoom = screen(() => import('../screens/market/RentalRoom'), 'RentalRoom');
 const Settings = screen(() => import('../screens/Settings'), 'Settings');
+const Operator = screen(() => import('../screens/operator/Operator'), 'Operator');
 
 /** Signed-in pages: sign-in first, then wait for the owner runtime (tenant, device, socket). */
 function RequireOwner() {
@@ -85,7 +88,10 @@ export function App() {
               <Route path="/policies" element={<Policies />} />
               <Route path="/audit" element={<Audit />} />
               <Route path="/marketplace" element={<Marketplace />} />
+              <Route path="/marketplace/browse" element={<RentAgent />} />
+              <Route path="/marketplace/rentals/:rentalId" element={<RentalRoom />} />
               <Route path="/settings" element={<Settings />} />
+              <Route path="/operator/:view?" element={<Operator />} />
               <Route path="*" element={<p>This page does not exist.</p>} />
             </Route>
           </Routes>

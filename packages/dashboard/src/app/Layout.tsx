@@ -1,6 +1,7 @@
 /**
- * The signed-in frame: a skip link, the navigation (one link per screen), who is signed in, this
- * browser's owner-device fingerprint and the socket state, and the current screen.
+ * The signed-in frame: a skip link, the navigation (one link per screen; the platform operator
+ * screen for operators only), who is signed in, this browser's owner-device fingerprint and the
+ * socket state, and the current screen.
  */
 import { NavLink, Outlet } from 'react-router';
 import { useAuth, useOwner } from './owner-context';
@@ -21,6 +22,9 @@ export const NAV: { to: string; label: string }[] = [
   { to: '/marketplace', label: 'Marketplace' },
   { to: '/settings', label: 'Settings' },
 ];
+
+/** The platform operator's entry, shown only when the service says the owner is one (`GET /me` `operator`). */
+export const OPERATOR_NAV = { to: '/operator', label: 'Platform operator' };
 
 export function Layout() {
   const { session, signOut, socket, warning } = useAuth();
@@ -49,7 +53,7 @@ export function Layout() {
       </header>
       <nav aria-label="Screens" className="side">
         <ul>
-          {NAV.map((n) => (
+          {(owner.operator ? [...NAV, OPERATOR_NAV] : NAV).map((n) => (
             <li key={n.to}>
               <NavLink to={n.to}>{n.label}</NavLink>
             </li>

@@ -4,9 +4,11 @@
  *   built-in provider is active and this server accepts it);
  * - OIDC: authorization code with PKCE (RFC 7636) as a public client, with `oauth4webapi`. The
  *   token the service verifies is the access token when it is a JWT, else the ID token.
- * The session (token, expiry, subject) lives in `sessionStorage`: it ends with the tab, and a
- * session that expires sends the owner to sign-in with the page to come back to (drafts are kept
- * by `drafts.ts`).
+ * The session (token, expiry, subject) lives in `sessionStorage`: it ends with the tab. With
+ * "Keep me signed in on this browser" (`persistent`) it lives in `localStorage` instead and
+ * survives closing the tab, until the token expires or the owner signs out (both clear it). The
+ * owner device's keys are sealed in IndexedDB either way (`sealed-store.ts`). A session that
+ * expires sends the owner to sign-in with the page to come back to (drafts are kept by `drafts.ts`).
  */
 import type { AuthConfig, ParleyClient } from '@parley/sdk';
 import * as oauth from 'oauth4webapi';
@@ -18,6 +20,8 @@ export interface AuthSession {
   sub: string;
   email?: string;
   provider: 'dev' | 'oidc';
+  /** Kept on this browser across closed tabs (`localStorage`) instead of this tab only. */
+  persistent?: boolean;
 }
 
 const SESSION_KEY = 'parley.session';
@@ -42,24 +46,39 @@ export function sessionFromToken(token: string, provider: AuthSession['provider'
   return { token, expiresAt: exp, sub, ...(typeof c.email === 'string' ? { email: c.email } : {}), provider };
 }
 
-/** The current session, or undefined when signed out or expired. */
-export function loadSession(now = Date.now()): AuthSession | undefined {
-  const raw = sessionStorage.getItem(SESSION_KEY);
+function readSession(store: Storage, now: number): AuthSession | undefined {
+  const raw = store.getItem(SESSION_KEY);
   if (!raw) return undefined;
   try {
     const s = JSON.parse(raw) as AuthSession;
-    return s.expiresAt > now ? s : undefined;
+    if (typeof s.token === 'string' && typeof s.expiresAt === 'number' && s.expiresAt > now) return s;
   } catch {
-    return undefined;
+    // unreadable: dropped below
   }
+  store.removeItem(SESSION_KEY);
+  return undefined;
 }
 
+/**
+ * The current session: this tab's (`sessionStorage`), else the one kept on this browser
+ * (`localStorage`, "Keep me signed in"); undefined when signed out or expired (an expired or
+ * unreadable one is removed).
+ */
+export function loadSession(now = Date.now()): AuthSession | undefined {
+  return readSession(sessionStorage, now) ?? readSession(localStorage, now);
+}
+
+/** Save the session: in `localStorage` when `s.persistent`, else in this tab's `sessionStorage` (the other copy is removed). */
 export function saveSession(s: AuthSession): void {
-  sessionStorage.setItem(SESSION_KEY, JSON.stringify(s));
+  const [keep, drop] = s.persistent ? [localStorage, sessionStorage] : [sessionStorage, localStorage];
+  keep.setItem(SESSION_KEY, JSON.stringify(s));
+  drop.removeItem(SESSION_KEY);
 }
 
+/** Forget the session in this tab and on this browser (sign-out, expiry). */
 export function clearSession(): void {
   sessionStorage.removeItem(SESSION_KEY);
+  localStorage.removeItem(SESSION_KEY);
 }
 
 /** Remember where to come back to after signing in again. */
@@ -101,14 +120,14 @@ async function server(cfg: NonNullable<AuthConfig['oidc']>): Promise<oauth.Autho
   return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...requestOptions(cfg) }));
 }
 
-/** Start the OIDC authorization code flow with PKCE: navigates away to the provider. */
-export async function startOidc(cfg: NonNullable<AuthConfig['oidc']>): Promise<void> {
+/** Start the OIDC authorization code flow with PKCE: navigates away to the provider; `persistent` ("Keep me signed in") is applied when it comes back. */
+export async function startOidc(cfg: NonNullable<AuthConfig['oidc']>, persistent = false): Promise<void> {
   const as = await server(cfg);
   if (!as.authorization_endpoint) throw new Error('the OIDC provider publishes no authorization endpoint');
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
-  sessionStorage.setItem(OIDC_KEY, JSON.stringify({ verifier, state, nonce }));
+  sessionStorage.setItem(OIDC_KEY, JSON.stringify({ verifier, state, nonce, persistent }));
   const url = new URL(as.authorization_endpoint);
   url.searchParams.set('client_id', cfg.client_id);
   url.searchParams.set('redirect_uri', redirectUri());
@@ -127,7 +146,7 @@ export async function startOidc(cfg: NonNullable<AuthConfig['oidc']>): Promise<v
  * @throws Error (or oauth4webapi's errors) when the answer is an error or does not validate.
  */
 export async function finishOidc(cfg: NonNullable<AuthConfig['oidc']>, callback: URL): Promise<AuthSession> {
-  const saved = JSON.parse(sessionStorage.getItem(OIDC_KEY) ?? 'null') as { verifier: string; state: string; nonce: string } | null;
+  const saved = JSON.parse(sessionStorage.getItem(OIDC_KEY) ?? 'null') as { verifier: string; state: string; nonce: string; persistent?: boolean } | null;
   if (!saved) throw new Error('no sign-in in progress in this tab; start again');
   sessionStorage.removeItem(OIDC_KEY);
   const as = await server(cfg);
@@ -140,5 +159,5 @@ export async function finishOidc(cfg: NonNullable<AuthConfig['oidc']>, callback:
   const expiresAt = result.expires_in !== undefined ? Date.now() + result.expires_in * 1000 : undefined;
   const s = sessionFromToken(token, 'oidc', expiresAt);
   const email = typeof claims?.email === 'string' ? claims.email : s.email;
-  return { ...s, ...(email ? { email } : {}) };
+  return { ...s, ...(email ? { email } : {}), ...(saved.persistent ? { persistent: true } : {}) };
 }

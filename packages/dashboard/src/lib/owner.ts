@@ -10,7 +10,6 @@ import {
   DeviceIdentity,
   messageTypeFor,
   ownerPeerResolver,
-  ParleyApiError,
   ParleyClient,
   registerOwnerDeviceBound,
   RealtimeClient,
@@ -18,6 +17,7 @@ import {
   SecureMessenger,
   type Content,
   type Conversation,
+  type OwnerMe,
   type SecureMessage,
 } from '@parley/sdk';
 import type { AuthSession } from './auth';
@@ -33,8 +33,6 @@ export interface OwnerRuntimeHooks {
   /** A messenger or socket problem worth showing (not thrown). */
   onWarning?: (message: string) => void;
 }
-
-const NO_TENANT = /belongs to no tenant/;
 
 function decodeText(bytes: Uint8Array): string {
   return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
@@ -54,7 +52,14 @@ export class OwnerRuntime {
     readonly chat: ChatLog,
     /** Whether this sign-in created the tenant. */
     readonly createdTenant: boolean,
+    /** The owner as the service sees it (`GET /me`): subject and whether it is a platform operator. */
+    readonly me: OwnerMe,
   ) {}
+
+  /** Whether the signed-in owner is a platform operator (`PLATFORM_OPERATOR_SUBS`): the operator screens are offered. */
+  get operator(): boolean {
+    return this.me.operator;
+  }
 
   /** This browser's owner device id. */
   get deviceId(): string {
@@ -73,16 +78,11 @@ export class OwnerRuntime {
    */
   static async start(session: AuthSession, hooks: OwnerRuntimeHooks = {}): Promise<OwnerRuntime> {
     const client = new ParleyClient({ baseUrl: location.origin, ownerToken: () => session.token });
-    let createdTenant = false;
-    let devices;
-    try {
-      devices = (await client.listDevices()).devices;
-    } catch (err) {
-      if (!(err instanceof ParleyApiError && err.status === 403 && NO_TENANT.test(err.detail))) throw err;
-      await client.createTenant({ name: `${session.email ?? session.sub}` });
-      createdTenant = true;
-      devices = (await client.listDevices()).devices;
-    }
+    // `GET /me` answers before the first tenant exists: a first sign-in creates it without a 403.
+    const me = await client.getMe();
+    const createdTenant = me.tenant_id === null;
+    if (createdTenant) await client.createTenant({ name: `${session.email ?? session.sub}` });
+    const devices = (await client.listDevices()).devices;
     const store = await SealedStore.open(`owner:${session.sub}`);
     let identity = await loadIdentity(store);
     const mine = identity?.deviceId ? devices.find((d) => d.device_id === identity!.deviceId) : undefined;
@@ -119,7 +119,7 @@ export class OwnerRuntime {
       catchUp: sources,
       initialCursors: messenger.initialCursors(sources),
     });
-    const rt = new OwnerRuntime(session, client, store, identity, messenger, realtime, chat, createdTenant);
+    const rt = new OwnerRuntime(session, client, store, identity, messenger, realtime, chat, createdTenant, me);
     messenger.attach(realtime, { transport: false });
     messenger.on('message', (m) => rt.record(m));
     messenger.on('error', (e) => hooks.onWarning?.(`${e.code}: ${e.message}`));

@@ -190,22 +190,28 @@ function OwnerRow({ device, self }: { device: Device; self: boolean }) {
 export function Agents() {
   const owner = useOwner();
   const devices = useDeviceList();
-  const groups = groupDevices(devices.data ?? []);
+  // Until the list has loaded there is nothing to say about it: no "No agents yet" before it arrives.
+  const groups = devices.data ? groupDevices(devices.data) : undefined;
   return (
     <>
       <h1>Agents &amp; devices</h1>
       <ErrorNote error={devices.error} />
-      {devices.isPending && <Loading />}
-      <Pending devices={groups.pending} />
+      {groups && <Pending devices={groups.pending} />}
       <Section title="Agents">
-        <DeviceTable devices={groups.agents} empty="No agents yet: create an invite below and start an agent with its token.">
-          {(d) => <AgentRow key={d.device_id} device={d} />}
-        </DeviceTable>
+        {devices.isPending && <Loading what="Loading agents" />}
+        {groups && (
+          <DeviceTable devices={groups.agents} empty="No agents yet: create an invite below and start an agent with its token.">
+            {(d) => <AgentRow key={d.device_id} device={d} />}
+          </DeviceTable>
+        )}
       </Section>
       <Section title="Owner devices">
-        <DeviceTable devices={groups.owners} empty="No owner devices.">
-          {(d) => <OwnerRow key={d.device_id} device={d} self={d.device_id === owner.deviceId} />}
-        </DeviceTable>
+        {devices.isPending && <Loading what="Loading owner devices" />}
+        {groups && (
+          <DeviceTable devices={groups.owners} empty="No owner devices.">
+            {(d) => <OwnerRow key={d.device_id} device={d} self={d.device_id === owner.deviceId} />}
+          </DeviceTable>
+        )}
       </Section>
       <Invites />
     </>

@@ -4,7 +4,8 @@
  * recomputes the chain and names the first broken link. The transparency log's checks run in the
  * page with the SDK's verifier (lib/transparency.ts): the latest signed checkpoint against the key
  * pinned in this browser and the checkpoint it verified before ("verified"), and each event's
- * inclusion proof, verified before its bundle is offered for download.
+ * inclusion proof, verified before its bundle is offered for download. Actors and subjects show
+ * the name of the agent, device, hub identity, API key or owner next to the raw id (lib/audit-names.ts).
  */
 import { AUDIT_EVENT_TYPES, type AuditEvent } from '@parley/sdk';
 import { useMutation, useQuery } from '@tanstack/react-query';
@@ -12,6 +13,7 @@ import { useMemo, useState, type FormEvent } from 'react';
 import { useOwner } from '../app/owner-context';
 import { Badge, CopyButton, describeError, Empty, ErrorNote, Head, Loading, Section, Time } from '../components/ui';
 import { auditQuery, describeLogVerdict, describeVerdict, NO_AUDIT_FILTERS, type AuditFilters } from '../lib/audit';
+import { auditLabel, useAuditNames, type AuditNames, type AuditNameSources } from '../lib/audit-names';
 import { downloadText } from '../lib/download';
 import { checkLog, localPinStore, proveEvent, trustNewKey, type PinStore } from '../lib/transparency';
 import { readDraft } from '../lib/drafts';
@@ -100,7 +102,20 @@ function ProofCell({ e, store }: { e: AuditEvent; store: PinStore }) {
   );
 }
 
-function EventRow({ e, store }: { e: AuditEvent; store: PinStore }) {
+/** An actor or subject: its name when known, with the raw value under it. */
+function Named({ value, names, self }: { value: string | null; names: AuditNames; self: AuditNameSources['self'] }) {
+  if (!value) return <span className="muted">—</span>;
+  const label = auditLabel(names, value, self);
+  if (!label) return <code className="wrap">{value}</code>;
+  return (
+    <span className="stack" style={{ gap: 0 }} data-testid="audit-name">
+      <span>{label}</span>
+      <code className="muted wrap">{value}</code>
+    </span>
+  );
+}
+
+function EventRow({ e, store, names, self }: { e: AuditEvent; store: PinStore; names: AuditNames; self: AuditNameSources['self'] }) {
   return (
     <tr>
       <td>
@@ -109,8 +124,12 @@ function EventRow({ e, store }: { e: AuditEvent; store: PinStore }) {
       <td>
         <code>{e.type}</code>
       </td>
-      <td>{e.actor}</td>
-      <td>{e.subject ?? <span className="muted">—</span>}</td>
+      <td>
+        <Named value={e.actor} names={names} self={self} />
+      </td>
+      <td>
+        <Named value={e.subject ?? null} names={names} self={self} />
+      </td>
       <td>
         {hasData(e.data) ? (
           <details>
@@ -212,6 +231,7 @@ export function Audit() {
   const store = useMemo(() => localPinStore(deviceId), [deviceId]);
   const [filters, setFilters] = useState<AuditFilters>(() => parseJsonDraft(readDraft(FILTER_DRAFT), NO_AUDIT_FILTERS));
   const query = auditQuery(filters);
+  const { names, self } = useAuditNames();
   const events = usePaged(['audit', 'events', query], (cursor) => client.listAuditEvents({ ...query, ...(cursor ? { cursor } : {}) }), (p) => p.events);
   return (
     <>
@@ -228,7 +248,7 @@ export function Audit() {
             <Head columns={['Time', 'Type', 'Actor', 'Subject', 'Data', 'Hash', 'Proof']} />
             <tbody>
               {events.items.map((e) => (
-                <EventRow key={e.event_id} e={e} store={store} />
+                <EventRow key={e.event_id} e={e} store={store} names={names} self={self} />
               ))}
             </tbody>
           </table>

@@ -7,17 +7,15 @@
  */
 import { decisionAnswer, readDecisionAnswer, type Conversation, type DecisionRequest } from '@parley/sdk';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import { useOwner } from '../app/owner-context';
 import type { ChatEntry } from '../lib/chat-log';
 import { nameOf } from '../lib/names';
 import { useDeviceList, useDeviceNames } from '../lib/use-devices';
-import { useDraft } from '../lib/drafts';
-import { ContentCard } from '../components/ContentCard';
 import { ProtectionBadge } from '../components/ProtectionBadge';
-import { Ticks } from '../components/Ticks';
 import { Empty, ErrorNote, Loading, Section } from '../components/ui';
+import { ChatThread, useChat } from './parts/ChatThread';
 
 /**
  * Read receipts and ticks of an open chat (issue 20 part 1): the sent messages' statuses are
@@ -41,23 +39,6 @@ function useReceipts(conversationId: string, entries: ChatEntry[]): void {
   }, [owner, conversationId, lastIn]);
 }
 
-/** The conversation's decrypted log, live. */
-function useChat(conversationId: string): ChatEntry[] {
-  const { chat } = useOwner();
-  const [entries, setEntries] = useState<ChatEntry[]>([]);
-  useEffect(() => {
-    let live = true;
-    const load = () => void chat.list(conversationId).then((l) => live && setEntries([...l]));
-    load();
-    const off = chat.subscribe((id) => id === conversationId && load());
-    return () => {
-      live = false;
-      off();
-    };
-  }, [chat, conversationId]);
-  return entries;
-}
-
 /** The option chosen per answered decision request (by the request's message id). */
 export function answersOf(entries: ChatEntry[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -74,20 +55,8 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
   const entries = useChat(id);
   useReceipts(id, entries);
   const answers = useMemo(() => answersOf(entries), [entries]);
-  const [text, setText, clear] = useDraft(`chat.${id}`);
   const send = useMutation({ mutationFn: (content: Parameters<typeof owner.send>[1]) => owner.send(id, content) });
   const peer = useQuery({ queryKey: ['conversations', id, 'keys'], queryFn: () => owner.client.conversationKeys(id) });
-  const bottom = useRef<HTMLLIElement>(null);
-  useEffect(() => {
-    bottom.current?.scrollIntoView?.({ block: 'end' });
-  }, [entries.length]);
-
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    const t = text.trim();
-    if (!t) return;
-    send.mutate({ type: 'text', payload: { text: t } }, { onSuccess: clear });
-  };
   const answer = (entry: ChatEntry, optionId: string) => {
     if (entry.content?.type !== 'decision_request') return;
     send.mutate(decisionAnswer(entry.content.payload as DecisionRequest, entry.message_id, optionId));
@@ -102,31 +71,16 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
           {peer.data?.fingerprint ?? '…'}
         </span>
       </p>
-      <ol className="messages" aria-label={`Messages with ${agentName}`} aria-live="polite">
-        {entries.length === 0 && (
-          <li>
-            <Empty>No messages yet.</Empty>
-          </li>
-        )}
-        {entries.map((e) => (
-          <li key={e.message_id} className={`msg ${e.direction}`} data-testid="chat-message" data-direction={e.direction}>
-            <div className="meta">
-              {e.direction === 'out' ? 'You' : agentName} · {new Date(e.timestamp).toLocaleTimeString()}
-              {e.direction === 'out' && <Ticks status={e.status} />}
-            </div>
-            <ContentCard content={e.content} {...(e.text !== undefined ? { text: e.text } : {})} answered={answers.get(e.message_id)} onAnswer={e.direction === 'in' ? (o) => answer(e, o) : undefined} />
-          </li>
-        ))}
-        <li ref={bottom} aria-hidden="true" />
-      </ol>
-      <form className="inline" onSubmit={submit}>
-        <label htmlFor="composer">Your message</label>
-        <input id="composer" value={text} onChange={(e) => setText(e.target.value)} autoComplete="off" style={{ flex: 1 }} />
-        <button type="submit" className="primary" disabled={send.isPending || !text.trim()}>
-          Send
-        </button>
-      </form>
-      <ErrorNote error={send.error} />
+      <ChatThread
+        draftKey={`chat.${id}`}
+        peerName={agentName}
+        entries={entries}
+        onSend={(text, done) => send.mutate({ type: 'text', payload: { text } }, { onSuccess: done })}
+        pending={send.isPending}
+        error={send.error}
+        answers={answers}
+        onAnswer={answer}
+      />
     </Section>
   );
 }

@@ -1,8 +1,10 @@
 /**
- * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.23–§8.26, §8.35): my listings, my
- * rentals (as renter or developer), disputes and payouts. Money is integer US cents.
+ * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.23–§8.26, §8.35): my hub identities, my
+ * listings, my rentals (as renter or developer), disputes and payouts. Money is integer US cents.
  */
+import { Link } from 'react-router';
 import { Disputes } from './market/Disputes';
+import { HubIdentities } from './market/HubIdentities';
 import { MyListings } from './market/Listings';
 import { Payouts } from './market/Payouts';
 import { MyRentals } from './market/Rentals';
@@ -12,6 +14,10 @@ export function Marketplace() {
   return (
     <>
       <h1>Marketplace</h1>
+      <p>
+        <Link to="/marketplace/browse">Find an agent to rent</Link>: search published listings, see each agent’s trust and SLA, rent with a payment method.
+      </p>
+      <HubIdentities />
       <MyListings />
       <MyRentals />
       <Disputes />

@@ -1,7 +1,8 @@
 /**
  * Sign-in (issue 13 item 2; DESIGN §8.31): on the embedded default a form that signs in as an
  * e-mail address, clearly marked development only; with `OIDC_*` a button that starts the
- * authorization code flow with PKCE; `/auth/callback` finishes it.
+ * authorization code flow with PKCE; `/auth/callback` finishes it. Either way "Keep me signed in
+ * on this browser" (off by default) keeps the session after the tab closes (lib/auth.ts).
  */
 import { ParleyClient, type AuthConfig } from '@parley/sdk';
 import { useQuery } from '@tanstack/react-query';
@@ -16,6 +17,21 @@ function publicClient(): ParleyClient {
   return new ParleyClient({ baseUrl: location.origin });
 }
 
+/** The "Keep me signed in on this browser" checkbox (lib/auth.ts `persistent`). */
+function KeepSignedIn({ checked, onChange }: { checked: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <div className="stack">
+      <label className="row" style={{ fontWeight: 400, gap: '0.4rem' }}>
+        <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+        Keep me signed in on this browser
+      </label>
+      <p className="muted" style={{ margin: 0 }}>
+        Off: closing this tab signs you out. On: you stay signed in on this browser until the session expires or you sign out; use it only on your own computer.
+      </p>
+    </div>
+  );
+}
+
 function useAuthConfig() {
   return useQuery({ queryKey: ['auth-config'], queryFn: () => publicClient().authConfig(), staleTime: Infinity });
 }
@@ -27,6 +43,7 @@ export function SignIn() {
   const [email, setEmail] = useDraft('sign-in.email');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const [keep, setKeep] = useState(false);
 
   useEffect(() => {
     if (session) navigate(takeReturn(), { replace: true });
@@ -37,7 +54,8 @@ export function SignIn() {
     setBusy(true);
     setError(undefined);
     try {
-      signIn(await devSignIn(publicClient(), email.trim()));
+      const s = await devSignIn(publicClient(), email.trim());
+      signIn(keep ? { ...s, persistent: true } : s);
     } catch (err) {
       setError(err);
     } finally {
@@ -66,23 +84,25 @@ export function SignIn() {
           {!config.data.dev_login && <p className="error">This server does not listen on a loopback address, so development sign-in is refused.</p>}
           <label htmlFor="email">E-mail address</label>
           <input id="email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          <KeepSignedIn checked={keep} onChange={setKeep} />
           <button type="submit" className="primary" disabled={busy || !config.data.dev_login}>
             {busy ? 'Signing in…' : 'Sign in'}
           </button>
           <ErrorNote error={error} />
         </form>
       )}
-      {config.data?.mode === 'oidc' && config.data.oidc && <OidcButton oidc={config.data.oidc} />}
+      {config.data?.mode === 'oidc' && config.data.oidc && <OidcButton oidc={config.data.oidc} keep={keep} onKeep={setKeep} />}
     </main>
   );
 }
 
-function OidcButton({ oidc }: { oidc: NonNullable<AuthConfig['oidc']> }) {
+function OidcButton({ oidc, keep, onKeep }: { oidc: NonNullable<AuthConfig['oidc']>; keep: boolean; onKeep: (on: boolean) => void }) {
   const [error, setError] = useState<unknown>();
   return (
     <div className="card">
       <h2>Sign in</h2>
-      <button type="button" className="primary" onClick={() => startOidc(oidc).catch(setError)}>
+      <KeepSignedIn checked={keep} onChange={onKeep} />
+      <button type="button" className="primary" onClick={() => startOidc(oidc, keep).catch(setError)}>
         Sign in with {new URL(oidc.issuer).host}
       </button>
       <ErrorNote error={error} />

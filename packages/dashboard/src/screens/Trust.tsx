@@ -40,21 +40,32 @@ function WindowPicker({ value, onChange }: { value: TrustWindow; onChange: (w: T
   );
 }
 
-function Recompute() {
+/** `POST /trust/recompute` as a mutation: its button sits in the Fleet header, its outcome in the section body. */
+function useRecompute() {
   const { client } = useOwner();
-  const run = useRootMutation('trust', () => client.recomputeTrust());
+  return useRootMutation('trust', () => client.recomputeTrust());
+}
+
+type RecomputeRun = ReturnType<typeof useRecompute>;
+
+function RecomputeButton({ run }: { run: RecomputeRun }) {
   return (
-    <div className="stack">
-      <button type="button" onClick={() => run.mutate(undefined)} disabled={run.isPending}>
-        {run.isPending ? 'Recomputing…' : 'Recompute'}
-      </button>
+    <button type="button" onClick={() => run.mutate(undefined)} disabled={run.isPending}>
+      {run.isPending ? 'Recomputing…' : 'Recompute'}
+    </button>
+  );
+}
+
+function RecomputeOutcome({ run }: { run: RecomputeRun }) {
+  return (
+    <>
       {run.data && (
         <p role="status" className="muted" style={{ margin: 0 }}>
           Scored {plural(run.data.agents, 'agent')} in {Math.round(run.data.duration_ms)} ms; {plural(run.data.tier_changes, 'tier change')}.
         </p>
       )}
       <ErrorNote error={run.error} />
-    </div>
+    </>
   );
 }
 
@@ -65,6 +76,7 @@ export function Trust() {
   const navigate = useNavigate();
   const win = parseWindow(params.get('window'));
   const fleet = useTrustFleet(win);
+  const recompute = useRecompute();
   const { agents, error: agentsError } = useAgents();
   const query = params.toString() ? `?${params.toString()}` : '';
   const nameOf = (a: TrustFleetAgent) => agentLabel(agents, a.agent_id, a.hub_address);
@@ -78,7 +90,8 @@ export function Trust() {
     <>
       <h1>Trust</h1>
       <WindowPicker value={win} onChange={setWindow} />
-      <Section title="Fleet" actions={<Recompute />}>
+      <Section title="Fleet" actions={<RecomputeButton run={recompute} />}>
+        <RecomputeOutcome run={recompute} />
         <ErrorNote error={fleet.error} />
         {fleet.isPending && <Loading what="Loading the fleet" />}
         {fleet.data && (

@@ -160,7 +160,7 @@ export const a2aRoutes = {
     tags,
     summary: 'Request a channel with the agent behind a hub address (pending until its owner approves)',
     description:
-      "The initiator is the calling agent's device (API key or agent device JWT), or for an owner the agent device named by initiator_device_id. Needs a hub identity of trust tier certified (enterprise across tenants, with an active federation agreement). An owner device's JWT is 403.",
+      'Requests an agent-to-agent channel from an agent to the agent behind `responder_hub_address`, optionally for one `capability`. The initiator is the calling agent\'s device (API key or agent device JWT), or for an owner the ACTIVE agent device named by `initiator_device_id`. Within the tenant the initiator needs trust tier `certified`; across tenants `enterprise`, an active federation agreement whose trust floor both agents meet and whose capabilities include the one named. Across tenants without an agreement, an active marketplace rental of the responder authorizes the channel instead and approves it at once. The channel is `pending` until the responder\'s owner approves; its owners receive `a2a_channel_requested`. Answers 201. 400 when an owner names no `initiator_device_id`, it is not an agent device, or the agent would open a channel to itself. 403 when the initiator has no hub identity or too low a tier, there is no active agreement (nor rental), a trust score is below the floor, the capability is not allowed, an agent names another device as initiator, or the caller uses an owner device\'s JWT. 404 when the initiator device or the hub address is unknown. 409 when the initiator or responder device is not ACTIVE, the address is bound to no agent device, or an open channel already joins the two agents.',
     body: RequestA2aChannelRequest,
     responses: { 201: RequestedA2aChannel },
     errors: [400, 401, 403, 404, 409],
@@ -171,6 +171,8 @@ export const a2aRoutes = {
     auth: 'any',
     tags,
     summary: "List channels: an owner sees its tenant's, an agent (API key or agent device JWT) its own device's; newest first",
+    description:
+      'Channels newest first, optionally of one `status`: an owner sees every channel of its tenant (either side), an agent (API key or agent device JWT) the channels of its own device. An API key that has not registered key material yet gets an empty list. 403 also for an owner device\'s JWT (owners use the owner JWT).',
     query: A2aChannelListQuery,
     responses: { 200: A2aChannelList },
     errors: [400, 401, 403],
@@ -181,6 +183,8 @@ export const a2aRoutes = {
     auth: 'owner',
     tags,
     summary: "Approve a pending channel (the responder's owner)",
+    description:
+      'The responder tenant\'s owner approves a pending channel (`approved`); both agents receive `a2a_channel_approved` with their role and the peer\'s hub address, device and public keys, then exchange keys (`a2a_key_exchange` frames) to make it `active`. Audited in both tenants\' logs; answers the channel. 403 when the caller is the initiator side\'s owner, or the channel\'s federation agreement has ended. 404 when the channel is not visible to the tenant. 409 when the channel is not pending.',
     params: IdParams,
     responses: { 200: A2aChannel },
     errors: [400, 401, 403, 404, 409],
@@ -191,6 +195,8 @@ export const a2aRoutes = {
     auth: 'owner',
     tags,
     summary: "Reject a pending channel (the responder's owner; terminal)",
+    description:
+      'The responder tenant\'s owner declines a pending channel (`rejected`, terminal); the initiating agent receives `a2a_channel_rejected`. Audited in both tenants\' logs; answers the channel. 403 when the caller is the initiator side\'s owner. 404 when the channel is not visible to the tenant. 409 when the channel is not pending.',
     params: IdParams,
     responses: { 200: A2aChannel },
     errors: [400, 401, 403, 404, 409],
@@ -201,6 +207,8 @@ export const a2aRoutes = {
     auth: 'any',
     tags,
     summary: 'Revoke a pending, approved or active channel (either party; terminal)',
+    description:
+      'Either party ends a pending, approved or active channel (`revoked`, terminal): an owner any channel of its tenant, an agent only its own. Both agents receive `a2a_channel_revoked`. Audited in both tenants\' logs; answers the channel. 403 when an agent is not a party, or the caller uses an owner device\'s JWT. 404 when the channel is not visible to the tenant. 409 when the channel is already rejected or revoked.',
     params: IdParams,
     responses: { 200: A2aChannel },
     errors: [400, 401, 403, 404, 409],
@@ -211,6 +219,8 @@ export const a2aRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "Send an encrypted message on an active channel (a party agent); both tenants' policies apply",
+    description:
+      'A party agent sends an end-to-end encrypted message on an active channel (the REST form of the `a2a_message` frame). Both tenants\' policies decide; the stricter outcome wins: `delivered` (the peer and the sender\'s other sockets receive `a2a_message`), `notified` (also a `policy_alert` to the owners whose policy said so), `held` (until an owner approves) or `blocked` (nothing delivered, no ciphertext kept). A cross-tenant message gets a W3C `traceparent` when none is given. Counts against the device\'s 60 messages per minute, shared with the WebSocket. Answers 201 with the stored message and the outcome. 400 when a base64 field or `traceparent` is malformed. 403 when the caller is not a party, the federation agreement or the rental behind the channel has ended, or the API key has not registered key material. 404 when the channel is not visible to the tenant. 409 when the channel is not active. 413 when the decoded ciphertext is larger than `LIMIT_MESSAGE_BYTES`. 429 also when the device exceeds its message budget.',
     params: IdParams,
     body: A2aMessageInput,
     responses: { 201: A2aSendResult },
@@ -222,7 +232,8 @@ export const a2aRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "The calling party's role and the peer's keys of an approved or active channel (what a2a_channel_approved carried)",
-    description: 'For a party that missed the a2a_channel_approved event (offline, restarted): 409 while the channel is pending or after it closed.',
+    description:
+      'What `a2a_channel_approved` told the calling party, again, for an agent that missed the event (offline, restarted): its role and the peer\'s hub address, device and public keys. 403 when the caller is not a party, the channel\'s agreement or rental has ended, or the API key has not registered key material. 404 when the channel is not visible to the tenant. 409 while the channel is pending or after it closed, or when the peer device is not ACTIVE.',
     params: IdParams,
     responses: { 200: A2aChannelApprovedEvent },
     errors: [400, 401, 403, 404, 409],
@@ -233,6 +244,8 @@ export const a2aRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: 'Channel history for a party agent, oldest first; since = ISO timestamp or next_cursor',
+    description:
+      'A channel\'s delivered messages for a party agent, oldest first: without `since` the latest `limit`, with `since` (the previous page\'s `next_cursor` or an ISO 8601 timestamp, exclusive) the next `limit` after it. Messages to the caller are marked delivered; a held message joins the history when an owner releases it. 400 when `since` is neither a timestamp nor a cursor. 403 when the caller is not a party, or the API key has not registered key material. 404 when the channel is not visible to the tenant.',
     params: IdParams,
     query: A2aHistoryQuery,
     responses: { 200: A2aMessagePage },

@@ -49,6 +49,8 @@ export const apiKeysRoutes = {
     auth: 'owner',
     tags,
     summary: 'Create an API key; the raw key is returned once',
+    description:
+      'Creates an API key for a third-party agent (name 1 to 100 characters, `env` `prod`, `staging` or `dev`, default `dev`). Answers 201 with the raw key `svc_agent_sk_{env}_{64 hex}` shown this once; only its hash is stored. The key has no device until its client connects the WebSocket and registers key material with `client_key_register`.',
     body: CreateApiKeyRequest,
     responses: { 201: ApiKeyWithSecret },
     errors: [400, 401, 403],
@@ -59,6 +61,8 @@ export const apiKeysRoutes = {
     auth: 'owner',
     tags,
     summary: 'List tenant API keys',
+    description:
+      'Every API key of the tenant with name, environment, prefix, status, bound device (null before `client_key_register`), the key it was rotated from, and creation, revocation and last-use times; raw keys are never listed.',
     responses: { 200: ApiKeyList },
     errors: [401, 403],
   }),
@@ -68,6 +72,8 @@ export const apiKeysRoutes = {
     auth: 'owner',
     tags,
     summary: 'Revoke an API key (and its device)',
+    description:
+      'Revokes an active API key: later calls with it answer 401. Its bound device is revoked in the same transaction (key packages deleted, Skill Permission Tokens revoked, hub identities demoted) and its sockets close with 4001. Audited as `api_key.revoked`; answers the key. 404 when no key of the tenant has this id. 409 when the key is already revoked.',
     params: IdParams,
     responses: { 200: ApiKey },
     errors: [400, 401, 403, 404, 409],
@@ -78,6 +84,8 @@ export const apiKeysRoutes = {
     auth: 'owner',
     tags,
     summary: 'Atomic replacement: the old key is revoked and a new one returned once',
+    description:
+      'Atomically replaces an active key: in one transaction the old key is revoked (with its bound device, whose sockets close with 4001) and a new key with the same name and environment is created, unbound, so the client registers fresh key material; a hub identity waiting for the old key\'s first registration moves to the new one. Answers the new key with its raw value, shown once. 404 when no key of the tenant has this id. 409 when the key is already revoked.',
     params: IdParams,
     responses: { 200: ApiKeyWithSecret },
     errors: [400, 401, 403, 404, 409],
@@ -88,6 +96,8 @@ export const apiKeysRoutes = {
     auth: 'owner',
     tags,
     summary: 'Delete an API key and its associated device',
+    description:
+      'Deletes an API key in any state, together with its bound device (revoked and deleted, its key packages deleted, its Skill Permission Tokens revoked; sockets closed with 4001). Audited as `api_key.deleted`; answers 204. 404 when no key of the tenant has this id.',
     params: IdParams,
     responses: { 204: null },
     errors: [400, 401, 403, 404],

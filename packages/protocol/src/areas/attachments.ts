@@ -51,6 +51,8 @@ export const attachmentsRoutes = {
     tags,
     // The server appends its configured size limit to this summary.
     summary: 'Upload an encrypted file as a raw application/octet-stream body or a multipart "file" part',
+    description:
+      'Uploads a file the client encrypted itself, as a raw `application/octet-stream` body or a `multipart/form-data` body with one `file` part; the service stores the opaque bytes in the tenant\'s blob store and answers 201 with the blob id, size and content type. The blob id then travels inside an encrypted message. 400 when the body is empty, or a multipart body is malformed or has no `file` part. 413 when the file is larger than `LIMIT_ATTACHMENT_BYTES` (25 MiB by default). 415 for another content type (e.g. JSON).',
     contentTypes: [ATTACHMENT_CONTENT_TYPE, ATTACHMENT_MULTIPART_TYPE],
     responses: { 201: AttachmentInfo },
     errors: [400, 401, 403, 413, 415],
@@ -61,6 +63,8 @@ export const attachmentsRoutes = {
     auth: 'owner-or-device',
     tags,
     summary: 'Download an encrypted file: the raw bytes uploaded',
+    description:
+      'Downloads an attachment of the caller\'s tenant: exactly the encrypted bytes uploaded, as `application/octet-stream`; the client decrypts them with the key from the message that carried the blob id. 404 when no attachment of the tenant has this id, or its bytes are missing from the blob store.',
     params: Type.Object({ blob_id: Uuid }),
     responses: { 200: AttachmentBytes },
     errors: [400, 401, 403, 404],
@@ -71,6 +75,8 @@ export const attachmentsRoutes = {
     auth: 'owner',
     tags: ['push'],
     summary: "Register a mobile push token for an ACTIVE device of the caller's tenant (idempotent per device and token)",
+    description:
+      'Registers a mobile push token (`platform` and `token`, at most 4096 characters) for an ACTIVE device of the caller\'s tenant, so the device can be woken for new messages. Idempotent: the same device and token answer the same registration id. Answers 201. 404 when the device is unknown in the tenant or not ACTIVE.',
     body: RegisterPushTokenRequest,
     responses: { 201: PushRegistration },
     errors: [400, 401, 403, 404],

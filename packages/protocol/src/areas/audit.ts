@@ -239,6 +239,8 @@ export const auditRoutes = {
     auth: 'owner',
     tags,
     summary: 'Query the hash-chained audit trail, newest first',
+    description:
+      'The tenant\'s hash-chained audit events, newest first, filtered by `type`, `actor`, `subject` and a `since`/`until` window, paged by `cursor` (the previous page\'s `next_cursor`) and `limit` (50 by default). Each event carries its sequence number, previous hash and hash, so a reader can check the chain. 400 when `since`/`until` is not an ISO 8601 timestamp or `cursor` is not a `next_cursor` value.',
     query: AuditEventQuery,
     responses: { 200: AuditEventPage },
     errors: [400, 401, 403],
@@ -249,6 +251,8 @@ export const auditRoutes = {
     auth: 'owner',
     tags,
     summary: "Recompute the tenant's audit hash chain",
+    description:
+      'Recomputes the tenant\'s whole audit hash chain and answers whether it verifies, how many events it holds and, when it breaks, the first event whose hash or link does not match.',
     responses: { 200: AuditChainVerdict },
     errors: [401, 403],
   }),
@@ -258,7 +262,8 @@ export const auditRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "An agent appends one of its own actions (`agent.action`) to its tenant's audit chain",
-    description: 'Answers 201 with the stored event (as listed by GET /audit/events). An API key without registered key material is 403; details above 16 KiB of JSON are 413.',
+    description:
+      'The calling agent appends one of its own actions to its tenant\'s audit chain as an `agent.action` event (action, optional details of at most 16 KiB of JSON, optional W3C trace and span ids), with the agent as actor and its device as subject. Answers 201 with the stored event as `GET /audit/events` lists it. 400 when a trace or span id is all zeros, or the text holds NUL characters or invalid Unicode. 403 when the caller is an owner device or an API key without registered key material. 413 when `details` is larger than 16 KiB of JSON or the body larger than 64 KiB.',
     body: SubmitAuditEventRequest,
     responses: { 201: AuditEvent },
     errors: [400, 401, 403, 413],
@@ -269,6 +274,8 @@ export const auditRoutes = {
     auth: 'none',
     tags,
     summary: "The platform key that signs the audit logs' checkpoints (C2SP verifier key)",
+    description:
+      'The platform\'s Ed25519 key that signs the checkpoints of every tenant\'s audit log, as a C2SP signed-note verifier key (and the keys it replaced), so anyone can verify a checkpoint offline.',
     responses: { 200: AuditLogKey },
     errors: [],
   }),
@@ -278,7 +285,8 @@ export const auditRoutes = {
     auth: 'owner',
     tags,
     summary: "A signed checkpoint of the tenant's audit log covering every event committed before the request",
-    description: 'Every checkpoint answered is kept; proofs are served for the sizes of kept checkpoints.',
+    description:
+      'A signed checkpoint (C2SP signed note: origin, tree size, root hash of the RFC 9162 Merkle tree) of the tenant\'s audit log covering every event committed before the request. Every checkpoint answered is kept, and inclusion and consistency proofs are served for the sizes of kept checkpoints.',
     responses: { 200: AuditCheckpoint },
     errors: [401, 403],
   }),
@@ -288,7 +296,8 @@ export const auditRoutes = {
     auth: 'owner',
     tags,
     summary: 'An audit event with its inclusion proof and the checkpoint it leads to',
-    description: 'tree_size must be the size of a kept checkpoint that contains the event (400 otherwise); 404 for an event of no tenant of the caller.',
+    description:
+      'An audit event with its RFC 9162 inclusion proof in the tree of `tree_size` (default: the latest checkpoint) and that signed checkpoint, so the event\'s presence can be verified against the log key. 400 when `tree_size` is not the size of a kept checkpoint, or that tree does not contain the event. 404 when no event of the tenant has this id.',
     params: Type.Object({ event_id: Uuid }),
     query: AuditEventProofQuery,
     responses: { 200: AuditEventProof },
@@ -300,7 +309,8 @@ export const auditRoutes = {
     auth: 'owner',
     tags,
     summary: "A consistency proof between two checkpoints of the tenant's audit log",
-    description: 'first and second must be sizes of kept checkpoints with 1 <= first <= second (400 otherwise).',
+    description:
+      'An RFC 9162 consistency proof that the tenant\'s audit log at size `second` extends the log at size `first` (nothing was rewritten), for two sizes of checkpoints the service answered. 400 unless 1 ≤ `first` ≤ `second` and both sizes are kept checkpoints.',
     query: AuditConsistencyQuery,
     responses: { 200: AuditConsistencyProof },
     errors: [400, 401, 403],

@@ -89,6 +89,8 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags,
     summary: 'List conversations with topic metadata',
+    description:
+      'Every conversation of the tenant (one per agent device and owner device pair), or only those of `device_id`, each with its message group and the group\'s topics. An owner device reads it to learn which conversations to key.',
     query: ConversationListQuery,
     responses: { 200: ConversationList },
     errors: [400, 401, 403],
@@ -99,6 +101,8 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Store an encrypted message sent by the owner device named in X-Device-Id',
+    description:
+      'The owner device named by `X-Device-Id` sends one end-to-end encrypted message: the service stores the opaque `header_blob` and `ciphertext` (it cannot read them), relays them to the agent\'s sockets and to the sender\'s other sockets (a device with a webhook also gets a metadata-only notification), and answers 201 with the stored message. Agents send over the WebSocket `message` frame instead. Counts against the sending device\'s budget of 60 messages per minute, shared with the WebSocket. 400 when `X-Device-Id` is missing, a base64 field is malformed, or `message_group_id` or `topic_id` is not this conversation\'s group\'s. 403 when the `X-Device-Id` device is not the caller\'s owner device, is revoked, or is not a side of this conversation. 404 when the conversation (or the `X-Device-Id` device) is unknown in the tenant. 413 when the decoded ciphertext is larger than `LIMIT_MESSAGE_BYTES` (256 KiB by default). 429 also when the device exceeds its message budget.',
     params: IdParams,
     headers: ActingDeviceHeader,
     body: MessageInput,
@@ -111,6 +115,8 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags,
     summary: "History, oldest first, with each message's delivered_at / read_at; since = ISO timestamp or next_cursor; with X-Device-Id naming a side, the page's messages to that owner device are delivered",
+    description:
+      'One conversation\'s messages, oldest first, with each message\'s `delivered_at` and `read_at`, paged by `since` (an ISO 8601 timestamp or the previous page\'s `next_cursor`, exclusive) and `limit` (at most 200), optionally one topic. Owners read every conversation of their tenant; when `X-Device-Id` names the owner device that is a side of it, the page\'s messages to that device are marked delivered (their senders get delivered receipts). 400 when `since` is neither a timestamp nor a cursor, or `X-Device-Id` is not a UUID. 403 when `X-Device-Id` is not the caller\'s owner device or is revoked. 404 when the conversation (or the `X-Device-Id` device) is unknown in the tenant.',
     params: IdParams,
     headers: ActingDeviceHeader,
     query: HistoryQuery,
@@ -123,6 +129,8 @@ export const conversationsRoutes = {
     auth: 'owner-or-device',
     tags,
     summary: 'Counterparty public keys for key agreement',
+    description:
+      'The public identity and X25519 keys, fingerprint, kind and status of the other side of a conversation, for key agreement. A device gets the side that is not itself; an owner gets the side other than the owner device named by `X-Device-Id`, or the agent side without it. 400 when `X-Device-Id` is not a UUID. 403 when the calling device is not a side of the conversation, or `X-Device-Id` is not the caller\'s owner device. 404 when the conversation, or its other device, is unknown in the tenant.',
     params: IdParams,
     headers: ActingDeviceHeader,
     responses: { 200: ConversationKeys },
@@ -134,6 +142,7 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags: ['topics'],
     summary: "List topics (a group's, or all)",
+    description: 'Topics of one conversation group (`group_id`), or of every group of the tenant, with their name, default flag and archived state.',
     query: TopicListQuery,
     responses: { 200: TopicList },
     errors: [400, 401, 403],
@@ -144,6 +153,8 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags: ['topics'],
     summary: 'Create a topic in a conversation group',
+    description:
+      'Creates a topic in a conversation group (name 1 to 100 characters); the group\'s agent and owner devices receive `topic_created`. Answers 201 with the topic. 404 when the group is unknown in the tenant.',
     body: CreateTopicRequest,
     responses: { 201: Topic },
     errors: [400, 401, 403, 404],
@@ -154,6 +165,7 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags: ['topics'],
     summary: 'Rename a topic',
+    description: 'Renames a topic (1 to 100 characters); answers the topic. 404 when the topic is unknown in the tenant.',
     params: IdParams,
     body: RenameTopicRequest,
     responses: { 200: Topic },
@@ -165,6 +177,8 @@ export const conversationsRoutes = {
     auth: 'owner',
     tags: ['topics'],
     summary: 'Archive a topic (409 for the default topic)',
+    description:
+      'Archives a topic: it stays listed with `archived` true and its messages stay readable. Answers the topic. 404 when the topic is unknown in the tenant. 409 for the group\'s default topic, which cannot be archived.',
     params: IdParams,
     responses: { 200: Topic },
     errors: [400, 401, 403, 404, 409],

@@ -139,6 +139,8 @@ export const credentialsRoutes = {
     auth: 'public',
     tags,
     summary: 'Verify an agent by hub address (status, tier, trust scores)',
+    description:
+      'Public verification of an agent by hub address: its `did:hub` DID, status (`verified`, `unverified`, `suspended`, or `not_found` for a well-formed unknown address, answered with 200), trust tier, trust scores of the `window` (`7d` by default, `30d`, `90d`), active Skill Permission Token count, enrollment, last-seen and last-attestation times. 400 when the address is malformed (it can name no agent). 429 also beyond 30 requests per minute per IP, or 300 per minute with an API key (configurable).',
     params: HubAddressParams,
     query: VerifyAgentQuery,
     responses: { 200: AgentVerification },
@@ -150,7 +152,8 @@ export const credentialsRoutes = {
     auth: 'public',
     tags,
     summary: 'Verify a verifiable credential (signature, issuer, expiration, revocation, subject)',
-    description: 'A well-formed credential that fails a check answers 200 with valid: false; only a body without a credential object is 400.',
+    description:
+      'Verifies any W3C verifiable credential given as `credential`: the Ed25519Signature2020 proof against the issuer\'s key (only bundled contexts and `did:hub` DIDs are resolved, nothing is fetched), the issuer, the validity period, revocation (for credentials this service issued) and the subject. A well-formed credential that fails a check answers 200 with `valid: false` and the result of each check. 400 only when the body has no `credential` object. 413 when the body is larger than 64 KiB. 429 also beyond 30 requests per minute per IP, or 300 per minute with an API key (configurable).',
     body: VerifyCredentialRequest,
     responses: { 200: CredentialVerification },
     errors: [400, 401, 413, 429],
@@ -161,6 +164,8 @@ export const credentialsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Issue a TrustTierCredential to a certified or enterprise hub identity',
+    description:
+      'Issues a TrustTierCredential (W3C verifiable credential signed by the platform\'s `did:hub` issuer key (`did:hub:parley` by default), Ed25519Signature2020) stating the hub identity\'s current trust tier, valid `CREDENTIAL_TTL_DAYS` (30 by default). Recorded with a `credential.issued` audit event; answers 201 with the signed credential. 403 when the identity is suspended, or its tier is below `certified` (certify it first). 404 when the identity is unknown in the tenant.',
     params: IdParams,
     responses: { 201: TrustTierCredential },
     errors: [400, 401, 403, 404],
@@ -171,6 +176,8 @@ export const credentialsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Revoke a credential the tenant was issued',
+    description:
+      'Revokes a credential issued to the tenant (by its `urn:uuid:` id or bare UUID): verification then reports it revoked. Audited as `credential.revoked`; answers the issued credential\'s record with its revocation time. 404 when no credential issued to the tenant has this id. 409 when it is already revoked.',
     params: CredentialIdParams,
     responses: { 200: IssuedCredential },
     errors: [400, 401, 403, 404, 409],
@@ -181,6 +188,8 @@ export const credentialsRoutes = {
     auth: 'none',
     tags,
     summary: 'JSON-LD context of the service vocabulary (TrustTierCredential, trustTier)',
+    description:
+      'The JSON-LD context (`application/ld+json`, cacheable for a day) defining the service\'s vocabulary used in its credentials (`TrustTierCredential`, `trustTier`), so JSON-LD processors can expand them without a remote fetch elsewhere.',
     responses: { 200: TrustContextDocument },
     errors: [],
   }),

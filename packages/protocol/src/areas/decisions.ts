@@ -85,6 +85,8 @@ export const decisionsRoutes = {
     auth: 'any',
     tags,
     summary: 'Create a decision request: by the agent (device JWT or API key) or by the owner on its behalf (device_id)',
+    description:
+      'Asks the owner to decide: a title, optional description, 1 or more options (each with a risk level, at most one default), an optional deadline and an `auto_action` taken when the deadline passes. The agent creates it for itself (device JWT or API key), or an owner on its behalf with `device_id`. The tenant\'s owner devices receive `decision_created`; answers 201 with the pending decision. 400 when option ids repeat, more than one option is default, the deadline is not in the future, `auto_action` names no option, an owner names no `device_id`, or the device is not an ACTIVE agent. 403 when an agent names another device, the caller uses an owner device\'s JWT, or the API key has not registered key material. 404 when the device is unknown in the tenant.',
     body: CreateDecisionRequest,
     responses: { 201: Decision },
     errors: [400, 401, 403, 404],
@@ -95,6 +97,7 @@ export const decisionsRoutes = {
     auth: 'owner',
     tags,
     summary: 'List decisions awaiting the owner (pending and deferred), oldest first',
+    description: 'Decisions awaiting the owner (`pending` and `deferred`), oldest first, paged by `cursor` and `limit`. 400 when `cursor` is malformed.',
     query: DecisionListQuery,
     responses: { 200: DecisionPage },
     errors: [400, 401, 403],
@@ -105,6 +108,8 @@ export const decisionsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Resolve a decision: approve, deny or defer (a deferred one stays open); sends decision_response to the agent',
+    description:
+      'Resolves a decision: `approve` (with `option_id`, else the default option), `deny`, or `defer` (it stays open), with an optional note; the agent receives `decision_response`. Audited; answers the decision. 400 when `option_id` names no option of the decision. 404 when the decision is unknown in the tenant. 409 when it is already decided, a deferred one is deferred again, or its deadline has passed (it expires then and the agent receives the expiry response).',
     params: IdParams,
     body: ResolveDecisionRequest,
     responses: { 200: Decision },

@@ -210,6 +210,8 @@ export const devicesRoutes = {
     auth: 'none',
     tags: ['enrollment'],
     summary: 'Enroll an agent device with an invite token and proof of possession',
+    description:
+      'An agent enrolls itself with an invite token: it sends its Ed25519 identity key, X25519 key, a proof of possession (the identity key\'s signature over its own public key) and optionally a name and platform. Creates a PENDING agent device (named by `name`, else the invite\'s label), consumes the invite and tells the tenant\'s owner devices with `device_pending`; answers 201 with the device id, fingerprint and status. The agent then polls `GET /devices/{id}/status` until an owner approves it. 400 when the proof of possession does not verify or a key is not a usable point (non-canonical or small-order Ed25519, low-order X25519); the invite stays unused then. 401 when the invite token is unknown, used, revoked or expired. 429 also after 5 enrollments from one IP within 10 minutes (configurable).',
     body: EnrollRequest,
     responses: { 201: EnrollResponse },
     errors: [400, 401, 429],
@@ -220,6 +222,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'List tenant devices with health',
+    description:
+      'Every device of the tenant that is not deleted (agents and owner devices) with status, kind, health (from last seen), fingerprint, public keys, enrollment time and webhook URL.',
     responses: { 200: DeviceList },
     errors: [401, 403],
   }),
@@ -229,6 +233,8 @@ export const devicesRoutes = {
     auth: 'none',
     tags,
     summary: 'Enrollment status polling (1 request per 5 s per device)',
+    description:
+      'The enrolling agent polls its device\'s status (`PENDING`, `APPROVED`, `ACTIVE`, `REVOKED`) by device id alone, which is its only credential at that stage; once `APPROVED` it activates. 404 when no device has this id. 429 also beyond one request per 5 seconds per device id (configurable).',
     params: IdParams,
     responses: { 200: DeviceStatusResponse },
     errors: [400, 404, 429],
@@ -239,6 +245,8 @@ export const devicesRoutes = {
     auth: 'none',
     tags,
     summary: 'Activate an APPROVED device (signature over "activate:<device_id>")',
+    description:
+      'An APPROVED agent device becomes ACTIVE by signing `activate:<device_id>` (UTF-8) with its identity key, optionally with a fresh `key_binding` (purpose `device_activate`). Creates its conversation group, default topic and one conversation per ACTIVE owner device, issues its device JWT and tells owner devices with `device_linked`; answers the JWT, its expiry, the conversations and the owners\' public keys. 400 when the `key_binding` does not verify or its nonce is spent, when none is sent while `KEY_BINDING_REQUIRED` is set, or when the stored identity key is not a usable Ed25519 point. 401 when the activation signature does not verify. 403 when the device is revoked. 404 when no device has this id. 409 when the device is not APPROVED (still PENDING, or already ACTIVE).',
     params: IdParams,
     body: ActivateRequest,
     responses: { 200: ActivateResponse },
@@ -250,6 +258,8 @@ export const devicesRoutes = {
     auth: 'none',
     tags,
     summary: 'Get a short-lived, single-use challenge for device-token renewal (same answer for any device id)',
+    description:
+      'Issues a stateless, single-use challenge bound to the device id for renewing the device JWT; it expires after 5 minutes. Answers 201 with the same shape for every well-formed id, whether or not a device has it: nothing is read or written, so the route reveals nothing about devices.',
     params: IdParams,
     responses: { 201: TokenChallenge },
     errors: [400, 429],
@@ -260,6 +270,8 @@ export const devicesRoutes = {
     auth: 'none',
     tags,
     summary: 'Renew the device JWT: Ed25519 signature by the identity key over the token-renewal domain tag and the UTF-8 challenge',
+    description:
+      'An ACTIVE device renews its device JWT without the old one: it signs, with its identity key, the token-renewal domain tag, a zero byte and the UTF-8 challenge from `POST /devices/{id}/token/challenge` (a signature over the bare challenge is also accepted). Each challenge renews once. 400 when the stored identity key is not a usable Ed25519 point. 401 when the signature does not verify or the challenge is not one issued for this device, expired or already spent. 403 when the device is revoked. 404 when no device has this id. 409 when the device is not ACTIVE.',
     params: IdParams,
     body: RenewTokenRequest,
     responses: { 200: DeviceToken },
@@ -271,6 +283,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Is the device online',
+    description:
+      'Whether the device has an open WebSocket on any instance of the service right now, with its last-seen time and health. 404 when no device of the tenant has this id.',
     params: IdParams,
     responses: { 200: DevicePresence },
     errors: [400, 401, 403, 404],
@@ -281,6 +295,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Device public keys',
+    description:
+      'The device\'s public identity (Ed25519) and X25519 keys and its fingerprint, for verifying it out of band or starting an encrypted session. 404 when no device of the tenant has this id.',
     params: IdParams,
     responses: { 200: DeviceKeys },
     errors: [400, 401, 403, 404],
@@ -291,6 +307,8 @@ export const devicesRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "Message history of the device's conversations (marks messages to it delivered)",
+    description:
+      'Catch-up after a restart: the messages the calling device sent or received, oldest first, paged by `since` (an ISO 8601 timestamp or the previous page\'s `next_cursor`, exclusive) and `limit` (at most 200), optionally one conversation or topic. Messages to the device that were not delivered yet are marked delivered now, and their senders get delivered receipts. 400 when `since` is neither a timestamp nor a cursor. 403 when `{id}` is not the calling device, or the API key has not registered key material yet (`client_key_register`).',
     params: IdParams,
     query: DeviceHistoryQuery,
     responses: { 200: MessagePage },
@@ -302,6 +320,7 @@ export const devicesRoutes = {
     auth: 'device',
     tags,
     summary: 'Count of undelivered messages',
+    description: 'How many messages addressed to the calling device are not delivered yet (stored while it was offline). 403 when `{id}` is not the calling device.',
     params: IdParams,
     responses: { 200: DevicePending },
     errors: [400, 401, 403],
@@ -312,6 +331,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Approve a PENDING device',
+    description:
+      'An owner approves a PENDING agent device (after checking its fingerprint); it becomes APPROVED, the event is audited and the agent receives `device_approved`, after which it activates itself. Answers the device. 404 when no device of the tenant has this id. 409 when the device is not PENDING.',
     params: IdParams,
     responses: { 200: Device },
     errors: [400, 401, 403, 404, 409],
@@ -322,6 +343,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Reject a PENDING device (becomes REVOKED)',
+    description:
+      'An owner rejects a PENDING agent device: it becomes REVOKED, its published key packages are deleted and the rejection is audited. Answers the device. 404 when no device of the tenant has this id. 409 when the device is not PENDING.',
     params: IdParams,
     responses: { 200: Device },
     errors: [400, 401, 403, 404, 409],
@@ -332,6 +355,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Revoke a device; its sockets close with 4001 and later calls answer 403',
+    description:
+      'Revokes a PENDING, APPROVED or ACTIVE device: it becomes REVOKED; its sockets close with 4001 on every instance; its key packages are deleted; its active Skill Permission Tokens are revoked and its hub identities fall to `unverified`, in one transaction. Every later call with its credential answers 403. Answers the device. 404 when no device of the tenant has this id. 409 when the device is already REVOKED.',
     params: IdParams,
     responses: { 200: Device },
     errors: [400, 401, 403, 404, 409],
@@ -342,6 +367,8 @@ export const devicesRoutes = {
     auth: 'device',
     tags,
     summary: "Register or clear the calling device's webhook URL",
+    description:
+      'The calling device registers (`url`) or clears (`null`) the URL its events are also POSTed to while it is offline (Standard Webhooks signatures). A registration answers a fresh `whsec_…` signing secret once; it is stored sealed. The audit log records the URL\'s host only. 400 when the URL is refused: not https (http only when `WEBHOOK_ALLOW_HTTP` is set), with user info, too long, or an IP literal that is not public (unless `WEBHOOK_ALLOW_PRIVATE`).',
     body: WebhookRequest,
     responses: { 200: WebhookResponse },
     errors: [400, 401, 403],
@@ -352,6 +379,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: "Register or clear a device's webhook URL",
+    description:
+      'An owner registers (`url`) or clears (`null`) a device\'s webhook URL, as the device itself can with `PATCH /devices/self/webhook`; a registration answers a fresh `whsec_…` signing secret once. 400 when the URL is refused: not https (http only when `WEBHOOK_ALLOW_HTTP` is set), with user info, too long, or an IP literal that is not public (unless `WEBHOOK_ALLOW_PRIVATE`). 403 when the device is revoked. 404 when no device of the tenant has this id.',
     params: IdParams,
     body: WebhookRequest,
     responses: { 200: WebhookResponse },
@@ -363,6 +392,8 @@ export const devicesRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "The calling device's settings (read receipts)",
+    description:
+      'The calling device\'s settings: its `read_receipts_enabled` choice, whether read receipts are in effect for it (the tenant setting can turn them off) and the tenant\'s `require_post_quantum`. 403 when the API key has not registered key material yet (`client_key_register`).',
     responses: { 200: DeviceSettings },
     errors: [401, 403],
   }),
@@ -372,6 +403,8 @@ export const devicesRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: "Change the calling device's settings (read_receipts_enabled)",
+    description:
+      'The calling device changes its own settings (`read_receipts_enabled`: false stops its read receipts from being stored or sent; delivered receipts stay). Audited as `device.settings_updated`; answers the settings. 403 when the API key has not registered key material yet (`client_key_register`).',
     body: DeviceSettingsPatch,
     responses: { 200: DeviceSettings },
     errors: [400, 401, 403],
@@ -382,6 +415,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: "A device's settings (read receipts)",
+    description:
+      'An owner reads a device\'s settings: its `read_receipts_enabled` choice, whether read receipts are in effect (the tenant setting can turn them off) and the tenant\'s `require_post_quantum`. 404 when no device of the tenant has this id.',
     params: IdParams,
     responses: { 200: DeviceSettings },
     errors: [400, 401, 403, 404],
@@ -392,6 +427,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: "Change a device's settings (read_receipts_enabled)",
+    description:
+      'An owner changes a device\'s settings (`read_receipts_enabled`). Audited as `device.settings_updated`; answers the settings. 403 when the device is revoked. 404 when no device of the tenant has this id.',
     params: IdParams,
     body: DeviceSettingsPatch,
     responses: { 200: DeviceSettings },
@@ -403,6 +440,7 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Rename a device',
+    description: 'Renames a device (1 to 100 characters); the old and new names are audited. Answers the device. 404 when no device of the tenant has this id.',
     params: IdParams,
     body: RenameDeviceRequest,
     responses: { 200: Device },
@@ -414,6 +452,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Delete a REVOKED device (history kept)',
+    description:
+      'Deletes a REVOKED device: it leaves the device list, its conversation history stays, and any Skill Permission Token left is revoked. Answers 204. 404 when no device of the tenant has this id. 409 when the device is not REVOKED (revoke it first).',
     params: IdParams,
     responses: { 204: null },
     errors: [400, 401, 403, 404, 409],
@@ -424,6 +464,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Remove an owner device; X-Device-Id names the acting owner device',
+    description:
+      'One of the caller\'s owner devices (named by `X-Device-Id`) removes an owner device of the tenant (e.g. a lost phone): it is revoked and deleted at once, its key packages deleted and its sockets closed with 4001; conversation history stays. Answers 204. 400 when `X-Device-Id` is missing or not a UUID, or `{id}` is an agent device (revoke agents instead). 403 when `X-Device-Id` is not an owner device registered by the caller, or it is revoked. 404 when `{id}` or the `X-Device-Id` device is unknown in the tenant.',
     params: IdParams,
     headers: RemoveDeviceHeader,
     responses: { 204: null },
@@ -435,6 +477,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: "Register the owner's device with its keys (ACTIVE at once)",
+    description:
+      'Registers the signed-in owner\'s device (a browser or app) with its Ed25519 identity and X25519 keys, optionally with a `key_binding` (purpose `owner_device_register`). The device is ACTIVE at once and gets a conversation with every ACTIVE agent, each of which receives `owner_device_linked` with its keys. Answers 201 with the device id, fingerprint and conversations. 400 when a key is not a usable point, the `key_binding` does not verify or its nonce is spent, or none is sent while `KEY_BINDING_REQUIRED` is set or another device already holds the identity key.',
     body: RegisterOwnerDeviceRequest,
     responses: { 201: RegisterOwnerDeviceResponse },
     errors: [400, 401, 403],
@@ -445,6 +489,8 @@ export const devicesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Idempotent: ensure an owner device has conversations with all agents',
+    description:
+      'Idempotent repair: makes sure an ACTIVE owner device has a conversation with every ACTIVE agent, creating the missing ones (their agents receive `owner_device_linked`); answers all its conversations. 400 when the device is an agent device. 404 when no device of the tenant has this id. 409 when the device is not ACTIVE.',
     params: IdParams,
     responses: { 200: RelinkResponse },
     errors: [400, 401, 403, 404, 409],

@@ -64,6 +64,8 @@ export const federationRoutes = {
     auth: 'owner',
     tags,
     summary: 'Propose a federation agreement to another tenant',
+    description:
+      'Proposes a federation agreement to another tenant (its id), with a trust floor, the capabilities its agents may use across, audit sharing and an expiry at most 365 days ahead. The agreement is `pending` until the partner accepts; federated A2A channels need an active one. Audited in both tenants\' logs; answers 201. 400 when the partner is the caller\'s own tenant, or the expiry is not in the future or too far ahead. 404 when the partner tenant does not exist. 409 when a pending or active agreement with that tenant already exists (renew or revoke it).',
     body: ProposeFederationRequest,
     responses: { 201: FederationAgreement },
     errors: [400, 401, 403, 404, 409],
@@ -74,6 +76,8 @@ export const federationRoutes = {
     auth: 'owner',
     tags,
     summary: 'Agreements the tenant proposed or was proposed',
+    description:
+      'Every agreement the tenant proposed or was proposed, oldest first, with its role in it, status (`pending`, `active`, `expired`, `revoked`), terms, expiry and any renewal asked for.',
     responses: { 200: FederationAgreementList },
     errors: [401, 403],
   }),
@@ -83,6 +87,8 @@ export const federationRoutes = {
     auth: 'owner',
     tags,
     summary: 'The partner tenant accepts: pending -> active; or the other party accepts a renewal one side asked for',
+    description:
+      'Accepts what the other side asked for: the partner accepts a pending agreement (it becomes `active`), or a party accepts the later expiry the other party asked for with renew (an expired agreement becomes active again). Audited in both tenants\' logs; answers the agreement. 403 when the caller proposed the pending agreement, or asked for the renewal itself. 404 when the tenant is not a party to the agreement. 409 when there is nothing to accept (active or expired without a renewal, revoked), the renewal\'s expiry has passed, or reviving it would make a second live agreement with the same tenant.',
     params: IdParams,
     responses: { 200: FederationAgreement },
     errors: transitionErrors,
@@ -93,6 +99,8 @@ export const federationRoutes = {
     auth: 'owner',
     tags,
     summary: 'Either party asks for a later expiry (the other accepts it); the proposer changes a pending proposal directly',
+    description:
+      'Asks for a later expiry (at most 365 days ahead). For an active or expired agreement the request is recorded and applies once the other party accepts it, the agreement keeping its term meanwhile; the proposer changes a pending proposal\'s expiry directly. Audited in both tenants\' logs; answers the agreement. 400 when the expiry is not in the future, too far ahead, or not later than the current one. 403 when the partner tries to change a pending proposal (it accepts or revokes). 404 when the tenant is not a party. 409 when the agreement is revoked.',
     params: IdParams,
     body: RenewFederationRequest,
     responses: { 200: FederationAgreement },
@@ -104,6 +112,8 @@ export const federationRoutes = {
     auth: 'owner',
     tags,
     summary: 'Either party revokes (terminal)',
+    description:
+      'Either party ends the agreement for good (`revoked` is terminal; a pending renewal lapses); federated A2A channels need an active agreement. Audited in both tenants\' logs; answers the agreement. 404 when the tenant is not a party. 409 when it is already revoked.',
     params: IdParams,
     responses: { 200: FederationAgreement },
     errors: transitionErrors,

@@ -200,6 +200,8 @@ export const grantsRoutes = {
     auth: 'any',
     tags,
     summary: 'Issue a Skill Permission Token: the agent for itself (certified tier and up) or the owner on its behalf (any tier)',
+    description:
+      'Issues a Skill Permission Token (an EdDSA-signed JWT) allowing an agent to invoke `skill` for `audience` (default this service\'s URL) until it expires (`ttl_seconds`, at most `SPT_TTL_SECONDS`, 900 by default). The agent is the caller itself (device JWT or API key), or for an owner the agent device named in `device_id`. The policy pipeline runs first (identity, trust floor, rules); an agent issuing for itself needs tier `certified` or higher, while an owner\'s issue is the manual approval any tier may get. Recorded with `grant.issued` (never the token); answers 201 with the token, once. 400 when an owner names no `device_id`, or it is not an agent device. 403 when the pipeline refuses (the detail names the stage and reason), an agent below `certified` issues for itself, or an agent names another device, the caller uses an owner device\'s JWT, or the API key has not registered key material. 404 when the device is not in the tenant.',
     body: IssueGrantRequest,
     responses: { 201: IssuedGrant },
     errors: [400, 401, 403, 404],
@@ -210,6 +212,8 @@ export const grantsRoutes = {
     auth: 'owner',
     tags,
     summary: 'List the tenant’s issued grants, newest first (never the tokens)',
+    description:
+      'The tenant\'s issued grants, newest first, optionally of one agent (`device_id`) or only active (`active=true`) or ended ones, paged by `cursor` and `limit`: jti, subject, skill, tier, audience, issuer, issue and expiry times and revocation. Tokens themselves are never listed. 400 when `cursor` is malformed.',
     query: GrantListQuery,
     responses: { 200: GrantPage },
     errors: [400, 401, 403],
@@ -220,7 +224,8 @@ export const grantsRoutes = {
     auth: 'public',
     tags,
     summary: 'Validate an SPT (signature, expiration, revocation, skill, audience)',
-    description: 'A token that fails a check answers 200 with valid: false; a body whose token is not a string, or without audience, is 400.',
+    description:
+      'Validates a Skill Permission Token for a relying party that knows no tenant: signature (against the keys of `GET /grants/jwks`), expiration, revocation (also in effect once the agent\'s device is no longer ACTIVE or its hub identity is suspended), the `skill` asked about and the `audience`, which the caller must name. A token that fails a check answers 200 with `valid: false` and each check\'s result. 400 when `token` is not a string or `audience` is missing. 413 when the body is larger than 16 KiB. 429 also beyond 30 requests per minute per IP, or 300 per minute with an API key (configurable).',
     body: ValidateGrantRequest,
     responses: { 200: GrantValidation },
     errors: [400, 401, 413, 429],
@@ -231,6 +236,8 @@ export const grantsRoutes = {
     auth: 'none',
     tags,
     summary: 'The SPT verification key as a JSON Web Key Set (RFC 7517)',
+    description:
+      'The JSON Web Key Set (RFC 7517) of the Ed25519 keys that sign Skill Permission Tokens (the active key and those not yet retired), so relying parties can verify tokens offline.',
     responses: { 200: GrantJwks },
     errors: [],
   }),
@@ -240,6 +247,8 @@ export const grantsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Revoke a grant (it then fails the revocation check)',
+    description:
+      'Puts a grant on the revocation list with an optional `reason` (a missing body revokes with the default reason): validation then fails its revocation check. Audited as `grant.revoked`; answers the grant. 404 when no grant of the tenant has this `jti`. 409 when it is already revoked.',
     params: GrantJtiParams,
     body: RevokeGrantRequest,
     responses: { 200: Grant },
@@ -251,7 +260,8 @@ export const grantsRoutes = {
     auth: 'any',
     tags,
     summary: 'Check a skill invocation against the policy pipeline: identity, trust_floor, grant, rate, budget, rules',
-    description: 'Answers 200 whether allowed or not; with `target` (delegation) identity and trust floor are the target’s.',
+    description:
+      'Runs the skill policy pipeline for an invocation without performing it: identity, trust floor, grant, rate, budget (spend caps) and rules, and answers 200 whether allowed or not, with the stage that decided and why. The agent is the caller itself (device JWT or API key), or for an owner the agent device named in `device_id`. With `target` (a hub address or `did:hub:`), delegation mode: identity and trust floor are the target\'s. 400 when an owner names no `device_id`, or it is not an agent device, `target` is malformed or names the caller. 403 when an agent names another device, the caller uses an owner device\'s JWT, or the API key has not registered key material. 404 when the device is not in the tenant.',
     body: SkillCheckRequest,
     responses: { 200: SkillCheckResult },
     errors: [400, 401, 403, 404],
@@ -262,7 +272,8 @@ export const grantsRoutes = {
     auth: 'any',
     tags,
     summary: 'Delegate a skill invocation to another agent: the policy pipeline of /skills/check, audited as skill.delegated or skill.delegation_refused',
-    description: 'Answers 200 whether allowed or not (a refusal is recorded in the audit chain too); 404 when no hub identity has the target address.',
+    description:
+      'Delegates a skill invocation to the agent behind `target`: the pipeline of `POST /skills/check` in delegation mode, then `skill.delegated` or `skill.delegation_refused` is recorded in the caller\'s audit chain in the same transaction. Answers 200 either way with a new `delegation_id`, the audit event id and the target\'s public hub facts. The agent is the caller itself (device JWT or API key), or for an owner the agent device named in `device_id`. 400 when an owner names no `device_id`, or it is not an agent device, `target` is malformed or names the caller, or `trace_id` is all zeros. 403 when an agent names another device, the caller uses an owner device\'s JWT, or the API key has not registered key material. 404 when no hub identity has the target address, or the device is not in the tenant.',
     body: DelegateSkillRequest,
     responses: { 200: DelegationResult },
     errors: [400, 401, 403, 404],

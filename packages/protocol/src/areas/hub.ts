@@ -210,6 +210,39 @@ export const GrantTierRequest = Type.Object(
 );
 export type GrantTierRequest = Static<typeof GrantTierRequest>;
 
+/**
+ * `GET /api/v1/hub/review` query (platform operators; docs/decisions.md "Platform operators and
+ * operator tier grants"): `tier` exactly this tier; `query` a case-insensitive part of the hub
+ * address or display name (at most 100 characters); `limit` 1–200 (default 50); `cursor` a
+ * `next_cursor` of the previous page.
+ */
+export const HubReviewQuery = Type.Object({
+  tier: Type.Optional(lit(TRUST_TIERS)),
+  query: Type.Optional(Type.String({ maxLength: 100, description: 'case-insensitive part of the hub address or display name' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+export type HubReviewQuery = Static<typeof HubReviewQuery>;
+
+/**
+ * A hub identity as a platform operator reviews it: its public profile (tier, score,
+ * capabilities, activity) with the `id` a tier grant names, its DID, the current grant's reason
+ * and expiry (null unless `tier_source` is `operator`; null expiry: no end) and its creation.
+ */
+export const HubReviewEntry = Type.Object({
+  ...HubProfile.properties,
+  id: Uuid,
+  did: Type.String({ description: 'did:hub:<hub_address>' }),
+  tier_grant_reason: Nullable(Type.String()),
+  tier_grant_expires_at: Nullable(Timestamp),
+  created_at: Timestamp,
+});
+export type HubReviewEntry = Static<typeof HubReviewEntry>;
+
+/** `GET /api/v1/hub/review` answer: newest identities first; `next_cursor` null on the last page. */
+export const HubReviewPage = Type.Object({ identities: Type.Array(HubReviewEntry), next_cursor: Nullable(Type.String()) });
+export type HubReviewPage = Static<typeof HubReviewPage>;
+
 // ---------------------------------------------------------------- DID documents and resolution (SPEC §4.10, §8; DESIGN §8.15)
 
 /** The verification method type of hub DID documents. */
@@ -309,6 +342,8 @@ const registration = {
   auth: 'owner',
   tags,
   summary: 'Register a hub identity (address, DID) for the tenant',
+  description:
+    'Registers a hub identity for the tenant: a platform-wide address (3 to 32 characters of a-z, 0-9 and `-`), its `did:hub:<address>` DID, display name, description, capabilities, an optional owner `public_key` (Ed25519, base64; it signs DID document updates) and optionally the ACTIVE agent device it is bound to. Starts at tier `unverified`; searchable at once. Audited as `hub.registered`; answers 201 with the identity. 400 when the address is malformed, `public_key` is not a valid Ed25519 key, or `device_id` is not an agent device. 404 when `device_id` is unknown in the tenant. 409 when the address is reserved or taken (platform-wide), or the device is not ACTIVE or already bound to an identity.',
   body: RegisterHubRequest,
   responses: { 201: HubIdentity },
   errors: [400, 401, 403, 404, 409],
@@ -324,7 +359,7 @@ export const hubRoutes = {
     tags,
     summary: 'Register a new agent: a hub identity and a new API key for it, in one transaction',
     description:
-      'The raw API key is answered once. The key has no device until its first socket sends client_key_register, which binds the identity to the new device. 409 when the address is taken or reserved (nothing is written).',
+      'Registers a new agent in one transaction: a hub identity at address `name` (capabilities from `skills`, tier `unverified`, no device yet) and a new API key of the tenant for it (environment `env`, else the calling key\'s, else `dev`). The raw API key is answered once. The key has no device until its first socket sends `client_key_register`, which binds the identity to the new device (and its identity key becomes the owner key when no `public_key` was given). Audited as `api_key.created` and `hub.registered`. Answers 201 with the DID, address, key, key id, trust score 0 and tier. 400 when `name` is not a valid hub address or `public_key` is not a valid Ed25519 key. 409 when the address is taken or reserved (nothing is written).',
     body: RegisterAgentRequest,
     responses: { 201: RegisteredAgent },
     errors: [400, 401, 403, 409],
@@ -335,6 +370,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'List the tenant hub identities',
+    description:
+      'Every hub identity of the tenant, oldest first, with its address, DID, display name, description, capability names, owner public key, bound device, trust tier and its source (score or operator grant) and creation time.',
     responses: { 200: HubIdentityList },
     errors: [401, 403],
   }),
@@ -344,6 +381,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'Hub identity details',
+    description:
+      'One hub identity of the tenant with its address, DID, display name, description, capability names, owner public key, bound device, trust tier and its source (score or operator grant) and creation time. 404 when the identity is unknown in the tenant.',
     params: IdParams,
     responses: { 200: HubIdentity },
     errors: [400, 401, 403, 404],
@@ -354,6 +393,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: "An identity's registered capabilities",
+    description:
+      'The registered capabilities of one of the tenant\'s hub identities, oldest first: name, version, description, input schema, SLA and certification tier. 404 when the tenant has no hub identity at this address.',
     params: HubAddressParams,
     responses: { 200: HubCapabilityList },
     errors: [400, 401, 403, 404],
@@ -364,6 +405,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'Register a capability (input_schema must be a valid JSON Schema)',
+    description:
+      'Registers a capability of one of the tenant\'s hub identities: name, version, description, `input_schema` (a JSON Schema, checked) and an optional SLA (`latency_p95_ms`, `uptime_sla`). It starts `unverified`; the next certify run certifies it. Refreshes the identity\'s search document; audited. Answers 201. 400 when `input_schema` is not a valid JSON Schema (the detail names the problem). 404 when the tenant has no hub identity at this address. 409 when the identity already has this name and version.',
     params: HubAddressParams,
     body: HubCapabilityInput,
     responses: { 201: HubCapability },
@@ -375,6 +418,8 @@ export const hubRoutes = {
     auth: 'public',
     tags,
     summary: `Search hub identities (full-text, minimum tier, capability); at most ${ANONYMOUS_SEARCH_LIMIT} results without a credential`,
+    description:
+      'Searches hub identities of every tenant: full text over address, name, description and capabilities, a minimum trust tier and a capability. Anonymous callers get at most 10 results; callers with a credential up to `limit`. Answers public profiles only.',
     query: HubSearchQuery,
     responses: { 200: HubSearchResults },
     errors: [400, 401],
@@ -385,6 +430,8 @@ export const hubRoutes = {
     auth: 'public',
     tags,
     summary: 'Public profile of a hub identity',
+    description:
+      'The public profile of any tenant\'s hub identity: address, display name, description, trust tier and its source, trust score (0.5 until the engine computed one), capability names, enrollment and last-activity times. 404 when no identity has this address (or it is malformed).',
     params: HubAddressParams,
     responses: { 200: HubProfile },
     errors: [400, 401, 404],
@@ -395,6 +442,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'Update display_name and/or description',
+    description:
+      'Changes the display name and/or description of one of the tenant\'s hub identities; the search document is refreshed. Audited; answers the profile. 400 when neither field is given. 404 when the tenant has no hub identity at this address.',
     params: HubAddressParams,
     body: UpdateHubProfileRequest,
     responses: { 200: HubProfile },
@@ -406,6 +455,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'Run the certification checks and raise the trust tier when they pass (answered either way)',
+    description:
+      'Runs the five certification checks of one of the tenant\'s identities (owner key, bound ACTIVE device, a capability with input schema and SLA, activity in the last 7 days, a held 7-day trust score of at least 0.6 over fresh scores) and raises the tier when they pass; lowers it when the latest score is below the current tier\'s threshold. Answers 200 either way with each check\'s result and the tier; every run is audited and sets the last attestation time. 404 when the identity is unknown in the tenant. 409 when the identity is suspended.',
     params: IdParams,
     responses: { 200: CertifyResult },
     errors: [400, 401, 403, 404, 409],
@@ -416,10 +467,24 @@ export const hubRoutes = {
     auth: 'owner-any',
     tags,
     summary: 'Grant a trust tier after a review (platform operators only; any tenant; audited in the identity’s tenant chain)',
+    description:
+      'A platform operator grants a hub identity of any tenant a trust tier after a review, with a reason and an optional expiry. While the grant holds, fallback scores never lower the tier; any tier change ends it. Tier-change side effects apply as for certification (tokens issued above a lowered tier are revoked). Audited as `hub.tier_granted` in the identity\'s tenant chain; answers the identity. 400 when `reason` is blank or `expires_at` is not in the future. 403 also for an owner who is not a platform operator (`PLATFORM_OPERATOR_SUBS`). 404 when no identity has this id. 409 when the identity is suspended.',
     params: IdParams,
     body: GrantTierRequest,
     responses: { 200: HubIdentity },
     errors: [400, 401, 403, 404, 409],
+  }),
+  listHubReview: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/review',
+    auth: 'owner-any',
+    tags,
+    summary: 'Hub identities of every tenant, for a certification review (platform operators only)',
+    description:
+      'For platform operators: active (not suspended) hub identities of every tenant, newest first, paged by `cursor` and `limit`, with the id a tier grant (`POST /hub/identities/{id}/tier`) names and the current grant. 400 when `cursor` is not a `next_cursor` value. 403 also for an owner who is not a platform operator (`PLATFORM_OPERATOR_SUBS`).',
+    query: HubReviewQuery,
+    responses: { 200: HubReviewPage },
+    errors: [400, 401, 403],
   }),
   resolveHub: defineRoute({
     method: 'GET',
@@ -427,6 +492,8 @@ export const hubRoutes = {
     auth: 'public',
     tags,
     summary: 'Resolve a hub address to a DID resolution result (404 notFound, 400 invalidDid; 60/min public, 600/min with an API key)',
+    description:
+      'Resolves a hub address to a W3C DID resolution result (DID document, document metadata, resolution metadata). Errors are resolution results too, with `didResolutionMetadata.error` and a `detail`: 400 `invalidDid` for a malformed address, 404 `notFound` for an unknown one. 429 also beyond 60 requests per minute per IP, or 600 per minute with an API key.',
     params: Type.Object({ address: Type.String({ description: 'hub address; a malformed one answers 400 invalidDid' }) }),
     responses: resolutionResponses,
     errors: [401, 429],
@@ -437,6 +504,8 @@ export const hubRoutes = {
     auth: 'public',
     tags,
     summary: 'The DID document of a hub address (60/min public, 600/min with an API key)',
+    description:
+      'The DID document of a hub address: `did:hub:<address>` with its owner key and added verification methods and its messaging service endpoint (the WebSocket URL). 400 when the address is malformed. 404 when no identity has this address. 429 also beyond 60 requests per minute per IP, or 600 per minute with an API key.',
     params: HubAddressParams,
     responses: { 200: DidDocument },
     errors: [400, 401, 404, 429],
@@ -447,6 +516,8 @@ export const hubRoutes = {
     auth: 'owner',
     tags,
     summary: 'Add a verification method (signed by the owner key over JCS of the body without "signature"; replay-safe timestamp)',
+    description:
+      'Adds a verification method (an Ed25519VerificationKey2020 key) to the DID document of one of the tenant\'s identities. The body is signed by the identity\'s owner key over its JCS canonical form without `signature`, with a timestamp within 5 minutes of the server\'s and newer than the last accepted update (replay-safe). Audited as `hub.did_updated`; answers the updated document. 400 when the timestamp is off by more than 5 minutes, or the method is not an Ed25519VerificationKey2020 with a valid `publicKeyMultibase`. 403 when the signature does not verify with the owner key. 404 when the tenant has no hub identity at this address. 409 when the identity has no owner key, the timestamp is not newer than the last accepted update, or the key is already a verification method.',
     params: HubAddressParams,
     body: DidUpdateBody,
     responses: { 200: DidDocument },
@@ -458,6 +529,8 @@ export const hubRoutes = {
     auth: 'public',
     tags,
     summary: 'DIF Universal Resolver driver: resolve a did:hub DID (400 invalidDid / methodNotSupported, 404 notFound)',
+    description:
+      'The DIF Universal Resolver driver interface: resolves a `did:hub` DID to a DID resolution result (`application/ld+json;profile="https://w3id.org/did-resolution"`). Errors are resolution results too, with `didResolutionMetadata.error` and a `detail`: 400 `invalidDid` for a malformed DID or `methodNotSupported` for another DID method, 404 `notFound` for an unknown address. 429 also beyond 60 requests per minute per IP, or 600 per minute with an API key.',
     params: Type.Object({ did: Type.String({ description: 'did:hub:<address>; other methods answer 400 methodNotSupported' }) }),
     responses: resolutionResponses,
     errors: [401, 429],

@@ -59,6 +59,8 @@ export const keyBindingRoutes = {
     auth: 'public',
     tags: ['devices'],
     summary: 'A short-lived, single-use nonce to sign as a key binding (API-key registration: API key; owner-device registration: owner JWT; activation: device_id)',
+    description:
+      'Issues a stateless nonce, valid 5 minutes and good for one step, that the client signs with its identity key as the `key_binding` of a key registration, proving a fresh hold of the key (a replayed proof of possession cannot pass). The purpose decides the credential: `client_key_register` needs the API key; `owner_device_register` the owner JWT of a tenant member; `device_activate` the `device_id` being activated (its id is the activation\'s credential). Answers 201; nothing is stored. 400 when a `device_activate` request names no `device_id`. 401 when the purpose\'s credential is missing: no API key for `client_key_register`, no owner JWT with a tenant for `owner_device_register`. 404 when no device has the `device_id`.',
     body: KeyBindingNonceRequest,
     responses: { 201: KeyBindingNonce },
     errors: [400, 401, 403, 404, 429],

@@ -14,7 +14,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
-import { HUB_ADDRESS_PATTERN } from './hub.js';
+import { HUB_ADDRESS_PATTERN, HubCapabilityList } from './hub.js';
 import { Base64, Ciphertext, lit, MessageType, Nullable, Priority, Timestamp, Uuid } from '../common.js';
 import { ActingDeviceHeader } from './conversations.js';
 import { DELIVERY_OUTCOMES } from './rooms.js';
@@ -387,6 +387,19 @@ export type PaymentMethodRequest = Static<typeof PaymentMethodRequest>;
 export const PaymentMethodInfo = Type.Object({ payment_method: Nullable(Type.String()) });
 export type PaymentMethodInfo = Static<typeof PaymentMethodInfo>;
 
+/**
+ * `GET /api/v1/marketplace/processor`: which payment processor charges rentals, so that a client
+ * knows how to make a `payment_method`. `stripe`: a PaymentMethod id (`pm_…`) made in the browser
+ * with Stripe.js and `publishable_key` (null when `STRIPE_PUBLISHABLE_KEY` is not set);
+ * `local`: one of `test_payment_methods`.
+ */
+export const PaymentProcessorInfo = Type.Object({
+  processor: Type.Union([Type.Literal('stripe'), Type.Literal('local')]),
+  publishable_key: Nullable(Type.String({ description: 'Stripe publishable key (pk_…), for Stripe.js' })),
+  test_payment_methods: Type.Array(Type.String(), { description: 'the local processor’s test payment methods; empty with Stripe' }),
+});
+export type PaymentProcessorInfo = Static<typeof PaymentProcessorInfo>;
+
 /** `GET /api/v1/marketplace/ledger/verify` (operators, DESIGN §8.35). */
 export const LedgerVerification = Type.Object({ balanced: Type.Boolean(), transactions: Type.Integer(), imbalance_cents: Type.Integer(), unbalanced_transactions: Type.Array(Uuid) });
 export type LedgerVerification = Static<typeof LedgerVerification>;
@@ -394,6 +407,32 @@ export type LedgerVerification = Static<typeof LedgerVerification>;
 /** A processor webhook was accepted (processed now, or already processed before: `duplicate`). */
 export const WebhookAck = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
 export type WebhookAck = Static<typeof WebhookAck>;
+
+// ---------------------------------------------------------------- events to owners' sockets (and webhooks)
+
+/** `rental_updated` event data, to the owners of both tenants of a rental on each status change; `role` is the receiving tenant's side. */
+export const RentalUpdatedEvent = Type.Object({
+  rental_id: Uuid,
+  listing_id: Uuid,
+  status: lit(RENTAL_STATUSES),
+  previous_status: Nullable(lit(RENTAL_STATUSES)),
+  reason: Nullable(Type.String()),
+  role: Type.Union([Type.Literal('renter'), Type.Literal('developer')]),
+});
+export type RentalUpdatedEvent = Static<typeof RentalUpdatedEvent>;
+
+/** `dispute_updated` event data, to the owners of both tenants when a dispute is filed or resolved. */
+export const DisputeUpdatedEvent = Type.Object({
+  dispute_id: Uuid,
+  rental_id: Uuid,
+  status: Type.Union([Type.Literal('open'), Type.Literal('resolved')]),
+  outcome: Nullable(lit(DISPUTE_OUTCOMES)),
+});
+export type DisputeUpdatedEvent = Static<typeof DisputeUpdatedEvent>;
+
+/** `payout_updated` event data, to the developer tenant's owners when a payout changes status. */
+export const PayoutUpdatedEvent = Type.Object({ payout_id: Uuid, status: lit(PAYOUT_STATUSES), amount_cents: Type.Integer() });
+export type PayoutUpdatedEvent = Static<typeof PayoutUpdatedEvent>;
 
 // ---------------------------------------------------------------- route rows
 
@@ -408,6 +447,8 @@ export const marketplaceRoutes = {
     auth: 'public',
     tags,
     summary: 'Search published listings (anonymous: reduced view, at most 20 results in total)',
+    description:
+      'Searches published listings: free text (relevance order, else newest first), capability, hub address, category, minimum live trust tier and price range; `mine=true` lists the caller tenant\'s own listings in every status. Anonymous callers get a reduced view and at most 20 results of a search in total (later pages count what came before; a made-up cursor gains nothing); callers with a credential the full view and pages of up to 100. 400 when `cursor` is not a `next_cursor` of the same query, `mine` comes without a credential, or the minimum price is above the maximum.',
     query: ListingSearchQuery,
     responses: { 200: ListingPage },
     errors: [400, 401, 429],
@@ -418,9 +459,23 @@ export const marketplaceRoutes = {
     auth: 'public',
     tags,
     summary: 'Listing detail with the live trust tier and score',
+    description:
+      'One listing with the listed identity\'s live trust tier and score: the tenant\'s own in any status, another tenant\'s when published; anonymous callers see published ones in the reduced view. 404 when the listing is neither published nor the caller\'s.',
     params: IdParams,
     responses: { 200: Listing },
     errors: [400, 401, 404, 429],
+  }),
+  listingCapabilities: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/listings/{id}/capabilities',
+    auth: 'any',
+    tags,
+    summary: 'The registered capabilities (versions, input schemas, SLA) the listing rents out',
+    description:
+      'The listed hub identity\'s registered capabilities whose names the listing names, oldest first: what a renter may call, with version, input schema, promised SLA (`latency_p95_ms`, `uptime_sla`) and certification tier. Any authenticated caller, for a published listing or one of its own tenant. 403 also for an owner device\'s JWT. 404 when the listing is neither published nor the caller\'s.',
+    params: IdParams,
+    responses: { 200: HubCapabilityList },
+    errors: [400, 401, 403, 404],
   }),
   createListing: defineRoute({
     method: 'POST',
@@ -428,6 +483,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'Create a draft listing for one of the tenant’s hub identities',
+    description:
+      'Creates a draft listing renting out one of the tenant\'s hub identities: title, description, category, capabilities, pricing (model and price in cents), SLA, term, minimum tier (default `certified`) and trust-score floor. An API key with `X-Workspace-Id` files it under that workspace. Audited; answers 201. 400 when `hub_address` is malformed or a pricing term is invalid. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when the tenant has no hub identity with that address.',
     body: CreateListingRequest,
     responses: { 201: Listing },
     errors: [400, 401, 403, 404],
@@ -438,6 +495,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'Update a listing (not once delisted)',
+    description:
+      'Changes a listing\'s fields (any subset) in any status but delisted; the search document is refreshed. Audited; answers the listing. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when no listing of the tenant has this id. 409 when the listing is delisted.',
     params: IdParams,
     body: UpdateListingRequest,
     responses: { 200: Listing },
@@ -449,6 +508,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'draft -> published (the identity is certified or better, and meets min_tier)',
+    description:
+      'Publishes a draft: it appears in search and can be rented. The listed identity must be active, bound to an agent device, `certified` or better, and meet the listing\'s `min_tier`. Audited; answers the listing. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when no listing of the tenant has this id. 409 when the listing is not a draft or the identity does not qualify (the detail says why).',
     params: IdParams,
     responses: { 200: Listing },
     errors: transitionErrors,
@@ -459,6 +520,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'published -> paused',
+    description:
+      'Pauses a published listing: it leaves search and takes no new rentals; running rentals continue. Audited; answers the listing. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when no listing of the tenant has this id. 409 when the listing is not published.',
     params: IdParams,
     responses: { 200: Listing },
     errors: transitionErrors,
@@ -469,6 +532,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'paused -> published',
+    description:
+      'Publishes a paused listing again. Audited; answers the listing. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when no listing of the tenant has this id. 409 when the listing is not paused.',
     params: IdParams,
     responses: { 200: Listing },
     errors: transitionErrors,
@@ -479,6 +544,8 @@ export const marketplaceRoutes = {
     auth: 'owner-or-apikey',
     tags,
     summary: 'draft | published | paused -> delisted (terminal)',
+    description:
+      'Withdraws a draft, published or paused listing for good (`delisted`, terminal); running rentals continue to their end. Audited; answers the listing. 403 when an API key names another workspace\'s listing (send its `X-Workspace-Id`), or an API key acts without `X-Workspace-Id`, or the caller uses an owner device\'s JWT. 404 when no listing of the tenant has this id. 409 when it is already delisted.',
     params: IdParams,
     responses: { 200: Listing },
     errors: transitionErrors,
@@ -489,6 +556,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Rent a published listing of another tenant (pending until the processor confirms)',
+    description:
+      'Rents another tenant\'s published listing: the price of the term is charged to `payment_method` (or the tenant\'s default) through the payment processor. The rental is `pending` until the processor confirms the charge, then `active`: a Skill Permission Token for the rented capabilities is issued to the renter and a cross-tenant encrypted rental room opens between the renter\'s owner devices and the rented agent. Both tenants\' owners receive `rental_updated`. Owners act with the owner JWT (and `X-Device-Id` naming their owner device where a device is needed); agents with their device JWT or API key. Answers 201. 400 when there is no payment method (neither given nor a default). 402 when the processor declines the payment (the rental is recorded as cancelled, `payment_failed`). 403 when `X-Device-Id` is not one of the caller\'s owner devices, or the caller uses an owner device\'s JWT. 404 when the listing is not published (or `X-Device-Id` is unknown). 409 when the listing is the tenant\'s own, or the listed agent is suspended or no longer meets the listing\'s tier or score floor. 502 when the payment processor fails.',
     body: CreateRentalRequest,
     responses: { 201: Rental },
     errors: [400, 401, 402, 403, 404, 409, 502],
@@ -499,6 +568,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Rentals of the tenant as renter (default) or developer',
+    description:
+      'The tenant\'s rentals, newest first, as renter (default) or as developer (`role`), optionally of one `status`, paged by `cursor` and `limit`. 400 when `cursor` is malformed. 403 also for an owner device\'s JWT.',
     query: RentalListQuery,
     responses: { 200: RentalPage },
     errors: [400, 401, 403],
@@ -509,6 +580,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'A rental (either party); the renter’s SPT while active',
+    description:
+      'One rental, for either party: listing, terms, amounts, status and its history; the renter also gets the rental\'s Skill Permission Token while it is active. 403 also for an owner device\'s JWT. 404 when the tenant is not a party to the rental.',
     params: IdParams,
     responses: { 200: Rental },
     errors: [400, 401, 403, 404],
@@ -519,6 +592,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Cancel (renter): pending or active -> cancelled, the unused part refunded (DESIGN §8.24)',
+    description:
+      'The renter cancels a pending or active rental (`cancelled`): an active rental\'s unused part of the term is refunded through the processor and recorded in the ledger, its Skill Permission Token is revoked and the room closes. Both tenants\' owners receive `rental_updated`. Answers the rental. 403 when the caller is the developer side, or uses an owner device\'s JWT. 404 when the tenant is not a party. 409 when the rental is neither pending nor active, or has no captured charge to refund. 502 when the processor refuses the refund.',
     params: IdParams,
     responses: { 200: Rental },
     errors: [...transitionErrors, 502],
@@ -529,6 +604,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Complete (renter): active -> completed',
+    description:
+      'The renter ends an active rental early as done (`completed`); the developer\'s earning stands. Both tenants\' owners receive `rental_updated`. Answers the rental. 403 when the caller is the developer side, or uses an owner device\'s JWT. 404 when the tenant is not a party. 409 when the rental is not active.',
     params: IdParams,
     responses: { 200: Rental },
     errors: transitionErrors,
@@ -539,6 +616,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Members of the rental room with their public keys (either party)',
+    description:
+      'The members of a rental\'s room with their public keys, for encrypting envelopes: the renter\'s ACTIVE owner devices and the rented agent device. Either party. 403 when an API key has not registered key material. 404 when the tenant is not a party. 409 when the rental was never activated (it has no room).',
     params: IdParams,
     responses: { 200: RentalMembers },
     errors: [400, 401, 403, 404, 409],
@@ -549,6 +628,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Send ciphertext envelopes in the rental room (renter owner device with X-Device-Id, or the rented agent)',
+    description:
+      'Sends a message in a rental room: one encrypted envelope per recipient of the other side, from the renter\'s owner device (`X-Device-Id`) or the rented agent (device JWT or API key). Per envelope both tenants\' policies decide and the stricter wins (delivered and notified go out as `rental_message`; held waits for an owner; blocked keeps no ciphertext); while the rental is suspended every message not blocked is held until it resumes. Counts against the sender\'s 60 messages per minute. Answers 201 with each recipient\'s outcome. 400 when an owner names no `X-Device-Id`, a base64 field is malformed, or a recipient is not on the other side of the room. 403 when the sending device is not a member of the room on the caller\'s side. 404 when the tenant is not a party. 409 when the rental is not active or suspended, or its term has ended. 413 when a decoded ciphertext is larger than `LIMIT_MESSAGE_BYTES`. 429 also when the sender exceeds its message budget.',
     params: IdParams,
     headers: ActingDeviceHeader,
     body: RentalMessageInput,
@@ -561,6 +642,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'The calling device’s rental-room history, oldest first',
+    description:
+      'The calling device\'s rental-room history, oldest first, paged by `since` (the previous page\'s `next_cursor`) and `limit`; messages to it are marked delivered. 400 when an owner names no `X-Device-Id`. 403 when the device is not a member of the room. 404 when the tenant is not a party.',
     params: IdParams,
     headers: ActingDeviceHeader,
     query: RentalMessageQuery,
@@ -573,6 +656,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'File a dispute (either party): active | suspended -> disputed',
+    description:
+      'Either party disputes an active or suspended rental (`disputed`) with a reason and optional evidence references (trace ids or audit event ids of either tenant); a platform operator resolves it. Audited in both tenants\' logs; both tenants\' owners receive `dispute_updated`. Answers 201 with the dispute. 400 when an evidence reference exists in neither tenant of the rental. 403 also for an owner device\'s JWT. 404 when the tenant is not a party. 409 when the rental is not active or suspended, or a dispute is already open.',
     params: IdParams,
     body: FileDisputeRequest,
     responses: { 201: Dispute },
@@ -584,6 +669,8 @@ export const marketplaceRoutes = {
     auth: 'owner-any',
     tags,
     summary: 'Disputes: every tenant’s for platform operators, the tenant’s own otherwise',
+    description:
+      'Disputes newest first, optionally of one `status`, paged by `cursor` and `limit`: every tenant\'s for a platform operator (each listed dispute is audited in both tenants\' logs as viewed), the tenant\'s own otherwise. 400 when `cursor` is malformed. 403 also for an owner without a tenant who is not an operator.',
     query: DisputeListQuery,
     responses: { 200: DisputePage },
     errors: [400, 401, 403],
@@ -594,6 +681,8 @@ export const marketplaceRoutes = {
     auth: 'owner-any',
     tags,
     summary: 'A dispute with its notes (either party, or an operator)',
+    description:
+      'One dispute with its notes and evidence, for either party\'s owner or a platform operator (the operator\'s read is audited in both tenants\' logs). 403 also for an owner without a tenant who is not an operator. 404 when the dispute is not visible to the caller.',
     params: IdParams,
     responses: { 200: Dispute },
     errors: [400, 401, 403, 404],
@@ -604,6 +693,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Add a note and evidence to an open dispute (either party)',
+    description:
+      'Either party adds a note with optional evidence references to an open dispute. Audited in both tenants\' logs; answers 201 with the dispute. 400 when an evidence reference exists in neither tenant of the rental. 403 also for an owner device\'s JWT. 404 when the dispute is not visible to the tenant. 409 when the dispute is resolved.',
     params: IdParams,
     body: DisputeNoteRequest,
     responses: { 201: Dispute },
@@ -615,6 +706,8 @@ export const marketplaceRoutes = {
     auth: 'owner-any',
     tags,
     summary: 'Resolve a dispute (platform operator): disputed -> resolved, money through ledger and processor',
+    description:
+      'A platform operator resolves an open dispute (`resolved`) with an outcome: `refund` (what is left of the charge), `partial` (`amount_cents`, at most what is left) or `none`; the money moves through the ledger and the processor, and both tenants\' owners receive `dispute_updated`. Audited in both tenants\' logs; answers the dispute. 400 when `amount_cents` is missing for `partial`, given for another outcome, or above what is left. 403 also for an owner who is not a platform operator. 404 when the dispute (or its rental) is unknown. 409 when it is already resolved. 502 when the processor refuses the refund.',
     params: IdParams,
     body: ResolveDisputeRequest,
     responses: { 200: Dispute },
@@ -626,6 +719,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Payouts to the tenant, newest first',
+    description:
+      'Payouts of the tenant\'s marketplace earnings, newest first, with amount, status and processor reference, paged by `cursor` and `limit`. 400 when `cursor` is malformed. 403 also for an owner device\'s JWT.',
     query: PayoutListQuery,
     responses: { 200: PayoutPage },
     errors: [400, 401, 403],
@@ -636,6 +731,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Earnings summary: earned, fees, paid, pending, balance, next payout date',
+    description:
+      'The tenant\'s earnings as developer: earned, platform fees, paid out, pending, balance and the next payout date. 403 also for an owner device\'s JWT.',
     responses: { 200: PayoutSummary },
     errors: [401, 403],
   }),
@@ -645,6 +742,8 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'Link to the payment processor’s dashboard (onboarding when no ready account yet)',
+    description:
+      'A link to the payment processor\'s dashboard for the tenant\'s connected account, which is created on the first call; while the account is not ready for payouts the link is an onboarding link (`kind: "onboarding"`). 403 also for an owner device\'s JWT. 502 when the payment processor fails.',
     responses: { 200: ConnectDashboard },
     errors: [401, 403, 502],
   }),
@@ -654,6 +753,7 @@ export const marketplaceRoutes = {
     auth: 'any',
     tags,
     summary: 'The tenant’s default payment method',
+    description: 'The tenant\'s default payment method (used when a rental names none), or null. 403 also for an owner device\'s JWT.',
     responses: { 200: PaymentMethodInfo },
     errors: [401, 403],
   }),
@@ -663,9 +763,22 @@ export const marketplaceRoutes = {
     auth: 'owner',
     tags,
     summary: 'Set the tenant’s default payment method (used when a rental names none)',
+    description:
+      'Sets the tenant\'s default payment method: a processor payment-method id (a Stripe `pm_…`, or one of the local processor\'s test methods). Audited without the value; answers it.',
     body: PaymentMethodRequest,
     responses: { 200: PaymentMethodInfo },
     errors: [400, 401, 403],
+  }),
+  paymentProcessor: defineRoute({
+    method: 'GET',
+    path: '/api/v1/marketplace/processor',
+    auth: 'public',
+    tags,
+    summary: 'The payment processor that charges rentals, and how a client makes a payment method for it',
+    description:
+      'Which payment processor charges rentals and how a client makes a payment method for it: `stripe` (when `STRIPE_SECRET_KEY` is set) with `publishable_key` (`STRIPE_PUBLISHABLE_KEY`, null when unset) for Stripe.js, whose `pm_…` id the rental then names; or `local`, the embedded default, with its `test_payment_methods`.',
+    responses: { 200: PaymentProcessorInfo },
+    errors: [401, 429],
   }),
   verifyLedger: defineRoute({
     method: 'GET',
@@ -673,6 +786,8 @@ export const marketplaceRoutes = {
     auth: 'owner-any',
     tags,
     summary: 'Check that every ledger transaction balances (platform operators)',
+    description:
+      'Platform operators check the marketplace ledger: every transaction\'s entries must sum to zero; answers whether it balances, the imbalance and the unbalanced transactions. 403 also for an owner who is not a platform operator (`PLATFORM_OPERATOR_SUBS`).',
     responses: { 200: LedgerVerification },
     errors: [401, 403],
   }),
@@ -682,6 +797,8 @@ export const marketplaceRoutes = {
     auth: 'none',
     tags,
     summary: 'Stripe events (Stripe-Signature verified, each event processed once)',
+    description:
+      'Receives Stripe\'s events (charges, refunds, payouts, account updates); the raw body\'s `Stripe-Signature` is the credential, and each event is processed once. 400 when the signature is missing or does not verify. 404 when Stripe is not the configured processor (`STRIPE_SECRET_KEY` unset).',
     contentTypes: ['application/json'],
     responses: { 200: WebhookAck },
     errors: [400, 404],
@@ -692,6 +809,8 @@ export const marketplaceRoutes = {
     auth: 'none',
     tags,
     summary: 'Events of the embedded local processor (Standard Webhooks signature, each processed once)',
+    description:
+      'Receives the embedded local processor\'s events (Standard Webhooks signature over the raw body), each processed once, so the local processor exercises the same asynchronous paths Stripe does. 400 when the signature is missing or does not verify. 404 when Stripe is the configured processor.',
     contentTypes: ['application/json'],
     responses: { 200: WebhookAck },
     errors: [400, 404],

@@ -86,10 +86,12 @@ export const mlsRoutes = {
     auth: 'any',
     tags,
     summary: 'Publish MLS KeyPackages of the calling device',
+    description:
+      'Publishes MLS KeyPackages (RFC 9420) of the calling device, each labelled with `cipher_suite` (default 3); the service stores them as opaque bytes and hands each out once. Answers 201 with how many were published and are available. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 also when a KeyPackage is not canonical base64 of 1 to 16384 bytes, or the device would hold more than 500 unclaimed. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the `X-Device-Id` device is unknown in the tenant.',
     headers: MlsDeviceHeader,
     body: PublishKeyPackagesRequest,
     responses: { 201: PublishKeyPackagesResponse },
-    errors: [400, 401, 403],
+    errors: [400, 401, 403, 404],
   }),
   keyPackageCount: defineRoute({
     method: 'GET',
@@ -97,6 +99,8 @@ export const mlsRoutes = {
     auth: 'any',
     tags,
     summary: 'How many unclaimed KeyPackages a device of the tenant has',
+    description:
+      'How many unclaimed KeyPackages a device of the tenant has, in total and per ciphersuite, so a group creator can pick a suite every member offers and a device knows when to publish more. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device (or the `X-Device-Id` device) is unknown in the tenant.',
     params: Type.Object({ device_id: Uuid }),
     responses: { 200: KeyPackageCount },
     errors: [400, 401, 403, 404],
@@ -107,9 +111,11 @@ export const mlsRoutes = {
     auth: 'any',
     tags,
     summary: 'Claim (consume) one KeyPackage of an ACTIVE device of the tenant, or of an API-key agent that is the peer of an approved A2A channel; 404 when none is left',
+    description:
+      'Claims one KeyPackage of an ACTIVE device to add it to an MLS group: the first of `cipher_suites` (most preferred first, default `[3]`) the device has one of; it is never handed out again. Any device of the tenant may claim an enrolled device\'s; an API-key agent\'s KeyPackages serve only its approved A2A channels, so they are claimed by the channel\'s other party (also across tenants while the federation agreement or rental holds), at most 10 per channel pair. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device is unknown, not ACTIVE, not claimable by the caller, or has no KeyPackage left of an accepted suite (the caller then falls back to X3DH + Double Ratchet). 409 when the channel party already claimed 10 of the device\'s KeyPackages since the channel was approved.',
     headers: MlsDeviceHeader,
     body: ClaimKeyPackageRequest,
     responses: { 200: ClaimedKeyPackage },
-    errors: [400, 401, 403, 404, 429],
+    errors: [400, 401, 403, 404, 409, 429],
   }),
 };

@@ -106,6 +106,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Liveness and database check',
+    description:
+      'Checks that the process answers and that the database runs `select 1`. Answers 200 `{status: "ok", version}`, or 503 `{status: "degraded", version}` when the database query fails. Orchestrators should probe `/livez` and `/readyz`, which separate liveness from readiness.',
     responses: { 200: HealthResponse, 503: HealthResponse },
     errors: [],
   }),
@@ -115,6 +117,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Liveness: the process answers (DESIGN §8.32)',
+    description:
+      'Liveness probe: answers 200 `{status: "ok"}` whenever the process serves HTTP, without touching the database or Redis; restart the process when it stops answering.',
     responses: { 200: ProbeResponse },
     errors: [],
   }),
@@ -124,6 +128,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Readiness: 503 while the database or Redis is unreachable, or while draining (DESIGN §8.32)',
+    description:
+      'Readiness probe: checks the database and, when `REDIS_URL` is set, Redis (each check waits at most 2 seconds). Answers 200 `ok` when both answer; 200 `degraded` with a `detail` while Redis is unreachable (the instance still serves; cross-instance delivery pauses and rate limits count per instance); 503 `unavailable` while the database is unreachable or the instance drains after SIGTERM, so load balancers stop sending it requests.',
     responses: { 200: ProbeResponse, 503: ProbeResponse },
     errors: [],
   }),
@@ -133,6 +139,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Prometheus metrics; needs Authorization: Bearer $METRICS_TOKEN (404 when METRICS_TOKEN is not set)',
+    description:
+      'The instance\'s metrics in the Prometheus text format: HTTP request durations, open WebSocket connections and frames, group-commit batches, event-bus publishes, job runs, webhook deliveries and the database pool. 401 unless `Authorization: Bearer` carries `METRICS_TOKEN` (compared in constant time); 404 when `METRICS_TOKEN` is not configured (`METRICS_PORT` then serves the metrics without a token on a loopback-only listener).',
     responses: { 200: MetricsText },
     errors: [401, 404],
   }),
@@ -142,6 +150,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Public signing keys (device JWTs; dev identity provider)',
+    description:
+      'The JSON Web Key Set that verifies device JWTs (every signing key not yet retired, so tokens signed before a rotation still verify) and, while the built-in development identity provider is active, its owner-token key. Relying parties cache it and refetch on an unknown `kid`.',
     responses: { 200: JwksResponse },
     errors: [],
   }),
@@ -151,7 +161,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Development sign-in: an owner JWT for an e-mail address (built-in identity provider only, loopback servers only)',
-    description: '404 when an OIDC provider is configured (OIDC_*); 403 unless the server listens on a loopback address (HOST).',
+    description:
+      'Development sign-in: answers an owner JWT (12 hours) of the built-in identity provider for the lowercased e-mail address, so the web app signs in without an OIDC provider; anyone who reaches it can sign in as anyone, hence the checks. 404 when an OIDC provider is configured (`OIDC_*`); 403 unless the server listens on a loopback address (`HOST`) and the request\'s `Host` and `Origin` are loopback names or the host of `PUBLIC_URL` (a page that rebinds its own name to 127.0.0.1 is refused).',
     body: DevLoginRequest,
     responses: { 200: DevLoginResponse },
     errors: [400, 403, 404, 429],
@@ -162,6 +173,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: "How owners sign in: the development provider or the OIDC provider's public client (the web app reads it)",
+    description:
+      'Tells a client how owners sign in: `mode: "dev"` with `dev_login` true when `POST /api/v1/dev/login` is available (built-in provider on a loopback server), or `mode: "oidc"` with the provider\'s issuer, public client id and scope for an authorization-code flow with PKCE.',
     responses: { 200: AuthConfig },
     errors: [],
   }),
@@ -171,6 +184,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Current terms of service',
+    description:
+      'The current terms of service: version, link (when published) and a one-line summary of the zero-knowledge guarantee (the service stores only client-side encrypted ciphertext).',
     responses: { 200: LegalTermsResponse },
     errors: [],
   }),
@@ -180,6 +195,7 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Available plans',
+    description: 'The plans offered, with their monthly price in US cents (null: on request) and limits on agents and messages per month (null: unlimited).',
     responses: { 200: BillingPlansResponse },
     errors: [],
   }),
@@ -189,6 +205,8 @@ export const platformRoutes = {
     auth: 'none',
     tags,
     summary: 'Platform capabilities',
+    description:
+      'What this deployment offers: version, encryption suites, the WebSocket path with its ping interval and dead timeout, the feature list, the OTLP telemetry endpoint with its encodings, and the trust windows, tiers and dimension count. Clients read it to discover paths instead of hard-coding them.',
     responses: { 200: CapabilitiesResponse },
     errors: [],
   }),

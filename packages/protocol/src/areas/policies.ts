@@ -142,6 +142,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Create a policy (DESIGN §8.5)',
+    description:
+      'Creates a policy of the tenant: a name, optional scope (a room or a skill, not both), priority, conditions (message types, priorities, sender and recipient kinds or devices, sender hub addresses, trust tier or score below a bound, UTC hours, rate per minute, cross-tenant) and the action (`allow`, `notify`, `hold`, `block`) applied to room, A2A and rental messages that match, per recipient. Audited; answers 201 with the policy. 400 when the scope names both a room and a skill. 404 when the scope\'s room is unknown in the tenant.',
     body: CreatePolicyRequest,
     responses: { 201: Policy },
     errors: [400, 401, 403, 404],
@@ -152,6 +154,7 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'List the tenant policies',
+    description: 'Every policy of the tenant with its scope, priority, conditions, action, enabled flag and timestamps.',
     responses: { 200: PolicyList },
     errors: [401, 403],
   }),
@@ -161,6 +164,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Update a policy (any subset of its fields)',
+    description:
+      'Changes any subset of a policy\'s fields; takes effect for the next message evaluated on every instance. Audited; answers the policy. 400 when the scope names both a room and a skill. 404 when the policy or the scope\'s room is unknown in the tenant.',
     params: IdParams,
     body: UpdatePolicyRequest,
     responses: { 200: Policy },
@@ -172,6 +177,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Delete a policy',
+    description:
+      'Deletes a policy; messages it already held stay held until an owner decides or they expire. Audited; answers 204. 404 when the policy is unknown in the tenant.',
     params: IdParams,
     responses: { 204: null },
     errors: [400, 401, 403, 404],
@@ -182,6 +189,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'List held messages (default: those awaiting approval), without ciphertext',
+    description:
+      'Messages a `hold` policy stopped, with sender, recipient, room or channel, the policy and the hold\'s expiry, by status (`held` by default; `approved`, `denied`, `expired`). Ciphertext is never listed.',
     query: HeldMessageQuery,
     responses: { 200: HeldMessageList },
     errors: [400, 401, 403],
@@ -192,6 +201,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Approve a held message; fan-out proceeds',
+    description:
+      'Approves a held message: it is released to its recipient (a room envelope at a fresh release position, an A2A or rental message) after the approval commits. Audited; answers the held message. 404 when it is unknown in the tenant. 409 when it is no longer `held` (already approved, denied or expired).',
     params: IdParams,
     responses: { 200: HeldMessage },
     errors: [400, 401, 403, 404, 409],
@@ -202,6 +213,8 @@ export const policiesRoutes = {
     auth: 'owner',
     tags,
     summary: 'Deny a held message; its ciphertext is dropped',
+    description:
+      'Denies a held message: its ciphertext is dropped and the recipient never receives it (its outcome becomes `blocked`). Audited; answers the held message. 404 when it is unknown in the tenant. 409 when it is no longer `held`.',
     params: IdParams,
     responses: { 200: HeldMessage },
     errors: [400, 401, 403, 404, 409],

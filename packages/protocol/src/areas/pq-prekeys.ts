@@ -86,10 +86,12 @@ export const pqPrekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'Publish PQ prekeys (PQXDH) of the calling device: a last-resort one (replaces the current) and/or one-time ones',
+    description:
+      'Publishes post-quantum KEM prekeys (PQXDH) of the calling device: a signed last-resort prekey, which replaces the current one, and/or one-time prekeys. Stored as opaque bytes; the service checks encodings and sizes, never signatures (claimers verify them against the identity key). Answers 201 with what the device now holds. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 also when neither is given, a field is not canonical base64 of an allowed size, key ids repeat, or the device would hold more than 500 unclaimed one-time prekeys. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the `X-Device-Id` device is unknown in the tenant.',
     headers: PqDeviceHeader,
     body: PublishPqPrekeysRequest,
     responses: { 201: PqPrekeyCount },
-    errors: [400, 401, 403],
+    errors: [400, 401, 403, 404],
   }),
   pqPrekeyCount: defineRoute({
     method: 'GET',
@@ -97,6 +99,8 @@ export const pqPrekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'Whether a device of the tenant has a last-resort PQ prekey and how many one-time ones are unclaimed',
+    description:
+      'Whether a device of the tenant has a last-resort PQ prekey (its key id and signature) and how many one-time PQ prekeys are unclaimed, so the device knows when to top up. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device (or the `X-Device-Id` device) is unknown in the tenant.',
     headers: PqDeviceHeader,
     params: Type.Object({ device_id: Uuid }),
     responses: { 200: PqPrekeyCount },
@@ -108,6 +112,8 @@ export const pqPrekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'Claim a PQ prekey of an ACTIVE device (a one-time one while any is left, else the last-resort one); 404 when it published none (use X3DH)',
+    description:
+      'Claims a PQ prekey of an ACTIVE device before starting a PQXDH session: the oldest unclaimed one-time prekey (consumed), else the last-resort one. Across tenants only the other party of an approved or active A2A channel may claim, and it gets the last-resort prekey only. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device is unknown, not ACTIVE or not claimable by the caller, or it published no PQ prekey (the caller then runs X3DH).',
     headers: PqDeviceHeader,
     body: ClaimPqPrekeyRequest,
     responses: { 200: ClaimedPqPrekey },

@@ -93,10 +93,12 @@ export const prekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'Publish X3DH prekeys of the calling device: a signed prekey (replaces the current) and/or one-time prekeys',
+    description:
+      'Publishes X3DH prekeys of the calling device: a signed X25519 prekey with its Ed25519 signature, which replaces the current one, and/or one-time X25519 prekeys. Each public key must be a usable X25519 key (not of low order); signatures are not checked here (claimers verify them). Answers 201 with what the device now holds. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 also when neither is given, a key or signature is malformed, key ids repeat, or the device would hold more than 500 unclaimed one-time prekeys. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the `X-Device-Id` device is unknown in the tenant.',
     headers: DeviceHeader,
     body: PublishPrekeysRequest,
     responses: { 201: PrekeyCount },
-    errors: [400, 401, 403],
+    errors: [400, 401, 403, 404],
   }),
   prekeyCount: defineRoute({
     method: 'GET',
@@ -104,6 +106,8 @@ export const prekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'The signed prekey id a device of the tenant has published and how many one-time prekeys are unclaimed',
+    description:
+      'The key id of the signed prekey a device of the tenant has published and how many of its one-time prekeys are unclaimed, so the device knows when to rotate or top up. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device (or the `X-Device-Id` device) is unknown in the tenant.',
     headers: DeviceHeader,
     params: Type.Object({ device_id: Uuid }),
     responses: { 200: PrekeyCount },
@@ -115,6 +119,8 @@ export const prekeysRoutes = {
     auth: 'any',
     tags,
     summary: 'Claim the X3DH prekey bundle of an ACTIVE device: its signed prekey and one one-time prekey while any is left; 404 when it published none',
+    description:
+      'Claims the X3DH prekey bundle of an ACTIVE device before starting a session: its signed prekey and one one-time prekey (consumed, never handed out again) while any is left. Across tenants only the other party of an approved or active A2A channel may claim, and the bundle then carries no one-time prekey. The caller acts as a device: its device JWT\'s device, an API key\'s registered device, or for an owner the owner device named by `X-Device-Id`. 400 when an owner names no `X-Device-Id` (or not a UUID). 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked, or the API key has not registered key material yet (`client_key_register`). 404 when the device is unknown, not ACTIVE or not claimable by the caller, or it published no signed prekey.',
     headers: DeviceHeader,
     body: ClaimPrekeyBundleRequest,
     responses: { 200: PrekeyBundle },

@@ -136,6 +136,8 @@ export const receiptsRoutes = {
     auth: 'any',
     tags: ['conversations'],
     summary: 'Mark messages to the reading device read up to one (read receipt; owners name their device in X-Device-Id)',
+    description:
+      'Read receipt over REST (the twin of the `message_read` frame): everything addressed to the reading device in the conversation up to and including `up_to_message_id` was read. When read receipts are on for the device and tenant and the mark moves forward, it is stored and the other side receives `message_read`. Answers whether the mark moved and the read time. The reader is the calling device (device JWT, or an API key\'s registered device), or for an owner the owner device named in `X-Device-Id`. 400 when an owner names no `X-Device-Id`. 403 when the reader is not a side of the conversation, the `X-Device-Id` device is not the caller\'s, or the API key has not registered key material. 404 when the conversation is unknown or the message is not addressed to the reader there. 409 when the reader has not received that message yet.',
     params: IdParams,
     headers: ReadingDeviceHeader,
     body: ReadConversationRequest,
@@ -148,6 +150,8 @@ export const receiptsRoutes = {
     auth: 'any',
     tags: ['rooms'],
     summary: 'Mark room messages released to the reading member read up to one (read receipt; owners name their device in X-Device-Id)',
+    description:
+      'Read receipt over REST (the twin of the `room_message_read` frame): everything released to the reading member in the room up to and including `up_to_room_message_id` was read. When read receipts are on and the mark moves forward, each sender of a newly covered message receives `room_message_read`. Answers whether the mark moved and the read time. The reader is the calling device (device JWT, or an API key\'s registered device), or for an owner the owner device named in `X-Device-Id`. 400 when an owner names no `X-Device-Id`. 403 when the `X-Device-Id` device is not the caller\'s, or the API key has not registered key material. 404 when the room message was not released to the reader in this room. 409 when the reader has not received it yet.',
     params: IdParams,
     headers: ReadingDeviceHeader,
     body: ReadRoomRequest,

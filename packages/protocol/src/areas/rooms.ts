@@ -199,6 +199,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Create a room with members and pairwise conversations; the owner device named in X-Device-Id joins it',
+    description:
+      'Creates a room (name, optional security level: the tenant\'s `default_room_security_level` otherwise) with 1 to 100 ACTIVE member devices of the tenant and one pairwise conversation per member pair, in one transaction. The owner device named by `X-Device-Id` joins as a member even when not listed. Members receive `room_joined`, owner devices and agent members `member_joined`; answers 201 with the room, members (with public keys) and conversations. 400 when a member is not an ACTIVE device of the tenant, there are not 1 to 100 members, `workspace_id` is given (team rooms are created with `POST /team-rooms`) or `X-Device-Id` is not a UUID. 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked. 404 when the `X-Device-Id` device is unknown in the tenant.',
     headers: ActingDeviceHeader,
     body: CreateRoomRequest,
     responses: { 201: Room },
@@ -210,6 +212,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'List active rooms',
+    description:
+      'The tenant\'s rooms that are not archived, oldest first, each with its name, security level, workspace, members (with public keys), the policies scoped to it and whether every member published an MLS KeyPackage; without the pairwise conversations.',
     responses: { 200: RoomList },
     errors: [401, 403],
   }),
@@ -219,6 +223,8 @@ export const roomsRoutes = {
     auth: 'any',
     tags,
     summary: 'Room details with members (and their public keys) and conversations; a device must be a member',
+    description:
+      'A room with its members (and their public keys, for encrypting envelopes) and pairwise conversations. Owners read any room of the tenant; a device or API-key agent only a room it is a member of. 403 when the calling device is not a member, or the API key has not registered key material yet. 404 when the room is unknown in the tenant.',
     params: IdParams,
     responses: { 200: Room },
     errors: [400, 401, 403, 404],
@@ -229,6 +235,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Rename, change the security level, scope existing policies to the room',
+    description:
+      'Renames a room, changes its security level, and/or scopes existing policies of the tenant to it (a policy scoped to another room moves here). Answers the room. 404 when the room or a named policy is unknown in the tenant. 409 when a named policy is scoped to a skill.',
     params: IdParams,
     body: UpdateRoomRequest,
     responses: { 200: Room },
@@ -240,6 +248,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Add a member (pairwise conversations with every member)',
+    description:
+      'Adds an ACTIVE device of the tenant to a room, with a pairwise conversation to every member. The new member receives `room_joined`; owner devices and the other agent members `member_joined`. Answers 201 with the room. 400 when the device is not an ACTIVE device of the tenant. 404 when the room is unknown in the tenant. 409 when the device is already a member, or the room is archived or has 100 members.',
     params: IdParams,
     body: AddRoomMemberRequest,
     responses: { 201: Room },
@@ -251,6 +261,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Remove a member (history stays)',
+    description:
+      'Removes a member from a room; its conversations and messages stay for the history, and messages still held for it in this room are denied (their ciphertext dropped). Owner devices, the removed device and the remaining agent members receive `member_left`. Answers 204. 404 when the room is unknown in the tenant or the device is not a member.',
     params: RoomMemberParams,
     responses: { 204: null },
     errors: [400, 401, 403, 404],
@@ -261,6 +273,8 @@ export const roomsRoutes = {
     auth: 'owner',
     tags,
     summary: 'Fan out an encrypted message (one envelope per recipient, or "*" for MLS); policies are evaluated per recipient; the owner device in X-Device-Id joins the room first when it is not a member',
+    description:
+      'The owner device named by `X-Device-Id` sends a room message: one encrypted envelope per recipient member (or one envelope to `*` for an MLS group message). The tenant\'s policies decide per recipient (`delivered`, `notified`, `held` for an owner\'s approval, `blocked`); released envelopes go to their recipients as `room_message`. The sending owner device joins the room first when it is not a member. Counts against the device\'s 60 messages per minute, shared with the WebSocket. Answers 201 with the stored message and each recipient\'s outcome. 400 when `X-Device-Id` is missing, there are no envelopes, an envelope names a non-member or a recipient twice, an MLS envelope is not the only one, or a base64 field is malformed. 403 when the `X-Device-Id` device is not the caller\'s owner device or is revoked. 404 when the room (or the `X-Device-Id` device) is unknown in the tenant. 409 when the room is archived, or full while the sending device would join. 413 when a decoded ciphertext is larger than `LIMIT_MESSAGE_BYTES`. 429 also when the device exceeds its message budget.',
     params: IdParams,
     headers: ActingDeviceHeader,
     body: RoomMessageInput,
@@ -273,6 +287,8 @@ export const roomsRoutes = {
     auth: 'any',
     tags,
     summary: 'Aggregated timeline, oldest first; since = ISO timestamp or next_cursor (of the same view)',
+    description:
+      'A room\'s messages, oldest first, paged by `since` (an ISO 8601 timestamp or the previous page\'s `next_cursor` of the same view) and `limit`. The owner view (owners\' default) lists every message with every recipient\'s outcome and receipt times, by send order; with `X-Device-Id` it carries that device\'s envelopes. The member view (`view=member`; devices and API keys always) lists what the device sent and what was released to it, by release position, and marks the handed-over envelopes delivered. 400 when `since` is neither a timestamp nor a cursor, or `view=member` comes from an owner without `X-Device-Id`. 403 when a device or API key asks for `view=owner`, or the reading device is not a member. 404 when the room (or the `X-Device-Id` device) is unknown in the tenant.',
     params: IdParams,
     headers: ActingDeviceHeader,
     query: RoomTimelineQuery,

@@ -120,6 +120,8 @@ export const settingsRoutes = {
     auth: 'owner',
     tags: ['settings'],
     summary: 'Tenant settings, defaults filled in',
+    description:
+      'The tenant\'s settings as one flat object, defaults filled in for keys the owner never set: held-message lifetime, default room security level, scan rules on or off, model prices for spend, read receipts on or off, and whether post-quantum sessions are required.',
     responses: { 200: TenantSettings },
     errors: [401, 403],
   }),
@@ -129,6 +131,8 @@ export const settingsRoutes = {
     auth: 'owner',
     tags: ['settings'],
     summary: 'Update tenant settings (merge; null resets a key); answers the full object',
+    description:
+      'Merges the given keys into the tenant\'s settings (a value sets a key, `null` resets it to its default); concurrent patches of different keys both survive. Audited as `settings.updated` with the changed keys; answers the full object. 400 also for an unknown key or a value out of range (the detail names it).',
     body: TenantSettingsPatch,
     responses: { 200: TenantSettings },
     errors: [400, 401, 403],
@@ -139,6 +143,8 @@ export const settingsRoutes = {
     auth: 'any',
     tags: ['scan-rules'],
     summary: 'The current client-side scan rule set (built-in version 0 until the owner saves one)',
+    description:
+      'The tenant\'s current client-side scan rule set (`version`, `rules`, `updated_at`, `enabled`) that SDK clients apply to plaintext before encrypting; the built-in set, version 0, until an owner saves one, and an empty set while `scan_rules_enabled` is false.',
     responses: { 200: ScanRuleSet },
     errors: [401, 403],
   }),
@@ -148,6 +154,8 @@ export const settingsRoutes = {
     auth: 'owner',
     tags: ['scan-rules'],
     summary: 'Save a new version of the scan rule set (version + 1; older versions are kept)',
+    description:
+      'Saves `rules` as the tenant\'s next scan rule set version (current + 1); older versions are kept. Clients pick it up on their next fetch. Answers 201 with the new set. 400 also for a duplicate rule id or a pattern that is not a valid regular expression (the detail names the rule).',
     body: UpdateScanRulesRequest,
     responses: { 201: ScanRuleSet },
     errors: [400, 401, 403],
@@ -158,6 +166,7 @@ export const settingsRoutes = {
     auth: 'owner',
     tags: ['scan-rules'],
     summary: 'Saved scan rule set versions, newest first',
+    description: 'Every saved version of the tenant\'s scan rule set, newest first, with its rule count, author and time.',
     responses: { 200: ScanRuleVersionList },
     errors: [401, 403],
   }),

@@ -141,6 +141,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'Start a shadow session for one agent, skill and decision class (level shadow)',
+    description:
+      'Starts evaluating one agent on one skill and decision class at level `shadow`: the owner will record human decisions next to the agent\'s recommendations, and the platform compares them. Optional `config` sets the graduation gates (minimum observations, agreement threshold, critical-miss window). Audited; answers 201 with the session. 400 when the device is not an agent, is revoked, or a name is blank. 404 when the device is unknown in the tenant. 409 when the agent already has a session for this skill and decision class.',
     body: CreateShadowSessionRequest,
     responses: { 201: ShadowSession },
     errors: [400, 401, 403, 404, 409],
@@ -151,6 +153,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'List shadow sessions, oldest first',
+    description:
+      'The tenant\'s shadow sessions, oldest first, optionally of one agent (`device_id`) or `level`, paged by `cursor` and `limit`. 400 when `cursor` is malformed.',
     query: ShadowSessionListQuery,
     responses: { 200: ShadowSessionPage },
     errors: [400, 401, 403],
@@ -161,6 +165,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'One shadow session with its current-level stats',
+    description:
+      'One shadow session with its level, configuration and the statistics of the current level (observations, agreements, agreement rate, critical misses). 404 when the session is unknown in the tenant.',
     params: ShadowSessionParams,
     responses: { 200: ShadowSession },
     errors: [400, 401, 403, 404],
@@ -171,6 +177,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'Record a human decision next to the agent recommendation; the platform compares the actions',
+    description:
+      'Records one observation: the agent\'s recommendation (action, confidence, reasoning) and the human decision (action, notes) for `observation_id`; the platform compares the actions and stores agree or disagree, with `critical_miss` for a disagreement that matters. Answers 201 with the observation. 400 when `critical_miss` is set on an agreement or a field is blank. 404 when the session is unknown in the tenant. 409 when this `observation_id` is already recorded in the session.',
     params: ShadowSessionParams,
     body: RecordShadowDecisionRequest,
     responses: { 201: ShadowObservation },
@@ -182,6 +190,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'The three graduation gates against the evidence of the current level',
+    description:
+      'Evaluates the three graduation gates against the evidence of the current level: enough observations, an agreement rate at or above the threshold, and no critical miss within the window; answers each gate\'s required and actual values, whether it is met, and the next level. 404 when the session is unknown in the tenant.',
     params: ShadowSessionParams,
     responses: { 200: ShadowGraduationCheck },
     errors: [400, 401, 403, 404],
@@ -192,6 +202,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'Promote one level when all gates are met (owner only, never automatic)',
+    description:
+      'Promotes the session one level (`shadow` → `supervised` → `autonomous`) when every gate is met; never automatic. The new level starts with no evidence. Audited; answers the session. 404 when the session is unknown in the tenant. 409 when the session is already `autonomous` or a gate is not met (the detail names the failing gates).',
     params: ShadowSessionParams,
     responses: { 200: ShadowSession },
     errors: [400, 401, 403, 404, 409],
@@ -202,6 +214,8 @@ export const shadowRoutes = {
     auth: 'owner',
     tags,
     summary: 'Demote to a lower level (resets the evidence)',
+    description:
+      'Demotes the session to a lower `level` at any time (e.g. after an incident); the evidence restarts. Audited; answers the session. 400 when `level` is not below the current level. 404 when the session is unknown in the tenant.',
     params: ShadowSessionParams,
     body: DemoteShadowSessionRequest,
     responses: { 200: ShadowSession },

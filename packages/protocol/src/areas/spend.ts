@@ -134,6 +134,8 @@ export const spendRoutes = {
     auth: 'owner',
     tags,
     summary: "An agent's daily and monthly spend caps",
+    description:
+      'An agent\'s daily and monthly spend caps and their unit (`tokens` or `cents`); null limits when none is set. 404 when `{hub_id}` (a device id or hub address) names no agent of the tenant.',
     params: SpendAgentParams,
     responses: { 200: SpendCap },
     errors: [401, 403, 404],
@@ -144,6 +146,8 @@ export const spendRoutes = {
     auth: 'owner',
     tags,
     summary: "Set an agent's daily and monthly spend caps (tokens or cents); both null removes them",
+    description:
+      'Replaces an agent\'s daily and monthly caps in `unit` (`tokens` or `cents`, priced with the tenant\'s `model_prices`); a null limit means no cap for that period and both null remove the caps. Once a cap is reached the skill pipeline\'s budget stage refuses invocations, and owners receive `spend_alert` as thresholds are crossed. Audited as `spend.cap_set`; answers the caps. 404 when `{hub_id}` (a device id or hub address) names no agent of the tenant.',
     params: SpendAgentParams,
     body: SetSpendCapRequest,
     responses: { 200: SpendCap },
@@ -155,6 +159,8 @@ export const spendRoutes = {
     auth: 'owner',
     tags,
     summary: "An agent's spend today and this month (UTC) against its caps",
+    description:
+      'An agent\'s spend today and this month (UTC) in its caps\' unit, against those caps, from the model usage its telemetry reports. 404 when `{hub_id}` (a device id or hub address) names no agent of the tenant.',
     params: SpendAgentParams,
     responses: { 200: AgentSpend },
     errors: [401, 403, 404],
@@ -165,6 +171,7 @@ export const spendRoutes = {
     auth: 'owner',
     tags,
     summary: "Every agent's spend today and this month against its caps, and the fleet totals",
+    description: 'Every agent\'s spend today and this month (UTC) against its caps, with the fleet\'s totals.',
     responses: { 200: FleetSpend },
     errors: [401, 403],
   }),

@@ -55,6 +55,8 @@ export const telemetryExportRoutes = {
     auth: 'owner',
     tags,
     summary: 'The OTLP/HTTP export endpoint (header names only) and the export backlog; 404 when none is set',
+    description:
+      'The tenant\'s OTLP/HTTP export endpoint: its URL, the names of its headers (values are write-only), when it was set, how many spans and audit events wait in the export outbox and the reason of the latest failed attempt still pending. 404 when no endpoint is set.',
     responses: { 200: TelemetryExportSetting },
     errors: [401, 403, 404],
   }),
@@ -64,6 +66,8 @@ export const telemetryExportRoutes = {
     auth: 'owner',
     tags,
     summary: 'Set (replace) the OTLP/HTTP endpoint receiving the tenant\'s spans and audit events',
+    description:
+      'Sets (replaces) the OTLP/HTTP endpoint that receives the tenant\'s agent spans and audit events, with optional headers (e.g. an API token), sealed at rest and never answered back. Audited without header values; answers the setting. 400 when the URL is refused (not https unless `WEBHOOK_ALLOW_HTTP`, user info, too long, or an IP literal that is not public unless `WEBHOOK_ALLOW_PRIVATE`), or a header is reserved (`Content-Type`, `Host`, …) or given twice.',
     body: TelemetryExportRequest,
     responses: { 200: TelemetryExportSetting },
     errors: [400, 401, 403],
@@ -74,6 +78,7 @@ export const telemetryExportRoutes = {
     auth: 'owner',
     tags,
     summary: 'Stop exporting: remove the endpoint and drop the export backlog',
+    description: 'Stops exporting: removes the endpoint and drops the export backlog in one transaction; audited. Answers 204. 404 when no endpoint is set.',
     responses: { 204: null },
     errors: [401, 403, 404],
   }),

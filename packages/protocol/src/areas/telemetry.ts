@@ -126,6 +126,8 @@ export const telemetryRoutes = {
     auth: 'device-or-apikey',
     tags,
     summary: 'Ingest OTLP/HTTP trace spans (JSON or protobuf, optionally Content-Encoding: gzip) for the calling agent; all or nothing',
+    description:
+      'The calling agent exports OpenTelemetry trace spans over OTLP/HTTP (an `ExportTraceServiceRequest` as JSON or protobuf, optionally `Content-Encoding: gzip`); the spans are stored for the agent and feed its trust score. All or nothing: one invalid span refuses the whole request. Answers an `ExportTraceServiceResponse` in the request\'s encoding. 400 when the body is not a valid request, has more than 5000 spans, or a span is invalid (ids not hex or all zero, end before start, name not 1 to 256 characters, unknown kind or status code); the detail names the span. 403 when the caller is an owner device or an API key without registered key material. 413 when the body, after decompression, is larger than 4 MiB. 415 for another content type or a `Content-Encoding` other than gzip or identity.',
     body: OtlpExportRequest,
     contentTypes: ['application/json', OTLP_PROTOBUF_MEDIA_TYPE],
     responses: { 200: OtlpExportResponse },
@@ -137,6 +139,8 @@ export const telemetryRoutes = {
     auth: 'owner',
     tags,
     summary: "An agent's spans, newest first",
+    description:
+      'An agent\'s stored spans, newest first, filtered by span name, trace id, status and a `since`/`until` window, paged by `cursor` (the previous page\'s `next_cursor`) and `limit`. 400 when `since`, `until` or `cursor` is malformed. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TelemetryHubParams,
     query: TelemetryQuery,
     responses: { 200: TelemetrySpanPage },
@@ -148,6 +152,8 @@ export const telemetryRoutes = {
     auth: 'owner',
     tags,
     summary: 'Per span name: count, error rate, p50/p95 duration over a window (default the last 24 h)',
+    description:
+      'Per span name of an agent: count, error count and rate, and p50/p95 duration in microseconds over [`since`, `until`) (default: the 24 hours before now). 400 when a bound is not an ISO 8601 timestamp or `since` is not before `until`. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TelemetryHubParams,
     query: TelemetrySummaryQuery,
     responses: { 200: TelemetrySummary },
@@ -159,6 +165,8 @@ export const telemetryRoutes = {
     auth: 'owner',
     tags,
     summary: "Recent spans across the tenant's agents, newest first",
+    description:
+      'The most recent spans across every agent of the tenant, newest first, paged by `cursor` and `limit`, for the web app\'s activity feed. 400 when `cursor` is malformed.',
     query: DashboardActivityQuery,
     responses: { 200: TelemetrySpanPage },
     errors: [400, 401, 403],

@@ -226,6 +226,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: "Fleet overview: each agent's latest score and per-dimension median, standard deviation and mean",
+    description:
+      'Overview of every agent of the tenant for a `window` (`7d` by default, `30d`, `90d`): each agent\'s latest composite score and tier, and per dimension the fleet\'s median, standard deviation and mean.',
     query: TrustWindowQuery,
     responses: { 200: TrustFleet },
     errors: [400, 401, 403],
@@ -236,6 +238,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: "Recompute the trust scores of the caller's tenant now (normally every 6 hours); 409 while another recompute of the tenant runs, 2 per minute per tenant",
+    description:
+      'Runs the trust engine for the caller\'s tenant now instead of waiting for the scheduled run (every 6 hours): scores, daily scores, drift baselines and tier changes. Answers what it computed and how long it took. 409 while another recompute of the tenant (the scheduled job or another request) is running. 429 also beyond 2 requests per minute per tenant (`RATE_LIMIT_TRUST_RECOMPUTE_PER_MIN`), shared by every owner of the tenant.',
     responses: { 200: TrustRecomputeSummary },
     errors: [401, 403, 409, 429],
   }),
@@ -245,6 +249,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: "An agent's current trust score for a window (SPEC §2.9; SPEC §3.9 warm-up answer before the first recompute)",
+    description:
+      'An agent\'s current trust score for a `window` (`7d` by default): composite score, tier, the 12 dimensions and the percentile within the tenant. Before the engine first scored the window, the warm-up answer: composite and every dimension 0.5 (source `warmup`), percentile 50. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,
     query: TrustWindowQuery,
     responses: { 200: TrustScore },
@@ -256,6 +262,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: "An agent's 7-day scores over the last `days` days, oldest first, with its tier changes",
+    description:
+      'An agent\'s 7-day composite and dimension scores per day over the last `days` days (30 by default, 1 to 365), oldest first, with its tier changes in that period. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,
     query: TrustHistoryQuery,
     responses: { 200: TrustHistory },
@@ -267,6 +275,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: 'Compliance report (enterprise tier): JSON, or a standalone HTML download with format=html or Accept: text/html',
+    description:
+      'A compliance report of an enterprise-tier agent: identity, scores of every window, tier changes of 90 days, policy outcomes and violations of 30 days, drift, active Skill Permission Tokens, audit events of 30 days and whether the tenant\'s audit chain verifies. JSON, or a standalone HTML download with `format=html` (or `Accept: text/html` without `format`). Not stored: every request builds a fresh report. 403 unless the agent\'s tier is `enterprise`. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,
     query: TrustReportQuery,
     responses: { 200: TrustReportAnswer },
@@ -278,6 +288,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: 'Per-dimension PSI drift of the window against the baseline (SPEC §4.12)',
+    description:
+      'Per-dimension population stability index (PSI) of the agent\'s daily scores in the `window` (`30d` by default) against its baseline, with `alert` true when some dimension drifted significantly (PSI above 0.25), so a change in behaviour shows before the composite moves. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,
     query: TrustDriftQuery,
     responses: { 200: TrustDrift },
@@ -289,6 +301,8 @@ export const trustRoutes = {
     auth: 'owner',
     tags,
     summary: "Replace the agent's drift baselines with its most recent 30 days",
+    description:
+      'Replaces the agent\'s drift baselines with its most recent 30 complete days of daily scores (after an intended change of behaviour); audited. Answers the new baselines per dimension. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant. 409 when those 30 days hold too few daily scores to form a baseline.',
     params: TrustAgentParams,
     responses: { 200: TrustDriftRecalibration },
     errors: [400, 401, 403, 404, 409],

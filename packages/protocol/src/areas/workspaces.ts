@@ -181,6 +181,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['workspaces'],
     summary: 'Create a workspace; members must be ACTIVE agent devices of the tenant',
+    description:
+      'Creates a workspace (a named group of agents that work together) with optional initial members, each an ACTIVE agent device of the tenant with a role, in one transaction. Answers 201 with the workspace and its members. 400 when a member is not an ACTIVE agent device of the tenant or is named twice.',
     body: CreateWorkspaceRequest,
     responses: { 201: Workspace },
     errors: [400, 401, 403],
@@ -191,6 +193,8 @@ export const workspacesRoutes = {
     auth: 'any',
     tags: ['workspaces'],
     summary: "List workspaces: every tenant workspace for the owner, the agent's own for an API key or an agent device JWT",
+    description:
+      'Workspaces as the caller sees them: every workspace of the tenant with its member count for an owner; for an agent (device JWT or API key) the workspaces it belongs to with its role there, narrowed to the one an API key\'s `X-Workspace-Id` names. An API key that has not registered key material yet gets an empty list. 403 also for an owner device\'s JWT (owners list with the owner JWT).',
     headers: workspaceHeader('API-key callers: list only this workspace (the key must be a member)'),
     responses: { 200: WorkspaceList },
     errors: [400, 401, 403],
@@ -201,6 +205,7 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['workspaces'],
     summary: 'Workspace details with members',
+    description: 'One workspace with its members (device, role, time added). 404 when the workspace is unknown in the tenant.',
     params: IdParams,
     responses: { 200: Workspace },
     errors: [400, 401, 403, 404],
@@ -211,6 +216,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['workspaces'],
     summary: 'Add a member (an ACTIVE agent device) or set its role; idempotent',
+    description:
+      'Adds an ACTIVE agent device of the tenant to a workspace with a role, or changes the role of a member; idempotent. Answers the workspace. 400 when the device is not an ACTIVE agent device of the tenant. 404 when the workspace is unknown in the tenant.',
     params: IdParams,
     body: AddWorkspaceMemberRequest,
     responses: { 200: Workspace },
@@ -222,6 +229,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['workspaces'],
     summary: 'Remove a member',
+    description:
+      'Removes a device from a workspace; the team rooms it joined keep it until an owner removes it there. Answers 204. 404 when the workspace is unknown in the tenant or the device is not a member.',
     params: WorkspaceMemberParams,
     responses: { 204: null },
     errors: [400, 401, 403, 404],
@@ -232,6 +241,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['team-rooms'],
     summary: 'Create a team room in a workspace; participants are workspace members or owner devices',
+    description:
+      'Creates a room within a workspace: participants must be members of the workspace or owner devices of the tenant; otherwise it is created as `POST /rooms` creates a room (pairwise conversations, `room_joined` and `member_joined` events). Answers 201 with the room, `id` equal to `room_id`. 400 when a participant is neither a workspace member nor an owner device, is not ACTIVE, or there are more than 100. 404 when the workspace is unknown in the tenant.',
     body: CreateTeamRoomRequest,
     responses: { 201: TeamRoom },
     errors: [400, 401, 403, 404],
@@ -242,6 +253,8 @@ export const workspacesRoutes = {
     auth: 'any',
     tags: ['team-rooms'],
     summary: "List team rooms: all of the tenant's for the owner, those the agent participates in for an API key or an agent device JWT",
+    description:
+      'Team rooms that are not archived, oldest first, optionally of one `workspace_id`: every one of the tenant for an owner; for an agent (device JWT or API key) those it participates in, within the workspace an API key\'s `X-Workspace-Id` names. An API key that has not registered key material yet gets an empty list. 403 also for an owner device\'s JWT (owners list with the owner JWT).',
     headers: workspaceHeader("API-key callers: only this workspace's team rooms (the key must be a member)"),
     query: TeamRoomListQuery,
     responses: { 200: TeamRoomList },
@@ -253,6 +266,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['connections'],
     summary: 'All connections of the tenant: agent devices, A2A channels, federation agreements',
+    description:
+      'Everything the tenant is connected to, newest first, optionally of one `type`: its agent devices, its A2A channels and its federation agreements, each with a status and the peer\'s name where known.',
     query: ConnectionListQuery,
     responses: { 200: ConnectionList },
     errors: [400, 401, 403],
@@ -263,6 +278,8 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['connections'],
     summary: 'One connection with the details of its type',
+    description:
+      'One connection by id with the details of its type: the agent device, the A2A channel or the federation agreement. 404 when no connection of the tenant has this id.',
     params: ConnectionIdParams,
     responses: { 200: ConnectionDetail },
     errors: [400, 401, 403, 404],
@@ -273,6 +290,7 @@ export const workspacesRoutes = {
     auth: 'owner',
     tags: ['connections'],
     summary: "The caller's owner devices with health, last_seen and presence",
+    description: 'The signed-in owner\'s own owner devices with their health, last-seen time and whether they have a socket open now.',
     responses: { 200: OwnerConnectionList },
     errors: [401, 403],
   }),

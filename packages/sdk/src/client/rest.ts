@@ -97,6 +97,7 @@ import type {
   RenameDeviceRequest,
   RenameTopicRequest,
   RenewTokenRequest,
+  OwnerMe,
   Tenant,
   TokenChallenge,
   Topic,
@@ -132,6 +133,8 @@ import type {
   HubCapability,
   HubCapabilityInput,
   HubIdentity,
+  HubReviewPage,
+  HubReviewQuery,
   HubProfile,
   HubSearchQuery,
   IssuedCredential,
@@ -207,6 +210,7 @@ import type {
   ListingSearchQuery,
   PaymentMethodInfo,
   PaymentMethodRequest,
+  PaymentProcessorInfo,
   PayoutListQuery,
   PayoutPage,
   PayoutSummary,
@@ -539,6 +543,14 @@ export class ParleyClient {
   }
 
   // ------------------------------------------------------------ tenants, invites (SPEC §4.2)
+
+  /**
+   * `GET /api/v1/me` (owner; no tenant needed): the signed-in owner's subject, tenant and role
+   * (null before the first tenant) and whether it is a platform operator.
+   */
+  getMe(opts?: RequestOptions): Promise<OwnerMe> {
+    return this.call('getMe', { opts });
+  }
 
   /** `POST /api/v1/tenants` (owner; no tenant needed): create a tenant, the caller becomes `OWNER_ADMIN`. 400 on a bad name. */
   createTenant(body: CreateTenantRequest, opts?: RequestOptions): Promise<Tenant> {
@@ -1230,6 +1242,15 @@ export class ParleyClient {
     return this.call('grantHubIdentityTier', { params: { id: identityId }, body, opts });
   }
 
+  /**
+   * `GET /api/v1/hub/review` (platform operators only): hub identities of every tenant, newest
+   * first, with the id a tier grant names and the current grant; filter by exact `tier` or a part
+   * of the address or display name; pass `next_cursor` as `cursor`. 400 bad query; 403 not an operator.
+   */
+  listHubReview(query: HubReviewQuery = {}, opts?: RequestOptions): Promise<HubReviewPage> {
+    return this.call('listHubReview', { query, opts });
+  }
+
   // ------------------------------------------------------------ verification, credentials (SPEC §2.10, §4.11; DESIGN §8.16)
 
   /**
@@ -1593,6 +1614,15 @@ export class ParleyClient {
     return this.call('getListing', { params: { id: listingId }, opts });
   }
 
+  /**
+   * `GET /api/v1/marketplace/listings/{id}/capabilities` (workspace auth): the registered
+   * capabilities the listing rents out, with version, input schema, SLA and certification tier;
+   * 404 when the listing is neither published nor the caller's.
+   */
+  async listingCapabilities(listingId: string, opts?: RequestOptions): Promise<HubCapability[]> {
+    return (await this.call('listingCapabilities', { params: { id: listingId }, opts })).capabilities;
+  }
+
   /** `POST /api/v1/marketplace/listings` (workspace auth; SPEC §3.7, DESIGN §8.23): a draft listing for one of the tenant's hub identities (201). 400 bad body; 404 unknown or another tenant's hub address. */
   createListing(body: CreateListingRequest, opts?: RequestOptions): Promise<Listing> {
     return this.call('createListing', { body, opts });
@@ -1718,6 +1748,15 @@ export class ParleyClient {
   /** `GET /api/v1/marketplace/payment-method` (workspace auth; DESIGN §8.29): the tenant's default payment method (`null` when none). */
   getPaymentMethod(opts?: RequestOptions): Promise<PaymentMethodInfo> {
     return this.call('getPaymentMethod', { opts });
+  }
+
+  /**
+   * `GET /api/v1/marketplace/processor` (public): the payment processor that charges rentals —
+   * `stripe` with its publishable key for Stripe.js (null when the service has none), or `local`
+   * with its test payment methods.
+   */
+  paymentProcessor(opts?: RequestOptions): Promise<PaymentProcessorInfo> {
+    return this.call('paymentProcessor', { opts });
   }
 
   /** `PUT /api/v1/marketplace/payment-method` (owner; DESIGN §8.29): set the tenant's default payment method, used when a rental names none. 400 bad body. */

@@ -3,17 +3,20 @@
  * `parley-agent`: a Parley agent on real keys (SPEC §3.1, §4.3–4.5, §6.1). From the repository:
  * `npm run agent -- <command> …`.
  *
- *   parley-agent enroll --invite svc_tok_… [--server http://127.0.0.1:8080] [--state-dir ./agent-state]
+ *   parley-agent enroll --invite svc_tok_… [--server http://127.0.0.1:8080] [--state-dir .parley/agent-state]
  *                       [--name NAME] [--no-mls] [--poll-interval SECONDS]
  *       create keys, enroll, wait for the owner's approval, activate, then run the echo agent
- *   parley-agent run [--state-dir ./agent-state] [--no-mls] [--plugin-port 18790] [--plugin-host 127.0.0.1] [--no-plugin]
+ *   parley-agent run [--state-dir .parley/agent-state] [--no-mls] [--plugin-port 18790] [--plugin-host 127.0.0.1] [--no-plugin]
  *       resume an activated agent
  *   enroll and run also take --require-pq (or PARLEY_REQUIRE_PQ=1): refuse classical end-to-end
  *       sessions (no X3DH without the peer's PQ prekey, no non-hybrid MLS group; PQXDH rev. 3)
  *   parley-agent run --api-key svc_agent_sk_… --server URL [--state-dir DIR] [--plugin-port …] [--no-plugin]
  *       run an API-key agent (keys generated and registered on the first connection)
  *   parley-agent status [--state-dir DIR] [--plugin-url URL]
- *   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
+ *   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY] [--hub-address NAME]
+ *   parley-agent hub-register --hub-address NAME --owner-token JWT [--display-name TEXT] [--description TEXT]
+ *                             [--capability NAME]… [--server URL] [--state-dir DIR]
+ *       give the agent a hub identity (hub-register.ts); prints the MCP tool server's environment
  *   every command: --key-file PATH (or PARLEY_KEY_FILE, or PARLEY_PASSPHRASE), or --insecure-plain-store
  *
  * `run` (and `enroll`, which runs the agent once activated) also serves the local plugin (the
@@ -32,7 +35,9 @@ import { runIfMain } from './entry.js';
 import { EnrollmentRejectedError, EnrollmentTimeoutError } from '../client/enrollment.js';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import { AgentStateError, enrollAgentDevice, startEchoAgent, type AgentExit } from './agent.js';
+import { DEFAULT_AGENT_STATE_DIR, serviceUrlFromEnv } from './cli-defaults.js';
 import { doctor, status } from './diagnostics.js';
+import { hubRegisterCommand } from './hub-register.js';
 import { DEFAULT_PLUGIN_PORT } from './plugin-api.js';
 import { isLoopbackHost, startPlugin, type PluginBackend, type RunningPlugin } from './plugin.js';
 import { loadApiKeyRecord, startApiKeyAgent } from './runtime.js';
@@ -45,11 +50,14 @@ export const USAGE = `usage:
   parley-agent run [--state-dir DIR] [--no-mls] [--require-pq] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
   parley-agent run --api-key svc_agent_sk_… [--server URL] [--state-dir DIR] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
   parley-agent status [--state-dir DIR] [--plugin-url URL]
-  parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY]
+  parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY] [--hub-address NAME]
+  parley-agent hub-register --hub-address NAME --owner-token JWT [--display-name TEXT] [--description TEXT]
+                            [--capability NAME]… [--server URL] [--state-dir DIR]
   every command also takes --key-file PATH or --insecure-plain-store (see "keys at rest")
 
-  --server         service base URL (default http://127.0.0.1:8080)
-  --state-dir      where keys, device token and session state are kept (default ./agent-state)
+  --server         service base URL (default PUBLIC_URL, else http://HOST:PORT as the service reads
+                   them, else http://127.0.0.1:8080)
+  --state-dir      where keys, device token and session state are kept (default .parley/agent-state)
   --name           device name shown to the owner (default: the invite's label)
   --no-mls         use X3DH + Double Ratchet only
   --require-pq     refuse classical end-to-end sessions: X3DH without the peer's post-quantum prekey
@@ -61,6 +69,11 @@ export const USAGE = `usage:
   --plugin-host    address the plugin binds to (default 127.0.0.1; non-loopback clients are refused anyway)
   --no-plugin      do not serve the local plugin API
   --plugin-url     plugin base URL for status (default: the running plugin's, from the state directory)
+  --hub-address    hub-register: the address to register (did:hub:NAME accepted); doctor: the one the
+                   MCP tool server is given (default PARLEY_AGENT_ID, else the one hub-register noted)
+  --owner-token    hub-register: an owner JWT of the agent's tenant (or PARLEY_OWNER_TOKEN). With an
+                   activated device in the state directory its identity is bound to that device; with
+                   an empty one a new API-key agent is registered (its key kept sealed there)
 
 keys at rest (every command; the state directory holds the device keys, sessions and undelivered
 messages, sealed with XChaCha20-Poly1305 under one of):
@@ -168,8 +181,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       allowPositionals: true,
       options: {
         invite: { type: 'string' },
-        server: { type: 'string', default: 'http://127.0.0.1:8080' },
-        'state-dir': { type: 'string', default: './agent-state' },
+        server: { type: 'string', default: serviceUrlFromEnv(io.env ?? process.env) },
+        'state-dir': { type: 'string', default: DEFAULT_AGENT_STATE_DIR },
         name: { type: 'string' },
         'no-mls': { type: 'boolean', default: false },
         'require-pq': { type: 'boolean', default: false },
@@ -179,6 +192,11 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'plugin-host': { type: 'string' },
         'no-plugin': { type: 'boolean', default: false },
         'plugin-url': { type: 'string' },
+        'hub-address': { type: 'string' },
+        'owner-token': { type: 'string' },
+        'display-name': { type: 'string' },
+        description: { type: 'string' },
+        capability: { type: 'string', multiple: true },
         'key-file': { type: 'string' },
         'insecure-plain-store': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -190,7 +208,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
   }
   const { values, positionals } = parsed;
   const command = positionals[0];
-  if (values.help || command === undefined || positionals.length > 1 || !['enroll', 'run', 'status', 'doctor'].includes(command)) {
+  if (values.help || command === undefined || positionals.length > 1 || !['enroll', 'run', 'status', 'doctor', 'hub-register'].includes(command)) {
     (values.help ? io.out : io.err)(USAGE);
     return values.help ? 0 : 2;
   }
@@ -202,11 +220,19 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     io.err(`error: ${(err as Error).message}`);
     return 2;
   }
-  const e2e: SessionChoice = { mls: !values['no-mls'], requirePostQuantum: requirePqFrom(values['require-pq'], io.env ?? process.env) };
+  const env = io.env ?? process.env;
+  const e2e: SessionChoice = { mls: !values['no-mls'], requirePostQuantum: requirePqFrom(values['require-pq'], env) };
   const serverGiven = argv.some((a) => a === '--server' || a.startsWith('--server='));
   if (command === 'status') return status({ stateDir, protection, ...(values['plugin-url'] ? { pluginUrl: values['plugin-url'] } : {}) }, io);
   if (command === 'doctor') {
-    return doctor({ stateDir, protection, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) }, io);
+    const hubAddress = values['hub-address'] ?? (env.PARLEY_AGENT_ID || undefined);
+    return doctor({ stateDir, protection, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}), ...(hubAddress ? { hubAddress } : {}) }, io);
+  }
+  if (command === 'hub-register') {
+    return hubRegisterCommand({ ...values, stateDir, protection, server: serverGiven ? values.server : undefined, env }, io).catch((err: unknown) => {
+      io.err(describeFailure(err));
+      return 1;
+    });
   }
   let plugin: PluginChoice | undefined;
   if (!values['no-plugin']) {

@@ -12,7 +12,8 @@
  * - `secure-<device_id>.json`: the {@link SecureMessenger} state (sessions, cursors, pending messages).
  *
  * The echo agent answers `text` with `echo: <text>` and every `decision_request` with a decision
- * answer choosing the default option (else the first) in owner conversations, logs everything
+ * answer choosing the default option (else the first) in owner conversations (unless a
+ * `messageHook` answers instead: `run-agent.ts`), logs everything
  * else (room messages too: two echo agents in a room would answer each other forever), and ends
  * when its socket is closed with 4001 (device revoked). Rooms it is a member of run on its
  * messenger (`room-layer.ts`); an owner device registered after its activation becomes a
@@ -37,6 +38,7 @@ import type { SecureMessage } from '../secure/types.js';
 import { openAgentStore, type StateStore, type StateStoreOptions } from './state-store.js';
 import { openChannelLayer } from './a2a-layer.js';
 import { followOwnerDevices } from './owner-devices.js';
+import type { AgentMessageHook } from './message-hook.js';
 import { openRoomLayer } from './room-layer.js';
 import { nodeWebSocket } from './ws.js';
 
@@ -261,6 +263,8 @@ export interface StartEchoAgentOptions extends StateStoreOptions {
   reconnect?: ReconnectOptions;
   /** Custom fetch (tests). */
   fetch?: FetchLike;
+  /** Answer messages with this hook instead of the echo (`message-hook.ts`; the transcript is still logged). */
+  messageHook?: AgentMessageHook;
 }
 
 /** A running echo agent. */
@@ -431,8 +435,10 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
 
   messenger.on('message', async (m) => {
     const from = m.room_id !== undefined ? `room ${short(m.room_id)}` : `${short(m.conversation_id)}`;
-    log(`← [${from}] ${describeMessage(m)}${m.redelivered ? ' (redelivered after a restart)' : ''} via ${m.protocol}`);
-    if (m.room_id !== undefined) return;
+    // With a messageHook the application has the plaintext: the transcript names the content type only.
+    const what = options.messageHook ? `${m.content?.type ?? 'undecodable'} message` : describeMessage(m);
+    log(`← [${from}] ${what}${m.redelivered ? ' (redelivered after a restart)' : ''} via ${m.protocol}`);
+    if (m.room_id !== undefined || options.messageHook) return;
     const c = m.content;
     try {
       if (c?.type === 'text') {
@@ -448,6 +454,8 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
       log(`warning: could not answer message ${m.message_id}: ${(err as Error).message}`);
     }
   });
+  const hook = options.messageHook;
+  if (hook) messenger.on('message', (m) => hook(m, { deviceId, messenger, rooms: () => rooms }));
   messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
   messenger.on('session', (e) => {
     if (e.primary) log(`session ${e.protocol} ${e.initiator === 'local' ? 'started' : 'accepted'} in conversation ${short(e.conversation_id)}`);

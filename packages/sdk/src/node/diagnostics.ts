@@ -14,6 +14,7 @@ import { openStateStore, type StoreProtection } from './state-store.js';
 import { DEFAULT_PLUGIN_URL, PLUGIN_TOKEN_FILE, type PluginStatus } from './plugin-api.js';
 import { isLoopbackUrl, PLUGIN_INFO_FILE } from './plugin.js';
 import { API_AGENT_KEY, API_KEY_PATTERN, loadApiKeyRecord, type ApiKeyAgentRecord } from './runtime.js';
+import { checkHubIdentity } from './hub-check.js';
 
 /** Where the commands write. */
 export interface DiagnosticsIo {
@@ -25,6 +26,8 @@ interface Local {
   /** Names the state files (the same names sealed or plain). */
   store: FileSessionStore;
   identity: boolean;
+  /** The device's Ed25519 identity public key, when there is one. */
+  identityKey?: Uint8Array;
   enrolled: AgentRecord | undefined;
   apiKey: ApiKeyAgentRecord | undefined;
   problem?: string;
@@ -38,6 +41,7 @@ async function readLocal(stateDir: string, protection: StoreProtection): Promise
     const store = await openStateStore(stateDir, protection);
     const { identity, record } = await loadAgentState(store);
     out.identity = identity !== undefined;
+    if (identity) out.identityKey = identity.identityPublicKey;
     out.enrolled = record;
     out.apiKey = await loadApiKeyRecord(store);
   } catch (err) {
@@ -112,10 +116,12 @@ export async function status(options: { stateDir: string; pluginUrl?: string; pr
 }
 
 /**
- * `parley-agent doctor`: one line per check, `ok …` or `FAIL … fix: …`.
+ * `parley-agent doctor`: one line per check, `ok …` or `FAIL … fix: …`; the last one is the hub
+ * identity the MCP tool server needs (`hubAddress`: `--hub-address` or `PARLEY_AGENT_ID`; see
+ * hub-register.ts {@link checkHubIdentity}).
  * @returns 1 when any check failed, else 0.
  */
-export async function doctor(options: { stateDir: string; server?: string; apiKey?: string; protection: StoreProtection }, io: DiagnosticsIo): Promise<number> {
+export async function doctor(options: { stateDir: string; server?: string; apiKey?: string; hubAddress?: string; protection: StoreProtection }, io: DiagnosticsIo): Promise<number> {
   const dir = path.resolve(options.stateDir);
   const local = await readLocal(options.stateDir, options.protection);
   let failed = 0;
@@ -146,6 +152,7 @@ export async function doctor(options: { stateDir: string; server?: string; apiKe
 
   // Service.
   const server = options.server ?? local.enrolled?.server ?? local.apiKey?.server;
+  let service: ParleyClient | undefined;
   if (!server) {
     fail('no service address known', 'pass --server URL');
   } else {
@@ -153,6 +160,7 @@ export async function doctor(options: { stateDir: string; server?: string; apiKe
     try {
       const h = await client.health();
       ok(`service ${client.baseUrl} reachable (GET /health: ${h.status})`);
+      service = client;
       const key = options.apiKey ?? local.apiKey?.api_key;
       if (key !== undefined && API_KEY_PATTERN.test(key)) {
         try {
@@ -183,6 +191,18 @@ export async function doctor(options: { stateDir: string; server?: string; apiKe
   if (!s) fail(`plugin not running: ${error}`, `start it: ${runHint}`);
   else if (!s.connected) fail(`plugin running at ${url} but not connected to the service`, 'check the agent output and --server; it reconnects by itself');
   else ok(`plugin running at ${url}, connected as ${s.device_id}`);
+
+  // The hub identity the MCP tool server names (PARLEY_AGENT_ID).
+  const hub = await checkHubIdentity({
+    stateDir: options.stateDir,
+    given: options.hubAddress,
+    fromPlugin: s?.hub_address,
+    client: service,
+    identityKey: local.identityKey,
+    registerHint: `parley-agent hub-register --hub-address NAME --owner-token OWNER_JWT --state-dir ${dir}`,
+  });
+  if ('ok' in hub) ok(hub.ok);
+  else fail(hub.fail, hub.fix);
 
   io.out(failed === 0 ? 'all checks passed' : `${failed} check(s) failed`);
   return failed === 0 ? 0 : 1;

@@ -23,7 +23,15 @@ export function invokedDirectly(moduleUrl: string): boolean {
  * @param name the command's name, prefixing the line of an unexpected failure
  */
 export function runIfMain(moduleUrl: string, name: string, main: (argv: string[]) => Promise<number>): void {
-  if (!invokedDirectly(moduleUrl)) return;
+  if (invokedDirectly(moduleUrl)) runCommand(name, main);
+}
+
+/**
+ * Run `main(argv)` with the process's arguments and exit with the status it answers (what
+ * {@link runIfMain} does for the started script; the `bin/` launchers of the packages call it).
+ * @param name the command's name, prefixing the line of an unexpected failure
+ */
+export function runCommand(name: string, main: (argv: string[]) => Promise<number>): void {
   main(process.argv.slice(2)).then(
     (code) => process.stdout.write('', () => process.exit(code)),
     (err: unknown) => {

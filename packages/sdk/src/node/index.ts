@@ -45,6 +45,17 @@ export {
   type ApiKeyAgentRecord,
   type StartApiKeyAgentOptions,
 } from './runtime.js';
+export {
+  runAgent,
+  DEFAULT_SERVER,
+  type AgentMessage,
+  type DecisionHandler,
+  type MessageHandler,
+  type Reply,
+  type RunAgentOptions,
+} from './run-agent.js';
+export type { AgentMessageHook, AgentParts } from './message-hook.js';
+export { connectOwner, type ConnectOwnerOptions, type OwnerClient } from './owner.js';
 export { openChannelLayer } from './a2a-layer.js';
 export { openRoomLayer } from './room-layer.js';
 export { followOwnerDevices, isOwnerDeviceLinked, OWNER_DEVICE_LINKED, type FollowOwnerDevicesOptions } from './owner-devices.js';
@@ -67,4 +78,15 @@ export {
 export { PluginInbox, parseSince, INBOX_KEY } from './inbox.js';
 export { status as agentStatus, doctor as agentDoctor, type DiagnosticsIo } from './diagnostics.js';
 export * from './plugin-api.js';
-export { invokedDirectly, runIfMain } from './entry.js';
+export { invokedDirectly, runCommand, runIfMain } from './entry.js';
+export {
+  registerHubIdentity,
+  readHubIdentityNote,
+  hubAddressFrom,
+  mcpEnvironmentLines,
+  HUB_IDENTITY_FILE,
+  type HubIdentityNote,
+  type HubRegistration,
+  type HubRegisterOptions,
+} from './hub-register.js';
+export { checkHubIdentity, type DoctorCheck, type HubCheckInput } from './hub-check.js';

@@ -47,6 +47,7 @@ import { AGENT_KEY, AgentStateError, IDENTITY_KEY, stopper, watchConnection, typ
 import { openAgentStore, type StateStoreOptions } from './state-store.js';
 import type { PluginBackend } from './plugin.js';
 import { openChannelLayer } from './a2a-layer.js';
+import type { AgentMessageHook } from './message-hook.js';
 import { followOwnerDevices } from './owner-devices.js';
 import { openRoomLayer } from './room-layer.js';
 import { nodeWebSocket } from './ws.js';
@@ -93,6 +94,8 @@ export interface StartApiKeyAgentOptions extends StateStoreOptions {
   registerTimeoutMs?: number;
   /** Refuse classical end-to-end sessions (`SecureMessengerOptions.requirePostQuantum`). */
   requirePostQuantum?: boolean;
+  /** Answer owner-conversation and room messages with this hook (`message-hook.ts`, `run-agent.ts`). */
+  messageHook?: AgentMessageHook;
 }
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -189,6 +192,8 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
     }
     messenger.attach(realtime);
     messenger.on('error', (e) => log(`warning: ${e.code}: ${e.message}`));
+    const hook = options.messageHook;
+    if (hook) messenger.on('message', (m) => hook(m, { deviceId, messenger: messenger!, rooms: () => rooms }));
     await messenger.start();
     rooms = await openRoomLayer({ messenger, store, client, realtime, log });
     const layer = await openChannelLayer({ identity, store, client, realtime, tap, auth: 'api_key', log, mls: true, prekeysFrom: messenger.prekeySharing(), ...pq });

@@ -7,7 +7,7 @@
  * yet (see docs/decisions.md "Agent state sealed at rest").
  */
 import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
-import { open, readFile, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CodedError } from '../errors.js';
 
@@ -83,7 +83,8 @@ export interface SealingKeySource {
 /**
  * The root key is the content of a file: 32 raw bytes, or 64 hexadecimal characters (a trailing
  * newline allowed, e.g. from `openssl rand -hex 32`). For a store not sealed yet the file is created when
- * missing (32 random bytes, mode 0600, never overwritten). On POSIX systems a key file that its
+ * missing (32 random bytes, mode 0600, never overwritten; a missing parent directory is created
+ * with mode 0700). On POSIX systems a key file that its
  * group or others may read is refused, as OpenSSH refuses such private keys.
  */
 export class KeyFileSource implements SealingKeySource {
@@ -115,6 +116,7 @@ export class KeyFileSource implements SealingKeySource {
   }
 
   private async create(): Promise<void> {
+    await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const handle = await open(this.file, 'wx', 0o600);
     try {
       await handle.writeFile(randomBytes(SEALING_KEY_BYTES));

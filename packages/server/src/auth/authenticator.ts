@@ -137,7 +137,7 @@ export class Authenticator {
 
   private async owner(token: string, requestedTenant?: string): Promise<OwnerPrincipal> {
     const claims = await this.deps.ownerTokens.verify(token);
-    if (!claims) throw unauthorized('invalid or expired token');
+    if (!claims) throw unauthorized(this.deps.ownerTokens.refusalDetail(token));
     const rows = await crossTenant(this.deps.db, "resolve the owner's tenant memberships", (tx) =>
       tx
         .select({ tenantId: memberships.tenantId, role: memberships.role })

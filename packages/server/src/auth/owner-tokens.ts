@@ -4,7 +4,7 @@
  * development provider can carry its operator claim (DESIGN §8.25, {@link DEV_OPERATOR_CLAIM}).
  * A token must carry `exp` and live at most `OWNER_TOKEN_MAX_LIFETIME_SEC` ({@link lifetimeWithin}).
  */
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from '../config.js';
 import { lifetimeWithin } from './token-lifetime.js';
 import { DEV_IDP_AUDIENCE, DEV_IDP_ISSUER, DEV_OPERATOR_CLAIM, type DevIdentityProvider } from './dev-idp.js';
@@ -25,6 +25,8 @@ export class OwnerTokenVerifier {
   private readonly audience: string | undefined;
   /** The development provider verifies (its operator claim counts). */
   private readonly dev: boolean;
+  /** Key id of the development provider's key (undefined with an external provider). */
+  private readonly devKid: string | undefined;
 
   /**
    * @param source the identity provider whose keys sign owner tokens.
@@ -39,11 +41,13 @@ export class OwnerTokenVerifier {
       this.issuer = source.oidc.issuer;
       this.audience = source.oidc.audience;
       this.dev = false;
+      this.devKid = undefined;
     } else {
       this.keySet = createLocalJWKSet({ keys: [source.dev.publicJwk] });
       this.issuer = DEV_IDP_ISSUER;
       this.audience = DEV_IDP_AUDIENCE;
       this.dev = true;
+      this.devKid = source.dev.publicJwk.kid;
     }
   }
 
@@ -64,5 +68,22 @@ export class OwnerTokenVerifier {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The 401 detail for a token {@link verify} refused: a development-provider token signed with
+   * another key than this service's (minted with another `DATA_DIR`, where the provider's key
+   * lives) says so and what to do; any other refusal reads `invalid or expired token`.
+   */
+  refusalDetail(token: string): string {
+    try {
+      const { kid } = decodeProtectedHeader(token);
+      if (this.dev && decodeJwt(token).iss === DEV_IDP_ISSUER && kid !== undefined && kid !== this.devKid) {
+        return "owner token signed by another development identity key: this service's key is in its own DATA_DIR; mint the token with `npm run cli -- owner-token` run with the service's DATA_DIR";
+      }
+    } catch {
+      /* not a JWT: the generic answer */
+    }
+    return 'invalid or expired token';
   }
 }

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import { ensureDatabase } from '../db/ensure-database.js';
 import { haproxyConfig, type Backend } from './haproxy.js';
 
 export interface ClusterOptions {
@@ -38,23 +38,6 @@ export interface RunningCluster {
   haproxy: ChildProcess;
   /** Stop HAProxy and every instance (SIGTERM, then SIGKILL after 15 s). */
   stop(): Promise<void>;
-}
-
-/** Create the database of `url` when it does not exist (connecting to its server's `postgres` database). */
-export async function ensureDatabase(url: string): Promise<void> {
-  const u = new URL(url);
-  const name = decodeURIComponent(u.pathname.slice(1));
-  if (!name) throw new Error('DATABASE_URL names no database');
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (found.rowCount === 0) await client.query(`create database "${name.replace(/"/g, '""')}"`);
-  } finally {
-    await client.end();
-  }
 }
 
 async function waitReady(url: string, child: ChildProcess, ms = 60_000): Promise<void> {

@@ -4,7 +4,7 @@
  * contract's own schema objects and the OpenAPI document is derived from them. Route files are
  * then one `serve(app, ROUTES.x, handler)` per operation: the principal in, one service call out.
  */
-import { securityOf, type RouteBody, type RouteContract, type RouteParams, type RouteQuery, type RouteResult } from '@parley/protocol';
+import { documentedErrors, operationDescription, securityOf, type RouteBody, type RouteContract, type RouteParams, type RouteQuery, type RouteResult } from '@parley/protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { errorResponses } from './errors.js';
@@ -40,7 +40,11 @@ export function fastifyPath(path: string, prefix: string): string {
   return url.slice(prefix.length) || '/';
 }
 
-/** The Fastify `schema` option of a row (validation + OpenAPI). */
+/**
+ * The Fastify `schema` option of a row (validation + OpenAPI): its description composed with who
+ * may call it and the common errors (@parley/protocol `operationDescription`), and an error answer
+ * for every status it documents (`documentedErrors`: the row's own and those its auth and inputs imply).
+ */
 export function routeSchema(row: RouteContract, summary = row.summary): Record<string, unknown> {
   const response: Record<number, unknown> = {};
   for (const [status, s] of Object.entries(row.responses)) response[Number(status)] = s ?? Type.Null();
@@ -48,7 +52,7 @@ export function routeSchema(row: RouteContract, summary = row.summary): Record<s
   return {
     tags: [...row.tags],
     summary,
-    ...(row.description ? { description: row.description } : {}),
+    description: operationDescription(row),
     ...(security ? { security } : {}),
     ...(row.params ? { params: row.params } : {}),
     ...(row.query ? { querystring: row.query } : {}),
@@ -56,7 +60,7 @@ export function routeSchema(row: RouteContract, summary = row.summary): Record<s
     ...(row.body ? { body: row.body } : {}),
     ...(row.contentTypes ? { consumes: [...row.contentTypes] } : {}),
     ...(row.hide ? { hide: true } : {}),
-    response: { ...response, ...errorResponses(...row.errors) },
+    response: { ...errorResponses(...documentedErrors(row)), ...response },
   };
 }
 

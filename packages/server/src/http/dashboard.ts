@@ -13,12 +13,28 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageCsp } from './security-headers.js';
 
 /**
+ * Stripe.js's sources (Stripe's integration security guide, "Content Security Policy"): its script
+ * and the frames of its Payment Element from js.stripe.com, 3-D Secure frames from
+ * hooks.stripe.com, its API calls to api.stripe.com.
+ */
+export const STRIPE_JS_SOURCES = {
+  scriptSrc: ['https://js.stripe.com', 'https://*.js.stripe.com'],
+  frameSrc: ['https://js.stripe.com', 'https://*.js.stripe.com', 'https://hooks.stripe.com'],
+  connectSrc: ['https://api.stripe.com'],
+} as const;
+
+/**
  * The Content-Security-Policy of the app's files: this origin only, no inline script, no framing;
  * `connectSrc` adds origins the page must reach (the OIDC provider's discovery and token
- * endpoints when `OIDC_ISSUER` is set).
+ * endpoints when `OIDC_ISSUER` is set); `stripe` adds {@link STRIPE_JS_SOURCES} (Stripe is the
+ * payment processor: the app makes payment methods with Stripe.js).
  */
-export function dashboardCsp(connectSrc: string[] = []): string {
-  return pageCsp({ connectSrc });
+export function dashboardCsp(options: { connectSrc?: string[]; stripe?: boolean } = {}): string {
+  const stripe = options.stripe ? STRIPE_JS_SOURCES : undefined;
+  return pageCsp({
+    connectSrc: [...(options.connectSrc ?? []), ...(stripe?.connectSrc ?? [])],
+    ...(stripe ? { scriptSrc: [...stripe.scriptSrc], frameSrc: [...stripe.frameSrc] } : {}),
+  });
 }
 
 /** The policy without an OIDC provider (the embedded default). */
@@ -42,8 +58,8 @@ export function hasDashboard(dir: string): boolean {
  * Serve the built app of `dir` (call only when {@link hasDashboard}); answers the not-found
  * fallback that serves `index.html` for page paths.
  */
-export async function registerDashboard(app: FastifyInstance, dir: string, options: { connectSrc?: string[] } = {}): Promise<(request: FastifyRequest, reply: FastifyReply) => boolean> {
-  const csp = dashboardCsp(options.connectSrc);
+export async function registerDashboard(app: FastifyInstance, dir: string, options: { connectSrc?: string[]; stripe?: boolean } = {}): Promise<(request: FastifyRequest, reply: FastifyReply) => boolean> {
+  const csp = dashboardCsp(options);
   await app.register(fastifyStatic, {
     root: dir,
     prefix: '/',

@@ -1,11 +1,13 @@
 /**
  * OpenAPI 3.1 document generated from the route schemas (@fastify/swagger), served at
  * `/api/v1/openapi.json`, with the Swagger UI at `/docs` (under its own Content-Security-Policy,
- * http/security-headers.ts).
+ * http/security-headers.ts); beside it the WebSocket protocol's AsyncAPI document
+ * (`/api/v1/asyncapi.json`) and its page (`/docs/asyncapi`), linked from the UI's description.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { ASYNCAPI_JSON_PATH, ASYNCAPI_PAGE_PATH, registerAsyncApi } from './asyncapi.js';
 import { docsCsp } from './security-headers.js';
 
 /**
@@ -14,7 +16,7 @@ import { docsCsp } from './security-headers.js';
  */
 export const PUBLIC_SECURITY: Record<string, string[]>[] = [{}, { apiKey: [] }, { ownerJwt: [] }, { deviceJwt: [] }];
 
-/** Register the OpenAPI document (`/api/v1/openapi.json`) and the Swagger UI (`/docs`). */
+/** Register the OpenAPI document (`/api/v1/openapi.json`), the Swagger UI (`/docs`) and the AsyncAPI document and page. */
 export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -22,7 +24,10 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
       info: {
         title: 'Parley API',
         version: opts.version,
-        description: 'Zero-knowledge messaging, identity and governance for AI agents. Every error body is {detail}.',
+        description: [
+          'Zero-knowledge messaging, identity and governance for AI agents. Every error body is `{detail}`; each operation says who may call it and which errors it answers, and why.',
+          `The WebSocket protocol (\`/api/v1/ws\`: every frame and event, authentication, close codes) is described by the AsyncAPI 3.0 document [${ASYNCAPI_JSON_PATH}](${ASYNCAPI_JSON_PATH}), readable at [${ASYNCAPI_PAGE_PATH}](${ASYNCAPI_PAGE_PATH}).`,
+        ].join('\n\n'),
       },
       servers: [{ url: opts.publicUrl }],
       components: {
@@ -36,6 +41,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   // Every answer under /docs (page, scripts, styles, the document) carries the docs' policy.
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: docsCsp([new URL(opts.publicUrl).origin]) });
+  const csp = docsCsp([new URL(opts.publicUrl).origin]);
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: csp });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerAsyncApi(app, { ...opts, pageCsp: csp });
 }

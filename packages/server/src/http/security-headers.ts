@@ -17,14 +17,16 @@ const HTML_CSP = "frame-ancestors 'none'";
 /**
  * The Content-Security-Policy of a page served from this origin: scripts, styles, images and fonts
  * of this origin only, no plugins, no framing. `styleSrc` / `fontSrc` add sources beyond `'self'`;
- * `connectSrc` adds origins the page must reach. Used by the web app (`dashboard.ts`) and the
+ * `connectSrc` adds origins the page must reach; `scriptSrc` / `frameSrc` add origins of scripts
+ * and frames the page loads (a payment processor's). Used by the web app (`dashboard.ts`) and the
  * API docs ({@link docsCsp}).
  */
-export function pageCsp(o: { styleSrc?: string[]; fontSrc?: string[]; connectSrc?: string[] } = {}): string {
+export function pageCsp(o: { styleSrc?: string[]; fontSrc?: string[]; connectSrc?: string[]; scriptSrc?: string[]; frameSrc?: string[] } = {}): string {
   const directive = (name: string, extra: string[] = []) => [`${name} 'self'`, ...extra].join(' ');
   return [
     "default-src 'self'",
-    "script-src 'self'",
+    directive('script-src', o.scriptSrc),
+    ...(o.frameSrc?.length ? [directive('frame-src', o.frameSrc)] : []),
     directive('style-src', o.styleSrc),
     "img-src 'self' data:",
     directive('font-src', o.fontSrc),
@@ -37,7 +39,8 @@ export function pageCsp(o: { styleSrc?: string[]; fontSrc?: string[]; connectSrc
 }
 
 /**
- * The Content-Security-Policy of the Swagger UI pages (`/docs`): its scripts and styles are files
+ * The Content-Security-Policy of the Swagger UI pages (`/docs`), also that of the AsyncAPI page
+ * (`/docs/asyncapi`, script-free, one inline style): its scripts and styles are files
  * of this origin, but the UI sets inline styles; the document it loads (`/docs/json`) is on this
  * origin, and "Try it out" calls the documented server (`connectSrc`, the `PUBLIC_URL` origin).
  */

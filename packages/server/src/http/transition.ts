@@ -6,14 +6,18 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ownerOf } from './auth.js';
 import { errorResponses } from './errors.js';
-import { IdParams } from '@parley/protocol';
+import { AUTH_CALLERS, IdParams } from '@parley/protocol';
 
 type TypeBoxApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
-/** What distinguishes one transition route: its OpenAPI tags and summary, and the schema of its 200 answer. */
+/**
+ * What distinguishes one transition route: its OpenAPI tags, summary and description (what the
+ * transition does; who may call it and the errors are added here), and the schema of its 200 answer.
+ */
 export interface TransitionRoute<T extends TSchema> {
   tags: string[];
   summary: string;
+  description: string;
   response: T;
 }
 
@@ -40,6 +44,7 @@ export function ownerTransition<T extends TSchema>(
         tags: route.tags,
         security: [{ ownerJwt: [] }],
         summary: route.summary,
+        description: `${route.description}\n\n**Who may call:** ${AUTH_CALLERS.owner}\n\n400 when \`id\` is not a UUID; 401 without an owner token; 403 without a tenant; 404 for an unknown row (or another tenant's); 409 when the row's state does not allow the transition.`,
         params: IdParams,
         response: { 200: answer, ...errorResponses(400, 401, 403, 404, 409) },
       },

@@ -26,6 +26,7 @@
  *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
  */
+import type { WsClientFrameName, WsServiceEventName } from '@parley/protocol';
 import type { Metrics } from '../ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
@@ -165,7 +166,8 @@ export interface FrameSender {
 
 /** An ack frame a module handler answers; the gateway adds the frame's `client_ref`. */
 export interface FrameAck {
-  event: string;
+  /** An event of the frame catalogue (@parley/protocol `WS_SERVICE_EVENTS`). */
+  event: WsServiceEventName;
   data: Record<string, unknown>;
   /**
    * Registration frames: serve the (unregistered) socket as this device from now on, before the
@@ -246,12 +248,17 @@ export class Gateway implements LocalSockets {
     this.timer.unref();
   }
 
-  /** Serve frames of `event` with `handler` (conversations, api-keys, rooms, A2A). */
-  registerFrame<T>(event: string, handler: FrameHandler<T>): void {
+  /** Serve frames of `event` (a client frame of @parley/protocol `WS_CLIENT_FRAMES`) with `handler` (conversations, api-keys, rooms, A2A). */
+  registerFrame<T>(event: WsClientFrameName, handler: FrameHandler<T>): void {
     if (this.handlers.has(event) || ['ping', 'pong'].includes(event)) {
       throw new Error(`frame ${event} is already served`);
     }
     this.handlers.set(event, handler as unknown as FrameHandler<never>);
+  }
+
+  /** The client frames served by registered handlers, besides `ping` and `pong` (which the gateway answers itself). */
+  servedFrames(): string[] {
+    return [...this.handlers.keys()];
   }
 
   /** Call `hook` for every local socket a bus frame of `event` is written to. */
@@ -365,7 +372,7 @@ export class Gateway implements LocalSockets {
     void this.deps.presence.seen(c.tenantId, c.deviceId, true);
   }
 
-  private send(c: Conn, event: string, data: unknown): void {
+  private send(c: Conn, event: WsServiceEventName, data: unknown): void {
     this.write(c, JSON.stringify({ event, data }));
   }
 

@@ -3,10 +3,11 @@
  * delivers them to its own sockets, and to hand the same events to the webhook outbox
  * (DESIGN §8.11) for devices that registered a webhook URL.
  */
+import { WS_CLOSE, type WsServiceEventName } from '@parley/protocol';
 import type { Audience, EventBus } from './bus.js';
 
-/** WebSocket close codes (DESIGN §7). */
-export const CLOSE = { revoked: 4001, forbidden: 4003, unauthorized: 4401 } as const;
+/** WebSocket close codes of the service's refusals (@parley/protocol `WS_CLOSE`). */
+export const CLOSE = WS_CLOSE;
 
 /**
  * Where events also go for webhook delivery (modules/webhooks). `enqueue` decides which event
@@ -30,7 +31,7 @@ export class Notifier {
   }
 
   /** Send `{event, data}` to every socket of the listed devices of a tenant (and their webhooks). */
-  async toDevices(tenantId: string, deviceIds: string[], event: string, data: unknown, excludeSocket?: string): Promise<void> {
+  async toDevices(tenantId: string, deviceIds: string[], event: WsServiceEventName, data: unknown, excludeSocket?: string): Promise<void> {
     await this.bus.publish({ type: 'frame', to: { deviceIds }, event, data, ...(excludeSocket ? { excludeSocket } : {}) });
     await this.webhooks?.enqueue(tenantId, { deviceIds }, event, data);
   }
@@ -39,7 +40,7 @@ export class Notifier {
    * Send several frames of one `event`, each `{event, data}` to every socket of its listed devices
    * (and their webhooks), as ONE bus message (a room message's fan-out, one frame per envelope).
    */
-  async toEach(tenantId: string, event: string, frames: { deviceIds: string[]; data: unknown }[]): Promise<void> {
+  async toEach(tenantId: string, event: WsServiceEventName, frames: { deviceIds: string[]; data: unknown }[]): Promise<void> {
     if (frames.length === 0) return;
     await this.bus.publish({ type: 'frames', event, frames });
     const sink = this.webhooks;
@@ -48,7 +49,7 @@ export class Notifier {
   }
 
   /** Send `{event, data}` to every owner-device socket of a tenant (and their webhooks). */
-  async toOwners(tenantId: string, event: string, data: unknown): Promise<void> {
+  async toOwners(tenantId: string, event: WsServiceEventName, data: unknown): Promise<void> {
     await this.bus.publish({ type: 'frame', to: { ownersOfTenant: tenantId }, event, data });
     await this.webhooks?.enqueue(tenantId, { ownersOfTenant: tenantId }, event, data);
   }

@@ -16,7 +16,8 @@ function side(d: Dispute, tenantId: string): string {
   return tenantId === d.renter_tenant_id ? 'renter' : tenantId === d.developer_tenant_id ? 'developer' : 'operator';
 }
 
-function DisputeItem({ d }: { d: Dispute }) {
+/** One dispute as a list item: status, who filed it, reason, evidence, outcome once resolved, notes, and a note form while open. */
+export function DisputeItem({ d }: { d: Dispute }) {
   const { client } = useOwner();
   const note = useRootMutation('market', (body: Parameters<typeof client.addDisputeNote>[1]) => client.addDisputeNote(d.dispute_id, body));
   const open = d.status === 'open';

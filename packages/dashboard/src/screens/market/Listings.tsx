@@ -9,7 +9,7 @@ import { useState, type FormEvent } from 'react';
 import { useOwner } from '../../app/owner-context';
 import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section } from '../../components/ui';
 import { readDraft } from '../../lib/drafts';
-import { formatCents, words } from '../../lib/format';
+import { formatCents, joinList, words } from '../../lib/format';
 import { useFormDraft } from '../../lib/json-draft';
 import { EMPTY_LISTING_FORM, listingBody } from '../../lib/listing-form';
 import { useRootMutation } from '../../lib/mutate';
@@ -36,14 +36,14 @@ function NewListing({ onDone }: { onDone: () => void }) {
         },
       });
   };
-  if (identities.data?.length === 0) return <Empty>Register a hub identity for one of your agents first: a listing rents out a hub identity.</Empty>;
+  if (identities.data?.length === 0) return <Empty>A listing rents out a hub identity: register one for your agent under Hub identities above first.</Empty>;
   return (
     <form className="stack" onSubmit={submit} aria-label="New listing">
       <ErrorNote error={identities.error} />
       <div className="fields">
         <Field label="Hub identity">
           {(id) => (
-            <select id={id} value={v.hubAddress} required onChange={(e) => set({ hubAddress: e.target.value })}>
+            <select id={id} value={v.hubAddress} required onChange={(e) => set({ hubAddress: e.target.value, capabilities: v.capabilities || joinList(identities.data?.find((i) => i.hub_address === e.target.value)?.capabilities) })}>
               <option value="">Choose…</option>
               {identities.data?.map((i) => (
                 <option key={i.id} value={i.hub_address}>

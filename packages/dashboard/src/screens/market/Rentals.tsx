@@ -6,13 +6,14 @@
  */
 import type { Rental } from '@parley/sdk';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useOwner } from '../../app/owner-context';
 import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
 import { formatCents, words } from '../../lib/format';
 import { useRootMutation } from '../../lib/mutate';
 import { usePaged } from '../../lib/paging';
 import { EnumSelect, Field, LoadMore } from '../form-parts';
-import { EvidenceNote } from './EvidenceNote';
+import { FileDispute } from './FileDispute';
 
 type Role = Rental['role'];
 const TONE = { pending: 'neutral', active: 'good', suspended: 'warn', completed: 'info', cancelled: 'neutral', disputed: 'bad', resolved: 'info' } as const;
@@ -21,7 +22,6 @@ function RentalActions({ r }: { r: Rental }) {
   const { client } = useOwner();
   const cancel = useRootMutation('market', () => client.cancelRental(r.rental_id));
   const complete = useRootMutation('market', () => client.completeRental(r.rental_id));
-  const dispute = useRootMutation('market', (body: Parameters<typeof client.fileDispute>[1]) => client.fileDispute(r.rental_id, body));
   const renter = r.role === 'renter';
   return (
     <div className="stack">
@@ -37,14 +37,7 @@ function RentalActions({ r }: { r: Rental }) {
       {(r.status === 'active' || r.status === 'suspended') && (
         <details>
           <summary>File a dispute</summary>
-          <EvidenceNote
-            draftKey={`dispute.${r.rental_id}`}
-            label="Reason"
-            submitLabel="File dispute"
-            pending={dispute.isPending}
-            error={dispute.error}
-            onSubmit={(reason, refs, done) => dispute.mutate({ reason, ...(refs.length ? { evidence_refs: refs } : {}) }, { onSuccess: done })}
-          />
+          <FileDispute r={r} />
         </details>
       )}
     </div>
@@ -57,6 +50,7 @@ function RentalRow({ r }: { r: Rental }) {
       <td>
         <strong>{r.hub_address}</strong>
         <div className="muted">{words(r.pricing_model)}</div>
+        {r.room_id && <Link to={`/marketplace/rentals/${r.rental_id}`}>{r.role === 'renter' ? 'Room and dispute' : 'Dispute'}</Link>}
       </td>
       <td>
         <Badge tone={TONE[r.status]}>{r.status}</Badge>

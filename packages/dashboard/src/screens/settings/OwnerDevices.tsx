@@ -8,6 +8,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
 import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Health, Loading, Section } from '../../components/ui';
 import { useRootMutation } from '../../lib/mutate';
+import { useDeviceList } from '../../lib/use-devices';
 
 /** This browser's read receipts (`GET`/`PATCH /devices/{id}/settings`): off, agents never see "Read" for what it read. */
 function ReadReceipts() {
@@ -56,7 +57,7 @@ export function ThisBrowser() {
 /** The owner devices section (`GET /devices` of kind owner; `DELETE /devices/{id}/remove`). */
 export function OwnerDevices() {
   const { client, deviceId } = useOwner();
-  const devices = useQuery({ queryKey: ['devices'], queryFn: async () => (await client.listDevices()).devices });
+  const devices = useDeviceList();
   const remove = useRootMutation('devices', (id: string) => client.removeOwnerDevice(id));
   const owners = devices.data?.filter((d) => d.kind === 'owner');
   return (

@@ -14,7 +14,8 @@ import { assertJsonSchema } from './json-schema.js';
 import * as repo from './repo.js';
 import { ownIdentityAt } from './service.js';
 
-const toOut = (c: repo.HubCapabilityRow): HubCapability => ({
+/** A stored capability as the wire shows it (`HubCapability`); also the marketplace's listing capabilities. */
+export const toOut = (c: repo.HubCapabilityRow): HubCapability => ({
   name: c.name,
   version: c.version,
   description: c.description,

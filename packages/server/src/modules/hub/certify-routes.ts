@@ -3,7 +3,8 @@
  * An upgrade needs a latest 7d score at most max(24 h, 2 × `TRUST_RECOMPUTE_INTERVAL_HOURS`) old
  * (hub/certify.ts `scoreMaxAgeMs`, from the app's configuration).
  * Operator tier grant (DESIGN §8.25): `POST /hub/identities/{id}/tier` (platform operators only,
- * any tenant; hub/operator-tier.ts). `operatorTier` defaults to a service on the app's database.
+ * any tenant; hub/operator-tier.ts) and the operators' review list `GET /hub/review` (hub/review.ts).
+ * `operatorTier` defaults to a service on the app's database.
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
@@ -11,6 +12,7 @@ import { operatorOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { scoreMaxAgeMs, type HubCertifyService } from './certify.js';
 import { OperatorTierService } from './operator-tier.js';
+import { reviewIdentities } from './review.js';
 
 export const hubCertifyRoutes: FastifyPluginAsync<{ certify: HubCertifyService; operatorTier?: OperatorTierService }> = async (app, opts) => {
   const { certify } = opts;
@@ -22,4 +24,9 @@ export const hubCertifyRoutes: FastifyPluginAsync<{ certify: HubCertifyService; 
   });
 
   serve(app, ROUTES.grantHubIdentityTier, async (req) => operatorTier.grant(operatorOf(req).sub, req.params.id, req.body));
+
+  serve(app, ROUTES.listHubReview, async (req) => {
+    operatorOf(req);
+    return reviewIdentities(app.parley.database.db, req.query, app.parley.config.limits);
+  });
 };

@@ -26,7 +26,7 @@ export { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT } from '@parley/protocol';
 const PUBLIC_READ = 'hub profiles and search are public; addresses are unique platform-wide (SPEC §2.8, §4.10)';
 
 /** Profiles of `rows`, in order, with their registered capability names merged in. */
-async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]> {
+export async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]> {
   const registered = new Map<string, string[]>();
   const names = await repo.capabilityNames(tx, rows.map((r) => r.identity.id));
   for (const c of names) registered.set(c.identityId, [...(registered.get(c.identityId) ?? []), c.name]);

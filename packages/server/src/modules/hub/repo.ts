@@ -190,6 +190,38 @@ export function searchProfileRows(tx: Tx, f: SearchFilter): Promise<ProfileRow[]
     .limit(f.limit);
 }
 
+/** Filters of a platform operator's review list (docs/decisions.md "Platform operators and operator tier grants"). */
+export interface ReviewFilter {
+  /** Exactly this tier. */
+  tier?: TrustTier;
+  /** A case-insensitive part of the hub address or display name. */
+  text?: string;
+  /** Keyset position (creation time at millisecond precision, id) to continue after. */
+  after?: { at: Date; id: string };
+  limit: number;
+}
+
+/** Creation time at the millisecond precision of the keyset cursors (lib/paging.ts). */
+const createdMs = sql`date_trunc('milliseconds', ${hubIdentities.createdAt})`;
+
+/**
+ * Identities of every tenant that are not suspended ({@link notSuspended}), newest first (ties by
+ * id), matching `f`; run inside crossTenant.
+ */
+export function reviewProfileRows(tx: Tx, f: ReviewFilter): Promise<ProfileRow[]> {
+  const where: SQL[] = [notSuspended(tx)];
+  if (f.tier) where.push(eq(hubIdentities.trustTier, f.tier));
+  if (f.text) {
+    const part = f.text.toLowerCase();
+    where.push(or(sql`strpos(lower(${hubIdentities.hubAddress}), ${part}) > 0`, sql`strpos(lower(${hubIdentities.displayName}), ${part}) > 0`)!);
+  }
+  if (f.after) where.push(sql`(${createdMs}, ${hubIdentities.id}) < (${f.after.at.toISOString()}::timestamptz, ${f.after.id}::uuid)`);
+  return profileSelect(tx)
+    .where(and(...where))
+    .orderBy(desc(createdMs), desc(hubIdentities.id))
+    .limit(f.limit);
+}
+
 /**
  * True when `err` (or its drizzle-wrapped `cause`) is a PostgreSQL unique violation (23505) of
  * the named constraint or index.

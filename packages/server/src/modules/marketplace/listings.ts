@@ -9,7 +9,7 @@
  * 0021), the anonymous scope published ones only, in the reduced view of DESIGN §8.23 (at most 20).
  */
 import { randomUUID } from 'node:crypto';
-import type { CreateListingRequest, Listing, ListingPage, ListingSearchQuery, UpdateListingRequest } from '@parley/protocol';
+import type { CreateListingRequest, HubCapability, Listing, ListingPage, ListingSearchQuery, UpdateListingRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withNoTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
@@ -17,7 +17,8 @@ import { asUuid } from '../../lib/ids.js';
 import { decodeKeyset, encodeKeyset } from '../../lib/paging.js';
 import type { AuditEventType } from '../audit/events.js';
 import { appendAudit } from '../audit/service.js';
-import { getByAddress, getHubIdentity } from '../hub/repo.js';
+import { toOut as toHubCapability } from '../hub/capabilities.js';
+import { getByAddress, getHubIdentity, listCapabilities } from '../hub/repo.js';
 import { normalizeHubAddress } from '../hub/service.js';
 import { asTier, tierRank } from '../trust/types.js';
 import type { MarketCaller } from './caller.js';
@@ -186,6 +187,19 @@ export class ListingService {
     const row = await this.scope(c, (tx) => repo.getListing(tx, id));
     if (!row) throw notFound('listing');
     return c ? fullListing(row) : reducedListing(row);
+  }
+
+  /**
+   * The registered capabilities a listing rents out: those of its hub identity whose names the
+   * listing names, oldest first, with version, input schema, SLA and certification tier (read in
+   * the developer tenant's scope). @throws 404 the listing is neither published nor the caller's.
+   */
+  async capabilities(c: MarketCaller, id: string): Promise<HubCapability[]> {
+    const row = await this.scope(c, (tx) => repo.getListing(tx, id));
+    if (!row) throw notFound('listing');
+    const names = new Set(row.capabilities as string[]);
+    const caps = await withTenant(this.db, row.tenantId, (tx) => listCapabilities(tx, row.identityId));
+    return caps.filter((cap) => names.has(cap.name)).map(toHubCapability);
   }
 
   /**

@@ -13,7 +13,7 @@ import { marketCallerOf, optionalMarketCallerOf } from './caller.js';
 import type { DisputeService } from './disputes.js';
 import { verifyLedger } from './ledger.js';
 import type { ListingService } from './listings.js';
-import type { MarketplaceSettings } from './settings.js';
+import { processorInfo, type MarketplaceSettings } from './settings.js';
 import type { PayoutService } from './payouts.js';
 import type { ProcessorEventHandler } from './processor-events.js';
 import type { RentalService } from './rentals.js';
@@ -32,6 +32,8 @@ export interface MarketplaceRouteDeps {
   events: ProcessorEventHandler;
   /** Which processor webhook route is live (the other answers 404). */
   processor: 'stripe' | 'local';
+  /** `STRIPE_PUBLISHABLE_KEY` (Stripe.js in the web app), null when unset or not Stripe. */
+  publishableKey: string | null;
 }
 
 /** The owner's tenant (null when it has none) and operator flag, for the `owner-any` dispute routes. */
@@ -58,6 +60,7 @@ function roomCallerOf(req: FastifyRequest): RoomCaller {
 export const marketplaceRoutes: FastifyPluginAsync<MarketplaceRouteDeps> = async (app, d) => {
   serve(app, ROUTES.searchListings, async (req) => d.listings.search(optionalMarketCallerOf(req), req.query));
   serve(app, ROUTES.getListing, async (req) => d.listings.get(optionalMarketCallerOf(req), req.params.id));
+  serve(app, ROUTES.listingCapabilities, async (req) => ({ capabilities: await d.listings.capabilities(marketCallerOf(req), req.params.id) }));
   serve(app, ROUTES.createListing, async (req, reply) => reply.status(201).send(await d.listings.create(marketCallerOf(req), req.body)));
   serve(app, ROUTES.updateListing, async (req) => d.listings.update(marketCallerOf(req), req.params.id, req.body));
   serve(app, ROUTES.publishListing, async (req) => d.listings.publish(marketCallerOf(req), req.params.id));
@@ -94,6 +97,7 @@ export const marketplaceRoutes: FastifyPluginAsync<MarketplaceRouteDeps> = async
     const o = ownerOf(req);
     return d.settings.setPaymentMethod(o.tenantId, o.sub, req.body.payment_method);
   });
+  serve(app, ROUTES.paymentProcessor, async () => processorInfo(d.processor, d.publishableKey));
   serve(app, ROUTES.verifyLedger, async (req) => {
     operatorOf(req);
     return verifyLedger(d.db);

@@ -6,7 +6,7 @@
  * (Notifier.toEach), so every instance delivers them and a batch of thousands of deliveries costs
  * one publish. Read receipts are published the same way (receipts/service.ts).
  */
-import { MAX_RECEIPT_IDS, type MessageDeliveredEvent, type RoomMessageDeliveredEvent } from '@parley/protocol';
+import { MAX_RECEIPT_IDS, type MessageDeliveredEvent, type RoomMessageDeliveredEvent, type WsServiceEventName } from '@parley/protocol';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { DeliveredMessage } from '../conversations/deliveries.js';
 
@@ -123,7 +123,7 @@ export class ReceiptPublisher {
   }
 
   /** Any receipt frames of one event, as one bus message (read receipts). */
-  publish<D>(tenantId: string, event: string, frames: ReceiptFrame<D>[]): Promise<void> {
+  publish<D>(tenantId: string, event: WsServiceEventName, frames: ReceiptFrame<D>[]): Promise<void> {
     return this.notifier.toEach(tenantId, event, frames);
   }
 }

@@ -1,4 +1,4 @@
-/** `POST /api/v1/tenants` (SPEC §4.2). */
+/** `POST /api/v1/tenants` (SPEC §4.2) and `GET /api/v1/me` (the signed-in owner and whether it is a platform operator). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../db/client.js';
@@ -10,5 +10,11 @@ export const tenantRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     const p = req.principal!;
     if (p.kind !== 'owner') throw new Error('unreachable');
     return reply.status(201).send(await createTenant(db, p.sub, req.body.name.trim() || req.body.name));
+  });
+
+  serve(app, ROUTES.getMe, async (req) => {
+    const p = req.principal!;
+    if (p.kind !== 'owner') throw new Error('unreachable');
+    return { sub: p.sub, tenant_id: p.tenantId, role: p.role, operator: p.operator };
   });
 };
