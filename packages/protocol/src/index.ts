@@ -10,6 +10,8 @@
  * - `routes`: `ROUTES`, the route table assembled from the areas;
  * - `audit-log`: what the server and a verifier of the audit log must hash alike (the fields of
  *   the chain hash, RFC 9162 tree hashing over the caller's SHA-256).
+ * - `a2a-card`: signed A2A Agent Cards: the JWS signing input and the check of a card against the
+ *   signer's `did:hub` document, over the caller's JCS and Ed25519.
  * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
  */
 export * from './common.js';
@@ -51,3 +53,4 @@ export * from './areas/spend.js';
 export * from './areas/receipts.js';
 export * from './trust-context.js';
 export * from './audit-log.js';
+export * from './a2a-card.js';

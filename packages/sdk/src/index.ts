@@ -12,6 +12,7 @@
  * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (SPEC §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
  * - `audit-log/`: the audit log's verifier: checkpoints, inclusion and consistency proofs (RFC 9162).
+ * - `a2a-card/`: signed A2A Agent Cards anchored in `did:hub`: build, sign, verify.
  * Node-only parts (file store, `ws` factory) are in `@parley/sdk/node`.
  */
 export * from './client/rest.js';
@@ -36,3 +37,4 @@ export * from './storage.js';
 export * from './secure/index.js';
 export * from './errors.js';
 export * from './audit-log/index.js';
+export * from './a2a-card/index.js';

@@ -102,6 +102,7 @@ import { OperatorTierService } from './modules/hub/operator-tier.js';
 import { HubDirectoryService } from './modules/hub/directory.js';
 import { hubProfileRoutes } from './modules/hub/profile-routes.js';
 import { didResolverRoutes, hubDidRoutes } from './modules/hub/did-routes.js';
+import { AgentCardService } from './modules/hub/agent-card.js';
 import { HubDidService } from './modules/hub/did-service.js';
 import { HubService } from './modules/hub/service.js';
 import { trustContextUrl } from './modules/credentials/contexts.js';
@@ -433,7 +434,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(hubProfileRoutes, { prefix: API_PREFIX, directory: new HubDirectoryService(db) });
   const operatorTier = new OperatorTierService(db, app.log);
   await app.register(hubCertifyRoutes, { prefix: API_PREFIX, certify: new HubCertifyService(db), operatorTier });
-  await app.register(hubDidRoutes, { prefix: API_PREFIX, hubDid, rateLimits: config.rateLimits });
+  await app.register(hubDidRoutes, { prefix: API_PREFIX, hubDid, rateLimits: config.rateLimits, agentCards: new AgentCardService(db, hubDid) });
   await app.register(didResolverRoutes, { hubDid, rateLimits: config.rateLimits });
   const credentials = new CredentialService({ db, issuer, trustContextUrl: trustContext, loader: ldLoader, ttlDays: config.credentials.ttlDays });
   await app.register(credentialRoutes, { prefix: API_PREFIX, credentials, verifier: new CredentialVerifier({ db, loader: ldLoader }), rateLimits: config.rateLimits });

@@ -34,6 +34,7 @@ export const AUDIT_EVENT_TYPES = [
   'scan_rules.updated',
   'hub.registered',
   'hub.did_updated',
+  'hub.agent_card_published',
   'hub.tier_changed',
   'credential.issued',
   'credential.revoked',

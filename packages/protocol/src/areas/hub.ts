@@ -296,6 +296,34 @@ export const DidUpdateBody = Type.Object({
 });
 export type DidUpdateBody = Static<typeof DidUpdateBody>;
 
+/** One JWS of a signed Agent Card (A2A 1.0 `AgentCardSignature`); unprotected `header` members pass through. */
+const AgentCardSignatureBody = Type.Object(
+  { protected: Type.String({ description: 'base64url protected header: alg EdDSA, kid = a did:hub DID URL' }), signature: Type.String({ description: 'base64url Ed25519 signature' }) },
+  { additionalProperties: true },
+);
+/**
+ * A signed A2A 1.0 Agent Card in its JSON form (`PUT`/`GET /hub/{hub_address}/agent-card`): every
+ * A2A field passes through unchanged; `signatures` holds JWSs over its RFC 8785 canonical form
+ * without `signatures` (`@parley/protocol` `checkAgentCardSignatures`).
+ */
+export const SignedAgentCard = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'the agent name' }),
+    signatures: Type.Optional(Type.Array(AgentCardSignatureBody, { description: 'JWS signatures (A2A 1.0 AgentCardSignature)' })),
+  },
+  { additionalProperties: true, description: 'A2A 1.0 Agent Card (JSON form), signed' },
+);
+export type SignedAgentCard = Static<typeof SignedAgentCard>;
+
+/** Answer of `PUT /hub/{hub_address}/agent-card`: the verifying key and when the card was stored. */
+export const AgentCardPublished = Type.Object({
+  hub_address: Type.String(),
+  did: Type.String({ description: 'did:hub:<hub_address>' }),
+  kid: Type.String({ description: 'the DID URL of the verification method whose signature verified' }),
+  updated_at: Timestamp,
+});
+export type AgentCardPublished = Static<typeof AgentCardPublished>;
+
 /** Every 400/404 of the resolution routes is a resolution result (no schema-level validation can fail on them); 401 and 429 are `{detail}`. */
 const resolutionResponses = { 200: DidResolutionResult, 400: DidResolutionResult, 404: DidResolutionResult };
 /** Content type of a resolution result at the Universal Resolver driver path (DID Resolution, HTTP(S) binding). */
@@ -522,6 +550,31 @@ export const hubRoutes = {
     body: DidUpdateBody,
     responses: { 200: DidDocument },
     errors: [400, 401, 403, 404, 409],
+  }),
+  publishAgentCard: defineRoute({
+    method: 'PUT',
+    path: '/api/v1/hub/{hub_address}/agent-card',
+    auth: 'any',
+    tags,
+    summary: "Publish the identity's signed A2A Agent Card (stored only after its JWS verifies against the DID document)",
+    description:
+      "Stores the signed A2A 1.0 Agent Card of a hub identity, replacing the previous one. The card must carry a JWS (`signatures[]`, `alg` EdDSA) over its RFC 8785 canonical form without `signatures`, whose `kid` is an assertion method of the identity's `did:hub` document (e.g. `did:hub:<address>#owner-key`), and that signature must verify: the service holds no agent key, so it cannot forge a card. Callers: an owner of the identity's tenant, or the agent the identity is bound to (its device token or API key). Afterwards `GET` serves the card as stored and the DID document lists it as an `A2AAgentCard` service. Audited as `hub.agent_card_published`; answers the verifying key. 400 when the card is unsigned or its signature does not verify; the detail names the reason (`unsigned`, `bad_signature`, `wrong_did`, `unknown_key`, `unsupported_header`, `malformed_signature`), or the card exceeds 64 KiB. 403 when a device or API key that is not the identity's agent calls. 404 when the caller's tenant has no hub identity at this address. 409 when the identity is suspended.",
+    params: HubAddressParams,
+    body: SignedAgentCard,
+    responses: { 200: AgentCardPublished },
+    errors: [400, 401, 403, 404, 409],
+  }),
+  getAgentCard: defineRoute({
+    method: 'GET',
+    path: '/api/v1/hub/{hub_address}/agent-card',
+    auth: 'public',
+    tags,
+    summary: "The identity's signed A2A Agent Card, as its agent published it (60/min public, 600/min with an API key)",
+    description:
+      "The signed A2A 1.0 Agent Card of any tenant's hub identity, as stored by `PUT` (its signature verified then). A client verifies it itself against the `did:hub` document (SDK `verifyAgentCard`). 400 when the address is malformed. 404 when no identity has this address or it has published no card. 429 also beyond 60 requests per minute per IP, or 600 per minute with an API key.",
+    params: HubAddressParams,
+    responses: { 200: SignedAgentCard },
+    errors: [400, 401, 404, 429],
   }),
   resolveDid: defineRoute({
     method: 'GET',

@@ -16,6 +16,7 @@ import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from './errors.js
 import type { RouteBody, RouteQuery, RouteResult } from '@parley/protocol';
 import { fillPath, ROUTES, type RouteAuth, type RouteName, type RouteSpec } from './routes.js';
 import type {
+  AgentCardPublished,
   AttachmentInfo,
   AuditChainVerdict,
   AuditCheckpoint,
@@ -29,6 +30,7 @@ import type {
   CreateDecisionRequest,
   Decision,
   DecisionListQuery,
+  SignedAgentCard,
   TelemetryQuery,
   TelemetrySpanPage,
   TelemetrySummary,
@@ -1324,6 +1326,20 @@ export class ParleyClient {
    */
   updateDid(hubAddress: string, body: DidUpdateRequest, opts?: RequestOptions): Promise<DIDDocument> {
     return this.call('updateDid', { params: { hub_address: hubAddress }, body, opts });
+  }
+
+  /**
+   * `PUT /api/v1/hub/{hub_address}/agent-card` (owner of the identity's tenant, or the identity's
+   * agent by device token or API key): publish a signed A2A Agent Card (`signAgentCard`). The
+   * service stores it only when its JWS verifies against the DID document; 400 names the reason.
+   */
+  publishAgentCard(hubAddress: string, card: SignedAgentCard, opts?: RequestOptions): Promise<AgentCardPublished> {
+    return this.call('publishAgentCard', { params: { hub_address: hubAddress }, body: card, opts });
+  }
+
+  /** `GET /api/v1/hub/{hub_address}/agent-card` (public): the signed Agent Card as stored; 404 none. Verify it with `verifyAgentCard`. */
+  getAgentCard(hubAddress: string, opts?: RequestOptions): Promise<SignedAgentCard> {
+    return this.call('getAgentCard', { params: { hub_address: hubAddress }, opts });
   }
 
   /** `GET /1.0/identifiers/{did}` (public; the DIF Universal Resolver driver path): as {@link resolveHub}, by DID; 400 for another DID method. */

@@ -17,10 +17,15 @@
  *   parley-agent hub-register --hub-address NAME --owner-token JWT [--display-name TEXT] [--description TEXT]
  *                             [--capability NAME]… [--server URL] [--state-dir DIR]
  *       give the agent a hub identity (hub-register.ts); prints the MCP tool server's environment
+ *   parley-agent card publish [--owner-token JWT] [--plugin-port PORT] [--force] [--server URL] [--state-dir DIR]
+ *       sign and publish the agent's A2A Agent Card (agent-card-publish.ts); `run` publishes it
+ *       at start when the agent has a hub identity and the stored card is stale
  *   every command: --key-file PATH (or PARLEY_KEY_FILE, or PARLEY_PASSPHRASE), or --insecure-plain-store
  *
  * `run` (and `enroll`, which runs the agent once activated) also serves the local plugin (the
- * loopback HTTP API of `plugin-api.ts`) unless `--no-plugin`.
+ * loopback HTTP API of `plugin-api.ts`) unless `--no-plugin`; with `--a2a-upstream URL`
+ * (`PARLEY_A2A_UPSTREAM`) the plugin answers A2A calls reaching the agent from that loopback A2A
+ * server (`a2a-upstream.ts`).
  *
  * The state directory is sealed at rest (`state-store.ts`) under a key file (`--key-file PATH`
  * or `PARLEY_KEY_FILE`) or a passphrase (`PARLEY_PASSPHRASE`); plain files only with
@@ -37,7 +42,9 @@ import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import { AgentStateError, enrollAgentDevice, startEchoAgent, type AgentExit } from './agent.js';
 import { DEFAULT_AGENT_STATE_DIR, serviceUrlFromEnv } from './cli-defaults.js';
 import { doctor, status } from './diagnostics.js';
+import { checkA2aUpstream } from './a2a-upstream.js';
 import { hubRegisterCommand } from './hub-register.js';
+import { cardPublishCommand, publishCardIfStale } from './agent-card-publish.js';
 import { DEFAULT_PLUGIN_PORT } from './plugin-api.js';
 import { isLoopbackHost, startPlugin, type PluginBackend, type RunningPlugin } from './plugin.js';
 import { loadApiKeyRecord, startApiKeyAgent } from './runtime.js';
@@ -47,12 +54,13 @@ import { chooseStoreProtection, openStateStore, type StoreProtection } from './s
 /** Usage text of the command. */
 export const USAGE = `usage:
   parley-agent enroll --invite svc_tok_… [--server URL] [--state-dir DIR] [--name NAME] [--no-mls] [--require-pq] [--poll-interval SECONDS]
-  parley-agent run [--state-dir DIR] [--no-mls] [--require-pq] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
-  parley-agent run --api-key svc_agent_sk_… [--server URL] [--state-dir DIR] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin]
+  parley-agent run [--state-dir DIR] [--no-mls] [--require-pq] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin] [--a2a-upstream URL]
+  parley-agent run --api-key svc_agent_sk_… [--server URL] [--state-dir DIR] [--plugin-port PORT] [--plugin-host HOST] [--no-plugin] [--a2a-upstream URL]
   parley-agent status [--state-dir DIR] [--plugin-url URL]
   parley-agent doctor [--state-dir DIR] [--server URL] [--api-key KEY] [--hub-address NAME]
   parley-agent hub-register --hub-address NAME --owner-token JWT [--display-name TEXT] [--description TEXT]
                             [--capability NAME]… [--server URL] [--state-dir DIR]
+  parley-agent card publish [--owner-token JWT] [--plugin-port PORT] [--force] [--server URL] [--state-dir DIR]
   every command also takes --key-file PATH or --insecure-plain-store (see "keys at rest")
 
   --server         service base URL (default PUBLIC_URL, else http://HOST:PORT as the service reads
@@ -68,12 +76,17 @@ export const USAGE = `usage:
   --plugin-port    port of the local plugin API (default ${DEFAULT_PLUGIN_PORT}; 0 = any free port)
   --plugin-host    address the plugin binds to (default 127.0.0.1; non-loopback clients are refused anyway)
   --no-plugin      do not serve the local plugin API
+  --a2a-upstream   the agent's own A2A JSON-RPC endpoint on loopback: A2A calls reaching this agent
+                   through Parley are answered from it (env PARLEY_A2A_UPSTREAM; needs the plugin)
   --plugin-url     plugin base URL for status (default: the running plugin's, from the state directory)
   --hub-address    hub-register: the address to register (did:hub:NAME accepted); doctor: the one the
                    MCP tool server is given (default PARLEY_AGENT_ID, else the one hub-register noted)
   --owner-token    hub-register: an owner JWT of the agent's tenant (or PARLEY_OWNER_TOKEN). With an
                    activated device in the state directory its identity is bound to that device; with
-                   an empty one a new API-key agent is registered (its key kept sealed there)
+                   an empty one a new API-key agent is registered (its key kept sealed there);
+                   card publish: read the registered capabilities (descriptions, input schemas)
+                   and publish with it (else the agent's own API key or device token)
+  --force          card publish: publish even when the stored card is current
 
 keys at rest (every command; the state directory holds the device keys, sessions and undelivered
 messages, sealed with XChaCha20-Poly1305 under one of):
@@ -122,13 +135,15 @@ function stamp(line: string): string {
 interface PluginChoice {
   host: string;
   port: number;
+  /** `--a2a-upstream`: where incoming A2A calls are answered from. */
+  a2aUpstream?: string;
 }
 
 /** Start the plugin of a running agent; a failure (port in use, …) is reported and the agent keeps running. */
 async function servePlugin(backend: PluginBackend, stateDir: string, plugin: PluginChoice | undefined, io: CliIo): Promise<RunningPlugin | undefined> {
   if (!plugin) return undefined;
   try {
-    return await startPlugin({ backend, stateDir, host: plugin.host, port: plugin.port, log: (l) => io.out(stamp(l)) });
+    return await startPlugin({ backend, stateDir, host: plugin.host, port: plugin.port, ...(plugin.a2aUpstream ? { a2aUpstream: plugin.a2aUpstream } : {}), log: (l) => io.out(stamp(l)) });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EADDRINUSE' ? `port ${plugin.port} on ${plugin.host} is in use (another parley-agent?); choose another with --plugin-port` : (err as Error).message;
@@ -154,6 +169,7 @@ async function runUntilExit(state: StateChoice, e2e: SessionChoice, io: CliIo, p
   });
   const served = await servePlugin(agent, stateDir, plugin, io);
   await agent.ready.catch(() => undefined);
+  void publishCardIfStale({ ...state, ...(plugin?.port ? { pluginPort: plugin.port } : {}) }, log);
   const exit: AgentExit = await agent.done;
   await served?.close().catch(() => undefined);
   switch (exit.reason) {
@@ -191,12 +207,14 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
         'plugin-port': { type: 'string' },
         'plugin-host': { type: 'string' },
         'no-plugin': { type: 'boolean', default: false },
+        'a2a-upstream': { type: 'string' },
         'plugin-url': { type: 'string' },
         'hub-address': { type: 'string' },
         'owner-token': { type: 'string' },
         'display-name': { type: 'string' },
         description: { type: 'string' },
         capability: { type: 'string', multiple: true },
+        force: { type: 'boolean', default: false },
         'key-file': { type: 'string' },
         'insecure-plain-store': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -208,7 +226,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
   }
   const { values, positionals } = parsed;
   const command = positionals[0];
-  if (values.help || command === undefined || positionals.length > 1 || !['enroll', 'run', 'status', 'doctor', 'hub-register'].includes(command)) {
+  const cardPublish = command === 'card' && positionals[1] === 'publish' && positionals.length === 2;
+  if (values.help || command === undefined || (positionals.length > 1 && !cardPublish) || !['enroll', 'run', 'status', 'doctor', 'hub-register', 'card'].includes(command)) {
     (values.help ? io.out : io.err)(USAGE);
     return values.help ? 0 : 2;
   }
@@ -228,6 +247,19 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     const hubAddress = values['hub-address'] ?? (env.PARLEY_AGENT_ID || undefined);
     return doctor({ stateDir, protection, ...(serverGiven ? { server: values.server } : {}), ...(values['api-key'] ? { apiKey: values['api-key'] } : {}), ...(hubAddress ? { hubAddress } : {}) }, io);
   }
+  if (command === 'card') {
+    const ownerToken = values['owner-token'] ?? (env.PARLEY_OWNER_TOKEN || undefined);
+    const pluginPort = values['plugin-port'] === undefined ? undefined : Number(values['plugin-port']);
+    if (pluginPort !== undefined && (!Number.isInteger(pluginPort) || pluginPort < 1 || pluginPort > 65_535)) {
+      io.err('--plugin-port must be a port number (1-65535)');
+      return 2;
+    }
+    const options = { stateDir, protection, force: values.force, ...(serverGiven ? { server: values.server } : {}), ...(ownerToken ? { ownerToken } : {}), ...(pluginPort ? { pluginPort } : {}) };
+    return cardPublishCommand(options, io).catch((err: unknown) => {
+      io.err(describeFailure(err));
+      return 1;
+    });
+  }
   if (command === 'hub-register') {
     return hubRegisterCommand({ ...values, stateDir, protection, server: serverGiven ? values.server : undefined, env }, io).catch((err: unknown) => {
       io.err(describeFailure(err));
@@ -235,6 +267,18 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     });
   }
   let plugin: PluginChoice | undefined;
+  const a2aGiven = values['a2a-upstream'] ?? (env.PARLEY_A2A_UPSTREAM || undefined);
+  let a2aUpstream: string | undefined;
+  try {
+    a2aUpstream = a2aGiven === undefined ? undefined : checkA2aUpstream(a2aGiven);
+  } catch (err) {
+    io.err((err as Error).message);
+    return 2;
+  }
+  if (a2aUpstream && values['no-plugin']) {
+    io.err('--a2a-upstream is served by the local plugin: drop --no-plugin');
+    return 2;
+  }
   if (!values['no-plugin']) {
     const port = values['plugin-port'] === undefined ? DEFAULT_PLUGIN_PORT : Number(values['plugin-port']);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) {
@@ -243,7 +287,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     }
     const host = values['plugin-host'] ?? '127.0.0.1';
     if (!isLoopbackHost(host)) io.err(stamp(`warning: the plugin binds to ${host} as asked; it still refuses every non-loopback client (403)`));
-    plugin = { host, port };
+    plugin = { host, port, ...(a2aUpstream ? { a2aUpstream } : {}) };
   }
   try {
     if (command === 'run') {

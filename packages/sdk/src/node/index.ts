@@ -76,6 +76,11 @@ export {
   type StartPluginOptions,
 } from './plugin.js';
 export { PluginInbox, parseSince, INBOX_KEY } from './inbox.js';
+export { A2A_PARLEY_ERRORS, A2aParleyError, type A2aParleyCause } from './a2a-errors.js';
+export { serveA2aUpstream, refuseA2aCalls, checkA2aUpstream, type A2aUpstreamOptions } from './a2a-upstream.js';
+export { createA2aProxy, traceparentFor, type A2aProxy, type A2aProxyOptions } from './a2a-proxy.js';
+export { remoteAgentCard, cardGate, RemoteCardError } from './a2a-remote-card.js';
+export { A2A_FRAME_PREFIX, encodeA2aFrame, decodeA2aFrame, isA2aFrame, type A2aFrame } from './a2a-tunnel.js';
 export { status as agentStatus, doctor as agentDoctor, type DiagnosticsIo } from './diagnostics.js';
 export * from './plugin-api.js';
 export { invokedDirectly, runCommand, runIfMain } from './entry.js';

@@ -16,6 +16,10 @@
  * - `<state-dir>/plugin.json` names the running plugin (`url`, `pid`, `device_id`, `started_at`)
  *   for `parley-agent status` / `doctor`, written the same way (a temporary file renamed over it,
  *   so a reader never sees it half written); it is removed when the plugin stops.
+ * - `/a2a/{hub_address}` serves A2A 1.0 to any A2A client (`a2a-proxy.ts`, `a2a-remote-card.ts`):
+ *   the remote agent's verified card at `/.well-known/agent-card.json` and its JSON-RPC endpoint,
+ *   carried end to end encrypted over the A2A channel; with `a2aUpstream` incoming A2A calls are
+ *   answered from the agent's own A2A server (`a2a-upstream.ts`). Tunnel frames stay out of the inbox.
  * - Messages go to an A2A channel, an owner conversation, a room the agent is a member of, or —
  *   without a target — to the owner: one copy in each owner conversation (one per owner device).
  */
@@ -33,6 +37,11 @@ import { normalizeHubAddress, type SecureChannelInfo, type SecureChannelMessage,
 import type { SecureMessenger } from '../secure/messenger.js';
 import type { RoomMessenger, RoomSendReceipt } from '../secure/rooms.js';
 import { SecureMessengerError, type SecureMessage } from '../secure/types.js';
+import { jsonRpcError } from './a2a-errors.js';
+import { createA2aProxy } from './a2a-proxy.js';
+import { cardGate, RemoteCardError, remoteAgentCard } from './a2a-remote-card.js';
+import { isA2aFrame } from './a2a-tunnel.js';
+import { refuseA2aCalls, serveA2aUpstream } from './a2a-upstream.js';
 import { parseSince, PluginInbox } from './inbox.js';
 import { openAgentStore, type StateStore, type StateStoreOptions } from './state-store.js';
 import {
@@ -85,6 +94,13 @@ export interface StartPluginOptions extends StateStoreOptions {
   /** Inbox capacity (default PLUGIN_INBOX_LIMIT). */
   inboxLimit?: number;
   log?: (line: string) => void;
+  /**
+   * The agent's own A2A JSON-RPC endpoint on loopback (`--a2a-upstream`): A2A calls arriving on
+   * its channels are answered from there (`a2a-upstream.ts`). Without it they get `upstream_down`.
+   */
+  a2aUpstream?: string;
+  /** Timeouts of the `/a2a/{hub_address}` calling side (`a2a-proxy.ts`). */
+  a2a?: { answerTimeoutMs?: number; openTimeoutMs?: number };
 }
 
 /** A running plugin. */
@@ -274,7 +290,14 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
   const startedAt = new Date().toISOString();
 
   const record = (m: SecureMessage | SecureChannelMessage) => inbox.add(pluginMessage(m)).catch((err: unknown) => log(`warning: saving the plugin inbox failed: ${describe(err)}`));
-  const offs = [backend.messenger.on('message', (m) => (backend.channels.get(m.conversation_id) ? undefined : record(m))), backend.channels.on('message', (m) => record(m))];
+  const offs = [
+    backend.messenger.on('message', (m) => (backend.channels.get(m.conversation_id) ? undefined : record(m))),
+    backend.channels.on('message', (m) => (isA2aFrame(m.plaintext) ? undefined : record(m))),
+  ];
+  const a2aProxy = createA2aProxy({ channels: backend.channels, log, ...options.a2a });
+  offs.push(() => a2aProxy.close());
+  const checkCard = cardGate(backend.server);
+  offs.push(options.a2aUpstream ? serveA2aUpstream({ channels: backend.channels, upstream: options.a2aUpstream, log }) : refuseA2aCalls(backend.channels, log));
 
   const status = (): PluginStatus => ({
     device_id: backend.deviceId,
@@ -386,6 +409,33 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
     return { message_id: sent.message_id, channel_id: sent.channel_id, conversation_id: null, outcome: sent.outcome, protocol: sent.protocol, timestamp: sent.timestamp };
   }
 
+  /** `/a2a/{hub_address}` routes (A2A over Parley); false when `url` is not one. */
+  async function routeA2a(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const m = /^\/a2a\/([^/]+)(\/\.well-known\/agent-card\.json)?\/?$/.exec(url.pathname);
+    if (!m) return false;
+    const address = decodeURIComponent(m[1]!).toLowerCase();
+    const endpoint = `${pluginUrl}/a2a/${m[1]!}`;
+    if (m[2] && req.method === 'GET') {
+      try {
+        reply(res, 200, await remoteAgentCard(backend.server, address, endpoint));
+      } catch (err) {
+        reply(res, err instanceof RemoteCardError ? err.status : 502, { detail: describe(err) });
+      }
+    } else if (!m[2] && req.method === 'POST') {
+      let body: unknown;
+      try {
+        body = await readJson(req);
+      } catch (err) {
+        reply(res, 200, jsonRpcError(null, { code: -32700, message: `Parse error: ${describe(err)}` }));
+        return true;
+      }
+      const refusal = await checkCard(address);
+      if (refusal) reply(res, 200, jsonRpcError((body as { id?: unknown } | null)?.id, refusal.toJsonRpc()));
+      else await a2aProxy.call(address, body, req.headers, res);
+    } else reply(res, 405, { detail: `${req.method} is not allowed on ${url.pathname}` });
+    return true;
+  }
+
   async function route(req: IncomingMessage, url: URL): Promise<{ status: number; body: unknown }> {
     const key = `${req.method} ${url.pathname.replace(/\/+$/, '')}`;
     switch (key) {
@@ -430,6 +480,7 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
   }
 
   let port = 0;
+  let pluginUrl = '';
   let allowedHosts = new Set<string>();
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -440,7 +491,9 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
       }
       if (!tokenMatches(req.headers.authorization, token)) return reply(res, 401, { detail: `missing or wrong bearer token: send Authorization: Bearer <contents of ${path.join(stateDir, PLUGIN_TOKEN_FILE)}>` });
       try {
-        const out = await route(req, new URL(req.url ?? '/', 'http://plugin'));
+        const target = new URL(req.url ?? '/', 'http://plugin');
+        if (await routeA2a(req, res, target)) return;
+        const out = await route(req, target);
         reply(res, out.status, out.body);
       } catch (err) {
         const e = asHttpError(err);
@@ -459,6 +512,7 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
   allowedHosts = allowedPluginHosts(host, port);
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : shown}:${port}`;
+  pluginUrl = url;
   const infoFile = path.join(stateDir, PLUGIN_INFO_FILE);
   await writeFileAtomic(infoFile, JSON.stringify({ url, host, port, pid: process.pid, device_id: backend.deviceId, started_at: startedAt }));
   log(`plugin listening on ${url} (token in ${path.join(stateDir, PLUGIN_TOKEN_FILE)})`);

@@ -42,6 +42,12 @@ export const hubIdentities = pgTable(
     tierGrantReason: text('tier_grant_reason'),
     tierGrantExpiresAt: ts('tier_grant_expires_at'),
     lastAttestationAt: ts('last_attestation_at'),
+    /**
+     * The signed A2A Agent Card its agent published (`PUT /hub/{address}/agent-card`), stored as
+     * given once its JWS verified against the DID document; null until one is published.
+     */
+    agentCard: jsonb('agent_card'),
+    agentCardUpdatedAt: ts('agent_card_updated_at'),
     /** Full-text search document over names, description and capabilities (kept by the hub service). */
     searchDocument: tsvector('search_document'),
     createdBy: text('created_by').notNull(),

@@ -10,9 +10,10 @@
 import { RESOLUTION_CONTENT_TYPE, ROUTES, type DidDocument } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { RateLimitConfig } from '../../config.js';
-import { ownerOf } from '../../http/auth.js';
+import { agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { routeLimits } from '../../http/rate-limit.js';
+import { AgentCardService, type CardPublisher } from './agent-card.js';
 import type { HubDidService, Resolution } from './did-service.js';
 
 export { RESOLUTION_CONTENT_TYPE } from '@parley/protocol';
@@ -27,10 +28,12 @@ function sendResolution(reply: FastifyReply, r: Resolution, contentType?: string
 export interface DidRouteOptions {
   hubDid: HubDidService;
   rateLimits: RateLimitConfig;
+  /** Agent Cards (`/hub/{hub_address}/agent-card`); mounted with the DID routes, which they extend. */
+  agentCards?: AgentCardService;
 }
 
-/** `/hub/resolve/{address}`, `/hub/{hub_address}/did` (GET, PATCH); mounted under `/api/v1`. */
-export const hubDidRoutes: FastifyPluginAsync<DidRouteOptions> = async (app, { hubDid, rateLimits }) => {
+/** `/hub/resolve/{address}`, `/hub/{hub_address}/did` (GET, PATCH), `/hub/{hub_address}/agent-card` (GET, PUT); mounted under `/api/v1`. */
+export const hubDidRoutes: FastifyPluginAsync<DidRouteOptions> = async (app, { hubDid, rateLimits, agentCards }) => {
   const limited = { config: { rateLimit: routeLimits(rateLimits).did } };
 
   serve(app, ROUTES.resolveHub, async (req, reply) => sendResolution(reply, await hubDid.resolveAddress(req.params.address)), limited);
@@ -41,6 +44,21 @@ export const hubDidRoutes: FastifyPluginAsync<DidRouteOptions> = async (app, { h
   serve(app, ROUTES.updateDid, async (req) => {
     const o = ownerOf(req);
     return hubDid.addVerificationMethod(o.tenantId, req.params.hub_address, req.body, o.sub);
+  });
+
+  if (!agentCards) return;
+  serve(app, ROUTES.getAgentCard, async (req) => agentCards.get(req.params.hub_address), limited);
+
+  serve(app, ROUTES.publishAgentCard, async (req) => {
+    let publisher: CardPublisher;
+    if (req.principal?.kind === 'owner') {
+      const o = ownerOf(req);
+      publisher = { tenantId: o.tenantId, actor: o.sub, deviceId: null };
+    } else {
+      const a = agentDeviceOf(req);
+      publisher = { tenantId: a.tenantId, actor: req.principal?.kind === 'apikey' ? `api_key:${req.principal.apiKeyId}` : `device:${a.deviceId}`, deviceId: a.deviceId };
+    }
+    return agentCards.publish(publisher, req.params.hub_address, req.body);
   });
 };
 

@@ -75,9 +75,16 @@ const listMethods = (tx: Tx, identityId: string) =>
 
 export class HubDidService {
   private readonly wsUrl: string;
+  private readonly apiUrl: string;
 
   constructor(private readonly opts: HubDidServiceOptions) {
     this.wsUrl = messagingEndpoint(opts.publicUrl);
+    this.apiUrl = `${opts.publicUrl.replace(/\/+$/, '')}/api/v1`;
+  }
+
+  /** The DID document of a stored identity, read in the caller's transaction (its added methods included). */
+  async documentFor(tx: Tx, identity: HubIdentityRow): Promise<DidDocument> {
+    return this.build(identity, await listMethods(tx, identity.id));
   }
 
   /**
@@ -159,7 +166,8 @@ export class HubDidService {
   }
 
   private build(identity: HubIdentityRow, methods: readonly (typeof hubVerificationMethods.$inferSelect)[]): DidDocument {
-    return buildDidDocument({ address: identity.hubAddress, ownerKey: identity.publicKey, methods, wsUrl: this.wsUrl });
+    const agentCardUrl = identity.agentCard ? `${this.apiUrl}/hub/${identity.hubAddress}/agent-card` : undefined;
+    return buildDidDocument({ address: identity.hubAddress, ownerKey: identity.publicKey, methods, wsUrl: this.wsUrl, ...(agentCardUrl ? { agentCardUrl } : {}) });
   }
 
   /** Platform document first, then the registered identity (read across tenants). */

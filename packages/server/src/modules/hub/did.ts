@@ -10,7 +10,7 @@
  * - Resolution results follow W3C DID Resolution: `didDocument`, `didResolutionMetadata`,
  *   `didDocumentMetadata`.
  */
-import { ED25519_2020 } from '@parley/protocol';
+import { A2A_AGENT_CARD_SERVICE_FRAGMENT, A2A_AGENT_CARD_SERVICE_TYPE, ED25519_2020 } from '@parley/protocol';
 import { base58btc } from 'multiformats/bases/base58';
 import { hubDid, normalizeHubAddress } from './service.js';
 
@@ -44,7 +44,7 @@ export interface VerificationMethod {
 export interface DidService {
   id: string;
   type: string;
-  /** The WebSocket URL (`ws://…` or `wss://…`). */
+  /** The WebSocket URL (`ws://…` or `wss://…`), or the Agent Card URL. */
   serviceEndpoint: string;
 }
 
@@ -77,6 +77,8 @@ export interface DidDocumentInput {
   methods: readonly StoredMethod[];
   /** The messaging WebSocket URL (see {@link messagingEndpoint}). */
   wsUrl: string;
+  /** URL of the identity's published A2A Agent Card; the document lists it as an `A2AAgentCard` service when given. */
+  agentCardUrl?: string;
 }
 
 /** Error codes of `didResolutionMetadata.error` (W3C DID Resolution). */
@@ -154,7 +156,8 @@ export function messagingEndpoint(publicUrl: string): string {
  * A W3C DID Core document for a hub identity (SPEC §2.8, DESIGN §8.15): the owner key as
  * `<did>#owner-key` (when registered), then the added methods as `<did>#key-<n>`; every method is
  * controlled by the DID itself and listed in both `authentication` and `assertionMethod`; one
- * service `<did>#messaging` pointing at the WebSocket endpoint.
+ * service `<did>#messaging` pointing at the WebSocket endpoint, and `<did>#a2a-agent-card`
+ * (type `A2AAgentCard`) pointing at the published Agent Card when there is one.
  * @throws RangeError when `ownerKey` is not the base64 of 32 bytes.
  */
 export function buildDidDocument(input: DidDocumentInput): DidDocument {
@@ -171,7 +174,10 @@ export function buildDidDocument(input: DidDocumentInput): DidDocument {
     verificationMethod: methods,
     authentication: ids,
     assertionMethod: [...ids],
-    service: [{ id: `${did}#messaging`, type: MESSAGING_SERVICE_TYPE, serviceEndpoint: input.wsUrl }],
+    service: [
+      { id: `${did}#messaging`, type: MESSAGING_SERVICE_TYPE, serviceEndpoint: input.wsUrl },
+      ...(input.agentCardUrl ? [{ id: `${did}#${A2A_AGENT_CARD_SERVICE_FRAGMENT}`, type: A2A_AGENT_CARD_SERVICE_TYPE, serviceEndpoint: input.agentCardUrl }] : []),
+    ],
   };
 }
 

@@ -3,7 +3,8 @@
  * caps"): what a span spends is its numeric `gen_ai.usage.input_tokens` and
  * `gen_ai.usage.output_tokens` (OpenTelemetry GenAI semantic conventions), of the model
  * `gen_ai.request.model` (else `gen_ai.response.model`, else `unknown`); spans with neither usage
- * attribute spend nothing.
+ * attribute spend nothing. Every span counts, whatever its name or role (Parley `svc.*` spans and
+ * GenAI model calls alike); the attribute definitions are the shared ones of lib/span-attrs.ts.
  *
  * - Closed UTC days are stored per (device, day, model) in `telemetry_token_rollups`, rebuilt by
  *   {@link rebuildTokenRollups} inside the trust roll-up (trust/rollups.ts `rollUpDirtyDays`), for
@@ -15,13 +16,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { numAttr } from '../../lib/span-attrs.js';
+import { HAS_USAGE, INPUT_TOKENS, OUTPUT_TOKENS, SPAN_MODEL } from '../../lib/span-attrs.js';
 import { addDays } from '../trust/days.js';
-
-const IN = () => numAttr('gen_ai.usage.input_tokens');
-const OUT = () => numAttr('gen_ai.usage.output_tokens');
-const MODEL = sql`coalesce(nullif(attributes->>'gen_ai.request.model', ''), nullif(attributes->>'gen_ai.response.model', ''), 'unknown')`;
-const HAS_USAGE = () => sql`(${IN()} is not null or ${OUT()} is not null)`;
 
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
 async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
@@ -38,11 +34,11 @@ export async function rebuildTokenRollups(tx: Tx, tenantId: string, day: string,
   await tx.execute(sql`delete from telemetry_token_rollups where tenant_id = ${tenantId} and day = ${day}::date and device_id = any(${ids}::uuid[])`);
   await tx.execute(sql`
     insert into telemetry_token_rollups (tenant_id, device_id, day, model, input_tokens, output_tokens)
-    select ${tenantId}::uuid, device_id, ${day}::date, ${MODEL}, coalesce(sum(${IN()}), 0)::bigint, coalesce(sum(${OUT()}), 0)::bigint
+    select ${tenantId}::uuid, device_id, ${day}::date, ${SPAN_MODEL}, coalesce(sum(${INPUT_TOKENS}), 0)::bigint, coalesce(sum(${OUTPUT_TOKENS}), 0)::bigint
     from telemetry_spans
     where tenant_id = ${tenantId} and device_id = any(${ids}::uuid[])
       and start_time >= ${day}::date::timestamp at time zone 'UTC' and start_time < ${addDays(day, 1)}::date::timestamp at time zone 'UTC'
-      and ${HAS_USAGE()}
+      and ${HAS_USAGE}
     group by device_id, 4`);
 }
 
@@ -83,11 +79,11 @@ export async function readUsage(tx: Tx, tenantId: string, deviceIds: readonly st
         union all
         select rd.device_id, rd.day, s.model, s.i, s.o
         from raw_days rd cross join lateral (
-          select ${MODEL} as model, coalesce(${IN()}, 0) as i, coalesce(${OUT()}, 0) as o
+          select ${SPAN_MODEL} as model, coalesce(${INPUT_TOKENS}, 0) as i, coalesce(${OUTPUT_TOKENS}, 0) as o
           from telemetry_spans
           where tenant_id = ${tenantId} and device_id = rd.device_id
             and start_time >= rd.day::timestamp at time zone 'UTC' and start_time < (rd.day + 1)::timestamp at time zone 'UTC'
-            and start_time <= ${now.toISOString()}::timestamptz and ${HAS_USAGE()}
+            and start_time <= ${now.toISOString()}::timestamptz and ${HAS_USAGE}
         ) s
       )
       select device_id, model, day = ${today}::date as today, sum(i)::float8 as input_tokens, sum(o)::float8 as output_tokens

@@ -3,6 +3,7 @@ import { and, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { timeOrderedId } from '../../lib/ids.js';
+import { SPAN_FAILED } from '../../lib/span-attrs.js';
 import { telemetrySpans } from '../../db/schema/index.js';
 import type { DecodedSpan } from './otlp.js';
 
@@ -111,7 +112,7 @@ export const listSpans = (tx: Tx, f: SpanFilter, limit: number) =>
     .orderBy(desc(telemetrySpans.startTime), desc(telemetrySpans.id))
     .limit(limit);
 
-/** One summary row: per span name, count, errors and duration percentiles (µs, continuous). */
+/** One summary row: per span name, count, failed spans (status ERROR or `error.type`: lib/span-attrs.ts) and duration percentiles (µs, continuous). */
 export interface SummaryRow {
   name: string;
   count: number;
@@ -127,7 +128,7 @@ export async function summarize(tx: Tx, deviceId: string, since: Date, until: Da
     .select({
       name: t.name,
       count: sql<number>`count(*)::int`,
-      errors: sql<number>`(count(*) filter (where ${t.statusCode} = 2))::int`,
+      errors: sql<number>`(count(*) filter (where ${SPAN_FAILED}))::int`,
       p50: sql<number>`percentile_cont(0.5) within group (order by ${t.durationUs})::float8`,
       p95: sql<number>`percentile_cont(0.95) within group (order by ${t.durationUs})::float8`,
     })

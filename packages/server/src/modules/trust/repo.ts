@@ -10,7 +10,7 @@
  * |------------------------------------------|---------------------|
  * | device_presence                          | presenceHours (distinct UTC hours seen, from the activation hour on) |
  * | decisions (day of `resolved_at`)         | decisionLatenciesSec (approved / denied / deferred: resolved_at − created_at), decisionsExpired |
- * | telemetry_span_rollups (closed days) and telemetry_spans (today, start ≤ now): trust/rollups.ts, one row per (device, day) | spans, errorSpans (status_code 2), tasks/tasksOk (`svc.task`), tools/toolsOk (`svc.tool`), taskTokens/taskTokensOk, spanNames, versions {spans, errors, firstSeen} by resource `service.version`, recoveredErrors (an OK span of the same trace and name later the same UTC day) |
+ * | telemetry_span_rollups (closed days) and telemetry_spans (today, start ≤ now): trust/rollups.ts, one row per (device, day) | spans, errorSpans (status ERROR or `error.type`), tasks/tasksOk (`svc.task` or GenAI `invoke_agent`), tools/toolsOk (`svc.tool` or `execute_tool`), taskTokens/taskTokensOk (lib/span-attrs.ts classifies), spanNames, versions {spans, errors, firstSeen} by resource `service.version`, recoveredErrors (an OK span of the same trace and name later the same UTC day) |
  * | messages + room_messages + a2a_messages  | messages (by `sender_device_id`, day of `created_at`) |
  * | policy_evaluations + policy_allow_counts | policyEvaluations (rows + counted allows), policyViolations (outcome block or hold) |
  *

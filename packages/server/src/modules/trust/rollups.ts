@@ -22,7 +22,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { numAttr } from '../../lib/span-attrs.js';
+import { SPAN_FAILED, SPAN_ROLE, SPAN_TOKENS } from '../../lib/span-attrs.js';
 import { rebuildTokenRollups } from '../spend/rollups.js';
 import { addDays, dayStart, utcDay } from './days.js';
 import type { DailySignals } from './types.js';
@@ -49,26 +49,26 @@ async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {
 }
 const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
-
-/**
- * Tokens of a span (docs/decisions.md "Trust engine"): `gen_ai.usage.input_tokens` +
- * `gen_ai.usage.output_tokens` when either is present (a missing one counts 0), else `svc.tokens`,
- * else 0.
- */
-const TOKENS = sql`coalesce(case when ${numAttr('gen_ai.usage.input_tokens')} is not null or ${numAttr('gen_ai.usage.output_tokens')} is not null
-  then coalesce(${numAttr('gen_ai.usage.input_tokens')}, 0) + coalesce(${numAttr('gen_ai.usage.output_tokens')}, 0)
-  else ${numAttr('svc.tokens')} end, 0)`;
-
 /**
  * The span signals of ONE UTC day per device: spans of the tenant with `start_time` in
  * [dayStart(day), until) (`until` ≤ the next day's start; [dayStart(day), until] when `inclusive`;
  * `svc.trust` excluded), of `devices` when given, one row per device that has any. Columns: device_id, spans, error_spans, tasks, tasks_ok,
  * tools, tools_ok, task_tokens, task_tokens_ok, recovered_errors, span_names, versions (the
  * telemetry_span_rollups columns). Two scans of the day's spans, each a plain aggregate (no join,
- * no window: plans that stay linear without statistics): grouped by (device, name, version) for
- * the counters, names and versions; grouped by (device, trace, name) for recovered errors (per
- * group, the error start times before the group's last OK start). The parts are combined by ONE
- * aggregate by device over a UNION ALL, not by joins.
+ * no window: plans that stay linear without statistics): grouped by (device, name, version, role,
+ * failed) for the counters, names and versions; grouped by (device, trace, name) for recovered
+ * errors (per group, the error start times before the group's last OK start). The parts are
+ * combined by ONE aggregate by device over a UNION ALL, not by joins. Each scan computes a span's
+ * role and failure once (an `offset 0` subquery, which the planner does not flatten into the
+ * aggregate's several references).
+ *
+ * Both span vocabularies count alike through the shared classification of lib/span-attrs.ts
+ * (`SPAN_ROLE`, `SPAN_FAILED`, `SPAN_TOKENS`): tasks are `svc.task` or GenAI `invoke_agent` spans,
+ * tools `svc.tool` or `execute_tool`, errors are status ERROR or `error.type`. Task tokens of the
+ * day are the larger of the tokens on task spans and the tokens on model-call spans (`chat`,
+ * `text_completion`, `generate_content`), the successful part from the same side (spans of that
+ * role that did not fail): usage is reported on model calls by the GenAI instrumentations and may
+ * be summed again on the enclosing task span, so taking the larger side counts it once.
  */
 export function rollupSelect(tenantId: string, day: string, until: Date, devices?: readonly string[], inclusive = false): SQL {
   const from = dayStart(day).toISOString();
@@ -78,42 +78,48 @@ export function rollupSelect(tenantId: string, day: string, until: Date, devices
     sql`${sql.raw(a)}.tenant_id = ${tenantId} and ${sql.raw(a)}.start_time >= ${from}::timestamptz and ${sql.raw(a)}.start_time ${lt} ${to}::timestamptz
         and ${sql.raw(a)}.name <> ${SERVICE_SPAN}${devices ? sql` and ${sql.raw(a)}.device_id = any(${sql.param([...devices])}::uuid[])` : sql``}`;
   return sql`
-    with g as materialized (
-      select s.device_id, s.name, s.resource->>'service.version' as version, count(*)::int as n,
-             (count(*) filter (where s.status_code = 2))::int as e,
-             coalesce(sum(case when s.name = 'svc.task' then ${TOKENS} end), 0)::float8 as tok,
-             coalesce(sum(case when s.name = 'svc.task' and s.status_code <> 2 then ${TOKENS} end), 0)::float8 as tok_ok,
-             extract(epoch from min(s.start_time))::float8 * 1000 as first_ms
-      from telemetry_spans s where ${where('s')}
-      group by 1, 2, 3
+    with c as materialized (
+      select device_id, name, version, role, failed, count(*)::int as n,
+             coalesce(sum(case when role in (1, 3) then ${SPAN_TOKENS} end), 0)::float8 as tok,
+             extract(epoch from min(start_time))::float8 * 1000 as first_ms
+      from (select s.device_id, s.name, s.resource->>'service.version' as version, s.start_time, s.attributes, ${SPAN_ROLE} as role, ${SPAN_FAILED} as failed
+            from telemetry_spans s where ${where('s')} offset 0) s
+      group by 1, 2, 3, 4, 5
+    ),
+    g as (
+      select device_id, name, version, n, case when failed then n else 0 end as e,
+             case when role = 1 then n else 0 end as tasks, case when role = 1 and not failed then n else 0 end as tasks_ok,
+             case when role = 2 then n else 0 end as tools, case when role = 2 and not failed then n else 0 end as tools_ok,
+             case when role = 1 then tok else 0 end as tok, case when role = 1 and not failed then tok else 0 end as tok_ok,
+             case when role = 3 then tok else 0 end as mtok, case when role = 3 and not failed then tok else 0 end as mtok_ok, first_ms
+      from c
     ),
     rec as materialized (
       select device_id, sum((select count(*) from unnest(errs) x where x < max_ok))::int as recovered
       from (
-        select s.device_id, max(s.start_time) filter (where s.status_code <> 2) as max_ok,
-               array_agg(s.start_time) filter (where s.status_code = 2) as errs
-        from telemetry_spans s where ${where('s')}
-        group by s.device_id, s.trace_id, s.name
+        select device_id, max(start_time) filter (where not failed) as max_ok, array_agg(start_time) filter (where failed) as errs
+        from (select s.device_id, s.trace_id, s.name, s.start_time, ${SPAN_FAILED} as failed from telemetry_spans s where ${where('s')} offset 0) s
+        group by device_id, trace_id, name
       ) q
       where errs is not null and max_ok is not null
       group by 1
     ),
     u as (
-      select device_id, 't' as kind, null::text as k, null::jsonb as v, n as spans, e as errors,
-             case when name = 'svc.task' then n else 0 end as tasks, case when name = 'svc.task' then n - e else 0 end as tasks_ok,
-             case when name = 'svc.tool' then n else 0 end as tools, case when name = 'svc.tool' then n - e else 0 end as tools_ok,
-             tok, tok_ok, 0 as recovered
+      select device_id, 't' as kind, null::text as k, null::jsonb as v, n as spans, e as errors, tasks, tasks_ok, tools, tools_ok,
+             tok, tok_ok, mtok, mtok_ok, 0 as recovered
       from g
       union all
-      select device_id, 'n', name, to_jsonb(sum(n)::int), 0, 0, 0, 0, 0, 0, 0, 0, 0 from g group by device_id, name
+      select device_id, 'n', name, to_jsonb(sum(n)::int), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 from g group by device_id, name
       union all
-      select device_id, 'v', version, jsonb_build_object('spans', sum(n)::int, 'errors', sum(e)::int, 'firstSeenMs', min(first_ms)), 0, 0, 0, 0, 0, 0, 0, 0, 0
+      select device_id, 'v', version, jsonb_build_object('spans', sum(n)::int, 'errors', sum(e)::int, 'firstSeenMs', min(first_ms)), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
       from g where version is not null group by device_id, version
       union all
-      select device_id, 'r', null, null, 0, 0, 0, 0, 0, 0, 0, 0, recovered from rec
+      select device_id, 'r', null, null, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, recovered from rec
     )
     select device_id, sum(spans)::int as spans, sum(errors)::int as error_spans, sum(tasks)::int as tasks, sum(tasks_ok)::int as tasks_ok,
-           sum(tools)::int as tools, sum(tools_ok)::int as tools_ok, sum(tok)::float8 as task_tokens, sum(tok_ok)::float8 as task_tokens_ok,
+           sum(tools)::int as tools, sum(tools_ok)::int as tools_ok,
+           (case when sum(mtok) > sum(tok) then sum(mtok) else sum(tok) end)::float8 as task_tokens,
+           (case when sum(mtok) > sum(tok) then sum(mtok_ok) else sum(tok_ok) end)::float8 as task_tokens_ok,
            sum(recovered)::int as recovered_errors,
            coalesce(jsonb_object_agg(k, v) filter (where kind = 'n'), '{}'::jsonb) as span_names,
            coalesce(jsonb_object_agg(k, v) filter (where kind = 'v'), '{}'::jsonb) as versions

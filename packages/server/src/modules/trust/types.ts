@@ -66,18 +66,21 @@ export interface DailySignals {
   decisionLatenciesSec: number[];
   /** The agent's decisions that expired unanswered this day. */
   decisionsExpired: number;
-  /** All spans started this day, and those with status ERROR (OTLP status code 2). */
+  /** All spans started this day, and those that failed (status ERROR or `error.type`: lib/span-attrs.ts `SPAN_FAILED`). */
   spans: number;
   errorSpans: number;
   /** Error spans followed, in the same trace, by a later span of the same name that did not fail. */
   recoveredErrors: number;
-  /** `svc.task` spans, and those not ERROR. */
+  /** Task spans (`svc.task`, GenAI `invoke_agent`), and those that did not fail (lib/span-attrs.ts `SPAN_FAILED`). */
   tasks: number;
   tasksOk: number;
-  /** `svc.tool` spans, and those not ERROR. */
+  /** Tool-call spans (`svc.tool`, GenAI `execute_tool`), and those that did not fail. */
   tools: number;
   toolsOk: number;
-  /** Tokens reported on `svc.task` spans (gen_ai.usage.input_tokens + output_tokens, or svc.tokens), all and successful ones. */
+  /**
+   * Task tokens (gen_ai.usage.input_tokens + output_tokens, or svc.tokens): per day the larger of the
+   * tokens on task spans and on GenAI model-call spans, all and those of spans that did not fail (trust/rollups.ts).
+   */
   taskTokens: number;
   taskTokensOk: number;
   /** Messages the agent sent (direct, room and A2A). */

@@ -1,0 +1,357 @@
+/**
+ * A2A over Parley, end to end with both official SDK sides: the official `@a2a-js/sdk` client
+ * talks to agent X's local plugin (`POST {plugin}/a2a/{hub_address}`), which carries each call
+ * end-to-end encrypted over the A2A channel to agent Y, whose plugin forwards it to an official
+ * `@a2a-js/sdk` server (express) on loopback (`a2aUpstream`); answers and stream events come back
+ * in order. Parley's own refusals are JSON-RPC errors naming the cause; the database holds no
+ * plaintext of the calls.
+ */
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { AgentCard, Message, Role, TaskState, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
+import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { eq } from 'drizzle-orm';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scanForPlaintext } from '../../../demo/db-scan.js';
+import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
+import { startApp, type TestApp } from '../../server/test/harness.js';
+import { ParleyClient } from '../src/client/rest.js';
+import { buildAgentCard, ownerKeyId, signAgentCard } from '../src/a2a-card/index.js';
+import { bytesToBase64, ed25519Keygen, ed25519Sign, type KeyPair } from '../src/crypto/primitives.js';
+import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
+import { main } from '../src/node/agent-cli.js';
+import { startPlugin, type RunningPlugin } from '../src/node/plugin.js';
+import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
+import { waitFor } from './wait.js';
+
+const CANARY = `canary-${randomBytes(8).toString('hex')}`;
+const text = (m: Message | undefined) => (m?.parts[0]?.content?.$case === 'text' ? m.parts[0].content.value : undefined);
+const userMessage = (t: string): Message => Message.fromJSON({ messageId: randomBytes(8).toString('hex'), role: 'ROLE_USER', parts: [{ text: t }] });
+const sendRequest = (t: string, returnImmediately = false) => ({ message: userMessage(t), configuration: { returnImmediately, acceptedOutputModes: [] } }) as unknown as SendMessageRequest;
+
+/** The upstream agent: `echo` answers with a message; `stream N` a task with N working updates; `wait` a task that runs until canceled. */
+function upstreamExecutor(): AgentExecutor {
+  const running = new Map<string, () => void>();
+  const agentMessage = (taskId: string, contextId: string, t: string) => Message.fromJSON({ messageId: randomBytes(8).toString('hex'), role: 'ROLE_AGENT', taskId, contextId, parts: [{ text: t }] });
+  const status = (taskId: string, contextId: string, state: TaskState, t?: string) =>
+    AgentEvent.statusUpdate({ taskId, contextId, status: { state, message: t ? agentMessage(taskId, contextId, t) : undefined, timestamp: new Date().toISOString() }, metadata: undefined });
+  return {
+    async execute(ctx, bus) {
+      const said = text(ctx.userMessage) ?? '';
+      upstreamHeard.push(said);
+      const task = (state: TaskState): Task => ({ id: ctx.taskId, contextId: ctx.contextId, status: { state, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [ctx.userMessage], metadata: undefined });
+      const stream = /^stream (\d+)/.exec(said);
+      if (stream) {
+        bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_SUBMITTED)));
+        for (let i = 1; i <= Number(stream[1]); i++) bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `chunk ${i}`));
+        bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, 'done'));
+      } else if (said.startsWith('wait')) {
+        bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_WORKING)));
+        await new Promise<void>((resolve) => running.set(ctx.taskId, resolve)); // runs until cancelTask
+        return;
+      } else {
+        bus.publish(AgentEvent.message(agentMessage(ctx.taskId, ctx.contextId, `echo: ${said}`)));
+      }
+      bus.finished();
+    },
+    async cancelTask(taskId, bus) {
+      running.get(taskId)?.();
+      running.delete(taskId);
+      bus.publish(status(taskId, 'ctx', TaskState.TASK_STATE_CANCELED, 'canceled'));
+      bus.finished();
+    },
+  };
+}
+
+/** Texts the upstream agent was sent, in order. */
+const upstreamHeard: string[] = [];
+/** `traceparent` headers the upstream received. */
+const upstreamTraceparents: string[] = [];
+/** Upstream requests whose connection closed before the answer ended. */
+let upstreamAborted = 0;
+
+async function startUpstream(): Promise<{ url: string; server: Server }> {
+  const card = AgentCard.fromJSON({
+    name: 'upstream',
+    description: 'test upstream',
+    version: '1.0.0',
+    supportedInterfaces: [{ url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [],
+  });
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), upstreamExecutor());
+  const app = express();
+  app.use((req, _res, next) => {
+    if (typeof req.headers.traceparent === 'string') upstreamTraceparents.push(req.headers.traceparent);
+    _res.on('close', () => void (_res.writableEnded || upstreamAborted++));
+    next();
+  });
+  app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
+}
+
+interface Agent {
+  rt: AgentRuntime;
+  plugin: RunningPlugin;
+  address: string;
+  /** The identity's registration (owner) key. */
+  key: KeyPair;
+}
+
+describe('A2A through the local plugin', () => {
+  let t: TestApp;
+  let owner: ParleyClient;
+  let upstream: { url: string; server: Server };
+  const dirs: string[] = [];
+  const stops: (() => Promise<unknown>)[] = [];
+  let x: Agent;
+  let y: Agent;
+
+  async function agent(name: string, opts: { tier?: string; a2aUpstream?: string } = {}): Promise<Agent> {
+    const { key } = await owner.createApiKey({ name });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-plugin-${name}-`));
+    dirs.push(dir);
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined });
+    await rt.ready;
+    const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0, fsync: false, a2a: { answerTimeoutMs: 4000, openTimeoutMs: 3000 }, ...(opts.a2aUpstream ? { a2aUpstream: opts.a2aUpstream } : {}) });
+    stops.push(() => plugin.close(), () => rt.stop());
+    const address = `a2a-${name}-${randomBytes(4).toString('hex')}`;
+    const idKey = ed25519Keygen();
+    await owner.registerHub({ hub_address: address, display_name: `Agent ${name}`, device_id: rt.deviceId, public_key: bytesToBase64(idKey.publicKey) });
+    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: opts.tier ?? 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
+    return { rt, plugin, address, key: idKey };
+  }
+
+  /** The official client, built from the card `from`'s plugin serves for `to`, sending the plugin token. */
+  async function clientOf(from: Agent, to: Agent | string): Promise<Client> {
+    const authed: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${from.plugin.token}` } });
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed })], cardResolver: new DefaultAgentCardResolver({ fetchImpl: authed }) }));
+    return factory.createFromUrl(`${from.plugin.url}/a2a/${typeof to === 'string' ? to : to.address}/`);
+  }
+
+  /** The JSON-RPC error a call fails with (the official client's error carries code and message). */
+  async function rpcError(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+    const err = (await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { envelopeCode?: number; errorResponse?: { error: { code: number } }; message: string } | undefined;
+    expect(err, 'the call fails').toBeDefined();
+    return { code: err!.envelopeCode ?? err!.errorResponse?.error.code ?? NaN, message: err!.message };
+  }
+
+  beforeAll(async () => {
+    t = await startApp({ listen: true });
+    owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(`a2a-plugin-${Date.now()}@example.com`) });
+    owner.setTenantId((await owner.createTenant({ name: 'A2A plugin' })).tenant_id);
+    upstream = await startUpstream();
+    x = await agent('x');
+    y = await agent('y', { a2aUpstream: upstream.url });
+  });
+  afterAll(async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+    upstream?.server.close();
+    await t?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('serves the remote card pointed at the plugin; the first call requests the channel and names it pending', async () => {
+    const client = await clientOf(x, y);
+    const card = await client.getAgentCard();
+    expect(card.name).toBe('Agent y');
+    expect(card.supportedInterfaces[0]).toMatchObject({ url: `${x.plugin.url}/a2a/${y.address}`, protocolBinding: 'JSONRPC' });
+    expect(card.capabilities?.streaming).toBe(true);
+
+    const pending = await rpcError(client.sendMessage(sendRequest('hello')));
+    expect(pending.code).toBe(A2A_PARLEY_ERRORS.channel_pending);
+    expect(pending.message).toMatch(/pending: the owner of .* must approve it/);
+    const channel = x.rt.channels.findByPeer(y.address)!;
+    expect(channel.status).toBe('pending');
+    await owner.approveA2aChannel(channel.channel_id);
+    const [xs, ys] = await Promise.all([x.rt.channels.waitOpen(channel.channel_id, 15_000), y.rt.channels.waitOpen(channel.channel_id, 15_000)]);
+    expect(xs?.open && ys?.open).toBe(true);
+  });
+
+  it('send: the official client gets the official server answer through both plugins', async () => {
+    const client = await clientOf(x, y);
+    const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+    const answer = await client.sendMessage(sendRequest(`secret ${CANARY}`), { serviceParameters: { traceparent } });
+    expect('messageId' in answer && answer.role).toBe(Role.ROLE_AGENT);
+    expect(text(answer as Message)).toBe(`echo: secret ${CANARY}`);
+    // The caller's trace context reaches the upstream and is on the relayed (opaque) messages.
+    expect(upstreamTraceparents).toContain(traceparent);
+    const traced = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.traceparent, traceparent));
+    expect(traced.length).toBe(2);
+  });
+
+  it('streaming: events arrive in order', async () => {
+    const client = await clientOf(x, y);
+    const events: StreamResponse[] = [];
+    for await (const e of client.sendMessageStream(sendRequest(`stream 5 ${CANARY}`))) events.push(e);
+    const kinds = events.map((e) => e.payload?.$case);
+    expect(kinds[0]).toBe('task');
+    const updates = events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [text(e.payload.value.status?.message)] : []));
+    expect(updates).toEqual(['chunk 1', 'chunk 2', 'chunk 3', 'chunk 4', 'chunk 5', 'done']);
+    const last = events.at(-1)!.payload;
+    expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('a caller that goes away mid-stream aborts the upstream request', async () => {
+    const client = await clientOf(x, y);
+    const abort = new AbortController();
+    const before = upstreamAborted;
+    const stream = client.sendMessageStream(sendRequest('wait, streaming'), { signal: abort.signal });
+    const first = await stream.next();
+    expect(first.value?.payload?.$case).toBe('task');
+    abort.abort();
+    await stream.next().catch(() => undefined);
+    await waitFor(() => upstreamAborted > before, 'the upstream request aborted', 15_000);
+    const task = first.value!.payload!.value as Task;
+    expect((await client.cancelTask({ id: task.id, tenant: '', metadata: undefined } as never)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('get and cancel a task', async () => {
+    const client = await clientOf(x, y);
+    const started = (await client.sendMessage(sendRequest('wait', true))) as Task;
+    expect(started.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    const got = await client.getTask({ id: started.id, historyLength: 0, tenant: '' } as never);
+    expect(got.id).toBe(started.id);
+    const canceled = await client.cancelTask({ id: started.id, tenant: '', metadata: undefined } as never);
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await client.getTask({ id: started.id, tenant: '' } as never)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('the database holds no plaintext of the calls', async () => {
+    const channelId = x.rt.channels.findByPeer(y.address)!.channel_id;
+    const rows = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.channelId, channelId));
+    // Requests, answers and each stream event travelled as channel messages (beyond the two handshakes).
+    expect(rows.filter((r) => r.messageType !== 'key_exchange').length).toBeGreaterThanOrEqual(12);
+    const scan = await scanForPlaintext(t.app.parley.database, [CANARY]);
+    expect(scan.columns.length).toBeGreaterThan(0);
+    expect(scan.leaks).toEqual([]);
+  });
+
+  it('a caller below the tier floor gets a JSON-RPC error naming it', async () => {
+    const low = await agent('low', { tier: 'unverified' });
+    const err = await rpcError((await clientOf(low, y)).sendMessage(sendRequest('hi')));
+    expect(err.code).toBe(A2A_PARLEY_ERRORS.tier_below_floor);
+    expect(err.message).toMatch(/trust tier/);
+  });
+
+  it('an answering agent without an upstream, and one whose upstream is down, are named', async () => {
+    const down = await agent('down', { a2aUpstream: 'http://127.0.0.1:9/' });
+    const none = await agent('none');
+    for (const [peer, pattern] of [
+      [down, /not reachable/],
+      [none, /serves no A2A upstream/],
+    ] as const) {
+      const client = await clientOf(x, peer);
+      await rpcError(client.sendMessage(sendRequest('hi')));
+      const id = x.rt.channels.findByPeer(peer.address)!.channel_id;
+      await owner.approveA2aChannel(id);
+      await x.rt.channels.waitOpen(id, 15_000);
+      await peer.rt.channels.waitOpen(id, 15_000);
+      const err = await rpcError(client.sendMessage(sendRequest('hi')));
+      expect(err.code).toBe(A2A_PARLEY_ERRORS.upstream_down);
+      expect(err.message).toMatch(pattern);
+    }
+  });
+
+  it('parley-agent run --a2a-upstream answers through the CLI; a non-loopback upstream is refused', async () => {
+    const lines: string[] = [];
+    let stop: (() => void) | undefined;
+    const io = { out: (l: string) => void lines.push(l), err: (l: string) => void lines.push(l), onSignal: (h: () => void) => void (stop = h), env: {} };
+    expect(await main(['run', '--api-key', 'svc_agent_sk_dev_' + '0'.repeat(64), '--insecure-plain-store', '--a2a-upstream', 'http://example.com/'], io)).toBe(2);
+    expect(lines.join('\n')).toMatch(/--a2a-upstream must be on loopback/);
+
+    const { key } = await owner.createApiKey({ name: 'cli' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-a2a-plugin-cli-'));
+    dirs.push(dir);
+    const exit = main(['run', '--api-key', key, '--server', t.baseUrl, '--state-dir', dir, '--insecure-plain-store', '--plugin-port', '0', '--a2a-upstream', upstream.url], io);
+    stops.push(async () => {
+      stop?.();
+      return exit;
+    });
+    const deviceId = await waitFor(() => /API key registered: device ([0-9a-f-]{36})/.exec(lines.join('\n'))?.[1], 'the CLI agent registered', 15_000);
+    await waitFor(() => lines.some((l) => l.includes('plugin listening on')), 'the CLI plugin', 15_000);
+    const address = `a2a-cli-${randomBytes(4).toString('hex')}`;
+    await owner.registerHub({ hub_address: address, display_name: 'Agent cli', device_id: deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
+    const client = await clientOf(x, address);
+    expect((await rpcError(client.sendMessage(sendRequest('hi')))).code).toBe(A2A_PARLEY_ERRORS.channel_pending);
+    const id = x.rt.channels.findByPeer(address)!.channel_id;
+    await owner.approveA2aChannel(id);
+    expect((await x.rt.channels.waitOpen(id, 15_000))?.open).toBe(true);
+    const answer = (await waitFor(() => client.sendMessage(sendRequest('via the cli')).catch(() => undefined), 'the CLI agent answers', 15_000)) as Message;
+    expect(text(answer)).toBe('echo: via the cli');
+    stop!();
+    expect(await exit).toBe(0);
+  });
+
+  it('a signed card is served verified; a card tampered in the database is refused, and so are calls', async () => {
+    const carded = await agent('carded', { a2aUpstream: upstream.url });
+    const signed = signAgentCard(buildAgentCard({ hubAddress: carded.address, displayName: 'Agent carded', description: 'signed card', capabilities: ['research'] }), {
+      kid: ownerKeyId(carded.address),
+      sign: (m) => ed25519Sign(m, carded.key.secretKey),
+    });
+    await owner.publishAgentCard(carded.address, signed as never);
+    const cardUrl = `${x.plugin.url}/a2a/${carded.address}/.well-known/agent-card.json`;
+    const get = () => fetch(cardUrl, { headers: { authorization: `Bearer ${x.plugin.token}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+    const ok = await get();
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ name: 'Agent carded', description: 'signed card', supportedInterfaces: [{ url: `${x.plugin.url}/a2a/${carded.address}` }] });
+    expect(ok.body.skills.map((k: { name: string }) => k.name)).toEqual(['research']);
+
+    await t.app.parley.database.db.update(hubIdentities).set({ agentCard: { ...signed, description: 'tampered' } }).where(eq(hubIdentities.hubAddress, carded.address));
+    const bad = await get();
+    expect(bad.status).toBe(502);
+    expect(bad.body.detail).toMatch(/card signature invalid/);
+    // The official client cannot even be built from a refused card; a raw JSON-RPC call is refused too.
+    const res = await fetch(`${x.plugin.url}/a2a/${carded.address}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${x.plugin.token}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }),
+    });
+    const { id, error: err } = (await res.json()) as { id: number; error: { code: number; message: string } };
+    expect(id).toBe(7);
+    expect(err.code).toBe(A2A_PARLEY_ERRORS.card_signature_invalid);
+    expect(err.message).toMatch(/Agent Card of .* is refused: card signature invalid/);
+    // No channel was requested for a refused card.
+    expect(x.rt.channels.findByPeer(carded.address)).toBeUndefined();
+  });
+
+  it('a policy hold is named; once the owner approves, the call reaches the upstream', async () => {
+    const hold = await owner.createPolicy({ name: 'hold a2a text', action: 'hold', conditions: { message_types: ['text'] } });
+    try {
+      const asked = `held call ${randomBytes(4).toString('hex')}`;
+      const err = await rpcError((await clientOf(x, y)).sendMessage(sendRequest(asked)));
+      expect(err.code).toBe(A2A_PARLEY_ERRORS.policy_held);
+      const heldId = /held message ([0-9a-f-]{36})/.exec(err.message)?.[1];
+      expect(heldId).toBeDefined();
+      expect(upstreamHeard).not.toContain(asked);
+      await owner.approveHeldMessage(heldId!);
+      await waitFor(() => upstreamHeard.includes(asked), 'the approved call reaches the upstream', 15_000);
+    } finally {
+      await owner.updatePolicy(hold.policy_id, { enabled: false });
+    }
+  });
+
+  it('a peer that does not answer is named offline with a retry hint', async () => {
+    const client = await clientOf(x, y);
+    await y.plugin.close();
+    await y.rt.stop();
+    const err = await rpcError(client.sendMessage(sendRequest('anyone?')));
+    expect(err.code).toBe(A2A_PARLEY_ERRORS.peer_offline);
+    expect(err.message).toMatch(/did not answer within .* retry later/);
+  });
+});
