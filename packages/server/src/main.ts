@@ -1,5 +1,5 @@
 /**
- * Service entry point (DESIGN §3, §8.32): reads the config once, checks what it can before opening
+ * Service entry point (docs/operations.md "Processes, probes and metrics"): reads the config once, checks what it can before opening
  * anything (ops/preflight.ts: the port is free, the embedded data directory is not held by another
  * process and is locked for this one, a `DATABASE_URL` database answers), builds the app, listens
  * on HOST:PORT, logs the effective configuration (secrets masked), and optionally serves

@@ -1,5 +1,5 @@
 /**
- * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.23–§8.26, §8.35): my hub identities, my
+ * Marketplace: my hub identities, my
  * listings, my rentals (as renter or developer), disputes and payouts. Money is integer US cents.
  */
 import { Link } from 'react-router';
@@ -9,7 +9,7 @@ import { MyListings } from './market/Listings';
 import { Payouts } from './market/Payouts';
 import { MyRentals } from './market/Rentals';
 
-/** The marketplace screen (SPEC §4.16; DESIGN §8.23–§8.26, §8.35). */
+/** The marketplace screen. */
 export function Marketplace() {
   return (
     <>

@@ -1,5 +1,5 @@
 /**
- * SQL over the flattened jsonb `attributes` of `telemetry_spans` (SPEC §2.15): the ONE
+ * SQL over the flattened jsonb `attributes` of `telemetry_spans`: the ONE
  * classification of a stored span, shared by the trust roll-ups (modules/trust/rollups.ts), the
  * spend roll-ups (modules/spend/rollups.ts) and the telemetry summary (modules/telemetry/repo.ts).
  * Two vocabularies mean the same thing (docs/trust-scoring.md, "Span vocabularies"):

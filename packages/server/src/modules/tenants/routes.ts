@@ -1,4 +1,4 @@
-/** `POST /api/v1/tenants` (SPEC §4.2) and `GET /api/v1/me` (the signed-in owner and whether it is a platform operator). */
+/** `POST /api/v1/tenants` and `GET /api/v1/me` (the signed-in owner and whether it is a platform operator). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../db/client.js';
