@@ -8,16 +8,12 @@
  */
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { AgentCard, Message, Role, TaskState, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
-import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { eq } from 'drizzle-orm';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
 import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
@@ -29,78 +25,10 @@ import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { main } from '../src/node/agent-cli.js';
 import { startPlugin, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
+import { officialClient, rpcError, sendRequest, startUpstream, text, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
-const text = (m: Message | undefined) => (m?.parts[0]?.content?.$case === 'text' ? m.parts[0].content.value : undefined);
-const userMessage = (t: string): Message => Message.fromJSON({ messageId: randomBytes(8).toString('hex'), role: 'ROLE_USER', parts: [{ text: t }] });
-const sendRequest = (t: string, returnImmediately = false) => ({ message: userMessage(t), configuration: { returnImmediately, acceptedOutputModes: [] } }) as unknown as SendMessageRequest;
-
-/** The upstream agent: `echo` answers with a message; `stream N` a task with N working updates; `wait` a task that runs until canceled. */
-function upstreamExecutor(): AgentExecutor {
-  const running = new Map<string, () => void>();
-  const agentMessage = (taskId: string, contextId: string, t: string) => Message.fromJSON({ messageId: randomBytes(8).toString('hex'), role: 'ROLE_AGENT', taskId, contextId, parts: [{ text: t }] });
-  const status = (taskId: string, contextId: string, state: TaskState, t?: string) =>
-    AgentEvent.statusUpdate({ taskId, contextId, status: { state, message: t ? agentMessage(taskId, contextId, t) : undefined, timestamp: new Date().toISOString() }, metadata: undefined });
-  return {
-    async execute(ctx, bus) {
-      const said = text(ctx.userMessage) ?? '';
-      upstreamHeard.push(said);
-      const task = (state: TaskState): Task => ({ id: ctx.taskId, contextId: ctx.contextId, status: { state, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [ctx.userMessage], metadata: undefined });
-      const stream = /^stream (\d+)/.exec(said);
-      if (stream) {
-        bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_SUBMITTED)));
-        for (let i = 1; i <= Number(stream[1]); i++) bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING, `chunk ${i}`));
-        bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED, 'done'));
-      } else if (said.startsWith('wait')) {
-        bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_WORKING)));
-        await new Promise<void>((resolve) => running.set(ctx.taskId, resolve)); // runs until cancelTask
-        return;
-      } else {
-        bus.publish(AgentEvent.message(agentMessage(ctx.taskId, ctx.contextId, `echo: ${said}`)));
-      }
-      bus.finished();
-    },
-    async cancelTask(taskId, bus) {
-      running.get(taskId)?.();
-      running.delete(taskId);
-      bus.publish(status(taskId, 'ctx', TaskState.TASK_STATE_CANCELED, 'canceled'));
-      bus.finished();
-    },
-  };
-}
-
-/** Texts the upstream agent was sent, in order. */
-const upstreamHeard: string[] = [];
-/** `traceparent` headers the upstream received. */
-const upstreamTraceparents: string[] = [];
-/** Upstream requests whose connection closed before the answer ended. */
-let upstreamAborted = 0;
-
-async function startUpstream(): Promise<{ url: string; server: Server }> {
-  const card = AgentCard.fromJSON({
-    name: 'upstream',
-    description: 'test upstream',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: true },
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [],
-  });
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), upstreamExecutor());
-  const app = express();
-  app.use((req, _res, next) => {
-    if (typeof req.headers.traceparent === 'string') upstreamTraceparents.push(req.headers.traceparent);
-    _res.on('close', () => void (_res.writableEnded || upstreamAborted++));
-    next();
-  });
-  app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
-}
 
 interface Agent {
   rt: AgentRuntime;
@@ -113,7 +41,7 @@ interface Agent {
 describe('A2A through the local plugin', () => {
   let t: TestApp;
   let owner: ParleyClient;
-  let upstream: { url: string; server: Server };
+  let upstream: { url: string; server: Server; log: UpstreamLog };
   const dirs: string[] = [];
   const stops: (() => Promise<unknown>)[] = [];
   let x: Agent;
@@ -134,22 +62,8 @@ describe('A2A through the local plugin', () => {
     return { rt, plugin, address, key: idKey };
   }
 
-  /** The official client, built from the card `from`'s plugin serves for `to`, sending the plugin token. */
-  async function clientOf(from: Agent, to: Agent | string): Promise<Client> {
-    const authed: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${from.plugin.token}` } });
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed })], cardResolver: new DefaultAgentCardResolver({ fetchImpl: authed }) }));
-    return factory.createFromUrl(`${from.plugin.url}/a2a/${typeof to === 'string' ? to : to.address}/`);
-  }
-
-  /** The JSON-RPC error a call fails with (the official client's error carries code and message). */
-  async function rpcError(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-    const err = (await call.then(
-      () => undefined,
-      (e: unknown) => e,
-    )) as { envelopeCode?: number; errorResponse?: { error: { code: number } }; message: string } | undefined;
-    expect(err, 'the call fails').toBeDefined();
-    return { code: err!.envelopeCode ?? err!.errorResponse?.error.code ?? NaN, message: err!.message };
-  }
+  /** The official client, built from the card `from`'s plugin serves for `to`. */
+  const clientOf = (from: Agent, to: Agent | string): Promise<Client> => officialClient(from.plugin.url, from.plugin.token, typeof to === 'string' ? to : to.address);
 
   beforeAll(async () => {
     t = await startApp({ listen: true });
@@ -190,7 +104,7 @@ describe('A2A through the local plugin', () => {
     expect('messageId' in answer && answer.role).toBe(Role.ROLE_AGENT);
     expect(text(answer as Message)).toBe(`echo: secret ${CANARY}`);
     // The caller's trace context reaches the upstream and is on the relayed (opaque) messages.
-    expect(upstreamTraceparents).toContain(traceparent);
+    expect(upstream.log.traceparents).toContain(traceparent);
     const traced = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.traceparent, traceparent));
     expect(traced.length).toBe(2);
   });
@@ -210,13 +124,13 @@ describe('A2A through the local plugin', () => {
   it('a caller that goes away mid-stream aborts the upstream request', async () => {
     const client = await clientOf(x, y);
     const abort = new AbortController();
-    const before = upstreamAborted;
+    const before = upstream.log.aborted;
     const stream = client.sendMessageStream(sendRequest('wait, streaming'), { signal: abort.signal });
     const first = await stream.next();
     expect(first.value?.payload?.$case).toBe('task');
     abort.abort();
     await stream.next().catch(() => undefined);
-    await waitFor(() => upstreamAborted > before, 'the upstream request aborted', 15_000);
+    await waitFor(() => upstream.log.aborted > before, 'the upstream request aborted', 15_000);
     const task = first.value!.payload!.value as Task;
     expect((await client.cancelTask({ id: task.id, tenant: '', metadata: undefined } as never)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
@@ -338,9 +252,9 @@ describe('A2A through the local plugin', () => {
       expect(err.code).toBe(A2A_PARLEY_ERRORS.policy_held);
       const heldId = /held message ([0-9a-f-]{36})/.exec(err.message)?.[1];
       expect(heldId).toBeDefined();
-      expect(upstreamHeard).not.toContain(asked);
+      expect(upstream.log.heard).not.toContain(asked);
       await owner.approveHeldMessage(heldId!);
-      await waitFor(() => upstreamHeard.includes(asked), 'the approved call reaches the upstream', 15_000);
+      await waitFor(() => upstream.log.heard.includes(asked), 'the approved call reaches the upstream', 15_000);
     } finally {
       await owner.updatePolicy(hold.policy_id, { enabled: false });
     }
