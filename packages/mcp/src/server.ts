@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
+import type { SpanExporter } from '@parley/sdk';
 import type { McpConfig } from './config.js';
 import { describeToolFailure } from './errors.js';
 import { PluginClient } from './plugin-client.js';
@@ -18,7 +19,7 @@ import { ServiceAccess } from './service.js';
 import { loadSkills, type SkillFile } from './skills.js';
 import type { ToolDef } from './tool.js';
 import { TOOLS } from './tools/index.js';
-import { SpanExporter, startToolSpan } from './tracing.js';
+import { startToolSpan, toolSpanExporter } from './tracing.js';
 
 /** Server name and version announced at initialization. */
 export const SERVER_INFO = { name: 'parley', version: '0.1.0' } as const;
@@ -47,7 +48,7 @@ export class ToolRuntime {
   ) {
     this.service = new ServiceAccess(config);
     this.plugin = new PluginClient(config);
-    this.spans = new SpanExporter(() => this.service.agent());
+    this.spans = toolSpanExporter(() => this.service.agent());
     this.skills = loadSkills(config.skillsDir);
     for (const t of TOOLS) this.checks.set(t.name, TypeCompiler.Compile(t.input));
   }

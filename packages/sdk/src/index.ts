@@ -38,3 +38,4 @@ export * from './secure/index.js';
 export * from './errors.js';
 export * from './audit-log/index.js';
 export * from './a2a-card/index.js';
+export * from './telemetry/spans.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { eq } from 'drizzle-orm';
+import { eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
 import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
@@ -36,6 +36,8 @@ interface Agent {
   address: string;
   /** The identity's registration (owner) key. */
   key: KeyPair;
+  /** The agent's state directory. */
+  dir: string;
 }
 
 describe('A2A through the local plugin', () => {
@@ -59,7 +61,7 @@ describe('A2A through the local plugin', () => {
     const idKey = ed25519Keygen();
     await owner.registerHub({ hub_address: address, display_name: `Agent ${name}`, device_id: rt.deviceId, public_key: bytesToBase64(idKey.publicKey) });
     await t.app.parley.database.db.update(hubIdentities).set({ trustTier: opts.tier ?? 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
-    return { rt, plugin, address, key: idKey };
+    return { rt, plugin, address, key: idKey, dir };
   }
 
   /** The official client, built from the card `from`'s plugin serves for `to`. */
@@ -103,10 +105,31 @@ describe('A2A through the local plugin', () => {
     const answer = await client.sendMessage(sendRequest(`secret ${CANARY}`), { serviceParameters: { traceparent } });
     expect('messageId' in answer && answer.role).toBe(Role.ROLE_AGENT);
     expect(text(answer as Message)).toBe(`echo: secret ${CANARY}`);
-    // The caller's trace context reaches the upstream and is on the relayed (opaque) messages.
-    expect(upstream.log.traceparents).toContain(traceparent);
-    const traced = await t.app.parley.database.db.select().from(a2aMessages).where(eq(a2aMessages.traceparent, traceparent));
+    // The caller's trace reaches the upstream and is on the relayed (opaque) messages.
+    const traceId = traceparent.split('-')[1]!;
+    expect(upstream.log.traceparents.some((h) => h.split('-')[1] === traceId)).toBe(true);
+    const traced = await t.app.parley.database.db.select().from(a2aMessages).where(like(a2aMessages.traceparent, `00-${traceId}-%`));
     expect(traced.length).toBe(2);
+
+    // Each side's plugin reports one svc.task span and one audit entry in that trace: the caller's
+    // span is the child of the client's, the answerer's the child of the caller's.
+    await Promise.all([x.plugin.close(), y.plugin.close()]);
+    x.plugin = await startPlugin({ backend: x.rt, stateDir: x.dir, port: 0, fsync: false, a2a: { answerTimeoutMs: 4000, openTimeoutMs: 3000 } });
+    y.plugin = await startPlugin({ backend: y.rt, stateDir: y.dir, port: 0, fsync: false, a2aUpstream: upstream.url, a2a: { answerTimeoutMs: 4000, openTimeoutMs: 3000 } });
+    stops.push(() => x.plugin.close(), () => y.plugin.close());
+    const [callerSpans, answerSpans] = await Promise.all([x, y].map(async (a) => (await owner.listTelemetry(a.address, { trace_id: traceId })).spans));
+    expect(callerSpans).toHaveLength(1);
+    expect(answerSpans).toHaveLength(1);
+    const [callSpan, answerSpan] = [callerSpans[0]!, answerSpans[0]!];
+    expect(callSpan).toMatchObject({ name: 'svc.task', kind: 3, status: 'ok', parent_span_id: traceparent.split('-')[2] });
+    expect(callSpan.attributes).toMatchObject({ 'svc.task': 'a2a.call', 'rpc.method': 'SendMessage', 'a2a.peer': y.address, 'a2a.outcome': 'answered', 'gen_ai.operation.name': 'invoke_agent' });
+    expect(answerSpan).toMatchObject({ name: 'svc.task', kind: 2, status: 'ok', parent_span_id: callSpan.span_id });
+    expect(answerSpan.attributes).toMatchObject({ 'svc.task': 'a2a.answer', 'a2a.peer': x.address, 'parley.channel_id': callSpan.attributes['parley.channel_id'] });
+    expect(upstream.log.traceparents).toContain(`00-${traceId}-${answerSpan.span_id}-01`);
+    const audited = (await owner.listAuditEvents({ type: 'agent.action', limit: 200 })).events.filter((e) => JSON.stringify(e.data).includes(traceId));
+    expect(audited.map((e) => (e.data as { action: string }).action).sort()).toEqual(['a2a.answer', 'a2a.call']);
+    expect(audited.map((e) => e.subject).sort()).toEqual([x.rt.deviceId, y.rt.deviceId].sort());
+    expect(JSON.stringify(audited)).not.toContain(CANARY);
   });
 
   it('streaming: events arrive in order', async () => {

@@ -13,12 +13,14 @@
  * offline, with `retry_after_ms`), the remote upstream down.
  */
 import type { ServerResponse } from 'node:http';
-import { randomUUID, randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
 import { normalizeHubAddress, type SecureChannelInfo, type SecureChannels } from '../secure/a2a.js';
 import { SecureMessengerError } from '../secure/types.js';
+import { parseTraceparent, startSpan } from '../telemetry/spans.js';
 import { A2A_FORWARDED_HEADERS, decodeA2aFrame, encodeA2aFrame, type A2aFrame } from './a2a-tunnel.js';
 import { A2aParleyError, jsonRpcError } from './a2a-errors.js';
+import type { A2aCallRecord, A2aOutcome, A2aRecorder } from './a2a-record.js';
 
 /** Options of {@link createA2aProxy}. */
 export interface A2aProxyOptions {
@@ -28,6 +30,8 @@ export interface A2aProxyOptions {
   /** How long to wait for an approved channel's key exchange to complete (ms, default 5000). */
   openTimeoutMs?: number;
   log?: (line: string) => void;
+  /** Records each call's `svc.task` span and audit entry (`a2a-record.ts`); none when absent. */
+  recorder?: A2aRecorder;
 }
 
 /** A running proxy: call it per request; `close()` stops listening and fails calls in flight. */
@@ -41,15 +45,6 @@ export interface A2aProxy {
 }
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
-
-/** A W3C Trace Context `traceparent` (W3C Recommendation "Trace Context" §3.2): the caller's, or a new one. */
-export function traceparentFor(given: string | string[] | undefined): string {
-  const value = Array.isArray(given) ? given[0] : given;
-  if (value && TRACEPARENT.test(value.trim().toLowerCase())) return value.trim().toLowerCase();
-  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
-}
-
 /** Frames of one call, consumed in arrival order. */
 class FrameQueue {
   private readonly frames: A2aFrame[] = [];
@@ -132,30 +127,27 @@ export function createA2aProxy(options: A2aProxyOptions): A2aProxy {
     throw new A2aParleyError('peer_offline', `${peer} is offline: the end-to-end key exchange of channel ${id} needs both agents online; retry later`, { channel_id: id, retry_after_ms: 5000 });
   }
 
-  async function call(hubAddress: string, body: unknown, headers: Record<string, string | string[] | undefined>, res: ServerResponse): Promise<void> {
-    const rpcId = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined;
-    const fail = (err: A2aParleyError) => json(res, jsonRpcError(rpcId, err.toJsonRpc()));
-    const rpc = body as Record<string, unknown> | null;
-    if (typeof rpc !== 'object' || rpc === null || Array.isArray(rpc) || rpc.jsonrpc !== '2.0' || typeof rpc.method !== 'string') {
-      return json(res, jsonRpcError(rpcId, { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 request object with a method' }));
-    }
-    let peer: string;
-    try {
-      peer = normalizeHubAddress(hubAddress);
-    } catch (err) {
-      return json(res, jsonRpcError(rpcId, { code: -32602, message: `not a hub address: ${describe(err)}` }));
-    }
+  /**
+   * Answer one call on `res`; resolves to how it ended. `record` names the channel and carries the
+   * trace context handed on.
+   */
+  async function call(peer: string, rpc: Record<string, unknown>, headers: Record<string, string | string[] | undefined>, res: ServerResponse, record: A2aCallRecord | undefined): Promise<A2aOutcome> {
+    const fail = (err: A2aParleyError): A2aOutcome => {
+      json(res, jsonRpcError(rpc.id, err.toJsonRpc()));
+      return err.parleyCause;
+    };
     let channel: SecureChannelInfo;
     try {
       channel = await openChannel(peer);
     } catch (err) {
       return fail(err instanceof A2aParleyError ? err : parleyFailure(err, peer));
     }
+    record?.channel(channel.channel_id);
     const id = randomUUID();
     const key = `${channel.channel_id}/${id}`;
     const queue = new FrameQueue();
     calls.set(key, queue);
-    const traceparent = traceparentFor(headers.traceparent);
+    const traceparent = record?.span.traceparent ?? traceparentFor(headers.traceparent);
     const forwarded: Record<string, string> = {};
     for (const h of A2A_FORWARDED_HEADERS) {
       const v = headers[h];
@@ -163,8 +155,11 @@ export function createA2aProxy(options: A2aProxyOptions): A2aProxy {
     }
     const send = (frame: A2aFrame) => channels.sendPlaintext(channel.channel_id, encodeA2aFrame(frame), { traceparent });
     let finished = false;
+    let aborted = false;
     res.on('close', () => {
-      if (!finished) void send({ k: 'abort', id }).catch(() => undefined);
+      if (finished) return;
+      aborted = true;
+      void send({ k: 'abort', id }).catch(() => undefined);
     });
     try {
       let sent;
@@ -181,25 +176,55 @@ export function createA2aProxy(options: A2aProxyOptions): A2aProxy {
         return fail(new A2aParleyError('peer_offline', `${peer} did not answer within ${answerTimeoutMs} ms (offline, or not running with --a2a-upstream); retry later`, { channel_id: channel.channel_id, retry_after_ms: 5000 }));
       }
       if (first.k === 'err') return fail(new A2aParleyError('upstream_down', `${peer}: ${first.message}`, { channel_id: channel.channel_id }));
-      if (first.k === 'res') return json(res, first.body);
+      if (first.k === 'res') {
+        json(res, first.body);
+        return rpcOutcome(first.body);
+      }
       if (first.k !== 'open') return fail(new A2aParleyError('upstream_down', `${peer} answered out of order (${first.k})`));
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       res.flushHeaders();
+      let ended: A2aOutcome = 'peer_offline';
       for (;;) {
         const frame = await queue.next(answerTimeoutMs);
-        if (!frame || frame.k === 'end' || frame.k === 'err') break;
+        if (!frame || frame.k === 'end' || frame.k === 'err') {
+          if (frame) ended = frame.k === 'end' ? 'streamed' : 'upstream_down';
+          break;
+        }
         if (frame.k === 'ev') res.write(`${frame.event}\n\n`);
       }
       res.end();
+      return aborted ? 'aborted' : ended;
     } finally {
       finished = true;
       calls.delete(key);
     }
   }
 
+  /** Check the request, record it and answer it (see the file comment). */
+  async function serve(hubAddress: string, body: unknown, headers: Record<string, string | string[] | undefined>, res: ServerResponse): Promise<void> {
+    const rpcId = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined;
+    const rpc = body as Record<string, unknown> | null;
+    if (typeof rpc !== 'object' || rpc === null || Array.isArray(rpc) || rpc.jsonrpc !== '2.0' || typeof rpc.method !== 'string') {
+      return json(res, jsonRpcError(rpcId, { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 request object with a method' }));
+    }
+    let peer: string;
+    try {
+      peer = normalizeHubAddress(hubAddress);
+    } catch (err) {
+      return json(res, jsonRpcError(rpcId, { code: -32602, message: `not a hub address: ${describe(err)}` }));
+    }
+    const record = options.recorder?.start('caller', { peer, method: rpc.method, traceparent: headers.traceparent });
+    let outcome: A2aOutcome = 'internal_error';
+    try {
+      outcome = await call(peer, rpc, headers, res, record);
+    } finally {
+      record?.finish(outcome);
+    }
+  }
+
   return {
     call: (hubAddress, body, headers, res) =>
-      call(hubAddress, body, headers, res).catch((err: unknown) => {
+      serve(hubAddress, body, headers, res).catch((err: unknown) => {
         options.log?.(`warning: a2a call to ${hubAddress} failed: ${describe(err)}`);
         if (!res.headersSent) json(res, jsonRpcError(undefined, { code: -32603, message: `internal error: ${describe(err)}` }));
         else res.end();
@@ -209,6 +234,17 @@ export function createA2aProxy(options: A2aProxyOptions): A2aProxy {
       for (const q of calls.values()) q.push(undefined);
     },
   };
+}
+
+/** A W3C Trace Context `traceparent` (W3C Recommendation "Trace Context" §3.2): the caller's when well formed, or a new one. */
+export function traceparentFor(given: string | string[] | undefined): string {
+  const parent = parseTraceparent(given);
+  return parent ? `00-${parent.traceId}-${parent.parentSpanId}-01` : startSpan('a2a').traceparent;
+}
+
+/** `rpc_error` when a JSON-RPC answer is an error response, else `answered`. */
+export function rpcOutcome(body: unknown): A2aOutcome {
+  return typeof body === 'object' && body !== null && 'error' in body ? 'rpc_error' : 'answered';
 }
 
 function json(res: ServerResponse, body: unknown): void {

@@ -9,6 +9,8 @@
  */
 import { isLoopbackUrl } from '@parley/protocol';
 import type { SecureChannelMessage, SecureChannels } from '../secure/a2a.js';
+import { rpcOutcome } from './a2a-proxy.js';
+import type { A2aOutcome, A2aRecorder } from './a2a-record.js';
 import { A2A_FORWARDED_HEADERS, decodeA2aFrame, encodeA2aFrame, type A2aFrame } from './a2a-tunnel.js';
 
 /** Options of {@link serveA2aUpstream}. */
@@ -19,6 +21,8 @@ export interface A2aUpstreamOptions {
   log?: (line: string) => void;
   /** Default: the global fetch. */
   fetch?: typeof fetch;
+  /** Records each call's `svc.task` span and audit entry (`a2a-record.ts`); none when absent. */
+  recorder?: A2aRecorder;
 }
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -67,50 +71,63 @@ export function serveA2aUpstream(options: A2aUpstreamOptions): () => void {
   const send = (channelId: string, frame: A2aFrame, traceparent: string | null) =>
     options.channels.sendPlaintext(channelId, encodeA2aFrame(frame), traceparent ? { traceparent } : {}).catch((err: unknown) => log(`warning: a2a answer on channel ${channelId} not sent: ${describe(err)}`));
 
-  async function answer(m: SecureChannelMessage, frame: Extract<A2aFrame, { k: 'req' }>): Promise<void> {
+  /** Answer one `req` frame from the upstream; resolves to how it ended. */
+  async function answer(m: SecureChannelMessage, frame: Extract<A2aFrame, { k: 'req' }>, traceparent: string | null, abort: AbortController): Promise<A2aOutcome> {
+    const reply = (f: A2aFrame) => send(m.channel_id, f, traceparent);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const h of A2A_FORWARDED_HEADERS) if (typeof frame.headers?.[h] === 'string') headers[h] = frame.headers[h];
+    if (traceparent) headers.traceparent = traceparent;
+    let res: Response;
+    try {
+      res = await doFetch(options.upstream, { method: 'POST', headers, body: JSON.stringify(frame.body), signal: abort.signal });
+    } catch (err) {
+      if (abort.signal.aborted) return 'aborted';
+      await reply({ k: 'err', id: frame.id, cause: 'upstream_down', message: `the agent's A2A server at ${options.upstream} is not reachable: ${describe(err)}` });
+      return 'upstream_down';
+    }
+    if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && res.body) {
+      await reply({ k: 'open', id: frame.id });
+      let outcome: A2aOutcome = 'streamed';
+      try {
+        for await (const event of sseEvents(res.body)) await reply({ k: 'ev', id: frame.id, event });
+      } catch (err) {
+        outcome = abort.signal.aborted ? 'aborted' : 'upstream_down';
+        if (!abort.signal.aborted) log(`warning: a2a stream from ${options.upstream} broke: ${describe(err)}`);
+      }
+      await reply({ k: 'end', id: frame.id });
+      return outcome;
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      await reply({ k: 'err', id: frame.id, cause: 'upstream_down', message: `the agent's A2A server answered HTTP ${res.status} without a JSON-RPC body` });
+      return 'upstream_down';
+    }
+    await reply({ k: 'res', id: frame.id, body });
+    return rpcOutcome(body);
+  }
+
+  /** Record and answer one call (see the file comment). */
+  async function serve(m: SecureChannelMessage, frame: Extract<A2aFrame, { k: 'req' }>): Promise<void> {
     const key = `${m.channel_id}/${frame.id}`;
     const abort = new AbortController();
     inFlight.set(key, abort);
-    const reply = (f: A2aFrame) => send(m.channel_id, f, m.traceparent);
+    const record = options.recorder?.start('answerer', { peer: m.peer_hub_address, method: rpcMethod(frame.body), traceparent: m.traceparent, channelId: m.channel_id });
+    let outcome: A2aOutcome = 'internal_error';
     try {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      for (const h of A2A_FORWARDED_HEADERS) if (typeof frame.headers?.[h] === 'string') headers[h] = frame.headers[h];
-      if (m.traceparent) headers.traceparent = m.traceparent;
-      let res: Response;
-      try {
-        res = await doFetch(options.upstream, { method: 'POST', headers, body: JSON.stringify(frame.body), signal: abort.signal });
-      } catch (err) {
-        if (!abort.signal.aborted) await reply({ k: 'err', id: frame.id, cause: 'upstream_down', message: `the agent's A2A server at ${options.upstream} is not reachable: ${describe(err)}` });
-        return;
-      }
-      if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && res.body) {
-        await reply({ k: 'open', id: frame.id });
-        try {
-          for await (const event of sseEvents(res.body)) await reply({ k: 'ev', id: frame.id, event });
-        } catch (err) {
-          if (!abort.signal.aborted) log(`warning: a2a stream from ${options.upstream} broke: ${describe(err)}`);
-        }
-        await reply({ k: 'end', id: frame.id });
-        return;
-      }
-      const text = await res.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        await reply({ k: 'err', id: frame.id, cause: 'upstream_down', message: `the agent's A2A server answered HTTP ${res.status} without a JSON-RPC body` });
-        return;
-      }
-      await reply({ k: 'res', id: frame.id, body });
+      outcome = await answer(m, frame, record?.span.traceparent ?? m.traceparent, abort);
     } finally {
       inFlight.delete(key);
+      record?.finish(outcome);
     }
   }
 
   const off = options.channels.on('message', (m) => {
     const frame = decodeA2aFrame(m.plaintext);
     if (!frame) return;
-    if (frame.k === 'req') void answer(m, frame).catch((err: unknown) => log(`warning: a2a call failed: ${describe(err)}`));
+    if (frame.k === 'req') void serve(m, frame).catch((err: unknown) => log(`warning: a2a call failed: ${describe(err)}`));
     else if (frame.k === 'abort') inFlight.get(`${m.channel_id}/${frame.id}`)?.abort();
   });
   return () => {
@@ -119,14 +136,21 @@ export function serveA2aUpstream(options: A2aUpstreamOptions): () => void {
   };
 }
 
+/** The JSON-RPC method of a request body (`unknown` when it has none). */
+function rpcMethod(body: unknown): string {
+  const method = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).method : undefined;
+  return typeof method === 'string' ? method.slice(0, 100) : 'unknown';
+}
+
 /**
  * Answer every incoming A2A call with `err no_upstream` (an agent run without `--a2a-upstream`),
  * so its callers learn at once instead of waiting for a timeout. Returns the function that stops it.
  */
-export function refuseA2aCalls(channels: SecureChannels, log: (line: string) => void = () => undefined): () => void {
+export function refuseA2aCalls(channels: SecureChannels, log: (line: string) => void = () => undefined, recorder?: A2aRecorder): () => void {
   return channels.on('message', (m) => {
     const frame = decodeA2aFrame(m.plaintext);
     if (frame?.k !== 'req') return;
+    recorder?.start('answerer', { peer: m.peer_hub_address, method: rpcMethod(frame.body), traceparent: m.traceparent, channelId: m.channel_id }).finish('no_upstream');
     const refusal: A2aFrame = { k: 'err', id: frame.id, cause: 'no_upstream', message: 'this agent serves no A2A upstream (run it with parley-agent run --a2a-upstream URL)' };
     void channels.sendPlaintext(m.channel_id, encodeA2aFrame(refusal), m.traceparent ? { traceparent: m.traceparent } : {}).catch((err: unknown) => log(`warning: a2a refusal not sent: ${describe(err)}`));
   });

@@ -30,6 +30,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ParleyApiError, ParleyNetworkError } from '../client/errors.js';
+import type { ParleyClient } from '../client/rest.js';
 import type { MessageType } from '@parley/protocol';
 import type { RealtimeClient } from '../realtime/client.js';
 import { RealtimeError } from '../realtime/types.js';
@@ -39,6 +40,7 @@ import type { RoomMessenger, RoomSendReceipt } from '../secure/rooms.js';
 import { SecureMessengerError, type SecureMessage } from '../secure/types.js';
 import { jsonRpcError } from './a2a-errors.js';
 import { createA2aProxy } from './a2a-proxy.js';
+import { createA2aRecorder } from './a2a-record.js';
 import { cardGate, RemoteCardError, remoteAgentCard } from './a2a-remote-card.js';
 import { isA2aFrame } from './a2a-tunnel.js';
 import { refuseA2aCalls, serveA2aUpstream } from './a2a-upstream.js';
@@ -65,6 +67,8 @@ export interface PluginBackend {
   auth: 'api_key' | 'device';
   server: string;
   deviceId: string;
+  /** REST client acting as the agent (audit entries and spans of A2A calls, `a2a-record.ts`). */
+  client: ParleyClient;
   /** Owner conversations (and the pairwise conversations of rooms). */
   messenger: SecureMessenger;
   /** The agent's owner conversations (one per owner device), those a message without a target goes to. */
@@ -294,10 +298,11 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
     backend.messenger.on('message', (m) => (backend.channels.get(m.conversation_id) ? undefined : record(m))),
     backend.channels.on('message', (m) => (isA2aFrame(m.plaintext) ? undefined : record(m))),
   ];
-  const a2aProxy = createA2aProxy({ channels: backend.channels, log, ...options.a2a });
+  const recorder = createA2aRecorder({ client: backend.client, log });
+  const a2aProxy = createA2aProxy({ channels: backend.channels, log, recorder, ...options.a2a });
   offs.push(() => a2aProxy.close());
   const checkCard = cardGate(backend.server);
-  offs.push(options.a2aUpstream ? serveA2aUpstream({ channels: backend.channels, upstream: options.a2aUpstream, log }) : refuseA2aCalls(backend.channels, log));
+  offs.push(options.a2aUpstream ? serveA2aUpstream({ channels: backend.channels, upstream: options.a2aUpstream, log, recorder }) : refuseA2aCalls(backend.channels, log, recorder));
 
   const status = (): PluginStatus => ({
     device_id: backend.deviceId,
@@ -530,6 +535,8 @@ export async function startPlugin(options: StartPluginOptions): Promise<RunningP
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await inbox.flush().catch(() => undefined);
+        // The last calls' spans and audit entries, unless the service is gone.
+        await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
         await rm(infoFile, { force: true });
       })();
       return closed;
