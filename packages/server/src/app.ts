@@ -21,7 +21,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'r
 import { Authenticator } from './auth/authenticator.js';
 import { DevIdentityProvider } from './auth/dev-idp.js';
 import { DeviceTokenService } from './auth/device-tokens.js';
-import { resealPlatformKeys } from './auth/sealed-keys.js';
+import { resealPlatformKeys } from './keys/index.js';
 import { RenewalChallenges } from './auth/renewal-challenges.js';
 import { OwnerTokenVerifier } from './auth/owner-tokens.js';
 import type { Config } from './config.js';
@@ -53,12 +53,12 @@ import { registerConversationFrames } from './modules/conversations/frames.js';
 import { registerA2aFrames } from './modules/a2a/frames.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { AuditService } from './modules/audit/service.js';
-import { AuditLogKeys } from './modules/audit/log-keys.js';
+import { AuditLogKeys } from './keys/index.js';
 import { AuditTransparency } from './modules/audit/transparency.js';
 import { scheduleAuditCheckpoints } from './jobs/audit-checkpoints.js';
 import { decisionRoutes } from './modules/decisions/routes.js';
 import { grantRoutes } from './modules/grants/routes.js';
-import { SptKeys } from './modules/grants/keys.js';
+import { SptKeys } from './keys/index.js';
 import { GrantService } from './modules/grants/service.js';
 import { SpendService } from './modules/spend/service.js';
 import { spendRoutes } from './modules/spend/routes.js';
@@ -242,7 +242,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await redisConnected;
 
   const secrets = secretBoxOf(config);
-  // Platform private keys still in clear (written before they were sealed) are sealed now (auth/sealed-keys.ts).
+  // Platform private keys still in clear (written before they were sealed) are sealed now (keys/sealed-keys.ts).
   await resealPlatformKeys(db, secrets, { clearOnly: true });
   const deviceTokens = new DeviceTokenService(db, secrets, config.deviceTokenTtlSec, overrides.keyRefreshMs);
   await deviceTokens.init();

@@ -13,7 +13,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities } from '../src/db/schema/index.js';
 import { DecisionService } from '../src/modules/decisions/service.js';
-import { publicKeyMultibase } from '../src/modules/hub/did.js';
+import { publicKeyMultibase } from '../src/keys/index.js';
 import { Notifier } from '../src/realtime/notifier.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

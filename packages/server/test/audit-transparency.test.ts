@@ -25,7 +25,7 @@ import type { Db } from '../src/db/client.js';
 import type { SecretBox } from '../src/lib/secret-box.js';
 import { crossTenant, withTenant } from '../src/db/tenant.js';
 import { eventHash, GENESIS_HASH } from '../src/modules/audit/chain.js';
-import { AuditLogKeys, noteKeyId, retireAuditLogKeys, rotateAuditLogKey, signNote, vkeyOf } from '../src/modules/audit/log-keys.js';
+import { AuditLogKeys, noteKeyId, retireAuditLogKeys, rotateAuditLogKey, signNote, vkeyOf } from '../src/keys/index.js';
 import { appendAudit } from '../src/modules/audit/service.js';
 import { AuditTransparency } from '../src/modules/audit/transparency.js';
 import { appendLeaf, consistencyProof, consistencyRanges, inclusionProof, inclusionRanges, rangeNodes, rootAt } from '../src/modules/audit/tree.js';

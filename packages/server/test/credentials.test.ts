@@ -16,7 +16,8 @@ import { CREDENTIALS_V1_URL, CREDENTIALS_V2_URL, ED25519_2020_URL, trustContextU
 import { createDocumentLoader } from '../src/modules/credentials/document-loader.js';
 import { PlatformIssuer } from '../src/modules/credentials/issuer.js';
 import { HubDidService } from '../src/modules/hub/did-service.js';
-import { generateEd25519, signCredential, verifyAssertionProof, verifyCredentialProof, type DocumentLoader, type JsonObject } from '../src/modules/credentials/ld.js';
+import { signCredential, verifyAssertionProof, verifyCredentialProof, type DocumentLoader, type JsonObject } from '../src/modules/credentials/ld.js';
+import { generateEd25519 } from '../src/keys/index.js';
 import { activeAgent, newOwner, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { hubOwnerKey, newDeviceKeys } from './keys.js';

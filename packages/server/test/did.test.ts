@@ -9,15 +9,8 @@ import canonicalize from 'canonicalize';
 import { eq } from 'drizzle-orm';
 import { base58btc } from 'multiformats/bases/base58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildDidDocument,
-  decodePublicKeyMultibase,
-  DID_CONTEXT,
-  messagingEndpoint,
-  parseDid,
-  publicKeyMultibase,
-  resolutionResult,
-} from '../src/modules/hub/did.js';
+import { buildDidDocument, DID_CONTEXT, messagingEndpoint, parseDid, resolutionResult } from '../src/modules/hub/did.js';
+import { decodePublicKeyMultibase, publicKeyMultibase } from '../src/keys/index.js';
 import { hubIdentities } from '../src/db/schema/index.js';
 import { HubDidService } from '../src/modules/hub/did-service.js';
 import { newOwner, type Owner } from './flows.js';

@@ -1,12 +1,12 @@
 /**
  * Key rotation (docs/operations.md "Key rotation"): the device-token signing keys
- * (auth/device-tokens.ts: rotate, retireSigningKeys), the SPT keys (modules/grants/keys.ts:
+ * (auth/device-tokens.ts: rotate, retireSigningKeys), the SPT keys (keys/spt-keys.ts:
  * rotateSptKey, retireSptKeys) and the secrets keyring (lib/secret-box.ts with
  * SECRETS_KEY_PREVIOUS, modules/webhooks/secrets.ts resealWebhookSecrets). Two service objects on
  * one database stand for two instances: tokens signed before a rotation verify on both until the
  * old key is retired, new tokens carry the new kid once the (shortened) cache interval has passed,
  * a retired key's tokens fail, and webhook secrets sealed under the old secrets key still open and
- * are re-sealed under the new one, as are the platform private keys (auth/sealed-keys.ts), which
+ * are re-sealed under the new one, as are the platform private keys (keys/sealed-keys.ts), which
  * are sealed at rest. On PostgreSQL, the CLI commands themselves run against the
  * database of a running service.
  */
@@ -20,14 +20,14 @@ import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceTokenService, retireSigningKeys } from '../src/auth/device-tokens.js';
 import { RenewalChallenges } from '../src/auth/renewal-challenges.js';
-import { openPlatformKeyRow, openStoredKey, resealPlatformKeys, signingKeyContext } from '../src/auth/sealed-keys.js';
-import { AuditLogKeys } from '../src/modules/audit/log-keys.js';
+import { openPlatformKeyRow, openStoredKey, resealPlatformKeys, signingKeyContext } from '../src/keys/index.js';
+import { AuditLogKeys } from '../src/keys/index.js';
 import { PlatformIssuer } from '../src/modules/credentials/issuer.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { devices, platformKeys, signingKeys } from '../src/db/schema/index.js';
 import { crossTenant } from '../src/db/tenant.js';
 import { loadSecretsKey, SecretBox, SecretBoxError } from '../src/lib/secret-box.js';
-import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey, SptKeys } from '../src/modules/grants/keys.js';
+import { KEY_REFRESH_MS, retireSptKeys, rotateSptKey, SptKeys } from '../src/keys/index.js';
 import { SptTokens } from '../src/modules/grants/tokens.js';
 import { openWebhookSecret, resealWebhookSecrets, sealWebhookSecret } from '../src/modules/webhooks/secrets.js';
 import { newOwner, registerOwnerDevice } from './flows.js';

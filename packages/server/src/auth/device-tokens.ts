@@ -28,8 +28,8 @@ import { xactLock } from '../db/locks.js';
 import { crossTenant } from '../db/tenant.js';
 import { KeyReloader } from '../lib/key-reloader.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import { KEY_REFRESH_MS, type RetiringKey } from '../modules/grants/keys.js';
-import { openStoredKey, signingKeyContext } from './sealed-keys.js';
+import { KEY_REFRESH_MS, type RetiringKey } from '../keys/index.js';
+import { openStoredKey, signingKeyContext } from '../keys/index.js';
 import { lifetimeWithin } from './token-lifetime.js';
 
 /** Issuer claim of device JWTs. */

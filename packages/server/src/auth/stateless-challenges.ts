@@ -6,7 +6,7 @@
  * A value is `<prefix>:<field>…:<expiry ms>:<nonce>:<mac>`: `nonce` 16 random bytes (hex), the MAC
  * an HMAC-SHA256 (node:crypto, base64url) over everything before it, under a key shared by every
  * instance: HKDF-SHA256 (RFC 5869) over the 32-byte seed of the `renewal-challenge` platform key
- * (`platform_keys`, created once by the first instance, credentials/issuer.ts `loadPlatformKey`),
+ * (`platform_keys`, created once by the first instance, keys/platform-keys.ts `loadPlatformKey`),
  * with an `info` of its own per kind, so a value of one kind never verifies as another.
  * Checking a value reads nothing; single use is the caller's (it records spent values, bounded
  * by the TTL, once the step they authorise succeeded).
@@ -14,8 +14,8 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/client.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import { loadPlatformKey } from '../modules/credentials/issuer.js';
-import { decodePrivateKeyMultibase } from '../modules/grants/keys.js';
+import { loadPlatformKey } from '../keys/index.js';
+import { decodePrivateKeyMultibase } from '../keys/index.js';
 
 /** `platform_keys.purpose` whose seed keys the MACs. */
 export const RENEWAL_CHALLENGE_KEY_PURPOSE = 'renewal-challenge';

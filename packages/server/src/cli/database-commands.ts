@@ -16,12 +16,12 @@ import { DataDirLockedError, lockDataDir, type DataDirLock } from '../ops/data-d
 import { checkDatabase } from '../ops/preflight.js';
 import { StartupError, databaseName, dataDirLocked, describeDatabaseError } from '../ops/startup-errors.js';
 import { AuditService } from '../modules/audit/service.js';
-import { AuditLogKeys, retireAuditLogKeys, rotateAuditLogKey } from '../modules/audit/log-keys.js';
+import { AuditLogKeys, retireAuditLogKeys, rotateAuditLogKey } from '../keys/index.js';
 import { DeviceTokenService, retireSigningKeys } from '../auth/device-tokens.js';
-import { resealPlatformKeys } from '../auth/sealed-keys.js';
+import { resealPlatformKeys } from '../keys/index.js';
 import { secretBoxOf } from '../lib/secret-box.js';
 import { MessageRate } from '../lib/message-rate.js';
-import { KEY_REFRESH_MS, SptKeys, retireSptKeys, rotateSptKey } from '../modules/grants/keys.js';
+import { KEY_REFRESH_MS, SptKeys, retireSptKeys, rotateSptKey } from '../keys/index.js';
 import { resealWebhookSecrets } from '../modules/webhooks/secrets.js';
 import { resealExportHeaders } from '../modules/telemetry-export/secrets.js';
 import { PolicyService } from '../modules/policies/service.js';

@@ -22,7 +22,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { auditCheckpoints, auditEvents } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
-import type { AuditLogKeys, LogSigner } from './log-keys.js';
+import type { AuditLogKeys, LogSigner } from '../../keys/index.js';
 import * as repo from './repo.js';
 import { toOut } from './service.js';
 import * as tree from './tree.js';

@@ -3,57 +3,22 @@
  * `did:hub:<PLATFORM_HUB_ADDRESS>` (default `did:hub:parley`), signs the TrustTierCredentials it
  * issues. The key lives in the `platform_keys` platform table (purpose `vc-issuer`; the
  * application role cannot read it; the private half sealed with the secrets key,
- * auth/sealed-keys.ts), created by the first instance that starts and loaded by every
+ * keys/sealed-keys.ts), created by the first instance that starts and loaded by every
  * other, so all instances sign with the same key. The address is reserved: no hub identity can
  * register it (HubService's reserved addresses), and the DID resolves to the document built here
  * (HubDidService's `platformDocument` hook).
  */
-import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { platformKeys } from '../../db/schema/index.js';
-import { crossTenant } from '../../db/tenant.js';
-import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
+import { loadPlatformKey, type Ed25519Multibase } from '../../keys/index.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { buildDidDocument, ED25519_2020, messagingEndpoint, type DidDocument } from '../hub/did.js';
 import { hubDid } from '../hub/service.js';
-import { generateEd25519, type Ed25519Multibase, type SigningKey } from './ld.js';
+import type { SigningKey } from './ld.js';
 
 /** `platform_keys.purpose` of the credential-issuing key. */
 export const ISSUER_KEY_PURPOSE = 'vc-issuer';
 /** Fragment of the issuing key in the platform DID document (`did:hub:<address>#key-1`). */
 export const ISSUER_KEY_ID = 'key-1';
-
-const REASON = 'platform keys (DESIGN §8.16): a platform table without tenant_id';
-
-async function readPlatformKey(db: Db, purpose: string) {
-  const [row] = await crossTenant(db, REASON, (tx) => tx.select().from(platformKeys).where(eq(platformKeys.purpose, purpose)));
-  return row;
-}
-
-/**
- * The row of the platform Ed25519 key of `purpose` (`vc-issuer`, `spt-signing`, `audit-log`, …) in
- * `platform_keys` with its private half opened ({@link openPlatformKeyRow}), created (named
- * `keyName`, where its format names keys; the private half sealed under `box`) when the database
- * has none. Concurrent first starts are safe: the insert does nothing on conflict and every
- * instance then reads the one stored key, so all instances share it.
- * @throws when the key can be neither read nor created, or it is sealed under no key of `box`.
- */
-export async function loadPlatformKeyRow(db: Db, box: SecretBox, purpose: string, keyName?: string): Promise<typeof platformKeys.$inferSelect> {
-  let row = await readPlatformKey(db, purpose);
-  if (!row) {
-    const fresh = sealPlatformKey(box, await generateEd25519());
-    await crossTenant(db, REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh, keyName }).onConflictDoNothing());
-    row = await readPlatformKey(db, purpose);
-  }
-  if (!row) throw new Error(`platform key "${purpose}" could not be created`);
-  return openPlatformKeyRow(box, row);
-}
-
-/** The platform Ed25519 key of `purpose` as multibase, private half opened ({@link loadPlatformKeyRow}). */
-export async function loadPlatformKey(db: Db, box: SecretBox, purpose: string): Promise<Ed25519Multibase> {
-  const row = await loadPlatformKeyRow(db, box, purpose);
-  return { publicKeyMultibase: row.publicKeyMultibase, privateKeyMultibase: row.privateKeyMultibase };
-}
 
 export class PlatformIssuer {
   /** `did:hub:<platform address>`. */

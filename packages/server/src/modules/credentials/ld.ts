@@ -9,6 +9,7 @@ import * as vc from '@digitalbazaar/vc';
 import { Ed25519Signature2020 } from '@digitalbazaar/ed25519-signature-2020';
 import { Ed25519VerificationKey2020 } from '@digitalbazaar/ed25519-verification-key-2020';
 import jsigs from 'jsonld-signatures';
+import type { Ed25519Multibase } from '../../keys/index.js';
 
 /** A JSON object (credential, DID document, context). */
 export type JsonObject = Record<string, unknown>;
@@ -16,11 +17,7 @@ export type JsonObject = Record<string, unknown>;
 /** A JSON-LD document loader: resolves a URL or DID (URL) to its document, or rejects. */
 export type DocumentLoader = (url: string) => Promise<{ contextUrl: string | null; documentUrl: string; document: unknown }>;
 
-/** An Ed25519 key pair in multibase form (`z` + base58btc of the multicodec-prefixed key). */
-export interface Ed25519Multibase {
-  publicKeyMultibase: string;
-  privateKeyMultibase: string;
-}
+export type { Ed25519Multibase };
 
 /** A signing key: the key pair plus its verification method id (`<did>#<key-id>`) and controller DID. */
 export interface SigningKey extends Ed25519Multibase {
@@ -32,15 +29,6 @@ export interface SigningKey extends Ed25519Multibase {
 export interface ProofResult {
   verified: boolean;
   error?: string;
-}
-
-/**
- * A new Ed25519 key pair, random or derived from a 32-byte `seed` (the standard Ed25519 seed:
- * the same seed gives the same key as @noble/curves or node:crypto).
- */
-export async function generateEd25519(seed?: Uint8Array): Promise<Ed25519Multibase> {
-  const key = await Ed25519VerificationKey2020.generate(seed ? { seed } : {});
-  return { publicKeyMultibase: key.publicKeyMultibase, privateKeyMultibase: key.privateKeyMultibase! };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { GrantClaims } from '@parley/protocol';
 import { compactVerify, SignJWT } from 'jose';
 import { UUID_RE } from '../../lib/ids.js';
 import { TIERS, type Tier } from '../trust/types.js';
-import type { SptKeys } from './keys.js';
+import type { SptKeys } from '../../keys/index.js';
 
 /** The JOSE `typ` header of an SPT. */
 export const SPT_TYP = 'spt+jwt';

@@ -18,17 +18,8 @@ import { hubVerificationMethods } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import {
-  buildDidDocument,
-  decodePublicKeyMultibase,
-  ED25519_2020,
-  messagingEndpoint,
-  parseDid,
-  resolutionResult,
-  type DidDocument,
-  type DidResolutionResult,
-  type DocumentMetadata,
-} from './did.js';
+import { buildDidDocument, ED25519_2020, messagingEndpoint, parseDid, resolutionResult, type DidDocument, type DidResolutionResult, type DocumentMetadata } from './did.js';
+import { decodePublicKeyMultibase } from '../../keys/index.js';
 import { isEd25519PublicKey } from '../../lib/public-keys.js';
 import { appendAudit } from '../audit/service.js';
 import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';

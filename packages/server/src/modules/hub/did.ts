@@ -11,7 +11,7 @@
  *   `didDocumentMetadata`.
  */
 import { A2A_AGENT_CARD_SERVICE_FRAGMENT, A2A_AGENT_CARD_SERVICE_TYPE, ED25519_2020 } from '@parley/protocol';
-import { base58btc } from 'multiformats/bases/base58';
+import { publicKeyMultibase } from '../../keys/index.js';
 import { hubDid, normalizeHubAddress } from './service.js';
 
 /** `@context` of every DID document, in this order (DESIGN §8.15). */
@@ -27,8 +27,6 @@ export const OWNER_KEY_ID = 'owner-key';
 /** Content type named by a successful resolution (`didResolutionMetadata.contentType`). */
 export const DID_DOCUMENT_CONTENT_TYPE = 'application/did+ld+json';
 
-/** Multicodec varint of `ed25519-pub` (0xed), prefixed to the raw key before base58btc. */
-const ED25519_PUB = [0xed, 0x01] as const;
 
 /** A verification method of a DID document (DID Core §5.2). */
 export interface VerificationMethod {
@@ -98,33 +96,6 @@ export interface DocumentMetadata {
   created?: Date;
   updated?: Date;
   deactivated?: boolean;
-}
-
-/**
- * `publicKeyMultibase` of a raw Ed25519 public key: `z` + base58btc(0xed 0x01 ‖ key).
- * @throws RangeError when the key is not 32 bytes.
- */
-export function publicKeyMultibase(raw32: Uint8Array): string {
-  if (raw32.length !== 32) throw new RangeError(`an Ed25519 public key has 32 bytes, not ${raw32.length}`);
-  const bytes = new Uint8Array(34);
-  bytes.set(ED25519_PUB, 0);
-  bytes.set(raw32, 2);
-  return base58btc.encode(bytes);
-}
-
-/**
- * The raw 32-byte Ed25519 key of a `publicKeyMultibase`, or null unless the value is `z` +
- * base58btc of exactly 0xed 0x01 followed by 32 bytes.
- */
-export function decodePublicKeyMultibase(value: string): Uint8Array | null {
-  let bytes: Uint8Array;
-  try {
-    bytes = base58btc.decode(value);
-  } catch {
-    return null;
-  }
-  if (bytes.length !== 34 || bytes[0] !== ED25519_PUB[0] || bytes[1] !== ED25519_PUB[1]) return null;
-  return bytes.slice(2);
 }
 
 /** `did:hub:<address>` (SPEC §2.8). The address is used as given (callers pass the stored, lowercase form). */

@@ -9,7 +9,7 @@ import type { Db } from '../../db/client.js';
 import { telemetryExportSettings } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { resealRows, type ResealReport } from '../webhooks/secrets.js';
+import { resealRows, type ResealReport } from '../../lib/reseal.js';
 
 const context = (tenantId: string) => `telemetry_export_settings.headers:${tenantId}`;
 

@@ -10,6 +10,7 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { devices } from '../../db/schema/index.js';
 import { crossTenant } from '../../db/tenant.js';
+import { resealRows, type ResealReport } from '../../lib/reseal.js';
 import { SecretBox, SecretBoxError } from '../../lib/secret-box.js';
 
 const context = (deviceId: string) => `devices.webhook_secret:${deviceId}`;
@@ -30,43 +31,6 @@ export function openWebhookSecret(box: SecretBox, deviceId: string, stored: stri
   if (SecretBox.isSealed(stored)) return box.open(stored, context(deviceId));
   if (stored.startsWith('whsec_')) return stored;
   throw new SecretBoxError('webhook secret is neither sealed nor a legacy whsec_ value');
-}
-
-/** Counts of a re-seal pass ({@link resealWebhookSecrets}, telemetry-export/secrets.ts). */
-export interface ResealReport {
-  /** Rows with a sealed value. */
-  checked: number;
-  /** Rows rewritten under the current key (opened under a previous key, or legacy clear values). */
-  resealed: number;
-  /** Rows already sealed under the current key. */
-  current: number;
-  /** Rows that open under no key of the ring (left as they are; they cannot be used). */
-  failed: number;
-}
-
-/**
- * One re-seal pass over `rows`: `next(row)` answers the value sealed under the current key, null
- * when the row already is, and throws when no key opens it; `write(row, sealed)` stores a changed
- * one (only if the row still holds what was read). Answers the counts.
- */
-export async function resealRows<R>(rows: R[], next: (row: R) => string | null, write: (row: R, sealed: string) => Promise<unknown>): Promise<ResealReport> {
-  const report: ResealReport = { checked: rows.length, resealed: 0, current: 0, failed: 0 };
-  for (const row of rows) {
-    let sealed: string | null;
-    try {
-      sealed = next(row);
-    } catch {
-      report.failed++;
-      continue;
-    }
-    if (sealed === null) {
-      report.current++;
-      continue;
-    }
-    await write(row, sealed);
-    report.resealed++;
-  }
-  return report;
 }
 
 /**

@@ -3,7 +3,7 @@
  * `new URL(PUBLIC_URL).host` when the key was first created; the name, hence every tenant log's
  * origin `<host>/audit/<tenant_id>`, stays fixed after that), signs every tenant's checkpoints as
  * C2SP signed notes. It lives in `platform_keys` (purpose `audit-log`, with its `key_name`; the
- * private half sealed with the secrets key, auth/sealed-keys.ts), created by the first instance
+ * private half sealed with the secrets key, keys/sealed-keys.ts), created by the first instance
  * that starts and shared by every other.
  *
  * Rotation ({@link rotateAuditLogKey}, `npm run cli -- rotate-audit-log-key`): the active key moves
@@ -14,23 +14,19 @@
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import type { AuditLogKey, AuditLogKeyInfo } from '@parley/protocol';
 import { desc, eq, like } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import { platformKeys } from '../../db/schema/index.js';
-import { crossTenant } from '../../db/tenant.js';
-import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
-import type { SecretBox } from '../../lib/secret-box.js';
-import { KeyReloader } from '../../lib/key-reloader.js';
-import { generateEd25519 } from '../credentials/ld.js';
-import { loadPlatformKeyRow } from '../credentials/issuer.js';
-import { decodePrivateKeyMultibase, KEY_REFRESH_MS } from '../grants/keys.js';
-import { decodePublicKeyMultibase } from '../hub/did.js';
+import type { Db } from '../db/client.js';
+import { platformKeys } from '../db/schema/index.js';
+import { crossTenant } from '../db/tenant.js';
+import { KeyReloader } from '../lib/key-reloader.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import { decodePrivateKeyMultibase, decodePublicKeyMultibase, generateEd25519 } from './multibase.js';
+import { KEY_REFRESH_MS, loadPlatformKeyRow, PLATFORM_KEYS_REASON as REASON } from './platform-keys.js';
+import { openPlatformKeyRow, sealPlatformKey } from './sealed-keys.js';
 
 /** `platform_keys.purpose` of the active audit-log key. */
 export const AUDIT_LOG_KEY_PURPOSE = 'audit-log';
 /** `platform_keys.purpose` prefix of keys that still sign beside the active one after a rotation (`…<key id hex>`). */
 export const AUDIT_LOG_PREVIOUS_PREFIX = `${AUDIT_LOG_KEY_PURPOSE}:previous:`;
-
-const REASON = 'platform keys (DESIGN §8.33): a platform table without tenant_id';
 
 /** The key name of the service at `publicUrl`: `<host>/audit-log` (port kept, path dropped). */
 export const auditLogKeyName = (publicUrl: string): string => `${new URL(publicUrl).host}/audit-log`;

@@ -2,14 +2,13 @@
  * The Skill Permission Token signing keys (DESIGN §8.7) in the `platform_keys` platform table:
  *
  * - purpose `spt-signing`: the ACTIVE Ed25519 key, created by the first instance that starts and
- *   loaded by every other (the loader the credential issuer uses, credentials/issuer.ts
- *   `loadPlatformKey`), so every instance signs with the same key;
+ *   loaded by every other (platform-keys.ts `loadPlatformKey`), so every instance signs with the same key;
  * - purpose `spt-signing:previous:<kid>`: keys that signed before a rotation ({@link rotateSptKey})
  *   and still verify until {@link retireSptKeys} deletes them. Their `created_at` is the time they
  *   STOPPED signing (the row is written by the rotation), from which their retirement time follows.
  *
  * Keys are stored as multibase (as the issuer key; the private half sealed with the secrets key,
- * auth/sealed-keys.ts) and handed to `jose` as OKP JWKs (RFC 8037).
+ * keys/sealed-keys.ts) and handed to `jose` as OKP JWKs (RFC 8037).
  * A `kid` is the key's RFC 7638 JWK thumbprint, so it is the same on every instance and changes
  * only with the key. Every instance caches the keys and reloads them at most
  * {@link KEY_REFRESH_MS} after the last load (on the next use), and when a token names a `kid` it
@@ -17,34 +16,21 @@
  * that interval without a restart.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { base58btc } from 'multiformats/bases/base58';
 import { and, desc, eq, like, lte } from 'drizzle-orm';
 import { calculateJwkThumbprint, importJWK, type CryptoKey, type JWK } from 'jose';
-import type { Db } from '../../db/client.js';
-import { platformKeys } from '../../db/schema/index.js';
-import { crossTenant } from '../../db/tenant.js';
-import { openPlatformKeyRow, sealPlatformKey } from '../../auth/sealed-keys.js';
-import type { SecretBox } from '../../lib/secret-box.js';
-import { generateEd25519 } from '../credentials/ld.js';
-import { loadPlatformKey } from '../credentials/issuer.js';
-import { decodePublicKeyMultibase } from '../hub/did.js';
-import { KeyReloader } from '../../lib/key-reloader.js';
+import type { Db } from '../db/client.js';
+import { platformKeys } from '../db/schema/index.js';
+import { crossTenant } from '../db/tenant.js';
+import { KeyReloader } from '../lib/key-reloader.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import { decodePrivateKeyMultibase, decodePublicKeyMultibase, generateEd25519 } from './multibase.js';
+import { KEY_REFRESH_MS, loadPlatformKey, PLATFORM_KEYS_REASON as REASON, type RetiringKey } from './platform-keys.js';
+import { openPlatformKeyRow, sealPlatformKey } from './sealed-keys.js';
 
 /** `platform_keys.purpose` of the active SPT signing key. */
 export const SPT_KEY_PURPOSE = 'spt-signing';
 /** `platform_keys.purpose` prefix of SPT keys kept for verification only (`…<kid>`). */
 export const SPT_PREVIOUS_PREFIX = `${SPT_KEY_PURPOSE}:previous:`;
-/**
- * How long an instance uses its cached signing keys (device-token keys and SPT keys) before it
- * reloads them from the database, in milliseconds: the longest an instance keeps signing with a
- * key after a rotation, and keeps accepting a retired key's tokens after a forced retirement.
- */
-export const KEY_REFRESH_MS = 60_000;
-
-const REASON = 'platform keys (DESIGN §8.7): a platform table without tenant_id';
-
-/** Multicodec varint of `ed25519-priv` (0x1300), prefixed to seed ‖ public key in `privateKeyMultibase`. */
-const ED25519_PRIV_PREFIX = [0x80, 0x26] as const;
 
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
@@ -57,15 +43,6 @@ function ed25519PublicKey(seed: Uint8Array): Buffer {
   return Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url');
 }
 
-/**
- * The 32-byte Ed25519 seed of a `privateKeyMultibase` (`z` + base58btc(0x80 0x26 ‖ seed ‖ public)).
- * @throws when the value is not that encoding.
- */
-export function decodePrivateKeyMultibase(value: string): Uint8Array {
-  const bytes = base58btc.decode(value);
-  if (bytes.length !== 66 || bytes[0] !== ED25519_PRIV_PREFIX[0] || bytes[1] !== ED25519_PRIV_PREFIX[1]) throw new Error('not an Ed25519 privateKeyMultibase');
-  return bytes.slice(2, 34);
-}
 
 /** The public half as published: an OKP Ed25519 JWK with `kid`, `alg: EdDSA`, `use: sig`. */
 export type SptPublicJwk = JWK & { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; alg: 'EdDSA'; use: 'sig' };
@@ -174,15 +151,6 @@ export class SptKeys {
     if (!this.signing || !this.active) throw new Error('SptKeys.init() has not run');
     return this.active;
   }
-}
-
-/** A key kept for verification: its `kid`, when it stopped signing, and when it may be retired. */
-export interface RetiringKey {
-  kid: string;
-  /** When instances stopped signing with it (the rotation; ISO 8601). */
-  deactivated_at: string;
-  /** When every token it signed has expired: `deactivated_at` + token lifetime + {@link KEY_REFRESH_MS} (ISO 8601). */
-  retirable_at: string;
 }
 
 /**

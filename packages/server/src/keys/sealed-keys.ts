@@ -16,7 +16,7 @@ import type { Db } from '../db/client.js';
 import { platformKeys, signingKeys } from '../db/schema/index.js';
 import { crossTenant } from '../db/tenant.js';
 import { SecretBox } from '../lib/secret-box.js';
-import { resealRows, type ResealReport } from '../modules/webhooks/secrets.js';
+import { resealRows, type ResealReport } from '../lib/reseal.js';
 
 const REASON = 'platform keys: seal the private halves at rest (platform tables without tenant_id)';
 
