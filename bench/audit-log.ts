@@ -1,6 +1,6 @@
 /**
- * bench/audit-log: what the transparency log (DESIGN §8.33) costs, next to a baseline measured in
- * the same run (DESIGN §9):
+ * bench/audit-log: what the transparency log (design §8.33) costs, next to a baseline measured in
+ * the same run (design §9):
  *
  *   append     one audit event per transaction, as every audited action writes it:
  *              baseline = the chain alone (lock, newest link, insert: the append before issue 16),
@@ -22,7 +22,7 @@ import { openDatabase, type Database } from '../packages/server/src/db/client.js
 import { runMigrations } from '../packages/server/src/db/migrate.js';
 import { withTenant } from '../packages/server/src/db/tenant.js';
 import { SecretBox } from '../packages/server/src/lib/secret-box.js';
-import { AuditLogKeys } from '../packages/server/src/modules/audit/log-keys.js';
+import { AuditLogKeys } from '../packages/server/src/keys/index.js';
 import * as repo from '../packages/server/src/modules/audit/repo.js';
 import { appendAudit } from '../packages/server/src/modules/audit/service.js';
 import { eventHash, GENESIS_HASH } from '../packages/server/src/modules/audit/chain.js';

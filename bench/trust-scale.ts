@@ -1,6 +1,6 @@
 /**
  * bench/trust-scale: the trust recompute at fleet scale with daily span roll-ups (issue 15 item 4;
- * SPEC §3.9; modules/trust/rollups.ts), on PostgreSQL. Target: 10,000 agents × 30 days × 200
+ * contract §3.9; modules/trust/rollups.ts), on PostgreSQL. Target: 10,000 agents × 30 days × 200
  * spans a day in under 60 s, linear in agents.
  *
  * Per fleet size N (one tenant each), "now" = today 18:00 UTC, N ACTIVE agents activated 31 days

@@ -1,6 +1,6 @@
 /**
- * bench/trust: how the trust recompute (SPEC §3.9; modules/trust/engine.ts) grows with the fleet,
- * on PostgreSQL, next to a baseline measured in the same run (DESIGN §9):
+ * bench/trust: how the trust recompute (contract §3.9; modules/trust/engine.ts) grows with the fleet,
+ * on PostgreSQL, next to a baseline measured in the same run (design §9):
  *
  *   baseline   one plain `select device_id, count(*), sum(duration_us) from telemetry_spans where
  *              tenant_id = … group by device_id` over the same rows (a floor: one scan + hash

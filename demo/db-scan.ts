@@ -1,5 +1,5 @@
 /**
- * Zero-knowledge check of the demo (SPEC §1.2): search every text-like and bytea column of every
+ * Zero-knowledge check of the demo (contract §1.2): search every text-like and bytea column of every
  * table of the service's database for the UTF-8 of given plaintexts. Runs as the database's own
  * (super)user, outside any tenant scope, so row-level security hides nothing.
  */

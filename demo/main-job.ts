@@ -53,7 +53,7 @@ export interface MainJobResult {
   ok: boolean;
   /** The first failure, when not ok. */
   error?: string;
-  /** Protocol of the owner–agent session (SPEC §1.3). */
+  /** Protocol of the owner–agent session (contract §1.3). */
   protocol?: 'mls' | 'x3dh-dr';
   /** The fingerprint the agent printed and the one the owner saw in `device_pending`. */
   fingerprints?: { agent: string; owner: string };
@@ -64,7 +64,7 @@ export interface MainJobResult {
   agentExit?: AgentExit;
   /** The revoked agent's next API call status (expected 403). */
   revokedApiStatus?: number;
-  /** The database search (SPEC §1.2). */
+  /** The database search (contract §1.2). */
   scan?: { columns: number; messageRows: number; needles: number; leaks: Leak[]; sanityFound: boolean };
   transcript: string[];
 }
@@ -170,7 +170,7 @@ export async function runMainJob(options: MainJobOptions = {}): Promise<MainJobR
       log: (l) => say('[agent]', l),
       onEnrolled: (e) => (agentFingerprint = e.fingerprint),
       pollIntervalMs: 200,
-      unsafeFastPolling: true, // the demo server allows it; the command keeps SPEC §8's 5 s
+      unsafeFastPolling: true, // the demo server allows it; the command keeps contract §8's 5 s
       fsync: false,
     });
     enrolling.catch(() => undefined);
@@ -269,7 +269,7 @@ export async function runMainJob(options: MainJobOptions = {}): Promise<MainJobR
     ownerRt.close();
     await ownerMessenger.close();
 
-    // ---------------------------------------------------------------- zero knowledge (SPEC §1.2)
+    // ---------------------------------------------------------------- zero knowledge (contract §1.2)
     const needles = new Set<string>();
     for (const p of plaintexts) {
       needles.add(p);

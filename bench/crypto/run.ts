@@ -1,6 +1,6 @@
 /**
  * bench/crypto: end-to-end encryption cost per message in the SDK, next to the raw AEAD measured
- * in the same run (DESIGN §9):
+ * in the same run (design §9):
  *
  *   aead      raw XChaCha20-Poly1305 seal (random 24-byte nonce) + open of the payload: the baseline;
  *   dr-alt    X3DH + Double Ratchet (RatchetSession: signed header, wire encoding), encrypt +

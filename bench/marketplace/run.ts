@@ -1,7 +1,7 @@
 /**
  * bench/marketplace: the marketplace's two hot paths (issue "Listing search p50/p99 at 10,000
  * published listings next to a bare SQL query of the same filter; rentals created per second end
- * to end on the embedded processor"; DESIGN §8.23, §8.35, §9), each next to a baseline measured
+ * to end on the embedded processor"; design §8.23, §8.35, §9), each next to a baseline measured
  * in the same run.
  *
  * Set-up: the real app (buildApp) on a fresh PostgreSQL database, RATE_LIMITS=off,

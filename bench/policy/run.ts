@@ -1,6 +1,6 @@
 /**
- * bench/policy: policy evaluations per second (issue 4; DESIGN §8.5), measured next to baselines
- * in the same run (DESIGN §9):
+ * bench/policy: policy evaluations per second (issue 4; design §8.5), measured next to baselines
+ * in the same run (design §9):
  *
  *   floor      the evaluation loop with an empty policy set (context in, default out): the baseline;
  *   p1         one policy (message_types + sender_kinds);

@@ -1,6 +1,6 @@
 /**
  * bench/relay: persisted send -> delivered, for Parley on PostgreSQL, next to two baselines
- * measured in the same run (DESIGN §9):
+ * measured in the same run (design §9):
  *
  *   1. bare `ws` relay: same frames, same client harness, no persistence (the ceiling);
  *   2. raw `pg` INSERTs of the same message row into Parley's migrated `messages` table, one

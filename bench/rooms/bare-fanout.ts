@@ -1,7 +1,7 @@
 /**
  * Baseline, the ceiling: a bare `ws` room fan-out with no persistence, authentication, policy
  * evaluation or validation beyond JSON parsing (the server skeleton: bench/relay/bare-server.ts).
- * It speaks the frames of Parley's rooms (DESIGN §8.5): a `room_message` frame `{event, data:
+ * It speaks the frames of Parley's rooms (design §8.5): a `room_message` frame `{event, data:
  * {room_id, message_type, priority, envelopes: [{recipient_device_id, header_blob, ciphertext}],
  * client_ref}}` is fanned out as one `room_message` frame per envelope to the recipient's socket,
  * shaped like Parley's, and answered with `room_message_ack {room_message_id, deliveries,

@@ -1,6 +1,6 @@
 /**
  * Types shared by the room fan-out benchmark's orchestrator (run.ts), its load generator (load.ts,
- * a child process) and the bare `ws` fan-out baseline (bare-fanout.ts). Wire shapes: DESIGN §8.5.
+ * a child process) and the bare `ws` fan-out baseline (bare-fanout.ts). Wire shapes: design §8.5.
  */
 import type { LatencySummary, LoadSpecBase, LoadTotals } from '../relay/common.js';
 

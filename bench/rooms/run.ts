@@ -1,6 +1,6 @@
 /**
- * bench/rooms: room fan-out (issue 4 "Benchmark"; DESIGN §8.5): a 50-member room, delivered
- * messages/s and latency, next to a baseline measured in the same run (DESIGN §9):
+ * bench/rooms: room fan-out (issue 4 "Benchmark"; design §8.5): a 50-member room, delivered
+ * messages/s and latency, next to a baseline measured in the same run (design §9):
  *
  *   1. bare `ws` fan-out: the same frames, the same client harness; the server parses each
  *      `room_message` frame, sends every envelope to its recipient's socket and acks the sender,

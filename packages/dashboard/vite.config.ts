@@ -1,5 +1,5 @@
 /**
- * Build of the owners' web app (DESIGN §8.30): static files in `dist/`, served by the server at `/`.
+ * Build of the owners' web app (design §8.30): static files in `dist/`, served by the server at `/`.
  * `@parley/sdk` and `@parley/protocol` are bundled from their TypeScript sources (the
  * `parley-source` export condition), so the app needs no prior build of them. `npm run dev -w
  * @parley/dashboard` serves it with hot reload against a server on 127.0.0.1:8080.

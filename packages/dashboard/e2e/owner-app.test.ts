@@ -184,7 +184,7 @@ describe('owner web app in Chromium', () => {
     const ownerDeviceId = (await owner.listDevices()).devices.find((d) => d.kind === 'owner')!.device_id;
     const room = await owner.createRoom({ name: 'ops room', member_device_ids: [agentId, ownerDeviceId], security_level: 'strict' });
     // The agent's device sends a room envelope (opaque bytes: the service never reads them); a
-    // strict room holds agent-sent messages for the owner's approval (DESIGN §8.5).
+    // strict room holds agent-sent messages for the owner's approval (design §8.5).
     const agentJwt = (JSON.parse(fs.readFileSync(path.join(stateDir, 'agent.json'), 'utf8')) as { device_jwt: string }).device_jwt;
     const rt = new RealtimeClient({ url: t.baseUrl, token: agentJwt, WebSocket: nodeWebSocket(), reconnect: { enabled: false } });
     await rt.connect();
@@ -217,7 +217,7 @@ describe('owner web app in Chromium', () => {
     await page.getByRole('button', { name: 'Verify chain' }).click();
     await page.getByTestId('audit-verdict').filter({ hasText: /Chain intact/ }).waitFor();
     // The transparency log, checked in the page with the SDK's verifier: the signed checkpoint, then
-    // an event's inclusion proof (DESIGN §8.33).
+    // an event's inclusion proof (design §8.33).
     await page.getByTestId('log-verdict').filter({ hasText: /✓ verified/ }).waitFor();
     await page.getByRole('button', { name: /Verify proof of event/ }).first().click();
     await page.getByRole('button', { name: 'Download proof' }).first().waitFor();

@@ -1,5 +1,5 @@
 /**
- * The once-only key box (screens/KeyOnce.tsx; SPEC §2.6, DESIGN §8.17: the raw API key appears
+ * The once-only key box (screens/KeyOnce.tsx; contract §2.6, design §8.17: the raw API key appears
  * only in the answer of create and rotate): the key and the "not shown again" warning are
  * visible, with a Copy button, and "Done" hides it.
  */

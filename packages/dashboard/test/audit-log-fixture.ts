@@ -1,5 +1,5 @@
 /**
- * A signed audit log for the web app's tests (DESIGN §8.33): checkpoints of the Certificate
+ * A signed audit log for the web app's tests (design §8.33): checkpoints of the Certificate
  * Transparency reference tree (the SDK's test fixtures/rfc6962.ts), signed as C2SP notes by a
  * test key, and the key's `GET /audit/log-key` answer.
  */

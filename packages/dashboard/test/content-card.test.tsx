@@ -1,5 +1,5 @@
 /**
- * The SPEC §2.4 content cards of the Conversations screen: a decision request lists its options
+ * The contract §2.4 content cards of the Conversations screen: a decision request lists its options
  * with their risk levels and answers with the chosen one (once), alerts show their severity, a
  * decision answer reads as answered, artifacts show their content, a non-envelope shows as text.
  */

@@ -1,5 +1,5 @@
 /**
- * Countdown wording (lib/countdown.ts; DESIGN §8.3 held-message expiry, §8.19 decision deadlines).
+ * Countdown wording (lib/countdown.ts; design §8.3 held-message expiry, §8.19 decision deadlines).
  */
 import { describe, expect, it } from 'vitest';
 import { formatDuration, remaining } from '../src/lib/countdown';

@@ -1,5 +1,5 @@
 /**
- * The live Countdown (components/Countdown.tsx, lib/use-now.ts; DESIGN §8.19): a role=timer text
+ * The live Countdown (components/Countdown.tsx, lib/use-now.ts; design §8.19): a role=timer text
  * that ticks every second and reads "expired" at the deadline.
  */
 import { act, cleanup, render, screen } from '@testing-library/react';

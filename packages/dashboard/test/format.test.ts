@@ -1,7 +1,7 @@
 /**
- * Pure helpers of the governance screens: money (DESIGN §8.24), lists, local times, paging
- * (DESIGN §8.22), form drafts, audit filters and the chain verdict (DESIGN §8.10), settings and
- * listing forms (DESIGN §8.22, §8.23).
+ * Pure helpers of the governance screens: money (design §8.24), lists, local times, paging
+ * (design §8.22), form drafts, audit filters and the chain verdict (design §8.10), settings and
+ * listing forms (design §8.22, §8.23).
  */
 import type { TenantSettings } from '@parley/protocol';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
  * Pure helpers of the Rooms and Decisions screens: the policies that apply to a room and their
- * conditions in words (DESIGN §8.5), recent decision answers from the audit trail and this
- * browser's answers (DESIGN §8.19), and the remembered decisions.
+ * conditions in words (design §8.5), recent decision answers from the audit trail and this
+ * browser's answers (design §8.19), and the remembered decisions.
  */
 import type { AuditEvent, Decision, Policy } from '@parley/sdk';
 import { beforeEach, describe, expect, it } from 'vitest';

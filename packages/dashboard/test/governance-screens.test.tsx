@@ -1,5 +1,5 @@
 /**
- * The Rooms and Decisions screens against a fake REST client (DESIGN §8.3, §8.5, §8.19): the
+ * The Rooms and Decisions screens against a fake REST client (design §8.3, §8.5, §8.19): the
  * accessible names and test ids the end-to-end tests rely on, held-message and decision answers
  * (new status in the row; a 409's detail in place), and a clean axe-core run (structure rules;
  * colour contrast needs a real browser).

@@ -1,5 +1,5 @@
 /**
- * Member labels (lib/names.ts; DESIGN §8.5): device id → name, short id when unknown.
+ * Member labels (lib/names.ts; design §8.5): device id → name, short id when unknown.
  */
 import { describe, expect, it } from 'vitest';
 import { nameMap, nameOf, pairLabel, shortId } from '../src/lib/names';

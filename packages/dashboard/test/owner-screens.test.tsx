@@ -1,6 +1,6 @@
 /**
  * The API keys, Policies, Audit log, Settings and Marketplace screens against a fake REST client
- * (SPEC §4.8, §4.9, §4.14, §4.16; DESIGN §8.5, §8.10, §8.17, §8.22–§8.26, §8.35): what each shows,
+ * (contract §4.8, §4.9, §4.14, §4.16; design §8.5, §8.10, §8.17, §8.22–§8.26, §8.35): what each shows,
  * the key shown once, a server 400 in place, "Load more", the chain verdict, and a clean axe-core
  * run (structure rules; colour contrast needs a real browser).
  */

@@ -1,5 +1,5 @@
 /**
- * The policy form's conversion to and from the API body (lib/policy-form.ts, DESIGN §8.5): a
+ * The policy form's conversion to and from the API body (lib/policy-form.ts, design §8.5): a
  * round trip keeps every condition key, empty fields are left out, hours that wrap midnight are
  * kept as given; and the conditions in words (lib/policy-words.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * The web app's transparency-log checks (lib/transparency.ts, DESIGN §8.33) against a fake service
+ * The web app's transparency-log checks (lib/transparency.ts, design §8.33) against a fake service
  * serving the CT reference tree's checkpoints: the key pinned on first use, each checkpoint
  * verified against the one before (a grown log verifies; a rewritten, shrunk or foreign log and a
  * key that no longer signs do not), and the owner choosing to trust a new key.

@@ -1,5 +1,5 @@
 /**
- * Trust screen components as the owner sees them (DESIGN §8.14, §8.21): the fleet table sorts by
+ * Trust screen components as the owner sees them (design §8.14, §8.21): the fleet table sorts by
  * score and percentile from its header buttons (with aria-sort) and links each agent to its
  * page; the dimension bars write every score and fleet median as text.
  */

@@ -1,7 +1,7 @@
 /**
- * View logic of the governance screens: trust (lib/trust-view.ts: SPEC §4.12 drift bands, fleet
+ * View logic of the governance screens: trust (lib/trust-view.ts: contract §4.12 drift bands, fleet
  * sorting, windows, dimension rows, history series), shadow graduation gates (lib/shadow-view.ts:
- * SPEC §3.4), telemetry formatting (lib/telemetry-view.ts) and the agent list (lib/agents.ts).
+ * contract §3.4), telemetry formatting (lib/telemetry-view.ts) and the agent list (lib/agents.ts).
  */
 import { TRUST_DIMENSIONS, type Device, type ShadowGraduationCheck, type TrustFleetAgent } from '@parley/sdk';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ import {
 
 const dims = <T>(v: T) => Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, v])) as Record<(typeof TRUST_DIMENSIONS)[number], T>;
 
-describe('drift bands (SPEC §4.12)', () => {
+describe('drift bands (contract §4.12)', () => {
   it('classifies PSI below 0.1 as stable, 0.1 to 0.25 as moderate, above 0.25 as significant', () => {
     expect(driftBand(0)).toBe('stable');
     expect(driftBand(0.0999)).toBe('stable');
@@ -39,7 +39,7 @@ describe('drift bands (SPEC §4.12)', () => {
     expect([driftTone('stable'), driftTone('moderate'), driftTone('significant')]).toEqual(['good', 'warn', 'bad']);
   });
 
-  it('lists every dimension in SPEC §2.9 order, null without a baseline', () => {
+  it('lists every dimension in contract §2.9 order, null without a baseline', () => {
     const d = dims<{ psi: number; baseline_samples: number; current_samples: number } | null>(null);
     d.volume = { psi: 0.3, baseline_samples: 30, current_samples: 7 };
     const rows = driftRows(d);
@@ -49,7 +49,7 @@ describe('drift bands (SPEC §4.12)', () => {
   });
 });
 
-describe('fleet sorting (DESIGN §8.14)', () => {
+describe('fleet sorting (design §8.14)', () => {
   const fleet: TrustFleetAgent[] = [
     { agent_id: 'a', hub_address: null, composite_score: 0.5, tier: 'unverified', percentile: 90 },
     { agent_id: 'b', hub_address: null, composite_score: 0.9, tier: 'enterprise', percentile: 10 },
@@ -101,7 +101,7 @@ describe('windows, dimensions, history', () => {
     expect([barPercent(0.456), barPercent(1.2), barPercent(-1), barPercent(null)]).toEqual([45.6, 100, 0, 0]);
   });
 
-  it('tells a warm-up answer from real data (SPEC §3.9)', () => {
+  it('tells a warm-up answer from real data (contract §3.9)', () => {
     expect(isWarmup({ sources: dims('warmup' as const) })).toBe(true);
     expect(isWarmup({ sources: { ...dims('warmup' as const), uptime: 'fleet_median' } })).toBe(false);
     expect(isWarmup({ sources: dims('telemetry' as const) })).toBe(false);
@@ -128,7 +128,7 @@ describe('windows, dimensions, history', () => {
   });
 });
 
-describe('shadow graduation gates (SPEC §3.4)', () => {
+describe('shadow graduation gates (contract §3.4)', () => {
   const check = (over: Partial<ShadowGraduationCheck['gates']> = {}): ShadowGraduationCheck => ({
     eligible: false,
     current_level: 'shadow',
@@ -169,7 +169,7 @@ describe('shadow graduation gates (SPEC §3.4)', () => {
   });
 });
 
-describe('telemetry formatting (DESIGN §8.18)', () => {
+describe('telemetry formatting (design §8.18)', () => {
   it('formats durations and rates', () => {
     expect([formatDuration(850), formatDuration(12_340), formatDuration(1_236_000)]).toEqual(['850 µs', '12.3 ms', '1.24 s']);
     expect(formatRate(0.025)).toBe('2.5%');
@@ -186,7 +186,7 @@ describe('telemetry formatting (DESIGN §8.18)', () => {
   });
 });
 
-describe('agents (DESIGN §8.18)', () => {
+describe('agents (design §8.18)', () => {
   const device = (id: string, name: string, kind: 'agent' | 'owner', status: Device['status']): Device => ({
     device_id: id,
     name,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `parley-bridge <hub-name> [--token <spt>] [--api-key <key>] [--endpoint <url>] [--config]`
- * (SPEC §4.19): bridge a local stdio MCP client to a rented agent, or print the host
+ * (contract §4.19): bridge a local stdio MCP client to a rented agent, or print the host
  * configuration (`--config`). `--api-key` (or PARLEY_API_KEY) subscribes when no token is given.
  * The local plugin is found as the tool server finds it (PARLEY_PLUGIN_URL, PARLEY_PLUGIN_TOKEN,
  * PARLEY_STATE_DIR). Exit status 2 on usage errors, 1 when the bridge cannot start.

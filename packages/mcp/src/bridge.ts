@@ -1,6 +1,6 @@
 /**
- * The bridge (SPEC §4.19 "A bridge CLI takes a hub name and options `--token <spt>`,
- * `--api-key <key>` (auto-subscribes), `--endpoint <url>`, `--config`"; DESIGN §8.29): an MCP
+ * The bridge (contract §4.19 "A bridge CLI takes a hub name and options `--token <spt>`,
+ * `--api-key <key>` (auto-subscribes), `--endpoint <url>`, `--config`"; design §8.29): an MCP
  * server over stdio whose tools are the skills a rented agent's Skill Permission Token grants.
  * A tool call travels end to end encrypted as a skill invocation (`invocation.ts`) over the A2A
  * channel with the rented agent, through the local plugin (which alone holds the keys), and the
@@ -29,7 +29,7 @@ export interface BridgeOptions extends PluginSettings {
   resultTimeoutMs?: number;
 }
 
-/** The claims the bridge reads from an SPT (DESIGN §8.7). */
+/** The claims the bridge reads from an SPT (design §8.7). */
 export interface SptClaims {
   sub: string;
   skill: string;

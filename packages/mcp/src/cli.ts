@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `parley-mcp`: the Parley MCP tool server (SPEC §4.19; DESIGN §8.27).
+ * `parley-mcp`: the Parley MCP tool server (contract §4.19; design §8.27).
  *
  *   parley-mcp [--http [PORT]] [--host 127.0.0.1] [--allowed-origin ORIGIN]… [--endpoint URL]
  *              [--agent-id did:hub:…] [--api-key KEY | --private-key HEX --device-id UUID]

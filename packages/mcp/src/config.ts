@@ -1,5 +1,5 @@
 /**
- * Configuration of the MCP tool server (SPEC §4.19; DESIGN §8.27): from the environment, with the
+ * Configuration of the MCP tool server (contract §4.19; design §8.27): from the environment, with the
  * same names as flags (`PARLEY_AGENT_ID` = `--agent-id`). Parsed once at start; a missing or
  * malformed setting stops the server with one clear line ({@link ConfigError}), never at the
  * first tool call.
@@ -21,7 +21,7 @@ import { statSync } from 'node:fs';
 import { isLoopbackUrl } from '@parley/sdk/node';
 import { hubAddress } from './hub-names.js';
 
-/** The default service base URL (DESIGN §3, §8.27). */
+/** The default service base URL (design §3, §8.27). */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
 /**
  * The default state directory of the tool server's agent (relative to the working directory: the
@@ -33,7 +33,7 @@ export const DEFAULT_STATE_DIR = '.parley/mcp';
 export const DEFAULT_MCP_PLUGIN_PORT = 18791;
 /** The plugin URL used when none is given and the state directory names none. */
 export const DEFAULT_MCP_PLUGIN_URL = `http://127.0.0.1:${DEFAULT_MCP_PLUGIN_PORT}`;
-/** SPEC §5 rule 4: the API key format. */
+/** contract §5 rule 4: the API key format. */
 export const API_KEY_PATTERN = /^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

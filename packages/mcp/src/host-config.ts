@@ -1,6 +1,6 @@
 /**
- * Host configuration blocks (SPEC §4.19 `svc_subscribe` / `svc_connect_agent` / the bridge's
- * `--config`; DESIGN §8.29): the `mcpServers` entry an MCP host (Claude Code, Cursor, Windsurf,
+ * Host configuration blocks (contract §4.19 `svc_subscribe` / `svc_connect_agent` / the bridge's
+ * `--config`; design §8.29): the `mcpServers` entry an MCP host (Claude Code, Cursor, Windsurf,
  * any client reading the common `mcpServers` JSON) pastes to reach a rented agent through
  * `parley-bridge <hub> --token <spt>`, and the equivalent one-line `claude mcp add` command.
  */

@@ -1,5 +1,5 @@
 /**
- * Hub names (DESIGN §8.13): an address (`research-bot`, any case) or its DID (`did:hub:research-bot`),
+ * Hub names (design §8.13): an address (`research-bot`, any case) or its DID (`did:hub:research-bot`),
  * normalised by the SDK's `normalizeHubAddress` and checked against the contract's
  * `HUB_ADDRESS_PATTERN`.
  */

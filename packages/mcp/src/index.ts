@@ -1,5 +1,5 @@
 /**
- * @parley/mcp — the Parley MCP tool server (SPEC §4.19; DESIGN §8.27-§8.29) and the bridge.
+ * @parley/mcp — the Parley MCP tool server (contract §4.19; design §8.27-§8.29) and the bridge.
  */
 export { parseConfig, ConfigError, type McpConfig, type McpSettings, SETTING_NAMES, DEFAULT_ENDPOINT } from './config.js';
 export { ToolRuntime, createMcpServer, SERVER_INFO } from './server.js';

@@ -1,5 +1,5 @@
 /**
- * Skill invocations between agents (SPEC §4.19 `svc_delegate_skill` "invokes skill", and the
+ * Skill invocations between agents (contract §4.19 `svc_delegate_skill` "invokes skill", and the
  * bridge): an invocation travels end to end encrypted as the text of an A2A message, a JSON object
  * `{"parley": "skill_invocation", "id", "skill", "args", "spt"?, "trace_id"}`; the invoked agent
  * answers with `{"parley": "skill_result", "in_reply_to": <id>, "ok": bool, "result"?, "error"?}`.

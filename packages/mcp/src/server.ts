@@ -1,5 +1,5 @@
 /**
- * The MCP tool server (SPEC §4.19): the official SDK's low-level `Server` with the 13 tools of
+ * The MCP tool server (contract §4.19): the official SDK's low-level `Server` with the 13 tools of
  * `tools/`. `tools/list` advertises each tool's JSON Schemas (input and output, from TypeBox);
  * `tools/call` checks the arguments against the input schema, runs the tool inside its `svc.tool`
  * span, and answers structured content plus a short text. Every failure — bad arguments, a

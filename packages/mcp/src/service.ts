@@ -1,7 +1,7 @@
 /**
- * The tool server's access to the Parley service (DESIGN §8.27): one authenticated
+ * The tool server's access to the Parley service (design §8.27): one authenticated
  * {@link ParleyClient} for the agent (its API key, or its enrolled device's JWT renewed by the
- * challenge route with the device's Ed25519 key, SPEC §4.4 / DESIGN §5) and an anonymous one for
+ * challenge route with the device's Ed25519 key, contract §4.4 / design §5) and an anonymous one for
  * the public routes (marketplace and hub search answer without credentials).
  */
 import { ed25519Sign, hexToBytes, ParleyClient, renewDeviceToken, startTokenAutoRenew, type AutoRenewHandle, type FetchLike } from '@parley/sdk';

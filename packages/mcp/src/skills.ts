@@ -1,5 +1,5 @@
 /**
- * `PARLEY_SKILLS_DIR` (DESIGN §8.27): the skills this agent offers, one file each — `<name>.json`
+ * `PARLEY_SKILLS_DIR` (design §8.27): the skills this agent offers, one file each — `<name>.json`
  * (`{name?, description?, input_schema?}`) or `<name>.md` (Markdown; an optional YAML-like front
  * matter `name:` / `description:` line, else the first heading or paragraph describes it). Read
  * once at start; a file that cannot be parsed stops the server with one line.

@@ -1,5 +1,5 @@
 /**
- * The shape of one MCP tool (SPEC §4.19): its name, JSON Schemas (TypeBox, so one schema gives
+ * The shape of one MCP tool (contract §4.19): its name, JSON Schemas (TypeBox, so one schema gives
  * the advertised `inputSchema` / `outputSchema`, the argument check and the TypeScript types), the
  * function that runs it and a short text rendering for hosts that read text only.
  */

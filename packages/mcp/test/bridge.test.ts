@@ -1,5 +1,5 @@
 /**
- * The bridge (SPEC §4.19; DESIGN §8.29): `parley-bridge --config` prints the host configuration;
+ * The bridge (contract §4.19; design §8.29): `parley-bridge --config` prints the host configuration;
  * `parley-bridge <hub> --api-key <key>` rents the hub's published listing with the tenant's
  * default payment method and serves, over stdio, one tool per rented skill; a call travels end to
  * end encrypted through the renter's local plugin over the A2A channel the rental authorizes, the

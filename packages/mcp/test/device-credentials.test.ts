@@ -1,5 +1,5 @@
 /**
- * Device credentials (DESIGN §8.27): with PARLEY_PRIVATE_KEY (the enrolled agent device's Ed25519
+ * Device credentials (design §8.27): with PARLEY_PRIVATE_KEY (the enrolled agent device's Ed25519
  * key) and PARLEY_DEVICE_ID instead of an API key, the tool server obtains its device JWT by the
  * challenge route (proof of possession) and acts as that device — svc_subscribe included (the
  * marketplace's rental routes take the agent's own device JWT); a key that is not the device's is a

@@ -1,5 +1,5 @@
 /**
- * Discovery and marketplace tools over stdio (SPEC §4.19, §4.10, §4.11, §4.16; DESIGN §8.28,
+ * Discovery and marketplace tools over stdio (contract §4.19, §4.10, §4.11, §4.16; design §8.28,
  * §8.29): the `parley-mcp` command as a child process, driven by the official SDK's client,
  * against a real Parley server. Success and failure paths; failures are tool errors with the
  * service's detail, never protocol errors.

@@ -1,6 +1,6 @@
 /**
  * Test fixtures of the MCP tool server: a real Parley server (PGlite), API-key agents with a bound
- * hub identity (key material registered over the socket, SPEC §5 rule 4), and MCP clients of the
+ * hub identity (key material registered over the socket, contract §5 rule 4), and MCP clients of the
  * official SDK over stdio (the `parley-mcp` command as a child process) and Streamable HTTP.
  */
 import { spawn } from 'node:child_process';

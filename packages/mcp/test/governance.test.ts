@@ -1,5 +1,5 @@
 /**
- * Governance tools over stdio (SPEC §4.19, §4.14; DESIGN §8.6, §8.7): svc_check_policy and
+ * Governance tools over stdio (contract §4.19, §4.14; design §8.6, §8.7): svc_check_policy and
  * svc_delegate_skill through the service's one skill policy pipeline (a delegation below the trust
  * floor is refused AND audited), svc_submit_audit into the tenant's hash chain, svc_register_agent,
  * the messaging tools' answer when the local plugin is not running, and the W3C trace context of

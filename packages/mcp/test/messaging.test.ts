@@ -1,5 +1,5 @@
 /**
- * Messaging through the local plugin (SPEC §4.19, §4.13, §1.2): two agents, each an API-key agent
+ * Messaging through the local plugin (contract §4.19, §4.13, §1.2): two agents, each an API-key agent
  * runtime with its plugin, each driven by its own tool server — x's `parley-mcp` over stdio, y's
  * over Streamable HTTP. svc_open_channel waits
  * for the owner's approval and the key exchange; a message from svc_send_message arrives decrypted

@@ -1,5 +1,5 @@
 /**
- * svc_send_message / svc_poll_messages with the agent's owner and its rooms (SPEC §4.19, §4.6,
+ * svc_send_message / svc_poll_messages with the agent's owner and its rooms (contract §4.19, §4.6,
  * §4.4), through the local plugin of API-key agents against a real server: a message with only
  * `text` reaches the owner's device; an owner device registered after the agent registered talks
  * with it at once (`owner_device_linked`) and gets the owner's copy too; a room message sent with

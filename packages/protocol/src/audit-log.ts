@@ -1,5 +1,5 @@
 /**
- * What the service and a verifier of its audit log (DESIGN §8.10, §8.33) must compute alike: the
+ * What the service and a verifier of its audit log (design §8.10, §8.33) must compute alike: the
  * fields an audit event's chain hash covers, and the RFC 9162 §2.1 (RFC 6962) tree hashing of the
  * transparency log. The package depends on TypeBox alone, so the caller brings its SHA-256 (the
  * server Node's, the SDK a browser-safe one); building proofs stays with the server, checking
@@ -7,7 +7,7 @@
  */
 
 /**
- * The fields of an audit event that its chain hash covers (DESIGN §8.10):
+ * The fields of an audit event that its chain hash covers (design §8.10):
  * `hash = hex(BLAKE2b-256(bytes(prev_hash) || UTF-8(JCS(event))))` over exactly these, with
  * `created_at` in ISO 8601 UTC, `Date.prototype.toISOString()` form (millisecond precision).
  */

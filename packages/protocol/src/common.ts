@@ -1,13 +1,13 @@
 /**
- * Shared TypeBox building blocks of the wire (DESIGN §7 conventions): ids, keys, signatures,
+ * Shared TypeBox building blocks of the wire (design §7 conventions): ids, keys, signatures,
  * timestamps, base64, the `{detail}` error body, paging queries and the message fields shared by
- * the REST body and the `message` frame (SPEC §2.4, §6.1). One schema drives the server's
+ * the REST body and the `message` frame (contract §2.4, §6.1). One schema drives the server's
  * validation, the OpenAPI document and the SDK's static types.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
-/** 32-byte key as 64 hex characters (Ed25519 or X25519, DESIGN §7); stored lowercase. */
+/** 32-byte key as 64 hex characters (Ed25519 or X25519, design §7); stored lowercase. */
 export const KeyHex = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: '32-byte key, hex' });
 /** 64-byte Ed25519 signature as 128 hex characters. */
 export const SignatureHex = Type.String({ pattern: '^[0-9a-fA-F]{128}$', description: 'Ed25519 signature, hex' });
@@ -26,16 +26,16 @@ export const lit = <T extends string>(values: readonly T[], options?: { descript
     options,
   );
 
-/** `{detail}`: the error body of every route and of `error` frames (SPEC §7). */
+/** `{detail}`: the error body of every route and of `error` frames (contract §7). */
 export const ErrorBody = Type.Object({ detail: Type.String() }, { $id: 'Error' });
 export type ErrorBody = Static<typeof ErrorBody>;
 
-/** Device status (SPEC §2.3, uppercase on the wire per DESIGN §7). */
+/** Device status (contract §2.3, uppercase on the wire per design §7). */
 export const DEVICE_STATUSES = ['PENDING', 'APPROVED', 'ACTIVE', 'REVOKED'] as const;
 export const DeviceStatus = lit(DEVICE_STATUSES);
 export type DeviceStatus = Static<typeof DeviceStatus>;
 
-/** Message types (SPEC §2.4). */
+/** Message types (contract §2.4). */
 export const MESSAGE_TYPES = [
   'text',
   'decision_request',
@@ -50,7 +50,7 @@ export const MESSAGE_TYPES = [
 export const MessageType = lit(MESSAGE_TYPES);
 export type MessageType = Static<typeof MessageType>;
 
-/** Message priority (SPEC §2.4; the service defaults to `normal`). */
+/** Message priority (contract §2.4; the service defaults to `normal`). */
 export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 export const Priority = lit(PRIORITIES);
 export type Priority = Static<typeof Priority>;
@@ -59,7 +59,7 @@ export type Priority = Static<typeof Priority>;
  * A copy of `schema` in which every `additionalProperties: false` refuses unknown keys. The
  * server's validator runs with `removeAdditional: true`, which silently drops such keys; a policy
  * must not silently lose a condition and a setting must not silently be ignored, so an unknown key
- * is a 400 naming it (DESIGN §8.5, §8.22). The static type is unchanged.
+ * is a 400 naming it (design §8.5, §8.22). The static type is unchanged.
  */
 export function refuseUnknownKeys<T extends TSchema>(schema: T): T {
   const walk = (s: unknown): unknown => {
@@ -78,14 +78,14 @@ export function refuseUnknownKeys<T extends TSchema>(schema: T): T {
 /** `{id}` path parameter. */
 export const IdParams = Type.Object({ id: Uuid });
 
-/** `since` (ISO timestamp or `next_cursor`), `limit` (DESIGN §8.12: default 50, max 200), `topic_id`. */
+/** `since` (ISO timestamp or `next_cursor`), `limit` (design §8.12: default 50, max 200), `topic_id`. */
 export const PageQueryFields = {
   since: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'ISO 8601 timestamp or a next_cursor value (exclusive)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
   topic_id: Type.Optional(Uuid),
 };
 
-/** The fields a sender gives for one message (REST body and `message` frame; SPEC §6.1). */
+/** The fields a sender gives for one message (REST body and `message` frame; contract §6.1). */
 export const MessageFields = {
   header_blob: Base64,
   ciphertext: Ciphertext,
@@ -96,7 +96,7 @@ export const MessageFields = {
 };
 
 /**
- * A stored message as answered by history routes and sent in `message` frames (SPEC §6.1).
+ * A stored message as answered by history routes and sent in `message` frames (contract §6.1).
  * History entries also carry the recipient device's receipt times (docs/decisions.md "Delivery
  * and read receipts"): `delivered_at` (null until the recipient received it) and `read_at` (null
  * until the recipient's read mark covers it, or when it keeps read receipts off); live `message`

@@ -10,14 +10,14 @@ import type { Static, TSchema } from '@sinclair/typebox';
 /** HTTP methods used by the API. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** The `/api/v1` prefix of versioned routes (SPEC §9). */
+/** The `/api/v1` prefix of versioned routes (contract §9). */
 export const API_PREFIX = '/api/v1';
 
-/** WebSocket path (SPEC §4.18); not part of the OpenAPI document, hence not in the route table. */
+/** WebSocket path (contract §4.18); not part of the OpenAPI document, hence not in the route table. */
 export const WS_PATH = `${API_PREFIX}/ws`;
 
 /**
- * Who authenticates a route (SPEC §5):
+ * Who authenticates a route (contract §5):
  * - `none`: public, no credential read;
  * - `owner`: owner JWT (`Authorization: Bearer`) with a resolved tenant (`X-Tenant-Id` when the
  *   user has several; `X-Device-Id` names the acting owner device where the route uses it);
@@ -25,10 +25,10 @@ export const WS_PATH = `${API_PREFIX}/ws`;
  * - `device`: device JWT of an ACTIVE device (issued by activation or renewal);
  * - `owner-or-device`: either; clients send the device JWT when they have one;
  * - `owner-or-apikey`: owner JWT, or the API key (`X-API-Key`, optional `X-Workspace-Id`) of a
- *   third-party agent (SPEC §4.13);
+ *   third-party agent (contract §4.13);
  * - `device-or-apikey`: the agent's device JWT, or its API key;
  * - `any`: owner JWT, device JWT or API key;
- * - `public`: no credential needed; one that is sent is verified (401 when invalid, DESIGN §8.15)
+ * - `public`: no credential needed; one that is sent is verified (401 when invalid, design §8.15)
  *   and the route sees the principal (fuller answers, higher rate limits).
  */
 export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any' | 'public';
@@ -41,7 +41,7 @@ export interface RouteContract {
   readonly auth: AuthMode;
   /** OpenAPI summary. */
   readonly summary: string;
-  /** OpenAPI tags (the SPEC area). */
+  /** OpenAPI tags (the contract area: docs/contract.md §4). */
   readonly tags: readonly string[];
   /**
    * What the operation does, narrower rules on who may call it than `auth` says, and every status
@@ -57,7 +57,7 @@ export interface RouteContract {
   readonly body?: TSchema;
   /** Answers by 2xx status; the lowest is the one the SDK returns. A 204 has no schema (`null`). */
   readonly responses: Readonly<Record<number, TSchema | null>>;
-  /** Error statuses the route documents; each answers `{detail}` (SPEC §7). */
+  /** Error statuses the route documents; each answers `{detail}` (contract §7). */
   readonly errors: readonly number[];
   /** Non-JSON request media types the route accepts (raw uploads, OTLP protobuf). */
   readonly contentTypes?: readonly string[];

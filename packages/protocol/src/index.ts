@@ -1,12 +1,12 @@
 /**
  * @parley/protocol — Parley's wire contract, the one source of every request, answer and frame
  * shape (schemas only; errors, clients and helpers stay with the server and the SDK):
- * - `common`: ids, keys, timestamps, `{detail}`, message fields (DESIGN §7);
+ * - `common`: ids, keys, timestamps, `{detail}`, message fields (design §7);
  * - `contract`: the route row type, auth modes, OpenAPI security, path filling;
  * - `route-docs`: the OpenAPI description of a row (who may call it, its errors and why);
  * - `ws-frames`: the WebSocket frames and events, close codes and socket authentication;
  * - `asyncapi`: the AsyncAPI 3.0 document of the WebSocket protocol, built from `ws-frames`;
- * - `areas/*`: the schemas, route rows and frames of each SPEC area;
+ * - `areas/*`: the schemas, route rows and frames of each contract area;
  * - `routes`: `ROUTES`, the route table assembled from the areas;
  * - `audit-log`: what the server and a verifier of the audit log must hash alike (the fields of
  *   the chain hash, RFC 9162 tree hashing over the caller's SHA-256).

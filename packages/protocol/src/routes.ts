@@ -1,6 +1,6 @@
 /**
  * The route table: every REST operation of the service, keyed by the SDK method that calls it,
- * assembled from one file per SPEC area (`areas/*.ts`).
+ * assembled from one file per contract area (`areas/*.ts`).
  */
 import { platformRoutes } from './areas/platform.js';
 import { tenantsRoutes } from './areas/tenants.js';

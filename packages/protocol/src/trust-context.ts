@@ -1,5 +1,5 @@
 /**
- * The service's JSON-LD vocabulary context (DESIGN §8.16), served at `GET /contexts/trust/v1`
+ * The service's JSON-LD vocabulary context (design §8.16), served at `GET /contexts/trust/v1`
  * and bundled by the SDK for offline credential verification: `TrustTierCredential` (a
  * credential type) and `trustTier` (the subject's tier, `certified` | `enterprise`). The terms
  * are defined once, in `trust-context-v1.json`, with fragment `@id`s (`#<term>`) relative to the

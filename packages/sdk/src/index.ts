@@ -4,12 +4,12 @@
  * - `client/`: typed REST client for every server route, agent enrollment with proof of possession.
  * - `did/`: the `did:hub` driver for the `did-resolver` package, DID update signing, key multibase.
  * - `credentials/`: the bundled JSON-LD contexts and an offline document loader for verifying credentials.
- * - `crypto/`: keys, X3DH + Double Ratchet sessions and their wire frames (SPEC §1.3, §2.4).
+ * - `crypto/`: keys, X3DH + Double Ratchet sessions and their wire frames (contract §1.3, §2.4).
  * - `mls/`: MLS (RFC 9420) groups over ts-mls, protocol selection.
- * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (SPEC §6.1), message
+ * - `realtime/`: WebSocket client with reconnect, queue, history, catch-up (contract §6.1), message
  *   statuses from delivery and read receipts.
- * - `content/`: the structured content types carried inside ciphertext (SPEC §2.4).
- * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (SPEC §1.3).
+ * - `content/`: the structured content types carried inside ciphertext (contract §2.4).
+ * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (contract §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
  * - `audit-log/`: the audit log's verifier: checkpoints, inclusion and consistency proofs (RFC 9162).
  * - `a2a-card/`: signed A2A Agent Cards anchored in `did:hub`: build, sign, verify.

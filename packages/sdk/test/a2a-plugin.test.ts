@@ -120,7 +120,7 @@ describe('A2A through the local plugin', () => {
     const [callerSpans, answerSpans] = await Promise.all([x, y].map(async (a) => (await owner.listTelemetry(a.address, { trace_id: traceId })).spans));
     expect(callerSpans).toHaveLength(1);
     expect(answerSpans).toHaveLength(1);
-    const [callSpan, answerSpan] = [callerSpans[0]!, answerSpans[0]!];
+    const [callSpan, answerSpan] = [callerSpans![0]!, answerSpans![0]!];
     expect(callSpan).toMatchObject({ name: 'svc.task', kind: 3, status: 'ok', parent_span_id: traceparent.split('-')[2] });
     expect(callSpan.attributes).toMatchObject({ 'svc.task': 'a2a.call', 'rpc.method': 'SendMessage', 'a2a.peer': y.address, 'a2a.outcome': 'answered', 'gen_ai.operation.name': 'invoke_agent' });
     expect(answerSpan).toMatchObject({ name: 'svc.task', kind: 2, status: 'ok', parent_span_id: callSpan.span_id });

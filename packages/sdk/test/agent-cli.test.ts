@@ -1,7 +1,7 @@
 /**
  * The `parley-agent` command as a real child process (`tsx packages/sdk/src/node/agent-cli.ts`,
  * what `npm run agent` runs) against a real server: enroll with an invite (polling the status no
- * faster than SPEC §8's 5 s), the owner approves, the agent echoes end to end; stopped with
+ * faster than contract §8's 5 s), the owner approves, the agent echoes end to end; stopped with
  * SIGINT and resumed with `run` from its state directory, it continues the same session; revoked,
  * it exits 0 with a message (close 4001). Usage errors exit 2. An API-key agent (`run --api-key`)
  * registers its keys on the first connection, serves the local plugin (owner messages in its

@@ -1,5 +1,5 @@
 /**
- * The audit log's verifier against a running service (DESIGN §8.33): the REST client's calls
+ * The audit log's verifier against a running service (design §8.33): the REST client's calls
  * (log key, checkpoint, event proof, consistency), their answers verified by the SDK with the key
  * alone, and the offline CLI (`npm run -s audit-log -- verify-inclusion | verify-consistency`) on
  * the saved answers: exit 0 when the proof holds, 1 when it does not (an edited event, a changed

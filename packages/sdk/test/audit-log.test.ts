@@ -1,5 +1,5 @@
 /**
- * The audit log's verifier (DESIGN §8.33) on reference data it did not make:
+ * The audit log's verifier (design §8.33) on reference data it did not make:
  * - RFC 6962 / RFC 9162 trees: the Certificate Transparency reference leaves, roots, inclusion
  *   and consistency proofs (fixtures/rfc6962.ts), the roots also recomputed by hand from the RFC's
  *   MTH definition with node:crypto;

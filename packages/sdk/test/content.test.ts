@@ -1,4 +1,4 @@
-/** Structured content types (SPEC §2.4): encode validates, decode validates and explains. */
+/** Structured content types (contract §2.4): encode validates, decode validates and explains. */
 import { describe, expect, it } from 'vitest';
 import {
   CONTENT_TYPES,

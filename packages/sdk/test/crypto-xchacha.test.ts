@@ -1,6 +1,6 @@
 /**
  * XChaCha20-Poly1305 wrapper against draft-irtf-cfrg-xchacha-03 §A.3.1 (AEAD_XChaCha20_Poly1305
- * test vector), plus the random-nonce seal/open wrapper and the DESIGN §7 derived values.
+ * test vector), plus the random-nonce seal/open wrapper and the design §7 derived values.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,7 +1,7 @@
 /**
- * `npm run demo` in CI: the whole main job (SPEC §3.1, §4.3–4.5, §6.1) on an embedded server,
+ * `npm run demo` in CI: the whole main job (contract §3.1, §4.3–4.5, §6.1) on an embedded server,
  * with MLS (the primary protocol) and with X3DH + Double Ratchet, ending with the database search
- * for plaintexts (SPEC §1.2).
+ * for plaintexts (contract §1.2).
  */
 import { describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';

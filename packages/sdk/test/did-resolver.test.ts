@@ -1,6 +1,6 @@
 /**
  * The SDK's `did:hub` driver for the `did-resolver` package, the DID update signer and the
- * ParleyClient DID methods, against a running server over HTTP (SPEC §4.10; DESIGN §8.15).
+ * ParleyClient DID methods, against a running server over HTTP (contract §4.10; design §8.15).
  */
 import { Resolver } from 'did-resolver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

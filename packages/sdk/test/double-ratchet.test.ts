@@ -1,6 +1,6 @@
 /**
- * X3DH + Double Ratchet sessions (SPEC §1.3, §2.4): delivery order, skipped-key bounds, replay,
- * tampering, forward secrecy of the serialized state, X3DH agreement and the DESIGN §7 fingerprint.
+ * X3DH + Double Ratchet sessions (contract §1.3, §2.4): delivery order, skipped-key bounds, replay,
+ * tampering, forward secrecy of the serialized state, X3DH agreement and the design §7 fingerprint.
  * The session and serialized-state suites run twice: on a session agreed with classical X3DH and
  * on one agreed with PQXDH (issue 16; PQXDH's own tests are in pqxdh.test.ts).
  */
@@ -78,7 +78,7 @@ describe('X3DH', () => {
   });
 });
 
-describe('fingerprint (DESIGN §7)', () => {
+describe('fingerprint (design §7)', () => {
   it('is the first 16 bytes of BLAKE2b-256 of the raw key in 8 groups of 4 hex chars', () => {
     const id = device();
     const fp = id.fingerprint;

@@ -1,6 +1,6 @@
 /**
  * The enrolled echo agent (`node/agent.ts`) and owner devices registered after its activation
- * (SPEC §4.4, §6.1 `owner_device_linked`): the owner's new phone talks to the running agent at once
+ * (contract §4.4, §6.1 `owner_device_linked`): the owner's new phone talks to the running agent at once
  * — the agent answers it — and the agent saves the new conversation and the phone's keys in its
  * `agent.json`, so a restart keeps them.
  */

@@ -1,7 +1,7 @@
 /**
- * The SDK's governance methods against a real server over HTTP: trust scores (SPEC §2.9, §3.9,
- * §4.12; DESIGN §8.14), shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8) and Skill
- * Permission Tokens (DESIGN §8.7): recompute then read the 12-dimension score, drive a shadow
+ * The SDK's governance methods against a real server over HTTP: trust scores (contract §2.9, §3.9,
+ * §4.12; design §8.14), shadow sessions (contract §2.14, §3.4, §4.17; design §8.8) and Skill
+ * Permission Tokens (design §8.7): recompute then read the 12-dimension score, drive a shadow
  * session from creation to graduation, issue an SPT as the owner for an agent with a hub identity,
  * validate it, revoke it and see validation fail; the compliance report in JSON and HTML.
  */

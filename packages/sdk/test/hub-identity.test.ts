@@ -2,7 +2,7 @@
 /// <reference path="../../server/src/modules/credentials/vendor.d.ts" />
 /**
  * The SDK's hub identity methods and offline credential verification against a real server over
- * HTTP (SPEC §2.8, §2.10, §3.3, §4.10, §4.11; DESIGN §8.15, §8.16): register an identity, add a
+ * HTTP (contract §2.8, §2.10, §3.3, §4.10, §4.11; design §8.15, §8.16): register an identity, add a
  * capability, read and update the profile, search, verify the agent, certify it (7-day score
  * history seeded as the superuser), obtain a TrustTierCredential, verify it offline
  * with @digitalbazaar/vc and the SDK's document loader (which fetches nothing but `did:hub`
@@ -178,7 +178,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
     expect(first.checks.filter((c) => !c.passed).map((c) => c.check)).toEqual(['trust_score']);
     await rejects(owner.issueCredential(identity.id), 403);
 
-    // A 7d score of 0.7 held for 8 days (daily snapshots of the bound device: certify reads the held score, SPEC §3.3).
+    // A 7d score of 0.7 held for 8 days (daily snapshots of the bound device: certify reads the held score, contract §3.3).
     await superuser(sql`update hub_identities set trust_score = 0.7 where id = ${identity.id}`);
     await superuser(sql`
       insert into trust_snapshots (id, tenant_id, device_id, "window", composite, dimensions, percentile, tier, computed_at)

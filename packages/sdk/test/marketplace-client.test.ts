@@ -1,5 +1,5 @@
 /**
- * The SDK's marketplace methods against a real server over HTTP (SPEC §4.16; DESIGN §8.23, §8.29):
+ * The SDK's marketplace methods against a real server over HTTP (contract §4.16; design §8.23, §8.29):
  * the tenant's default payment method round trip, an anonymous listing search, a draft listing for
  * a registered hub identity read back, and publishing refused (409) while the identity is unverified.
  */

@@ -1,5 +1,5 @@
 /**
- * RealtimeClient (SPEC §4.18, §6.1, §8; DESIGN §6, §7): against a real server listening on a port
+ * RealtimeClient (contract §4.18, §6.1, §8; design §6, §7): against a real server listening on a port
  * (delivery and acks, ping/pong, reconnect with catch-up and no duplicates, offline queue,
  * revocation, scanning), plus deterministic unit tests over a scripted WebSocket.
  */

@@ -1,5 +1,5 @@
 /**
- * Rental rooms in the SDK (SPEC §4.16; `secure/rental-rooms.ts`) against a real server: the
+ * Rental rooms in the SDK (contract §4.16; `secure/rental-rooms.ts`) against a real server: the
  * renter's owner device (REST sends with `X-Device-Id`) and the rented agent (an enrolled device
  * sending `rental_message` frames on its socket) exchange end-to-end encrypted messages through
  * the room layer of `RoomMessenger`; the database holds ciphertext only; the agent, restarted from

@@ -1,5 +1,5 @@
 /**
- * ParleyClient and the enrollment flow against a real server (SPEC §3.1, §4.1–§4.5, §7):
+ * ParleyClient and the enrollment flow against a real server (contract §3.1, §4.1–§4.5, §7):
  * tenant -> invite -> enroll with real Ed25519 keys -> approve -> activate -> owner device ->
  * messages both ways -> token renewal -> revoke -> 403.
  */
@@ -264,7 +264,7 @@ async function enrollAgentActivateOnly(client: ParleyClient, deviceId: string, s
   return activate(client, deviceId, sign);
 }
 
-describe('rate limits (SPEC §8 defaults)', () => {
+describe('rate limits (contract §8 defaults)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startApp({ listen: true });

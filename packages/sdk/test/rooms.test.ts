@@ -1,5 +1,5 @@
 /**
- * Rooms in the SDK (SPEC §2.5, §4.6; DESIGN §8.5): `SecureMessenger.seal` + room envelopes in
+ * Rooms in the SDK (contract §2.5, §4.6; design §8.5): `SecureMessenger.seal` + room envelopes in
  * memory, then `RoomMessenger` against a real server: an owner creates a room with two agents, an
  * agent's room message is encrypted once per recipient and both other members decrypt it, the
  * database holds no plaintext, an agent→agent block policy yields `blocked` for the agent and

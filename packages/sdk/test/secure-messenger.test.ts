@@ -1,5 +1,5 @@
 /**
- * SecureMessenger (SPEC §1.2–1.3, §2.4, §4.5, §6.1) against a real server listening on a port:
+ * SecureMessenger (contract §1.2–1.3, §2.4, §4.5, §6.1) against a real server listening on a port:
  * X3DH + Double Ratchet and MLS conversations both ways, both ends starting at once, a restart in
  * the middle (new messenger from the same FileSessionStore), and crashes on either side of the
  * state write (before: the message is read again from the service; after: it is handed over again
@@ -349,7 +349,7 @@ describe('SecureMessenger against a real server', () => {
     });
   });
 
-  it('MLS on one side only falls back to X3DH + Double Ratchet (SPEC §1.3)', async () => {
+  it('MLS on one side only falls back to X3DH + Double Ratchet (contract §1.3)', async () => {
     const w = await world();
     const agent = await agentSide(w, new MemorySessionStore(), false); // publishes no KeyPackages
     const owner = await ownerSide(w, new MemorySessionStore(), true);

@@ -1,4 +1,4 @@
--- Row-level security and the application role (DESIGN §4).
+-- Row-level security and the application role (design §4).
 -- Every tenant-owned table: ENABLE + FORCE ROW LEVEL SECURITY and one policy comparing tenant_id
 -- with the transaction-local setting app.tenant_id (nullif: an unset scope sees nothing).
 DO $$

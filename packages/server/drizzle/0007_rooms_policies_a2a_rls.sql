@@ -1,4 +1,4 @@
--- Row-level security for the tables of 0006 (DESIGN §4).
+-- Row-level security for the tables of 0006 (design §4).
 -- Single-tenant tables: the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass)
 FROM unnest(ARRAY['workspaces','workspace_members','rooms','room_members','room_conversations','room_messages','room_envelopes',

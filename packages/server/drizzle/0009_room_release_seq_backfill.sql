@@ -1,4 +1,4 @@
--- Release positions of room messages (DESIGN §8.5, docs/decisions.md "Rooms: member timelines by
+-- Release positions of room messages (design §8.5, docs/decisions.md "Rooms: member timelines by
 -- release position"): grant the new sequence to the application role, backfill the positions of
 -- existing rows, and drop MLS carrier ciphertexts nobody may read any more.
 GRANT USAGE, SELECT ON SEQUENCE room_release_seq TO parley_app;

@@ -1,4 +1,4 @@
--- Platform table (no tenant_id, DESIGN §8.16): the application role gets no grant on it, like signing_keys.
+-- Platform table (no tenant_id, design §8.16): the application role gets no grant on it, like signing_keys.
 CREATE TABLE "platform_keys" (
 	"purpose" text PRIMARY KEY NOT NULL,
 	"public_key_multibase" text NOT NULL,

@@ -1,4 +1,4 @@
--- Search documents of hub identities registered before issue 5 (DESIGN §8.15 search): the same
+-- Search documents of hub identities registered before issue 5 (design §8.15 search): the same
 -- expression as SEARCH_DOCUMENT in src/modules/hub/repo.ts ('english' text search configuration;
 -- A = address and display name, B = capability names, C = description, D = capability descriptions).
 UPDATE "hub_identities" SET "search_document" =

@@ -1,4 +1,4 @@
--- Row-level security for the tenant tables of 0018 (DESIGN §4): the policy of 0001_rls.sql.
+-- Row-level security for the tenant tables of 0018 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass)
 FROM unnest(ARRAY['device_presence','trust_snapshots','trust_daily_scores','trust_baselines','skill_grants','shadow_sessions','shadow_observations']) AS t;
 --> statement-breakpoint

@@ -1,4 +1,4 @@
--- Row-level security for the marketplace tables of 0020 (DESIGN §4, §8.23–§8.26).
+-- Row-level security for the marketplace tables of 0020 (design §4, §8.23–§8.26).
 -- Tenant tables: the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass)
 FROM unnest(ARRAY['marketplace_listings','marketplace_payouts','marketplace_connected_accounts','marketplace_payment_methods']) AS t;
@@ -17,7 +17,7 @@ FROM unnest(ARRAY['marketplace_rentals','marketplace_disputes','marketplace_disp
 REVOKE ALL ON ledger_transactions, ledger_entries FROM parley_app;
 --> statement-breakpoint
 -- processor_events holds processor event ids and types only (no tenant data): the application role
--- records an event as processed in the transaction that handles it (DESIGN §8.26: once per event).
+-- records an event as processed in the transaction that handles it (design §8.26: once per event).
 REVOKE ALL ON processor_events FROM parley_app;
 --> statement-breakpoint
 GRANT SELECT, INSERT ON processor_events TO parley_app;
@@ -34,7 +34,7 @@ CREATE TRIGGER ledger_transactions_append_only BEFORE UPDATE OR DELETE ON ledger
 --> statement-breakpoint
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO parley_app;
 --> statement-breakpoint
--- The application role appends to the ledger through this function only (DESIGN §8.24): one
+-- The application role appends to the ledger through this function only (design §8.24): one
 -- transaction per (kind, reference) — a retried step posts nothing twice (answers NULL) — whose
 -- entries must sum to zero, written in the caller's database transaction. SECURITY DEFINER: it runs
 -- with the migration owner's rights on the platform tables; callers cannot write them otherwise.

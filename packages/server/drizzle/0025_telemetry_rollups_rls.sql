@@ -1,4 +1,4 @@
--- Row-level security for the tenant tables of 0024 (DESIGN §4): the policy of 0001_rls.sql.
+-- Row-level security for the tenant tables of 0024 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['telemetry_span_rollups','telemetry_rollup_dirty']) AS t;
 --> statement-breakpoint
 -- Every INSERT into telemetry_spans marks the (tenant, device, UTC day) pairs it touched as dirty

@@ -1,4 +1,4 @@
--- The transparency log over the audit events (DESIGN §8.33; modules/audit/tree.ts). The events
+-- The transparency log over the audit events (design §8.33; modules/audit/tree.ts). The events
 -- stored before this migration get their tree here, level by level: leaves first
 -- (SHA-256(0x00 || chain hash bytes), index seq - 1), then each complete pair of a level makes
 -- its parent (SHA-256(0x01 || left || right)) until a level makes none.
@@ -22,7 +22,7 @@ BEGIN
   END LOOP;
 END $$;
 --> statement-breakpoint
--- Row-level security (DESIGN §4, the policy of 0001_rls.sql). Like the events, the tree and the
+-- Row-level security (design §4, the policy of 0001_rls.sql). Like the events, the tree and the
 -- checkpoints are append-only for the application role: no UPDATE or DELETE grant.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['audit_tree_nodes','audit_checkpoints']) AS t;
 --> statement-breakpoint

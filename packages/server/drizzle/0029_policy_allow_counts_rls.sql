@@ -1,4 +1,4 @@
--- Row-level security for the tenant tables of 0028 (DESIGN §4): the policy of 0001_rls.sql.
+-- Row-level security for the tenant tables of 0028 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['policy_allow_counts','policy_epochs']) AS t;
 --> statement-breakpoint
 -- The version of a tenant's policy set (issue 21; modules/policies/compiled.ts): every insert,

@@ -1,4 +1,4 @@
--- Row-level security for the tenant tables of 0033 (DESIGN §4): the policy of 0001_rls.sql.
+-- Row-level security for the tenant tables of 0033 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['agent_spend_caps','agent_spend_alerts','telemetry_token_rollups']) AS t;
 --> statement-breakpoint
 -- Token roll-ups of the spans already stored, for every closed UTC day (modules/spend/rollups.ts

@@ -1,4 +1,4 @@
--- Row-level security for the tables of 0035 (DESIGN §4): the policy of 0001_rls.sql.
+-- Row-level security for the tables of 0035 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['telemetry_export_settings','telemetry_export_outbox']) AS t;
 --> statement-breakpoint
 -- The export outbox is filled by statement triggers (docs/decisions.md "Telemetry export"): every

@@ -18,7 +18,7 @@ CREATE TABLE "room_receipts" (
 ALTER TABLE "devices" ADD COLUMN "read_receipts" boolean DEFAULT true NOT NULL;--> statement-breakpoint
 ALTER TABLE "read_marks" ADD CONSTRAINT "read_marks_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "read_marks_tenant_idx" ON "read_marks" USING btree ("tenant_id");--> statement-breakpoint
--- Row-level security (DESIGN §4): the tenant policy of 0001_rls.sql.
+-- Row-level security (design §4): the tenant policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls('read_marks'::regclass);--> statement-breakpoint
 SELECT parley_enable_tenant_rls('room_receipts'::regclass);--> statement-breakpoint
 -- Deleting room messages deletes their envelopes (migration 0037) and now their delivered receipts.

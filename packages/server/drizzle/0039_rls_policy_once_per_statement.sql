@@ -1,4 +1,4 @@
--- Tenant isolation evaluated once per statement (issues 15 and 21; DESIGN §4). The policies of
+-- Tenant isolation evaluated once per statement (issues 15 and 21; design §4). The policies of
 -- 0001_rls.sql and 0007 compared each row with `nullif(current_setting('app.tenant_id', true),
 -- '')::uuid`, a stable expression PostgreSQL evaluates again for every row a statement inserts
 -- or filters: about 1 µs per row, a tenth of a room envelope's or receipt's insert. As a scalar

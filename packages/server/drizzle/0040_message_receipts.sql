@@ -29,7 +29,7 @@ INSERT INTO "device_message_counts" ("tenant_id", "device_id", "kind", "n")
 ALTER TABLE "messages" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 DROP INDEX "messages_undelivered_idx";--> statement-breakpoint
 ALTER TABLE "messages" DROP COLUMN "delivered_at";--> statement-breakpoint
--- Row-level security (DESIGN §4): the tenant policy of 0001_rls.sql (in its 0039 form).
+-- Row-level security (design §4): the tenant policy of 0001_rls.sql (in its 0039 form).
 SELECT parley_enable_tenant_rls('message_receipts'::regclass);--> statement-breakpoint
 SELECT parley_enable_tenant_rls('device_message_counts'::regclass);--> statement-breakpoint
 -- Deleting messages (directly, or by the cascade from their conversation or tenant) deletes their

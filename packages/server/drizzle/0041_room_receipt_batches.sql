@@ -13,7 +13,7 @@ INSERT INTO room_receipt_batches (tenant_id, room_message_id, recipient_device_i
   SELECT tenant_id, room_message_id, array_agg(recipient_device_id ORDER BY recipient_device_id), received_at
   FROM room_receipts GROUP BY tenant_id, room_message_id, received_at;--> statement-breakpoint
 ALTER TABLE room_receipts FORCE ROW LEVEL SECURITY;--> statement-breakpoint
--- Row-level security (DESIGN §4): the tenant policy of 0001_rls.sql.
+-- Row-level security (design §4): the tenant policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls('room_receipt_batches'::regclass);--> statement-breakpoint
 -- room_receipts stays for the previous release's instances during a rolling upgrade (docs/operations.md,
 -- "Upgrades"); the next release copies what they wrote after this copy and drops it. Deleting room

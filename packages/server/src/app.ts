@@ -1,6 +1,6 @@
 /**
  * buildApp(config, overrides) -> a ready Fastify instance that never listens by itself
- * (DESIGN §1): tests use `inject` or `listen({port: 0})`, main.ts listens on HOST:PORT.
+ * (design §1): tests use `inject` or `listen({port: 0})`, main.ts listens on HOST:PORT.
  *
  * Composition root: opens the database (PGlite or PostgreSQL), applies migrations, chooses the
  * event bus (in-process, or Redis when `REDIS_URL` is set), loads signing keys, wires services
@@ -175,7 +175,7 @@ export interface Parley {
   federation: FederationService;
   /** Marketplace services (tests and the CLI run payouts and the trust monitor through them). */
   marketplace: Marketplace;
-  /** This instance's Prometheus instruments (DESIGN §8.32). */
+  /** This instance's Prometheus instruments (design §8.32). */
   metrics: Metrics;
   /** Set `draining` on SIGTERM: readiness fails while the instance shuts down. */
   lifecycle: Lifecycle;
@@ -203,7 +203,7 @@ export interface AppOverrides {
   expiryJobIntervalMs?: number;
 }
 
-/** Removes the `token` query parameter from URLs before they are logged (DESIGN §7). */
+/** Removes the `token` query parameter from URLs before they are logged (design §7). */
 export function redactUrl(url: string): string {
   return url.replace(/([?&]token=)[^&]*/gi, '$1[REDACTED]');
 }
@@ -251,7 +251,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const notifier = new Notifier(bus);
   // The logger exists once `app` is built below; the closures only run later, at request time.
   const policyLog = { warn: (o: object, m: string) => app.log.warn(o, m), error: (o: object, m: string) => app.log.error(o, m) };
-  // Tenant settings honoured by other services inside their own transactions (DESIGN §8.22).
+  // Tenant settings honoured by other services inside their own transactions (design §8.22).
   const settings = new SettingsService(db, defaultSettings(config.heldMessageTtlMs));
   const heldTtlMsOf = async (tx: Tx, tenantId: string) => (await settings.read(tx, tenantId)).held_message_ttl_hours * 3_600_000;
   const policies = new PolicyService({ db, notifier, heldTtlMs: config.heldMessageTtlMs, heldTtlMsOf, log: policyLog });
@@ -259,7 +259,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const keyBinding = new KeyBindingService(db, secrets, { required: config.keyBindingRequired });
   await keyBinding.init();
   const apiKeys = new ApiKeyService(db, notifier, keyBinding);
-  // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (DESIGN §8.16).
+  // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (design §8.16).
   const issuer = new PlatformIssuer(db, secrets, config.credentials.platformHubAddress, config.publicUrl);
   await issuer.init();
   const hub = new HubService(db, [issuer.address]);
@@ -326,7 +326,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       : redis
         ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: 60, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }) })
         : new RateLimiterMemory({ points, duration: 60 });
-  // SPEC §8's messages per minute per device: one budget for socket frames and REST sends.
+  // contract §8's messages per minute per device: one budget for socket frames and REST sends.
   const messageRate = new MessageRate(perMinuteLimiter('parley-ws', config.rateLimits.wsMessagesPerMin));
   // Presence shared by every instance through Redis when configured (realtime/presence.ts).
   const sharedPresence = redis ? new RedisPresence({ redis, instanceId: defaultInstanceId(), onError: (err) => app.log.debug({ err }, 'presence update failed') }) : undefined;
@@ -384,7 +384,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   app.decorate('parley', { config, database, devIdp, deviceTokens, secrets, gateway, bus, policies, hub, hubDid, federation, marketplace: undefined as unknown as Marketplace, metrics, lifecycle } satisfies Parley);
 
-  // The web app's page paths answer its index.html instead of a 404 (DESIGN §8.30).
+  // The web app's page paths answer its index.html instead of a 404 (design §8.30).
   // Stripe.js (its script, frames and API) only when Stripe is the processor (docs/operations.md, Payment processor).
   const dashboardSources = { connectSrc: config.oidc ? [new URL(config.oidc.issuer).origin] : [], stripe: config.marketplace.stripe !== undefined };
   const pageFallback = hasDashboard(config.dashboardDir) ? await registerDashboard(app, config.dashboardDir, dashboardSources) : undefined;
@@ -445,7 +445,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(decisionRoutes, { prefix: API_PREFIX, decisions });
   const telemetry = new TelemetryService({ db, writer: tenantWriter, listDefault: config.limits.listDefault, listMax: config.limits.listMax });
   await app.register(telemetryRoutes, { prefix: API_PREFIX, telemetry });
-  // The audit log and its transparency log (DESIGN §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
+  // The audit log and its transparency log (design §8.10, §8.33): the platform audit-log key is shared by all instances (platform_keys).
   const auditLogKeys = new AuditLogKeys(db, secrets, config.publicUrl, overrides.keyRefreshMs);
   await auditLogKeys.init();
   const transparency = new AuditTransparency(db, auditLogKeys);
@@ -467,7 +467,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     onError: (err) => app.log.warn({ err }, 'trust recompute job failed'),
     metrics,
   });
-  // Raw span retention (SPEC §4.14): old spans go once their day is rolled up for the trust engine.
+  // Raw span retention (contract §4.14): old spans go once their day is rolled up for the trust engine.
   const stopTelemetryPrune = scheduleTelemetryPrune({
     db,
     retentionDays: config.telemetryRetentionDays,
@@ -476,7 +476,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     onError: (err) => app.log.warn({ err }, 'telemetry pruning job failed'),
     metrics,
   });
-  // Trust score routes (SPEC §4.12): scores, fleet, history, drift, compliance reports, recompute.
+  // Trust score routes (contract §4.12): scores, fleet, history, drift, compliance reports, recompute.
   await app.register(trustRoutes, {
     prefix: API_PREFIX,
     scores: new TrustQueryService({ db }),
@@ -488,7 +488,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const spend = new SpendService({ db, settings, notifier });
   await app.register(spendRoutes, { prefix: API_PREFIX, spend });
   const stopSpendAlerts = scheduleSpendAlerts({ db, spend, intervalMs: config.spendAlertIntervalMs, pollMs: config.jobPollIntervalMs, onError: (err) => app.log.warn({ err }, 'spend alert job failed'), metrics });
-  // Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
+  // Skill Permission Tokens and the skill policy pipeline (design §8.6, §8.7): the SPT key is shared by all instances (platform_keys).
   const sptKeys = new SptKeys(db, secrets, overrides.keyRefreshMs);
   await sptKeys.init();
   const skillLimiter = perMinuteLimiter('parley-skill', config.rateLimits.skillChecksPerMin);
@@ -507,7 +507,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     spend,
   });
   await app.register(grantRoutes, { prefix: API_PREFIX, grants, rateLimits: config.rateLimits });
-  // Marketplace (SPEC §4.16; DESIGN §8.23–§8.26): listings, rentals, disputes, payouts, the processor.
+  // Marketplace (contract §4.16; design §8.23–§8.26): listings, rentals, disputes, payouts, the processor.
   const marketplace = createMarketplace({
     db,
     config: config.marketplace,
@@ -525,14 +525,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   app.parley.marketplace = marketplace;
   registerRentalFrames(gateway, marketplace.room);
-  // A recompute or an operator tier grant may drop a rented agent below its listing: suspend such rentals at once (SPEC §4.16).
+  // A recompute or an operator tier grant may drop a rented agent below its listing: suspend such rentals at once (contract §4.16).
   const checkRentals = async () => void (await marketplace.monitor.check());
   trustEngine.onRecomputed(checkRentals);
   operatorTier.onGranted(checkRentals);
   await app.register(marketplaceRoutes, { prefix: API_PREFIX, db, ...marketplace, processor: marketplace.processor.name, publishableKey: config.marketplace.stripe?.publishableKey ?? null });
   const stopMarketplace = marketplace.start();
   await app.register(shadowRoutes, { prefix: API_PREFIX, shadow: new ShadowService({ db, listDefault: config.limits.listDefault, listMax: config.limits.listMax }) });
-  // The socket (SPEC §6); a plain HTTP GET without the upgrade is told so (426), not 404.
+  // The socket (contract §6); a plain HTTP GET without the upgrade is told so (426), not 404.
   app.route({
     method: 'GET',
     url: `${API_PREFIX}/ws`,

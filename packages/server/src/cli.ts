@@ -2,7 +2,7 @@
  * Admin CLI: `npm run cli -- <command>`.
  *   owner-token --sub <email> [--tenant <id>] [--ttl <seconds>] [--operator] [--url <service url>]
  *       Print an owner JWT from the built-in development identity provider (DATA_DIR key);
- *       `--operator` makes it a platform operator token (claim `parley_operator`, DESIGN §8.25).
+ *       `--operator` makes it a platform operator token (claim `parley_operator`, design §8.25).
  *       Warns on stderr, naming its DATA_DIR, when the service it is meant for would refuse it
  *       (cli/owner-token.ts).
  *   migrate
@@ -20,13 +20,13 @@
  *   wait-for --file <path> --line <text> [--timeout <seconds>]
  *       Wait until a file has a line starting with the text (cli/wait-for.ts); exit 1 on timeout.
  *   audit-verify --tenant <id>
- *       Recompute a tenant's audit hash chain (DESIGN §8.10); prints {valid, checked, first_broken},
+ *       Recompute a tenant's audit hash chain (design §8.10); prints {valid, checked, first_broken},
  *       exit code 0 when valid, 1 when broken.
  *   ledger verify
- *       Check that every marketplace ledger transaction balances (DESIGN §8.24, §8.35); prints
+ *       Check that every marketplace ledger transaction balances (design §8.24, §8.35); prints
  *       {balanced, transactions, imbalance_cents, unbalanced_transactions}, exit 0 balanced, 1 not.
  *   payouts run
- *       Run a payout now (DESIGN §8.35): pays every developer balance at or above the minimum;
+ *       Run a payout now (design §8.35): pays every developer balance at or above the minimum;
  *       prints the run's counts.
  *   rotate-signing-key | rotate-spt-key
  *       Add a new active device-token (resp. Skill Permission Token) signing key; the old one keeps
@@ -35,7 +35,7 @@
  *       Delete the old keys whose tokens have all expired (`--force`: every old key, for a
  *       compromised key). Prints {retired, kept}.
  *   rotate-audit-log-key
- *       Replace the audit-log checkpoint key (DESIGN §8.33); the old one keeps co-signing new
+ *       Replace the audit-log checkpoint key (design §8.33); the old one keeps co-signing new
  *       checkpoints until retired. Prints {vkey, previous} (the new and the old verifier keys).
  *   retire-audit-log-keys
  *       Stop the old audit-log keys from co-signing (once verifiers have the new vkey). Prints {retired}.

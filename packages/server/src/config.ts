@@ -1,5 +1,5 @@
 /**
- * One typed configuration object, parsed from the environment once (DESIGN §3) and passed down.
+ * One typed configuration object, parsed from the environment once (design §3) and passed down.
  * Nothing in the service reads `process.env` at import time; `loadConfig(env)` is the only reader.
  */
 import path from 'node:path';
@@ -7,39 +7,39 @@ import { fileURLToPath } from 'node:url';
 import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
 import { normalizeHubAddress } from './modules/hub/service.js';
 
-/** Rate limits (SPEC §8, DESIGN §8.12). `max` requests per `windowMs` milliseconds. */
+/** Rate limits (contract §8, design §8.12). `max` requests per `windowMs` milliseconds. */
 export interface RateLimitConfig {
   /** false when `RATE_LIMITS=off` (benchmarks and load tests only). */
   enabled: boolean;
-  /** `POST /enroll`: per IP. SPEC §8: 5 per 10 minutes. */
+  /** `POST /enroll`: per IP. contract §8: 5 per 10 minutes. */
   enrollPer10Min: number;
-  /** `GET /devices/{id}/status`: per device. SPEC §8: 1 per 5 seconds. */
+  /** `GET /devices/{id}/status`: per device. contract §8: 1 per 5 seconds. */
   deviceStatusPer5s: number;
-  /** WebSocket messaging per device. SPEC §8: 60 per minute. */
+  /** WebSocket messaging per device. contract §8: 60 per minute. */
   wsMessagesPerMin: number;
-  /** Every other authenticated route, per principal. DESIGN §8.12: 600 per minute. */
+  /** Every other authenticated route, per principal. design §8.12: 600 per minute. */
   defaultPerMin: number;
-  /** Unauthenticated routes without a SPEC limit, per IP. */
+  /** Unauthenticated routes without a contract limit, per IP. */
   publicPerMin: number;
-  /** `GET /verify/{address}` and `POST /verify/credential`, per minute. SPEC §8: 30 public (per IP), 300 with an API key (per key). */
+  /** `GET /verify/{address}` and `POST /verify/credential`, per minute. contract §8: 30 public (per IP), 300 with an API key (per key). */
   verifyPublicPerMin: number;
   verifyApiKeyPerMin: number;
-  /** `GET /hub/{address}/did` (and the resolver routes), per minute. SPEC §8: 60 public, 600 with an API key. */
+  /** `GET /hub/{address}/did` (and the resolver routes), per minute. contract §8: 60 public, 600 with an API key. */
   didPublicPerMin: number;
   didApiKeyPerMin: number;
-  /** `POST /grants/validate`, per minute: 30 public (per IP), 300 with an API key (per key), like verify (DESIGN §8.7). */
+  /** `POST /grants/validate`, per minute: 30 public (per IP), 300 with an API key (per key), like verify (design §8.7). */
   grantValidatePublicPerMin: number;
   grantValidateApiKeyPerMin: number;
-  /** Skill policy checks per agent and skill per minute: the pipeline's `rate` stage (`SKILL_CHECKS_PER_MIN`, default 60; DESIGN §8.6). */
+  /** Skill policy checks per agent and skill per minute: the pipeline's `rate` stage (`SKILL_CHECKS_PER_MIN`, default 60; design §8.6). */
   skillChecksPerMin: number;
   /** `POST /trust-scores/recompute` per tenant per minute (`RATE_LIMIT_TRUST_RECOMPUTE_PER_MIN`, default 2; docs/decisions.md "Trust score routes"). */
   trustRecomputePerMin: number;
 }
 
-/** Limits of DESIGN §8.12 (sizes in bytes). */
+/** Limits of design §8.12 (sizes in bytes). */
 export interface LimitsConfig {
   maxCiphertextBytes: number;
-  /** Largest attachment upload (DESIGN §8.12: 25 MiB). */
+  /** Largest attachment upload (design §8.12: 25 MiB). */
   maxAttachmentBytes: number;
   listDefault: number;
   listMax: number;
@@ -55,7 +55,7 @@ export interface OidcConfig {
   scope: string;
 }
 
-/** S3-compatible blob storage (DESIGN §3); used instead of the filesystem when `S3_BUCKET` is set. */
+/** S3-compatible blob storage (design §3); used instead of the filesystem when `S3_BUCKET` is set. */
 export interface S3Config {
   bucket: string;
   /** Custom endpoint (MinIO, s3rver…); when set, path-style addressing is used. */
@@ -72,7 +72,7 @@ export interface Config {
   /** Base URL used in links and DID service endpoints; no trailing slash. */
   publicUrl: string;
   dataDir: string;
-  /** The owners' web app's built files (`DASHBOARD_DIR`, default `packages/dashboard/dist`), served at `/` when it holds an `index.html` (DESIGN §8.30). */
+  /** The owners' web app's built files (`DASHBOARD_DIR`, default `packages/dashboard/dist`), served at `/` when it holds an `index.html` (design §8.30). */
   dashboardDir: string;
   /** PostgreSQL URL; undefined selects embedded PGlite under `dataDir/pglite`. */
   databaseUrl: string | undefined;
@@ -90,9 +90,9 @@ export interface Config {
   version: string;
   rateLimits: RateLimitConfig;
   limits: LimitsConfig;
-  /** WebSocket keepalive (SPEC §6.1): ping interval and dead timeout, in milliseconds. */
+  /** WebSocket keepalive (contract §6.1): ping interval and dead timeout, in milliseconds. */
   ws: { pingIntervalMs: number; deadTimeoutMs: number };
-  /** Device JWT lifetime in seconds (DESIGN §5: 24 h); also the longest a device JWT is accepted for. */
+  /** Device JWT lifetime in seconds (design §5: 24 h); also the longest a device JWT is accepted for. */
   deviceTokenTtlSec: number;
   /**
    * Longest owner-JWT lifetime accepted, in seconds (`OWNER_TOKEN_MAX_LIFETIME_SEC`, default 24 h,
@@ -100,9 +100,9 @@ export interface Config {
    * The development provider mints 12 h tokens.
    */
   ownerTokenMaxLifetimeSec: number;
-  /** Invite lifetime in milliseconds (SPEC §2.2: 10 minutes). */
+  /** Invite lifetime in milliseconds (contract §2.2: 10 minutes). */
   inviteTtlMs: number;
-  /** How long a held message awaits a decision before it expires, in milliseconds (DESIGN §8.3: 72 h). */
+  /** How long a held message awaits a decision before it expires, in milliseconds (design §8.3: 72 h). */
   heldMessageTtlMs: number;
   /** `GET /metrics` bearer token (`METRICS_TOKEN`); without it the route answers 404. */
   metricsToken: string | undefined;
@@ -117,12 +117,12 @@ export interface Config {
    * Set it behind a load balancer that sends `X-Forwarded-For` (docs/operations.md "Several instances").
    */
   trustProxy: boolean | string;
-  /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; DESIGN §8.19). */
+  /** How often the decision deadline job looks for lapsed decisions, in milliseconds (`DECISION_DEADLINE_INTERVAL_MS`, default 10000, at least 100; design §8.19). */
   decisionDeadlineIntervalMs: number;
-  /** Trust recompute period (SPEC §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
+  /** Trust recompute period (contract §3.9, §8: 6 h by default; `TRUST_RECOMPUTE_INTERVAL_HOURS`, fractions allowed). */
   trustRecomputeIntervalMs: number;
   /**
-   * Days of raw telemetry spans kept (`TELEMETRY_RETENTION_DAYS`, default 90, at least 1; SPEC
+   * Days of raw telemetry spans kept (`TELEMETRY_RETENTION_DAYS`, default 90, at least 1; contract
    * §4.14): spans that started before the UTC day this many days before today are deleted by the
    * pruning job once their day is rolled up for the trust engine (the daily roll-ups are kept), so
    * `GET …/telemetry`, its summary and the dashboard activity no longer show them.
@@ -134,15 +134,15 @@ export interface Config {
   spendAlertIntervalMs: number;
   /**
    * Period of the cluster-wide audit checkpoint job (`AUDIT_CHECKPOINT_INTERVAL_MINUTES`, default 60,
-   * fractions allowed, at least 1 second; DESIGN §8.33): it signs a checkpoint for every tenant whose
+   * fractions allowed, at least 1 second; design §8.33): it signs a checkpoint for every tenant whose
    * audit log grew since its last one. Owners get one on demand too (`GET /audit/checkpoint`).
    */
   auditCheckpointIntervalMs: number;
   /** How often each instance checks whether a cluster-wide scheduled job is due (`JOB_POLL_INTERVAL_MS`, default 60 s). */
   jobPollIntervalMs: number;
-  /** Skill Permission Token lifetime (DESIGN §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
+  /** Skill Permission Token lifetime (design §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
   sptTtlSec: number;
-  /** Webhook delivery (DESIGN §8.11); times in milliseconds. */
+  /** Webhook delivery (design §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
   /**
    * Refuse every registration (`client_key_register`, `POST /devices/register`) and activation
@@ -163,26 +163,26 @@ export interface Config {
    * "Key rotation"). Requires `SECRETS_KEY`.
    */
   secretsKeyPrevious: string[];
-  /** Verifiable credentials issued by the service (DESIGN §8.16). */
+  /** Verifiable credentials issued by the service (design §8.16). */
   credentials: CredentialsConfig;
   /**
-   * Identity-provider subjects of the platform operators (DESIGN §8.25; `PLATFORM_OPERATOR_SUBS`,
+   * Identity-provider subjects of the platform operators (design §8.25; `PLATFORM_OPERATOR_SUBS`,
    * comma-separated, blanks trimmed, duplicates dropped; default none). An owner token whose `sub`
    * is listed makes its owner an operator (`OwnerPrincipal.operator`).
    */
   platformOperatorSubs: string[];
-  /** Marketplace money and processor (DESIGN §8.24, §8.26). */
+  /** Marketplace money and processor (design §8.24, §8.26). */
   marketplace: MarketplaceConfig;
 }
 
 /**
- * Marketplace configuration (DESIGN §8.24, §8.26). With `stripe` set the Stripe Connect processor
+ * Marketplace configuration (design §8.24, §8.26). With `stripe` set the Stripe Connect processor
  * is used; otherwise the embedded local processor, whose events are signed with `localWebhookSecret`.
  */
 export interface MarketplaceConfig {
   /** Platform fee in basis points (`MARKETPLACE_FEE_BPS`, default 2000 = 20 %, 0..10000). */
   feeBps: number;
-  /** Minimum payout in cents (SPEC §8: 10.00 USD; `MARKETPLACE_MIN_PAYOUT_CENTS`). */
+  /** Minimum payout in cents (contract §8: 10.00 USD; `MARKETPLACE_MIN_PAYOUT_CENTS`). */
   minimumPayoutCents: number;
   /** Period of the cluster-wide payout run (`MARKETPLACE_PAYOUT_INTERVAL_HOURS`, default 168 = weekly). */
   payoutIntervalMs: number;
@@ -218,7 +218,7 @@ function stripeConfig(env: NodeJS.ProcessEnv): MarketplaceConfig['stripe'] {
   };
 }
 
-/** The platform issuer of TrustTierCredentials (DESIGN §8.16). */
+/** The platform issuer of TrustTierCredentials (design §8.16). */
 export interface CredentialsConfig {
   /**
    * Hub address of the service's own issuer DID `did:hub:<address>` (`PLATFORM_HUB_ADDRESS`,
@@ -229,7 +229,7 @@ export interface CredentialsConfig {
   ttlDays: number;
 }
 
-/** Webhook delivery worker settings (DESIGN §8.11). */
+/** Webhook delivery worker settings (design §8.11). */
 export interface WebhookConfig {
   /** How often the worker looks for due deliveries (`WEBHOOK_POLL_MS`, default 1000, at least 1). */
   pollMs: number;
@@ -303,7 +303,7 @@ function secretsKeyPrevious(env: NodeJS.ProcessEnv): string[] {
   return keys;
 }
 
-/** `PLATFORM_HUB_ADDRESS` (default `parley`), checked against the hub address rule (DESIGN §8.13). */
+/** `PLATFORM_HUB_ADDRESS` (default `parley`), checked against the hub address rule (design §8.13). */
 function platformHubAddress(env: NodeJS.ProcessEnv): string {
   const raw = env.PLATFORM_HUB_ADDRESS?.trim() || 'parley';
   const address = normalizeHubAddress(raw);
@@ -311,7 +311,7 @@ function platformHubAddress(env: NodeJS.ProcessEnv): string {
   return address;
 }
 
-/** `PLATFORM_OPERATOR_SUBS`: comma-separated subjects, trimmed, empty entries and duplicates dropped (DESIGN §8.25). */
+/** `PLATFORM_OPERATOR_SUBS`: comma-separated subjects, trimmed, empty entries and duplicates dropped (design §8.25). */
 function operatorSubs(env: NodeJS.ProcessEnv): string[] {
   return [...new Set((env.PLATFORM_OPERATOR_SUBS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
 }
@@ -322,7 +322,7 @@ const VERSION = '0.1.0';
 const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
 
 /**
- * Parse the environment into a Config. Every variable is optional (DESIGN §3).
+ * Parse the environment into a Config. Every variable is optional (design §3).
  * @throws ConfigError on a malformed value, or when only some `OIDC_*` variables are set.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -1,5 +1,5 @@
 /**
- * A2A channel requests by enrolled agent devices (SPEC §4.13, §3.3; DESIGN §8.5; docs/decisions.md
+ * A2A channel requests by enrolled agent devices (contract §4.13, §3.3; design §8.5; docs/decisions.md
  * "A2A channels"): an agent device's own JWT requests, lists and revokes channels acting as
  * itself, exactly like an API key; every rule stays (tier refusal naming the tier, the federation
  * agreement gate across tenants, one open channel per pair); an owner device's JWT and a

@@ -1,5 +1,5 @@
 /**
- * A2A channels backed by marketplace rentals (SPEC §3.5, §3.6, §4.13, §4.16, §4.19; DESIGN §8.5,
+ * A2A channels backed by marketplace rentals (contract §3.5, §3.6, §4.13, §4.16, §4.19; design §8.5,
  * §8.35; docs/decisions.md "A2A channels backed by rentals"): with an ACTIVE rental of a listing,
  * any agent of the renter tenant (even unverified) opens a channel to the rented hub identity
  * without a federation agreement; it is approved at once (both agents get

@@ -1,5 +1,5 @@
 /**
- * Agent-to-agent channels (SPEC §2.11, §3.3, §3.5, §4.13, §6.1; DESIGN §8.5; docs/decisions.md
+ * Agent-to-agent channels (contract §2.11, §3.3, §3.5, §4.13, §6.1; design §8.5; docs/decisions.md
  * "A2A channels"): request / approve / reject / revoke, key exchange and messages over real
  * sockets of API-key agents, both tenants' policies (stricter wins, hold then approve), tier
  * refusals that name the tier, federated channels with W3C traceparent, and the agreement gate.
@@ -255,7 +255,7 @@ describe('A2A channels', () => {
     expect((await x.ws.next('error')).data).toMatchObject({ status: 404, client_ref: 'unknown' });
   });
 
-  it('REST sends spend the same per-device budget as a2a_message frames (SPEC §8: 60 per minute): then 429 with Retry-After', async () => {
+  it('REST sends spend the same per-device budget as a2a_message frames (contract §8: 60 per minute): then 429 with Retry-After', async () => {
     const owner = await newOwner(t);
     const x = await keyAgent(owner);
     const y = await keyAgent(owner);

@@ -1,6 +1,6 @@
 /**
- * An agent's own audit events (`POST /api/v1/audit/events`; SPEC §4.19 `svc_submit_audit`, §4.14;
- * DESIGN §8.10; docs/decisions.md "Agent audit events"): device JWT and API-key agents append
+ * An agent's own audit events (`POST /api/v1/audit/events`; contract §4.19 `svc_submit_audit`, §4.14;
+ * design §8.10; docs/decisions.md "Agent audit events"): device JWT and API-key agents append
  * `agent.action` to their tenant's chain (actor, subject, data with the bound hub address), the
  * answer is the stored event, the chain stays valid, input limits (16 KiB details → 413), the
  * auth matrix (unregistered key 403) and tenant isolation.

@@ -1,5 +1,5 @@
 /**
- * The API-key HTTP path (SPEC §5: `X-API-Key`, optional `X-Workspace-Id`) on real routes:
+ * The API-key HTTP path (contract §5: `X-API-Key`, optional `X-Workspace-Id`) on real routes:
  * workspaces and team rooms as an API-key agent sees them, and every refusal of the path.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ describe('API keys on HTTP routes', () => {
     await t.close();
   });
 
-  it("a valid key lists the workspaces its device belongs to, with its role (SPEC §2.5 summaries)", async () => {
+  it("a valid key lists the workspaces its device belongs to, with its role (contract §2.5 summaries)", async () => {
     const res = await get('/workspaces', bound.headers);
     expect(res.status).toBe(200);
     expect(res.body.workspaces).toEqual([
@@ -114,7 +114,7 @@ describe('API keys on HTTP routes', () => {
       expect(res.status, url).toBe(403);
       expect(res.body.detail).toContain('client_key_register');
     }
-    // SPEC §4.13 discovery routes: the key has no device yet, so it belongs to nothing
+    // contract §4.13 discovery routes: the key has no device yet, so it belongs to nothing
     expect((await get('/workspaces', unbound.headers)).body).toEqual({ workspaces: [] });
     expect((await get('/team-rooms', unbound.headers)).body).toEqual({ team_rooms: [] });
   });

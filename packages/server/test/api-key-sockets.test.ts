@@ -1,4 +1,4 @@
-/** Trust on first use for API-key sockets (SPEC §2.6, §5 rule 4; DESIGN §7 client_key_register / client_key_accepted). */
+/** Trust on first use for API-key sockets (contract §2.6, §5 rule 4; design §7 client_key_register / client_key_accepted). */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newOwner, registerOwnerDevice, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

@@ -1,4 +1,4 @@
-/** API keys (SPEC §2.6, §4.8): raw key once, hash only at rest, revoke, atomic rotate, delete, isolation. */
+/** API keys (contract §2.6, §4.8): raw key once, hash only at rest, revoke, atomic rotate, delete, isolation. */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/lib/crypto.js';

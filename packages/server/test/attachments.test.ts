@@ -1,4 +1,4 @@
-/** Attachments (SPEC §4.7, DESIGN §8.5/§8.12): raw octet-stream upload and byte-exact download. */
+/** Attachments (contract §4.7, design §8.5/§8.12): raw octet-stream upload and byte-exact download. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The audit log as a verifiable transparency log (DESIGN §8.33), checked by the SDK's independent
+ * The audit log as a verifiable transparency log (design §8.33), checked by the SDK's independent
  * verifier (`@parley/sdk` audit-log):
  * - the proof shapes of RFC 9162 §2.1.3.1 / §2.1.4.1 against the RFC's recursion computed by hand,
  *   for every leaf and size up to 40; the stored tree against the CT reference vectors (roots,

@@ -1,5 +1,5 @@
 /**
- * Audit log (SPEC §4.14; DESIGN §8.10, §8.22): the pure hash chain against hand-computed values,
+ * Audit log (contract §4.14; design §8.10, §8.22): the pure hash chain against hand-computed values,
  * actions recording chained events in their own transactions, tampering detection (an edited or a
  * deleted row), the routes' auth matrix and tenant isolation, and the `audit-verify` CLI command.
  */

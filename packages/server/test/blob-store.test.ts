@@ -1,5 +1,5 @@
 /**
- * BlobStore contract (DESIGN §1 src/storage/): the same suite runs against the filesystem store
+ * BlobStore contract (design §1 src/storage/): the same suite runs against the filesystem store
  * and against the S3 store backed by a local s3rver.
  */
 import fs from 'node:fs';

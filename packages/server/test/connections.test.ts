@@ -1,4 +1,4 @@
-/** Connections (SPEC §4.10): agent devices, A2A channels and federation agreements; owner devices with health. */
+/** Connections (contract §4.10): agent devices, A2A channels and federation agreements; owner devices with health. */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,7 +144,7 @@ describe('connections', () => {
     }
   });
 
-  it("lists the caller's owner devices with health (DESIGN §8.2), last_seen and presence", async () => {
+  it("lists the caller's owner devices with health (design §8.2), last_seen and presence", async () => {
     const second = await registerOwnerDevice(t, acme);
     const removed = await registerOwnerDevice(t, acme);
     const rm = await t.request({ method: 'DELETE', url: `/api/v1/devices/${removed.deviceId}/remove`, headers: { ...acme.auth, 'x-device-id': od.deviceId } });

@@ -1,5 +1,5 @@
 /**
- * Conversations, messages and topics over HTTP (SPEC §2.4, §4.5, §7; DESIGN §7): listing with
+ * Conversations, messages and topics over HTTP (contract §2.4, §4.5, §7; design §7): listing with
  * topics, owner sends with X-Device-Id, base64 wire fields, size limit, history paging with
  * opaque total-ordered cursors, counterparty keys, topic create / rename / archive, and the
  * 401 / 404-across-tenants rules of every route.
@@ -61,7 +61,7 @@ describe('conversations, messages and topics', () => {
   }
 
   beforeAll(async () => {
-    // More agents are enrolled here than SPEC's 5 enrollments per IP per 10 minutes allow.
+    // More agents are enrolled here than the contract's 5 enrollments per IP per 10 minutes allow.
     t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
     a = await newOwner(t, 'Tenant A');
     aDev = await registerOwnerDevice(t, a);
@@ -216,7 +216,7 @@ describe('conversations, messages and topics', () => {
       expect((await history(a, aAgent.conversationId!, { limit: 200 })).body.messages).toHaveLength(before);
     });
 
-    it('accepts every SPEC message type and priority', async () => {
+    it('accepts every contract message type and priority', async () => {
       const types = ['text', 'decision_request', 'status_alert', 'action_confirmation', 'artifact', 'attachment', 'policy_alert', 'approval_request', 'approval_response'];
       const priorities = ['low', 'normal', 'high', 'urgent'];
       for (const [i, message_type] of types.entries()) {
@@ -279,7 +279,7 @@ describe('conversations, messages and topics', () => {
     });
   });
 
-  describe('GET /conversations/{id}/messages (history paging, DESIGN §7)', () => {
+  describe('GET /conversations/{id}/messages (history paging, design §7)', () => {
     let o: Owner;
     let od: OwnerDevice;
     let ag: Agent;

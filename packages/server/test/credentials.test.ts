@@ -1,5 +1,5 @@
 /**
- * Verifiable credentials (SPEC §2.10, §4.11; DESIGN §8.16): the platform issuer and its DID,
+ * Verifiable credentials (contract §2.10, §4.11; design §8.16): the platform issuer and its DID,
  * TrustTierCredential issuance and revocation, `POST /verify/credential` with its five checks,
  * the offline document loader (no remote fetch), the trust context, and the published
  * Ed25519Signature2020 test vector.

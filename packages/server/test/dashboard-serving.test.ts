@@ -1,5 +1,5 @@
 /**
- * Serving the owners' web app (DESIGN §8.30): the built files of DASHBOARD_DIR at `/` with a strict
+ * Serving the owners' web app (design §8.30): the built files of DASHBOARD_DIR at `/` with a strict
  * Content-Security-Policy, `index.html` for the app's page paths (client-side routing), and the
  * API, `/docs`, `/health` and `/.well-known` unchanged; without a built app `/` is a plain 404.
  */

@@ -1,5 +1,5 @@
 /**
- * Decisions (SPEC §2.4 decision_request, §4.15, §6.1 decision_response; DESIGN §8.4, §8.19,
+ * Decisions (contract §2.4 decision_request, §4.15, §6.1 decision_response; design §8.4, §8.19,
  * §8.22): the route matrix (agent, owner on its behalf, API key; 400/401/403/404), the awaiting
  * list with cursor pagination, resolution over a real agent socket (approve, deny, defer, 409 on a
  * second resolution), and the deadline job firing each lapsed decision exactly once while several

@@ -1,7 +1,7 @@
 /**
  * Authentication defects: device-token renewal challenges are stateless (nothing stored, the same
  * answer for every device id, known or not, of any tenant) yet still renew exactly once and expire;
- * an API key not yet bound to key material may read the discovery routes SPEC §4.13 opens to keys.
+ * an API key not yet bound to key material may read the discovery routes contract §4.13 opens to keys.
  */
 import { randomUUID } from 'node:crypto';
 import { count, eq } from 'drizzle-orm';
@@ -106,7 +106,7 @@ describe('an API key before registration', () => {
   });
   afterAll(() => t.close());
 
-  it('reads the SPEC §4.13 discovery lists (empty: it owns nothing yet); other routes stay 403', async () => {
+  it('reads the contract §4.13 discovery lists (empty: it owns nothing yet); other routes stay 403', async () => {
     const created = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: owner.auth, payload: { name: 'fresh' } });
     expect(created.status).toBe(201);
     const key = { 'x-api-key': created.body.key as string };

@@ -1,5 +1,5 @@
 /**
- * Lifecycle defects: a hub registration without the owner key (SPEC §2.8) is refused; the owner
+ * Lifecycle defects: a hub registration without the owner key (contract §2.8) is refused; the owner
  * device that creates a room (X-Device-Id) is a member of it and can post to it.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Development sign-in (DESIGN §8.31): `POST /api/v1/dev/login {email}` answers an owner JWT of the
+ * Development sign-in (design §8.31): `POST /api/v1/dev/login {email}` answers an owner JWT of the
  * built-in identity provider that works as one (it provisions a tenant); bad input is 400; a
  * server that does not listen on a loopback address refuses it (403), and so does a loopback
  * server asked under a foreign Host or Origin (DNS rebinding), on every route. (With OIDC configured it is

@@ -1,5 +1,5 @@
 /**
- * Device routes over HTTP (SPEC §2.3, §3.1, §4.4, §5, §7; DESIGN §5, §7): every transition of the
+ * Device routes over HTTP (contract §2.3, §3.1, §4.4, §5, §7; design §5, §7): every transition of the
  * device state machine and each refused one, owner devices, webhooks, presence, keys, history,
  * relink, device-token renewal, authentication failures and tenant isolation.
  */
@@ -16,7 +16,7 @@ import { LOW_ORDER_X25519, newDeviceKeys, SMALL_ORDER_ED25519, UNIVERSAL_SIGNATU
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FINGERPRINT_RE = /^[0-9a-f]{4}( [0-9a-f]{4}){7}$/;
 
-/** Wire shapes of DESIGN §7. */
+/** Wire shapes of design §7. */
 interface DeviceJson {
   device_id: string;
   name: string;
@@ -972,7 +972,7 @@ describe('owner routes: authentication, tenant isolation and wrong credentials',
     expect((await transition(a, revoked.deviceId, 'revoke')).status).toBe(200);
   });
 
-  /** Each owner route of SPEC §4.4 with a target in tenant A whose state would let the call succeed. */
+  /** Each owner route of contract §4.4 with a target in tenant A whose state would let the call succeed. */
   const routes = (): { name: string; opts: InjectOptions; check?: () => Promise<void> }[] => [
     { name: 'approve', opts: { method: 'PATCH', url: `/api/v1/devices/${pending.deviceId}/approve` } },
     { name: 'reject', opts: { method: 'PATCH', url: `/api/v1/devices/${pending.deviceId}/reject` } },

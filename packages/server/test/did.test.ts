@@ -1,8 +1,8 @@
 /**
- * DID documents, resolution and updates (SPEC §2.8, §4.10, §8; DESIGN §8.15): the multibase
+ * DID documents, resolution and updates (contract §2.8, §4.10, §8; design §8.15): the multibase
  * vector, DID Core rules on a real document, the resolution routes (`/hub/resolve/{address}`,
  * `/1.0/identifiers/{did}`), the owner-key-signed `PATCH /hub/{address}/did` (signature, replay,
- * staleness, tenants) and the SPEC §8 rate limit of `GET /hub/{address}/did`.
+ * staleness, tenants) and the contract §8 rate limit of `GET /hub/{address}/did`.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -137,7 +137,7 @@ describe('DID documents and resolution routes', () => {
     address = addr();
     await register(a, { hub_address: address, display_name: 'Signer', public_key: b64(ownerKeys.identityPublicKey) });
     bare = addr('bare');
-    // An identity registered before the owner key was required has none (SPEC §2.8 requires it now).
+    // An identity registered before the owner key was required has none (contract §2.8 requires it now).
     const legacy = await register(a, { hub_address: bare, display_name: 'No key', public_key: hubOwnerKey() });
     await t.app.parley.database.db.update(hubIdentities).set({ publicKey: null }).where(eq(hubIdentities.id, legacy.id));
     const key = await t.request({ method: 'POST', url: '/api/v1/api-keys', headers: a.auth, payload: { name: 'resolver' } });
@@ -336,8 +336,8 @@ describe('DID documents and resolution routes', () => {
   });
 });
 
-describe('rate limit of the DID routes (SPEC §8: 60/min public, 600/min with an API key)', () => {
-  it('defaults are the SPEC §8 numbers', () => {
+describe('rate limit of the DID routes (contract §8: 60/min public, 600/min with an API key)', () => {
+  it('defaults are the contract §8 numbers', () => {
     const limits = loadConfig({}).rateLimits;
     expect([limits.didPublicPerMin, limits.didApiKeyPerMin]).toEqual([60, 600]);
   });

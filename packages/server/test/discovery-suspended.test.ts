@@ -1,5 +1,5 @@
 /**
- * Discovery leaves out agents that verify-agent calls `suspended` (SPEC §4.10, §4.11, §4.16):
+ * Discovery leaves out agents that verify-agent calls `suspended` (contract §4.10, §4.11, §4.16):
  * an identity suspended, or whose bound agent device is revoked, is in neither the hub search nor
  * the marketplace's listing search (anonymous or authenticated, by text or by hub address), while
  * its owner still sees the listing among its own, and it cannot be rented by id; an identity

@@ -1,5 +1,5 @@
 /**
- * Enrollment over HTTP (SPEC §2.3, §3.1, §4.3, §5, §7, §8; DESIGN §7): POST /enroll with proof of
+ * Enrollment over HTTP (contract §2.3, §3.1, §4.3, §5, §7, §8; design §7): POST /enroll with proof of
  * possession, invite validity, malformed input, the per-IP rate limit, and the unauthenticated,
  * per-device rate-limited GET /devices/{id}/status.
  */
@@ -13,7 +13,7 @@ import { LOW_ORDER_X25519, newDeviceKeys, SMALL_ORDER_ED25519, UNIVERSAL_SIGNATU
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FINGERPRINT_RE = /^[0-9a-f]{4}( [0-9a-f]{4}){7}$/;
 
-/** DESIGN §7: first 16 bytes of BLAKE2b-256 over the raw identity key, 8 groups of 4 hex. */
+/** design §7: first 16 bytes of BLAKE2b-256 over the raw identity key, 8 groups of 4 hex. */
 function expectedFingerprint(identityPublicKeyHex: string): string {
   const digest = blake2b(Buffer.from(identityPublicKeyHex, 'hex'), { dkLen: 32 }).subarray(0, 16);
   return Buffer.from(digest).toString('hex').match(/.{4}/g)!.join(' ');

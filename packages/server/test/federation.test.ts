@@ -1,5 +1,5 @@
 /**
- * Federation agreements (SPEC §2.12, §4.13; docs/decisions.md "Federation agreements"): propose,
+ * Federation agreements (contract §2.12, §4.13; docs/decisions.md "Federation agreements"): propose,
  * list from both sides with roles, partner-only accept, derived expiry, renewal by both parties
  * (one asks, the other accepts; at most 365 days ahead), revoke, one live
  * agreement per tenant pair, third-tenant isolation, and FederationService.activeAgreementBetween

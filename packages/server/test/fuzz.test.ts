@@ -1,5 +1,5 @@
 /**
- * Property tests over the whole HTTP surface (SPEC §7, DESIGN §7 "errors {detail} — every error,
+ * Property tests over the whole HTTP surface (contract §7, design §7 "errors {detail} — every error,
  * the framework's own included"). Routes are taken from the generated OpenAPI document, so new
  * routes are fuzzed automatically: random JSON bodies, wrong field types, random path and query
  * values, all with valid owner auth, must never produce a 5xx, and every 4xx carries {detail}.

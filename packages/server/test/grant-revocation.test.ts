@@ -1,5 +1,5 @@
 /**
- * SPTs never outlive the agent they were issued to (DESIGN §8.7; SPEC §3.3; docs/decisions.md
+ * SPTs never outlive the agent they were issued to (design §8.7; contract §3.3; docs/decisions.md
  * "Skill Permission Tokens…"): revoking a device revokes its grants (reason `device_revoked`, the
  * jtis in the `device.revoked` audit) and demotes its hub identity to unverified through
  * decideTier (a `hub_tier_changes` row with reason `device_revoked`, audit `hub.tier_changed`);

@@ -1,5 +1,5 @@
 /**
- * Skill Permission Tokens (DESIGN §8.7; SPEC §3.3, §5 rule 8): issuance (owner on behalf of any
+ * Skill Permission Tokens (design §8.7; contract §3.3, §5 rule 8): issuance (owner on behalf of any
  * tier, agent for itself from certified up, API key), the token verified independently with jose
  * against the published JWKS, validation checks (signature, expiration, revocation, skill,
  * audience, the audience required) including tampered and expired tokens, list and revoke (owner), downgrade revocation

@@ -1,5 +1,5 @@
 /**
- * Held room messages end to end over real sockets (SPEC §3.8, §4.9; DESIGN §8.3, §8.5): the
+ * Held room messages end to end over real sockets (contract §3.8, §4.9; design §8.3, §8.5): the
  * recipient receives nothing while a message is held, receives the `room_message` after
  * approval and nothing after denial; a second decision answers 409; the held list never carries
  * ciphertext. The recipient's member timeline lists an approved message at its release, after

@@ -1,5 +1,5 @@
 /**
- * Agent self-registration (`POST /api/v1/hub/agents`; SPEC §4.19 `svc_register_agent`; DESIGN
+ * Agent self-registration (`POST /api/v1/hub/agents`; contract §4.19 `svc_register_agent`; design
  * §8.13, §8.15, §8.18; docs/decisions.md "Agent self-registration"): one transaction creates an
  * API key and a hub identity (409 leaves no key behind), the key's first `client_key_register`
  * binds the identity to the new device (and, without a registered owner key, makes the device key

@@ -1,5 +1,5 @@
 /**
- * Hub capabilities (SPEC §2.8, §4.10): `GET`/`POST /hub/{hub_address}/capabilities` — JSON Schema
+ * Hub capabilities (contract §2.8, §4.10): `GET`/`POST /hub/{hub_address}/capabilities` — JSON Schema
  * validation of `input_schema` (Ajv meta-schema check), SLA and version rules, duplicates, the
  * route matrix across tenants; and the registration rules completed in issue 5 (the owner key
  * must be a valid Ed25519 point; reserved addresses).
@@ -45,7 +45,7 @@ describe('hub capabilities', () => {
   });
   afterAll(() => t.close());
 
-  describe('registration owner key (SPEC §2.8, DESIGN §7)', () => {
+  describe('registration owner key (contract §2.8, design §7)', () => {
     it('accepts a real Ed25519 key and refuses 32 bytes that are no usable point (400)', async () => {
       expect((await register(a, { hub_address: addr(), display_name: 'K', public_key: ownerKey() })).status).toBe(201);
       const bad = {

@@ -1,5 +1,5 @@
 /**
- * Certification (SPEC §3.3 `POST /hub/identities/{id}/certify`; DESIGN §8.16): the five checks,
+ * Certification (contract §3.3 `POST /hub/identities/{id}/certify`; design §8.16): the five checks,
  * each failing alone; the tier rises only when they all pass (unverified → certified → enterprise
  * with the HELD score of the last 7 days) and falls at once when the latest 7d score is below the
  * current tier; every change recorded once in hub_tier_changes with the checks and audited
@@ -79,7 +79,7 @@ describe('hub certification', () => {
   const failed = (body: { checks: { check: string; passed: boolean }[] }) => body.checks.filter((c) => !c.passed).map((c) => c.check);
 
   beforeAll(async () => {
-    // Every candidate enrolls an agent: lift the per-IP enrollment limit (SPEC §8: 5 per 10 minutes).
+    // Every candidate enrolls an agent: lift the per-IP enrollment limit (contract §8: 5 per 10 minutes).
     t = await startApp({ env: { RATE_LIMIT_ENROLL_PER_10MIN: '1000' } });
     a = await newOwner(t, 'Tenant A');
     b = await newOwner(t, 'Tenant B');
@@ -225,7 +225,7 @@ describe('hub certification', () => {
     expect((await tierChanges(c.id)).map((x) => [x.from_tier, x.to_tier])).toEqual([['unverified', 'enterprise']]);
   });
 
-  it('lowers the tier at once when the latest score falls below it (SPEC §3.3 downgrade), audited', async () => {
+  it('lowers the tier at once when the latest score falls below it (contract §3.3 downgrade), audited', async () => {
     const c = await candidate(a);
     await setScore(c.id, 0.85);
     expect((await certify(c.id)).body.tier).toBe('enterprise');

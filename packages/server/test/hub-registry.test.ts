@@ -1,5 +1,5 @@
 /**
- * Hub-address registry (SPEC §2.8 address part, §4.10; DESIGN §8.13, §8.15, §8.18): registration
+ * Hub-address registry (contract §2.8 address part, §4.10; design §8.13, §8.15, §8.18): registration
  * by `POST /hub/register` and `POST /hub/identities`, address rules, platform-wide uniqueness,
  * device binding, listing, details, isolation across tenants, and the HubService lookups A2A uses.
  */
@@ -57,7 +57,7 @@ describe('hub-address registry', () => {
     const minimal = await register(a, { hub_address: addr(), display_name: 'Min' });
     expect(minimal.status).toBe(201);
     expect(minimal.body).toMatchObject({ description: null, capabilities: [], public_key: expect.any(String), device_id: null });
-    // SPEC §2.8: the registration body carries the owner key; without it nothing is registered.
+    // contract §2.8: the registration body carries the owner key; without it nothing is registered.
     for (const url of ['/api/v1/hub/register', '/api/v1/hub/identities']) {
       const address = addr();
       const keyless = await register(a, { hub_address: address, display_name: 'No key', public_key: undefined }, url);
@@ -142,7 +142,7 @@ describe('hub-address registry', () => {
     }
   });
 
-  describe('device binding (DESIGN §8.18)', () => {
+  describe('device binding (design §8.18)', () => {
     it('binds an ACTIVE agent device of the tenant, at most one identity per device (409)', async () => {
       const agent = await activeAgent(t, a);
       const res = await register(a, { hub_address: addr('bound'), display_name: 'Bound', device_id: agent.deviceId.toUpperCase() });

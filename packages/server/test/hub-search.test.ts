@@ -1,5 +1,5 @@
 /**
- * Hub discovery (SPEC §2.8 public profile, §4.10; DESIGN §8.15): `GET /hub/search` — PostgreSQL
+ * Hub discovery (contract §2.8 public profile, §4.10; design §8.15): `GET /hub/search` — PostgreSQL
  * full-text relevance, tier and capability filters, the anonymous 10-result cap, limits, suspended
  * identities — and `GET`/`PATCH /hub/{hub_address}/profile` with the search document kept current.
  * Each app starts on a fresh database, so result sets are exact.
@@ -103,7 +103,7 @@ describe('hub search and profiles', () => {
     expect((await search({ capability: 'no-such-capability' })).body.results).toEqual([]);
   });
 
-  describe('limits (SPEC §8: default 20, max 100; DESIGN §8.15: anonymous at most 10)', () => {
+  describe('limits (contract §8: default 20, max 100; design §8.15: anonymous at most 10)', () => {
     beforeAll(async () => {
       for (let i = 0; i < 24; i++) await register(i % 2 ? a : b, { hub_address: `bulk-${String(i).padStart(2, '0')}`, display_name: 'Bulk loader', description: 'bulk' });
     });
@@ -157,7 +157,7 @@ describe('hub search and profiles', () => {
   });
 
   describe('public profile', () => {
-    it('answers the SPEC §2.8 fields to anyone; capabilities are the union; 0.5 score fallback', async () => {
+    it('answers the contract §2.8 fields to anyone; capabilities are the union; 0.5 score fallback', async () => {
       const id = await register(a, { hub_address: addr('Profiled'), display_name: 'Profiled', description: 'about me', capabilities: ['chat', 'ocr'] });
       await addCapability(a, id.hub_address, { name: 'ocr', version: '2.0.0' });
       await addCapability(a, id.hub_address, { name: 'vision' });

@@ -1,5 +1,5 @@
 /**
- * Invites over HTTP (SPEC §2.2, §3.2, §4.2, §5, §7; DESIGN §5, §7): creation with the raw token
+ * Invites over HTTP (contract §2.2, §3.2, §4.2, §5, §7; design §5, §7): creation with the raw token
  * shown once, listing, revocation, soft deletion, tenant isolation, authentication failures, and
  * expiry enforced at use time (no job run).
  */
@@ -12,7 +12,7 @@ import { startApp, type TestApp } from './harness.js';
 const TOKEN_RE = /^svc_tok_[0-9a-f]{64}$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** An invite as answered by the API (DESIGN §7). */
+/** An invite as answered by the API (design §7). */
 interface InviteJson {
   id: string;
   status: string;
@@ -241,7 +241,7 @@ describe('tenant isolation', () => {
   });
 });
 
-describe('invite transitions (SPEC §3.2)', () => {
+describe('invite transitions (contract §3.2)', () => {
   it('answers 400 for a non-uuid id and 404 for an unknown one', async () => {
     const owner = await newOwner(t);
     for (const r of [

@@ -1,5 +1,5 @@
 /**
- * API-key agents for tests (SPEC §5 rule 4; DESIGN §7, §8.18): a new API key of the owner's
+ * API-key agents for tests (contract §5 rule 4; design §7, §8.18): a new API key of the owner's
  * tenant whose socket registers key material (`client_key_register`, trust on first use), and a
  * hub identity bound to the new device, optionally with a tier and score set directly (the trust
  * engine and certification are tested elsewhere).
@@ -64,7 +64,7 @@ export async function keyAgent(t: TestApp, pool: WsPool, owner: Owner, options: 
 }
 
 /**
- * An active A2A channel from `x` to `y` (SPEC §4.13): `x` requests it (through `t`), `y`'s owner
+ * An active A2A channel from `x` to `y` (contract §4.13): `x` requests it (through `t`), `y`'s owner
  * approves it (through `approver`, default `t`), both sides send their key exchange over their
  * sockets and see `a2a_channel_activated`. Answers the channel id.
  */

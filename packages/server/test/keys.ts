@@ -27,7 +27,7 @@ export function newDeviceKeys(): DeviceKeys {
   };
 }
 
-/** A fresh hub-identity owner key as `POST /hub/register` wants it (SPEC §2.8): base64 of a raw Ed25519 public key. */
+/** A fresh hub-identity owner key as `POST /hub/register` wants it (contract §2.8): base64 of a raw Ed25519 public key. */
 export function hubOwnerKey(): string {
   return Buffer.from(newDeviceKeys().identityPublicKey, 'hex').toString('base64');
 }

@@ -1,4 +1,4 @@
-/** Logs never hold secrets (DESIGN §7): token query parameter, Authorization and invite tokens are redacted. */
+/** Logs never hold secrets (design §7): token query parameter, Authorization and invite tokens are redacted. */
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../src/app.js';

@@ -1,5 +1,5 @@
 /**
- * Marketplace test flows (SPEC §4.16; DESIGN §8.23–§8.26): a platform operator, a listed agent
+ * Marketplace test flows (contract §4.16; design §8.23–§8.26): a platform operator, a listed agent
  * (an ACTIVE agent device with a hub identity, certified by the operator's tier grant, listed and
  * published), a renter with an owner device, and an active rental of the two.
  */
@@ -14,7 +14,7 @@ let seq = 0;
 /** A unique hub address. */
 export const marketAddr = () => `mkt-${Date.now().toString(36)}-${++seq}`;
 
-/** An operator's auth headers (dev identity provider, `parley_operator` claim, DESIGN §8.25). */
+/** An operator's auth headers (dev identity provider, `parley_operator` claim, design §8.25). */
 export async function operatorAuth(t: TestApp): Promise<{ authorization: string }> {
   return { authorization: `Bearer ${await t.ownerToken(`operator-${++seq}@example.com`, { parley_operator: true })}` };
 }

@@ -1,5 +1,5 @@
 /**
- * Marketplace payouts (SPEC §3.8, §8; DESIGN §8.24, §8.26): the minimum payout (a balance under
+ * Marketplace payouts (contract §3.8, §8; design §8.24, §8.26): the minimum payout (a balance under
  * 10.00 USD carries over and is paid once a later rental lifts it), a failed transfer (the payout
  * becomes `failed`, the reversal gives the balance back, the next run pays it), and — on
  * PostgreSQL — two app instances sharing one database running the payout at the same moment pay

@@ -1,5 +1,5 @@
 /**
- * The rental-room socket frame (SPEC §4.16, §6.1): the renter's owner device and the rented agent
+ * The rental-room socket frame (contract §4.16, §6.1): the renter's owner device and the rented agent
  * send `rental_message` over their sockets, each answered `rental_message_ack` and delivered to
  * the other side as `rental_message`, with the checks of `POST /marketplace/rentals/{id}/messages`
  * (recipients of the other side only, members only, an existing rental, a valid body).

@@ -1,6 +1,6 @@
 /**
- * The rental room (SPEC §4.16 "renting creates a cross-tenant encrypted room … when policies of
- * both tenants apply, the stricter wins"; DESIGN §8.35 suspension): members with their keys, the
+ * The rental room (contract §4.16 "renting creates a cross-tenant encrypted room … when policies of
+ * both tenants apply, the stricter wins"; design §8.35 suspension): members with their keys, the
  * renter's owner device and the rented agent exchanging ciphertext over REST and sockets, both
  * tenants' policies (block in one tenant wins over allow in the other; hold + approval), messages
  * held while the rental is suspended and delivered when it resumes, and who may do what.
@@ -184,7 +184,7 @@ describe('rental room message limit (RATE_LIMIT_WS_MESSAGES_PER_MIN=2)', () => {
   });
   afterAll(() => t?.close());
 
-  it('each sending device has SPEC §8’s per-minute budget over REST: the 3rd send is 429 with Retry-After, nothing stored', async () => {
+  it('each sending device has contract §8’s per-minute budget over REST: the 3rd send is 429 with Retry-After, nothing stored', async () => {
     const { dev, buyer, rentalId } = await openRental(t);
     const url = `/api/v1/marketplace/rentals/${rentalId}/messages`;
     const asRenter = { ...buyer.owner.auth, 'x-device-id': buyer.device.deviceId };

@@ -1,5 +1,5 @@
 /**
- * Marketplace route matrix (SPEC §4.16; DESIGN §8.23, §8.25, §8.35): every row of the contract's
+ * Marketplace route matrix (contract §4.16; design §8.23, §8.25, §8.35): every row of the contract's
  * marketplace area except the two processor webhooks (marketplace-webhooks.test.ts) — success,
  * 400 on a bad path id, body or query, 401 without (or with bad) credentials on the rows that are
  * not public, 403/404 across tenants (a third tenant sees nothing of a listing draft, a rental or a
@@ -36,9 +36,9 @@ interface Case {
  */
 const ELSEWHERE = ['stripeWebhook', 'localProcessorWebhook', 'rentalMembers', 'sendRentalMessage', 'rentalMessages'] as const;
 
-/** The listing writes: owner JWT, or an API key with `X-Workspace-Id` (DESIGN §8.23). */
+/** The listing writes: owner JWT, or an API key with `X-Workspace-Id` (design §8.23). */
 const LISTING_WRITES: readonly Row[] = ['createListing', 'updateListing', 'publishListing', 'pauseListing', 'resumeListing', 'delistListing'];
-/** The auth mode of a row of the matrix: the other workspace-auth rows also take an agent's own device JWT (`any`, DESIGN §8.27). */
+/** The auth mode of a row of the matrix: the other workspace-auth rows also take an agent's own device JWT (`any`, design §8.27). */
 const modeOf = (row: Row, who: Case['who']) =>
   who === 'public' ? 'public' : who === 'operator' ? 'owner-any' : row === 'setPaymentMethod' ? 'owner' : LISTING_WRITES.includes(row) ? 'owner-or-apikey' : 'any';
 
@@ -316,7 +316,7 @@ describe('marketplace routes', () => {
     return { keyId: created.body.id as string, workspaceId: w.body.id as string, inWs: { 'x-api-key': created.body.key as string, 'x-workspace-id': w.body.id as string }, noWs: { 'x-api-key': created.body.key as string } };
   };
 
-  it('an API key without X-Workspace-Id creates and changes no listing (403, DESIGN §8.23) but reads payouts and rentals; owner-only and operator rows refuse it', async () => {
+  it('an API key without X-Workspace-Id creates and changes no listing (403, design §8.23) but reads payouts and rentals; owner-only and operator rows refuse it', async () => {
     const created = await req('POST', '/api/v1/api-keys', dev.owner.auth, { name: 'market-bot', env: 'prod' });
     expect(created.status).toBe(201);
     const key = { 'x-api-key': created.body.key as string };
@@ -368,7 +368,7 @@ describe('marketplace routes', () => {
     expect((await req('POST', L(listingId, 'pause'), dev.owner.auth)).body.status).toBe('paused');
   });
 
-  it("an agent's own device JWT acts where its API key would (DESIGN §8.27): rents with the default payment method, reads the rental and its SPT, lists its workspaces; listing writes and an owner device's JWT are refused (403)", async () => {
+  it("an agent's own device JWT acts where its API key would (design §8.27): rents with the default payment method, reads the rental and its SPT, lists its workspaces; listing writes and an owner device's JWT are refused (403)", async () => {
     const agent = await activeAgent(t, buyer.owner);
     const pub = await publishedListing(t, dev, { title: 'Rented by a device' });
     expect((await req('PUT', '/api/v1/marketplace/payment-method', buyer.owner.auth, { payment_method: 'pm_card_visa' })).status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * The service in Stripe mode (DESIGN §8.26: `STRIPE_SECRET_KEY` + `STRIPE_WEBHOOK_SECRET`) against a
+ * The service in Stripe mode (design §8.26: `STRIPE_SECRET_KEY` + `STRIPE_WEBHOOK_SECRET`) against a
  * local HTTP double of the Stripe API: a rental is charged through a PaymentIntent (with the
  * rental's idempotency key), an asynchronous `payment_intent.succeeded` delivered to
  * `POST /api/v1/marketplace/webhooks/stripe` with a `Stripe-Signature` made by the package's own

@@ -1,5 +1,5 @@
 /**
- * The local processor's webhook route, `POST /api/v1/marketplace/webhooks/local` (DESIGN §8.26),
+ * The local processor's webhook route, `POST /api/v1/marketplace/webhooks/local` (design §8.26),
  * driven from outside: events signed in the Standard Webhooks format with the configured
  * `LOCAL_PROCESSOR_WEBHOOK_SECRET`. A `charge.succeeded` for a pending `pm_card_async` rental
  * activates it once; the replay answers `duplicate: true` and changes nothing (one ledger charge,

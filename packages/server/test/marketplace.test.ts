@@ -1,5 +1,5 @@
 /**
- * Marketplace (SPEC §3.6, §3.7, §4.16; DESIGN §8.23–§8.26, §8.35) through the HTTP API on the
+ * Marketplace (contract §3.6, §3.7, §4.16; design §8.23–§8.26, §8.35) through the HTTP API on the
  * embedded local processor: listing transitions, search views, rentals paid at once, declined and
  * confirmed asynchronously by a signed webhook event, the renter's SPT, cancel with the pro-rata
  * refund, disputes resolved by an operator, payouts with the minimum, and the ledger check.
@@ -271,7 +271,7 @@ describe('marketplace', () => {
     expect(back.grant.spt_token).toMatch(/^ey/);
   });
 
-  it("an identity not scored yet has SPEC §3.9's warm-up score 0.5 against min_score, at rental time and in the monitor", async () => {
+  it("an identity not scored yet has contract §3.9's warm-up score 0.5 against min_score, at rental time and in the monitor", async () => {
     const unscored = await certifiedDeveloper(t, op, 'Unscored Co');
     const setScore = (score: number | null) => exec(sql`update hub_identities set trust_score = ${score} where id = ${unscored.identityId}`);
     await setScore(null);

@@ -1,5 +1,5 @@
 /**
- * Platform operators and the operator tier grant (DESIGN §8.25; SPEC §3.3, §3.9; docs/decisions.md
+ * Platform operators and the operator tier grant (design §8.25; contract §3.3, §3.9; docs/decisions.md
  * "Platform operators and operator tier grants"): `PLATFORM_OPERATOR_SUBS` and the dev provider's
  * operator claim (`owner-token --operator`, never honoured on external OIDC tokens); the route
  * matrix of `POST /hub/identities/{id}/tier` (401, 403, 400, 404); a grant's effects (tier,

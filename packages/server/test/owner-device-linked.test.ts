@@ -1,5 +1,5 @@
 /**
- * `owner_device_linked` (SPEC §4.4, §6.1; DESIGN §7): an owner device registered after an agent
+ * `owner_device_linked` (contract §4.4, §6.1; design §7): an owner device registered after an agent
  * became ACTIVE gets a conversation with it, and the agent — enrolled (device JWT) or API-key —
  * is told on its socket, with the device's keys, so the new device can talk to it without the
  * agent restarting. A relink that creates nothing announces nothing.

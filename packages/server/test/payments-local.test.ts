@@ -1,5 +1,5 @@
 /**
- * LocalProcessor (DESIGN §8.26), the embedded default processor: the three test payment methods;
+ * LocalProcessor (design §8.26), the embedded default processor: the three test payment methods;
  * `pm_card_async` confirmed by a `charge.succeeded` event handed to the `deliver` callback, signed
  * so that `parseWebhook` accepts it (and rejects it tampered, unsigned or under another secret);
  * idempotent accounts, charges, refunds and transfers (one effect, one event per key); over-refund

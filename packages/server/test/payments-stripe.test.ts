@@ -1,5 +1,5 @@
 /**
- * StripeProcessor contract (DESIGN §8.24, §8.26) against a local HTTP double of the Stripe API: a
+ * StripeProcessor contract (design §8.24, §8.26) against a local HTTP double of the Stripe API: a
  * `node:http` server on 127.0.0.1 that records each request (method, path, headers, form-encoded
  * parameters) and answers canned Stripe-shaped JSON. Checks the parameters of every call, that
  * every POST carries an Idempotency-Key (the caller's, unchanged, also when repeated or retried),

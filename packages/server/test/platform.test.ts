@@ -1,5 +1,5 @@
 /**
- * Platform surface (SPEC §4.1, §5, §7, §9; DESIGN §3, §5, §7): /health, the OpenAPI document and
+ * Platform surface (contract §4.1, §5, §7, §9; design §3, §5, §7): /health, the OpenAPI document and
  * docs UI, the JWKS, the global per-principal rate limit, owner JWTs from an external OIDC
  * provider (a local JWKS server, no internet), and the admin CLI's owner-token command.
  */
@@ -53,9 +53,9 @@ describe('platform: health, OpenAPI, docs, JWKS, CLI', () => {
     expect(doc.paths['/api/v1/devices/{id}/approve'].patch).toBeDefined();
     expect(doc.paths['/api/v1/conversations/{id}/messages'].post).toBeDefined();
     expect(doc.paths['/api/v1/conversations/{id}/messages'].get).toBeDefined();
-    // SPEC §9: the version is in the path prefix; only /health (and well-known discovery) live outside it,
-    // besides the DIF Universal Resolver driver path /1.0/identifiers/{did} (DESIGN §8.15) and the
-    // JSON-LD trust context /contexts/trust/v1 (DESIGN §8.16), and the probes and metrics of DESIGN §8.32.
+    // contract §9: the version is in the path prefix; only /health (and well-known discovery) live outside it,
+    // besides the DIF Universal Resolver driver path /1.0/identifiers/{did} (design §8.15) and the
+    // JSON-LD trust context /contexts/trust/v1 (design §8.16), and the probes and metrics of design §8.32.
     const rootPaths = ['/health', '/1.0/identifiers/{did}', '/contexts/trust/v1', '/livez', '/readyz', '/metrics'];
     const outside = paths.filter((p) => !p.startsWith('/api/v1/') && !p.startsWith('/.well-known/') && !rootPaths.includes(p));
     expect(outside).toEqual([]);
@@ -177,7 +177,7 @@ describe('platform: global per-principal rate limit', () => {
     expect(res.status).toBe(201);
   });
 
-  it('the limit is checked before token verification (SPEC §5 rule 1)', async () => {
+  it('the limit is checked before token verification (contract §5 rule 1)', async () => {
     const auth = { authorization: 'Bearer not-a-valid-token' };
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await t.request({ method: 'GET', url: '/api/v1/conversations', headers: auth })).status);
@@ -244,7 +244,7 @@ describe('platform: external OIDC identity provider', () => {
     expect(jwksHits).toBeGreaterThan(0);
     const list = await t.request({ method: 'GET', url: '/api/v1/invites', headers: bearer(await sign({})) });
     expect(list.status).toBe(200);
-    // With an OIDC provider there is no development sign-in (DESIGN §8.31).
+    // With an OIDC provider there is no development sign-in (design §8.31).
     const dev = await t.request({ method: 'POST', url: '/api/v1/dev/login', payload: { email: 'ada@example.com' } });
     expect(dev.status).toBe(404);
     expect(dev.body.detail).toMatch(/OIDC provider is configured/);

@@ -1,5 +1,5 @@
 /**
- * Policies and held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5): policy CRUD over HTTP
+ * Policies and held messages (contract §2.7, §3.8, §4.9; design §8.3, §8.5): policy CRUD over HTTP
  * (validation, auth, tenant isolation), `decide` writing `policy_evaluations`, and the held
  * message life cycle held -> approved | denied | expired with releasers and ciphertext removal.
  */

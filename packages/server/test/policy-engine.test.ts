@@ -1,5 +1,5 @@
 /**
- * The pure policy engine (SPEC §2.7, §4.9; DESIGN §8.5): a table-driven matrix of every condition
+ * The pure policy engine (contract §2.7, §4.9; design §8.5): a table-driven matrix of every condition
  * key (and scope) × matching / non-matching contexts × every action, several policies at once,
  * defaults, midnight-wrapping hours, two tenants combined with `stricter`, and a fast-check
  * property: the outcome is the most restrictive action among the matched policies.

@@ -1,4 +1,4 @@
-/** Push registration (SPEC §4.7) and the logging push gateway. */
+/** Push registration (contract §4.7) and the logging push gateway. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoggingPushGateway } from '../src/modules/push/gateway.js';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner } from './flows.js';

@@ -1,5 +1,5 @@
 /**
- * Two service instances on one PostgreSQL database, joined by the Redis event bus (DESIGN §2, §5,
+ * Two service instances on one PostgreSQL database, joined by the Redis event bus (design §2, §5,
  * §6): an agent socket on instance 1 and an owner-device socket on instance 2 exchange messages,
  * and a revocation made through instance 2 closes the agent's socket on instance 1 with 4001.
  *

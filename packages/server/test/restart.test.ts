@@ -1,5 +1,5 @@
 /**
- * Restart persistence (DESIGN §3, §5): stop the service and start it again on the same storage.
+ * Restart persistence (design §3, §5): stop the service and start it again on the same storage.
  * Owner tokens (dev identity provider key in DATA_DIR), device JWTs (signing keys in the
  * database) and the message history survive. PGlite runs on a data directory on disk; on
  * PostgreSQL the same database is reused (and the same DATA_DIR, which holds the dev IdP key).

@@ -1,5 +1,5 @@
 /**
- * Row-level security, for real (SPEC §1.4, DESIGN §4): every table with a `tenant_id` column has
+ * Row-level security, for real (contract §1.4, design §4): every table with a `tenant_id` column has
  * RLS enabled and forced with a policy, and a query with no tenant filter inside the tenant scope
  * returns only that tenant's rows, even though the database connection itself is a superuser.
  * Runs on PGlite and on PostgreSQL.

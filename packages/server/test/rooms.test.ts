@@ -1,5 +1,5 @@
 /**
- * Rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5): creation with pairwise conversations, membership,
+ * Rooms (contract §2.5, §4.6, §6.1; design §8.5): creation with pairwise conversations, membership,
  * details (read with an owner token, a device token or an API key) and updates, fan-out over real
  * sockets (enrolled agents, API-key agents, owner devices), MLS `*` envelopes, per-recipient
  * policy outcomes, strict rooms, and the timeline.

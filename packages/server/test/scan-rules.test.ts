@@ -1,5 +1,5 @@
 /**
- * Client-side scan rules (SPEC §4.14, §6.1 rule 5): the built-in version 0, owner saves as new
+ * Client-side scan rules (contract §4.14, §6.1 rule 5): the built-in version 0, owner saves as new
  * versions (old ones kept), patterns that do not compile are 400, readers (device JWT, owner),
  * owner-only writes, tenant isolation, the scan_rules_enabled setting, and the SDK scanner built
  * from the served set.

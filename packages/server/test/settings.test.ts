@@ -1,5 +1,5 @@
 /**
- * Tenant settings (SPEC §4.14; DESIGN §8.22): defaults, merge and reset by null, field-by-field
+ * Tenant settings (contract §4.14; design §8.22): defaults, merge and reset by null, field-by-field
  * validation (unknown keys and out-of-range values are 400 naming the key), owner-only access,
  * tenant isolation, and the honoured settings taking effect (room default security level,
  * held-message TTL).

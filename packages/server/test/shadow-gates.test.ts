@@ -1,5 +1,5 @@
 /**
- * Shadow gates as pure functions (SPEC §3.4, §4.17; DESIGN §8.8, §8.20), at their boundaries:
+ * Shadow gates as pure functions (contract §3.4, §4.17; design §8.8, §8.20), at their boundaries:
  * observation count min-1 / min, agreement exactly at the threshold, a critical miss exactly at
  * the window edge and just outside it, evidence from before the last level change, level order,
  * and how actions are compared.
@@ -42,7 +42,7 @@ describe('levels', () => {
     expect(isLower('autonomous', 'supervised')).toBe(false);
     expect(isLower('shadow', 'shadow')).toBe(false);
   });
-  it('defaults are those of DESIGN §8.8', () => {
+  it('defaults are those of design §8.8', () => {
     expect(DEFAULT_CONFIG).toEqual({ min_observations: 50, agreement_threshold: 0.9, critical_miss_window_hours: 168 });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Shadow sessions over HTTP (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20): the route matrix of
+ * Shadow sessions over HTTP (contract §2.14, §3.4, §4.17; design §8.8, §8.20): the route matrix of
  * every route (success, 400, 401, 403 for a device token, 404 across tenants), the full flow
  * shadow -> supervised -> autonomous with fresh evidence per level, demotion, critical misses,
  * audit events, and two concurrent graduations promoting once. Time-dependent rules (the
@@ -299,7 +299,7 @@ describe('shadow sessions', () => {
   });
 
   describe('graduation-check, graduate and demote', () => {
-    it('graduation-check answers exactly the SPEC §4.17 shape', async () => {
+    it('graduation-check answers exactly the contract §4.17 shape', async () => {
       const s = await newSession({ min_observations: 3, agreement_threshold: 0.6, critical_miss_window_hours: 24 });
       await recordOk(s.session_id, 'a', 'a');
       await recordOk(s.session_id, 'a', 'b');

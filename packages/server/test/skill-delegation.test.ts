@@ -1,5 +1,5 @@
 /**
- * Skill delegation (`POST /api/v1/skills/delegate`; SPEC §4.19 `svc_delegate_skill`, §7; DESIGN
+ * Skill delegation (`POST /api/v1/skills/delegate`; contract §4.19 `svc_delegate_skill`, §7; design
  * §8.6; docs/decisions.md "Skill delegation"): the pipeline of `/skills/check` in delegation mode,
  * then `skill.delegated` / `skill.delegation_refused` in the caller's chain in the same
  * transaction (a refusal below the trust floor included), the answer's target facts, 404 for an

@@ -1,5 +1,5 @@
 /**
- * Fixtures of the skill policy pipeline tests (DESIGN §8.6, §8.7): agents with a hub identity at a
+ * Fixtures of the skill policy pipeline tests (design §8.6, §8.7): agents with a hub identity at a
  * given tier and score, policies and SPT grants, bound to one test app and default owner.
  */
 import { eq } from 'drizzle-orm';

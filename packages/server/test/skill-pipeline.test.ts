@@ -1,5 +1,5 @@
 /**
- * The skill policy pipeline (DESIGN §8.6; SPEC §4.19 svc_check_policy / svc_delegate_skill, §7):
+ * The skill policy pipeline (design §8.6; contract §4.19 svc_check_policy / svc_delegate_skill, §7):
  * one table case per deciding stage (identity, trust_floor, grant, rate, rules), presented SPTs,
  * delegation (target identity and trust floor, below-floor rejection audited, cross-tenant
  * targets), the route matrix of `POST /skills/check`, and the `trust_score_below` policy condition

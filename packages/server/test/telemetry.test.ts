@@ -1,4 +1,4 @@
-/** Telemetry (SPEC §2.15, §4.14; DESIGN §8.18): OTLP/HTTP ingest (JSON and protobuf), queries, summary, activity, isolation. */
+/** Telemetry (contract §2.15, §4.14; design §8.18): OTLP/HTTP ingest (JSON and protobuf), queries, summary, activity, isolation. */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../src/modules/api-keys/service.js';

@@ -1,5 +1,5 @@
 /**
- * Policy evaluation records at their cost (issue 21; SPEC §2.9 compliance; DESIGN §8.14): the trust
+ * Policy evaluation records at their cost (issue 21; contract §2.9 compliance; design §8.14): the trust
  * `compliance` dimension and the compliance report's outcome counts are the same whether every
  * evaluation is a `policy_evaluations` row (how allowed deliveries were stored before issue 21,
  * still read for old rows) or the allowed ones are counted in `policy_allow_counts` by the real

@@ -1,5 +1,5 @@
 /**
- * The trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14): signals seeded with SQL at chosen
+ * The trust engine (contract §2.9, §3.3, §3.9, §4.12; design §8.14): signals seeded with SQL at chosen
  * timestamps (presence, spans, decisions, messages, policy evaluations), then
  * `recomputeTenant(tenantId, now)` with an injected clock over simulated days. Checked: 3 windows ×
  * 12 dimensions per agent with values extracted from the seeded rows; the 48-hour warm-up; fleet

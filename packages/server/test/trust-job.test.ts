@@ -1,5 +1,5 @@
 /**
- * The cluster-wide trust recompute job (SPEC §3.9 "recomputed periodically", §8; jobs/
+ * The cluster-wide trust recompute job (contract §3.9 "recomputed periodically", §8; jobs/
  * cluster-schedule.ts): the `scheduled_jobs` lease, on the database clock, is won by exactly one
  * of the instances racing for a due run, so the job runs once per interval however many instances
  * poll; the run lock (session advisory lock + in-process guard) keeps a run that outlasts the

@@ -1,5 +1,5 @@
 /**
- * Compliance report (SPEC §3.3 enterprise feature, §4.12 `GET /trust-scores/{agent_id}/report`):
+ * Compliance report (contract §3.3 enterprise feature, §4.12 `GET /trust-scores/{agent_id}/report`):
  * 403 below the enterprise tier, the JSON sections at enterprise against seeded rows (scores per
  * window, tier changes, policy outcomes over 30 days, drift, active grants, audit count and chain
  * check), the standalone HTML download (content type, attachment name, every value escaped), the
@@ -79,7 +79,7 @@ describe('GET /trust-scores/{agent_id}/report', () => {
     expect(Object.keys(r.scores).sort()).toEqual([...TRUST_WINDOWS].sort());
     expect(r.scores['7d']).toMatchObject({ composite_score: 0.86, percentile: 90, computed_at: at(0.25).toISOString(), dimensions: dims(0.86, { uptime: 0.99 }) });
     expect(r.scores['90d']).toMatchObject({ composite_score: 0.82, percentile: 80 });
-    // No 30d snapshot: the SPEC §3.9 warm-up answer.
+    // No 30d snapshot: the contract §3.9 warm-up answer.
     expect(r.scores['30d']).toMatchObject({ composite_score: 0.5, percentile: 50, dimensions: dims(0.5) });
     expect(Object.values(r.scores['30d'].sources)).toEqual(TRUST_DIMENSIONS.map(() => 'warmup'));
     // Tier changes of the last 90 days only.

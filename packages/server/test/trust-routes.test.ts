@@ -1,6 +1,6 @@
 /**
- * Trust score routes (SPEC §2.9, §3.9, §4.12; DESIGN §8.18, §8.21): current score (snapshot or the
- * SPEC §3.9 warm-up answer), fleet overview against a hand computation, history with tier changes,
+ * Trust score routes (contract §2.9, §3.9, §4.12; design §8.18, §8.21): current score (snapshot or the
+ * contract §3.9 warm-up answer), fleet overview against a hand computation, history with tier changes,
  * PSI drift against a hand computation from seeded daily rows and baselines, recalibration (409
  * without enough complete days, then 200 and audited), recompute through the engine (per-tenant
  * rate limit; 409 while another recompute of the tenant runs, which the job skips), and per route
@@ -56,7 +56,7 @@ describe('trust score routes', () => {
   }
 
   describe('GET /trust-scores/{agent_id}', () => {
-    it('answers the SPEC §3.9 warm-up before the engine scored the agent', async () => {
+    it('answers the contract §3.9 warm-up before the engine scored the agent', async () => {
       const fresh = await activeAgent(t, a);
       const before = Date.now();
       const res = await get(`/trust-scores/${fresh.deviceId}`);

@@ -1,5 +1,5 @@
 /**
- * The pure trust-scoring functions (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14;
+ * The pure trust-scoring functions (contract §2.9, §3.3, §3.9, §4.12; design §8.14;
  * docs/trust-scoring.md): every dimension on a small hand-computed fixture (the arithmetic is in the
  * comments, the expected value a literal), the composite, the §3.9 fallbacks, fleet statistics,
  * PSI and binning, baseline windows, tier hysteresis over simulated days, and fast-check properties.
@@ -265,7 +265,7 @@ describe('composite', () => {
   });
 });
 
-describe('fallbacks (SPEC §3.9)', () => {
+describe('fallbacks (contract §3.9)', () => {
   const measured: Partial<DimensionScores> = { uptime: 0.9, reliability: 0.99 };
   const fleet: Partial<DimensionScores> = { uptime: 0.7, responsiveness: 0.4, task_success: 0.8 };
 
@@ -478,7 +478,7 @@ describe('baseline windows', () => {
   });
 });
 
-describe('tiers (SPEC §3.3)', () => {
+describe('tiers (contract §3.3)', () => {
   const DAY = 86_400_000;
   const T0 = Date.parse('2025-01-01T00:00:00Z');
   const at = (day: number) => new Date(T0 + day * DAY);
@@ -609,7 +609,7 @@ describe('one source for shared trust values (tiers, the §3.9 neutral score, th
     expect([-1, 0, 0.25, 1, 1.5, Infinity, -Infinity].map(clamp01)).toEqual([0, 0, 0.25, 1, 1, 1, 0]);
   });
 
-  it('windowScores: the snapshot’s values clamped; the SPEC §3.9 warm-up values (all 0.5) without one', () => {
+  it('windowScores: the snapshot’s values clamped; the contract §3.9 warm-up values (all 0.5) without one', () => {
     const neutral = Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 0.5]));
     expect(windowScores(undefined)).toEqual({ composite: 0.5, dimensions: neutral });
     const stored = { ...Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, 0.7])), uptime: 1.2, compliance: -0.1, volume: 'x' } as Record<string, unknown>;

@@ -1,9 +1,9 @@
 /**
- * Verify agent (SPEC §4.11, §8): `GET /verify/{hub_address}` — status (verified, unverified,
- * suspended, not_found), tier, trust scores (SPEC §2.9 keys: the latest snapshot of the requested
- * window, else the SPEC §3.9 warm-up values — the same values GET /trust-scores answers), active
+ * Verify agent (contract §4.11, §8): `GET /verify/{hub_address}` — status (verified, unverified,
+ * suspended, not_found), tier, trust scores (contract §2.9 keys: the latest snapshot of the requested
+ * window, else the contract §3.9 warm-up values — the same values GET /trust-scores answers), active
  * grants (active SPTs of the bound device),
- * timestamps, the window parameter, public access with credential checks, and the SPEC §8 limits
+ * timestamps, the window parameter, public access with credential checks, and the contract §8 limits
  * (per IP, higher per API key).
  */
 import { eq } from 'drizzle-orm';
@@ -32,7 +32,7 @@ describe('GET /verify/{hub_address}', () => {
   };
 
   beforeAll(async () => {
-    // The SPEC §8 limits have their own suite below; these tests make more requests than 30/min.
+    // The contract §8 limits have their own suite below; these tests make more requests than 30/min.
     t = await startApp({ env: { RATE_LIMIT_VERIFY_PUBLIC_PER_MIN: '1000' } });
     a = await newOwner(t, 'Verify tenant');
   });
@@ -52,7 +52,7 @@ describe('GET /verify/{hub_address}', () => {
     expect(res.body).toMatchObject({ did: `did:hub:${address}`, status: 'verified', trust_tier: 'certified', last_attestation: attested.toISOString() });
     expect(Object.keys(res.body.trust_scores).sort()).toEqual(['composite', ...TRUST_DIMENSIONS].sort());
     expect(TRUST_DIMENSIONS).toHaveLength(12);
-    // No snapshot yet: SPEC §3.9 warm-up values, not the identity's stored (7-day) trust_score.
+    // No snapshot yet: contract §3.9 warm-up values, not the identity's stored (7-day) trust_score.
     expect(res.body.trust_scores.composite).toBe(0.5);
     for (const d of TRUST_DIMENSIONS) expect(res.body.trust_scores[d]).toBe(0.5);
     const [device] = await t.app.parley.database.db.select().from(devices).where(eq(devices.id, agent.deviceId));
@@ -88,7 +88,7 @@ describe('GET /verify/{hub_address}', () => {
     expect((await get(address)).body).toMatchObject({ status: 'suspended', trust_tier: 'unverified' });
   });
 
-  it('trust_scores come from the latest snapshot of the requested window, the SPEC §3.9 warm-up values without one', async () => {
+  it('trust_scores come from the latest snapshot of the requested window, the contract §3.9 warm-up values without one', async () => {
     const seed = new TrustSeed(t);
     const agent = await activeAgent(t, a);
     const address = await register(a, agent.deviceId);
@@ -116,7 +116,7 @@ describe('GET /verify/{hub_address}', () => {
     }
   });
 
-  it('a device-less identity answers the SPEC §3.9 warm-up values for every window, whatever its stored trust_score', async () => {
+  it('a device-less identity answers the contract §3.9 warm-up values for every window, whatever its stored trust_score', async () => {
     const address = await register(a);
     await update(address, { trustScore: 0.91 });
     for (const w of ['7d', '30d', '90d']) expect((await get(address, `?window=${w}`)).body.trust_scores, w).toEqual({ composite: 0.5, ...dims(0.5) });
@@ -168,7 +168,7 @@ describe('GET /verify/{hub_address}', () => {
   });
 });
 
-describe('verify rate limits (SPEC §8)', () => {
+describe('verify rate limits (contract §8)', () => {
   let t: TestApp;
   let owner: Owner;
 

@@ -1,5 +1,5 @@
 /**
- * Webhook SSRF guard (DESIGN §8.11; docs/decisions.md "Webhook delivery"), with the default
+ * Webhook SSRF guard (design §8.11; docs/decisions.md "Webhook delivery"), with the default
  * configuration (WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_HTTP false):
  * - registration answers 400 for http, userinfo, over-long URLs and non-public IP literals;
  * - delivery refuses a host name resolving to a non-public address, and a stored non-public IP

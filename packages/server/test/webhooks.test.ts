@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (SPEC §2.3, §6.2; DESIGN §8.11): a local receiver verifies every request with
+ * Webhook delivery (contract §2.3, §6.2; design §8.11): a local receiver verifies every request with
  * the Standard Webhooks reference library. Owner-set and self-set URLs receive; messages to an
  * offline agent arrive as `message.received` without ciphertext; retries keep the `webhook-id`;
  * always-failing receivers end `failed`; clearing the URL cancels; wrong secrets and tampered

@@ -1,5 +1,5 @@
 /**
- * WebSocket gateway over real sockets (SPEC §4.18, §6.1, §8; DESIGN §5, §6, §7): delivery both
+ * WebSocket gateway over real sockets (contract §4.18, §6.1, §8; design §5, §6, §7): delivery both
  * ways, ack after commit, no echo to the sending socket, typing relay, error frames, refusals
  * (4001 / 4003 / 4401), keepalive, rate limit, reconnect catch-up and service events.
  */
@@ -13,7 +13,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Enough enrollments for one app shared by many tests (SPEC's 5 per IP per 10 min is tested elsewhere). */
+/** Enough enrollments for one app shared by many tests (the contract's 5 per IP per 10 min is tested elsewhere). */
 const ENV = { RATE_LIMIT_ENROLL_PER_10MIN: '1000' };
 
 interface Pair {

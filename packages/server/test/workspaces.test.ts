@@ -1,4 +1,4 @@
-/** Workspaces (SPEC §2.5, §4.13): owner routes; the API-key side is in api-key-http.test.ts. */
+/** Workspaces (contract §2.5, §4.13): owner routes; the API-key side is in api-key-http.test.ts. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeAgent, createInvite, enroll, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

@@ -1,5 +1,5 @@
 /**
- * Promise-based WebSocket test client over the real `ws` package (DESIGN §7 frames `{event, data}`).
+ * Promise-based WebSocket test client over the real `ws` package (design §7 frames `{event, data}`).
  *
  * - `openWs` resolves once the socket is accepted (the service accepts refused sockets too and
  *   closes them with 4001 / 4003 / 4401, so refusal tests use `openWs` then `waitClose`).

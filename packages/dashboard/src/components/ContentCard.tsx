@@ -1,5 +1,5 @@
 /**
- * The structured content types of SPEC §2.4, decrypted in the browser, rendered as cards:
+ * The structured content types of contract §2.4, decrypted in the browser, rendered as cards:
  * a decision request with its options and risk levels (answerable in place), status alerts by
  * severity, action confirmations, artifacts, heartbeats and text. Content the app cannot read
  * (not an envelope) is shown as plain text.

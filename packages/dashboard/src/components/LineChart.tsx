@@ -1,5 +1,5 @@
 /**
- * A line chart of one series over time (uPlot), used for trust-score history (DESIGN §8.14).
+ * A line chart of one series over time (uPlot), used for trust-score history (design §8.14).
  * The plot is created in an effect, resized with its container, fed new data with `setData`, and
  * destroyed on unmount. The canvas is not readable by assistive technology, so the figure carries
  * a caption and the same values as a table under "Show values".
@@ -27,7 +27,7 @@ export interface LineChartProps {
 
 const STROKE = '#0b57d0'; // styles.css --accent
 
-/** uPlot line chart in a `<figure>` with a caption and a values table (DESIGN §8.14). */
+/** uPlot line chart in a `<figure>` with a caption and a values table (design §8.14). */
 export function LineChart({ title, x, y, label, xRange, yRange, format = (v) => String(v), height = 220 }: LineChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);

@@ -55,7 +55,7 @@ export function Badge({ tone = 'neutral', children, label }: { tone?: 'good' | '
   );
 }
 
-/** Device health (DESIGN §8.2) as a badge. */
+/** Device health (design §8.2) as a badge. */
 export function Health({ health }: { health: string }) {
   const tone = health === 'green' ? 'good' : health === 'yellow' ? 'warn' : 'bad';
   return <Badge tone={tone} label={`health ${health}`}>● {health}</Badge>;

@@ -1,5 +1,5 @@
 /**
- * The owner's agents for the governance screens (DESIGN §8.18): agent devices past enrollment
+ * The owner's agents for the governance screens (design §8.18): agent devices past enrollment
  * with their names, and the hub address bound to each (trust and telemetry routes accept either
  * the device id or the hub address; the screens pass the device id). Query keys start with
  * `devices` so `device_*` socket events refresh them (lib/live.ts).
@@ -34,7 +34,7 @@ export function agentLabel(agents: readonly AgentEntry[] | undefined, id: string
   return hubAddress ?? shortId(id);
 }
 
-/** The tenant's agents (DESIGN §8.18), with the first load's error (a hub-identity failure only loses the addresses). */
+/** The tenant's agents (design §8.18), with the first load's error (a hub-identity failure only loses the addresses). */
 export function useAgents(): { agents: AgentEntry[] | undefined; error: unknown; isPending: boolean } {
   const { client } = useOwner();
   const devices = useDeviceList();

@@ -1,5 +1,5 @@
 /**
- * Audit log helpers (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the filter form as a query, and the
+ * Audit log helpers (contract §4.14; design §8.10, §8.22, §8.33): the filter form as a query, and the
  * chain and transparency-log verdicts in words.
  */
 import type { AuditChainVerdict, AuditEventQuery } from '@parley/protocol';
@@ -19,7 +19,7 @@ export interface AuditFilters {
 /** No filter: every event, newest first. */
 export const NO_AUDIT_FILTERS: AuditFilters = Object.freeze({ type: '', actor: '', subject: '', since: '', until: '' });
 
-/** The `GET /audit/events` query of the filters (DESIGN §8.22): empty fields omitted, times as ISO 8601 UTC. */
+/** The `GET /audit/events` query of the filters (design §8.22): empty fields omitted, times as ISO 8601 UTC. */
 export function auditQuery(f: AuditFilters): AuditEventQuery {
   const q: AuditEventQuery = {};
   if (f.type) q.type = f.type as AuditEventQuery['type'];
@@ -32,7 +32,7 @@ export function auditQuery(f: AuditFilters): AuditEventQuery {
   return q;
 }
 
-/** The verdict of `GET /audit/verify` in words (DESIGN §8.10): intact with the count, or the first broken link. */
+/** The verdict of `GET /audit/verify` in words (design §8.10): intact with the count, or the first broken link. */
 export function describeVerdict(v: AuditChainVerdict): string {
   const checked = `${v.checked} event${v.checked === 1 ? '' : 's'} checked`;
   if (v.valid) return `Chain intact: ${checked}.`;
@@ -41,7 +41,7 @@ export function describeVerdict(v: AuditChainVerdict): string {
   return `Chain broken at sequence ${b.seq}, event ${b.event_id} (${words(b.reason)}); ${checked}.`;
 }
 
-/** The transparency-log check in words (DESIGN §8.33): what was verified against what, or why not. */
+/** The transparency-log check in words (design §8.33): what was verified against what, or why not. */
 export function describeLogVerdict(v: LogVerdict): string {
   if (!v.verified) return `The log could not be verified: ${v.reason}.`;
   const head = `Checkpoint of ${v.treeSize} event${v.treeSize === 1 ? '' : 's'}${v.timestamp ? `, signed ${new Date(v.timestamp).toLocaleString()}` : ''}`;

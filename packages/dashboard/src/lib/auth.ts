@@ -1,5 +1,5 @@
 /**
- * Owner sign-in in the browser (DESIGN §8.30–§8.31, issue 13):
+ * Owner sign-in in the browser (design §8.30–§8.31, issue 13):
  * - development: `POST /api/v1/dev/login {email}` (only when `GET /api/v1/auth/config` says the
  *   built-in provider is active and this server accepts it);
  * - OIDC: authorization code with PKCE (RFC 7636) as a public client, with `oauth4webapi`. The
@@ -93,7 +93,7 @@ export function takeReturn(): string {
   return p.startsWith('/') && !p.startsWith('//') ? p : '/';
 }
 
-/** Development sign-in (DESIGN §8.31). @throws ParleyApiError 400 (bad address), 403 (server not on loopback), 404 (OIDC configured). */
+/** Development sign-in (design §8.31). @throws ParleyApiError 400 (bad address), 403 (server not on loopback), 404 (OIDC configured). */
 export async function devSignIn(client: ParleyClient, email: string): Promise<AuthSession> {
   const { token, expires_at } = await client.devLogin({ email });
   return sessionFromToken(token, 'dev', Date.parse(expires_at));

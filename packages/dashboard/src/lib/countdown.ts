@@ -1,5 +1,5 @@
 /**
- * Countdowns to a deadline (DESIGN §8.3 held messages expire after 72 h; §8.4, §8.19 decision
+ * Countdowns to a deadline (design §8.3 held messages expire after 72 h; §8.4, §8.19 decision
  * deadlines fire their auto action): pure, so the screens and tests share one wording.
  */
 
@@ -16,7 +16,7 @@ const MINUTE = 60;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** The two largest units of a positive number of seconds, e.g. "4 min 12 s" (DESIGN §8.3, §8.19 countdowns). */
+/** The two largest units of a positive number of seconds, e.g. "4 min 12 s" (design §8.3, §8.19 countdowns). */
 export function formatDuration(totalSeconds: number): string {
   const s = Math.max(0, Math.ceil(totalSeconds));
   if (s >= DAY) return `${Math.floor(s / DAY)} d ${Math.floor((s % DAY) / HOUR)} h`;
@@ -26,7 +26,7 @@ export function formatDuration(totalSeconds: number): string {
 }
 
 /**
- * Time left from `nowMs` until `deadlineIso` (DESIGN §8.4, §8.19). Partial seconds round up, so
+ * Time left from `nowMs` until `deadlineIso` (design §8.4, §8.19). Partial seconds round up, so
  * "1 s left" shows until the deadline itself, which reads "expired". An unparsable deadline
  * counts as expired.
  */

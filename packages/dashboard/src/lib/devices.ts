@@ -1,5 +1,5 @@
 /**
- * Device lists as the Agents screen groups them (SPEC §2.3 states, DESIGN §7 list entries):
+ * Device lists as the Agents screen groups them (contract §2.3 states, design §7 list entries):
  * pending enrollments waiting for the owner's fingerprint check, agents (approved, active,
  * revoked), and owner devices.
  */

@@ -1,5 +1,5 @@
 /**
- * Save text as a file from the page (the compliance report of SPEC §4.12, DESIGN §8.14): a Blob
+ * Save text as a file from the page (the compliance report of contract §4.12, design §8.14): a Blob
  * behind an object URL, clicked through a temporary `<a download>`, then released.
  */
 

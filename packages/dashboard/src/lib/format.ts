@@ -1,12 +1,12 @@
 /**
  * Small formatting and parsing helpers shared by the governance screens: money in integer US
- * cents (DESIGN §8.24), comma-separated lists typed into inputs, local date-times of filter
- * inputs (DESIGN §8.22 `since` / `until`), enum words.
+ * cents (design §8.24), comma-separated lists typed into inputs, local date-times of filter
+ * inputs (design §8.22 `since` / `until`), enum words.
  */
 
 const money = new Map<string, Intl.NumberFormat>();
 
-/** Integer US cents as currency text, e.g. `1250` -> `$12.50` (DESIGN §8.24: money is integer cents, USD). */
+/** Integer US cents as currency text, e.g. `1250` -> `$12.50` (design §8.24: money is integer cents, USD). */
 export function formatCents(cents: number, locale = 'en-US'): string {
   let f = money.get(locale);
   if (!f) {
@@ -18,7 +18,7 @@ export function formatCents(cents: number, locale = 'en-US'): string {
 
 const DOLLARS = /^\$?\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/;
 
-/** A typed dollar amount (`12`, `12.5`, `$1,200.00`) as integer cents (DESIGN §8.24), or undefined when it is not one. */
+/** A typed dollar amount (`12`, `12.5`, `$1,200.00`) as integer cents (design §8.24), or undefined when it is not one. */
 export function parseDollars(text: string): number | undefined {
   const m = DOLLARS.exec(text.trim());
   if (!m) return undefined;

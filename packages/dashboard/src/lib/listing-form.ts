@@ -1,6 +1,6 @@
 /**
- * The new-listing form (DESIGN §8.23): a draft listing for one of the tenant's hub identities,
- * priced in integer US cents (DESIGN §8.24), and its `POST /marketplace/listings` body.
+ * The new-listing form (design §8.23): a draft listing for one of the tenant's hub identities,
+ * priced in integer US cents (design §8.24), and its `POST /marketplace/listings` body.
  */
 import type { CreateListingRequest, PricingModel } from '@parley/protocol';
 import { parseDollars, splitList, type FormResult } from './format';
@@ -20,7 +20,7 @@ export interface ListingFormValues {
   minTier: 'certified' | 'enterprise';
 }
 
-/** A new listing: per task, the agent's identity required to stay at least certified (DESIGN §8.23 default `min_tier`). */
+/** A new listing: per task, the agent's identity required to stay at least certified (design §8.23 default `min_tier`). */
 export const EMPTY_LISTING_FORM: ListingFormValues = Object.freeze({
   hubAddress: '',
   title: '',

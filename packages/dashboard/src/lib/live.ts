@@ -1,6 +1,6 @@
 /**
  * Live updates (issue 13 item 3: "each updating live from the owner's socket"): the owner's
- * WebSocket events (SPEC §6.1; DESIGN §7 event payloads) mapped to the TanStack Query keys whose
+ * WebSocket events (contract §6.1; design §7 event payloads) mapped to the TanStack Query keys whose
  * data they change, which are then invalidated (refetched when on screen).
  */
 

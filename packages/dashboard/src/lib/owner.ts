@@ -1,5 +1,5 @@
 /**
- * The signed-in owner's runtime in the browser (issue 13 item 2, DESIGN §8.1, §8.30): provisions
+ * The signed-in owner's runtime in the browser (issue 13 item 2, design §8.1, §8.30): provisions
  * the tenant on first sign-in, registers this browser as an owner device (keys made here, sealed
  * in IndexedDB), opens its end-to-end messenger (`SecureMessenger`: MLS or X3DH + Double
  * Ratchet, decrypting in the page) and the owner WebSocket (`RealtimeClient`, catch-up per
@@ -66,7 +66,7 @@ export class OwnerRuntime {
     return this.identity.deviceId!;
   }
 
-  /** DESIGN §7 fingerprint of this browser's identity key. */
+  /** design §7 fingerprint of this browser's identity key. */
   get fingerprint(): string {
     return this.identity.fingerprint;
   }
@@ -184,7 +184,7 @@ export class OwnerRuntime {
     );
   }
 
-  /** This device's conversations (one per agent; DESIGN §7). */
+  /** This device's conversations (one per agent; design §7). */
   conversations(): Promise<Conversation[]> {
     return listMine(this.client, this.deviceId);
   }

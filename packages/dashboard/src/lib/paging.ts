@@ -1,5 +1,5 @@
 /**
- * Cursor paging for the lists that answer `{…, next_cursor}` (DESIGN §8.22: pass the previous
+ * Cursor paging for the lists that answer `{…, next_cursor}` (design §8.22: pass the previous
  * answer's `next_cursor` as `cursor`; null on the last page), as a TanStack infinite query with a
  * "Load more" action.
  */
@@ -11,7 +11,7 @@ export interface CursorPage {
   next_cursor: string | null;
 }
 
-/** The cursor of the page after `page`, or undefined when `page` is the last (DESIGN §8.22). */
+/** The cursor of the page after `page`, or undefined when `page` is the last (design §8.22). */
 export function nextCursor(page: CursorPage): string | undefined {
   return page.next_cursor ?? undefined;
 }
@@ -33,7 +33,7 @@ export interface Paged<T> {
 
 /**
  * A cursor-paged list under `key` (its first element a {@link QueryRoot}, so socket events refresh
- * it); `fetchPage(cursor)` loads one page and `pick` its items (DESIGN §8.22).
+ * it); `fetchPage(cursor)` loads one page and `pick` its items (design §8.22).
  */
 export function usePaged<P extends CursorPage, T>(key: readonly [QueryRoot, ...unknown[]], fetchPage: (cursor: string | undefined) => Promise<P>, pick: (page: P) => readonly T[]): Paged<T> {
   const q = useInfiniteQuery({

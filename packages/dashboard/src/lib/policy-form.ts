@@ -1,5 +1,5 @@
 /**
- * The policy form (DESIGN §8.5) and its conversion to and from the API body, pure: every
+ * The policy form (design §8.5) and its conversion to and from the API body, pure: every
  * condition key (`message_types`, `priorities`, `sender_kinds` / `recipient_kinds`,
  * `sender_device_ids`, `recipient_device_ids`, `sender_hub_addresses`, `sender_tier_below`,
  * `trust_score_below`, `hours_utc {from, to}` (may wrap midnight), `rate_per_minute_over`,
@@ -9,15 +9,15 @@
 import { MESSAGE_TYPES, PRIORITIES, type CreatePolicyRequest, type Policy, type PolicyAction, type PolicyConditions } from '@parley/protocol';
 import { joinList, splitList, type FormResult } from './format';
 
-/** Sender / recipient kinds of `sender_kinds` and `recipient_kinds` (DESIGN §8.5). */
+/** Sender / recipient kinds of `sender_kinds` and `recipient_kinds` (design §8.5). */
 export type Kind = 'owner' | 'agent';
-/** A message priority (SPEC §2.4). */
+/** A message priority (contract §2.4). */
 export type PriorityName = (typeof PRIORITIES)[number];
 /** The kinds, in the order the form shows them. */
 export const KINDS: readonly Kind[] = ['owner', 'agent'];
-/** Values of `sender_tier_below` (DESIGN §8.5: matches a sender whose tier is lower). */
+/** Values of `sender_tier_below` (design §8.5: matches a sender whose tier is lower). */
 export const TIERS = ['certified', 'enterprise'] as const;
-/** Where a policy applies (DESIGN §8.5 `scope`): tenant-wide, one room, one skill. */
+/** Where a policy applies (design §8.5 `scope`): tenant-wide, one room, one skill. */
 export type ScopeKind = 'tenant' | 'room' | 'skill';
 /** `cross_tenant`: absent (either), true (only cross-tenant), false (only same tenant). */
 export type TriState = 'any' | 'yes' | 'no';
@@ -31,7 +31,7 @@ export interface PolicyFormValues {
   scopeKind: ScopeKind;
   roomId: string;
   skill: string;
-  /** Checked message types of SPEC §2.4. */
+  /** Checked message types of contract §2.4. */
   messageTypes: string[];
   /** Other message types, comma-separated (the service accepts any name). */
   otherMessageTypes: string;
@@ -90,7 +90,7 @@ export function hourFromTime(value: string): number | undefined {
   return h >= 0 && h <= 23 ? h : undefined;
 }
 
-/** The form of an existing policy (DESIGN §8.5), for editing. */
+/** The form of an existing policy (design §8.5), for editing. */
 export function policyToForm(p: Policy): PolicyFormValues {
   const c = p.conditions;
   const types = c.message_types ?? [];
@@ -132,7 +132,7 @@ function list<T>(items: readonly T[]): T[] | undefined {
   return items.length > 0 ? [...items] : undefined;
 }
 
-/** The `conditions` object of the form (DESIGN §8.5): empty fields omitted. @throws FormError */
+/** The `conditions` object of the form (design §8.5): empty fields omitted. @throws FormError */
 function conditionsOf(v: PolicyFormValues): PolicyConditions {
   const types = [...MESSAGE_TYPES.filter((t) => v.messageTypes.includes(t)), ...splitList(v.otherMessageTypes).filter((t) => !KNOWN_TYPES.has(t))];
   let hours: PolicyConditions['hours_utc'];
@@ -160,7 +160,7 @@ function conditionsOf(v: PolicyFormValues): PolicyConditions {
 }
 
 /**
- * The `POST /policies` (and full `PATCH /policies/{id}`) body of the form (DESIGN §8.5).
+ * The `POST /policies` (and full `PATCH /policies/{id}`) body of the form (design §8.5).
  * `scope` is null for tenant-wide, so an edit can make a scoped policy tenant-wide again.
  */
 export function formToPolicyBody(v: PolicyFormValues): FormResult<CreatePolicyRequest> {

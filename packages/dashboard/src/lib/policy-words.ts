@@ -1,5 +1,5 @@
 /**
- * Policies in words for the list (DESIGN §8.5): what a policy's conditions match (keys AND-ed, a
+ * Policies in words for the list (design §8.5): what a policy's conditions match (keys AND-ed, a
  * list means any of) and where it applies.
  */
 import type { PolicyConditions, PolicyScope } from '@parley/protocol';

@@ -1,5 +1,5 @@
 /**
- * The tenant settings form (SPEC §4.14; DESIGN §8.22: a flat object validated field by field):
+ * The tenant settings form (contract §4.14; design §8.22: a flat object validated field by field):
  * the settings as form values, and the `PATCH /settings` body of what changed.
  */
 import { HELD_TTL_HOURS, type RoomSecurityLevel, type TenantSettings, type TenantSettingsPatch } from '@parley/protocol';
@@ -27,7 +27,7 @@ export function settingsToForm(s: TenantSettings): SettingsFormValues {
   };
 }
 
-/** The keys the form changes against `current` (DESIGN §8.22), `body` undefined when nothing changed. */
+/** The keys the form changes against `current` (design §8.22), `body` undefined when nothing changed. */
 export function settingsPatch(current: TenantSettings, v: SettingsFormValues): FormResult<TenantSettingsPatch | undefined> {
   const ttl = Number(v.heldTtlHours);
   if (!Number.isInteger(ttl) || ttl < HELD_TTL_HOURS.min || ttl > HELD_TTL_HOURS.max) {

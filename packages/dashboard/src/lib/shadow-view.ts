@@ -1,5 +1,5 @@
 /**
- * Pure view logic of the Shadow sessions screen (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20):
+ * Pure view logic of the Shadow sessions screen (contract §2.14, §3.4, §4.17; design §8.8, §8.20):
  * each graduation gate as a progress percentage with text, the levels a session may be demoted
  * to, and the optional config of a new session from form text. Unit-tested in
  * `test/trust-view.test.ts`.
@@ -20,7 +20,7 @@ const pct = (part: number, whole: number) => (whole <= 0 ? 100 : Math.min(100, M
 const pc = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 
 /**
- * The three gates of SPEC §3.4 (counted since the current level began, DESIGN §8.20):
+ * The three gates of contract §3.4 (counted since the current level began, design §8.20):
  * observations against the minimum, agreement rate against the threshold, and critical misses
  * in the window (any miss is 0 % progress: the gate needs zero).
  */
@@ -45,12 +45,12 @@ export function gateViews(check: ShadowGraduationCheck): GateView[] {
   ];
 }
 
-/** Levels below `level`, highest first (SPEC §3.4 demotion: any lower level at any time). */
+/** Levels below `level`, highest first (contract §3.4 demotion: any lower level at any time). */
 export function lowerLevels(level: ShadowLevel): ShadowLevel[] {
   return SHADOW_LEVELS.slice(0, SHADOW_LEVELS.indexOf(level)).reverse();
 }
 
-/** Badge colour of a level (SPEC §2.14). */
+/** Badge colour of a level (contract §2.14). */
 export function levelTone(level: ShadowLevel): Tone {
   return level === 'autonomous' ? 'good' : level === 'supervised' ? 'info' : 'neutral';
 }
@@ -63,7 +63,7 @@ export interface ConfigDraft {
 }
 
 /**
- * The `config` of `POST /shadow/sessions` from form text (DESIGN §8.8 defaults for empty fields):
+ * The `config` of `POST /shadow/sessions` from form text (design §8.8 defaults for empty fields):
  * only the keys filled in; `undefined` when none is.
  * @throws Error naming the field when a value is not a number in its range.
  */

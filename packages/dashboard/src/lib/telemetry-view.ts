@@ -1,5 +1,5 @@
 /**
- * Pure view logic of the Telemetry screen (SPEC §2.15, §4.14; DESIGN §8.18): durations, error
+ * Pure view logic of the Telemetry screen (contract §2.15, §4.14; design §8.18): durations, error
  * rates, the summary's totals and the period of a summary. Unit-tested in `test/trust-view.test.ts`.
  */
 import type { SpanStatus, TelemetrySummary } from '@parley/sdk';

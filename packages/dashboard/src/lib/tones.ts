@@ -1,24 +1,24 @@
 /**
- * Badge colours for the states the governance screens show (DESIGN §8.3 held messages, §8.4
- * decisions, §8.5 policy actions, delivery outcomes and room security, SPEC §2.4 risk levels).
+ * Badge colours for the states the governance screens show (design §8.3 held messages, §8.4
+ * decisions, §8.5 policy actions, delivery outcomes and room security, contract §2.4 risk levels).
  * A badge always shows the state's text too, so the colour is never the only signal.
  */
 export type Tone = 'good' | 'warn' | 'bad' | 'info' | 'neutral';
 
 const TONES: Record<string, Tone> = {
-  // held messages (DESIGN §8.3) and decisions (DESIGN §8.4)
+  // held messages (design §8.3) and decisions (design §8.4)
   held: 'warn',
   pending: 'warn',
   deferred: 'info',
   approved: 'good',
   denied: 'bad',
   expired: 'neutral',
-  // risk levels (SPEC §2.4)
+  // risk levels (contract §2.4)
   low: 'good',
   medium: 'warn',
   high: 'bad',
   critical: 'bad',
-  // delivery outcomes and policy actions (DESIGN §8.5)
+  // delivery outcomes and policy actions (design §8.5)
   delivered: 'good',
   notified: 'info',
   blocked: 'bad',
@@ -26,23 +26,23 @@ const TONES: Record<string, Tone> = {
   notify: 'info',
   hold: 'warn',
   block: 'bad',
-  // alert severities, action statuses (SPEC §2.4)
+  // alert severities, action statuses (contract §2.4)
   info: 'info',
   warning: 'warn',
   error: 'bad',
   success: 'good',
   failure: 'bad',
-  // device states (SPEC §2.3)
+  // device states (contract §2.3)
   PENDING: 'warn',
   APPROVED: 'info',
   ACTIVE: 'good',
   REVOKED: 'bad',
-  // room security levels (DESIGN §8.5)
+  // room security levels (design §8.5)
   standard: 'neutral',
   strict: 'warn',
 };
 
-/** The badge tone of a state name (DESIGN §8.3, §8.4, §8.5; SPEC §2.4); `neutral` for names it does not know. */
+/** The badge tone of a state name (design §8.3, §8.4, §8.5; contract §2.4); `neutral` for names it does not know. */
 export function toneOf(state: string): Tone {
   return TONES[state] ?? 'neutral';
 }

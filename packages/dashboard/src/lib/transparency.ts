@@ -1,5 +1,5 @@
 /**
- * The audit log's transparency checks in the browser (DESIGN §8.33), with the SDK's verifier:
+ * The audit log's transparency checks in the browser (design §8.33), with the SDK's verifier:
  *
  * - the platform's audit-log key is pinned in this browser the first time it is seen (trust on
  *   first use, per owner device, in `localStorage`); later checks verify with the pinned key, and a

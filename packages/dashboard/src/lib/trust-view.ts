@@ -1,5 +1,5 @@
 /**
- * Pure view logic of the Trust screen (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21):
+ * Pure view logic of the Trust screen (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.21):
  * drift bands, tier and band colours, fleet sorting, windows, dimension rows next to the fleet
  * median, and the history chart's data. No React, no network: unit-tested in
  * `test/trust-view.test.ts`.
@@ -7,34 +7,34 @@
 import { TRUST_DIMENSIONS, type TrustDimension, type TrustFleet, type TrustFleetAgent, type TrustHistory, type TrustScore, type TrustWindow } from '@parley/sdk';
 import type { Tone } from './tones';
 
-/** PSI drift band (SPEC §4.12): < 0.1 stable, 0.1-0.25 moderate (monitor), > 0.25 significant (alert). */
+/** PSI drift band (contract §4.12): < 0.1 stable, 0.1-0.25 moderate (monitor), > 0.25 significant (alert). */
 export type DriftBand = 'stable' | 'moderate' | 'significant';
 
-/** The SPEC §4.12 PSI thresholds. */
+/** The contract §4.12 PSI thresholds. */
 export const PSI_MODERATE_FROM = 0.1;
 export const PSI_SIGNIFICANT_ABOVE = 0.25;
 
-/** The drift band of a PSI value (SPEC §4.12; 0.1 and 0.25 are moderate, as the service classifies them). */
+/** The drift band of a PSI value (contract §4.12; 0.1 and 0.25 are moderate, as the service classifies them). */
 export function driftBand(psi: number): DriftBand {
   if (psi < PSI_MODERATE_FROM) return 'stable';
   if (psi <= PSI_SIGNIFICANT_ABOVE) return 'moderate';
   return 'significant';
 }
 
-/** Badge colour of a drift band: stable good, moderate warn, significant bad (SPEC §4.12). */
+/** Badge colour of a drift band: stable good, moderate warn, significant bad (contract §4.12). */
 export function driftTone(band: DriftBand): Tone {
   return band === 'stable' ? 'good' : band === 'moderate' ? 'warn' : 'bad';
 }
 
-/** Badge colour of a trust tier (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
+/** Badge colour of a trust tier (contract §3.3; lowercase on the wire, design §8.21). */
 export function tierTone(tier: string): Tone {
   return tier === 'enterprise' ? 'good' : tier === 'certified' ? 'info' : 'neutral';
 }
 
-/** The windows the screen offers (SPEC §3.9) and their length in days (the history `days`). */
+/** The windows the screen offers (contract §3.9) and their length in days (the history `days`). */
 export const WINDOWS: readonly TrustWindow[] = ['7d', '30d', '90d'];
 
-/** Days of a window: `7d` → 7 (SPEC §3.9; the history route's `days`, SPEC §4.12). */
+/** Days of a window: `7d` → 7 (contract §3.9; the history route's `days`, contract §4.12). */
 export function windowDays(window: TrustWindow): number {
   return Number.parseInt(window, 10);
 }
@@ -44,7 +44,7 @@ export function parseWindow(value: string | null | undefined, fallback: TrustWin
   return (WINDOWS as readonly string[]).includes(value ?? '') ? (value as TrustWindow) : fallback;
 }
 
-/** A fleet table column that sorts (DESIGN §8.14, §8.21). */
+/** A fleet table column that sorts (design §8.14, §8.21). */
 export type FleetSortKey = 'score' | 'percentile';
 export interface FleetSort {
   key: FleetSortKey;
@@ -87,7 +87,7 @@ export function barPercent(v: number | null | undefined): number {
   return Math.min(100, Math.max(0, v * 100));
 }
 
-/** One row of the dimension bars: the agent's score, the fleet median (null without scored agents) and the score's source (SPEC §3.9). */
+/** One row of the dimension bars: the agent's score, the fleet median (null without scored agents) and the score's source (contract §3.9). */
 export interface DimensionRow {
   dimension: TrustDimension;
   label: string;
@@ -96,7 +96,7 @@ export interface DimensionRow {
   source: string;
 }
 
-/** The 12 dimensions in SPEC §2.9 order, each next to the fleet median. */
+/** The 12 dimensions in contract §2.9 order, each next to the fleet median. */
 export function dimensionRows(score: Pick<TrustScore, 'dimensions' | 'sources'>, fleet: Pick<TrustFleet, 'dimensions'> | undefined): DimensionRow[] {
   return TRUST_DIMENSIONS.map((d) => ({
     dimension: d,
@@ -107,7 +107,7 @@ export function dimensionRows(score: Pick<TrustScore, 'dimensions' | 'sources'>,
   }));
 }
 
-/** Whether a score is wholly SPEC §3.9's warm-up answer (every dimension from `warmup`). */
+/** Whether a score is wholly contract §3.9's warm-up answer (every dimension from `warmup`). */
 export function isWarmup(score: Pick<TrustScore, 'sources'>): boolean {
   return TRUST_DIMENSIONS.every((d) => score.sources[d] === 'warmup');
 }
@@ -122,7 +122,7 @@ export function countedInFleet(agentId: string, fleet: Pick<TrustFleet, 'agents'
   return fleet === undefined || fleet.agents.some((a) => a.agent_id === agentId);
 }
 
-/** An English ordinal: 1 → "1st", 12 → "12th", 22 → "22nd" (percentiles, DESIGN §8.21). */
+/** An English ordinal: 1 → "1st", 12 → "12th", 22 → "22nd" (percentiles, design §8.21). */
 export function ordinal(n: number): string {
   const teen = n % 100 >= 11 && n % 100 <= 13;
   const suffix = teen ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
@@ -147,7 +147,7 @@ export interface DriftRow {
   samples: string;
 }
 
-/** The drift answer as rows in SPEC §2.9 order (SPEC §4.12 bands). */
+/** The drift answer as rows in contract §2.9 order (contract §4.12 bands). */
 export function driftRows(dimensions: Record<TrustDimension, { psi: number; baseline_samples: number; current_samples: number } | null>): DriftRow[] {
   return TRUST_DIMENSIONS.map((d) => {
     const v = dimensions[d];

@@ -1,10 +1,10 @@
 /**
  * The current time as React state, ticking every `intervalMs` (live countdowns of held messages
- * and decisions, DESIGN §8.3, §8.19).
+ * and decisions, design §8.3, §8.19).
  */
 import { useEffect, useState } from 'react';
 
-/** `Date.now()`, refreshed every `intervalMs` while the component is mounted (DESIGN §8.3, §8.19 countdowns). */
+/** `Date.now()`, refreshed every `intervalMs` while the component is mounted (design §8.3, §8.19 countdowns). */
 export function useNow(intervalMs = 1000): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {

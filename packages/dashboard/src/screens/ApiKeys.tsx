@@ -1,5 +1,5 @@
 /**
- * API keys (SPEC §2.6, §4.8; DESIGN §8.17): the tenant's keys (name, environment, prefix,
+ * API keys (contract §2.6, §4.8; design §8.17): the tenant's keys (name, environment, prefix,
  * status, created, last used), create (name + environment), revoke and rotate (confirmed), delete
  * a revoked key; the raw key of create and rotate is shown once.
  */
@@ -87,7 +87,7 @@ function KeyRow({ k, onRotated }: { k: ApiKey; onRotated: (k: ApiKeyWithSecret) 
   );
 }
 
-/** The API keys screen (SPEC §4.8; DESIGN §8.17). */
+/** The API keys screen (contract §4.8; design §8.17). */
 export function ApiKeys() {
   const { client } = useOwner();
   const keys = useQuery({ queryKey: ['api-keys'], queryFn: () => client.listApiKeys() });

@@ -1,5 +1,5 @@
 /**
- * Audit log (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the tenant's hash-chained events, newest
+ * Audit log (contract §4.14; design §8.10, §8.22, §8.33): the tenant's hash-chained events, newest
  * first, filtered by type, actor, subject and time, paged with "Load more"; "Verify chain"
  * recomputes the chain and names the first broken link. The transparency log's checks run in the
  * page with the SDK's verifier (lib/transparency.ts): the latest signed checkpoint against the key
@@ -225,7 +225,7 @@ function TransparencyLog({ store }: { store: PinStore }) {
   );
 }
 
-/** The audit log screen (SPEC §4.14; DESIGN §8.10, §8.22, §8.33). */
+/** The audit log screen (contract §4.14; design §8.10, §8.22, §8.33). */
 export function Audit() {
   const { client, deviceId } = useOwner();
   const store = useMemo(() => localPinStore(deviceId), [deviceId]);

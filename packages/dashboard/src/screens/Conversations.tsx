@@ -1,5 +1,5 @@
 /**
- * Conversations (issue 13 item 3; SPEC §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
+ * Conversations (issue 13 item 3; contract §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
  * end encrypted by this browser's `SecureMessenger` (MLS or X3DH + Double Ratchet) and
  * decrypted in the page; the service sees ciphertext only. A badge says whether the session's keys
  * are post-quantum (PQXDH, hybrid MLS) or classical. Structured content is shown as cards;

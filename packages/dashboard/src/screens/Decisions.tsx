@@ -1,5 +1,5 @@
 /**
- * Decisions (SPEC §2.4, §3.8, §4.15; DESIGN §8.4, §8.19): the inbox of decisions awaiting the
+ * Decisions (contract §2.4, §3.8, §4.15; design §8.4, §8.19): the inbox of decisions awaiting the
  * owner — pending, and deferred ones that stay open — each answered with Approve (an option),
  * Deny or Defer; and the recently answered ones. Live from `decision_*` socket events.
  */
@@ -14,7 +14,7 @@ import { DecisionCard } from './decisions/DecisionCard';
 const decisionId = (d: Decision) => d.decision_id;
 const AWAITING = new Set<string>(['pending', 'deferred']);
 
-/** The Decisions screen (`/decisions`; SPEC §4.15; DESIGN §8.4, §8.19). */
+/** The Decisions screen (`/decisions`; contract §4.15; design §8.4, §8.19). */
 export function Decisions() {
   const names = useDeviceNames();
   const inbox = useInbox();

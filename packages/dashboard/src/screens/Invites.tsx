@@ -1,5 +1,5 @@
 /**
- * Invites (SPEC §2.2, §3.2, §4.2): create one (the raw `svc_tok_…` token is shown once, with a
+ * Invites (contract §2.2, §3.2, §4.2): create one (the raw `svc_tok_…` token is shown once, with a
  * copy button and a QR code for an agent's camera), list them, revoke an active one.
  */
 import type { CreatedInvite } from '@parley/sdk';

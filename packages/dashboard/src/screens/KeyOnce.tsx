@@ -1,5 +1,5 @@
 /**
- * A secret shown once (SPEC §2.6; DESIGN §8.17: the raw API key is returned only by create and
+ * A secret shown once (contract §2.6; design §8.17: the raw API key is returned only by create and
  * rotate): a clearly marked box with the value, a Copy button and the warning that it will not be
  * shown again; "Done" hides it for good.
  */

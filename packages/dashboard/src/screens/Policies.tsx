@@ -1,5 +1,5 @@
 /**
- * Policies (SPEC §2.7, §4.9; DESIGN §8.5): the tenant's policies in evaluation order with scope,
+ * Policies (contract §2.7, §4.9; design §8.5): the tenant's policies in evaluation order with scope,
  * action, priority, enabled and their conditions in words; create, edit (every condition key),
  * enable / disable, delete (confirmed). The most restrictive matching policy wins:
  * block > hold > notify > allow.
@@ -61,7 +61,7 @@ function PolicyRow({ p, rooms }: { p: Policy; rooms: RoomSummary[] | undefined }
   );
 }
 
-/** The policies screen (SPEC §4.9; DESIGN §8.5). */
+/** The policies screen (contract §4.9; design §8.5). */
 export function Policies() {
   const { client } = useOwner();
   const policies = useQuery({ queryKey: ['policies'], queryFn: () => client.listPolicies() });

@@ -1,5 +1,5 @@
 /**
- * Rooms (SPEC §2.5, §4.6, §4.9; DESIGN §8.3, §8.5): the tenant's rooms, creating one, and for the
+ * Rooms (contract §2.5, §4.6, §4.9; design §8.3, §8.5): the tenant's rooms, creating one, and for the
  * room at `/rooms/:roomId` its members, pairwise sessions, policies, held messages and
  * metadata-only timeline. Without a room, the held messages of every room. Live from `room_*`,
  * `member_*` and `policy_alert` socket events (`lib/live.ts`).
@@ -53,7 +53,7 @@ function RoomView({ roomId }: { roomId: string }) {
   );
 }
 
-/** The Rooms screen (`/rooms`, `/rooms/:roomId`; SPEC §4.6, §4.9; DESIGN §8.3, §8.5). */
+/** The Rooms screen (`/rooms`, `/rooms/:roomId`; contract §4.6, §4.9; design §8.3, §8.5). */
 export function Rooms() {
   const { roomId } = useParams();
   return (

@@ -1,12 +1,12 @@
 /**
- * Settings (SPEC §4.14; DESIGN §8.1, §8.22): tenant settings, this browser's owner device, the
+ * Settings (contract §4.14; design §8.1, §8.22): tenant settings, this browser's owner device, the
  * owner devices (remove the others), and the client-side scan rules.
  */
 import { OwnerDevices, ThisBrowser } from './settings/OwnerDevices';
 import { ScanRules } from './settings/ScanRules';
 import { TenantSettingsSection } from './settings/TenantSettingsForm';
 
-/** The settings screen (SPEC §4.14; DESIGN §8.22). */
+/** The settings screen (contract §4.14; design §8.22). */
 export function Settings() {
   return (
     <>

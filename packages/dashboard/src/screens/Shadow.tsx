@@ -1,5 +1,5 @@
 /**
- * Shadow sessions screen (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20): start a session for an
+ * Shadow sessions screen (contract §2.14, §3.4, §4.17; design §8.8, §8.20): start a session for an
  * agent, skill and decision class; every session with its level, evidence and progress on the
  * three graduation gates, Graduate and Demote (shadow/ShadowSessionCard.tsx). Updates live from
  * `shadow_*` socket events.
@@ -85,7 +85,7 @@ function StartSession({ agents }: { agents: AgentEntry[] }) {
   );
 }
 
-/** The Shadow sessions screen (SPEC §4.17; DESIGN §8.8, §8.20). */
+/** The Shadow sessions screen (contract §4.17; design §8.8, §8.20). */
 export function Shadow() {
   const { client } = useOwner();
   const { agents, error: agentsError } = useAgents();

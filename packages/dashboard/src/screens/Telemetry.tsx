@@ -1,5 +1,5 @@
 /**
- * Telemetry screen (SPEC §2.15, §4.14; DESIGN §8.18): for a chosen agent (`?agent=` its device
+ * Telemetry screen (contract §2.15, §4.14; design §8.18): for a chosen agent (`?agent=` its device
  * id, which the telemetry routes accept as `{hub_id}` beside its hub address) a per-span-name
  * summary over a period (count, errors, error rate, p50/p95 duration) and its recent spans;
  * and the tenant's recent activity across all agents. No socket event announces new spans, so
@@ -120,7 +120,7 @@ function Activity({ name }: { name: (id: string) => string }) {
   );
 }
 
-/** The Telemetry screen (SPEC §4.14; DESIGN §8.18). */
+/** The Telemetry screen (contract §4.14; design §8.18). */
 export function Telemetry() {
   const qc = useQueryClient();
   const { agents, error: agentsError } = useAgents();

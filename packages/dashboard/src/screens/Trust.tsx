@@ -1,5 +1,5 @@
 /**
- * Trust screen (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21): the fleet's scores, tiers
+ * Trust screen (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.21): the fleet's scores, tiers
  * and percentiles (sortable), a Recompute button, and for one agent (`/trust/:agentId`) its
  * composite score, 12 dimensions against the fleet median, history, tier changes, drift and the
  * compliance report (trust/TrustAgent.tsx). One window (7/30/90 days, `?window=`) applies to all.
@@ -18,7 +18,7 @@ import { useRootMutation } from '../lib/mutate';
 import { parseWindow, WINDOWS, windowDays } from '../lib/trust-view';
 import { TrustAgent } from './trust/TrustAgent';
 
-/** The fleet overview query (DESIGN §8.14), shared with the agent panel for the medians. */
+/** The fleet overview query (design §8.14), shared with the agent panel for the medians. */
 function useTrustFleet(window: TrustWindow) {
   const { client } = useOwner();
   return useQuery({ queryKey: ['trust', 'fleet', window], queryFn: () => client.getTrustFleet({ window }) });
@@ -69,7 +69,7 @@ function RecomputeOutcome({ run }: { run: RecomputeRun }) {
   );
 }
 
-/** The Trust screen (SPEC §4.12; DESIGN §8.14, §8.21). */
+/** The Trust screen (contract §4.12; design §8.14, §8.21). */
 export function Trust() {
   const { agentId } = useParams();
   const [params, setParams] = useSearchParams();

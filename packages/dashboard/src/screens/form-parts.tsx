@@ -1,7 +1,7 @@
 /**
  * Form and list parts shared by the governance screens (issue 13: every input labelled, native
  * controls only, so each screen works by keyboard and passes axe-core): a labelled field, a
- * checkbox group in a fieldset, and the "Load more" button of cursor-paged lists (DESIGN §8.22).
+ * checkbox group in a fieldset, and the "Load more" button of cursor-paged lists (design §8.22).
  */
 import { useId, type ReactNode } from 'react';
 import type { Paged } from '../lib/paging';

@@ -1,5 +1,5 @@
 /**
- * Schema pieces and helpers shared by the tools (SPEC §4.19).
+ * Schema pieces and helpers shared by the tools (contract §4.19).
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ToolError } from '../errors.js';
@@ -17,7 +17,7 @@ export const TraceId = Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 
 export const ParentSpanId = Type.String({ pattern: '^[0-9a-fA-F]{16}$', description: 'W3C span id (16 hex) of the caller’s span; the tool’s span becomes its child' });
 
 /**
- * The hub address of a name or `did:hub:` DID, lowercased (DESIGN §8.13).
+ * The hub address of a name or `did:hub:` DID, lowercased (design §8.13).
  * @throws ToolError when it is neither.
  */
 export function hubAddressOf(nameOrDid: string): string {

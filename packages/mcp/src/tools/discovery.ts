@@ -1,5 +1,5 @@
 /**
- * Discovery tools (SPEC §4.19, §4.10, §4.11, §4.16; DESIGN §8.28): `svc_discover_skills` (the
+ * Discovery tools (contract §4.19, §4.10, §4.11, §4.16; design §8.28): `svc_discover_skills` (the
  * marketplace's published listings, no authentication), `svc_discover_agents` (the hub search of
  * agent profiles with trust scores, anonymous limits) and `svc_get_agent_info` (one agent's
  * profile, verify-agent status and active grants, and the pricing of its published listing).
@@ -89,7 +89,7 @@ export const discoverAgents = defineTool({
   name: 'svc_discover_agents',
   title: 'Discover agents',
   description:
-    'Search the Parley hub directory for agents (DESIGN §8.28): free text over names, descriptions and capabilities, a minimum trust tier and a capability; answers agent profiles with trust scores (no authentication; anonymous searches answer at most 10).',
+    'Search the Parley hub directory for agents (design §8.28): free text over names, descriptions and capabilities, a minimum trust tier and a capability; answers agent profiles with trust scores (no authentication; anonymous searches answer at most 10).',
   input: Type.Object({
     query: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     tier: Type.Optional(Tier),

@@ -1,5 +1,5 @@
 /**
- * Governance tools (SPEC §4.19, §4.14; DESIGN §8.6, §8.7): `svc_check_policy` and
+ * Governance tools (contract §4.19, §4.14; design §8.6, §8.7): `svc_check_policy` and
  * `svc_delegate_skill` run the one skill policy pipeline of the service (identity -> trust floor
  * -> grant -> rate -> budget -> rules); a delegation is audited either way and, when allowed, the
  * invocation is sent end to end encrypted to the target through the local plugin.

@@ -1,5 +1,5 @@
 /**
- * The 13 tools of the tool server (SPEC §4.19 and DESIGN §8.28's `svc_discover_agents`), in the
+ * The 13 tools of the tool server (contract §4.19 and design §8.28's `svc_discover_agents`), in the
  * order they are listed.
  */
 import type { ToolDef } from '../tool.js';

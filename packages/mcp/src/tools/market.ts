@@ -1,5 +1,5 @@
 /**
- * Marketplace tools (SPEC §4.19, §4.16; DESIGN §8.29): `svc_subscribe` rents a listing with the
+ * Marketplace tools (contract §4.19, §4.16; design §8.29): `svc_subscribe` rents a listing with the
  * tenant's default payment method and answers the renter's SPT and a host configuration that runs
  * the bridge; `svc_connect_agent` answers that configuration for an SPT already held.
  */
@@ -26,7 +26,7 @@ async function settled(client: ParleyClient, rental: Rental, deadline: number): 
 }
 
 /**
- * Rent `listingId` with the tenant's default payment method (DESIGN §8.29) and wait for the
+ * Rent `listingId` with the tenant's default payment method (design §8.29) and wait for the
  * processor's confirmation; answers the active rental with its grant (SPT).
  * @throws ToolError (no default payment method, still pending, declined) or ParleyApiError.
  */

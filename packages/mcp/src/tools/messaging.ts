@@ -1,5 +1,5 @@
 /**
- * Messaging tools (SPEC §4.19, §4.13, §4.6, §6.1): `svc_open_channel`, `svc_send_message` and
+ * Messaging tools (contract §4.19, §4.13, §4.6, §6.1): `svc_open_channel`, `svc_send_message` and
  * `svc_poll_messages` go through the local plugin (`parley-agent run`), which alone holds the
  * agent's keys and end-to-end sessions (MLS by default, or X3DH + Double Ratchet): the tool
  * server hands it plaintext over loopback and never sees a session key; the service only ever
@@ -52,7 +52,7 @@ export const sendMessage = defineTool({
     channelId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     conversationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'one conversation with an owner device (default without a target: every owner conversation)' })),
     roomId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a room this agent is a member of' })),
-    messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'SPEC §2.4 message type: text (default), status_alert, action_confirmation, artifact, …' })),
+    messageType: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'contract §2.4 message type: text (default), status_alert, action_confirmation, artifact, …' })),
     parentSpanId: Type.Optional(ParentSpanId),
   }),
   output: Type.Object({

@@ -1,5 +1,5 @@
 /**
- * `svc_compose_team` (SPEC §4.19): writes one agent definition file per agent — Markdown with a
+ * `svc_compose_team` (contract §4.19): writes one agent definition file per agent — Markdown with a
  * YAML front matter (`name`, `description`, optional `tools`, `model`), the format of Claude Code
  * subagents in `.claude/agents/` — under `outputDir` (default `.claude/agents/`). The output
  * directory must stay inside the tool server's working directory and every file inside the output

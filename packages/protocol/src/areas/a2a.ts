@@ -1,14 +1,14 @@
 /**
- * Agent-to-agent channels (SPEC §2.11, §3.5, §4.13, §6.1; DESIGN §8.5): schemas, route rows and frames.
+ * Agent-to-agent channels (contract §2.11, §3.5, §4.13, §6.1; design §8.5): schemas, route rows and frames.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
 import { HUB_ADDRESS_PATTERN } from './hub.js';
 
-/** Status of an A2A channel (SPEC §2.11). */
+/** Status of an A2A channel (contract §2.11). */
 export const CHANNEL_STATUSES = ['pending', 'approved', 'active', 'rejected', 'revoked'] as const;
-/** Status of an A2A channel (SPEC §2.11). */
+/** Status of an A2A channel (contract §2.11). */
 export type A2aChannelStatus = (typeof CHANNEL_STATUSES)[number];
 
 /** What both tenants' policies made of a sent message (the stricter wins). */
@@ -16,7 +16,7 @@ export const A2A_OUTCOMES = ['delivered', 'notified', 'held', 'blocked'] as cons
 export type A2aOutcome = (typeof A2A_OUTCOMES)[number];
 
 /**
- * An A2A channel. SPEC §2.11 names its fields in camelCase (channelId, initiatorHubAddress,
+ * An A2A channel. contract §2.11 names its fields in camelCase (channelId, initiatorHubAddress,
  * responderHubAddress, conversationId, status), so every field of a channel object is camelCase;
  * the envelopes around it (`channel_id`, `channels`) stay snake_case. `conversationId` is set
  * when the channel becomes active (key exchange complete); `federated` when the agents belong to
@@ -44,7 +44,7 @@ export const RequestedA2aChannel = Type.Intersect([Type.Object({ channel_id: Uui
 export type RequestedA2aChannel = Static<typeof RequestedA2aChannel>;
 
 /**
- * `POST /api/v1/a2a/channels/request` body (SPEC §4.13, DESIGN §8.5): an owner names the
+ * `POST /api/v1/a2a/channels/request` body (contract §4.13, design §8.5): an owner names the
  * initiating agent in `initiator_device_id` (an API key always initiates as its own device);
  * `capability` must be allowed by a federation agreement that lists capabilities.
  */
@@ -73,7 +73,7 @@ export const A2aMessageFields = {
   ),
 };
 
-/** `POST /api/v1/a2a/channels/{id}/messages` body (SPEC §4.13): base64 envelope; `traceparent` is W3C Trace Context. */
+/** `POST /api/v1/a2a/channels/{id}/messages` body (contract §4.13): base64 envelope; `traceparent` is W3C Trace Context. */
 export const A2aMessageInput = Type.Object(A2aMessageFields);
 export type A2aMessageInput = Static<typeof A2aMessageInput>;
 
@@ -95,7 +95,7 @@ export const A2aMessage = Type.Object({
   sender_device_id: Uuid,
   header_blob: Type.String(),
   ciphertext: Type.String(),
-  message_type: Type.String({ description: "a SPEC §2.4 message type, or 'key_exchange' for a relayed handshake" }),
+  message_type: Type.String({ description: "a contract §2.4 message type, or 'key_exchange' for a relayed handshake" }),
   priority: Type.String(),
   timestamp: Timestamp,
   traceparent: Nullable(Type.String()),
@@ -111,7 +111,7 @@ export type A2aHistoryQuery = Static<typeof A2aHistoryQuery>;
 export const A2aMessagePage = Type.Object({ messages: Type.Array(A2aMessage), next_cursor: Nullable(Type.String()) });
 export type A2aMessagePage = Static<typeof A2aMessagePage>;
 
-// ---------------------------------------------------------------- frames (SPEC §6.1)
+// ---------------------------------------------------------------- frames (contract §6.1)
 
 const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
 
@@ -119,7 +119,7 @@ const ClientRef = Type.Optional(Type.String({ maxLength: 200 }));
 export const KeyExchangeFrame = Type.Object({ channel_id: Uuid, header_blob: Base64, ciphertext: Ciphertext, client_ref: ClientRef });
 export type KeyExchangeFrame = Static<typeof KeyExchangeFrame>;
 
-/** `a2a_message` client frame (counted against the per-device message limit, SPEC §8). */
+/** `a2a_message` client frame (counted against the per-device message limit, contract §8). */
 export const A2aMessageFrame = Type.Object({ channel_id: Uuid, ...A2aMessageFields, client_ref: ClientRef });
 export type A2aMessageFrame = Static<typeof A2aMessageFrame>;
 

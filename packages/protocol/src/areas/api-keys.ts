@@ -1,19 +1,19 @@
 /**
- * API keys (SPEC §2.6, §4.8; DESIGN §8.17) and their trust-on-first-use key registration
- * (`client_key_register` / `client_key_accepted`, DESIGN §7): schemas, route rows and frames.
+ * API keys (contract §2.6, §4.8; design §8.17) and their trust-on-first-use key registration
+ * (`client_key_register` / `client_key_accepted`, design §7): schemas, route rows and frames.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, KeyHex, lit, Nullable, SignatureHex, Timestamp, Uuid } from '../common.js';
 import { KeyBinding } from './key-binding.js';
 
-/** Environments of an API key (SPEC §2.6); the raw key reads `svc_agent_sk_{env}_{64 hex}`. */
+/** Environments of an API key (contract §2.6); the raw key reads `svc_agent_sk_{env}_{64 hex}`. */
 export const API_KEY_ENVS = ['prod', 'staging', 'dev'] as const;
 export type ApiKeyEnv = (typeof API_KEY_ENVS)[number];
 /** API key states. */
 export const API_KEY_STATUSES = ['active', 'revoked'] as const;
 
-/** An API key as listed (SPEC §2.6, §4.8); never the raw key nor its hash (the raw key appears only in {@link ApiKeyWithSecret}). */
+/** An API key as listed (contract §2.6, §4.8); never the raw key nor its hash (the raw key appears only in {@link ApiKeyWithSecret}). */
 export const ApiKey = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -32,7 +32,7 @@ export type ApiKey = Static<typeof ApiKey>;
 export const ApiKeyWithSecret = Type.Intersect([ApiKey, Type.Object({ key: Type.String({ description: 'svc_agent_sk_{env}_{64 hex}; shown only here' }) })]);
 export type ApiKeyWithSecret = Static<typeof ApiKeyWithSecret>;
 
-/** `POST /api/v1/api-keys` body (DESIGN §8.17): `env` defaults to `dev`. */
+/** `POST /api/v1/api-keys` body (design §8.17): `env` defaults to `dev`. */
 export const CreateApiKeyRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), env: Type.Optional(lit(API_KEY_ENVS)) });
 export type CreateApiKeyRequest = Static<typeof CreateApiKeyRequest>;
 
@@ -105,7 +105,7 @@ export const apiKeysRoutes = {
 };
 
 /**
- * `client_key_register` frame data (DESIGN §7): key material an API-key client registers on first
+ * `client_key_register` frame data (design §7): key material an API-key client registers on first
  * connect, with its proof of possession (`signature`: Ed25519, hex, by the identity key over its
  * raw 32 bytes, as in enrollment) and optionally a {@link KeyBinding} (purpose
  * `client_key_register`): the proof alone is replayable, so without the binding the server
@@ -120,7 +120,7 @@ export const ClientKeyRegistration = Type.Object({
 });
 export type ClientKeyRegistration = Static<typeof ClientKeyRegistration>;
 
-/** `client_key_accepted` event data (DESIGN §7): the device the key now serves as, and its conversations with owner devices. */
+/** `client_key_accepted` event data (design §7): the device the key now serves as, and its conversations with owner devices. */
 export const ClientKeyAccepted = Type.Object({
   device_id: Uuid,
   conversations: Type.Array(

@@ -1,5 +1,5 @@
 /**
- * Attachments and push registration (SPEC §2.5, §4.7): schemas, route rows and frames.
+ * Attachments and push registration (contract §2.5, §4.7): schemas, route rows and frames.
  * Attachments travel as raw bytes (clients encrypt files themselves): the upload body is
  * `application/octet-stream` (or one multipart `file` part), the download answer the same bytes.
  */
@@ -12,7 +12,7 @@ export const ATTACHMENT_CONTENT_TYPE = 'application/octet-stream';
 /** The multipart alternative of an upload: one file part named `file`. */
 export const ATTACHMENT_MULTIPART_TYPE = 'multipart/form-data';
 
-/** Answer of an attachment upload (SPEC §4.7): metadata of the stored encrypted file. */
+/** Answer of an attachment upload (contract §4.7): metadata of the stored encrypted file. */
 export const AttachmentInfo = Type.Object({
   blob_id: Uuid,
   size_bytes: Type.Integer(),
@@ -32,7 +32,7 @@ export const PUSH_PLATFORMS = ['apns', 'fcm', 'web'] as const;
 export const PushPlatform = lit(PUSH_PLATFORMS);
 export type PushPlatform = Static<typeof PushPlatform>;
 
-/** Body of `POST /push/register` (SPEC §4.7). */
+/** Body of `POST /push/register` (contract §4.7). */
 export const RegisterPushTokenRequest = Type.Object({ device_id: Uuid, platform: PushPlatform, token: Type.String({ minLength: 1, maxLength: 4096 }) });
 export type RegisterPushTokenRequest = Static<typeof RegisterPushTokenRequest>;
 

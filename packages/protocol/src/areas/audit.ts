@@ -1,5 +1,5 @@
 /**
- * Audit log (SPEC §4.14; DESIGN §8.10, §8.22, §8.33): the tenant's hash-chained trail of governance
+ * Audit log (contract §4.14; design §8.10, §8.22, §8.33): the tenant's hash-chained trail of governance
  * actions, queried newest first, the recomputation of its chain, and the transparency log over the
  * same events: signed checkpoints (C2SP tlog-checkpoint notes), inclusion and consistency proofs
  * (RFC 9162 §2.1) and the platform key that signs them.
@@ -9,7 +9,7 @@ import { defineRoute } from '../contract.js';
 import { Base64, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
 /**
- * The documented enum of audit event types (SPEC §4.14; DESIGN §8.10). Every row of
+ * The documented enum of audit event types (contract §4.14; design §8.10). Every row of
  * `audit_events.type` is one of these; docs/decisions.md lists them with their `subject` and `data`.
  * Event data never carries message content, private key material or tokens.
  */
@@ -104,7 +104,7 @@ export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'BLAKE2b-256, hex' });
 
-/** One audit event (DESIGN §8.22); `hash = BLAKE2b-256(prev_hash || JCS(event))`, the first `prev_hash` is 64 zeros. */
+/** One audit event (design §8.22); `hash = BLAKE2b-256(prev_hash || JCS(event))`, the first `prev_hash` is 64 zeros. */
 export const AuditEvent = Type.Object({
   event_id: Uuid,
   /** One of the documented types, e.g. `invite.created`, `device.revoked`, `api_key.rotated`. */
@@ -134,7 +134,7 @@ export type AuditChainVerdict = Static<typeof AuditChainVerdict>;
 export const AGENT_AUDIT_DETAILS_MAX_BYTES = 16 * 1024;
 
 /**
- * `POST /api/v1/audit/events` body (SPEC §4.19 `svc_submit_audit`): an agent records one of its
+ * `POST /api/v1/audit/events` body (contract §4.19 `svc_submit_audit`): an agent records one of its
  * own actions. `action` 1-200 characters; `details` any JSON object whose JSON is at most
  * {@link AGENT_AUDIT_DETAILS_MAX_BYTES} bytes (413 above); `trace_id` / `parent_span_id` W3C
  * Trace Context ids (32 / 16 hex, any case, stored lowercase, not all zeros).
@@ -163,7 +163,7 @@ export const AuditEventQuery = Type.Object({
 });
 export type AuditEventQuery = Static<typeof AuditEventQuery>;
 
-/** One key of the audit log (DESIGN §8.33): its C2SP signed-note name, Ed25519 public key and verifier key. */
+/** One key of the audit log (design §8.33): its C2SP signed-note name, Ed25519 public key and verifier key. */
 export const AuditLogKeyInfo = Type.Object({
   /** `<host>/audit-log`, the name on the checkpoints' signature lines. */
   key_name: Type.String(),

@@ -1,5 +1,5 @@
 /**
- * Conversations, messages and topics (SPEC §2.4, §4.5, §6.1): schemas, route rows and frames
+ * Conversations, messages and topics (contract §2.4, §4.5, §6.1): schemas, route rows and frames
  * (`message` and `typing` sent by clients; `message`, `message_ack`, `typing`, `topic_created`
  * and `error` sent by the service). Delivery and read receipts (`message_delivered`,
  * `message_read`, …) are in `receipts.ts`.
@@ -32,15 +32,15 @@ export const ConversationListQuery = Type.Object({ device_id: Type.Optional(Uuid
 export type ConversationListQuery = Static<typeof ConversationListQuery>;
 
 /**
- * The fields a sender gives for one message (REST body and WebSocket `message` frame; SPEC §6.1).
+ * The fields a sender gives for one message (REST body and WebSocket `message` frame; contract §6.1).
  * `header_blob` and `ciphertext` are base64; the service stores them as opaque bytes.
- * `ciphertext` may be at most 256 KiB decoded (DESIGN §8.12; 413 above).
+ * `ciphertext` may be at most 256 KiB decoded (design §8.12; 413 above).
  */
 export const MessageInput = Type.Object(MessageFields);
 export type MessageInput = Static<typeof MessageInput>;
 
 /**
- * History query (SPEC §4.5, DESIGN §7). `since` is exclusive: an ISO 8601 timestamp or a cursor.
+ * History query (contract §4.5, design §7). `since` is exclusive: an ISO 8601 timestamp or a cursor.
  * Without `since`: the latest `limit` messages. `limit`: 1–200, default 50.
  */
 export const HistoryQuery = Type.Object(PageQueryFields);
@@ -185,24 +185,24 @@ export const conversationsRoutes = {
   }),
 };
 
-// ---------------------------------------------------------------- WebSocket frames (SPEC §6.1; DESIGN §7)
+// ---------------------------------------------------------------- WebSocket frames (contract §6.1; design §7)
 
 /** The optional `client_ref` of a client frame; the ack or error frame echoes it. */
 const ClientRefField = Type.Optional(Type.String({ maxLength: 200, description: 'correlates the ack / error frame (at most 200 characters)' }));
 
-/** `message` send frame: the SPEC §6.1 message fields plus the conversation and an optional `client_ref`. */
+/** `message` send frame: the contract §6.1 message fields plus the conversation and an optional `client_ref`. */
 export const OutgoingMessage = Type.Object({ conversation_id: Uuid, ...MessageFields, client_ref: ClientRefField });
 export type OutgoingMessage = Static<typeof OutgoingMessage>;
 
-/** `typing` send frame (SPEC §6.1): relayed to the counterpart, no ack. */
+/** `typing` send frame (contract §6.1): relayed to the counterpart, no ack. */
 export const TypingFrame = Type.Object({ conversation_id: Uuid });
 export type TypingFrame = Static<typeof TypingFrame>;
 
-/** `typing` event (SPEC §6.1): `device_id` is the typing device, filled in by the service. */
+/** `typing` event (contract §6.1): `device_id` is the typing device, filled in by the service. */
 export const TypingEvent = Type.Object({ conversation_id: Uuid, device_id: Uuid });
 export type TypingEvent = Static<typeof TypingEvent>;
 
-/** `message_ack` (DESIGN §7): sent by the service after the message is committed; `client_ref` echoes the frame's. */
+/** `message_ack` (design §7): sent by the service after the message is committed; `client_ref` echoes the frame's. */
 export const MessageAck = Type.Object({ message_id: Uuid, timestamp: Timestamp, cursor: Type.String(), client_ref: ClientRefField });
 export type MessageAck = Static<typeof MessageAck>;
 
@@ -215,7 +215,7 @@ export const TopicCreatedEvent = Topic;
 export type TopicCreatedEvent = Topic;
 
 /**
- * `error` event (DESIGN §7): a refused frame; the socket stays open. `client_ref` echoes the
+ * `error` event (design §7): a refused frame; the socket stays open. `client_ref` echoes the
  * frame's (not for `typing`); `retry_after_ms` accompanies a 429.
  */
 export const ErrorFrame = Type.Object({

@@ -1,5 +1,5 @@
 /**
- * Verification and verifiable credentials (SPEC §2.10, §4.11; DESIGN §8.16): schemas, route rows and frames.
+ * Verification and verifiable credentials (contract §2.10, §4.11; design §8.16): schemas, route rows and frames.
  */
 import { Type, type Static, type TNumber } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -8,13 +8,13 @@ import { HubAddressParams } from './hub.js';
 import { TRUST_DIMENSIONS, TRUST_TIERS, TRUST_WINDOWS, type TrustDimension } from './trust.js';
 
 
-/** Verify-agent statuses (SPEC §4.11). */
+/** Verify-agent statuses (contract §4.11). */
 export const VERIFY_STATUSES = ['verified', 'unverified', 'suspended', 'not_found'] as const;
 export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
 
-/** The checks of a credential verification, in answer order (DESIGN §8.16). */
+/** The checks of a credential verification, in answer order (design §8.16). */
 export const CREDENTIAL_CHECKS = ['signature', 'issuer', 'expiration', 'revocation', 'subject'] as const;
-/** The checks of a credential verification, in answer order (DESIGN §8.16). */
+/** The checks of a credential verification, in answer order (design §8.16). */
 export type CredentialCheckName = (typeof CREDENTIAL_CHECKS)[number];
 
 /** Path of the service's JSON-LD trust context (outside `/api/v1`). */
@@ -28,7 +28,7 @@ export const TrustScores = Type.Object(
   { composite: Score, ...dimensionScores },
   {
     description:
-      "SPEC §2.9 composite and dimensions of the window, the same values GET /trust-scores/{agent_id} answers: the agent's latest snapshot of the window; SPEC §3.9 warm-up values (all 0.5) before the trust engine has scored it",
+      "contract §2.9 composite and dimensions of the window, the same values GET /trust-scores/{agent_id} answers: the agent's latest snapshot of the window; contract §3.9 warm-up values (all 0.5) before the trust engine has scored it",
   },
 );
 export type TrustScores = Static<typeof TrustScores>;
@@ -38,7 +38,7 @@ export const VerifyAgentQuery = Type.Object({ window: Type.Optional(Type.Union(T
 export type VerifyAgentQuery = Static<typeof VerifyAgentQuery>;
 
 /**
- * `GET /api/v1/verify/{hub_address}` answer (SPEC §4.11). `status`: `verified` (tier certified
+ * `GET /api/v1/verify/{hub_address}` answer (contract §4.11). `status`: `verified` (tier certified
  * or enterprise and bound device ACTIVE), `unverified`, `suspended` (identity suspended or bound
  * device revoked) or `not_found` (then the tier, scores and times are null). `window`: the window
  * the scores are for (the requested one); `enrolled_at`: the bound device's enrolment, else the

@@ -1,14 +1,14 @@
 /**
- * Decisions (SPEC §2.4, §4.15; DESIGN §8.19, §8.22): an agent (or its owner on its behalf) asks
+ * Decisions (contract §2.4, §4.15; design §8.19, §8.22): an agent (or its owner on its behalf) asks
  * the owner a structured question with options, an optional deadline and an auto action.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Risk level of one option (SPEC §2.4). */
+/** Risk level of one option (contract §2.4). */
 export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
-/** Decision states (DESIGN §8.19). */
+/** Decision states (design §8.19). */
 export const DECISION_STATUSES = ['pending', 'approved', 'denied', 'deferred', 'expired'] as const;
 /** How an owner resolves a decision. */
 export const RESOLUTIONS = ['approve', 'deny', 'defer'] as const;
@@ -27,7 +27,7 @@ export type DecisionOption = Static<typeof DecisionOption>;
 
 export const AutoAction = Type.Object(
   { resolution: lit(['approve', 'deny'] as const), option_id: Type.Optional(OptionId) },
-  { additionalProperties: false, description: 'fired when the deadline passes while the decision still awaits (DESIGN §8.19)' },
+  { additionalProperties: false, description: 'fired when the deadline passes while the decision still awaits (design §8.19)' },
 );
 export type AutoAction = Static<typeof AutoAction>;
 
@@ -117,13 +117,13 @@ export const decisionsRoutes = {
   }),
 };
 
-/** Decision status (DESIGN §8.4): `pending` and `deferred` still await the owner. */
+/** Decision status (design §8.4): `pending` and `deferred` still await the owner. */
 export type DecisionStatus = (typeof DECISION_STATUSES)[number];
-/** Risk level of a decision option (SPEC §2.4). */
+/** Risk level of a decision option (contract §2.4). */
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 
 /**
- * `decision_response` event data (SPEC §6.1; DESIGN §8.19), sent to the agent device on every
+ * `decision_response` event data (contract §6.1; design §8.19), sent to the agent device on every
  * resolution and on expiry (`resolution: "expired"` with the fired `auto_action`, null when none).
  */
 export const DecisionResponseEvent = Type.Object({

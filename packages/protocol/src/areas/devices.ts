@@ -1,5 +1,5 @@
 /**
- * Enrollment and devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5): schemas, route rows and frames
+ * Enrollment and devices (contract §2.3, §3.1, §4.3, §4.4; design §5): schemas, route rows and frames
  * (the `device_pending`, `device_approved`, `device_linked` and `owner_device_linked` events).
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -12,7 +12,7 @@ export const DEVICE_KINDS = ['owner', 'agent'] as const;
 export const DeviceKind = lit(DEVICE_KINDS);
 export type DeviceKind = Static<typeof DeviceKind>;
 
-/** Device health computed from last_seen (DESIGN §8.2: green < 2 min, yellow < 15 min, else red). */
+/** Device health computed from last_seen (design §8.2: green < 2 min, yellow < 15 min, else red). */
 export const DEVICE_HEALTHS = ['green', 'yellow', 'red'] as const;
 export const DeviceHealth = lit(DEVICE_HEALTHS);
 export type DeviceHealth = Static<typeof DeviceHealth>;
@@ -20,10 +20,10 @@ export type DeviceHealth = Static<typeof DeviceHealth>;
 /** Longest webhook URL accepted (characters). */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-// ---------------------------------------------------------------- enrollment (SPEC §4.3)
+// ---------------------------------------------------------------- enrollment (contract §4.3)
 
 /**
- * `POST /api/v1/enroll` body (SPEC §4.3, DESIGN §7). `proof_of_possession` is the Ed25519
+ * `POST /api/v1/enroll` body (contract §4.3, design §7). `proof_of_possession` is the Ed25519
  * signature (hex) by the identity private key over the raw 32 bytes of `identity_public_key`.
  */
 export const EnrollRequest = Type.Object({
@@ -40,9 +40,9 @@ export type EnrollRequest = Static<typeof EnrollRequest>;
 export const EnrollResponse = Type.Object({ device_id: Uuid, fingerprint: Type.String(), status: DeviceStatus });
 export type EnrollResponse = Static<typeof EnrollResponse>;
 
-// ---------------------------------------------------------------- devices (SPEC §4.4)
+// ---------------------------------------------------------------- devices (contract §4.4)
 
-/** A device as listed to owners (DESIGN §7); also an entry of `/owner-connections` and `/connections/{id}`. */
+/** A device as listed to owners (design §7); also an entry of `/owner-connections` and `/connections/{id}`. */
 export const Device = Type.Object({
   device_id: Uuid,
   name: Type.String(),
@@ -63,15 +63,15 @@ export type Device = Static<typeof Device>;
 export const DeviceList = Type.Object({ devices: Type.Array(Device) });
 export type DeviceList = Static<typeof DeviceList>;
 
-/** `GET /api/v1/devices/{id}/status` (public, 1 request per 5 s per device; SPEC §8). */
+/** `GET /api/v1/devices/{id}/status` (public, 1 request per 5 s per device; contract §8). */
 export const DeviceStatusResponse = Type.Object({ device_id: Uuid, status: DeviceStatus });
 export type DeviceStatusResponse = Static<typeof DeviceStatusResponse>;
 
-/** Public keys of a device (hex) and its fingerprint (DESIGN §7). */
+/** Public keys of a device (hex) and its fingerprint (design §7). */
 export const DeviceKeys = Type.Object({ device_id: Uuid, identity_public_key: Type.String(), ephemeral_public_key: Type.String(), fingerprint: Type.String() });
 export type DeviceKeys = Static<typeof DeviceKeys>;
 
-/** One pairwise conversation between an agent device and an owner device (DESIGN §7). */
+/** One pairwise conversation between an agent device and an owner device (design §7). */
 export const ConversationLink = Type.Object({ conversation_id: Uuid, message_group_id: Uuid, agent_device_id: Uuid, owner_device_id: Uuid });
 export type ConversationLink = Static<typeof ConversationLink>;
 
@@ -84,7 +84,7 @@ export const ActivateRequest = Type.Object({ signature: SignatureHex, key_bindin
 export type ActivateRequest = Static<typeof ActivateRequest>;
 
 /**
- * `POST /api/v1/devices/{id}/activate` answer (DESIGN §7). `conversation_id` is the conversation
+ * `POST /api/v1/devices/{id}/activate` answer (design §7). `conversation_id` is the conversation
  * with the oldest ACTIVE owner device (null when the tenant has no owner device yet);
  * `conversations` lists them all; `owner_public_keys` lists every ACTIVE owner device.
  */
@@ -112,7 +112,7 @@ export type TokenChallenge = Static<typeof TokenChallenge>;
 export const RenewTokenRequest = Type.Object({ challenge: Type.String({ minLength: 1, maxLength: 256 }), signature: SignatureHex });
 export type RenewTokenRequest = Static<typeof RenewTokenRequest>;
 
-/** A freshly issued device JWT (DESIGN §5: 24 h by default). */
+/** A freshly issued device JWT (design §5: 24 h by default). */
 export const DeviceToken = Type.Object({ device_id: Uuid, device_jwt: Type.String(), expires_at: Timestamp });
 export type DeviceToken = Static<typeof DeviceToken>;
 
@@ -497,7 +497,7 @@ export const devicesRoutes = {
   }),
 };
 
-// ---------------------------------------------------------------- WebSocket events (SPEC §6.1)
+// ---------------------------------------------------------------- WebSocket events (contract §6.1)
 
 /** `device_pending` (owner sockets): an agent enrolled and awaits approval. */
 export const DevicePendingEvent = Type.Object({ device_id: Uuid, fingerprint: Type.String(), platform: Nullable(Type.String()), name: Type.String(), enrolled_at: Timestamp });

@@ -1,16 +1,16 @@
 /**
- * Federation agreements (SPEC §2.12, §4.13): schemas, route rows and frames.
+ * Federation agreements (contract §2.12, §4.13): schemas, route rows and frames.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Status of a federation agreement (SPEC §2.12). */
+/** Status of a federation agreement (contract §2.12). */
 export const FEDERATION_STATUSES = ['pending', 'active', 'expired', 'revoked'] as const;
-/** Status of a federation agreement (SPEC §2.12). */
+/** Status of a federation agreement (contract §2.12). */
 export type FederationStatus = (typeof FEDERATION_STATUSES)[number];
 
-/** A federation agreement (SPEC §2.12, §4.13); `role` is the caller's side. */
+/** A federation agreement (contract §2.12, §4.13); `role` is the caller's side. */
 export const FederationAgreement = Type.Object({
   id: Uuid,
   tenant_id: Uuid,
@@ -35,7 +35,7 @@ export const FederationAgreement = Type.Object({
 });
 export type FederationAgreement = Static<typeof FederationAgreement>;
 
-/** `POST /api/v1/federation/agreements` body (SPEC §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future, at most 365 days ahead. */
+/** `POST /api/v1/federation/agreements` body (contract §4.13): `trust_floor` 0..1; empty or absent `allowed_capabilities` = all; `expires_at` ISO 8601 in the future, at most 365 days ahead. */
 export const ProposeFederationRequest = Type.Object({
   partner_tenant_id: Type.String({ format: 'uuid', description: 'the other tenant' }),
   trust_floor: Type.Number({ minimum: 0, maximum: 1, description: 'minimum trust score of federated agents' }),

@@ -1,5 +1,5 @@
 /**
- * Skill Permission Tokens and the skill policy pipeline (DESIGN §8.6, §8.7; SPEC §3.3, §4.11,
+ * Skill Permission Tokens and the skill policy pipeline (design §8.6, §8.7; contract §3.3, §4.11,
  * §4.19): issue an SPT (the agent for itself, or the owner on its behalf), list and revoke grants,
  * validate a token (public), the SPT verification keys (JWKS) and the skill policy check.
  */
@@ -8,19 +8,19 @@ import { defineRoute } from '../contract.js';
 import { lit, Nullable, Timestamp, Uuid } from '../common.js';
 import { TrustTier } from './trust.js';
 
-/** The checks of SPT validation (`POST /grants/validate`, DESIGN §8.7), in order. */
+/** The checks of SPT validation (`POST /grants/validate`, design §8.7), in order. */
 export const GRANT_CHECKS = ['signature', 'expiration', 'revocation', 'skill', 'audience'] as const;
-/** The checks of SPT validation (DESIGN §8.7). */
+/** The checks of SPT validation (design §8.7). */
 export type GrantCheck = (typeof GRANT_CHECKS)[number];
 
-/** The stages of the skill policy pipeline (DESIGN §8.6), in evaluation order. */
+/** The stages of the skill policy pipeline (design §8.6), in evaluation order. */
 export const SKILL_PIPELINE_STAGES = ['identity', 'trust_floor', 'grant', 'rate', 'budget', 'rules'] as const;
-/** The stages of the skill policy pipeline (DESIGN §8.6), in order. */
+/** The stages of the skill policy pipeline (design §8.6), in order. */
 export type SkillPipelineStage = (typeof SKILL_PIPELINE_STAGES)[number];
 
 const Skill = Type.String({ minLength: 1, maxLength: 100, description: 'skill name (as in a policy scope)' });
 
-/** `POST /api/v1/grants` body (DESIGN §8.7): `device_id` is required when an owner issues on the agent's behalf. */
+/** `POST /api/v1/grants` body (design §8.7): `device_id` is required when an owner issues on the agent's behalf. */
 export const IssueGrantRequest = Type.Object({
   skill: Skill,
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'the agent device; required when an owner issues on its behalf' })),
@@ -29,7 +29,7 @@ export const IssueGrantRequest = Type.Object({
 });
 export type IssueGrantRequest = Static<typeof IssueGrantRequest>;
 
-/** `POST /api/v1/grants` answer (201, DESIGN §8.7): the SPT (compact EdDSA JWS) is returned once and never stored. */
+/** `POST /api/v1/grants` answer (201, design §8.7): the SPT (compact EdDSA JWS) is returned once and never stored. */
 export const IssuedGrant = Type.Object({
   token: Type.String({ description: 'the SPT (compact JWS, EdDSA); returned once, never stored' }),
   jti: Uuid,
@@ -42,7 +42,7 @@ export const IssuedGrant = Type.Object({
 });
 export type IssuedGrant = Static<typeof IssuedGrant>;
 
-/** A stored grant (`GET /grants`, `POST /grants/{jti}/revoke`; DESIGN §8.7), never the token. */
+/** A stored grant (`GET /grants`, `POST /grants/{jti}/revoke`; design §8.7), never the token. */
 export const Grant = Type.Object({
   jti: Uuid,
   device_id: Uuid,
@@ -59,7 +59,7 @@ export const Grant = Type.Object({
 });
 export type Grant = Static<typeof Grant>;
 
-/** `GET /api/v1/grants` query (DESIGN §8.7): `active` true = not revoked nor expired; `limit` 1-200; `cursor` = the previous `next_cursor`. */
+/** `GET /api/v1/grants` query (design §8.7): `active` true = not revoked nor expired; `limit` 1-200; `cursor` = the previous `next_cursor`. */
 export const GrantListQuery = Type.Object({
   device_id: Type.Optional(Uuid),
   active: Type.Optional(Type.Boolean({ description: 'true: not revoked and not expired; false: revoked or expired' })),
@@ -68,7 +68,7 @@ export const GrantListQuery = Type.Object({
 });
 export type GrantListQuery = Static<typeof GrantListQuery>;
 
-/** A page of grants, newest first (DESIGN §8.7); `next_cursor` is null on the last page. */
+/** A page of grants, newest first (design §8.7); `next_cursor` is null on the last page. */
 export const GrantPage = Type.Object({ grants: Type.Array(Grant), next_cursor: Nullable(Type.String()) });
 export type GrantPage = Static<typeof GrantPage>;
 
@@ -80,7 +80,7 @@ export type RevokeGrantRequest = Static<typeof RevokeGrantRequest>;
 export const GrantJtiParams = Type.Object({ jti: Uuid });
 export type GrantJtiParams = Static<typeof GrantJtiParams>;
 
-/** `POST /api/v1/grants/validate` body (DESIGN §8.7): `audience` names the validator and must equal the token's `aud` (RFC 7519 §4.1.3). */
+/** `POST /api/v1/grants/validate` body (design §8.7): `audience` names the validator and must equal the token's `aud` (RFC 7519 §4.1.3). */
 export const ValidateGrantRequest = Type.Object({
   token: Type.String({ description: 'the SPT to validate' }),
   skill: Type.Optional(Skill),
@@ -88,7 +88,7 @@ export const ValidateGrantRequest = Type.Object({
 });
 export type ValidateGrantRequest = Static<typeof ValidateGrantRequest>;
 
-/** The claims of a valid-signature SPT (DESIGN §8.7); `iat`/`exp` are NumericDates (seconds). */
+/** The claims of a valid-signature SPT (design §8.7); `iat`/`exp` are NumericDates (seconds). */
 export const GrantClaims = Type.Object({
   iss: Type.String(),
   sub: Type.String(),
@@ -101,7 +101,7 @@ export const GrantClaims = Type.Object({
 });
 export type GrantClaims = Static<typeof GrantClaims>;
 
-/** `POST /api/v1/grants/validate` answer (DESIGN §8.7): a failing token answers `valid: false` (HTTP 200); `claims` is absent when the signature does not verify. */
+/** `POST /api/v1/grants/validate` answer (design §8.7): a failing token answers `valid: false` (HTTP 200); `claims` is absent when the signature does not verify. */
 export const GrantValidation = Type.Object({
   valid: Type.Boolean(),
   checks: Type.Array(Type.Object({ check: lit(GRANT_CHECKS), passed: Type.Boolean() })),
@@ -109,7 +109,7 @@ export const GrantValidation = Type.Object({
 });
 export type GrantValidation = Static<typeof GrantValidation>;
 
-/** `GET /api/v1/grants/jwks` (DESIGN §8.7): the SPT verification key(s) as a JWK Set (RFC 7517). */
+/** `GET /api/v1/grants/jwks` (design §8.7): the SPT verification key(s) as a JWK Set (RFC 7517). */
 export const GrantJwks = Type.Object({
   keys: Type.Array(
     Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') }),
@@ -118,7 +118,7 @@ export const GrantJwks = Type.Object({
 export type GrantJwks = Static<typeof GrantJwks>;
 
 /**
- * `POST /api/v1/skills/check` body (DESIGN §8.6): `device_id` is required when an owner checks on
+ * `POST /api/v1/skills/check` body (design §8.6): `device_id` is required when an owner checks on
  * the agent's behalf; `target` (hub address or `did:hub:…`) checks a delegation; `args` are never
  * stored nor evaluated; `spt` presents a token, else an active issued grant is looked up.
  */
@@ -140,7 +140,7 @@ export const SkillStageOutcome = Type.Object({ stage: Stage, passed: Type.Boolea
 export type SkillStageOutcome = Static<typeof SkillStageOutcome>;
 
 /**
- * `POST /api/v1/skills/check` answer (DESIGN §8.6), HTTP 200 whether allowed or not: `decided_by`
+ * `POST /api/v1/skills/check` answer (design §8.6), HTTP 200 whether allowed or not: `decided_by`
  * is the first stage that failed, else the last stage run; `reason` is its detail; `stages` lists
  * the stages run.
  */
@@ -153,7 +153,7 @@ export const SkillCheckResult = Type.Object({
 export type SkillCheckResult = Static<typeof SkillCheckResult>;
 
 /**
- * `POST /api/v1/skills/delegate` body (SPEC §4.19 `svc_delegate_skill`; DESIGN §8.6): the
+ * `POST /api/v1/skills/delegate` body (contract §4.19 `svc_delegate_skill`; design §8.6): the
  * {@link SkillCheckRequest} fields with `target` required, plus an optional W3C `trace_id`
  * (32 hex, any case, stored lowercase) recorded in the audit event.
  */

@@ -1,5 +1,5 @@
 /**
- * Hub identities: registration, DID documents, capabilities, profiles, search, certification (SPEC §2.8, §3.3, §4.10; DESIGN §8.13–§8.16): schemas, route rows and frames.
+ * Hub identities: registration, DID documents, capabilities, profiles, search, certification (contract §2.8, §3.3, §4.10; design §8.13–§8.16): schemas, route rows and frames.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -8,7 +8,7 @@ import { TRUST_TIERS } from './trust.js';
 import { API_KEY_ENVS } from './api-keys.js';
 
 /**
- * Hub address rule (DESIGN §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
+ * Hub address rule (design §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
  * hyphen. Input is case-insensitive (uppercase is accepted and lowercased), so the pattern
  * allows both cases; the stored form is lowercase.
  */
@@ -16,35 +16,35 @@ export const HUB_ADDRESS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9-]{1,30}[A-Za-z0-9]$';
 
 
 /**
- * Where an identity's tier comes from (DESIGN §8.25): `computed` (the trust engine and certify,
- * SPEC §3.3) or `operator` (a platform operator's tier grant, `POST /hub/identities/{id}/tier`).
+ * Where an identity's tier comes from (design §8.25): `computed` (the trust engine and certify,
+ * contract §3.3) or `operator` (a platform operator's tier grant, `POST /hub/identities/{id}/tier`).
  */
 export const TIER_SOURCES = ['computed', 'operator'] as const;
-/** Where an identity's tier comes from: `computed` or `operator` (DESIGN §8.25). */
+/** Where an identity's tier comes from: `computed` or `operator` (design §8.25). */
 export type TierSource = (typeof TIER_SOURCES)[number];
 
-/** Names of the certification checks, in answer order (SPEC §3.3). */
+/** Names of the certification checks, in answer order (contract §3.3). */
 export const CERTIFICATION_CHECKS = ['owner_key', 'bound_device', 'capabilities', 'activity', 'trust_score'] as const;
-/** Names of the certification checks, in answer order (SPEC §3.3). */
+/** Names of the certification checks, in answer order (contract §3.3). */
 export type CertificationCheckName = (typeof CERTIFICATION_CHECKS)[number];
 
-/** Most results an anonymous search answers (DESIGN §8.15). */
+/** Most results an anonymous search answers (design §8.15). */
 export const ANONYMOUS_SEARCH_LIMIT = 10;
 /** Default `limit` of an authenticated search. */
 export const DEFAULT_SEARCH_LIMIT = 20;
 
 /** A capability name (registration `capabilities` entries, registered capabilities, search filter). */
 export const CapabilityName = Type.String({ minLength: 1, maxLength: 100 });
-/** `{hub_address}` route parameter (DESIGN §8.13; any case, matched lowercase). */
-export const HubAddressParams = Type.Object({ hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'hub address (DESIGN §8.13), any case' }) });
+/** `{hub_address}` route parameter (design §8.13; any case, matched lowercase). */
+export const HubAddressParams = Type.Object({ hub_address: Type.String({ pattern: HUB_ADDRESS_PATTERN, description: 'hub address (design §8.13), any case' }) });
 /** 32 bytes in padded base64 is 43 characters + "=", the last one with its two low bits zero. */
 const PublicKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$', description: 'raw 32-byte Ed25519 public key, base64 (the owner key); must decode to a curve point not of small order' });
 
 const tierOut = (description: string) => lit(TRUST_TIERS, { description });
-const tierSourceOut = lit(TIER_SOURCES, { description: 'computed (trust engine, certify) | operator (a platform operator’s tier grant, DESIGN §8.25)' });
+const tierSourceOut = lit(TIER_SOURCES, { description: 'computed (trust engine, certify) | operator (a platform operator’s tier grant, design §8.25)' });
 
 /**
- * `POST /api/v1/hub/register` and `POST /api/v1/hub/identities` body (DESIGN §8.15, §8.18).
+ * `POST /api/v1/hub/register` and `POST /api/v1/hub/identities` body (design §8.15, §8.18).
  * `hub_address`: 3–32 characters `[a-z0-9-]`, no leading/trailing hyphen, any case (stored
  * lowercase), unique platform-wide; `display_name` 1–100 characters; `description` ≤ 1000;
  * `capabilities` ≤ 100 names of 1–100 characters; `public_key` the raw 32-byte Ed25519 owner key
@@ -142,7 +142,7 @@ export const HubProfile = Type.Object({
   description: Nullable(Type.String()),
   trust_tier: tierOut('unverified | certified | enterprise'),
   tier_source: tierSourceOut,
-  trust_score: Type.Number({ description: '0.0-1.0; 0.5 until the trust engine has computed one (SPEC §3.9)' }),
+  trust_score: Type.Number({ description: '0.0-1.0; 0.5 until the trust engine has computed one (contract §3.9)' }),
   capabilities: Type.Array(Type.String(), { description: 'names given at registration and registered capability names' }),
   enrolled_at: Timestamp,
   last_active: Nullable(Timestamp),
@@ -176,7 +176,7 @@ export type HubSearchQuery = Static<typeof HubSearchQuery>;
 export const HubSearchResults = Type.Object({ results: Type.Array(HubProfile) });
 export type HubSearchResults = Static<typeof HubSearchResults>;
 
-/** `POST /api/v1/hub/identities/{id}/certify` answer (DESIGN §8.16), whether or not the tier rose. */
+/** `POST /api/v1/hub/identities/{id}/certify` answer (design §8.16), whether or not the tier rose. */
 export const CertifyResult = Type.Object({
   identity_id: Uuid,
   tier: tierOut('the tier after the run: unverified | certified | enterprise'),
@@ -195,7 +195,7 @@ export type CertifyResult = Static<typeof CertifyResult>;
 export const TIER_GRANT_REASON_MAX = 500;
 
 /**
- * `POST /api/v1/hub/identities/{id}/tier` body (platform operators, DESIGN §8.25): the `tier` to
+ * `POST /api/v1/hub/identities/{id}/tier` body (platform operators, design §8.25): the `tier` to
  * grant, the review's `reason` (1-500 characters, not blank) and an optional `expires_at` (ISO
  * 8601, in the future; absent: the grant holds until a real-telemetry score demotes the identity
  * or another grant replaces it).
@@ -243,7 +243,7 @@ export type HubReviewEntry = Static<typeof HubReviewEntry>;
 export const HubReviewPage = Type.Object({ identities: Type.Array(HubReviewEntry), next_cursor: Nullable(Type.String()) });
 export type HubReviewPage = Static<typeof HubReviewPage>;
 
-// ---------------------------------------------------------------- DID documents and resolution (SPEC §4.10, §8; DESIGN §8.15)
+// ---------------------------------------------------------------- DID documents and resolution (contract §4.10, §8; design §8.15)
 
 /** The verification method type of hub DID documents. */
 export const ED25519_2020 = 'Ed25519VerificationKey2020';
@@ -285,7 +285,7 @@ export type DidResolutionResult = Static<typeof DidResolutionResult>;
 /** 64 bytes in padded base64: 86 characters + "==", the last one with its four low bits zero. */
 const Signature64 = Type.String({ pattern: '^[A-Za-z0-9+/]{85}[AQgw]==$', description: 'base64 Ed25519 signature (64 bytes) by the owner key over JCS of the body without "signature"' });
 
-/** `PATCH /api/v1/hub/{hub_address}/did` body (DESIGN §8.15); the SDK builds it with `signDidUpdate`. */
+/** `PATCH /api/v1/hub/{hub_address}/did` body (design §8.15); the SDK builds it with `signDidUpdate`. */
 export const DidUpdateBody = Type.Object({
   add_verification_method: Type.Object({
     type: Type.Literal(ED25519_2020),
@@ -328,9 +328,9 @@ export type AgentCardPublished = Static<typeof AgentCardPublished>;
 const resolutionResponses = { 200: DidResolutionResult, 400: DidResolutionResult, 404: DidResolutionResult };
 /** Content type of a resolution result at the Universal Resolver driver path (DID Resolution, HTTP(S) binding). */
 /**
- * `POST /api/v1/hub/agents` body (SPEC §4.19 `svc_register_agent`; docs/decisions.md "Agent
+ * `POST /api/v1/hub/agents` body (contract §4.19 `svc_register_agent`; docs/decisions.md "Agent
  * self-registration"): `name` is the new agent's hub address (the rules of `hub_address`,
- * DESIGN §8.13); `skills` ≤ 50 capability names of 1–100 characters; `description` ≤ 1000;
+ * design §8.13); `skills` ≤ 50 capability names of 1–100 characters; `description` ≤ 1000;
  * `display_name` 1–100 (default `name`); `env` of the new API key (default the calling key's,
  * `dev` for owners); `public_key` the optional owner key as in hub registration (without it the
  * bound device's identity key becomes the owner key when the new key registers its material).

@@ -1,13 +1,13 @@
 /**
- * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.9, §8.23–§8.26, §8.29, §8.35): listings,
+ * Marketplace (contract §2.13, §3.6–§3.8, §4.16; design §8.9, §8.23–§8.26, §8.29, §8.35): listings,
  * rentals, disputes, payouts, the processor's connect dashboard, the tenant's default payment
  * method, the ledger check and the processor webhooks. Money is integer US cents.
  *
- * "Workspace auth" (SPEC §4.16, DESIGN §8.23): an owner JWT of the tenant, or an API key of the
+ * "Workspace auth" (contract §4.16, design §8.23): an owner JWT of the tenant, or an API key of the
  * tenant with `X-Workspace-Id`. Listing writes are `owner-or-apikey` (the key must name its
  * workspace); rentals, disputes, payouts, connect and the payment-method read are `any`: an agent
  * acts there with its API key (with or without `X-Workspace-Id`) or with its own device JWT (the
- * MCP server's private-key configuration, DESIGN §8.27), and an owner device's JWT is refused (403).
+ * MCP server's private-key configuration, design §8.27), and an owner device's JWT is refused (403).
  * Listing search and detail are `public`: an anonymous caller sees published listings only, in
  * the reduced view (no tenant, workspace, SLA or term; pricing as `model` and `price_cents` only),
  * at most 20 results per search in total.
@@ -20,17 +20,17 @@ import { ActingDeviceHeader } from './conversations.js';
 import { DELIVERY_OUTCOMES } from './rooms.js';
 import { TRUST_TIERS } from './trust.js';
 
-// ---------------------------------------------------------------- listings (SPEC §3.7, DESIGN §8.23)
+// ---------------------------------------------------------------- listings (contract §3.7, design §8.23)
 
-/** Listing statuses (SPEC §2.13). */
+/** Listing statuses (contract §2.13). */
 export const LISTING_STATUSES = ['draft', 'published', 'paused', 'delisted'] as const;
 export type ListingStatus = (typeof LISTING_STATUSES)[number];
 
-/** Pricing models (DESIGN §8.23). */
+/** Pricing models (design §8.23). */
 export const PRICING_MODELS = ['per_task', 'per_hour', 'per_day', 'monthly'] as const;
 export type PricingModel = (typeof PRICING_MODELS)[number];
 
-/** The tiers a listing may require of its identity (DESIGN §8.23). */
+/** The tiers a listing may require of its identity (design §8.23). */
 export const LISTING_TIERS = ['certified', 'enterprise'] as const;
 
 /** Pricing of a listing: integer cents (at least 50, at most 1,000,000.00 USD), USD only. */
@@ -41,7 +41,7 @@ export const ListingPricing = Type.Object({
 });
 export type ListingPricing = Static<typeof ListingPricing>;
 
-/** SLA terms of a listing (DESIGN §8.23); the platform reviews disputes against them. */
+/** SLA terms of a listing (design §8.23); the platform reviews disputes against them. */
 export const ListingSla = Type.Object(
   {
     latency_p95_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
@@ -115,7 +115,7 @@ export const Listing = Type.Object({
 });
 export type Listing = Static<typeof Listing>;
 
-/** `GET /api/v1/marketplace/listings` query (DESIGN §8.35); `mine=true` lists the caller tenant's own listings in every status. */
+/** `GET /api/v1/marketplace/listings` query (design §8.35); `mine=true` lists the caller tenant's own listings in every status. */
 export const ListingSearchQuery = Type.Object({
   query: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'free text (websearch syntax) over title, description, category and capabilities' })),
   capability: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -134,13 +134,13 @@ export type ListingSearchQuery = Static<typeof ListingSearchQuery>;
 export const ListingPage = Type.Object({ listings: Type.Array(Listing), next_cursor: Nullable(Type.String()) });
 export type ListingPage = Static<typeof ListingPage>;
 
-// ---------------------------------------------------------------- rentals (SPEC §3.6, DESIGN §8.9, §8.35)
+// ---------------------------------------------------------------- rentals (contract §3.6, design §8.9, §8.35)
 
-/** Rental statuses (SPEC §3.6 plus DESIGN §8.35's `suspended`). */
+/** Rental statuses (contract §3.6 plus design §8.35's `suspended`). */
 export const RENTAL_STATUSES = ['pending', 'active', 'suspended', 'completed', 'cancelled', 'disputed', 'resolved'] as const;
 export type RentalStatus = (typeof RENTAL_STATUSES)[number];
 
-/** `POST /api/v1/marketplace/rentals` body (SPEC §2.13); without `payment_method`, the tenant's default (DESIGN §8.29). */
+/** `POST /api/v1/marketplace/rentals` body (contract §2.13); without `payment_method`, the tenant's default (design §8.29). */
 export const CreateRentalRequest = Type.Object({
   listing_id: Uuid,
   payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'payment-processor payment method reference, e.g. pm_card_visa' })),
@@ -151,7 +151,7 @@ export type CreateRentalRequest = Static<typeof CreateRentalRequest>;
 export const RentalGrant = Type.Object({ grant_id: Uuid, spt_token: Type.String(), expires_at: Timestamp });
 export type RentalGrant = Static<typeof RentalGrant>;
 
-/** A rental as either party sees it (DESIGN §8.35); `grant` only for the renter while active. */
+/** A rental as either party sees it (design §8.35); `grant` only for the renter while active. */
 export const Rental = Type.Object({
   rental_id: Uuid,
   listing_id: Uuid,
@@ -175,7 +175,7 @@ export const Rental = Type.Object({
 });
 export type Rental = Static<typeof Rental>;
 
-/** `GET /api/v1/marketplace/rentals` query (DESIGN §8.35). */
+/** `GET /api/v1/marketplace/rentals` query (design §8.35). */
 export const RentalListQuery = Type.Object({
   status: Type.Optional(lit(RENTAL_STATUSES)),
   role: Type.Optional(Type.Union([Type.Literal('renter'), Type.Literal('developer')], { default: 'renter' })),
@@ -188,7 +188,7 @@ export type RentalListQuery = Static<typeof RentalListQuery>;
 export const RentalPage = Type.Object({ rentals: Type.Array(Rental), next_cursor: Nullable(Type.String()) });
 export type RentalPage = Static<typeof RentalPage>;
 
-// ---------------------------------------------------------------- the rental room (SPEC §4.16)
+// ---------------------------------------------------------------- the rental room (contract §4.16)
 
 /**
  * A member of a rental room: the rented agent (`side: developer`) or one of the renter's ACTIVE
@@ -260,7 +260,7 @@ export const RentalMessagePage = Type.Object({ messages: Type.Array(RentalMessag
 export type RentalMessagePage = Static<typeof RentalMessagePage>;
 
 /**
- * `rental_message` send frame (client -> service, SPEC §6.1): the body of `POST
+ * `rental_message` send frame (client -> service, contract §6.1): the body of `POST
  * /marketplace/rentals/{id}/messages` with its `rental_id`, sent by a member's socket (the
  * renter's owner device, or the rented agent), with the same checks. `client_ref` correlates the
  * `rental_message_ack` / error frame (the SDK generates one when absent). Received rental-room
@@ -273,14 +273,14 @@ export type OutgoingRentalMessage = Static<typeof OutgoingRentalMessage>;
 export const RentalMessageAck = Type.Object({ ...RentalSendResult.properties, client_ref: Type.String() });
 export type RentalMessageAck = Static<typeof RentalMessageAck>;
 
-// ---------------------------------------------------------------- disputes (SPEC §2.13, DESIGN §8.25)
+// ---------------------------------------------------------------- disputes (contract §2.13, design §8.25)
 
-/** An evidence reference (DESIGN §8.35): a trace id (32 hex) or an audit event id (UUID) of one of the two tenants. */
+/** An evidence reference (design §8.35): a trace id (32 hex) or an audit event id (UUID) of one of the two tenants. */
 export const EvidenceRef = Type.Object({ type: Type.Union([Type.Literal('trace'), Type.Literal('audit_event')]), id: Type.String({ minLength: 1, maxLength: 64 }) });
 export type EvidenceRef = Static<typeof EvidenceRef>;
 const EvidenceRefs = Type.Array(EvidenceRef, { maxItems: 50 });
 
-/** `POST /api/v1/marketplace/rentals/{id}/dispute` body (SPEC §2.13). */
+/** `POST /api/v1/marketplace/rentals/{id}/dispute` body (contract §2.13). */
 export const FileDisputeRequest = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }), evidence_refs: Type.Optional(EvidenceRefs) });
 export type FileDisputeRequest = Static<typeof FileDisputeRequest>;
 
@@ -288,10 +288,10 @@ export type FileDisputeRequest = Static<typeof FileDisputeRequest>;
 export const DisputeNoteRequest = Type.Object({ note: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S' }), evidence_refs: Type.Optional(EvidenceRefs) });
 export type DisputeNoteRequest = Static<typeof DisputeNoteRequest>;
 
-/** Dispute outcomes (DESIGN §8.9, §8.24). */
+/** Dispute outcomes (design §8.9, §8.24). */
 export const DISPUTE_OUTCOMES = ['refund', 'partial', 'none'] as const;
 
-/** `POST /api/v1/marketplace/disputes/{id}/resolve` body (operator, DESIGN §8.25): `amount_cents` only (and required) with `partial`. */
+/** `POST /api/v1/marketplace/disputes/{id}/resolve` body (operator, design §8.25): `amount_cents` only (and required) with `partial`. */
 export const ResolveDisputeRequest = Type.Object({
   outcome: lit(DISPUTE_OUTCOMES),
   amount_cents: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -303,7 +303,7 @@ export type ResolveDisputeRequest = Static<typeof ResolveDisputeRequest>;
 export const DisputeNote = Type.Object({ author_tenant_id: Uuid, note: Type.String(), evidence_refs: Type.Array(EvidenceRef), created_at: Timestamp });
 export type DisputeNote = Static<typeof DisputeNote>;
 
-/** A dispute (SPEC §2.13): `open` until an operator resolves it. */
+/** A dispute (contract §2.13): `open` until an operator resolves it. */
 export const Dispute = Type.Object({
   dispute_id: Uuid,
   rental_id: Uuid,
@@ -335,10 +335,10 @@ export type DisputePage = Static<typeof DisputePage>;
 
 // ---------------------------------------------------------------- payouts, connect, payment method, ledger
 
-/** Payout statuses (SPEC §2.13, §3.8). */
+/** Payout statuses (contract §2.13, §3.8). */
 export const PAYOUT_STATUSES = ['pending', 'completed', 'failed'] as const;
 
-/** A payout to the developer tenant's connected account (SPEC §3.8). */
+/** A payout to the developer tenant's connected account (contract §3.8). */
 export const Payout = Type.Object({
   payout_id: Uuid,
   amount_cents: Type.Integer(),
@@ -381,7 +381,7 @@ export type PayoutSummary = Static<typeof PayoutSummary>;
 export const ConnectDashboard = Type.Object({ url: Type.String(), kind: Type.Union([Type.Literal('onboarding'), Type.Literal('dashboard')]), account_id: Type.String() });
 export type ConnectDashboard = Static<typeof ConnectDashboard>;
 
-/** `PUT /api/v1/marketplace/payment-method` body and answer (DESIGN §8.29). */
+/** `PUT /api/v1/marketplace/payment-method` body and answer (design §8.29). */
 export const PaymentMethodRequest = Type.Object({ payment_method: Type.String({ minLength: 1, maxLength: 200 }) });
 export type PaymentMethodRequest = Static<typeof PaymentMethodRequest>;
 export const PaymentMethodInfo = Type.Object({ payment_method: Nullable(Type.String()) });
@@ -400,7 +400,7 @@ export const PaymentProcessorInfo = Type.Object({
 });
 export type PaymentProcessorInfo = Static<typeof PaymentProcessorInfo>;
 
-/** `GET /api/v1/marketplace/ledger/verify` (operators, DESIGN §8.35). */
+/** `GET /api/v1/marketplace/ledger/verify` (operators, design §8.35). */
 export const LedgerVerification = Type.Object({ balanced: Type.Boolean(), transactions: Type.Integer(), imbalance_cents: Type.Integer(), unbalanced_transactions: Type.Array(Uuid) });
 export type LedgerVerification = Static<typeof LedgerVerification>;
 
@@ -591,7 +591,7 @@ export const marketplaceRoutes = {
     path: '/api/v1/marketplace/rentals/{id}/cancel',
     auth: 'any',
     tags,
-    summary: 'Cancel (renter): pending or active -> cancelled, the unused part refunded (DESIGN §8.24)',
+    summary: 'Cancel (renter): pending or active -> cancelled, the unused part refunded (design §8.24)',
     description:
       'The renter cancels a pending or active rental (`cancelled`): an active rental\'s unused part of the term is refunded through the processor and recorded in the ledger, its Skill Permission Token is revoked and the room closes. Both tenants\' owners receive `rental_updated`. Answers the rental. 403 when the caller is the developer side, or uses an owner device\'s JWT. 404 when the tenant is not a party. 409 when the rental is neither pending nor active, or has no captured charge to refund. 502 when the processor refuses the refund.',
     params: IdParams,

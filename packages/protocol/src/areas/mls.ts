@@ -1,5 +1,5 @@
 /**
- * MLS KeyPackage directory (SPEC §1.3; RFC 9420 §10): schemas, route rows and frames.
+ * MLS KeyPackage directory (contract §1.3; RFC 9420 §10): schemas, route rows and frames.
  *
  * Every route acts as a device: a device JWT, an owner JWT with `X-Device-Id` (its owner device),
  * or an API key whose client registered key material (`client_key_register`; 403 before that).
@@ -45,7 +45,7 @@ export type PublishKeyPackagesResponse = Static<typeof PublishKeyPackagesRespons
 
 /**
  * `GET /api/v1/mls/key-packages/{device_id}`: unclaimed KeyPackages of a device of the tenant, in
- * total and per ciphersuite (the suites a group creator can choose from, DESIGN §8.34).
+ * total and per ciphersuite (the suites a group creator can choose from, design §8.34).
  */
 export const KeyPackageCount = Type.Object({
   device_id: Uuid,

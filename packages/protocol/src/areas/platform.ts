@@ -1,5 +1,5 @@
 /**
- * Platform (SPEC §4.1, §9): health, JWKS, legal terms, billing plans, capabilities: schemas, route rows and frames.
+ * Platform (contract §4.1, §9): health, JWKS, legal terms, billing plans, capabilities: schemas, route rows and frames.
  * These answers are open objects (more keys may appear), hence `additionalProperties: true`.
  */
 import { Type, type Static, type TObject, type TProperties, type TUnsafe } from '@sinclair/typebox';
@@ -14,12 +14,12 @@ function OpenObject<T extends TProperties>(properties: T, options: { description
   return Type.Unsafe(Type.Object(properties, { ...options, additionalProperties: true }));
 }
 
-/** `GET /health` (SPEC §4.1): `status` is `ok`, or `degraded` (HTTP 503) when the database fails. */
+/** `GET /health` (contract §4.1): `status` is `ok`, or `degraded` (HTTP 503) when the database fails. */
 export const HealthResponse = Type.Object({ status: Type.String({ description: 'ok, or degraded (HTTP 503) when the database fails' }), version: Type.String() });
 export type HealthResponse = Static<typeof HealthResponse>;
 
 /**
- * `GET /livez` and `GET /readyz` (DESIGN §8.32): liveness (the process answers) and readiness
+ * `GET /livez` and `GET /readyz` (design §8.32): liveness (the process answers) and readiness
  * (503 with `detail` while the database is unreachable or while the instance drains on SIGTERM;
  * 200 `degraded` with `detail` while the configured Redis is unreachable). `checks` names each
  * dependency's state.
@@ -67,7 +67,7 @@ export const CapabilitiesResponse = OpenObject({
 export type CapabilitiesResponse = Static<typeof CapabilitiesResponse>;
 
 /**
- * `POST /api/v1/dev/login` body (DESIGN §8.31): the e-mail address to sign in as with the built-in
+ * `POST /api/v1/dev/login` body (design §8.31): the e-mail address to sign in as with the built-in
  * development identity provider (it becomes the owner JWT's `sub`, lowercased).
  */
 export const DevLoginRequest = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$', description: 'an e-mail address' }) });
@@ -78,7 +78,7 @@ export const DevLoginResponse = Type.Object({ token: Type.String({ description: 
 export type DevLoginResponse = Static<typeof DevLoginResponse>;
 
 /**
- * `GET /api/v1/auth/config` answer (DESIGN §8.30–§8.31): how the owners' web app signs in.
+ * `GET /api/v1/auth/config` answer (design §8.30–§8.31): how the owners' web app signs in.
  * `mode` `dev`: the built-in development identity provider is active (`POST /api/v1/dev/login`,
  * `dev_login` tells whether this server, bound to a loopback address, accepts it); `oidc`: sign in
  * with the OIDC provider `oidc` names (authorization code with PKCE, public client).
@@ -116,7 +116,7 @@ export const platformRoutes = {
     path: '/livez',
     auth: 'none',
     tags,
-    summary: 'Liveness: the process answers (DESIGN §8.32)',
+    summary: 'Liveness: the process answers (design §8.32)',
     description:
       'Liveness probe: answers 200 `{status: "ok"}` whenever the process serves HTTP, without touching the database or Redis; restart the process when it stops answering.',
     responses: { 200: ProbeResponse },
@@ -127,7 +127,7 @@ export const platformRoutes = {
     path: '/readyz',
     auth: 'none',
     tags,
-    summary: 'Readiness: 503 while the database or Redis is unreachable, or while draining (DESIGN §8.32)',
+    summary: 'Readiness: 503 while the database or Redis is unreachable, or while draining (design §8.32)',
     description:
       'Readiness probe: checks the database and, when `REDIS_URL` is set, Redis (each check waits at most 2 seconds). Answers 200 `ok` when both answer; 200 `degraded` with a `detail` while Redis is unreachable (the instance still serves; cross-instance delivery pauses and rate limits count per instance); 503 `unavailable` while the database is unreachable or the instance drains after SIGTERM, so load balancers stop sending it requests.',
     responses: { 200: ProbeResponse, 503: ProbeResponse },

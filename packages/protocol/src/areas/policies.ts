@@ -1,5 +1,5 @@
 /**
- * Policies and held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5): schemas, route rows and
+ * Policies and held messages (contract §2.7, §3.8, §4.9; design §8.3, §8.5): schemas, route rows and
  * the `policy_alert` event. `/policies/held-messages` is a static path; `/policies/{id}` takes
  * UUIDs only.
  */
@@ -8,7 +8,7 @@ import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, PRIORITIES, refuseUnknownKeys, Timestamp, Uuid } from '../common.js';
 
 /**
- * Policy actions from least to most restrictive (DESIGN §8.5); the most restrictive of all
+ * Policy actions from least to most restrictive (design §8.5); the most restrictive of all
  * matching policies wins: block > hold > notify > allow.
  */
 export const POLICY_ACTIONS = ['allow', 'notify', 'hold', 'block'] as const;
@@ -16,10 +16,10 @@ export const PolicyAction = lit(POLICY_ACTIONS);
 /** Policy action; the most restrictive of all matching policies wins: block > hold > notify > allow. */
 export type PolicyAction = Static<typeof PolicyAction>;
 
-/** Held message states (DESIGN §8.3). */
+/** Held message states (design §8.3). */
 export const HELD_STATUSES = ['held', 'approved', 'denied', 'expired'] as const;
 export const HeldMessageStatus = lit(HELD_STATUSES);
-/** Held message status (DESIGN §8.3). */
+/** Held message status (design §8.3). */
 export type HeldMessageStatus = Static<typeof HeldMessageStatus>;
 
 const Kind = lit(['owner', 'agent'] as const);
@@ -27,7 +27,7 @@ const List = <T extends Parameters<typeof Type.Array>[0]>(t: T) => Type.Array(t,
 const HourUtc = Type.Integer({ minimum: 0, maximum: 23 });
 
 /**
- * Policy conditions (DESIGN §8.5): metadata only, every key optional, keys AND-ed, a list means
+ * Policy conditions (design §8.5): metadata only, every key optional, keys AND-ed, a list means
  * any of. Unknown keys are refused (400). `hours_utc {from, to}` matches UTC hours `from` <= h <
  * `to`, wrapping midnight when `from` > `to`.
  */
@@ -42,7 +42,7 @@ export const PolicyConditions = Type.Object(
     sender_hub_addresses: Type.Optional(List(Type.String({ minLength: 3, maxLength: 32 }))),
     sender_tier_below: Type.Optional(lit(['certified', 'enterprise'] as const)),
     trust_score_below: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1, description: 'matches a sender whose trust score (the latest 7-day composite, 0.0-1.0; none yet = 0.5, SPEC §3.9) is below this (DESIGN §8.6)' }),
+      Type.Number({ minimum: 0, maximum: 1, description: 'matches a sender whose trust score (the latest 7-day composite, 0.0-1.0; none yet = 0.5, contract §3.9) is below this (design §8.6)' }),
     ),
     hours_utc: Type.Optional(Type.Object({ from: HourUtc, to: HourUtc }, { additionalProperties: false })),
     rate_per_minute_over: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
@@ -106,7 +106,7 @@ export type PolicyList = Static<typeof PolicyList>;
 
 /**
  * A held message (of a room, or of an A2A channel: `channel_id` set and `room_id` null), listed
- * without ciphertext (DESIGN §8.5); `decided_at` is set once approved, denied or expired.
+ * without ciphertext (design §8.5); `decided_at` is set once approved, denied or expired.
  */
 export const HeldMessage = Type.Object({
   held_message_id: Uuid,
@@ -141,7 +141,7 @@ export const policiesRoutes = {
     path: '/api/v1/policies',
     auth: 'owner',
     tags,
-    summary: 'Create a policy (DESIGN §8.5)',
+    summary: 'Create a policy (design §8.5)',
     description:
       'Creates a policy of the tenant: a name, optional scope (a room or a skill, not both), priority, conditions (message types, priorities, sender and recipient kinds or devices, sender hub addresses, trust tier or score below a bound, UTC hours, rate per minute, cross-tenant) and the action (`allow`, `notify`, `hold`, `block`) applied to room, A2A and rental messages that match, per recipient. Audited; answers 201 with the policy. 400 when the scope names both a room and a skill. 404 when the scope\'s room is unknown in the tenant.',
     body: CreatePolicyRequest,
@@ -222,7 +222,7 @@ export const policiesRoutes = {
 };
 
 /**
- * `policy_alert` event data (DESIGN §8.5, §8.7; owner sockets and webhooks): a `notify` policy
+ * `policy_alert` event data (design §8.5, §8.7; owner sockets and webhooks): a `notify` policy
  * matched a message, or a skill invocation. Room messages carry `room_id`, A2A messages
  * `channel_id` (and `room_id: null`); skill alerts carry `skill` and `operation` (`room_id` and
  * `recipient_device_id` null, `message_type` `skill_invocation`).

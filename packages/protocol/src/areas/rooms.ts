@@ -1,5 +1,5 @@
 /**
- * Rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5): schemas, route rows and frames. A room is a named
+ * Rooms (contract §2.5, §4.6, §6.1; design §8.5): schemas, route rows and frames. A room is a named
  * set of member devices of one tenant with one pairwise conversation per member pair; a room
  * message carries one envelope per recipient (or one MLS envelope addressed to `*`).
  */
@@ -7,33 +7,33 @@ import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
 
-/** Room security levels: `strict` rooms hold agent-sent messages unless a policy allows them (DESIGN §8.5). */
+/** Room security levels: `strict` rooms hold agent-sent messages unless a policy allows them (design §8.5). */
 export const ROOM_SECURITY_LEVELS = ['standard', 'strict'] as const;
-/** Per-recipient outcome of a room message, as decided by the policies (DESIGN §8.3, §8.5). */
+/** Per-recipient outcome of a room message, as decided by the policies (design §8.3, §8.5). */
 export const DELIVERY_OUTCOMES = ['delivered', 'held', 'blocked', 'notified'] as const;
 /** Kinds of member device. */
 export const ROOM_MEMBER_KINDS = ['owner', 'agent'] as const;
-/** Most members a room may have (SPEC §4.6 leaves it open; DESIGN §8.5 keeps it at 100). */
+/** Most members a room may have (contract §4.6 leaves it open; design §8.5 keeps it at 100). */
 export const MAX_MEMBERS = 100;
 /** The recipient of an MLS room's single envelope. */
 export const ALL_MEMBERS = '*';
 
 export const RoomSecurityLevel = lit(ROOM_SECURITY_LEVELS);
-/** Room security level: `strict` rooms hold agent-sent messages unless a policy allows them (DESIGN §8.5). */
+/** Room security level: `strict` rooms hold agent-sent messages unless a policy allows them (design §8.5). */
 export type RoomSecurityLevel = Static<typeof RoomSecurityLevel>;
-/** What the policies decided for one recipient of a room message (DESIGN §8.3, §8.5). */
+/** What the policies decided for one recipient of a room message (design §8.3, §8.5). */
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 /**
- * A room member. The public keys (hex) and fingerprint (DESIGN §7) let members set up the pairwise
+ * A room member. The public keys (hex) and fingerprint (design §7) let members set up the pairwise
  * end-to-end sessions of the room without the owner-only `GET /conversations/{id}/keys`.
  */
 export const RoomMember = Type.Object({ device_id: Uuid, kind: lit(ROOM_MEMBER_KINDS), identity_public_key: Type.String(), ephemeral_public_key: Type.String(), fingerprint: Type.String() });
 export type RoomMember = Static<typeof RoomMember>;
 
-/** One pairwise conversation of a room: exactly two member devices (DESIGN §8.5). */
+/** One pairwise conversation of a room: exactly two member devices (design §8.5). */
 export const RoomConversation = Type.Object({ conversation_id: Uuid, device_ids: Type.Array(Uuid, { minItems: 2, maxItems: 2 }) });
 export type RoomConversation = Static<typeof RoomConversation>;
 
@@ -111,7 +111,7 @@ const RoomSendFields = {
   envelopes: Type.Array(RoomEnvelope, { minItems: 1, maxItems: MAX_MEMBERS }),
 };
 
-/** `POST /api/v1/rooms/{id}/messages` body and the `room_message` send frame's fields (DESIGN §8.5). */
+/** `POST /api/v1/rooms/{id}/messages` body and the `room_message` send frame's fields (design §8.5). */
 export const RoomMessageInput = Type.Object(RoomSendFields);
 export type RoomMessageInput = Static<typeof RoomMessageInput>;
 
@@ -166,7 +166,7 @@ export type RoomTimelineEntry = Static<typeof RoomTimelineEntry>;
 export const RoomTimelinePage = Type.Object({ messages: Type.Array(RoomTimelineEntry), next_cursor: Nullable(Type.String()) });
 export type RoomTimelinePage = Static<typeof RoomTimelinePage>;
 
-/** Timeline views (DESIGN §8.5). */
+/** Timeline views (design §8.5). */
 export const ROOM_TIMELINE_VIEWS = ['owner', 'member'] as const;
 
 /**
@@ -297,21 +297,21 @@ export const roomsRoutes = {
   }),
 };
 
-// ---------------------------------------------------------------- frames (SPEC §6.1; DESIGN §8.5)
+// ---------------------------------------------------------------- frames (contract §6.1; design §8.5)
 
 /**
- * A room message to send: the `room_message` send frame (DESIGN §8.5), one envelope per recipient.
+ * A room message to send: the `room_message` send frame (design §8.5), one envelope per recipient.
  * `client_ref` correlates the `room_message_ack` / error frame (the SDK generates one when absent).
  */
 export const OutgoingRoomMessage = Type.Object({ room_id: Uuid, ...RoomSendFields, client_ref: Type.Optional(Type.String({ maxLength: 200 })) });
 export type OutgoingRoomMessage = Static<typeof OutgoingRoomMessage>;
 
-/** `room_message_ack` (DESIGN §8.5): the stored room message and each recipient's policy outcome. */
+/** `room_message_ack` (design §8.5): the stored room message and each recipient's policy outcome. */
 export const RoomMessageAck = Type.Object({ ...RoomMessageResult.properties, client_ref: Type.String() });
 export type RoomMessageAck = Static<typeof RoomMessageAck>;
 
 /**
- * `room_message` receive frame (DESIGN §8.5): this device's envelope of a room message.
+ * `room_message` receive frame (design §8.5): this device's envelope of a room message.
  * `header` (the envelope's header_blob) and `ciphertext` are base64; `cursor` is the recipient's
  * member-timeline position of this message (its release).
  */
@@ -328,7 +328,7 @@ export const RoomMessageEvent = Type.Object({
 });
 export type RoomMessageEvent = Static<typeof RoomMessageEvent>;
 
-/** `room_joined` (DESIGN §8.5): this device was added to a room; `conversations` are its own pairwise ones. */
+/** `room_joined` (design §8.5): this device was added to a room; `conversations` are its own pairwise ones. */
 export const RoomJoinedEvent = Type.Object({
   room_id: Uuid,
   conversation_id: Uuid,
@@ -339,10 +339,10 @@ export const RoomJoinedEvent = Type.Object({
 });
 export type RoomJoinedEvent = Static<typeof RoomJoinedEvent>;
 
-/** `member_joined` (DESIGN §8.5; owner sockets and the room's other agent members): a device joined a room. */
+/** `member_joined` (design §8.5; owner sockets and the room's other agent members): a device joined a room. */
 export const MemberJoinedEvent = Type.Object({ room_id: Uuid, device_id: Uuid });
 export type MemberJoinedEvent = Static<typeof MemberJoinedEvent>;
 
-/** `member_left` (DESIGN §8.5; owner sockets, the removed device and the remaining agent members): a device left a room. */
+/** `member_left` (design §8.5; owner sockets, the removed device and the remaining agent members): a device left a room. */
 export const MemberLeftEvent = Type.Object({ room_id: Uuid, device_id: Uuid });
 export type MemberLeftEvent = Static<typeof MemberLeftEvent>;

@@ -1,5 +1,5 @@
 /**
- * Tenant settings and client-side scan rules (SPEC §4.14, §6.1 rule 5; DESIGN §8.22): schemas and
+ * Tenant settings and client-side scan rules (contract §4.14, §6.1 rule 5; design §8.22): schemas and
  * route rows. Settings are a flat object, validated field by field; unknown keys are refused (400).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';

@@ -1,5 +1,5 @@
 /**
- * Shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20): an owner evaluates one agent on
+ * Shadow sessions (contract §2.14, §3.4, §4.17; design §8.8, §8.20): an owner evaluates one agent on
  * one skill and decision class by recording, next to each human decision, what the agent
  * recommended; graduation (shadow → supervised → autonomous) needs all three gates; demotion to
  * any lower level at any time. All routes are owner JWT.
@@ -8,19 +8,19 @@ import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, refuseUnknownKeys, Timestamp, Uuid } from '../common.js';
 
-/** Autonomy levels, lowest first (SPEC §2.14, §3.4). */
+/** Autonomy levels, lowest first (contract §2.14, §3.4). */
 export const SHADOW_LEVELS = ['shadow', 'supervised', 'autonomous'] as const;
-/** Autonomy levels of a shadow session, lowest first (SPEC §2.14). */
+/** Autonomy levels of a shadow session, lowest first (contract §2.14). */
 export const ShadowLevel = lit(SHADOW_LEVELS);
 export type ShadowLevel = Static<typeof ShadowLevel>;
 
-/** Session configuration defaults (DESIGN §8.8). */
+/** Session configuration defaults (design §8.8). */
 export const SHADOW_DEFAULT_CONFIG = Object.freeze({ min_observations: 50, agreement_threshold: 0.9, critical_miss_window_hours: 168 } as const);
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
 const Action = Type.String({ minLength: 1, maxLength: 200, description: 'compared with the other side after trimming, case-insensitively' });
 
-/** Shadow session configuration (SPEC §2.14): a count, a 0..1 ratio and hours. */
+/** Shadow session configuration (contract §2.14): a count, a 0..1 ratio and hours. */
 export const ShadowConfig = Type.Object({ min_observations: Type.Integer(), agreement_threshold: Type.Number(), critical_miss_window_hours: Type.Number() });
 export type ShadowConfig = Static<typeof ShadowConfig>;
 
@@ -39,14 +39,14 @@ export const ShadowConfigInput = refuseUnknownKeys(
 );
 export type ShadowConfigInput = Static<typeof ShadowConfigInput>;
 
-/** Evidence of the current level: observations recorded at it since `level_since` (SPEC §2.14); `agreement_rate` is 0 without observations. */
+/** Evidence of the current level: observations recorded at it since `level_since` (contract §2.14); `agreement_rate` is 0 without observations. */
 export const ShadowStats = Type.Object(
   { observations: Type.Integer(), agreed: Type.Integer(), agreement_rate: Type.Number(), critical_misses: Type.Integer() },
   { description: 'evidence of the current level: observations recorded at it since level_since' },
 );
 export type ShadowStats = Static<typeof ShadowStats>;
 
-/** A shadow session (SPEC §2.14, §4.17; DESIGN §8.8), as answered by every session route. */
+/** A shadow session (contract §2.14, §4.17; design §8.8), as answered by every session route. */
 export const ShadowSession = Type.Object({
   session_id: Uuid,
   device_id: Uuid,
@@ -60,7 +60,7 @@ export const ShadowSession = Type.Object({
 });
 export type ShadowSession = Static<typeof ShadowSession>;
 
-/** `POST /api/v1/shadow/sessions` body (SPEC §4.17): unset config keys take the service defaults. */
+/** `POST /api/v1/shadow/sessions` body (contract §4.17): unset config keys take the service defaults. */
 export const CreateShadowSessionRequest = Type.Object({
   device_id: Uuid,
   skill_name: Name('the capability evaluated'),
@@ -69,7 +69,7 @@ export const CreateShadowSessionRequest = Type.Object({
 });
 export type CreateShadowSessionRequest = Static<typeof CreateShadowSessionRequest>;
 
-/** `GET /api/v1/shadow/sessions` query (SPEC §4.17): `limit` 1-200; `cursor` = the previous `next_cursor`. */
+/** `GET /api/v1/shadow/sessions` query (contract §4.17): `limit` 1-200; `cursor` = the previous `next_cursor`. */
 export const ShadowSessionListQuery = Type.Object({
   device_id: Type.Optional(Uuid),
   level: Type.Optional(ShadowLevel),
@@ -83,7 +83,7 @@ export const ShadowSessionPage = Type.Object({ sessions: Type.Array(ShadowSessio
 export type ShadowSessionPage = Static<typeof ShadowSessionPage>;
 
 /**
- * `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` body (SPEC §4.17; DESIGN §8.8):
+ * `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` body (contract §4.17; design §8.8):
  * the actions are compared after trimming, case-insensitively; `critical_miss` marks a
  * disagreement as a critical miss (400 on an agreement).
  */
@@ -95,11 +95,11 @@ export const RecordShadowDecisionRequest = Type.Object({
     reasoning: Type.Optional(Type.String({ maxLength: 4000 })),
   }),
   human_decision: Type.Object({ action: Action, notes: Type.Optional(Type.String({ maxLength: 4000 })) }),
-  critical_miss: Type.Optional(Type.Boolean({ description: 'the reviewer marks a disagreement as a critical miss (DESIGN §8.8); 400 on an agreement' })),
+  critical_miss: Type.Optional(Type.Boolean({ description: 'the reviewer marks a disagreement as a critical miss (design §8.8); 400 on an agreement' })),
 });
 export type RecordShadowDecisionRequest = Static<typeof RecordShadowDecisionRequest>;
 
-/** `POST …/record-human-decision` answer (201, SPEC §4.17): the comparison, the level recorded at, and the level's stats afterwards. */
+/** `POST …/record-human-decision` answer (201, contract §4.17): the comparison, the level recorded at, and the level's stats afterwards. */
 export const ShadowObservation = Type.Object({
   observation_id: Type.String(),
   agreed: Type.Boolean(),
@@ -110,7 +110,7 @@ export const ShadowObservation = Type.Object({
 });
 export type ShadowObservation = Static<typeof ShadowObservation>;
 
-/** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (SPEC §3.4, §4.17; DESIGN §8.8): the three gates against the current level's evidence; `next_level` is null at `autonomous`. */
+/** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (contract §3.4, §4.17; design §8.8): the three gates against the current level's evidence; `next_level` is null at `autonomous`. */
 export const ShadowGraduationCheck = Type.Object({
   eligible: Type.Boolean(),
   current_level: ShadowLevel,
@@ -123,7 +123,7 @@ export const ShadowGraduationCheck = Type.Object({
 });
 export type ShadowGraduationCheck = Static<typeof ShadowGraduationCheck>;
 
-/** `POST /api/v1/shadow/sessions/{session_id}/demote` body (SPEC §4.17): a lower level and a reason (1-500 characters). */
+/** `POST /api/v1/shadow/sessions/{session_id}/demote` body (contract §4.17): a lower level and a reason (1-500 characters). */
 export const DemoteShadowSessionRequest = Type.Object({ level: ShadowLevel, reason: Type.String({ minLength: 1, maxLength: 500 }) });
 export type DemoteShadowSessionRequest = Static<typeof DemoteShadowSessionRequest>;
 

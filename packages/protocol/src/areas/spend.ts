@@ -28,7 +28,7 @@ export const MAX_SPEND_LIMIT = 1e15;
 
 const Limit = Type.Integer({ minimum: 1, maximum: MAX_SPEND_LIMIT, description: 'in the cap unit; null = no cap for this period' });
 
-/** `{hub_id}`: the agent's device id or hub address (DESIGN §8.18), as in telemetry routes. */
+/** `{hub_id}`: the agent's device id or hub address (design §8.18), as in telemetry routes. */
 export const SpendAgentParams = Type.Object({ hub_id: Type.String({ minLength: 1, maxLength: 255, description: 'agent device_id or hub address' }) });
 export type SpendAgentParams = Static<typeof SpendAgentParams>;
 

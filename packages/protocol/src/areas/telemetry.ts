@@ -1,5 +1,5 @@
 /**
- * Telemetry: OTLP/HTTP ingest, span queries, summary, dashboard (SPEC §2.15, §4.14; DESIGN §8.18).
+ * Telemetry: OTLP/HTTP ingest, span queries, summary, dashboard (contract §2.15, §4.14; design §8.18).
  * An agent exports its trace spans (device JWT or API key; the spans belong to the calling device);
  * the owner reads an agent's spans, a per-name summary and the tenant-wide recent activity.
  */
@@ -46,7 +46,7 @@ export type OtlpExportResponse = Static<typeof OtlpExportResponse>;
  */
 const Attributes = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
 
-/** A stored telemetry span (SPEC §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
+/** A stored telemetry span (contract §2.15): times ISO 8601, `duration_us` microseconds, attributes flattened from OTLP. */
 export const TelemetrySpan = Type.Object({
   id: Uuid,
   device_id: Uuid,
@@ -79,7 +79,7 @@ const WindowFields = {
   until: Type.Optional(Type.String({ format: 'date-time', description: 'spans started before (ISO 8601)' })),
 };
 
-/** `{hub_id}`: the agent's device id or hub address (DESIGN §8.18). */
+/** `{hub_id}`: the agent's device id or hub address (design §8.18). */
 export const TelemetryHubParams = Type.Object({ hub_id: Type.String({ minLength: 1, maxLength: 255, description: 'agent device_id or hub address' }) });
 export type TelemetryHubParams = Static<typeof TelemetryHubParams>;
 

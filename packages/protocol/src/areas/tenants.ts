@@ -1,5 +1,5 @@
 /**
- * Tenants and invites (SPEC §2.2, §3.2, §4.2): schemas, route rows and frames.
+ * Tenants and invites (contract §2.2, §3.2, §4.2): schemas, route rows and frames.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -28,7 +28,7 @@ export const OwnerMe = Type.Object({
 });
 export type OwnerMe = Static<typeof OwnerMe>;
 
-/** Invite states (SPEC §2.2, §3.2); an `active` invite past its expiry reads as `expired`. */
+/** Invite states (contract §2.2, §3.2); an `active` invite past its expiry reads as `expired`. */
 export const INVITE_STATUSES = ['active', 'revoked', 'consumed', 'expired'] as const;
 export const InviteStatus = lit(INVITE_STATUSES);
 export type InviteStatus = Static<typeof InviteStatus>;
@@ -37,7 +37,7 @@ export type InviteStatus = Static<typeof InviteStatus>;
 export const CreateInviteRequest = Type.Object({ label: Type.Optional(Type.String({ maxLength: 200 })) });
 export type CreateInviteRequest = Static<typeof CreateInviteRequest>;
 
-/** An invite as listed (SPEC §2.2). `expires_at` is 10 minutes after creation. */
+/** An invite as listed (contract §2.2). `expires_at` is 10 minutes after creation. */
 export const Invite = Type.Object({
   id: Uuid,
   status: InviteStatus,
@@ -84,7 +84,7 @@ export const tenantsRoutes = {
     responses: { 200: OwnerMe },
     errors: [401, 403],
   }),
-  // The body is optional (DESIGN §7: "an optional {label}"): the server reads a missing body as {}.
+  // The body is optional (design §7: "an optional {label}"): the server reads a missing body as {}.
   createInvite: defineRoute({
     method: 'POST',
     path: '/api/v1/invites',

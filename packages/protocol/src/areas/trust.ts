@@ -1,5 +1,5 @@
 /**
- * Trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.18, §8.21; docs/trust-scoring.md):
+ * Trust scores (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.18, §8.21; docs/trust-scoring.md):
  * the vocabulary of the trust engine that is on the wire (windows, dimensions, tiers, score
  * sources, drift statuses) and the owner's routes: fleet overview, recompute, an agent's current
  * score, history, compliance report (JSON or HTML), drift and its recalibration. `{agent_id}` is
@@ -9,13 +9,13 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, Timestamp, Uuid } from '../common.js';
 
-/** Trust-score windows (SPEC §2.9, §3.9); `7d` is the default and the tier input. */
+/** Trust-score windows (contract §2.9, §3.9); `7d` is the default and the tier input. */
 export const TRUST_WINDOWS = ['7d', '30d', '90d'] as const;
-/** Trust-score windows (SPEC §2.9, §3.9). */
+/** Trust-score windows (contract §2.9, §3.9). */
 export const TrustWindow = lit(TRUST_WINDOWS);
 export type TrustWindow = Static<typeof TrustWindow>;
 
-/** The 12 trust dimensions of SPEC §2.9, in table order. */
+/** The 12 trust dimensions of contract §2.9, in table order. */
 export const TRUST_DIMENSIONS = [
   'uptime',
   'responsiveness',
@@ -30,18 +30,18 @@ export const TRUST_DIMENSIONS = [
   'behavioral_consistency',
   'version_health',
 ] as const;
-/** The 12 trust dimensions of SPEC §2.9. */
+/** The 12 trust dimensions of contract §2.9. */
 export type TrustDimension = (typeof TRUST_DIMENSIONS)[number];
-/** One value per trust dimension (SPEC §2.9). */
+/** One value per trust dimension (contract §2.9). */
 export type TrustDimensionMap<T> = Record<TrustDimension, T>;
 
-/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21). */
+/** Trust tiers, lowest first (contract §3.3; lowercase on the wire, design §8.21). */
 export const TRUST_TIERS = ['unverified', 'certified', 'enterprise'] as const;
-/** Trust tier (SPEC §3.3), lowercase on the wire (DESIGN §8.21). */
+/** Trust tier (contract §3.3), lowercase on the wire (design §8.21). */
 export const TrustTier = lit(TRUST_TIERS);
 export type TrustTier = Static<typeof TrustTier>;
 
-/** Where a dimension score came from (SPEC §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
+/** Where a dimension score came from (contract §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
 export const TRUST_SCORE_SOURCES = ['telemetry', 'fleet_median', 'warmup'] as const;
 export type TrustScoreSource = (typeof TRUST_SCORE_SOURCES)[number];
 
@@ -58,20 +58,20 @@ const dims = <T extends TSchema>(s: T) => Type.Object(Object.fromEntries(TRUST_D
 const NullableNumber = Type.Unsafe<number | null>({ type: ['number', 'null'] });
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
-const Tier = lit(TRUST_TIERS, { description: 'lowercase (DESIGN §8.21)' });
+const Tier = lit(TRUST_TIERS, { description: 'lowercase (design §8.21)' });
 const Window = TrustWindow;
 const WindowWithDefault = (dflt: TrustWindow) => Type.Union(TRUST_WINDOWS.map((w) => Type.Literal(w)), { default: dflt });
-const Percentile = Type.Integer({ minimum: 0, maximum: 100, description: 'percentile rank in the tenant fleet (DESIGN §8.21)' });
+const Percentile = Type.Integer({ minimum: 0, maximum: 100, description: 'percentile rank in the tenant fleet (design §8.21)' });
 const Dimensions = dims(Score);
 const Sources = dims(lit(TRUST_SCORE_SOURCES));
 
-/** `{agent_id}`: the agent's device id or hub address (DESIGN §8.18). */
-export const TrustAgentParams = Type.Object({ agent_id: Type.String({ minLength: 1, maxLength: 255, description: 'agent device_id or hub address (DESIGN §8.18)' }) });
+/** `{agent_id}`: the agent's device id or hub address (design §8.18). */
+export const TrustAgentParams = Type.Object({ agent_id: Type.String({ minLength: 1, maxLength: 255, description: 'agent device_id or hub address (design §8.18)' }) });
 export type TrustAgentParams = Static<typeof TrustAgentParams>;
 
-/** Query of `GET /trust-scores/fleet` and `/trust-scores/{agent_id}` (DESIGN §8.14): the window (default `7d`). */
+/** Query of `GET /trust-scores/fleet` and `/trust-scores/{agent_id}` (design §8.14): the window (default `7d`). */
 export const TrustWindowQuery = Type.Object({ window: Type.Optional(WindowWithDefault('7d')) });
-/** Query of `GET /trust-scores/fleet`, `/trust-scores/{agent_id}` and `…/drift` (DESIGN §8.14): the window (default `7d`; `30d` for drift). */
+/** Query of `GET /trust-scores/fleet`, `/trust-scores/{agent_id}` and `…/drift` (design §8.14): the window (default `7d`; `30d` for drift). */
 export type TrustWindowQuery = Static<typeof TrustWindowQuery>;
 /** Query of `GET /trust-scores/{agent_id}/drift`: the window (default `30d`). */
 export const TrustDriftQuery = Type.Object({ window: Type.Optional(WindowWithDefault('30d')) });
@@ -86,10 +86,10 @@ export const TrustReportQuery = Type.Object({ format: Type.Optional(lit(['json',
 export type TrustReportQuery = Static<typeof TrustReportQuery>;
 
 /**
- * `GET /api/v1/trust-scores/{agent_id}` (SPEC §2.9, §4.12; DESIGN §8.21): an agent's current score
+ * `GET /api/v1/trust-scores/{agent_id}` (contract §2.9, §4.12; design §8.21): an agent's current score
  * for a window. Scores are 0..1; `percentile` is the 0..100 rank in the tenant fleet; `agent_id`
  * is always the device id (the route also accepts the hub address). `tier` is the agent's current
- * tier; `computed_at` is now for SPEC §3.9's warm-up answer.
+ * tier; `computed_at` is now for contract §3.9's warm-up answer.
  */
 export const TrustScore = Type.Object({
   agent_id: Uuid,
@@ -104,7 +104,7 @@ export const TrustScore = Type.Object({
 });
 export type TrustScore = Static<typeof TrustScore>;
 
-/** A tier change of an agent (SPEC §3.3; tiers lowercase, DESIGN §8.21). */
+/** A tier change of an agent (contract §3.3; tiers lowercase, design §8.21). */
 export const TrustTierChange = Type.Object({ from_tier: Type.String(), to_tier: Type.String(), reason: Type.String(), changed_at: Timestamp });
 export type TrustTierChange = Static<typeof TrustTierChange>;
 
@@ -112,7 +112,7 @@ export type TrustTierChange = Static<typeof TrustTierChange>;
 export const TrustFleetAgent = Type.Object({ agent_id: Uuid, hub_address: Nullable(Type.String()), composite_score: Score, tier: Tier, percentile: Percentile });
 export type TrustFleetAgent = Static<typeof TrustFleetAgent>;
 
-/** `GET /api/v1/trust-scores/fleet` (DESIGN §8.14): each agent's latest score and per-dimension statistics (null without scored agents); `computed_at` is the latest recompute, null before the first one. */
+/** `GET /api/v1/trust-scores/fleet` (design §8.14): each agent's latest score and per-dimension statistics (null without scored agents); `computed_at` is the latest recompute, null before the first one. */
 export const TrustFleet = Type.Object({
   window: Window,
   computed_at: Nullable(Timestamp),
@@ -122,7 +122,7 @@ export const TrustFleet = Type.Object({
 });
 export type TrustFleet = Static<typeof TrustFleet>;
 
-/** `GET /api/v1/trust-scores/{agent_id}/history` (SPEC §4.12): the agent's 7-day scores over `days` days, oldest first, with its tier changes. */
+/** `GET /api/v1/trust-scores/{agent_id}/history` (contract §4.12): the agent's 7-day scores over `days` days, oldest first, with its tier changes. */
 export const TrustHistory = Type.Object({
   agent_id: Uuid,
   days: Type.Integer(),
@@ -131,7 +131,7 @@ export const TrustHistory = Type.Object({
 });
 export type TrustHistory = Static<typeof TrustHistory>;
 
-/** A drift baseline period (SPEC §4.12): dates `YYYY-MM-DD` (UTC); `reason` is `initial` or `recalibrated`. */
+/** A drift baseline period (contract §4.12): dates `YYYY-MM-DD` (UTC); `reason` is `initial` or `recalibrated`. */
 export const TrustDriftBaseline = Type.Object({
   window_start: Type.String({ description: 'YYYY-MM-DD (UTC)' }),
   window_end: Type.String({ description: 'YYYY-MM-DD (UTC)' }),
@@ -145,7 +145,7 @@ export const TrustDimensionDrift = Type.Object({ psi: Type.Number({ minimum: 0 }
 export type TrustDimensionDrift = Static<typeof TrustDimensionDrift>;
 
 /**
- * `GET /api/v1/trust-scores/{agent_id}/drift` (SPEC §4.12; DESIGN §8.14): per-dimension PSI of the
+ * `GET /api/v1/trust-scores/{agent_id}/drift` (contract §4.12; design §8.14): per-dimension PSI of the
  * window against the baseline (null for a dimension without baseline); `alert` when some dimension
  * drifted significantly (PSI > 0.25).
  */
@@ -159,7 +159,7 @@ export const TrustDrift = Type.Object({
 });
 export type TrustDrift = Static<typeof TrustDrift>;
 
-/** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (SPEC §4.12): the new baseline (the most recent 30 days) with its per-dimension histogram bins (null: no values in the window). */
+/** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (contract §4.12): the new baseline (the most recent 30 days) with its per-dimension histogram bins (null: no values in the window). */
 export const TrustDriftRecalibration = Type.Object({
   agent_id: Uuid,
   baseline: TrustDriftBaseline,
@@ -167,7 +167,7 @@ export const TrustDriftRecalibration = Type.Object({
 });
 export type TrustDriftRecalibration = Static<typeof TrustDriftRecalibration>;
 
-/** `POST /api/v1/trust-scores/recompute` (SPEC §4.12; DESIGN §8.14): the trust engine run summary (counts; `duration_ms` in milliseconds). */
+/** `POST /api/v1/trust-scores/recompute` (contract §4.12; design §8.14): the trust engine run summary (counts; `duration_ms` in milliseconds). */
 export const TrustRecomputeSummary = Type.Object(
   {
     computed_at: Timestamp,
@@ -186,7 +186,7 @@ export type TrustRecomputeSummary = Static<typeof TrustRecomputeSummary>;
 export const TrustReportScore = Type.Object({ composite_score: Score, dimensions: Dimensions, percentile: Percentile, computed_at: Timestamp, sources: Sources });
 export type TrustReportScore = Static<typeof TrustReportScore>;
 
-/** `GET /api/v1/trust-scores/{agent_id}/report` (SPEC §4.12; DESIGN §8.14): the compliance report (JSON form); every time is ISO 8601. */
+/** `GET /api/v1/trust-scores/{agent_id}/report` (contract §4.12; design §8.14): the compliance report (JSON form); every time is ISO 8601. */
 export const TrustReport = Type.Object({
   report_id: Uuid,
   generated_at: Timestamp,
@@ -248,7 +248,7 @@ export const trustRoutes = {
     path: '/api/v1/trust-scores/{agent_id}',
     auth: 'owner',
     tags,
-    summary: "An agent's current trust score for a window (SPEC §2.9; SPEC §3.9 warm-up answer before the first recompute)",
+    summary: "An agent's current trust score for a window (contract §2.9; contract §3.9 warm-up answer before the first recompute)",
     description:
       'An agent\'s current trust score for a `window` (`7d` by default): composite score, tier, the 12 dimensions and the percentile within the tenant. Before the engine first scored the window, the warm-up answer: composite and every dimension 0.5 (source `warmup`), percentile 50. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,
@@ -287,7 +287,7 @@ export const trustRoutes = {
     path: '/api/v1/trust-scores/{agent_id}/drift',
     auth: 'owner',
     tags,
-    summary: 'Per-dimension PSI drift of the window against the baseline (SPEC §4.12)',
+    summary: 'Per-dimension PSI drift of the window against the baseline (contract §4.12)',
     description:
       'Per-dimension population stability index (PSI) of the agent\'s daily scores in the `window` (`30d` by default) against its baseline, with `alert` true when some dimension drifted significantly (PSI above 0.25), so a change in behaviour shows before the composite moves. 404 when `{agent_id}` (a device id or hub address) names no agent of the tenant.',
     params: TrustAgentParams,

@@ -1,8 +1,8 @@
 /**
- * Workspaces, team rooms and connections (SPEC §2.5, §4.10, §4.13): schemas and route rows.
+ * Workspaces, team rooms and connections (contract §2.5, §4.10, §4.13): schemas and route rows.
  * `GET /workspaces` and `GET /team-rooms` accept an owner JWT, an API key (with an optional
  * `X-Workspace-Id`, validated by the authenticator) or an agent device's own JWT (the agent's
- * view, as its API key without the header; DESIGN §8.27); the rest is owner-only.
+ * view, as its API key without the header; design §8.27); the rest is owner-only.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
@@ -10,12 +10,12 @@ import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 import { Device } from './devices.js';
 import { MAX_MEMBERS, Room, RoomSecurityLevel } from './rooms.js';
 
-// ---------------------------------------------------------------- workspaces (SPEC §2.5, §4.13)
+// ---------------------------------------------------------------- workspaces (contract §2.5, §4.13)
 
-/** Roles of a device in a workspace (SPEC §2.5). */
+/** Roles of a device in a workspace (contract §2.5). */
 export const WORKSPACE_ROLES = ['admin', 'member'] as const;
 export const WorkspaceRole = lit(WORKSPACE_ROLES);
-/** A member's role in a workspace (SPEC §2.5). */
+/** A member's role in a workspace (contract §2.5). */
 export type WorkspaceRole = Static<typeof WorkspaceRole>;
 
 /** A workspace member: an ACTIVE agent device of the tenant, with its name, status and role. */
@@ -26,7 +26,7 @@ export type WorkspaceMember = Static<typeof WorkspaceMember>;
 export const Workspace = Type.Object({ id: Uuid, name: Type.String(), role: Type.Literal('owner'), members: Type.Array(WorkspaceMember), created_at: Timestamp });
 export type Workspace = Static<typeof Workspace>;
 
-/** One row of `GET /api/v1/workspaces` (SPEC §2.5 summary `{id, name, role}`): owners get `role: "owner"` and `member_count`, agents their own role. */
+/** One row of `GET /api/v1/workspaces` (contract §2.5 summary `{id, name, role}`): owners get `role: "owner"` and `member_count`, agents their own role. */
 export const WorkspaceSummary = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -43,7 +43,7 @@ export type WorkspaceList = Static<typeof WorkspaceList>;
 export const AddWorkspaceMemberRequest = Type.Object({ device_id: Uuid, role: Type.Optional(WorkspaceRole) });
 export type AddWorkspaceMemberRequest = Static<typeof AddWorkspaceMemberRequest>;
 
-/** `POST /api/v1/workspaces` body (SPEC §4.13): name 1-100 characters (not blank); members ACTIVE agent devices (default role `member`). */
+/** `POST /api/v1/workspaces` body (contract §4.13): name 1-100 characters (not blank); members ACTIVE agent devices (default role `member`). */
 export const CreateWorkspaceRequest = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
   members: Type.Optional(Type.Array(AddWorkspaceMemberRequest, { maxItems: 500 })),
@@ -53,13 +53,13 @@ export type CreateWorkspaceRequest = Static<typeof CreateWorkspaceRequest>;
 /** `DELETE /api/v1/workspaces/{id}/members/{device_id}` path. */
 const WorkspaceMemberParams = Type.Object({ id: Uuid, device_id: Uuid });
 
-// ---------------------------------------------------------------- team rooms (SPEC §2.5, §4.13)
+// ---------------------------------------------------------------- team rooms (contract §2.5, §4.13)
 
-/** A team room (SPEC §2.5, §4.13): a room in a workspace; `id` equals `room_id`. */
+/** A team room (contract §2.5, §4.13): a room in a workspace; `id` equals `room_id`. */
 export const TeamRoom = Type.Object({ id: Uuid, ...Room.properties });
 export type TeamRoom = Static<typeof TeamRoom>;
 
-/** `POST /api/v1/team-rooms` body (SPEC §4.13): participants are workspace members or owner devices. */
+/** `POST /api/v1/team-rooms` body (contract §4.13): participants are workspace members or owner devices. */
 export const CreateTeamRoomRequest = Type.Object({
   workspace_id: Uuid,
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -68,7 +68,7 @@ export const CreateTeamRoomRequest = Type.Object({
 });
 export type CreateTeamRoomRequest = Static<typeof CreateTeamRoomRequest>;
 
-/** One row of `GET /api/v1/team-rooms` (SPEC §2.5 summary, plus the workspace it belongs to). */
+/** One row of `GET /api/v1/team-rooms` (contract §2.5 summary, plus the workspace it belongs to). */
 export const TeamRoomSummary = Type.Object({ id: Uuid, name: Type.String(), participant_count: Type.Integer(), workspace_id: Uuid });
 export type TeamRoomSummary = Static<typeof TeamRoomSummary>;
 
@@ -80,19 +80,19 @@ export type TeamRoomList = Static<typeof TeamRoomList>;
 export const TeamRoomListQuery = Type.Object({ workspace_id: Type.Optional(Uuid) });
 export type TeamRoomListQuery = Static<typeof TeamRoomListQuery>;
 
-// ---------------------------------------------------------------- connections (SPEC §4.10)
+// ---------------------------------------------------------------- connections (contract §4.10)
 
-/** The kinds of connection of a tenant (SPEC §4.10). */
+/** The kinds of connection of a tenant (contract §4.10). */
 export const CONNECTION_TYPES = ['device', 'a2a_channel', 'federation'] as const;
 export const ConnectionType = lit(CONNECTION_TYPES);
-/** The kinds of connection of a tenant (SPEC §4.10). */
+/** The kinds of connection of a tenant (contract §4.10). */
 export type ConnectionType = Static<typeof ConnectionType>;
 
 /** The fields of a listed connection, shared with its detailed form. */
 export const ConnectionFields = {
   connection_id: Uuid,
   type: ConnectionType,
-  status: Type.String({ description: 'devices: PENDING | APPROVED | ACTIVE | REVOKED; A2A channels: SPEC §2.11; agreements: pending | active | revoked | expired' }),
+  status: Type.String({ description: 'devices: PENDING | APPROVED | ACTIVE | REVOKED; A2A channels: contract §2.11; agreements: pending | active | revoked | expired' }),
   label: Type.String(),
   peer: Type.Optional(Type.String({ description: "A2A: the other side's hub address; federation: the other tenant's id" })),
   created_at: Timestamp,
@@ -100,7 +100,7 @@ export const ConnectionFields = {
 };
 
 /**
- * One connection (SPEC §4.10): `status` is the device status, the A2A channel status (SPEC §2.11)
+ * One connection (contract §4.10): `status` is the device status, the A2A channel status (contract §2.11)
  * or the agreement status; `peer` the other side's hub address (A2A) or tenant id (federation);
  * `last_seen` for devices only.
  */
@@ -133,7 +133,7 @@ export const ConnectionA2aChannel = Type.Object({
 });
 export type ConnectionA2aChannel = Static<typeof ConnectionA2aChannel>;
 
-/** Federation agreement details of a connection (SPEC §2.12); `direction` is `proposed` by this tenant or `received`. */
+/** Federation agreement details of a connection (contract §2.12); `direction` is `proposed` by this tenant or `received`. */
 export const ConnectionFederation = Type.Object({
   agreement_id: Uuid,
   direction: lit(['proposed', 'received'] as const),
@@ -161,7 +161,7 @@ export const ConnectionDetail = Type.Object({
 });
 export type ConnectionDetail = Static<typeof ConnectionDetail>;
 
-/** One row of `GET /api/v1/owner-connections` (SPEC §4.10): an owner device of the caller with its presence. */
+/** One row of `GET /api/v1/owner-connections` (contract §4.10): an owner device of the caller with its presence. */
 export const OwnerConnection = Type.Intersect([Device, Type.Object({ online: Type.Boolean() })]);
 export type OwnerConnection = Static<typeof OwnerConnection>;
 

@@ -1,5 +1,5 @@
 /**
- * The audit log's verifier (DESIGN §8.33): RFC 9162 Merkle proofs, C2SP signed notes and
+ * The audit log's verifier (design §8.33): RFC 9162 Merkle proofs, C2SP signed notes and
  * checkpoints, and the checks of the service's checkpoint, proof and consistency answers against
  * the platform's audit-log key alone.
  */

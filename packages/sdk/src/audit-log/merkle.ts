@@ -1,5 +1,5 @@
 /**
- * The audit log's Merkle tree as a verifier sees it (DESIGN §8.33): RFC 9162 §2.1 hashing over
+ * The audit log's Merkle tree as a verifier sees it (design §8.33): RFC 9162 §2.1 hashing over
  * SHA-256 (leaf = SHA-256(0x00 || input), node = SHA-256(0x01 || left || right), the empty tree's
  * root = SHA-256 of nothing) and the verification of inclusion proofs (§2.1.3.2) and consistency
  * proofs (§2.1.4.2). Pure and browser-safe; sizes and indexes are safe integers (arithmetic, not

@@ -1,5 +1,5 @@
 /**
- * C2SP signed notes and transparency-log checkpoints as a verifier reads them (DESIGN §8.33):
+ * C2SP signed notes and transparency-log checkpoints as a verifier reads them (design §8.33):
  *
  * - a verifier key (`vkey`) is `<name>+<key id, 8 hex>+<base64(0x01 || Ed25519 public key)>`,
  *   the key id being the first 4 bytes (big-endian) of SHA-256(name || 0x0A || 0x01 || public key);

@@ -1,6 +1,6 @@
 /**
  * Verifying Parley's audit log with nothing but the service's answers and the platform's public
- * key (DESIGN §8.33): a checkpoint's signature and origin, an event's inclusion in a checkpoint
+ * key (design §8.33): a checkpoint's signature and origin, an event's inclusion in a checkpoint
  * (and that the event's contents hash to its leaf), and one checkpoint's consistency with an
  * earlier one. Sizes and roots are always taken from the signed notes, never from the JSON fields
  * beside them (a field that disagrees with its note makes the answer malformed).
@@ -80,7 +80,7 @@ export function verifyCheckpoint(note: string, keys: AuditLogKeys, opts: VerifyO
   };
 }
 
-/** An event's chain hash: hex(BLAKE2b-256(bytes(prev_hash) || UTF-8(JCS(event)))) (DESIGN §8.10). */
+/** An event's chain hash: hex(BLAKE2b-256(bytes(prev_hash) || UTF-8(JCS(event)))) (design §8.10). */
 export function auditEventHash(prevHash: string, event: AuditChainEvent): string {
   const canonical = canonicalize({ ...event });
   if (canonical === undefined) return malformed('the audit event cannot be canonicalised');

@@ -1,11 +1,11 @@
 /**
  * Small, dependency-free encoders used by the client (browser and Node): lowercase hex for keys
- * and signatures (DESIGN §7), UTF-8, and base64url JSON of a JWT payload.
+ * and signatures (design §7), UTF-8, and base64url JSON of a JWT payload.
  */
 
 const HEX = '0123456789abcdef';
 
-/** Bytes to lowercase hex (DESIGN §7: keys and signatures are lowercase hex on the wire). */
+/** Bytes to lowercase hex (design §7: keys and signatures are lowercase hex on the wire). */
 export function bytesToHex(bytes: Uint8Array): string {
   let out = '';
   for (const b of bytes) out += HEX[b >> 4]! + HEX[b & 15]!;

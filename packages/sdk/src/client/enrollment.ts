@@ -1,10 +1,10 @@
 /**
- * The agent side of enrollment and device-token renewal (SPEC §3.1, §4.3, §4.4, §5, §8;
- * DESIGN §5, §7), with proof of possession at every step:
+ * The agent side of enrollment and device-token renewal (contract §3.1, §4.3, §4.4, §5, §8;
+ * design §5, §7), with proof of possession at every step:
  *
  * 1. `enroll`: `POST /enroll` with the invite token, the hex identity (Ed25519) and ephemeral
  *    (X25519) public keys and a signature by the identity key over the raw 32-byte identity public key.
- * 2. `waitForApproval`: poll `GET /devices/{id}/status` no faster than once per 5 s (SPEC §8),
+ * 2. `waitForApproval`: poll `GET /devices/{id}/status` no faster than once per 5 s (contract §8),
  *    backing off on 429 (`Retry-After`) and on network errors, until APPROVED; REVOKED (rejected
  *    or revoked by the owner) fails with {@link EnrollmentRejectedError}.
  * 3. `activate`: `POST /devices/{id}/activate` with a signature over UTF-8 `activate:<device_id>`
@@ -31,7 +31,7 @@ import { signHex, type Signer } from './signer.js';
 export { signHex, type Signer };
 
 
-/** The agent's keys for enrollment (SPEC §2.3). Public keys as 32 raw bytes or 64 hex characters. */
+/** The agent's keys for enrollment (contract §2.3). Public keys as 32 raw bytes or 64 hex characters. */
 export interface AgentIdentity {
   /** Ed25519 identity public key. */
   identityPublicKey: string | Uint8Array;
@@ -39,7 +39,7 @@ export interface AgentIdentity {
   ephemeralPublicKey: string | Uint8Array;
   /** Signs with the identity private key. */
   sign: Signer;
-  /** Runtime name (SPEC §4.3 `platform`, at most 100 characters). */
+  /** Runtime name (contract §4.3 `platform`, at most 100 characters). */
   platform?: string;
   /** Device name shown to the owner (1–100 characters). */
   name?: string;
@@ -66,7 +66,7 @@ export class EnrollmentTimeoutError extends Error {
 
 /** Options of {@link waitForApproval}. */
 export interface WaitForApprovalOptions {
-  /** Interval between status polls in ms (default 5000; values below 5000 are raised to SPEC §8's 5 s). */
+  /** Interval between status polls in ms (default 5000; values below 5000 are raised to contract §8's 5 s). */
   pollIntervalMs?: number;
   /** Largest delay between polls after back-off (ms, default 60 000). */
   maxBackoffMs?: number;
@@ -77,7 +77,7 @@ export interface WaitForApprovalOptions {
   /** Called with every status read (PENDING, APPROVED, …). */
   onStatus?: (status: DeviceStatus) => void;
   /**
-   * Allow polls faster than SPEC §8's one per 5 s (tests against a server with a raised limit).
+   * Allow polls faster than contract §8's one per 5 s (tests against a server with a raised limit).
    * Default false.
    */
   unsafeFastPolling?: boolean;
@@ -93,7 +93,7 @@ export interface EnrollAgentOptions extends WaitForApprovalOptions {
 
 /** The result of the whole agent flow: activation answer plus the enrollment fingerprint. */
 export interface ActivatedAgent extends ActivateResponse {
-  /** The identity key fingerprint returned at enrollment (DESIGN §7). */
+  /** The identity key fingerprint returned at enrollment (design §7). */
   fingerprint: string;
 }
 

@@ -1,16 +1,16 @@
 /**
- * Errors raised by the REST client (SPEC §7, DESIGN §7). Every service error is `{detail}` with an
- * HTTP status; a 429 also carries a `Retry-After` header (SPEC §7, §8).
+ * Errors raised by the REST client (contract §7, design §7). Every service error is `{detail}` with an
+ * HTTP status; a 429 also carries a `Retry-After` header (contract §7, §8).
  */
 
 /**
- * A non-2xx answer of the Parley service (SPEC §7).
+ * A non-2xx answer of the Parley service (contract §7).
  *
  * - `status`: the HTTP status (400 bad input, 401 missing/invalid auth, 403 wrong tenant or
  *   revoked device, 404 not found, 409 transition not allowed, 413 too large, 429 rate limited,
  *   5xx server fault).
  * - `detail`: the service's human-readable `detail` (or the status text when the body was not
- *   the `{detail}` JSON of SPEC §7, e.g. an answer from a proxy).
+ *   the `{detail}` JSON of contract §7, e.g. an answer from a proxy).
  * - `retryAfter`: for 429 (and 503), the `Retry-After` header in **seconds**, when present.
  * - `retryAfterMs`: the same in milliseconds.
  */
@@ -18,9 +18,9 @@ export class ParleyApiError extends Error {
   override readonly name = 'ParleyApiError';
   /** HTTP status code. */
   readonly status: number;
-  /** The `detail` of the `{detail}` error body (SPEC §7). */
+  /** The `detail` of the `{detail}` error body (contract §7). */
   readonly detail: string;
-  /** `Retry-After` in seconds (429 answers, SPEC §7), when the service sent one. */
+  /** `Retry-After` in seconds (429 answers, contract §7), when the service sent one. */
   readonly retryAfter?: number;
   /** HTTP method of the failed request. */
   readonly method: string;

@@ -1,6 +1,6 @@
 /**
  * `ParleyClient`: a typed, fetch-based client for every REST route of the Parley service
- * (SPEC §4.1–§4.5, §5, §7; DESIGN §5, §7). Runs in browsers and on Node 20+ (global `fetch`);
+ * (contract §4.1–§4.5, §5, §7; design §5, §7). Runs in browsers and on Node 20+ (global `fetch`);
  * no Node-only imports.
  *
  * Every request is built from the one route table in `routes.ts`. Authentication per route:
@@ -250,17 +250,17 @@ const NEEDS: Record<Exclude<RouteAuth, 'none' | 'public'>, string> = {
 export interface ParleyClientOptions {
   /** Base URL of the service, e.g. `https://parley.example.com` (no `/api/v1`; a trailing slash is ignored). */
   baseUrl: string;
-  /** Owner JWT from the identity provider (SPEC §5), used by owner routes. */
+  /** Owner JWT from the identity provider (contract §5), used by owner routes. */
   ownerToken?: TokenSource;
-  /** Tenant chosen with `X-Tenant-Id` when the owner belongs to several (DESIGN §5). */
+  /** Tenant chosen with `X-Tenant-Id` when the owner belongs to several (design §5). */
   tenantId?: string;
-  /** The owner's acting device, sent as `X-Device-Id` on owner routes (DESIGN §7, SPEC §4.4). */
+  /** The owner's acting device, sent as `X-Device-Id` on owner routes (design §7, contract §4.4). */
   ownerDeviceId?: string;
-  /** Device JWT (SPEC §5), used by device routes. */
+  /** Device JWT (contract §5), used by device routes. */
   deviceToken?: TokenSource;
-  /** API key `svc_agent_sk_{env}_…` (SPEC §2.6), sent as `X-API-Key` on routes that accept one when no JWT fits. */
+  /** API key `svc_agent_sk_{env}_…` (contract §2.6), sent as `X-API-Key` on routes that accept one when no JWT fits. */
   apiKey?: string;
-  /** Workspace sent as `X-Workspace-Id` with the API key (SPEC §5). */
+  /** Workspace sent as `X-Workspace-Id` with the API key (contract §5). */
   workspaceId?: string;
   /** Custom fetch (tests, proxies); defaults to `globalThis.fetch`. */
   fetch?: FetchLike;
@@ -503,20 +503,20 @@ export class ParleyClient {
     return bytes ?? body;
   }
 
-  // ------------------------------------------------------------ platform (SPEC §4.1)
+  // ------------------------------------------------------------ platform (contract §4.1)
 
   /** `GET /health` (public): `{status, version}`. A degraded service answers 503 (thrown). */
   health(opts?: RequestOptions): Promise<HealthResponse> {
     return this.call('health', { opts });
   }
 
-  /** `GET /.well-known/jwks.json` (public): device-token signing keys (DESIGN §5). */
+  /** `GET /.well-known/jwks.json` (public): device-token signing keys (design §5). */
   jwks(opts?: RequestOptions): Promise<JwksResponse> {
     return this.call('jwks', { opts });
   }
 
   /**
-   * `POST /api/v1/dev/login` (public, DESIGN §8.31): an owner JWT of the server's built-in
+   * `POST /api/v1/dev/login` (public, design §8.31): an owner JWT of the server's built-in
    * development identity provider for `email`; 404 when OIDC is configured, 403 unless the server
    * listens on a loopback address. Set it with {@link setOwnerToken}.
    */
@@ -529,22 +529,22 @@ export class ParleyClient {
     return this.call('authConfig', { opts });
   }
 
-  /** `GET /api/v1/legal/terms` (public): current terms (SPEC §4.1). */
+  /** `GET /api/v1/legal/terms` (public): current terms (contract §4.1). */
   legalTerms(opts?: RequestOptions): Promise<LegalTermsResponse> {
     return this.call('legalTerms', { opts });
   }
 
-  /** `GET /api/v1/billing/plans` (public): available plans, prices in US cents (SPEC §4.1). */
+  /** `GET /api/v1/billing/plans` (public): available plans, prices in US cents (contract §4.1). */
   billingPlans(opts?: RequestOptions): Promise<BillingPlansResponse> {
     return this.call('billingPlans', { opts });
   }
 
-  /** `GET /api/v1/capabilities` (public): platform capabilities (SPEC §4.1). */
+  /** `GET /api/v1/capabilities` (public): platform capabilities (contract §4.1). */
   capabilities(opts?: RequestOptions): Promise<CapabilitiesResponse> {
     return this.call('capabilities', { opts });
   }
 
-  // ------------------------------------------------------------ tenants, invites (SPEC §4.2)
+  // ------------------------------------------------------------ tenants, invites (contract §4.2)
 
   /**
    * `GET /api/v1/me` (owner; no tenant needed): the signed-in owner's subject, tenant and role
@@ -579,7 +579,7 @@ export class ParleyClient {
     await this.call('deleteInvite', { params: { id: inviteId }, opts });
   }
 
-  // ------------------------------------------------------------ enrollment (SPEC §4.3)
+  // ------------------------------------------------------------ enrollment (contract §4.3)
 
   /**
    * `POST /api/v1/enroll` (public, 5 per IP per 10 min): enroll an agent device with an invite
@@ -590,7 +590,7 @@ export class ParleyClient {
     return this.call('enroll', { body, opts });
   }
 
-  // ------------------------------------------------------------ devices (SPEC §4.4)
+  // ------------------------------------------------------------ devices (contract §4.4)
 
   /** `GET /api/v1/devices` (owner): the tenant's devices with health. */
   listDevices(opts?: RequestOptions): Promise<DeviceList> {
@@ -726,7 +726,7 @@ export class ParleyClient {
     return this.call('relinkDevice', { params: { id: deviceId }, opts });
   }
 
-  // ------------------------------------------------------------ conversations, topics (SPEC §4.5)
+  // ------------------------------------------------------------ conversations, topics (contract §4.5)
 
   /** `GET /api/v1/conversations` (owner): conversations with topic metadata, optionally of one device. */
   listConversations(query: ConversationListQuery = {}, opts?: RequestOptions): Promise<ConversationList> {
@@ -747,7 +747,7 @@ export class ParleyClient {
    * recipient's `delivered_at` / `read_at`. `since` is exclusive (ISO timestamp or a cursor);
    * without it the latest `limit` messages. With the acting owner device (`X-Device-Id`) a side,
    * the page's messages to it become delivered. Decrypt in order: each decryption advances the
-   * ratchet (SPEC §4.5).
+   * ratchet (contract §4.5).
    */
   conversationMessages(conversationId: string, query: HistoryQuery = {}, opts?: RequestOptions): Promise<MessagePage> {
     return this.call('conversationMessages', { params: { id: conversationId }, query, opts });
@@ -793,7 +793,7 @@ export class ParleyClient {
     return this.call('archiveTopic', { params: { id: topicId }, opts });
   }
 
-  // ------------------------------------------------------------ MLS KeyPackages (SPEC §1.3, RFC 9420 §10)
+  // ------------------------------------------------------------ MLS KeyPackages (contract §1.3, RFC 9420 §10)
 
   /**
    * `POST /api/v1/mls/key-packages` (device JWT, or owner JWT + `X-Device-Id`): publish KeyPackages
@@ -817,7 +817,7 @@ export class ParleyClient {
     return this.call('claimKeyPackage', { body, opts });
   }
 
-  // ------------------------------------------------------------ PQXDH prekeys (issue 16, DESIGN §8.34)
+  // ------------------------------------------------------------ PQXDH prekeys (issue 16, design §8.34)
 
   /**
    * `POST /api/v1/pq-prekeys` (device JWT, API key with key material, or owner JWT + `X-Device-Id`):
@@ -868,7 +868,7 @@ export class ParleyClient {
     return this.call('claimPrekeyBundle', { body, opts });
   }
 
-  // ------------------------------------------------------------ attachments, push (SPEC §4.7)
+  // ------------------------------------------------------------ attachments, push (contract §4.7)
 
   /**
    * `POST /api/v1/attachments/upload` (device JWT, or owner JWT): store an encrypted file, sent as
@@ -888,7 +888,7 @@ export class ParleyClient {
     return this.call('registerPushToken', { body, opts });
   }
 
-  // ------------------------------------------------------------ API keys (SPEC §4.8)
+  // ------------------------------------------------------------ API keys (contract §4.8)
 
   /** `POST /api/v1/api-keys` (owner): create a key; the raw key is in the answer only. `env` defaults to dev. */
   createApiKey(body: { name: string; env?: 'prod' | 'staging' | 'dev' }, opts?: RequestOptions): Promise<ApiKeyWithSecret> {
@@ -915,7 +915,7 @@ export class ParleyClient {
     await this.call('deleteApiKey', { params: { id }, opts });
   }
 
-  // ------------------------------------------------------------ rooms (SPEC §2.5, §4.6; DESIGN §8.5)
+  // ------------------------------------------------------------ rooms (contract §2.5, §4.6; design §8.5)
 
   /**
    * `POST /api/v1/rooms` (owner): create a room of the tenant's devices (201), with one pairwise
@@ -966,7 +966,7 @@ export class ParleyClient {
     return this.call('roomTimeline', { params: { id: roomId }, query, opts });
   }
 
-  // ------------------------------------------------------------ policies, held messages (SPEC §2.7, §3.8, §4.9)
+  // ------------------------------------------------------------ policies, held messages (contract §2.7, §3.8, §4.9)
 
   /** `POST /api/v1/policies` (owner): create a policy (201); 400 for unknown condition keys. */
   createPolicy(body: CreatePolicyRequest, opts?: RequestOptions): Promise<Policy> {
@@ -1003,7 +1003,7 @@ export class ParleyClient {
     return this.call('denyHeldMessage', { params: { id: heldMessageId }, opts });
   }
 
-  // ------------------------------------------------------------ settings, scan rules (SPEC §4.14; DESIGN §8.22)
+  // ------------------------------------------------------------ settings, scan rules (contract §4.14; design §8.22)
 
   /** `GET /api/v1/settings` (owner): the tenant settings, defaults filled in. */
   getSettings(opts?: RequestOptions): Promise<TenantSettings> {
@@ -1030,7 +1030,7 @@ export class ParleyClient {
     return (await this.call('listScanRuleVersions', { opts })).versions;
   }
 
-  // ------------------------------------------------------------ telemetry (SPEC §2.15, §4.14; DESIGN §8.18)
+  // ------------------------------------------------------------ telemetry (contract §2.15, §4.14; design §8.18)
 
   /**
    * `POST /api/v1/telemetry/ingest` (agent device JWT or API key): an OTLP/HTTP JSON
@@ -1076,7 +1076,7 @@ export class ParleyClient {
     return this.call('getDashboardActivity', { query, opts });
   }
 
-  // ------------------------------------------------------------ decisions (SPEC §2.4, §4.15; DESIGN §8.4, §8.19)
+  // ------------------------------------------------------------ decisions (contract §2.4, §4.15; design §8.4, §8.19)
 
   /**
    * `POST /api/v1/decisions` (agent device JWT or API key, or the owner naming the agent in
@@ -1100,7 +1100,7 @@ export class ParleyClient {
     return this.call('resolveDecision', { params: { id: decisionId }, body, opts });
   }
 
-  // ------------------------------------------------------------ audit log (SPEC §4.14; DESIGN §8.10, §8.22)
+  // ------------------------------------------------------------ audit log (contract §4.14; design §8.10, §8.22)
 
   /** `GET /api/v1/audit/events` (owner): the hash-chained trail, newest first; pass `next_cursor` as `cursor`. 400 for a bad filter. */
   listAuditEvents(query: AuditEventQuery = {}, opts?: RequestOptions): Promise<AuditEventPage> {
@@ -1113,7 +1113,7 @@ export class ParleyClient {
   }
 
   /**
-   * `POST /api/v1/audit/events` (agent: device JWT or API key; SPEC §4.19 `svc_submit_audit`):
+   * `POST /api/v1/audit/events` (agent: device JWT or API key; contract §4.19 `svc_submit_audit`):
    * append one `agent.action` event (`action`, optional `details` object ≤ 16 KiB of JSON,
    * `trace_id`, `parent_span_id`) to the tenant's chain; answers the stored event (201).
    * 403 for an API key without registered key material; 413 details too large.
@@ -1123,7 +1123,7 @@ export class ParleyClient {
   }
 
   /**
-   * `GET /api/v1/audit/log-key` (no auth; DESIGN §8.33): the platform key that signs every
+   * `GET /api/v1/audit/log-key` (no auth; design §8.33): the platform key that signs every
    * tenant's audit-log checkpoints (`vkey` is what the verifiers take) and the keys of before a
    * rotation that still sign beside it. Pin it: a verifier that fetches the key from the service
    * it checks trusts that service.
@@ -1154,7 +1154,7 @@ export class ParleyClient {
     return this.call('getAuditConsistency', { query, opts });
   }
 
-  // ------------------------------------------------------------ hub identities (SPEC §2.8, §3.3, §4.10; DESIGN §8.13, §8.15, §8.16)
+  // ------------------------------------------------------------ hub identities (contract §2.8, §3.3, §4.10; design §8.13, §8.15, §8.16)
 
   /**
    * `POST /api/v1/hub/register` (owner): register a hub identity (address, `did:hub` DID) for the
@@ -1171,7 +1171,7 @@ export class ParleyClient {
   }
 
   /**
-   * `POST /api/v1/hub/agents` (owner or API key; SPEC §4.19 `svc_register_agent`): register a new
+   * `POST /api/v1/hub/agents` (owner or API key; contract §4.19 `svc_register_agent`): register a new
    * agent — a hub identity at address `name` and a new API key for it, in one transaction (201).
    * The raw `api_key` is answered once; its first `client_key_register` binds the identity to the
    * new device. 400 bad address or key; 409 address taken or reserved (nothing is created).
@@ -1233,10 +1233,10 @@ export class ParleyClient {
   }
 
   /**
-   * `POST /api/v1/hub/identities/{id}/tier` (platform operators only, DESIGN §8.25): grant `tier`
+   * `POST /api/v1/hub/identities/{id}/tier` (platform operators only, design §8.25): grant `tier`
    * to an identity of any tenant after a review, with `reason` (1-500 characters) and an optional
    * future `expires_at`. Answers the identity with `tier_source: "operator"`; while the grant
-   * holds, fallback scores never lower the tier (SPEC §3.9), a real-telemetry score below the
+   * holds, fallback scores never lower the tier (contract §3.9), a real-telemetry score below the
    * threshold or the expiry does. 400 bad body or past `expires_at`; 401 no owner token; 403 not
    * an operator; 404 unknown identity; 409 identity suspended.
    */
@@ -1253,7 +1253,7 @@ export class ParleyClient {
     return this.call('listHubReview', { query, opts });
   }
 
-  // ------------------------------------------------------------ verification, credentials (SPEC §2.10, §4.11; DESIGN §8.16)
+  // ------------------------------------------------------------ verification, credentials (contract §2.10, §4.11; design §8.16)
 
   /**
    * `GET /api/v1/verify/{hub_address}` (public; 30/min per IP, 300/min with an API key): status,
@@ -1301,7 +1301,7 @@ export class ParleyClient {
     return this.call('trustContext', { opts });
   }
 
-  // ------------------------------------------------------------ DID documents (SPEC §2.8, §4.10, §8; DESIGN §8.15)
+  // ------------------------------------------------------------ DID documents (contract §2.8, §4.10, §8; design §8.15)
 
   /**
    * `GET /api/v1/hub/resolve/{address}` (public; 60/min per IP, 600/min with an API key): the DID
@@ -1347,16 +1347,16 @@ export class ParleyClient {
     return this.call('resolveDid', { params: { did }, opts });
   }
 
-  // ------------------------------------------------------------ trust scores (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21)
+  // ------------------------------------------------------------ trust scores (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.21)
   // `agentId` is the agent's device id or hub address; answers carry the device id. 404 unknown or another tenant's agent.
 
-  /** `GET /api/v1/trust-scores/fleet` (owner; DESIGN §8.14): each agent's latest score and per-dimension median, stddev and mean (default window `7d`). */
+  /** `GET /api/v1/trust-scores/fleet` (owner; design §8.14): each agent's latest score and per-dimension median, stddev and mean (default window `7d`). */
   getTrustFleet(query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustFleet> {
     return this.call('getTrustFleet', { query, opts });
   }
 
   /**
-   * `POST /api/v1/trust-scores/recompute` (owner; SPEC §4.12, DESIGN §8.14): run the trust engine
+   * `POST /api/v1/trust-scores/recompute` (owner; contract §4.12, design §8.14): run the trust engine
    * for the tenant now (normally every 6 hours). 409 while another recompute of the tenant runs;
    * 429 over the per-tenant limit (default 2 per minute; `retryAfter` on the error).
    */
@@ -1364,55 +1364,55 @@ export class ParleyClient {
     return this.call('recomputeTrust', { opts });
   }
 
-  /** `GET /api/v1/trust-scores/{agent_id}` (owner; SPEC §2.9, §3.9): the current score of the 12 dimensions for a window (default `7d`; the §3.9 warm-up answer before the first recompute). */
+  /** `GET /api/v1/trust-scores/{agent_id}` (owner; contract §2.9, §3.9): the current score of the 12 dimensions for a window (default `7d`; the §3.9 warm-up answer before the first recompute). */
   getTrustScore(agentId: string, query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustScore> {
     return this.call('getTrustScore', { params: { agent_id: agentId }, query, opts });
   }
 
-  /** `GET /api/v1/trust-scores/{agent_id}/history` (owner; SPEC §4.12): 7-day scores over the last `days` days (service default and bounds apply; 400 outside them), oldest first, with tier changes. */
+  /** `GET /api/v1/trust-scores/{agent_id}/history` (owner; contract §4.12): 7-day scores over the last `days` days (service default and bounds apply; 400 outside them), oldest first, with tier changes. */
   getTrustHistory(agentId: string, query: { days?: number } = {}, opts?: RequestOptions): Promise<TrustHistory> {
     return this.call('getTrustHistory', { params: { agent_id: agentId }, query, opts });
   }
 
-  /** `GET /api/v1/trust-scores/{agent_id}/report` (owner; SPEC §4.12, DESIGN §8.14): the compliance report as JSON. */
+  /** `GET /api/v1/trust-scores/{agent_id}/report` (owner; contract §4.12, design §8.14): the compliance report as JSON. */
   getTrustReport(agentId: string, opts?: RequestOptions): Promise<TrustReport> {
     return this.call('getTrustReport', { params: { agent_id: agentId }, query: { format: 'json' }, opts });
   }
 
-  /** `GET /api/v1/trust-scores/{agent_id}/report?format=html` (owner; SPEC §4.12): the compliance report as a standalone HTML document (UTF-8 text). */
+  /** `GET /api/v1/trust-scores/{agent_id}/report?format=html` (owner; contract §4.12): the compliance report as a standalone HTML document (UTF-8 text). */
   async getTrustReportHtml(agentId: string, opts?: RequestOptions): Promise<string> {
     const bytes = await this.call('getTrustReport', { params: { agent_id: agentId }, query: { format: 'html' }, binary: true, opts });
     return new TextDecoder().decode(bytes);
   }
 
-  /** `GET /api/v1/trust-scores/{agent_id}/drift` (owner; SPEC §4.12): per-dimension PSI of the window (default `30d`) against the baseline; `alert` when PSI > 0.25 somewhere. */
+  /** `GET /api/v1/trust-scores/{agent_id}/drift` (owner; contract §4.12): per-dimension PSI of the window (default `30d`) against the baseline; `alert` when PSI > 0.25 somewhere. */
   getTrustDrift(agentId: string, query: TrustWindowQuery = {}, opts?: RequestOptions): Promise<TrustDrift> {
     return this.call('getTrustDrift', { params: { agent_id: agentId }, query, opts });
   }
 
-  /** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (owner; SPEC §4.12): replace the drift baselines with the most recent 30 days; 409 without enough complete days. */
+  /** `POST /api/v1/trust-scores/{agent_id}/drift/recalibrate` (owner; contract §4.12): replace the drift baselines with the most recent 30 days; 409 without enough complete days. */
   recalibrateTrustDrift(agentId: string, opts?: RequestOptions): Promise<TrustDriftRecalibration> {
     return this.call('recalibrateTrustDrift', { params: { agent_id: agentId }, opts });
   }
 
-  // ------------------------------------------------------------ Skill Permission Tokens, skill policy (DESIGN §8.6, §8.7)
+  // ------------------------------------------------------------ Skill Permission Tokens, skill policy (design §8.6, §8.7)
 
   /**
    * `POST /api/v1/grants` (device JWT or API key for the agent itself, certified tier and up; or
-   * the owner on its behalf, any tier, naming `device_id`; DESIGN §8.7): issue a Skill Permission
+   * the owner on its behalf, any tier, naming `device_id`; design §8.7): issue a Skill Permission
    * Token (201). The token is returned once. 400 bad body; 403 tier or policy refuses; 404 unknown device.
    */
   issueGrant(body: IssueGrantRequest, opts?: RequestOptions): Promise<IssuedGrant> {
     return this.call('issueGrant', { body, opts });
   }
 
-  /** `GET /api/v1/grants` (owner; DESIGN §8.7): the tenant's grants, newest first, never the tokens; pass `next_cursor` as `cursor`. */
+  /** `GET /api/v1/grants` (owner; design §8.7): the tenant's grants, newest first, never the tokens; pass `next_cursor` as `cursor`. */
   listGrants(query: GrantListQuery = {}, opts?: RequestOptions): Promise<GrantPage> {
     return this.call('listGrants', { query, opts });
   }
 
   /**
-   * `POST /api/v1/grants/validate` (public, rate limited; DESIGN §8.7): run the signature,
+   * `POST /api/v1/grants/validate` (public, rate limited; design §8.7): run the signature,
    * expiration, revocation, skill and audience checks. A failing token answers `valid: false`;
    * 400 without `audience`; 413 oversized body; 429 over the limit.
    */
@@ -1420,18 +1420,18 @@ export class ParleyClient {
     return this.call('validateGrant', { body, opts });
   }
 
-  /** `GET /api/v1/grants/jwks` (public; DESIGN §8.7): the SPT verification key set, for validating tokens offline (e.g. with `jose`). */
+  /** `GET /api/v1/grants/jwks` (public; design §8.7): the SPT verification key set, for validating tokens offline (e.g. with `jose`). */
   getGrantKeys(opts?: RequestOptions): Promise<GrantJwks> {
     return this.call('getGrantKeys', { opts });
   }
 
-  /** `POST /api/v1/grants/{jti}/revoke` (owner; DESIGN §8.7): revoke a grant (optional reason, 1-500 characters); it then fails the revocation check. 404 unknown; 409 already revoked. */
+  /** `POST /api/v1/grants/{jti}/revoke` (owner; design §8.7): revoke a grant (optional reason, 1-500 characters); it then fails the revocation check. 404 unknown; 409 already revoked. */
   revokeGrant(jti: string, body: { reason?: string } = {}, opts?: RequestOptions): Promise<Grant> {
     return this.call('revokeGrant', { params: { jti }, body, opts });
   }
 
   /**
-   * `POST /api/v1/skills/check` (owner naming `device_id`, device JWT or API key; DESIGN §8.6):
+   * `POST /api/v1/skills/check` (owner naming `device_id`, device JWT or API key; design §8.6):
    * run a skill invocation through the policy pipeline (identity, trust_floor, grant, rate, budget, rules).
    * Answers whether allowed or not; 404 unknown device or target.
    */
@@ -1440,7 +1440,7 @@ export class ParleyClient {
   }
 
   /**
-   * `POST /api/v1/skills/delegate` (owner naming `device_id`, device JWT or API key; SPEC §4.19
+   * `POST /api/v1/skills/delegate` (owner naming `device_id`, device JWT or API key; contract §4.19
    * `svc_delegate_skill`): the policy pipeline of {@link checkSkillPolicy} for `target`, audited
    * as `skill.delegated` or `skill.delegation_refused`. Answers 200 whether allowed or not, with
    * `delegation_id`, `audit_event_id` and the target's tier and score; 404 unknown target.
@@ -1449,102 +1449,102 @@ export class ParleyClient {
     return this.call('delegateSkill', { body, opts });
   }
 
-  // ------------------------------------------------------------ shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20)
+  // ------------------------------------------------------------ shadow sessions (contract §2.14, §3.4, §4.17; design §8.8, §8.20)
 
-  /** `POST /api/v1/shadow/sessions` (owner; SPEC §4.17): start a session at level `shadow` (201). 404 unknown agent; 409 a session for this agent, skill and class exists. */
+  /** `POST /api/v1/shadow/sessions` (owner; contract §4.17): start a session at level `shadow` (201). 404 unknown agent; 409 a session for this agent, skill and class exists. */
   createShadowSession(body: CreateShadowSessionRequest, opts?: RequestOptions): Promise<ShadowSession> {
     return this.call('createShadowSession', { body, opts });
   }
 
-  /** `GET /api/v1/shadow/sessions` (owner; SPEC §4.17): sessions, oldest first; pass `next_cursor` as `cursor`. */
+  /** `GET /api/v1/shadow/sessions` (owner; contract §4.17): sessions, oldest first; pass `next_cursor` as `cursor`. */
   listShadowSessions(query: ShadowSessionListQuery = {}, opts?: RequestOptions): Promise<ShadowSessionPage> {
     return this.call('listShadowSessions', { query, opts });
   }
 
-  /** `GET /api/v1/shadow/sessions/{session_id}` (owner; SPEC §4.17): one session with its current-level stats; 404 unknown or another tenant's. */
+  /** `GET /api/v1/shadow/sessions/{session_id}` (owner; contract §4.17): one session with its current-level stats; 404 unknown or another tenant's. */
   getShadowSession(sessionId: string, opts?: RequestOptions): Promise<ShadowSession> {
     return this.call('getShadowSession', { params: { session_id: sessionId }, opts });
   }
 
-  /** `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` (owner; SPEC §4.17, DESIGN §8.8): record the human decision next to the agent's recommendation (201). 409 duplicate `observation_id`. */
+  /** `POST /api/v1/shadow/sessions/{session_id}/record-human-decision` (owner; contract §4.17, design §8.8): record the human decision next to the agent's recommendation (201). 409 duplicate `observation_id`. */
   recordShadowDecision(sessionId: string, body: RecordShadowDecisionRequest, opts?: RequestOptions): Promise<ShadowObservation> {
     return this.call('recordShadowDecision', { params: { session_id: sessionId }, body, opts });
   }
 
-  /** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (owner; SPEC §3.4, §4.17): the three graduation gates against the current level's evidence. */
+  /** `GET /api/v1/shadow/sessions/{session_id}/graduation-check` (owner; contract §3.4, §4.17): the three graduation gates against the current level's evidence. */
   getShadowGraduationCheck(sessionId: string, opts?: RequestOptions): Promise<ShadowGraduationCheck> {
     return this.call('getShadowGraduationCheck', { params: { session_id: sessionId }, opts });
   }
 
-  /** `POST /api/v1/shadow/sessions/{session_id}/graduate` (owner; SPEC §3.4, §4.17): promote one level when every gate is met (never automatic); 409 otherwise or at `autonomous`. */
+  /** `POST /api/v1/shadow/sessions/{session_id}/graduate` (owner; contract §3.4, §4.17): promote one level when every gate is met (never automatic); 409 otherwise or at `autonomous`. */
   graduateShadowSession(sessionId: string, opts?: RequestOptions): Promise<ShadowSession> {
     return this.call('graduateShadowSession', { params: { session_id: sessionId }, opts });
   }
 
-  /** `POST /api/v1/shadow/sessions/{session_id}/demote` (owner; SPEC §4.17): move to a lower level with a reason; resets the evidence. 400 for a level not below the current one. */
+  /** `POST /api/v1/shadow/sessions/{session_id}/demote` (owner; contract §4.17): move to a lower level with a reason; resets the evidence. 400 for a level not below the current one. */
   demoteShadowSession(sessionId: string, body: DemoteShadowSessionRequest, opts?: RequestOptions): Promise<ShadowSession> {
     return this.call('demoteShadowSession', { params: { session_id: sessionId }, body, opts });
   }
 
-  // ------------------------------------------------------------ federation agreements (SPEC §2.12, §4.13)
+  // ------------------------------------------------------------ federation agreements (contract §2.12, §4.13)
 
-  /** `POST /api/v1/federation/agreements` (owner; SPEC §4.13): propose an agreement to another tenant (201, `pending`). 404 unknown partner; 409 one exists. */
+  /** `POST /api/v1/federation/agreements` (owner; contract §4.13): propose an agreement to another tenant (201, `pending`). 404 unknown partner; 409 one exists. */
   proposeFederation(body: ProposeFederationRequest, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('proposeFederation', { body, opts });
   }
 
-  /** `GET /api/v1/federation/agreements` (owner; SPEC §4.13): agreements the tenant proposed or was proposed. */
+  /** `GET /api/v1/federation/agreements` (owner; contract §4.13): agreements the tenant proposed or was proposed. */
   async listFederationAgreements(opts?: RequestOptions): Promise<FederationAgreement[]> {
     return (await this.call('listFederationAgreements', { opts })).agreements;
   }
 
-  /** `POST /api/v1/federation/agreements/{id}/accept` (owner; SPEC §4.13): the partner accepts a pending agreement (→ active), or either party accepts the renewal the other asked for; 409 nothing to accept. */
+  /** `POST /api/v1/federation/agreements/{id}/accept` (owner; contract §4.13): the partner accepts a pending agreement (→ active), or either party accepts the renewal the other asked for; 409 nothing to accept. */
   acceptFederation(agreementId: string, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('acceptFederation', { params: { id: agreementId }, opts });
   }
 
-  /** `POST /api/v1/federation/agreements/{id}/renew` (owner of either party; SPEC §4.13, docs/decisions.md): ask for a later expiry (at most 365 days ahead), shown as `renewal` until the other party accepts it; the proposer changes a pending proposal directly. */
+  /** `POST /api/v1/federation/agreements/{id}/renew` (owner of either party; contract §4.13, docs/decisions.md): ask for a later expiry (at most 365 days ahead), shown as `renewal` until the other party accepts it; the proposer changes a pending proposal directly. */
   renewFederation(agreementId: string, body: { expires_at: string }, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('renewFederation', { params: { id: agreementId }, body, opts });
   }
 
-  /** `POST /api/v1/federation/agreements/{id}/revoke` (owner of either party; SPEC §4.13): revoke (terminal); 409 already revoked. */
+  /** `POST /api/v1/federation/agreements/{id}/revoke` (owner of either party; contract §4.13): revoke (terminal); 409 already revoked. */
   revokeFederation(agreementId: string, opts?: RequestOptions): Promise<FederationAgreement> {
     return this.call('revokeFederation', { params: { id: agreementId }, opts });
   }
 
-  // ------------------------------------------------------------ A2A channels (SPEC §2.11, §3.5, §4.13; DESIGN §8.5)
+  // ------------------------------------------------------------ A2A channels (contract §2.11, §3.5, §4.13; design §8.5)
 
   /**
    * `POST /api/v1/a2a/channels/request` (owner naming `initiator_device_id`, or the agent's API
-   * key; SPEC §4.13, §3.5): request a channel with the agent behind a hub address (201, `pending`
+   * key; contract §4.13, §3.5): request a channel with the agent behind a hub address (201, `pending`
    * until its owner approves). 403 tier too low or no federation agreement; 404 unknown address.
    */
   requestA2aChannel(body: RequestA2aChannelRequest, opts?: RequestOptions): Promise<RequestedA2aChannel> {
     return this.call('requestA2aChannel', { body, opts });
   }
 
-  /** `GET /api/v1/a2a/channels` (owner: the tenant's; API key: its device's; SPEC §4.13): channels, newest first. */
+  /** `GET /api/v1/a2a/channels` (owner: the tenant's; API key: its device's; contract §4.13): channels, newest first. */
   async listA2aChannels(query: { status?: A2aChannelStatus } = {}, opts?: RequestOptions): Promise<A2aChannel[]> {
     return (await this.call('listA2aChannels', { query, opts })).channels;
   }
 
-  /** `POST /api/v1/a2a/channels/{id}/approve` (owner of the responder; SPEC §3.5): approve a pending channel; 409 not pending. */
+  /** `POST /api/v1/a2a/channels/{id}/approve` (owner of the responder; contract §3.5): approve a pending channel; 409 not pending. */
   approveA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
     return this.call('approveA2aChannel', { params: { id: channelId }, opts });
   }
 
-  /** `POST /api/v1/a2a/channels/{id}/reject` (owner of the responder; SPEC §3.5): reject a pending channel (terminal); 409 not pending. */
+  /** `POST /api/v1/a2a/channels/{id}/reject` (owner of the responder; contract §3.5): reject a pending channel (terminal); 409 not pending. */
   rejectA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
     return this.call('rejectA2aChannel', { params: { id: channelId }, opts });
   }
 
-  /** `POST /api/v1/a2a/channels/{id}/revoke` (owner or API key of either party; SPEC §3.5): revoke a pending, approved or active channel (terminal). */
+  /** `POST /api/v1/a2a/channels/{id}/revoke` (owner or API key of either party; contract §3.5): revoke a pending, approved or active channel (terminal). */
   revokeA2aChannel(channelId: string, opts?: RequestOptions): Promise<A2aChannel> {
     return this.call('revokeA2aChannel', { params: { id: channelId }, opts });
   }
 
-  /** `POST /api/v1/a2a/channels/{id}/messages` (a party agent: device JWT or API key; SPEC §4.13): send an encrypted message on an active channel (201); both tenants' policies apply. */
+  /** `POST /api/v1/a2a/channels/{id}/messages` (a party agent: device JWT or API key; contract §4.13): send an encrypted message on an active channel (201); both tenants' policies apply. */
   sendA2aMessage(channelId: string, body: A2aMessageInput, opts?: RequestOptions): Promise<A2aSendResult> {
     return this.call('sendA2aMessage', { params: { id: channelId }, body, opts });
   }
@@ -1558,74 +1558,74 @@ export class ParleyClient {
     return this.call('a2aChannelPeer', { params: { id: channelId }, opts });
   }
 
-  /** `GET /api/v1/a2a/channels/{id}/messages` (a party agent; SPEC §4.13): channel history, oldest first; pass `next_cursor` as `since`. */
+  /** `GET /api/v1/a2a/channels/{id}/messages` (a party agent; contract §4.13): channel history, oldest first; pass `next_cursor` as `since`. */
   a2aHistory(channelId: string, query: A2aHistoryQuery = {}, opts?: RequestOptions): Promise<A2aMessagePage> {
     return this.call('a2aHistory', { params: { id: channelId }, query, opts });
   }
 
-  // ------------------------------------------------------------ workspaces, team rooms (SPEC §2.5, §4.13)
+  // ------------------------------------------------------------ workspaces, team rooms (contract §2.5, §4.13)
 
-  /** `POST /api/v1/workspaces` (owner; SPEC §4.13): create a workspace (201); members must be ACTIVE agent devices of the tenant. */
+  /** `POST /api/v1/workspaces` (owner; contract §4.13): create a workspace (201); members must be ACTIVE agent devices of the tenant. */
   createWorkspace(body: CreateWorkspaceRequest, opts?: RequestOptions): Promise<Workspace> {
     return this.call('createWorkspace', { body, opts });
   }
 
-  /** `GET /api/v1/workspaces` (owner: every tenant workspace; API key: its own, narrowed by `X-Workspace-Id`; SPEC §4.13). */
+  /** `GET /api/v1/workspaces` (owner: every tenant workspace; API key: its own, narrowed by `X-Workspace-Id`; contract §4.13). */
   async listWorkspaces(opts?: RequestOptions): Promise<WorkspaceSummary[]> {
     return (await this.call('listWorkspaces', { opts })).workspaces;
   }
 
-  /** `GET /api/v1/workspaces/{id}` (owner; SPEC §4.13): the workspace with its members; 404 unknown or another tenant's. */
+  /** `GET /api/v1/workspaces/{id}` (owner; contract §4.13): the workspace with its members; 404 unknown or another tenant's. */
   getWorkspace(workspaceId: string, opts?: RequestOptions): Promise<Workspace> {
     return this.call('getWorkspace', { params: { id: workspaceId }, opts });
   }
 
-  /** `POST /api/v1/workspaces/{id}/members` (owner; SPEC §4.13): add an ACTIVE agent device or set its role (idempotent). */
+  /** `POST /api/v1/workspaces/{id}/members` (owner; contract §4.13): add an ACTIVE agent device or set its role (idempotent). */
   addWorkspaceMember(workspaceId: string, member: { device_id: string; role?: WorkspaceRole }, opts?: RequestOptions): Promise<Workspace> {
     return this.call('addWorkspaceMember', { params: { id: workspaceId }, body: member, opts });
   }
 
-  /** `DELETE /api/v1/workspaces/{id}/members/{device_id}` (owner; SPEC §4.13): remove a member (204). */
+  /** `DELETE /api/v1/workspaces/{id}/members/{device_id}` (owner; contract §4.13): remove a member (204). */
   async removeWorkspaceMember(workspaceId: string, deviceId: string, opts?: RequestOptions): Promise<void> {
     await this.call('removeWorkspaceMember', { params: { id: workspaceId, device_id: deviceId }, opts });
   }
 
-  /** `POST /api/v1/team-rooms` (owner; SPEC §2.5, §4.13): create a room in a workspace (201); participants are workspace members or owner devices. */
+  /** `POST /api/v1/team-rooms` (owner; contract §2.5, §4.13): create a room in a workspace (201); participants are workspace members or owner devices. */
   createTeamRoom(body: CreateTeamRoomRequest, opts?: RequestOptions): Promise<TeamRoom> {
     return this.call('createTeamRoom', { body, opts });
   }
 
-  /** `GET /api/v1/team-rooms` (owner: the tenant's; API key: those its device participates in; SPEC §4.13), optionally of one workspace. */
+  /** `GET /api/v1/team-rooms` (owner: the tenant's; API key: those its device participates in; contract §4.13), optionally of one workspace. */
   async listTeamRooms(query: { workspace_id?: string } = {}, opts?: RequestOptions): Promise<TeamRoomSummary[]> {
     return (await this.call('listTeamRooms', { query, opts })).team_rooms;
   }
 
-  // ------------------------------------------------------------ connections (SPEC §4.10)
+  // ------------------------------------------------------------ connections (contract §4.10)
 
-  /** `GET /api/v1/connections` (owner; SPEC §4.10): agent devices, A2A channels and federation agreements of the tenant, optionally of one type. */
+  /** `GET /api/v1/connections` (owner; contract §4.10): agent devices, A2A channels and federation agreements of the tenant, optionally of one type. */
   async listConnections(query: { type?: ConnectionType } = {}, opts?: RequestOptions): Promise<Connection[]> {
     return (await this.call('listConnections', { query, opts })).connections;
   }
 
-  /** `GET /api/v1/connections/{connection_id}` (owner; SPEC §4.10): one connection with the details of its type; 404 unknown. */
+  /** `GET /api/v1/connections/{connection_id}` (owner; contract §4.10): one connection with the details of its type; 404 unknown. */
   getConnection(connectionId: string, opts?: RequestOptions): Promise<ConnectionDetail> {
     return this.call('getConnection', { params: { connection_id: connectionId }, opts });
   }
 
-  /** `GET /api/v1/owner-connections` (owner; SPEC §4.10): the caller's owner devices with health, last_seen and presence. */
+  /** `GET /api/v1/owner-connections` (owner; contract §4.10): the caller's owner devices with health, last_seen and presence. */
   async ownerConnections(opts?: RequestOptions): Promise<OwnerConnection[]> {
     return (await this.call('ownerConnections', { opts })).owner_connections;
   }
 
-  // ------------------------------------------------------------ marketplace (SPEC §4.16)
+  // ------------------------------------------------------------ marketplace (contract §4.16)
   // "Workspace auth" (owner-or-apikey): an owner token of the tenant, or a tenant API key with `X-Workspace-Id`. Money is integer US cents.
 
-  /** `GET /api/v1/marketplace/listings` (public; SPEC §4.16, DESIGN §8.35): published listings by relevance (with `query`) or newest first; anonymous callers get the reduced view, at most 20; `mine=true` the tenant's own in every status. 400 bad query; 429 rate limited. */
+  /** `GET /api/v1/marketplace/listings` (public; contract §4.16, design §8.35): published listings by relevance (with `query`) or newest first; anonymous callers get the reduced view, at most 20; `mine=true` the tenant's own in every status. 400 bad query; 429 rate limited. */
   searchListings(query: ListingSearchQuery = {}, opts?: RequestOptions): Promise<ListingPage> {
     return this.call('searchListings', { query, opts });
   }
 
-  /** `GET /api/v1/marketplace/listings/{id}` (public; SPEC §4.16): a listing with the identity's live trust tier and score (reduced view when anonymous); 404 unknown or not visible. */
+  /** `GET /api/v1/marketplace/listings/{id}` (public; contract §4.16): a listing with the identity's live trust tier and score (reduced view when anonymous); 404 unknown or not visible. */
   getListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
     return this.call('getListing', { params: { id: listingId }, opts });
   }
@@ -1639,38 +1639,38 @@ export class ParleyClient {
     return (await this.call('listingCapabilities', { params: { id: listingId }, opts })).capabilities;
   }
 
-  /** `POST /api/v1/marketplace/listings` (workspace auth; SPEC §3.7, DESIGN §8.23): a draft listing for one of the tenant's hub identities (201). 400 bad body; 404 unknown or another tenant's hub address. */
+  /** `POST /api/v1/marketplace/listings` (workspace auth; contract §3.7, design §8.23): a draft listing for one of the tenant's hub identities (201). 400 bad body; 404 unknown or another tenant's hub address. */
   createListing(body: CreateListingRequest, opts?: RequestOptions): Promise<Listing> {
     return this.call('createListing', { body, opts });
   }
 
-  /** `PATCH /api/v1/marketplace/listings/{id}` (workspace auth; DESIGN §8.23): change any field (`null` clears the optional ones); 404 unknown or another tenant's; 409 delisted. */
+  /** `PATCH /api/v1/marketplace/listings/{id}` (workspace auth; design §8.23): change any field (`null` clears the optional ones); 404 unknown or another tenant's; 409 delisted. */
   updateListing(listingId: string, body: UpdateListingRequest, opts?: RequestOptions): Promise<Listing> {
     return this.call('updateListing', { params: { id: listingId }, body, opts });
   }
 
-  /** `POST /api/v1/marketplace/listings/{id}/publish` (workspace auth; SPEC §3.7): draft → published; 409 not a draft, or the identity is inactive, below `certified` or the listing's `min_tier`, or bound to no agent device. */
+  /** `POST /api/v1/marketplace/listings/{id}/publish` (workspace auth; contract §3.7): draft → published; 409 not a draft, or the identity is inactive, below `certified` or the listing's `min_tier`, or bound to no agent device. */
   publishListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
     return this.call('publishListing', { params: { id: listingId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/listings/{id}/pause` (workspace auth; SPEC §3.7): published → paused; 409 in another state. */
+  /** `POST /api/v1/marketplace/listings/{id}/pause` (workspace auth; contract §3.7): published → paused; 409 in another state. */
   pauseListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
     return this.call('pauseListing', { params: { id: listingId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/listings/{id}/resume` (workspace auth; SPEC §3.7): paused → published; 409 in another state. */
+  /** `POST /api/v1/marketplace/listings/{id}/resume` (workspace auth; contract §3.7): paused → published; 409 in another state. */
   resumeListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
     return this.call('resumeListing', { params: { id: listingId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/listings/{id}/delist` (workspace auth; SPEC §3.7): draft, published or paused → delisted (terminal); 409 already delisted. */
+  /** `POST /api/v1/marketplace/listings/{id}/delist` (workspace auth; contract §3.7): draft, published or paused → delisted (terminal); 409 already delisted. */
   delistListing(listingId: string, opts?: RequestOptions): Promise<Listing> {
     return this.call('delistListing', { params: { id: listingId }, opts });
   }
 
   /**
-   * `POST /api/v1/marketplace/rentals` (workspace auth; SPEC §2.13, §3.6): rent a published listing
+   * `POST /api/v1/marketplace/rentals` (workspace auth; contract §2.13, §3.6): rent a published listing
    * of another tenant (201, `pending` until the processor confirms); without `payment_method`, the
    * tenant's default. 400 no payment method at all; 402 payment declined; 404 listing not published;
    * 409 own listing, or the identity below the listing's tier or score floor; 502 processor unavailable.
@@ -1679,23 +1679,23 @@ export class ParleyClient {
     return this.call('createRental', { body, opts });
   }
 
-  /** `GET /api/v1/marketplace/rentals` (workspace auth; DESIGN §8.35): the tenant's rentals as renter (default) or developer, newest first; pass `next_cursor` as `cursor`. */
+  /** `GET /api/v1/marketplace/rentals` (workspace auth; design §8.35): the tenant's rentals as renter (default) or developer, newest first; pass `next_cursor` as `cursor`. */
   listRentals(query: RentalListQuery = {}, opts?: RequestOptions): Promise<RentalPage> {
     return this.call('listRentals', { query, opts });
   }
 
-  /** `GET /api/v1/marketplace/rentals/{id}` (workspace auth, either party; DESIGN §8.35): a rental, with the renter's SPT while active; 404 unknown or not a party. */
+  /** `GET /api/v1/marketplace/rentals/{id}` (workspace auth, either party; design §8.35): a rental, with the renter's SPT while active; 404 unknown or not a party. */
   getRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
     return this.call('getRental', { params: { id: rentalId }, opts });
   }
 
-  /** `GET /api/v1/marketplace/rentals/{id}/members` (either party; SPEC §4.16): the rental room's members with their public keys; 404 not visible; 409 never activated. */
+  /** `GET /api/v1/marketplace/rentals/{id}/members` (either party; contract §4.16): the rental room's members with their public keys; 404 not visible; 409 never activated. */
   rentalMembers(rentalId: string, opts?: RequestOptions): Promise<RentalMembers> {
     return this.call('rentalMembers', { params: { id: rentalId }, opts });
   }
 
   /**
-   * `POST /api/v1/marketplace/rentals/{id}/messages` (the renter's owner device with `X-Device-Id`, or the rented agent; SPEC §4.16):
+   * `POST /api/v1/marketplace/rentals/{id}/messages` (the renter's owner device with `X-Device-Id`, or the rented agent; contract §4.16):
    * ciphertext envelopes for members of the other side; both tenants' policies decide per recipient. 400, 403 not a member, 404, 409 room closed, 413.
    */
   sendRentalMessage(rentalId: string, body: RentalMessageInput, opts?: RequestOptions): Promise<RentalSendResult> {
@@ -1707,38 +1707,38 @@ export class ParleyClient {
     return this.call('rentalMessages', { params: { id: rentalId }, query, opts });
   }
 
-  /** `POST /api/v1/marketplace/rentals/{id}/cancel` (workspace auth, renter; SPEC §3.6, DESIGN §8.24): pending or active → cancelled, the unused part refunded; 403 the developer; 409 in another state; 502 processor unavailable. */
+  /** `POST /api/v1/marketplace/rentals/{id}/cancel` (workspace auth, renter; contract §3.6, design §8.24): pending or active → cancelled, the unused part refunded; 403 the developer; 409 in another state; 502 processor unavailable. */
   cancelRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
     return this.call('cancelRental', { params: { id: rentalId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/rentals/{id}/complete` (workspace auth, renter; SPEC §3.6): active → completed; 403 the developer; 409 in another state. */
+  /** `POST /api/v1/marketplace/rentals/{id}/complete` (workspace auth, renter; contract §3.6): active → completed; 403 the developer; 409 in another state. */
   completeRental(rentalId: string, opts?: RequestOptions): Promise<Rental> {
     return this.call('completeRental', { params: { id: rentalId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/rentals/{id}/dispute` (workspace auth, either party; SPEC §2.13): file a dispute (201), active or suspended → disputed; 400 foreign evidence; 404 unknown or not a party; 409 in another state or one exists. */
+  /** `POST /api/v1/marketplace/rentals/{id}/dispute` (workspace auth, either party; contract §2.13): file a dispute (201), active or suspended → disputed; 400 foreign evidence; 404 unknown or not a party; 409 in another state or one exists. */
   fileDispute(rentalId: string, body: FileDisputeRequest, opts?: RequestOptions): Promise<Dispute> {
     return this.call('fileDispute', { params: { id: rentalId }, body, opts });
   }
 
-  /** `GET /api/v1/marketplace/disputes` (owner; DESIGN §8.25): every tenant's disputes for platform operators, the tenant's own otherwise; pass `next_cursor` as `cursor`. */
+  /** `GET /api/v1/marketplace/disputes` (owner; design §8.25): every tenant's disputes for platform operators, the tenant's own otherwise; pass `next_cursor` as `cursor`. */
   listDisputes(query: DisputeListQuery = {}, opts?: RequestOptions): Promise<DisputePage> {
     return this.call('listDisputes', { query, opts });
   }
 
-  /** `GET /api/v1/marketplace/disputes/{id}` (owner of either party, or an operator; SPEC §2.13): a dispute with its notes; 404 unknown or not visible. */
+  /** `GET /api/v1/marketplace/disputes/{id}` (owner of either party, or an operator; contract §2.13): a dispute with its notes; 404 unknown or not visible. */
   getDispute(disputeId: string, opts?: RequestOptions): Promise<Dispute> {
     return this.call('getDispute', { params: { id: disputeId }, opts });
   }
 
-  /** `POST /api/v1/marketplace/disputes/{id}/notes` (workspace auth, either party; DESIGN §8.35): add a note and evidence (201); 400 foreign evidence; 404 unknown; 409 dispute resolved. */
+  /** `POST /api/v1/marketplace/disputes/{id}/notes` (workspace auth, either party; design §8.35): add a note and evidence (201); 400 foreign evidence; 404 unknown; 409 dispute resolved. */
   addDisputeNote(disputeId: string, body: DisputeNoteRequest, opts?: RequestOptions): Promise<Dispute> {
     return this.call('addDisputeNote', { params: { id: disputeId }, body, opts });
   }
 
   /**
-   * `POST /api/v1/marketplace/disputes/{id}/resolve` (platform operators; DESIGN §8.9, §8.25):
+   * `POST /api/v1/marketplace/disputes/{id}/resolve` (platform operators; design §8.9, §8.25):
    * disputed → resolved with `refund`, `partial` (with `amount_cents`) or `none`, money moved through
    * the ledger and processor. 400 bad amount; 403 not an operator; 404 unknown; 409 already resolved; 502 processor refused the refund.
    */
@@ -1746,22 +1746,22 @@ export class ParleyClient {
     return this.call('resolveDispute', { params: { id: disputeId }, body, opts });
   }
 
-  /** `GET /api/v1/marketplace/payouts` (workspace auth; SPEC §3.8): payouts to the tenant, newest first; pass `next_cursor` as `cursor`. */
+  /** `GET /api/v1/marketplace/payouts` (workspace auth; contract §3.8): payouts to the tenant, newest first; pass `next_cursor` as `cursor`. */
   listPayouts(query: PayoutListQuery = {}, opts?: RequestOptions): Promise<PayoutPage> {
     return this.call('listPayouts', { query, opts });
   }
 
-  /** `GET /api/v1/marketplace/payouts/summary` (workspace auth; SPEC §3.8): earned, fees, paid, pending and balance from the ledger, with the next payout date. */
+  /** `GET /api/v1/marketplace/payouts/summary` (workspace auth; contract §3.8): earned, fees, paid, pending and balance from the ledger, with the next payout date. */
   payoutSummary(opts?: RequestOptions): Promise<PayoutSummary> {
     return this.call('payoutSummary', { opts });
   }
 
-  /** `GET /api/v1/marketplace/connect/dashboard` (workspace auth; SPEC §3.8): link to the processor's dashboard, or onboarding while the account is not ready; 502 processor unavailable. */
+  /** `GET /api/v1/marketplace/connect/dashboard` (workspace auth; contract §3.8): link to the processor's dashboard, or onboarding while the account is not ready; 502 processor unavailable. */
   connectDashboard(opts?: RequestOptions): Promise<ConnectDashboard> {
     return this.call('connectDashboard', { opts });
   }
 
-  /** `GET /api/v1/marketplace/payment-method` (workspace auth; DESIGN §8.29): the tenant's default payment method (`null` when none). */
+  /** `GET /api/v1/marketplace/payment-method` (workspace auth; design §8.29): the tenant's default payment method (`null` when none). */
   getPaymentMethod(opts?: RequestOptions): Promise<PaymentMethodInfo> {
     return this.call('getPaymentMethod', { opts });
   }
@@ -1775,12 +1775,12 @@ export class ParleyClient {
     return this.call('paymentProcessor', { opts });
   }
 
-  /** `PUT /api/v1/marketplace/payment-method` (owner; DESIGN §8.29): set the tenant's default payment method, used when a rental names none. 400 bad body. */
+  /** `PUT /api/v1/marketplace/payment-method` (owner; design §8.29): set the tenant's default payment method, used when a rental names none. 400 bad body. */
   setPaymentMethod(body: PaymentMethodRequest, opts?: RequestOptions): Promise<PaymentMethodInfo> {
     return this.call('setPaymentMethod', { body, opts });
   }
 
-  /** `GET /api/v1/marketplace/ledger/verify` (platform operators; DESIGN §8.35): whether every ledger transaction balances; 403 not an operator. */
+  /** `GET /api/v1/marketplace/ledger/verify` (platform operators; design §8.35): whether every ledger transaction balances; 403 not an operator. */
   verifyLedger(opts?: RequestOptions): Promise<LedgerVerification> {
     return this.call('verifyLedger', { opts });
   }

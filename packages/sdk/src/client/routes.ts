@@ -9,7 +9,7 @@ import type { AuthMode, HttpMethod } from '@parley/protocol';
 
 export { API_PREFIX, WS_PATH, fillPath, ROUTES, type HttpMethod, type RouteName } from '@parley/protocol';
 
-/** Who authenticates a route (SPEC §5); see `AuthMode` in `@parley/protocol` (`owner-any` is sent as `owner`). */
+/** Who authenticates a route (contract §5); see `AuthMode` in `@parley/protocol` (`owner-any` is sent as `owner`). */
 export type RouteAuth = AuthMode;
 
 /** What the client reads of a route row: method, absolute path template, auth. */

@@ -1,5 +1,5 @@
 /**
- * Structured content types carried inside the ciphertext (SPEC §2.4 "Structured content types",
+ * Structured content types carried inside the ciphertext (contract §2.4 "Structured content types",
  * defined by clients; the service never sees them). A plaintext is the UTF-8 JSON envelope
  * `{type, payload}`; `type` names one of the schemas below and `payload` must validate against it.
  *
@@ -12,8 +12,8 @@
  * | heartbeat            | agent_status*, current_task                                                          |
  * | text                 | text* (SDK addition: a plain text message in the same envelope)                     |
  *
- * Decisions where SPEC §2.4 is silent: which fields besides decision_request's are required (as
- * marked above); `auto_action` follows DESIGN §8.19 (`{resolution: "approve" | "deny",
+ * Decisions where contract §2.4 is silent: which fields besides decision_request's are required (as
+ * marked above); `auto_action` follows design §8.19 (`{resolution: "approve" | "deny",
  * option_id?}`) and needs a `deadline`; option ids are unique, at most one option is the default,
  * and `auto_action.option_id` names an option; timestamps are ISO 8601 date-times with a zone.
  * Unknown extra fields are accepted and kept (forward compatibility); unknown `type`s are refused.
@@ -29,18 +29,18 @@ const IsoDateTime = Type.String({
   description: 'ISO 8601 date-time with a zone',
 });
 
-/** Risk level of a decision option (SPEC §2.4). */
+/** Risk level of a decision option (contract §2.4). */
 export const RiskLevelSchema = lit(RISK_LEVELS);
 /** `low` | `medium` | `high` | `critical`. */
 export type { RiskLevel };
 
-/** One option of a decision request (SPEC §2.4): the wire contract's `DecisionOption`. */
+/** One option of a decision request (contract §2.4): the wire contract's `DecisionOption`. */
 export const DecisionOptionSchema = DecisionOption;
-/** What fires when a decision's deadline passes (SPEC §2.4, DESIGN §8.19): the wire contract's `AutoAction`. */
+/** What fires when a decision's deadline passes (contract §2.4, design §8.19): the wire contract's `AutoAction`. */
 export const AutoActionSchema = AutoAction;
 export type { AutoAction, DecisionOption };
 
-/** `decision_request` payload (SPEC §2.4, §2.16): title and at least one option are required. */
+/** `decision_request` payload (contract §2.4, §2.16): title and at least one option are required. */
 export const DecisionRequestSchema = Type.Object({
   title: NonEmpty,
   description: Type.Optional(Type.String()),
@@ -51,7 +51,7 @@ export const DecisionRequestSchema = Type.Object({
 /** A structured request from an agent to its owner. */
 export type DecisionRequest = Static<typeof DecisionRequestSchema>;
 
-/** `status_alert` payload (SPEC §2.4). `detailFormat` keeps SPEC's camelCase spelling. */
+/** `status_alert` payload (contract §2.4). `detailFormat` keeps the contract's camelCase spelling. */
 export const StatusAlertSchema = Type.Object({
   title: NonEmpty,
   severity: Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('error'), Type.Literal('critical')]),
@@ -63,7 +63,7 @@ export const StatusAlertSchema = Type.Object({
 /** An alert from an agent (severity info/warning/error/critical). */
 export type StatusAlert = Static<typeof StatusAlertSchema>;
 
-/** `action_confirmation` payload (SPEC §2.4). */
+/** `action_confirmation` payload (contract §2.4). */
 export const ActionConfirmationSchema = Type.Object({
   action: NonEmpty,
   status: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('pending')]),
@@ -72,7 +72,7 @@ export const ActionConfirmationSchema = Type.Object({
 /** The outcome of an action the agent took. */
 export type ActionConfirmation = Static<typeof ActionConfirmationSchema>;
 
-/** `artifact` payload (SPEC §2.4): `type` is the artifact's kind (e.g. `code`, `report`), `format` e.g. `markdown`. */
+/** `artifact` payload (contract §2.4): `type` is the artifact's kind (e.g. `code`, `report`), `format` e.g. `markdown`. */
 export const ArtifactSchema = Type.Object({
   type: NonEmpty,
   title: NonEmpty,
@@ -82,7 +82,7 @@ export const ArtifactSchema = Type.Object({
 /** A produced artifact (document, code, report, …). */
 export type Artifact = Static<typeof ArtifactSchema>;
 
-/** `heartbeat` payload (SPEC §2.4 "heartbeat status"): the agent's status and current task. */
+/** `heartbeat` payload (contract §2.4 "heartbeat status"): the agent's status and current task. */
 export const HeartbeatSchema = Type.Object({
   agent_status: NonEmpty,
   current_task: Type.Optional(Type.Union([Type.String(), Type.Null()])),
@@ -208,7 +208,7 @@ export function validateContent(value: unknown): Content {
 
 /**
  * Encode structured content as the plaintext to encrypt: UTF-8 JSON `{type, payload}`.
- * Validates first (SPEC §2.4).
+ * Validates first (contract §2.4).
  * @throws ContentValidationError when the payload does not match the type's schema.
  */
 export function encodeContent<T extends ContentType>(type: T, payload: ContentPayloads[T]): Uint8Array {

@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types of untyped libraries, also for programs (tests) that include no src/*.d.ts
 /// <reference path="./vendor.d.ts" />
 /**
- * The JSON-LD contexts the SDK bundles (DESIGN §8.16), so that credentials verify offline: the
+ * The JSON-LD contexts the SDK bundles (design §8.16), so that credentials verify offline: the
  * standard ones from their maintained packages (the same pinned versions as the service) and the
  * service's own vocabulary context. Browser-safe: no Node-only imports.
  *

@@ -1,6 +1,6 @@
 /**
  * An offline JSON-LD document loader for verifying (or signing) credentials of the Parley service
- * with Linked Data libraries such as `@digitalbazaar/vc` (DESIGN §8.16). It answers:
+ * with Linked Data libraries such as `@digitalbazaar/vc` (design §8.16). It answers:
  * - the bundled contexts (contexts.ts): credentials v1 and v2, DID v1, Ed25519Signature2020 v1,
  *   and the service's trust context at the configured URL;
  * - `did:hub:<address>` DIDs (the DID document) and their verification-method URLs
@@ -56,7 +56,7 @@ export interface DocumentLoaderOptions {
   resolver?: Resolvable;
 }
 
-/** DESIGN §8.13 hub address in its stored lowercase form (DIDs compare case-sensitively), then an optional fragment. */
+/** design §8.13 hub address in its stored lowercase form (DIDs compare case-sensitively), then an optional fragment. */
 const HUB_DID_URL = /^(did:hub:[a-z0-9][a-z0-9-]{1,30}[a-z0-9])(?:#(.+))?$/;
 
 function defaultResolver(url: string): Resolvable {

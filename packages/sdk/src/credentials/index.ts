@@ -1,5 +1,5 @@
 /**
- * Verifiable credentials support (SPEC §2.10, §4.11; DESIGN §8.16): the bundled JSON-LD contexts
+ * Verifiable credentials support (contract §2.10, §4.11; design §8.16): the bundled JSON-LD contexts
  * (the standard ones and the service's trust context) and an offline document loader that
  * resolves `did:hub` DIDs through the SDK's `did-resolver` driver and fetches nothing else.
  */

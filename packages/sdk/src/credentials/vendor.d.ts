@@ -1,5 +1,5 @@
 /**
- * Type declarations for the JSON-LD context packages the SDK bundles (DESIGN §8.16), which ship
+ * Type declarations for the JSON-LD context packages the SDK bundles (design §8.16), which ship
  * without types. Only the parts contexts.ts uses are declared. (The server declares the same
  * modules for its own program; the two declarations are identical.)
  */

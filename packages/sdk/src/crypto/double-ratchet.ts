@@ -1,7 +1,7 @@
 /**
  * The Double Ratchet ("The Double Ratchet Algorithm", Signal, rev. 1, 2016-11-20), §3 with the
  * recommended cryptographic algorithms of §5.2, except that ENCRYPT is XChaCha20-Poly1305
- * (SPEC §1.3) keyed directly by the one-time message key with a 24-byte random nonce:
+ * (contract §1.3) keyed directly by the one-time message key with a 24-byte random nonce:
  *
  * - GENERATE_DH: a fresh X25519 key pair; DH: X25519.
  * - KDF_RK(rk, dh_out): HKDF-SHA256 with rk as salt, dh_out as input key material and
@@ -16,7 +16,7 @@
  * - MAX_SKIP (per chain, default 1000) and a cap on the total number of stored skipped message
  *   keys (default 2000, oldest evicted first, as §3.5 / §6.4 suggest).
  *
- * Every message key is used once and deleted (forward secrecy, SPEC §1.3). A frame whose key is
+ * Every message key is used once and deleted (forward secrecy, contract §1.3). A frame whose key is
  * gone (already decrypted, or evicted) is refused as `replay`. Decryption works on a copy of the
  * state and commits it only on success (§3.5: "if an exception is raised … discard any changes").
  */

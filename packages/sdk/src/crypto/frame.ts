@@ -45,7 +45,7 @@ import {
 
 /** `v` of the header blob: 2 since headers name their conversation and recipient device. */
 export const FRAME_VERSION = 2;
-/** `protocol` of the header blob (the legacy 1:1 protocol of SPEC §1.3). */
+/** `protocol` of the header blob (the legacy 1:1 protocol of contract §1.3). */
 export const FRAME_PROTOCOL = 'x3dh-dr';
 /** Upper bound on the `header_blob` string, in base64 characters (a real one is ~500). */
 export const MAX_HEADER_BLOB_CHARS = 8192;
@@ -133,7 +133,7 @@ export interface Frame {
   ciphertext: Uint8Array;
 }
 
-/** The two wire fields of a message (SPEC §2.4), both base64. */
+/** The two wire fields of a message (contract §2.4), both base64. */
 export interface WireMessage {
   header_blob: string;
   ciphertext: string;

@@ -1,10 +1,10 @@
 /**
- * End-to-end encryption core of the Parley SDK: the legacy 1:1 protocol of SPEC §1.3
+ * End-to-end encryption core of the Parley SDK: the legacy 1:1 protocol of contract §1.3
  * (X3DH over X25519 + Double Ratchet, XChaCha20-Poly1305 with 24-byte random nonces, Ed25519
- * identity keys, BLAKE2b fingerprints) and the wire frame of SPEC §2.4.
+ * identity keys, BLAKE2b fingerprints) and the wire frame of contract §2.4.
  *
  * Conventions: byte values are `Uint8Array`; keys, signatures and nonces on the wire are
- * lowercase hex (DESIGN §7); `header_blob` and `ciphertext` are standard padded base64.
+ * lowercase hex (design §7); `header_blob` and `ciphertext` are standard padded base64.
  * Every failure is a {@link CryptoError} whose `code` names the reason. Browser-safe (no static
  * import of Node built-ins; node:crypto is used on Node through `process.getBuiltinModule`); the
  * durable file store lives in `@parley/sdk/node`.
@@ -95,7 +95,7 @@ export {
 export { chacha20poly1305Encrypt, chacha20poly1305Decrypt, CHACHA_NONCE_BYTES } from './primitives.js';
 
 /**
- * DESIGN §7: `fingerprint(identityKey)` → "xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx" (first 16
+ * design §7: `fingerprint(identityKey)` → "xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx" (first 16
  * bytes of BLAKE2b-256 of the raw key, lowercase hex); `proofOfPossession(identitySecretKey)` →
  * 128-hex Ed25519 signature over the raw 32-byte identity public key; its verifier never throws.
  */
@@ -104,7 +104,7 @@ export { fingerprint, proofOfPossession, verifyProofOfPossession } from './primi
 // ---- Device keys ---------------------------------------------------------------------------
 
 /**
- * `DeviceIdentity` (SPEC §2.3): Ed25519 identity + X25519 ephemeral (signed-prekey role) key
+ * `DeviceIdentity` (contract §2.3): Ed25519 identity + X25519 ephemeral (signed-prekey role) key
  * pairs; `generate(deviceId?)`, `fromJSON(json)` (throws `invalid_state`), `toJSON()` (hex, holds
  * private keys), `withDeviceId(id)`, `publicKeys`, `fingerprint`, `sign`, `proofOfPossession()`.
  */
@@ -133,7 +133,7 @@ export {
   type X3dhInitiation,
 } from './x3dh.js';
 
-// ---- Post-quantum: ML-KEM-768, signed PQ prekeys, PQXDH (issue 16, DESIGN §8.34) -------------
+// ---- Post-quantum: ML-KEM-768, signed PQ prekeys, PQXDH (issue 16, design §8.34) -------------
 
 /**
  * ML-KEM-768 (FIPS 203) through @noble/post-quantum: `mlKem768Keygen(seed64?)` →

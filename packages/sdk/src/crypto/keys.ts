@@ -1,10 +1,10 @@
 /**
- * Device key material (SPEC §2.3, DESIGN §7): an Ed25519 identity key pair and an X25519
+ * Device key material (contract §2.3, design §7): an Ed25519 identity key pair and an X25519
  * "ephemeral" key pair. The ephemeral key is the one the server publishes as
  * `ephemeral_public_key`; in X3DH terms it plays the role of the signed prekey SPK (it is
  * medium-term, not per message). Private keys never leave the client.
  *
- * Since issue 16 (DESIGN §8.34) a device also holds a last-resort ML-KEM-768 prekey for PQXDH
+ * Since issue 16 (design §8.34) a device also holds a last-resort ML-KEM-768 prekey for PQXDH
  * (pq-prekey.ts), stored as its 64-byte seed and signed by the identity key. It belongs to the
  * device, like the ephemeral key, so every messenger of the device can answer PQXDH. Identities
  * saved before it have none until {@link DeviceIdentity.withPqPrekey}.
@@ -204,7 +204,7 @@ export class DeviceIdentity {
     return { identity_public_key: this.identityPublicKeyHex, ephemeral_public_key: this.ephemeralPublicKeyHex };
   }
 
-  /** DESIGN §7 fingerprint of the identity key ("xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx"). */
+  /** design §7 fingerprint of the identity key ("xxxx xxxx xxxx xxxx xxxx xxxx xxxx xxxx"). */
   get fingerprint(): string {
     return fingerprint(this.identity.publicKey);
   }
@@ -219,7 +219,7 @@ export class DeviceIdentity {
     return bytesToHex(this.sign(message));
   }
 
-  /** Enrollment proof of possession (DESIGN §7): signature over the raw identity public key, hex. */
+  /** Enrollment proof of possession (design §7): signature over the raw identity public key, hex. */
   proofOfPossession(): string {
     return proofOfPossession(this.identity.secretKey);
   }

@@ -5,7 +5,7 @@
  *
  * - EncodeKEM (PQXDH §2.1, §2.5): one byte naming the KEM ({@link MLKEM768_KEY_TYPE}) followed by
  *   the 1184-byte FIPS 203 encoding of the key (1185 bytes).
- * - Sig: identity keys are Ed25519 (DESIGN §7), so the signature is a plain Ed25519 signature by
+ * - Sig: identity keys are Ed25519 (design §7), so the signature is a plain Ed25519 signature by
  *   the identity key (64 bytes, in place of XEdDSA) over {@link pqPrekeySigningInput}: the
  *   `parley/v2/pq-prekey` domain tag of @parley/protocol `SIGNING_DOMAINS`, 0x00, EncodeKEM(PQPK_B).
  *   Every other message the identity key signs carries another tag (or is the 32-byte enrollment

@@ -14,7 +14,7 @@
  * || the encoded session context, as in X3DH (x3dh.ts `x3dhAssociatedData`). The initial message carries, besides X3DH's fields, the KEM ciphertext
  * CT and the identifier of the PQ prekey used (frame.ts `x3dh.pq`).
  *
- * Negotiation (DESIGN §8.34): the initiator runs PQXDH when the responder published a PQ prekey
+ * Negotiation (design §8.34): the initiator runs PQXDH when the responder published a PQ prekey
  * whose signature verifies, classical X3DH otherwise; the responder follows the initial message.
  */
 import type { DeviceIdentity } from './keys.js';

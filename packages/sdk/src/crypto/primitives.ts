@@ -1,5 +1,5 @@
 /**
- * Thin, typed wrappers over audited primitives (SPEC §1.3, DESIGN §2 and §7).
+ * Thin, typed wrappers over audited primitives (contract §1.3, design §2 and §7).
  *
  * Nothing here implements a cryptographic primitive. Ed25519, X25519 and ChaCha20-Poly1305 come
  * from the process's crypto backend (backend.ts), chosen once, at first use: node:crypto (OpenSSL)
@@ -9,7 +9,7 @@
  * Ed25519→X25519 map (@noble/curves) and BLAKE2b (@noble/hashes) are the same on every platform.
  *
  * This module fixes the shapes (byte lengths, hex and base64 on the wire), turns library
- * exceptions into {@link CryptoError}, and adds the two DESIGN §7 derived values (fingerprint,
+ * exceptions into {@link CryptoError}, and adds the two design §7 derived values (fingerprint,
  * proof of possession). Works in Node 20+ and browsers (no static import of Node built-ins).
  */
 import { CodedError } from '../errors.js';
@@ -30,7 +30,7 @@ export type { CryptoProviderName, KeyPair } from './backend.js';
 export const KEY_BYTES = 32;
 /** Length in bytes of an Ed25519 signature. */
 export const SIGNATURE_BYTES = 64;
-/** XChaCha20-Poly1305 nonce length in bytes (192 bits, SPEC §1.3). */
+/** XChaCha20-Poly1305 nonce length in bytes (192 bits, contract §1.3). */
 export const XCHACHA_NONCE_BYTES = 24;
 /** Poly1305 tag length in bytes (appended to every AEAD ciphertext). */
 export const AEAD_TAG_BYTES = 16;
@@ -217,7 +217,7 @@ export function useCryptoProvider(name: 'node' | 'noble'): CryptoProviderInfo {
 const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Lowercase hex of `bytes` (DESIGN §7: keys and signatures on the wire are lowercase hex). */
+/** Lowercase hex of `bytes` (design §7: keys and signatures on the wire are lowercase hex). */
 export function bytesToHex(bytes: Uint8Array): string {
   return nobleBytesToHex(bytes);
 }
@@ -488,7 +488,7 @@ export function chacha20poly1305Decrypt(key: Uint8Array, nonce: Uint8Array, ciph
   }
 }
 
-/** Encrypt `plaintext` under a 32-byte key with a fresh random 24-byte nonce (SPEC §1.3). */
+/** Encrypt `plaintext` under a 32-byte key with a fresh random 24-byte nonce (contract §1.3). */
 export function aeadSeal(key: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): SealedBox {
   const nonce = randomBytes(XCHACHA_NONCE_BYTES);
   return { nonce, ciphertext: xchacha20poly1305Encrypt(key, nonce, plaintext, aad) };
@@ -503,7 +503,7 @@ export function aeadOpen(key: Uint8Array, box: SealedBox, aad?: Uint8Array): Uin
 }
 
 // ---------------------------------------------------------------------------------------------
-// DESIGN §7 derived values
+// design §7 derived values
 // ---------------------------------------------------------------------------------------------
 
 function keyBytes(key: Uint8Array | string, what: string): Uint8Array {
@@ -511,7 +511,7 @@ function keyBytes(key: Uint8Array | string, what: string): Uint8Array {
 }
 
 /**
- * Key fingerprint (DESIGN §7): the first 16 bytes of BLAKE2b-256 over the raw 32-byte Ed25519
+ * Key fingerprint (design §7): the first 16 bytes of BLAKE2b-256 over the raw 32-byte Ed25519
  * identity public key, lowercase hex in 8 groups of 4 characters separated by single spaces,
  * e.g. `"3f2a 9c01 …"` (39 characters). Accepts the key as bytes or hex.
  */
@@ -524,7 +524,7 @@ export function fingerprint(identityPublicKey: Uint8Array | string): string {
 }
 
 /**
- * Enrollment proof of possession (DESIGN §7): the Ed25519 signature by the identity secret key
+ * Enrollment proof of possession (design §7): the Ed25519 signature by the identity secret key
  * over the raw 32 bytes of its own public key, as 128 lowercase hex characters.
  */
 export function proofOfPossession(identitySecretKey: Uint8Array): string {

@@ -1,11 +1,11 @@
 /**
  * A small facade over X3DH (x3dh.ts), the Double Ratchet (double-ratchet.ts) and the wire frame
  * (frame.ts): one {@link RatchetSession} per pair of devices (the legacy 1:1 protocol of
- * SPEC §1.3), speaking the `{header_blob, ciphertext}` fields of SPEC §2.4 / §6.1.
+ * contract §1.3), speaking the `{header_blob, ciphertext}` fields of contract §2.4 / §6.1.
  *
  * Typical use:
  * ```ts
- * // Alice, knowing Bob's device from the server (DESIGN §7 owner_public_keys / client_key_accepted):
+ * // Alice, knowing Bob's device from the server (design §7 owner_public_keys / client_key_accepted):
  * const alice = RatchetSession.initiate(aliceIdentity, { device_id, identity_public_key, ephemeral_public_key }, { conversationId });
  * const wire = alice.encrypt(utf8Encode('hello'));            // → POST /conversations/{id}/messages
  * // Bob, receiving the first message from sender_device_id whose identity key he knows:
@@ -17,7 +17,7 @@
  * context is in the X3DH / PQXDH associated data and every header names the conversation and the
  * recipient, so the server cannot replay a session's messages into another conversation.
  *
- * Post-quantum (issue 16, DESIGN §8.34): given the peer's signed ML-KEM-768 prekey
+ * Post-quantum (issue 16, design §8.34): given the peer's signed ML-KEM-768 prekey
  * (`initiate(…, { pqPrekey })`, e.g. from `POST /api/v1/pq-prekeys/claim`), the initiator runs
  * PQXDH instead of X3DH; without one (an old peer, or none published) it runs X3DH as before. The
  * responder follows whatever the initial message carries, so both ends fall back to classical
@@ -40,7 +40,7 @@ import { CryptoError, KEY_BYTES, bytesToHex, equalBytes, fingerprint, hexToBytes
 import { deviceEphemeralPrekeys, x3dhInitiate, x3dhRespond, type ResponderPrekeys, type SessionContext, type X3dhInitiation } from './x3dh.js';
 import type { X3dhHeader } from './frame.js';
 
-/** A peer device as the server publishes it (SPEC §2.3, DESIGN §7); keys are 64-char hex. */
+/** A peer device as the server publishes it (contract §2.3, design §7); keys are 64-char hex. */
 export interface PeerDevice {
   device_id: string;
   /** Ed25519 identity public key, hex. */
@@ -333,7 +333,7 @@ export class RatchetSession {
   get peerIdentityKey(): string {
     return this.ratchet.peerIdentityKeyHex;
   }
-  /** DESIGN §7 fingerprint of the peer identity key, to compare out of band. */
+  /** design §7 fingerprint of the peer identity key, to compare out of band. */
   get peerFingerprint(): string {
     return fingerprint(this.ratchet.peerIdentityKeyHex);
   }

@@ -1,5 +1,5 @@
 /**
- * `did:hub` support (SPEC §2.8, §4.10; DESIGN §8.15): the `did-resolver` method driver, DID
+ * `did:hub` support (contract §2.8, §4.10; design §8.15): the `did-resolver` method driver, DID
  * update signing, and the Ed25519 `publicKeyMultibase` encoding.
  */
 export { getResolver, type DidFetch, type HubResolverOptions } from './resolver.js';

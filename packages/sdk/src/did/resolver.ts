@@ -1,5 +1,5 @@
 /**
- * `did:hub` method driver for the `did-resolver` package (SPEC §4.10, DESIGN §8.15): resolves a
+ * `did:hub` method driver for the `did-resolver` package (contract §4.10, design §8.15): resolves a
  * DID over HTTP at the service's DIF Universal Resolver driver path
  * (`GET {baseUrl}/1.0/identifiers/{did}`) and answers the DID resolution result it serves,
  * errors included (`notFound`, `invalidDid`, `methodNotSupported`). Browser-safe: only `fetch`.
@@ -20,7 +20,7 @@ export interface HubResolverOptions {
   baseUrl: string;
   /** Custom fetch (tests, proxies); defaults to `globalThis.fetch`. */
   fetch?: DidFetch;
-  /** An API key (`X-API-Key`): SPEC §8 allows 600 resolutions/min with one instead of 60 per IP. */
+  /** An API key (`X-API-Key`): contract §8 allows 600 resolutions/min with one instead of 60 per IP. */
   apiKey?: string;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Building the body of `PATCH /api/v1/hub/{address}/did` (DESIGN §8.15) and `did:hub` key
+ * Building the body of `PATCH /api/v1/hub/{address}/did` (design §8.15) and `did:hub` key
  * encodings. The signature is Ed25519 by the identity's owner key (the registration
  * `public_key`) over the UTF-8 bytes of the JCS (RFC 8785) canonical form of the body without
  * `signature`; `timestamp` (ISO 8601) must be within 5 minutes of the server clock and newer

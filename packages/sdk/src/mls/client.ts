@@ -11,7 +11,7 @@
  * (X-Wing = X25519 + ML-KEM-768 HPKE) next to it: each KeyPackage and each group has one suite;
  * `createGroup(id, { ciphersuite })` picks it (see `chooseCiphersuite`), joins and messages follow
  * the group's. Suite 3: X25519 HPKE,
- * ChaCha20-Poly1305, SHA-256, Ed25519, i.e. the primitives SPEC §1.3 names for Parley. ts-mls's
+ * ChaCha20-Poly1305, SHA-256, Ed25519, i.e. the primitives contract §1.3 names for Parley. ts-mls's
  * default crypto provider serves it through the `@hpke/chacha20poly1305` and `@noble/ciphers`
  * packages the SDK already depends on (hashing and Ed25519 use WebCrypto, available in Node 20+
  * and current browsers); on Node, `parleyMlsCryptoProvider` (crypto-provider.ts) moves Ed25519 to

@@ -1,4 +1,4 @@
-/** MLS (RFC 9420) for Parley: the primary end-to-end protocol for new sessions (SPEC §1.3). */
+/** MLS (RFC 9420) for Parley: the primary end-to-end protocol for new sessions (contract §1.3). */
 export {
   MlsClient,
   MLS_CIPHERSUITE,
@@ -18,7 +18,7 @@ export {
   type MlsRosterMember,
 } from './client.js';
 /**
- * Ciphersuites (issue 16, DESIGN §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
+ * Ciphersuites (issue 16, design §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
  * post-quantum `MLS_HYBRID_CIPHERSUITE` (X-Wing, suite 84); `chooseCiphersuite(local, members)`
  * picks the hybrid one when everyone offers it; `ciphersuiteId` / `ciphersuiteOfId` map to the
  * service's `cipher_suite` labels.

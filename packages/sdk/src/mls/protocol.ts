@@ -1,5 +1,5 @@
 /**
- * Protocol choice for a new session (SPEC §1.3): MLS (RFC 9420) is the primary protocol; X3DH plus
+ * Protocol choice for a new session (contract §1.3): MLS (RFC 9420) is the primary protocol; X3DH plus
  * Double Ratchet is the fallback, used only when one end cannot speak MLS.
  */
 export type SessionProtocol = 'mls' | 'x3dh-dr';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `parley-agent`: a Parley agent on real keys (SPEC §3.1, §4.3–4.5, §6.1). From the repository:
+ * `parley-agent`: a Parley agent on real keys (contract §3.1, §4.3–4.5, §6.1). From the repository:
  * `npm run agent -- <command> …`.
  *
  *   parley-agent enroll --invite svc_tok_… [--server http://127.0.0.1:8080] [--state-dir .parley/agent-state]

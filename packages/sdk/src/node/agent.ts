@@ -1,7 +1,7 @@
 /**
  * The agent side of Parley's main job (Node only), shared by the `parley-agent` command
  * (`agent-cli.ts`) and the demo: enroll with an invite, wait for the owner's approval, activate,
- * then run an echo agent over end-to-end encrypted conversations (SPEC §3.1, §4.3–4.5, §6.1).
+ * then run an echo agent over end-to-end encrypted conversations (contract §3.1, §4.3–4.5, §6.1).
  *
  * Everything the agent must keep lives in one state directory (a {@link StateStore}, files
  * mode 0600 in a 0700 directory, each sealed under the operator's key unless plain storage was
@@ -47,7 +47,7 @@ export const IDENTITY_KEY = 'identity';
 /** Store key of the {@link AgentRecord} in the state directory. */
 export const AGENT_KEY = 'agent';
 
-/** The invite token format (SPEC §2.2): `svc_tok_` + 64 hex characters. */
+/** The invite token format (contract §2.2): `svc_tok_` + 64 hex characters. */
 export const INVITE_TOKEN = /^svc_tok_[0-9a-f]{64}$/;
 
 /** What the agent keeps about its enrollment (`agent.json`). The device JWT is a secret. */
@@ -56,7 +56,7 @@ export interface AgentRecord {
   /** Service base URL. */
   server: string;
   device_id: string;
-  /** DESIGN §7 fingerprint of the identity key, as the service computed it at enrollment. */
+  /** design §7 fingerprint of the identity key, as the service computed it at enrollment. */
   fingerprint: string;
   /** PENDING until activation succeeded, then ACTIVE (revocation is learnt from the service). */
   status: 'PENDING' | 'ACTIVE';
@@ -87,15 +87,15 @@ export interface EnrollAgentDeviceOptions extends StateStoreOptions {
   stateDir: string;
   /** Device name shown to the owner (1–100 characters). */
   name?: string;
-  /** SPEC §4.3 `platform` (default `node <version> (<os>)`). */
+  /** contract §4.3 `platform` (default `node <version> (<os>)`). */
   platform?: string;
   /** Where progress lines go (default `console.log`). */
   log?: (line: string) => void;
   /** Called once enrolled, with the device id and fingerprint to compare with the owner's. */
   onEnrolled?: (enrolled: EnrollResponse) => void;
-  /** Status poll interval (ms, default 5000 = SPEC §8's limit; lower values need `unsafeFastPolling`). */
+  /** Status poll interval (ms, default 5000 = contract §8's limit; lower values need `unsafeFastPolling`). */
   pollIntervalMs?: number;
-  /** Poll faster than SPEC §8 allows (only against a server configured for it, e.g. the demo). */
+  /** Poll faster than contract §8 allows (only against a server configured for it, e.g. the demo). */
   unsafeFastPolling?: boolean;
   /** Give up waiting for approval after this many ms (default: wait forever). */
   timeoutMs?: number;
@@ -130,7 +130,7 @@ export async function loadAgentState(store: StateStore): Promise<{ identity: Dev
 }
 
 /**
- * Enroll this agent (SPEC §3.1, §4.3, §4.4): create and save its keys, `POST /enroll` with the
+ * Enroll this agent (contract §3.1, §4.3, §4.4): create and save its keys, `POST /enroll` with the
  * invite and a proof of possession, wait for the owner's approval (polling `GET
  * /devices/{id}/status` at most once per 5 s unless told otherwise, backing off on 429), then
  * activate (`POST /devices/{id}/activate`, signed) and save the device JWT, conversations and owner
@@ -359,7 +359,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     return store.save(AGENT_KEY, JSON.stringify(next)).catch((err: unknown) => log(`warning: could not save ${AGENT_KEY}: ${(err as Error).message}`));
   };
 
-  // A device JWT close to expiry is renewed first (proof of possession, DESIGN §5).
+  // A device JWT close to expiry is renewed first (proof of possession, design §5).
   if (record.expires_at === undefined || Date.parse(record.expires_at) - Date.now() < 5 * 60_000) {
     try {
       const token = await renewDeviceToken(client, deviceId, sign);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The audit log's offline verifier (DESIGN §8.33): checks the service's saved answers with nothing
+ * The audit log's offline verifier (design §8.33): checks the service's saved answers with nothing
  * but the platform's audit-log key. From the repository: `npm run -s audit-log -- <command> …`; from an
  * installed SDK: `node node_modules/@parley/sdk/dist/node/audit-cli.js <command> …`.
  *

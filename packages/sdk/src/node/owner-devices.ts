@@ -1,5 +1,5 @@
 /**
- * Owner devices that join after the agent (SPEC §4.4, §6.1; DESIGN §7): when an owner registers a
+ * Owner devices that join after the agent (contract §4.4, §6.1; design §7): when an owner registers a
  * new device (or relinks one), the service creates its conversation with every ACTIVE agent and
  * announces each on the agent's sockets as `owner_device_linked`, with the device's public keys.
  * A running agent (enrolled device or API key) registers the conversation in its messenger at

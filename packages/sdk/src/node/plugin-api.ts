@@ -1,5 +1,5 @@
 /**
- * The local plugin's HTTP API (issue 19; SPEC §4.19 "needs the local plugin running"): the small
+ * The local plugin's HTTP API (issue 19; contract §4.19 "needs the local plugin running"): the small
  * loopback API the agent runtime (`parley-agent run`) serves so that an MCP tool server can send
  * and read end-to-end encrypted messages without ever holding a session key. Only the plugin
  * holds keys and sessions; the MCP server sends plaintext to the plugin over loopback and the
@@ -23,7 +23,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 
-/** Default port of the plugin (DESIGN §8.27 `PARLEY_PLUGIN_URL` default `http://127.0.0.1:18790`). */
+/** Default port of the plugin (design §8.27 `PARLEY_PLUGIN_URL` default `http://127.0.0.1:18790`). */
 export const DEFAULT_PLUGIN_PORT = 18790;
 /** Default plugin base URL. */
 export const DEFAULT_PLUGIN_URL = `http://127.0.0.1:${DEFAULT_PLUGIN_PORT}`;
@@ -35,7 +35,7 @@ export const PLUGIN_INBOX_LIMIT = 500;
 export const POLL_DEFAULT_LIMIT = 50;
 export const POLL_MAX_LIMIT = 500;
 
-/** Channel protocols an agent may ask for (SPEC §4.19 `svc_open_channel` `channelType`). */
+/** Channel protocols an agent may ask for (contract §4.19 `svc_open_channel` `channelType`). */
 export const CHANNEL_PROTOCOLS = ['mls', 'ratchet'] as const;
 export type ChannelProtocol = (typeof CHANNEL_PROTOCOLS)[number];
 
@@ -158,7 +158,7 @@ export const PluginMessage = Type.Object({
   sender_hub_address: Type.Union([Type.String(), Type.Null()]),
   /** The text of a `text` content, else null. */
   text: Type.Union([Type.String(), Type.Null()]),
-  /** SPEC §2.4 content type, or null for undecodable content. */
+  /** contract §2.4 content type, or null for undecodable content. */
   content_type: Type.Union([Type.String(), Type.Null()]),
   content: Type.Unknown(),
   message_type: Type.String(),

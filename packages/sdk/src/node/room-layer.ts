@@ -1,6 +1,6 @@
 /**
  * The room layer of a running agent (`runtime.ts` API-key agents, `agent.ts` enrolled devices;
- * SPEC §4.6, DESIGN §8.5): a {@link RoomMessenger} on the agent's owner-conversation messenger,
+ * contract §4.6, design §8.5): a {@link RoomMessenger} on the agent's owner-conversation messenger,
  * attached to its socket (room messages arrive on the messenger's `message` event with `room_id`,
  * rooms joined are registered, known rooms are caught up on every connection) and sending over it.
  */

@@ -1,5 +1,5 @@
 /**
- * The API-key agent runtime (Node; issue 19, SPEC §2.6, §4.19, §5 rule 4, §6.1): an agent the MCP
+ * The API-key agent runtime (Node; issue 19, contract §2.6, §4.19, §5 rule 4, §6.1): an agent the MCP
  * configuration identifies by an API key (`svc_agent_sk_…`) instead of an enrolled device.
  *
  * - Keys: the device keys are generated once and kept in the state directory (`identity.json`,
@@ -52,7 +52,7 @@ import { followOwnerDevices } from './owner-devices.js';
 import { openRoomLayer } from './room-layer.js';
 import { nodeWebSocket } from './ws.js';
 
-/** SPEC §2.6 / §5 rule 4: `svc_agent_sk_{prod|staging|dev}_` + 64 hex characters. */
+/** contract §2.6 / §5 rule 4: `svc_agent_sk_{prod|staging|dev}_` + 64 hex characters. */
 export const API_KEY_PATTERN = /^svc_agent_sk_(prod|staging|dev)_[0-9a-f]{64}$/;
 /** Store key of the {@link ApiKeyAgentRecord}. */
 export const API_AGENT_KEY = 'api-agent';
@@ -84,7 +84,7 @@ export interface StartApiKeyAgentOptions extends StateStoreOptions {
   /** Service base URL. */
   server: string;
   stateDir: string;
-  /** SPEC §4.3 platform sent with the registration (default `node <version> (<os>)`). */
+  /** contract §4.3 platform sent with the registration (default `node <version> (<os>)`). */
   platform?: string;
   log?: (line: string) => void;
   WebSocket?: WebSocketLikeConstructor;

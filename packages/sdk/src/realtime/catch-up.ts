@@ -1,5 +1,5 @@
 /**
- * Ready-made catch-up sources for {@link RealtimeClient} (DESIGN §6): after a reconnection the
+ * Ready-made catch-up sources for {@link RealtimeClient} (design §6): after a reconnection the
  * client reads what it missed with `since=<last cursor>`.
  * - agents: `GET /devices/{id}/messages?since=` (device JWT), all of the device's conversations;
  * - owners: `GET /conversations/{id}/messages?since=` (owner JWT), one source per conversation.

@@ -1,5 +1,5 @@
 /**
- * `RealtimeClient`: the WebSocket side of the SDK (SPEC §4.18, §6.1, §8; DESIGN §6, §7). Works
+ * `RealtimeClient`: the WebSocket side of the SDK (contract §4.18, §6.1, §8; design §6, §7). Works
  * on wire fields (`header_blob`, `ciphertext` as base64); encryption happens before `send` and
  * decryption in the `message` listener. Runs in browsers and on Node (inject a WebSocket
  * implementation, e.g. `nodeWebSocket()` from `@parley/sdk/node`, where no global one exists).
@@ -14,7 +14,7 @@
  * - Reconnects with exponential back-off and jitter, except after close 4001 (state `revoked`),
  *   4003 (`unauthorized`) and 4401 (`unauthorized`; when the token is a function, one immediate
  *   retry is made if it yields a different token).
- * - Outbound queue (SPEC §6.1 rule 4): while not connected, `send` queues up to `outboxSize`
+ * - Outbound queue (contract §6.1 rule 4): while not connected, `send` queues up to `outboxSize`
  *   (default 50) messages, flushed in order after the next connection is authenticated and caught
  *   up. When the queue is full the NEW message is refused (its promise rejects with `queue_full`):
  *   messages already accepted are never dropped silently and the order of what is sent is kept.
@@ -24,7 +24,7 @@
  *   history after reconnecting (same conversation, header and ciphertext): found means stored (the
  *   promise resolves with the stored id and cursor), not found means not stored (re-sent, ahead of
  *   the queue). Without catch-up sources, or if catch-up fails, they reject with `ack_lost`.
- * - Catch-up (DESIGN §6): after every authenticated connection each {@link CatchUpSource} is read
+ * - Catch-up (design §6): after every authenticated connection each {@link CatchUpSource} is read
  *   from its last cursor; live messages of a source being caught up are held back and merged, so
  *   the `message` listener sees each message once (de-duplicated by message_id) and in cursor
  *   order per conversation. Outside catch-up, live messages are handed over in the order the
@@ -38,7 +38,7 @@
  *   messages read again are skipped by message_id. After close 1012 (service restart: the service's
  *   event bus lost its connection, so messages of other instances may be missing however old) it
  *   starts from where this connection's catch-up ended (docs/operations.md "Faults").
- * - Rooms (DESIGN §8.5): `sendRoom` sends a `room_message` frame through the same queue and
+ * - Rooms (design §8.5): `sendRoom` sends a `room_message` frame through the same queue and
  *   resolves with its `room_message_ack`; an unacknowledged one is never re-sent after a drop
  *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
  *   listeners through the same serial chain as messages; `room_joined`, `member_joined` and
@@ -54,10 +54,10 @@
  *   drop is re-sent after reconciliation; after `maxSendAttempts` sends it fails (`retries_exhausted`,
  *   or the last refusal) and its status becomes `failed`.
  * - Keeps the last `historySize` (default 500) received messages (`history()`).
- * - Outbound scanning (SPEC §6.1 rule 5): `sendPlaintext` / `scanOutbound` run the `scanner` hook
+ * - Outbound scanning (contract §6.1 rule 5): `sendPlaintext` / `scanOutbound` run the `scanner` hook
  *   on the plaintext before encryption and emit `scan_blocked` when it blocks.
  *
- * Delivery is at-least-once from the service (DESIGN §6); the de-duplication window holds the last
+ * Delivery is at-least-once from the service (design §6); the de-duplication window holds the last
  * `dedupeSize` message ids (default 10 000).
  */
 import { WS_PATH } from '../client/routes.js';
@@ -105,9 +105,9 @@ export interface RealtimeClientOptions {
    * address; in browsers it may be relative to the page (e.g. `/`).
    */
   url: string;
-  /** Owner JWT, device JWT or API key (SPEC §4.18), or a function returning the current one. */
+  /** Owner JWT, device JWT or API key (contract §4.18), or a function returning the current one. */
   token: TokenSource;
-  /** Owner sockets: the registered owner device (DESIGN §6, `&device_id=`). */
+  /** Owner sockets: the registered owner device (design §6, `&device_id=`). */
   deviceId?: string;
   /** WebSocket implementation; defaults to `globalThis.WebSocket` (browsers, Node 22+). */
   WebSocket?: WebSocketLikeConstructor;
@@ -115,11 +115,11 @@ export interface RealtimeClientOptions {
   catchUp?: CatchUpSource | CatchUpSource[];
   /** Resume points per source key (from a previous `cursors()`): messages after them are delivered on the first connection. */
   initialCursors?: Record<string, string>;
-  /** Outbound scanner hook (SPEC §6.1 rule 5). */
+  /** Outbound scanner hook (contract §6.1 rule 5). */
   scanner?: OutboundScanner;
-  /** Offline queue capacity (default 50, SPEC §8). */
+  /** Offline queue capacity (default 50, contract §8). */
   outboxSize?: number;
-  /** Received-message history kept in memory (default 500, SPEC §8). */
+  /** Received-message history kept in memory (default 500, contract §8). */
   historySize?: number;
   /** De-duplication window: number of message ids remembered (default 10 000). */
   dedupeSize?: number;
@@ -137,7 +137,7 @@ export interface RealtimeClientOptions {
   maxRetryDelayMs?: number;
   /** Give up on a connection attempt not authenticated within this many ms (default 15 000). */
   connectTimeoutMs?: number;
-  /** Drop a socket that received nothing for this many ms (default 90 000, SPEC §6.1 rule 2; 0 disables). */
+  /** Drop a socket that received nothing for this many ms (default 90 000, contract §6.1 rule 2; 0 disables). */
   deadTimeoutMs?: number;
   /** Page size of catch-up reads (default 200, the service maximum). */
   catchUpPageSize?: number;
@@ -176,7 +176,7 @@ interface SourceState {
   failed: boolean;
 }
 
-/** A frame waiting for its ack: a `message` or a `room_message` (DESIGN §7, §8.5). */
+/** A frame waiting for its ack: a `message` or a `room_message` (design §7, §8.5). */
 type OutboxFrame = { event: 'message'; data: OutgoingMessage & { client_ref: string } } | { event: 'room_message'; data: OutgoingRoomMessage & { client_ref: string } };
 
 interface OutboxEntry {
@@ -412,7 +412,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   }
 
   /**
-   * Send an encrypted message (SPEC §6.1 `message` frame). Resolves with the `message_ack` after
+   * Send an encrypted message (contract §6.1 `message` frame). Resolves with the `message_ack` after
    * the service committed it; rejects with a RealtimeError: `server` (error frame with the same
    * client_ref: 400 validation, 403 not a side, 404, 413, 429 with `retryAfterMs`), `queue_full`,
    * `ack_timeout`, `ack_lost`, `closed`, `revoked`, `unauthorized`. While not connected the
@@ -423,7 +423,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   }
 
   /**
-   * Send a room message (DESIGN §8.5 `room_message` frame: one envelope per recipient, or one `*`
+   * Send a room message (design §8.5 `room_message` frame: one envelope per recipient, or one `*`
    * envelope in an MLS room). Resolves with the `room_message_ack` (the room_message_id and each
    * recipient's policy outcome: delivered, held, blocked, notified) matched by `client_ref`;
    * rejects like {@link send}, with one difference: a room message whose ack was lost with the
@@ -466,7 +466,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
   }
 
   /**
-   * Run the outbound scanner on a plaintext (SPEC §6.1 rule 5). Resolves when allowed (or when no
+   * Run the outbound scanner on a plaintext (contract §6.1 rule 5). Resolves when allowed (or when no
    * scanner is configured); when blocked emits `scan_blocked` and rejects with `scan_blocked`; a
    * throwing scanner rejects with `scan_failed` (fail closed).
    */
@@ -558,7 +558,7 @@ export class RealtimeClient extends TypedEmitter<RealtimeEvents> {
     return true;
   }
 
-  /** Send a `typing` notice for a conversation (SPEC §6.1). Not queued: returns false when not connected. */
+  /** Send a `typing` notice for a conversation (contract §6.1). Not queued: returns false when not connected. */
   sendTyping(conversationId: string): boolean {
     if (!this.ready || !this.ws) return false;
     return this.rawSend(this.ws, 'typing', { conversation_id: conversationId });

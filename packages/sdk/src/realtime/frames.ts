@@ -1,5 +1,5 @@
 /**
- * Raw socket frames next to a {@link RealtimeClient} (SPEC §5 rule 4, §6.1; DESIGN §7), without
+ * Raw socket frames next to a {@link RealtimeClient} (contract §5 rule 4, §6.1; design §7), without
  * changing the client: `client_key_register` (API-key sockets, trust on first use) and the A2A
  * frames `a2a_key_exchange` / `a2a_message` have no method of their own on the client.
  *

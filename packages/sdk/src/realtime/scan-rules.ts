@@ -1,5 +1,5 @@
 /**
- * Outbound scanner from the tenant's scan rule set (SPEC §4.14, §6.1 rule 5):
+ * Outbound scanner from the tenant's scan rule set (contract §4.14, §6.1 rule 5):
  * `scannerFromRules(await client.getScanRules())` builds an {@link OutboundScanner} for the
  * realtime client's `scanner` option. The first matching `block` rule blocks the send (the
  * reason names the rule, never the matched text); `warn` matches are reported to `onWarn` and the

@@ -1,12 +1,12 @@
 /**
- * Types of the realtime client (SPEC §4.18, §6.1; DESIGN §6, §7): the injected WebSocket
+ * Types of the realtime client (contract §4.18, §6.1; design §6, §7): the injected WebSocket
  * implementation, frames, local events and errors.
  */
 import type { MessageAck as WireMessageAck, TypingEvent } from '@parley/protocol';
 import type { StoredMessage } from '@parley/protocol';
 
 /**
- * Frames and events of conversations and devices (SPEC §6.1; DESIGN §7), from the wire contract:
+ * Frames and events of conversations and devices (contract §6.1; design §7), from the wire contract:
  * `OutgoingMessage` is the `message` send frame (`header_blob`, `ciphertext` base64; `client_ref`
  * correlates the `message_ack` / error frame, generated when absent, at most 200 characters);
  * `TypingEvent` is `typing` (`device_id` is the typing device, filled in by the service);
@@ -65,7 +65,7 @@ export type WebSocketLikeConstructor = new (url: string) => WebSocketLike;
  * - `open`: authenticated, caught up, queue flushed: `send` writes straight to the socket;
  * - `reconnecting`: waiting for the back-off delay before the next attempt;
  * - `closed`: closed by `close()` (terminal until `connect()` is called again);
- * - `revoked`: the service closed with 4001, the device was revoked (terminal, SPEC §3.1);
+ * - `revoked`: the service closed with 4001, the device was revoked (terminal, contract §3.1);
  * - `unauthorized`: the service closed with 4401 (missing/invalid token, and a token function
  *   gave no new token) or 4003 (device not ACTIVE / not the caller's) (terminal).
  */
@@ -85,7 +85,7 @@ export interface StateChangeEvent {
 }
 
 /**
- * `message_ack` (DESIGN §7): sent by the service after the message is committed. The client
+ * `message_ack` (design §7): sent by the service after the message is committed. The client
  * always sends a `client_ref`, so the ack `send` resolves with carries it.
  */
 export type MessageAck = WireMessageAck & { client_ref: string };
@@ -114,14 +114,14 @@ import type {
 
 /**
  * Any other service frame (`device_pending`, `device_approved`, `device_linked`, `topic_created`,
- * …; SPEC §6.1): passed through as `{event, data}`.
+ * …; contract §6.1): passed through as `{event, data}`.
  */
 export interface ServerEvent {
   event: string;
   data: unknown;
 }
 
-/** Metadata handed to the outbound scanner with the plaintext (SPEC §6.1 rule 5). */
+/** Metadata handed to the outbound scanner with the plaintext (contract §6.1 rule 5). */
 export interface ScanMeta {
   conversation_id: string;
   message_type?: string;
@@ -138,12 +138,12 @@ export interface ScanVerdict {
 }
 
 /**
- * Outbound scanner hook (SPEC §6.1 rule 5): inspects a plaintext before encryption; a
+ * Outbound scanner hook (contract §6.1 rule 5): inspects a plaintext before encryption; a
  * `{blocked: true}` verdict stops the send and emits `scan_blocked`. May be async.
  */
 export type OutboundScanner = (plaintext: Uint8Array | string, meta: ScanMeta) => ScanVerdict | Promise<ScanVerdict>;
 
-/** Payload of `scan_blocked` (a local event, SPEC §6.1 rule 5). The plaintext is not included. */
+/** Payload of `scan_blocked` (a local event, contract §6.1 rule 5). The plaintext is not included. */
 export interface ScanBlockedEvent {
   reason: string;
   meta: ScanMeta;
@@ -151,7 +151,7 @@ export interface ScanBlockedEvent {
 
 /**
  * Why a realtime operation failed:
- * - `server`: an `error` frame (`status`, `detail`, `retryAfterMs` for 429; DESIGN §7);
+ * - `server`: an `error` frame (`status`, `detail`, `retryAfterMs` for 429; design §7);
  * - `queue_full`: the offline queue already holds `outboxSize` messages (the new one is refused);
  * - `closed`: `close()` was called before the message was acknowledged;
  * - `revoked` / `unauthorized`: the connection ended for good (4001 / 4401, 4003);
@@ -206,7 +206,7 @@ export class RealtimeError extends Error {
 
 /**
  * A source of missed messages, read after every (re)connection from the last cursor it saw
- * (DESIGN §6: catch-up by `since` cursor). See `deviceCatchUp` / `conversationCatchUp`.
+ * (design §6: catch-up by `since` cursor). See `deviceCatchUp` / `conversationCatchUp`.
  */
 export interface CatchUpSource {
   /** Stable name of the source (key of `cursors()` / `initialCursors`). */
@@ -217,7 +217,7 @@ export interface CatchUpSource {
   fetchPage(since: string | undefined, limit: number): Promise<{ messages: StoredMessage[]; next_cursor: string | null }>;
 }
 
-/** Local events of {@link RealtimeClient} (SPEC §6.1 rule 5) and their listener signatures. */
+/** Local events of {@link RealtimeClient} (contract §6.1 rule 5) and their listener signatures. */
 export interface RealtimeEvents {
   /**
    * A received message (live or caught up), de-duplicated by message_id and in cursor order per

@@ -1,6 +1,6 @@
 /**
- * `SecureChannels`: end-to-end encrypted agent-to-agent channels (SPEC §1.2–1.3, §2.11, §3.5,
- * §4.13, §6.1; DESIGN §8.5; docs/decisions.md "A2A channels") on top of a {@link SecureMessenger},
+ * `SecureChannels`: end-to-end encrypted agent-to-agent channels (contract §1.2–1.3, §2.11, §3.5,
+ * §4.13, §6.1; design §8.5; docs/decisions.md "A2A channels") on top of a {@link SecureMessenger},
  * whose sessions, ordering and durability it reuses (as `rooms.ts` does). The service only relays
  * opaque blobs.
  *

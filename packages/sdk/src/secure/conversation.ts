@@ -1,6 +1,6 @@
 /**
  * One conversation of a `SecureMessenger` in memory: its peer, its end-to-end sessions and the
- * rule that picks the session new messages are encrypted in (SPEC §1.3).
+ * rule that picks the session new messages are encrypted in (contract §1.3).
  *
  * A conversation normally has one session. Two appear when both devices start one at the same
  * time (each sent before reading the other's first message): both sides then keep reading both,

@@ -1,9 +1,9 @@
 /**
- * Structured-content helpers for secure messaging (SPEC §2.4): the service-visible
+ * Structured-content helpers for secure messaging (contract §2.4): the service-visible
  * `message_type` a content type maps to, and the answer to a `decision_request` carried end to
- * end (the SPEC §4.15 decision routes are a separate, server-visible mechanism).
+ * end (the contract §4.15 decision routes are a separate, server-visible mechanism).
  *
- * A decision answer is an `action_confirmation` (one of SPEC §2.4's content types) with
+ * A decision answer is an `action_confirmation` (one of contract §2.4's content types) with
  * `action: "decision"`, `status: "success"`, a human-readable `detail`, and two extra payload
  * fields (content envelopes keep unknown fields): `option_id`, the chosen option, and
  * `in_reply_to`, the `message_id` of the request.
@@ -11,11 +11,11 @@
 import type { MessageType } from '@parley/protocol';
 import type { ActionConfirmation, Content, ContentType, DecisionOption, DecisionRequest } from '../content/types.js';
 
-/** SPEC §2.4 message types that are also content types (the others map to the service default). */
+/** contract §2.4 message types that are also content types (the others map to the service default). */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set<MessageType>(['text', 'decision_request', 'status_alert', 'action_confirmation', 'artifact']);
 
 /**
- * The `message_type` to declare for a content type: itself when SPEC §2.4 lists it
+ * The `message_type` to declare for a content type: itself when contract §2.4 lists it
  * (text, decision_request, status_alert, action_confirmation, artifact), else undefined (the
  * service default `text`; e.g. `heartbeat`).
  */

@@ -1,10 +1,10 @@
 /**
- * Secure messaging (SPEC §1.2–1.3, §2.4, §4.5, §6.1): `SecureMessenger` keeps one end-to-end
+ * Secure messaging (contract §1.2–1.3, §2.4, §4.5, §6.1): `SecureMessenger` keeps one end-to-end
  * session per conversation (MLS when both ends support it, else X3DH + Double Ratchet), decrypts
  * strictly in order and saves state before anything depends on it; `RoomMessenger` adds rooms
- * (DESIGN §8.5) with one pairwise session per room conversation, and the rental rooms of
- * marketplace rentals (SPEC §4.16, `rental-rooms.ts`); `SecureChannels` adds
- * end-to-end encrypted A2A channels (SPEC §2.11, §4.13).
+ * (design §8.5) with one pairwise session per room conversation, and the rental rooms of
+ * marketplace rentals (contract §4.16, `rental-rooms.ts`); `SecureChannels` adds
+ * end-to-end encrypted A2A channels (contract §2.11, §4.13).
  */
 export { SecureMessenger, DEVICE_RECENT, type SessionInfo, type ConversationProtection, type ProtectionScheme } from './messenger.js';
 export { realtimeTransport, restTransport, ownerPeerResolver } from './transport.js';

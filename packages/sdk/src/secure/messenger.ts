@@ -1,10 +1,10 @@
 /**
- * `SecureMessenger`: end-to-end encrypted conversations for one local device (SPEC §1.2–1.3,
+ * `SecureMessenger`: end-to-end encrypted conversations for one local device (contract §1.2–1.3,
  * §2.4, §4.5, §6.1). It keeps one session per conversation (pairwise: one peer device each),
  * encrypts what the application sends, decrypts what the service delivers, and persists every
  * state change before anything depends on it.
  *
- * Protocol (SPEC §1.3): a new session is MLS (RFC 9420) when this device has MLS enabled and the
+ * Protocol (contract §1.3): a new session is MLS (RFC 9420) when this device has MLS enabled and the
  * peer has a KeyPackage to claim on the service; otherwise X3DH + Double Ratchet. For MLS the
  * starter claims the peer's KeyPackage (checked to be signed by the peer's registered identity
  * key), creates a two-member group and sends the Welcome as an ordinary message in the MLS wire
@@ -19,7 +19,7 @@
  * `options.prekeys` this messenger also keeps the device's prekeys in its state, publishes them at
  * `start`, and deletes a one-time prekey in the same write that keeps the session built on it.
  *
- * Ordering and durability (SPEC §4.5 "decrypt in order"):
+ * Ordering and durability (contract §4.5 "decrypt in order"):
  * - received messages are processed one at a time in the order they are handed in (the realtime
  *   client hands them over in cursor order per conversation), de-duplicated by message_id;
  * - the new session state, the handled message's id and cursor, and the decrypted message are
@@ -32,7 +32,7 @@
  * - a failed write stops the messenger (`failed`), its memory rolled back to the saved state —
  *   exactly what a crash would leave. Open a new one from the same store to continue.
  *
- * Rooms (DESIGN §8.5, `secure/rooms.ts`) reuse all of this through two entry points: `seal`
+ * Rooms (design §8.5, `secure/rooms.ts`) reuse all of this through two entry points: `seal`
  * encrypts one plaintext in several conversations without sending it, and `receive` takes a room
  * envelope as a message of the pairwise room conversation with its sender (`room_id` set; its
  * cursor stays out of the device-wide resume window). A2A channels (`secure/a2a.ts`) relay a
@@ -282,7 +282,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return this._failed;
   }
 
-  /** Whether new sessions may use MLS from this side (SPEC §1.3). */
+  /** Whether new sessions may use MLS from this side (contract §1.3). */
   get mlsAvailable(): boolean {
     return this.mlsEnabled && this.mls !== undefined;
   }
@@ -325,7 +325,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return c ? { ...c.peer } : undefined;
   }
 
-  /** DESIGN §7 fingerprint of a conversation peer's identity key (to compare out of band). */
+  /** design §7 fingerprint of a conversation peer's identity key (to compare out of band). */
   peerFingerprint(conversationId: string): string | undefined {
     const c = this.conversations.get(conversationId);
     return c ? fingerprint(c.peer.identity_public_key) : undefined;
@@ -452,7 +452,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
-   * Publish this device's signed PQ prekey (PQXDH, DESIGN §8.34) unless the service already serves
+   * Publish this device's signed PQ prekey (PQXDH, design §8.34) unless the service already serves
    * it, so peers start X3DH sessions with PQXDH; `ensureKeyPackages` calls it.
    * @returns whether it published (false without a client or without a PQ prekey in the identity).
    * @throws SecureMessengerError `key_packages` (also emitted).
@@ -551,7 +551,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   /**
    * Encrypt one plaintext in each of several conversations WITHOUT sending it: the wire fields
    * come back, in the order of `conversationIds`, for the caller to send (a room message carries
-   * one per recipient, DESIGN §8.5). Sessions are started as needed — always X3DH + Double
+   * one per recipient, design §8.5). Sessions are started as needed — always X3DH + Double
    * Ratchet, since an MLS session would need its Welcome sent first — and the new states are
    * saved in one write before this resolves, so no message key is ever used twice. An existing
    * MLS session is used when its Welcome is already stored. A sealed wire that is never sent only
@@ -615,8 +615,8 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   }
 
   /**
-   * Encrypt and send structured content (SPEC §2.4; validated first). The first message of a
-   * conversation starts its session (MLS or X3DH + Double Ratchet, SPEC §1.3).
+   * Encrypt and send structured content (contract §2.4; validated first). The first message of a
+   * conversation starts its session (MLS or X3DH + Double Ratchet, contract §1.3).
    * @throws ContentValidationError for invalid content; SecureMessengerError `unknown_conversation`,
    *   `no_transport`, `stopped`, `persist_failed` or `send_failed` (transport error as `cause`);
    *   the transport's scanner error when it refuses the plaintext.
@@ -1039,7 +1039,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     return encodeMlsEnvelope({ groupId, kind: 'application', epoch, message: bytes });
   }
 
-  /** Choose the protocol (SPEC §1.3; MLS only when `allowMls`) and start a session this device initiates. */
+  /** Choose the protocol (contract §1.3; MLS only when `allowMls`) and start a session this device initiates. */
   private async startSession(conv: LiveConversation, allowMls: boolean): Promise<LiveSession> {
     const keyPackage = allowMls ? await this.claimPeerKeyPackage(conv) : undefined;
     const protocol = selectProtocol(this.mlsAvailable, keyPackage !== undefined);

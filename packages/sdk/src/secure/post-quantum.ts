@@ -1,5 +1,5 @@
 /**
- * The post-quantum parts of a SecureMessenger's key handling (issue 16, DESIGN §8.34), kept out of
+ * The post-quantum parts of a SecureMessenger's key handling (issue 16, design §8.34), kept out of
  * messenger.ts:
  *
  * - PQXDH: the device's signed last-resort ML-KEM-768 prekey is published (`POST /pq-prekeys`)

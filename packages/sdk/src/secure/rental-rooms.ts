@@ -1,5 +1,5 @@
 /**
- * Rental rooms (SPEC §4.16 "renting creates a cross-tenant encrypted room; each tenant keeps its
+ * Rental rooms (contract §4.16 "renting creates a cross-tenant encrypted room; each tenant keeps its
  * own ratchet sessions"): the room of a marketplace rental (`room_id` = the rental id) joins the
  * rented agent device (side `developer`) and the renter's ACTIVE owner devices (side `renter`); a
  * message is one envelope per member of the OTHER side. They run on {@link RoomMessenger} — its

@@ -1,5 +1,5 @@
 /**
- * `RoomMessenger`: end-to-end encrypted rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5) on top of a
+ * `RoomMessenger`: end-to-end encrypted rooms (contract §2.5, §4.6, §6.1; design §8.5) on top of a
  * {@link SecureMessenger}, whose sessions, ordering and durability it reuses.
  *
  * - Encryption is pairwise: a room holds one conversation per member pair, and this device keeps
@@ -66,7 +66,7 @@ export type RoomTransportResult = Omit<RoomMessageResult, 'cursor'> & { cursor?:
 export interface RoomTransport {
   /** Store one room message (wire fields only); resolves with the service's answer. */
   send(message: OutgoingRoomMessage): Promise<RoomTransportResult>;
-  /** Optional outbound scanner (SPEC §6.1 rule 5), run on the plaintext before encryption. */
+  /** Optional outbound scanner (contract §6.1 rule 5), run on the plaintext before encryption. */
   scan?(plaintext: Uint8Array, meta: ScanMeta): Promise<void>;
 }
 
@@ -135,7 +135,7 @@ export interface RoomSource {
 }
 
 /**
- * The tenant's rooms (SPEC §4.6): details from `GET /rooms/{id}` and this device's member view of
+ * The tenant's rooms (contract §4.6): details from `GET /rooms/{id}` and this device's member view of
  * timelines (`GET /rooms/{id}/messages?view=member`, as `deviceId`) with `client`; live
  * `room_message`, `room_joined` and `member_joined` events; sending with `room_message` frames.
  */
@@ -231,7 +231,7 @@ interface SavedRooms {
   rooms: Record<string, { conversation_id: string; name: string; peers: Record<string, string> }>;
 }
 
-/** Page size of timeline catch-up reads (the service maximum, DESIGN §8.12). */
+/** Page size of timeline catch-up reads (the service maximum, design §8.12). */
 const TIMELINE_PAGE = 200;
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -412,7 +412,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
   }
 
   /**
-   * Encrypt structured content (SPEC §2.4) for every other member and send it as one room
+   * Encrypt structured content (contract §2.4) for every other member and send it as one room
    * message. Errors as {@link sendPlaintext}.
    */
   send(roomId: string, content: Content, options: Pick<SendOptions, 'message_type' | 'priority'> = {}): Promise<RoomSendReceipt> {

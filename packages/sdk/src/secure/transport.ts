@@ -1,7 +1,7 @@
 /**
- * Transports for `SecureMessenger` (SPEC §4.5, §6.1): where encrypted wire fields go.
+ * Transports for `SecureMessenger` (contract §4.5, §6.1): where encrypted wire fields go.
  * - {@link realtimeTransport}: the WebSocket `message` frame, acknowledged after commit; queued
- *   while offline (SPEC §6.1 rule 4); runs the client's outbound scanner (rule 5).
+ *   while offline (contract §6.1 rule 4); runs the client's outbound scanner (rule 5).
  * - {@link restTransport}: `POST /conversations/{id}/messages` (owner JWT + `X-Device-Id`).
  * And {@link ownerPeerResolver}: the owner's way to learn a conversation's peer keys.
  */

@@ -1,6 +1,6 @@
 /**
  * Public types of the secure-messaging layer (`SecureMessenger`): what it delivers, how it sends,
- * its options, events and errors. SPEC §1.2 (zero knowledge: only ciphertext leaves the device),
+ * its options, events and errors. contract §1.2 (zero knowledge: only ciphertext leaves the device),
  * §1.3 (MLS first, X3DH + Double Ratchet as fallback), §2.4 (message fields, structured content),
  * §6.1 (the `message` frames it consumes and produces).
  */
@@ -22,8 +22,8 @@ export type SessionInitiator = 'local' | 'peer';
 
 /**
  * A decrypted message handed to the application (`message` event), in the order the service
- * committed it within its conversation. The service-visible fields are those of SPEC §6.1's
- * receive frame (plus DESIGN §7's metadata); `plaintext` / `content` never left the two devices.
+ * committed it within its conversation. The service-visible fields are those of contract §6.1's
+ * receive frame (plus design §7's metadata); `plaintext` / `content` never left the two devices.
  */
 export interface SecureMessage {
   message_id: string;
@@ -48,23 +48,23 @@ export interface SecureMessage {
   metadata_mismatch?: MetaField[];
   message_group_id?: string;
   /**
-   * Set for a room message (DESIGN §8.5): the room. `message_id` is then the room_message_id,
+   * Set for a room message (design §8.5): the room. `message_id` is then the room_message_id,
    * `conversation_id` the room's pairwise conversation with the sender, and `cursor` the room
    * timeline cursor. See `secure/rooms.ts`.
    */
   room_id?: string;
   /**
-   * Set for a rental-room message (SPEC §4.16): the rental. `message_id` is then the relayed
+   * Set for a rental-room message (contract §4.16): the rental. `message_id` is then the relayed
    * message's id, `conversation_id` this device's local pairwise conversation with the sender in
    * that room, and `cursor` the rental-room history cursor. Rental rooms have no read receipts.
    * See `secure/rental-rooms.ts`.
    */
   rental_id?: string;
-  /** The protocol of the session that decrypted it (SPEC §1.3). */
+  /** The protocol of the session that decrypted it (contract §1.3). */
   protocol: SessionProtocol;
   /** The decrypted bytes. */
   plaintext: Uint8Array;
-  /** The structured content (SPEC §2.4) when the plaintext is a valid `{type, payload}` envelope. */
+  /** The structured content (contract §2.4) when the plaintext is a valid `{type, payload}` envelope. */
   content: Content | undefined;
   /** Why `content` is undefined (the plaintext is not a valid envelope), when it is. */
   contentError?: Error;
@@ -76,7 +76,7 @@ export interface SecureMessage {
 }
 
 /**
- * What {@link SecureMessenger.receive} takes: a stored message (SPEC §6.1 receive frame), or a
+ * What {@link SecureMessenger.receive} takes: a stored message (contract §6.1 receive frame), or a
  * room (rental-room) envelope presented as a message of the pairwise conversation with its sender
  * (`room_id` / `rental_id` set; see `secure/rooms.ts`).
  */
@@ -90,7 +90,7 @@ export type ReceivedMessage = Omit<StoredMessage, 'topic_id' | 'message_group_id
 /** One output of {@link SecureMessenger.seal}: the wire fields of one conversation, not sent. */
 export interface SealedWire {
   conversation_id: string;
-  /** base64 (SPEC §2.4). */
+  /** base64 (contract §2.4). */
   header_blob: string;
   /** base64. */
   ciphertext: string;
@@ -107,7 +107,7 @@ export interface TransportReceipt {
 
 /**
  * How encrypted messages leave the device. See `realtimeTransport` (agents and owners over the
- * WebSocket, SPEC §6.1) and `restTransport` (owners, `POST /conversations/{id}/messages`, SPEC §4.5).
+ * WebSocket, contract §6.1) and `restTransport` (owners, `POST /conversations/{id}/messages`, contract §4.5).
  */
 export interface SecureTransport {
   /**
@@ -116,7 +116,7 @@ export interface SecureTransport {
    */
   send(message: OutgoingMessage): Promise<TransportReceipt>;
   /**
-   * Optional outbound scanner (SPEC §6.1 rule 5), run on the plaintext before encryption; throws
+   * Optional outbound scanner (contract §6.1 rule 5), run on the plaintext before encryption; throws
    * to refuse the message (nothing is encrypted or sent then).
    */
   scan?(plaintext: Uint8Array, meta: ScanMeta): Promise<void>;
@@ -136,16 +136,16 @@ export interface SentMessage {
   session_id: string;
 }
 
-/** Per-message metadata the sender chooses (visible to the service; SPEC §2.4, §6.1). */
+/** Per-message metadata the sender chooses (visible to the service; contract §2.4, §6.1). */
 export interface SendOptions {
-  /** Default: the content type when SPEC §2.4 lists it as a message type, else the service default (`text`). */
+  /** Default: the content type when contract §2.4 lists it as a message type, else the service default (`text`). */
   message_type?: MessageType;
   priority?: Priority;
   topic_id?: string;
   message_group_id?: string;
 }
 
-/** MLS settings of a {@link SecureMessenger} (SPEC §1.3; RFC 9420 KeyPackages, SPEC §4 `/mls/key-packages`). */
+/** MLS settings of a {@link SecureMessenger} (contract §1.3; RFC 9420 KeyPackages, contract §4 `/mls/key-packages`). */
 export interface SecureMlsOptions {
   /** Use MLS when the peer publishes KeyPackages (default true). False: X3DH + Double Ratchet only. */
   enabled?: boolean;

@@ -1,6 +1,6 @@
 /**
- * Resolves a credential to a principal (SPEC §5, DESIGN §5), shared by the HTTP auth hook and the
- * WebSocket gateway. Order (SPEC §5 rule 1): token verification, then tenant extraction.
+ * Resolves a credential to a principal (contract §5, design §5), shared by the HTTP auth hook and the
+ * WebSocket gateway. Order (contract §5 rule 1): token verification, then tenant extraction.
  *
  * Errors: 401 for a missing/invalid/expired token; 403 for a revoked device, a device that is no
  * longer usable, or a tenant the owner does not belong to.
@@ -17,7 +17,7 @@ import type { OwnerTokenVerifier } from './owner-tokens.js';
 
 /**
  * An authenticated owner user; `tenantId` is null only before the user has any tenant.
- * `operator`: a platform operator (DESIGN §8.25): the token's `sub` is listed in
+ * `operator`: a platform operator (design §8.25): the token's `sub` is listed in
  * `PLATFORM_OPERATOR_SUBS`, or the built-in development provider minted it with its operator
  * claim (owner-tokens.ts `devOperator`). Operator routes need no tenant membership.
  */
@@ -38,7 +38,7 @@ export interface DevicePrincipal {
 }
 
 /**
- * A third-party agent on an API key (SPEC §5: `X-API-Key`, optional `X-Workspace-Id`). `deviceId`
+ * A third-party agent on an API key (contract §5: `X-API-Key`, optional `X-Workspace-Id`). `deviceId`
  * is the device bound by trust on first use, null before the client registered key material;
  * `workspaceId` is the validated `X-Workspace-Id` (the device is a member), if sent.
  */
@@ -62,7 +62,7 @@ export interface AuthenticatorDeps {
   ownerTokens: OwnerTokenVerifier;
   tenantClaim: string;
   resolveApiKey: ApiKeyResolver;
-  /** Subjects of the platform operators (config `platformOperatorSubs`, DESIGN §8.25). */
+  /** Subjects of the platform operators (config `platformOperatorSubs`, design §8.25). */
   operatorSubs: readonly string[];
 }
 
@@ -90,7 +90,7 @@ export class Authenticator {
   }
 
   /**
-   * Authenticate an `X-API-Key` (SPEC §5). The bound device, when there is one, must be ACTIVE
+   * Authenticate an `X-API-Key` (contract §5). The bound device, when there is one, must be ACTIVE
    * (403 otherwise); `X-Workspace-Id` must name a workspace the device belongs to (403).
    */
   async apiKey(rawKey: string, workspaceHeader?: string): Promise<ApiKeyPrincipal> {

@@ -1,5 +1,5 @@
 /**
- * The built-in development identity provider (DESIGN §3): an Ed25519 key kept in
+ * The built-in development identity provider (design §3): an Ed25519 key kept in
  * `DATA_DIR/dev-idp-key.json`, shared by the server (which verifies) and the CLI (which mints
  * owner tokens with `owner-token --sub`, platform operator tokens with `--operator`). Disabled
  * whenever `OIDC_*` is configured.
@@ -13,7 +13,7 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 export const DEV_IDP_ISSUER = 'urn:parley:dev-idp';
 export const DEV_IDP_AUDIENCE = 'parley';
 /**
- * Claim (`true`) of a development owner token whose owner is a platform operator (DESIGN §8.25,
+ * Claim (`true`) of a development owner token whose owner is a platform operator (design §8.25,
  * docs/decisions.md "Platform operators"). Honoured ONLY on tokens this provider signed
  * (owner-tokens.ts); on a token from an external OIDC provider it means nothing.
  */
@@ -55,7 +55,7 @@ export class DevIdentityProvider {
   /**
    * Mint an owner JWT for `sub` (e.g. an email), valid `ttlSec` seconds (default 12 h).
    * `claims` may carry a tenant claim; `operator` adds {@link DEV_OPERATOR_CLAIM} (a platform
-   * operator token, DESIGN §8.25).
+   * operator token, design §8.25).
    */
   async mint(sub: string, opts: { ttlSec?: number; claims?: Record<string, unknown>; operator?: boolean } = {}): Promise<string> {
     const key = await importJWK(this.key.private, 'EdDSA');

@@ -1,5 +1,5 @@
 /**
- * Device JWTs (DESIGN §5): EdDSA, signed by the service's own key, claims `sub` = device_id,
+ * Device JWTs (design §5): EdDSA, signed by the service's own key, claims `sub` = device_id,
  * `tid` = tenant, `typ` = "device", lifetime `deviceTokenTtlSec`. Signing keys live in the
  * `signing_keys` platform table so that tokens survive restarts and verify on every instance, the
  * private JWK sealed with the secrets key (sealed-keys.ts);

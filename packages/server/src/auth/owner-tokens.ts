@@ -1,7 +1,7 @@
 /**
- * Owner JWT verification (DESIGN §5): jose against the identity provider's JWKS: an external
+ * Owner JWT verification (design §5): jose against the identity provider's JWKS: an external
  * OIDC provider when configured, otherwise the built-in development provider. Only a token of the
- * development provider can carry its operator claim (DESIGN §8.25, {@link DEV_OPERATOR_CLAIM}).
+ * development provider can carry its operator claim (design §8.25, {@link DEV_OPERATOR_CLAIM}).
  * A token must carry `exp` and live at most `OWNER_TOKEN_MAX_LIFETIME_SEC` ({@link lifetimeWithin}).
  */
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';

@@ -1,5 +1,5 @@
 /**
- * Stateless challenges for device-token renewal (DESIGN §5; docs/decisions.md "Stateless renewal
+ * Stateless challenges for device-token renewal (design §5; docs/decisions.md "Stateless renewal
  * challenges"). `POST /devices/{id}/token/challenge` neither reads nor writes the database: the
  * challenge is `parley-renew:<device id>:<expiry ms>:<nonce>:<mac>` (stateless-challenges.ts; the
  * form clients check before signing is @parley/protocol `isRenewalChallengeFor`). So anyone may

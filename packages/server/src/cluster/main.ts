@@ -1,5 +1,5 @@
 /**
- * `npm run cluster` (DESIGN §8.32): the local cluster of `run.ts` from the environment, until
+ * `npm run cluster` (design §8.32): the local cluster of `run.ts` from the environment, until
  * SIGINT / SIGTERM. Needs `npm run build` (the install step does it), PostgreSQL, Redis and
  * HAProxy (`apt-get install -y haproxy`).
  */

@@ -2,7 +2,7 @@
  * Group commit for hot-path writes. Items queued while a flush is running are written together by
  * the next flush: one transaction per tenant per flush, up to `maxInFlight` flushes at once. Each
  * caller's promise settles when its own item is committed (or its batch failed), so "acknowledge
- * only after commit" (DESIGN §6) holds for every item.
+ * only after commit" (design §6) holds for every item.
  *
  * With `overlap`, the next flush starts only once every earlier flush has reported that it holds
  * its tenants' ordering locks (the `locked` callback of `flushTenant`): it then waits behind them

@@ -1,6 +1,6 @@
 /**
  * Database client: node-postgres when `DATABASE_URL` is set, embedded PGlite otherwise
- * (DESIGN §2, §3). Both are wrapped by drizzle-orm with the same schema, so repositories are
+ * (design §2, §3). Both are wrapped by drizzle-orm with the same schema, so repositories are
  * driver-agnostic.
  */
 import fs from 'node:fs';

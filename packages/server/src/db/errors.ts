@@ -1,5 +1,5 @@
 /**
- * What a database error means for the caller (SPEC §7): the client's bad data, or a database that
+ * What a database error means for the caller (contract §7): the client's bad data, or a database that
  * is down. node-postgres and PGlite errors carry PostgreSQL's SQLSTATE in `code`; drizzle wraps
  * them in `cause`.
  */

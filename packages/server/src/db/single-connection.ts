@@ -1,5 +1,5 @@
 /**
- * The one-connection rule of the embedded database (DESIGN §2 PGlite; docs/decisions.md
+ * The one-connection rule of the embedded database (design §2 PGlite; docs/decisions.md
  * "PGlite's single connection"). PGlite serves one session: an open transaction holds it until it
  * ends, and every other query or transaction waits its turn. Code running inside a transaction
  * that awaits a statement on the DATABASE (instead of on its `tx`) therefore waits for a

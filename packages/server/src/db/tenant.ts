@@ -1,5 +1,5 @@
 /**
- * Tenant scope (DESIGN §4). Every tenant-scoped unit of work runs in one transaction that first
+ * Tenant scope (design §4). Every tenant-scoped unit of work runs in one transaction that first
  * switches to the application role (NOLOGIN, no BYPASSRLS) and sets `app.tenant_id`, so row-level
  * security filters every query, even when the connection itself is a superuser.
  *
@@ -39,7 +39,7 @@ export async function switchTenant(tx: Tx, tenantId: string): Promise<void> {
 
 /**
  * Run `fn` in a transaction with the connection's own privileges, across tenants.
- * Use only where the SPEC requires it (enrollment by invite token, device-token auth lookups,
+ * Use only where the contract requires it (enrollment by invite token, device-token auth lookups,
  * tenant creation, platform keys); `reason` documents why at the call site.
  */
 export function crossTenant<T>(db: Db, reason: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -60,7 +60,7 @@ export function crossTenantRead<T>(db: Db, reason: string, fn: (q: Db) => Promis
 /**
  * Run `fn` in a transaction as the application role with NO tenant (`app.tenant_id` empty): RLS
  * shows only rows a policy opens to every scope — today the published marketplace listings
- * (migration 0021, DESIGN §8.23) — and nothing else. For anonymous public reads.
+ * (migration 0021, design §8.23) — and nothing else. For anonymous public reads.
  */
 export function withNoTenant<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {

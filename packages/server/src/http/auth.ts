@@ -1,7 +1,7 @@
 /**
- * Authentication hook (SPEC §5). Each route declares `config.auth`; an `onRoute` hook registered
+ * Authentication hook (contract §5). Each route declares `config.auth`; an `onRoute` hook registered
  * after the rate limiter appends the check to the route's `onRequest` hooks, so the order is
- * rate limit -> token verification -> tenant extraction (SPEC §5 rule 1), all before validation.
+ * rate limit -> token verification -> tenant extraction (contract §5 rule 1), all before validation.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
@@ -16,11 +16,11 @@ import { asUuid } from '../lib/ids.js';
  *   {@link operatorOf}).
  * - `device`: device JWT of an ACTIVE device.
  * - `owner-or-device`: either.
- * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), SPEC §4.13.
+ * - `owner-or-apikey`: owner JWT or `X-API-Key` (+ optional `X-Workspace-Id`), contract §4.13.
  * - `device-or-apikey`: device JWT or API key (an agent acting as itself).
  * - `any`: owner JWT, device JWT or API key (reads open to owners and to member agents).
  * - `public`: no credential needed; one that is sent (bearer token or `X-API-Key`) is verified
- *   (401 when invalid, DESIGN §8.15) and the route sees the principal (fuller answers, higher limits).
+ *   (401 when invalid, design §8.15) and the route sees the principal (fuller answers, higher limits).
  */
 export type AuthMode = 'none' | 'owner' | 'owner-any' | 'device' | 'owner-or-device' | 'owner-or-apikey' | 'device-or-apikey' | 'any' | 'public';
 
@@ -39,7 +39,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
     /**
-     * A read-only discovery route SPEC §4.13 opens to API keys (workspaces, team rooms, A2A
+     * A read-only discovery route contract §4.13 opens to API keys (workspaces, team rooms, A2A
      * channels) that a key may call before its client registered key material: such a key has
      * no device yet, so it belongs to nothing and the route answers an empty list
      * ({@link unregisteredKeyOnOpenRoute}). Other routes keep answering 403 for it.
@@ -75,7 +75,7 @@ export function ownerOf(request: FastifyRequest): OwnerPrincipal & { tenantId: s
 }
 
 /**
- * The authenticated platform operator of a request (DESIGN §8.25): an owner principal whose
+ * The authenticated platform operator of a request (design §8.25): an owner principal whose
  * `operator` flag is set (its `sub` is listed in `PLATFORM_OPERATOR_SUBS`, or a dev-provider
  * operator token); no tenant membership needed (operator routes use the `owner-any` mode).
  * @throws 401 without an owner principal; 403 `{detail}` for an owner who is not an operator.
@@ -121,7 +121,7 @@ export function tenantOf(request: FastifyRequest): string {
 
 /**
  * The agent device a device JWT or an API key acts as. 403 for an API key whose client has not
- * registered key material yet (trust on first use, SPEC §5 rule 4); 401 for other principals.
+ * registered key material yet (trust on first use, contract §5 rule 4); 401 for other principals.
  */
 export function agentDeviceOf(request: FastifyRequest): { tenantId: string; deviceId: string; kind: 'owner' | 'agent' } {
   const p = request.principal;

@@ -1,5 +1,5 @@
 /**
- * The owners' web app (DESIGN §8.30): its built files are served at `/` with `@fastify/static`
+ * The owners' web app (design §8.30): its built files are served at `/` with `@fastify/static`
  * when the dashboard directory holds an `index.html`, with a strict Content-Security-Policy (no
  * inline script, connections to this origin only, no framing) on every file; any other GET of a
  * page path (not `/api/`, `/docs`, `/health`, `/.well-known`, `/1.0/`, `/contexts/`, `/metrics`)

@@ -1,12 +1,12 @@
 /**
- * The one error handler (SPEC §7, DESIGN §7): every failure, the framework's own included, is
+ * The one error handler (contract §7, design §7): every failure, the framework's own included, is
  * answered as `{detail}` with its status. Validation and malformed-input errors are 400, never 500.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDataException, isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
 
-/** `{detail}` — the error body of every route (SPEC §7). */
+/** `{detail}` — the error body of every route (contract §7). */
 export const ERROR_SCHEMA = {
   $id: 'Error',
   type: 'object',

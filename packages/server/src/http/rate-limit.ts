@@ -1,5 +1,5 @@
 /**
- * Rate limits (SPEC §8, DESIGN §8.12) with @fastify/rate-limit: counted in `onRequest`, before
+ * Rate limits (contract §8, design §8.12) with @fastify/rate-limit: counted in `onRequest`, before
  * authentication and validation; per IP for unauthenticated routes, per credential otherwise.
  * Counters live in Redis when configured, else in memory; while the configured Redis is
  * unreachable HTTP limits are not enforced (skipOnError). 429 carries `Retry-After`.
@@ -30,7 +30,7 @@ export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitCon
   }
   await app.register(rateLimit, {
     global: true,
-    // Authenticated callers: DESIGN §8.12's per-principal limit; anonymous callers: per IP.
+    // Authenticated callers: design §8.12's per-principal limit; anonymous callers: per IP.
     max: (request) => (credential(request) ? cfg.defaultPerMin : cfg.publicPerMin),
     timeWindow: 60_000,
     keyGenerator: principalKey,
@@ -43,7 +43,7 @@ export async function registerRateLimits(app: FastifyInstance, cfg: RateLimitCon
 }
 
 /**
- * A public route's limit that is higher for API-key callers (SPEC §5 rule 3, §8): counted per key
+ * A public route's limit that is higher for API-key callers (contract §5 rule 3, §8): counted per key
  * (its digest) when `X-API-Key` is sent, else per IP. A bogus key is counted under its own digest
  * and then refused with 401 by authentication.
  */
@@ -56,14 +56,14 @@ function publicOrApiKey(name: string, publicMax: number, apiKeyMax: number) {
   };
 }
 
-/** Route-level limits of SPEC §8, for `config.rateLimit` of the routes that have one. */
+/** Route-level limits of contract §8, for `config.rateLimit` of the routes that have one. */
 export function routeLimits(cfg: RateLimitConfig) {
   return {
     /** `GET /verify/{address}`, `POST /verify/credential`: 30/min public, 300/min with an API key. */
     verify: publicOrApiKey('verify', cfg.verifyPublicPerMin, cfg.verifyApiKeyPerMin),
     /** `GET /hub/{address}/did` and DID resolution: 60/min public, 600/min with an API key. */
     did: publicOrApiKey('did', cfg.didPublicPerMin, cfg.didApiKeyPerMin),
-    /** `POST /grants/validate`: 30/min public, 300/min with an API key (DESIGN §8.7, like verify). */
+    /** `POST /grants/validate`: 30/min public, 300/min with an API key (design §8.7, like verify). */
     grantValidate: publicOrApiKey('grant-validate', cfg.grantValidatePublicPerMin, cfg.grantValidateApiKeyPerMin),
     /** `POST /enroll`: 5 per IP per 10 minutes. */
     enroll: { max: cfg.enrollPer10Min, timeWindow: 600_000, keyGenerator: (r: FastifyRequest) => 'enroll:' + r.ip },

@@ -26,7 +26,7 @@ export interface TransitionRoute<T extends TSchema> {
  * security ownerJwt): `run(owner, id)` performs the transition in the owner's tenant and answers the
  * row, sent with 200. `:id` must be a UUID (400); 401 without an owner token, 403 without a tenant;
  * `run` answers 404 for an unknown row (or another tenant's: invisible under RLS) and 409 when the
- * row's state does not allow the transition (SPEC §7).
+ * row's state does not allow the transition (contract §7).
  */
 export function ownerTransition<T extends TSchema>(
   app: TypeBoxApp,

@@ -1,5 +1,5 @@
 /**
- * Request validation (DESIGN §7): one Ajv configuration (removeAdditional, useDefaults, formats)
+ * Request validation (design §7): one Ajv configuration (removeAdditional, useDefaults, formats)
  * in two flavours chosen per part of the request. Query strings, params and headers arrive as
  * text, so their values are coerced to the schema's types (`coerceTypes: 'array'`: `?limit=5` is a
  * number, `?type=a` a one-element array). A JSON body already carries its types and is never

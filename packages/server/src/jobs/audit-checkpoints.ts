@@ -1,5 +1,5 @@
 /**
- * Scheduled job: publish the audit logs' checkpoints (DESIGN §8.33). Cluster-wide like the trust
+ * Scheduled job: publish the audit logs' checkpoints (design §8.33). Cluster-wide like the trust
  * recompute (jobs/cluster-schedule.ts): one instance per interval (`AUDIT_CHECKPOINT_INTERVAL_MINUTES`,
  * default 60) signs and keeps a checkpoint for every tenant whose audit log grew since its newest
  * kept one, so a tenant's log is committed to at least once an interval whether or not its owner

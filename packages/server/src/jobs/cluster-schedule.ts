@@ -1,6 +1,6 @@
 /**
- * Cluster-wide periodic jobs (DESIGN §8 "jobs"; docs/decisions.md "Trust engine"): a job that must
- * run once per interval across ALL instances sharing the database (the trust recompute, SPEC §3.9
+ * Cluster-wide periodic jobs (design §8 "jobs"; docs/decisions.md "Trust engine"): a job that must
+ * run once per interval across ALL instances sharing the database (the trust recompute, contract §3.9
  * every 6 h), not once per instance. Two mechanisms, both in the database:
  *
  * 1. The run lock: a SESSION-level advisory lock `pg_try_advisory_lock(hashtextextended('job:' ||

@@ -1,5 +1,5 @@
 /**
- * Scheduled job: fires the deadline of decisions (SPEC §4.15; DESIGN §8.4, §8.19). Each tick
+ * Scheduled job: fires the deadline of decisions (contract §4.15; design §8.4, §8.19). Each tick
  * claims every pending or deferred decision whose deadline has passed, marks it `expired` and
  * sends its agent `decision_response {decision_id, resolution: "expired", option_id, note: null,
  * auto_action}` (auto_action null when none was set). Every instance runs the job; the claim is

@@ -1,6 +1,6 @@
 /**
- * Scheduled job: marks lapsed `held` messages `expired` and drops their held ciphertext (SPEC §3.8,
- * DESIGN §8.3: 72 h by default, `HELD_MESSAGE_TTL_HOURS`). Lapsed items already answer as
+ * Scheduled job: marks lapsed `held` messages `expired` and drops their held ciphertext (contract §3.8,
+ * design §8.3: 72 h by default, `HELD_MESSAGE_TTL_HOURS`). Lapsed items already answer as
  * expired at read and decision time (policies/service.ts), so this job keeps stored state tidy
  * and removes ciphertext nobody may receive any more; missing a run changes no answer.
  */

@@ -1,5 +1,5 @@
 /**
- * Scheduled job: marks lapsed `active` invites `expired` (SPEC §3.2). Expiry is also enforced at
+ * Scheduled job: marks lapsed `active` invites `expired` (contract §3.2). Expiry is also enforced at
  * read and use time (invites/service.ts `effectiveStatus`), so this job only keeps stored state
  * tidy; missing a run changes no answer.
  */

@@ -1,5 +1,5 @@
 /**
- * Scheduled job: telemetry span retention (SPEC §4.14; docs/decisions.md "Trust engine": roll-ups
+ * Scheduled job: telemetry span retention (contract §4.14; docs/decisions.md "Trust engine": roll-ups
  * and span retention). Cluster-wide like the trust recompute (jobs/cluster-schedule.ts): one
  * instance per interval (`TELEMETRY_PRUNE_INTERVAL_HOURS`, default 24) deletes, tenant by tenant
  * and in bounded batches, the raw spans that started before the UTC day `TELEMETRY_RETENTION_DAYS`

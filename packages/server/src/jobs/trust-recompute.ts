@@ -1,5 +1,5 @@
 /**
- * Scheduled job: the periodic trust recompute (SPEC §3.9, §8: every 6 hours by default,
+ * Scheduled job: the periodic trust recompute (contract §3.9, §8: every 6 hours by default,
  * `TRUST_RECOMPUTE_INTERVAL_HOURS`). Cluster-wide: however many instances share the database,
  * one of them runs {@link TrustEngine.recomputeAll} per interval (jobs/cluster-schedule.ts), and
  * `scheduled_jobs.last_result` records its counts and duration (`skipped_tenants`: tenants whose

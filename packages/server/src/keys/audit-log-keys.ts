@@ -1,5 +1,5 @@
 /**
- * The platform audit-log key (DESIGN §8.33): one Ed25519 key, named `<host>/audit-log` (`host` =
+ * The platform audit-log key (design §8.33): one Ed25519 key, named `<host>/audit-log` (`host` =
  * `new URL(PUBLIC_URL).host` when the key was first created; the name, hence every tenant log's
  * origin `<host>/audit/<tenant_id>`, stays fixed after that), signs every tenant's checkpoints as
  * C2SP signed notes. It lives in `platform_keys` (purpose `audit-log`, with its `key_name`; the

@@ -1,6 +1,6 @@
 /**
- * The platform's private keys at rest (DESIGN §5 device-token keys in `signing_keys.private_jwk`;
- * DESIGN §8.7, §8.16, §8.33 and the renewal-challenge key in `platform_keys.private_key_multibase`)
+ * The platform's private keys at rest (design §5 device-token keys in `signing_keys.private_jwk`;
+ * design §8.7, §8.16, §8.33 and the renewal-challenge key in `platform_keys.private_key_multibase`)
  * are sealed with the secrets key ({@link SecretBox}, `SECRETS_KEY`, as webhook secrets are), so a
  * database dump alone cannot mint device JWTs, SPTs, credentials or audit checkpoints. Each value is
  * bound to its key's public identity: a device-token key to its `kid`, a platform key to its

@@ -1,5 +1,5 @@
 /**
- * The Skill Permission Token signing keys (DESIGN §8.7) in the `platform_keys` platform table:
+ * The Skill Permission Token signing keys (design §8.7) in the `platform_keys` platform table:
  *
  * - purpose `spt-signing`: the ACTIVE Ed25519 key, created by the first instance that starts and
  *   loaded by every other (platform-keys.ts `loadPlatformKey`), so every instance signs with the same key;

@@ -8,7 +8,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { isEd25519PublicKey } from './public-keys.js';
 
-/** BLAKE2b-256 of the UTF-8 string, lowercase hex (DESIGN §7 token and key storage form). */
+/** BLAKE2b-256 of the UTF-8 string, lowercase hex (design §7 token and key storage form). */
 export function hashSecret(raw: string): string {
   return Buffer.from(blake2b(Buffer.from(raw, 'utf8'), { dkLen: 32 })).toString('hex');
 }
@@ -21,7 +21,7 @@ export function digestsEqual(a: string, b: string): boolean {
 }
 
 /**
- * Key fingerprint (DESIGN §7): the first 16 bytes of BLAKE2b-256 over the raw 32-byte identity
+ * Key fingerprint (design §7): the first 16 bytes of BLAKE2b-256 over the raw 32-byte identity
  * public key, lowercase hex in 8 groups of 4 characters separated by single spaces.
  */
 export function fingerprint(identityPublicKeyHex: string): string {
@@ -29,7 +29,7 @@ export function fingerprint(identityPublicKeyHex: string): string {
   return (Buffer.from(digest).toString('hex').match(/.{4}/g) ?? []).join(' ');
 }
 
-/** A raw-token string: `prefix` + hex of `bytes` random bytes (SPEC §2.2: 32 bytes). */
+/** A raw-token string: `prefix` + hex of `bytes` random bytes (contract §2.2: 32 bytes). */
 export function randomToken(prefix: string, bytes = 32): string {
   return prefix + randomBytes(bytes).toString('hex');
 }

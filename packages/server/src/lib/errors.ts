@@ -1,5 +1,5 @@
 /**
- * One error-code enum and one error type for the whole service (SPEC §7). The HTTP error handler
+ * One error-code enum and one error type for the whole service (contract §7). The HTTP error handler
  * (http/errors.ts) renders every AppError, validation error and framework error as `{detail}`
  * with the status given here; the WebSocket gateway renders the same codes as error frames.
  */
@@ -20,7 +20,7 @@ export enum ErrorCode {
   BadGateway = 'bad_gateway',
 }
 
-/** HTTP status of each code (SPEC §7). */
+/** HTTP status of each code (contract §7). */
 export const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.BadRequest]: 400,
   [ErrorCode.Unauthorized]: 401,

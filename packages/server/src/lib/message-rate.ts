@@ -1,5 +1,5 @@
 /**
- * SPEC §8's message limit (60 per minute per device by default, `RATE_LIMIT_WS_MESSAGES_PER_MIN`)
+ * contract §8's message limit (60 per minute per device by default, `RATE_LIMIT_WS_MESSAGES_PER_MIN`)
  * as one budget per device for every way it sends: the gateway's rate-limited frames (`message`,
  * `room_message`, `a2a_message`) and the REST send routes (conversation, room, A2A and rental
  * messages) consume the same counter, so a device cannot double its rate by mixing the two.

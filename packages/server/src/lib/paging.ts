@@ -1,5 +1,5 @@
 /**
- * Paging helpers shared by every list and history route (DESIGN §7 history paging, §8.12 and
+ * Paging helpers shared by every list and history route (design §7 history paging, §8.12 and
  * §8.22 list limits and cursors): the page size, the `since` parameter of history routes (a
  * sequence cursor or an ISO timestamp) and opaque keyset cursors for lists ordered by (time, id).
  */

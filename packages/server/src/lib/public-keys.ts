@@ -1,6 +1,6 @@
 /**
- * Validation of the public keys a client hands us (DESIGN §5, §7: a device's Ed25519 identity key
- * and X25519 ephemeral key, raw 32 bytes; SPEC §2.8 hub owner keys). Point decoding and scalar
+ * Validation of the public keys a client hands us (design §5, §7: a device's Ed25519 identity key
+ * and X25519 ephemeral key, raw 32 bytes; contract §2.8 hub owner keys). Point decoding and scalar
  * multiplication are @noble/curves', not hand-rolled.
  */
 import { randomBytes } from 'node:crypto';

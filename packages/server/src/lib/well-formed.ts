@@ -1,5 +1,5 @@
 /**
- * Text the database can store (SPEC §7): PostgreSQL refuses a string holding a lone UTF-16
+ * Text the database can store (contract §7): PostgreSQL refuses a string holding a lone UTF-16
  * surrogate ("\ud800" in JSON), so such input is the client's error (400), refused once for every
  * HTTP route (body, query string and params: http/well-formed.ts) and every WebSocket frame
  * (realtime/gateway.ts), before any validation or query runs.

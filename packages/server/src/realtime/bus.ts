@@ -1,5 +1,5 @@
 /**
- * The event bus (DESIGN §6): how one instance tells every instance (itself included) to deliver a
+ * The event bus (design §6): how one instance tells every instance (itself included) to deliver a
  * frame or close a device's sockets. `InProcessBus` serves a single instance; `RedisBus`
  * (realtime/redis-bus.ts) fans out across instances through Redis pub/sub.
  */
@@ -69,7 +69,7 @@ export class InProcessBus implements EventBus {
 }
 
 /**
- * An {@link EventBus} that times each publish (`parley_bus_publish_seconds`, DESIGN §8.32) and
+ * An {@link EventBus} that times each publish (`parley_bus_publish_seconds`, design §8.32) and
  * otherwise forwards to `inner`.
  */
 export class MeasuredBus implements EventBus {

@@ -1,5 +1,5 @@
 /**
- * The generic part of client-to-service WebSocket frames (SPEC §6.1, DESIGN §7): the `{event,
+ * The generic part of client-to-service WebSocket frames (contract §6.1, design §7): the `{event,
  * data}` envelope, the shared `client_ref` field and validation messages. The frames themselves
  * are defined and served by their modules (conversations: `message`, `typing`; api-keys:
  * `client_key_register`; rooms; A2A), registered with `Gateway.registerFrame`. Importing this

@@ -1,5 +1,5 @@
 /**
- * The WebSocket gateway (SPEC §4.18, §6.1; DESIGN §6, §7) at `/api/v1/ws?token=…`.
+ * The WebSocket gateway (contract §4.18, §6.1; design §6, §7) at `/api/v1/ws?token=…`.
  *
  * The gateway knows no module: modules plug into it (MCP's setRequestHandler pattern).
  * - Authentication is a {@link SocketAuthenticator} given by the composition root (devices module:
@@ -142,12 +142,12 @@ export interface GatewayDeps {
   bus: EventBus;
   authenticate: SocketAuthenticator;
   presence: PresenceHooks;
-  /** 60 messages per minute per device (SPEC §8), the budget the REST send routes share. */
+  /** 60 messages per minute per device (contract §8), the budget the REST send routes share. */
   limiter: MessageRate;
   pingIntervalMs: number;
   deadTimeoutMs: number;
   log: FastifyBaseLogger;
-  /** Connection gauge and frame counters (DESIGN §8.32). */
+  /** Connection gauge and frame counters (design §8.32). */
   metrics?: Metrics;
   /** Told when a device's first socket here opens and its last one closes (shared presence, realtime/presence.ts). */
   directory?: SocketDirectory;
@@ -188,7 +188,7 @@ export interface DeferredAck {
  * A frame type served by a module (conversations: `message`, `typing`; api-keys:
  * `client_key_register`; rooms: `room_message`; A2A: `a2a_message`, …), registered with
  * {@link Gateway.registerFrame}. `check` validates `data` (400 error frame on failure);
- * `rateLimited` counts the frame against the per-device message limit (SPEC §8). `handle` runs in
+ * `rateLimited` counts the frame against the per-device message limit (contract §8). `handle` runs in
  * the socket's arrival order: the socket's next frame starts once the promise it returns settles.
  * It answers an ack frame (to which the frame's `client_ref` is added), nothing, or a
  * {@link DeferredAck}: then only the part before it resolved is ordered, and the ack (or error) is

@@ -1,7 +1,7 @@
 /**
- * Service-side helper to emit SPEC §6.1 events through the event bus, so that every instance
+ * Service-side helper to emit contract §6.1 events through the event bus, so that every instance
  * delivers them to its own sockets, and to hand the same events to the webhook outbox
- * (DESIGN §8.11) for devices that registered a webhook URL.
+ * (design §8.11) for devices that registered a webhook URL.
  */
 import { WS_CLOSE, type WsServiceEventName } from '@parley/protocol';
 import type { Audience, EventBus } from './bus.js';

@@ -1,6 +1,6 @@
 /**
- * Presence across instances (SPEC §4.3 `GET /devices/{id}/presence`, `online` of
- * `/owner-connections`; DESIGN §6, §8.32): whether a device has an open socket on ANY instance.
+ * Presence across instances (contract §4.3 `GET /devices/{id}/presence`, `online` of
+ * `/owner-connections`; design §6, §8.32): whether a device has an open socket on ANY instance.
  *
  * - {@link LocalPresence} (one instance, no Redis): the gateway's own sockets.
  * - {@link RedisPresence} (`REDIS_URL`): each instance records the devices it serves in Redis, one

@@ -1,5 +1,5 @@
 /**
- * Blob store (DESIGN §1 `src/storage/`, SPEC §2.5): opaque bytes by key, on the local filesystem
+ * Blob store (design §1 `src/storage/`, contract §2.5): opaque bytes by key, on the local filesystem
  * (default, under `DATA_DIR/blobs`) or in S3-compatible object storage (when `S3_BUCKET` is set).
  * Keys are `<tenant_id>/<blob_id>`; the service stores client-encrypted bytes only and never
  * inspects them.

@@ -1,5 +1,5 @@
 /**
- * "Recently answered" (SPEC §4.15; DESIGN §8.4, §8.19): the latest answer of each decision,
+ * "Recently answered" (contract §4.15; design §8.4, §8.19): the latest answer of each decision,
  * newest first — approved, denied, deferred (still open) or expired at its deadline.
  */
 import { ago, Badge, Empty, ErrorNote, Head, Loading, Section, Time } from '../../components/ui';
@@ -28,7 +28,7 @@ function AnswerRow({ a, names }: { a: Answer; names: NameMap }) {
   );
 }
 
-/** Recently answered decisions (SPEC §4.15; DESIGN §8.4, §8.19). */
+/** Recently answered decisions (contract §4.15; design §8.4, §8.19). */
 export function Answered({ names }: { names: NameMap }) {
   const answered = useAnswered();
   const list = answered.data?.answers ?? [];

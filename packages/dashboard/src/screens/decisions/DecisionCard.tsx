@@ -1,5 +1,5 @@
 /**
- * One decision awaiting the owner (SPEC §2.4, §4.15; DESIGN §8.4, §8.19): title, description,
+ * One decision awaiting the owner (contract §2.4, §4.15; design §8.4, §8.19): title, description,
  * the asking agent, options with their risk levels (text badges), the deadline with a live
  * countdown, the auto action, an optional comment, and Approve (with the chosen option), Deny,
  * Defer. A refusal (409 already answered, deadline passed) shows the service's detail here.
@@ -19,7 +19,7 @@ import { rememberDecisions } from './known';
 
 type Resolution = 'approve' | 'deny' | 'defer';
 
-/** The card of `decision` (SPEC §4.15; DESIGN §8.19); `onKeep` records its latest state (answer, or itself after a refusal). */
+/** The card of `decision` (contract §4.15; design §8.19); `onKeep` records its latest state (answer, or itself after a refusal). */
 export function DecisionCard({ decision: d, names, onKeep }: { decision: Decision; names: NameMap; onKeep: (d: Decision) => void }) {
   const { client } = useOwner();
   const id = useId();

@@ -1,13 +1,13 @@
 /**
- * "Recently answered" decisions (SPEC §3.8, §4.15; DESIGN §8.4, §8.19). `GET /decisions` lists
+ * "Recently answered" decisions (contract §3.8, §4.15; design §8.4, §8.19). `GET /decisions` lists
  * only the awaiting ones (pending and deferred), so answers come from the audit trail
  * (`decision.resolved`: resolution and option id; `decision.expired`: the auto action's option —
- * never titles or notes, DESIGN §8.22) joined with the decisions this browser has seen (title,
+ * never titles or notes, design §8.22) joined with the decisions this browser has seen (title,
  * agent, options, note), plus the answers this browser gave itself. Pure.
  */
 import type { AuditEvent, Decision } from '@parley/sdk';
 
-/** Where a decision ended up (DESIGN §8.4). */
+/** Where a decision ended up (design §8.4). */
 export type AnswerStatus = 'approved' | 'denied' | 'deferred' | 'expired';
 
 /** One answered decision, latest answer only. */

@@ -1,5 +1,5 @@
 /**
- * Queries of the Decisions screen (SPEC §4.15; DESIGN §8.19). Keys start with the `decisions`
+ * Queries of the Decisions screen (contract §4.15; design §8.19). Keys start with the `decisions`
  * root (`lib/live.ts`), so `decision_created` / `decision_response` socket events refresh them;
  * the inbox also polls, since an expiry at the deadline sends the owner no event.
  */

@@ -1,5 +1,5 @@
 /**
- * The decisions this browser has seen (DESIGN §8.19), kept in `sessionStorage` so "Recently
+ * The decisions this browser has seen (design §8.19), kept in `sessionStorage` so "Recently
  * answered" can name a decision (title, agent, options, note) after the inbox no longer lists it
  * — the audit trail carries ids only. At most {@link KNOWN_LIMIT}, the newest kept.
  */
@@ -9,7 +9,7 @@ const KEY = 'parley.decisions.known';
 /** Most decisions remembered. */
 export const KNOWN_LIMIT = 200;
 
-/** The remembered decisions by id (DESIGN §8.19). */
+/** The remembered decisions by id (design §8.19). */
 export function knownDecisions(): Map<string, Decision> {
   try {
     const list = JSON.parse(sessionStorage.getItem(KEY) ?? '[]') as Decision[];

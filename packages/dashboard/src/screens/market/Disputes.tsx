@@ -1,5 +1,5 @@
 /**
- * Disputes (SPEC §2.13; DESIGN §8.25, §8.35): the tenant's disputes with their reason, evidence,
+ * Disputes (contract §2.13; design §8.25, §8.35): the tenant's disputes with their reason, evidence,
  * notes and outcome; either party adds a note (with evidence) while a dispute is open. A platform
  * operator resolves them.
  */

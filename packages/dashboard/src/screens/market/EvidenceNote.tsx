@@ -1,5 +1,5 @@
 /**
- * The text form shared by filing a dispute and adding a note to one (SPEC §2.13; DESIGN §8.25,
+ * The text form shared by filing a dispute and adding a note to one (contract §2.13; design §8.25,
  * §8.35): the text and optional evidence references (trace ids of 32 hex, or audit event ids).
  */
 import type { EvidenceRef } from '@parley/sdk';
@@ -9,7 +9,7 @@ import { useDraft } from '../../lib/drafts';
 import { splitList } from '../../lib/format';
 import { Field } from '../form-parts';
 
-/** Evidence ids typed comma-separated: 32 hex is a trace id, anything else an audit event id (DESIGN §8.35). */
+/** Evidence ids typed comma-separated: 32 hex is a trace id, anything else an audit event id (design §8.35). */
 export function evidenceRefs(text: string): EvidenceRef[] {
   return splitList(text).map((id) => ({ type: /^[0-9a-f]{32}$/i.test(id) ? 'trace' : 'audit_event', id }));
 }

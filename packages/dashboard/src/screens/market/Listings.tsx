@@ -1,5 +1,5 @@
 /**
- * My listings (DESIGN §8.23, §8.35): the tenant's own listings in every status
+ * My listings (design §8.23, §8.35): the tenant's own listings in every status
  * (`GET /marketplace/listings?mine=true`), a new draft for one of its hub identities, and the
  * transitions draft -> published -> paused -> published, delist (terminal, confirmed).
  */
@@ -124,7 +124,7 @@ function ListingRow({ l }: { l: Listing }) {
   );
 }
 
-/** The "My listings" section (DESIGN §8.23, §8.35). */
+/** The "My listings" section (design §8.23, §8.35). */
 export function MyListings() {
   const { client } = useOwner();
   const listings = usePaged(['market', 'listings', 'mine'], (cursor) => client.searchListings({ mine: true, limit: 50, ...(cursor ? { cursor } : {}) }), (p) => p.listings);

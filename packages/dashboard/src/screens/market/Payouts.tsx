@@ -1,5 +1,5 @@
 /**
- * Payouts (SPEC §3.8, §4.16; DESIGN §8.24): the ledger summary (earned, fees, paid, pending,
+ * Payouts (contract §3.8, §4.16; design §8.24): the ledger summary (earned, fees, paid, pending,
  * balance, the minimum and the next weekly run) and the payouts to the tenant, in US cents.
  */
 import { useQuery } from '@tanstack/react-query';

@@ -1,5 +1,5 @@
 /**
- * My rentals (SPEC §3.6; DESIGN §8.9, §8.24, §8.35): the tenant's rentals as renter or as
+ * My rentals (contract §3.6; design §8.9, §8.24, §8.35): the tenant's rentals as renter or as
  * developer, with amounts in US cents; the renter completes an active rental or cancels a pending
  * or active one (confirmed; the unused part is refunded); either party files a dispute on an
  * active or suspended rental.
@@ -73,7 +73,7 @@ function RentalRow({ r }: { r: Rental }) {
   );
 }
 
-/** The "My rentals" section (DESIGN §8.35: `GET /marketplace/rentals?role=`). */
+/** The "My rentals" section (design §8.35: `GET /marketplace/rentals?role=`). */
 export function MyRentals() {
   const { client } = useOwner();
   const [role, setRole] = useState<Role>('renter');

@@ -1,5 +1,5 @@
 /**
- * Agent pickers (DESIGN §8.18) shared by the Trust, Shadow and Telemetry screens: a native
+ * Agent pickers (design §8.18) shared by the Trust, Shadow and Telemetry screens: a native
  * `<select>` of the owner's agents (usable by keyboard), bare for a form field that brings its
  * own label, or with its `<label>`.
  */

@@ -1,6 +1,6 @@
 /**
  * A horizontal bar (styles.css `.bar`) with an optional marker, for trust dimensions next to the
- * fleet median (DESIGN §8.14) and shadow graduation gates (SPEC §3.4). The bar is decoration:
+ * fleet median (design §8.14) and shadow graduation gates (contract §3.4). The bar is decoration:
  * the value is always written next to it, so nothing is told by colour or length alone.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The create / edit form of a policy (DESIGN §8.5): name, action, priority, enabled, scope
+ * The create / edit form of a policy (design §8.5): name, action, priority, enabled, scope
  * (tenant-wide, a room, a skill) and every condition key. The whole form is one draft
  * (`useFormDraft`); its conversion to the API body is `lib/policy-form.ts`. Server 400s (an
  * unknown key, a bad device id) are shown in place.
@@ -93,7 +93,7 @@ function Conditions({ v, set }: { v: PolicyFormValues; set: Update }) {
   );
 }
 
-/** Create (no `policy`) or edit a policy (DESIGN §8.5); `onDone` after a save or cancel. */
+/** Create (no `policy`) or edit a policy (design §8.5); `onDone` after a save or cancel. */
 export function PolicyForm({ policy, rooms, onDone }: { policy?: Policy; rooms: RoomSummary[] | undefined; onDone?: () => void }) {
   const { client } = useOwner();
   const initial = useMemo(() => (policy ? policyToForm(policy) : EMPTY_POLICY_FORM), [policy]);

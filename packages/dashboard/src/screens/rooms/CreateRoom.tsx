@@ -1,5 +1,5 @@
 /**
- * Create a room (SPEC §4.6 `POST /rooms`; DESIGN §8.5): a name, members picked from the tenant's
+ * Create a room (contract §4.6 `POST /rooms`; design §8.5): a name, members picked from the tenant's
  * ACTIVE agent devices, and the security level. This browser's owner device joins as a member
  * (the client sends it as `X-Device-Id`). The new room opens on success.
  */
@@ -12,7 +12,7 @@ import { useDraft } from '../../lib/drafts';
 import { useAction } from '../../lib/use-action';
 import { useDeviceList } from '../../lib/use-devices';
 
-/** The create-room form (SPEC §4.6 `POST /rooms`; DESIGN §8.5). */
+/** The create-room form (contract §4.6 `POST /rooms`; design §8.5). */
 export function CreateRoom() {
   const { client } = useOwner();
   const navigate = useNavigate();

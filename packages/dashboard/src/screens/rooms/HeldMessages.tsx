@@ -1,5 +1,5 @@
 /**
- * Held messages (SPEC §2.7, §4.9; DESIGN §8.3, §8.5): room messages a policy (or a strict room)
+ * Held messages (contract §2.7, §4.9; design §8.3, §8.5): room messages a policy (or a strict room)
  * held for the owner's approval, listed without content. Each row shows sender → recipient,
  * type, priority, when, a live countdown to its expiry (72 h) and its status, with Approve
  * (fan-out proceeds) and Deny (the ciphertext is dropped). A decided row stays with its new
@@ -76,7 +76,7 @@ function HeldRow({ held, names, roomNames, onKeep }: { held: HeldMessage; names:
   );
 }
 
-/** Held messages (DESIGN §8.3, §8.5) of room `roomId`, or of every room and channel when it is undefined. */
+/** Held messages (design §8.3, §8.5) of room `roomId`, or of every room and channel when it is undefined. */
 export function HeldMessages({ roomId }: { roomId?: string | undefined }) {
   const names = useDeviceNames();
   const held = useHeld();

@@ -1,5 +1,5 @@
 /**
- * A room's members and pairwise sessions (SPEC §4.6; DESIGN §8.5): each member's device name and
+ * A room's members and pairwise sessions (contract §4.6; design §8.5): each member's device name and
  * kind, remove (confirmed; history stays), add an ACTIVE device of the tenant; and the room's
  * pairwise conversations, one per member pair, as pairs of names.
  */
@@ -43,7 +43,7 @@ function AddMember({ room }: { room: Room }) {
   );
 }
 
-/** Members of `room` with add and remove (SPEC §4.6 `/rooms/{id}/members`; DESIGN §8.5). */
+/** Members of `room` with add and remove (contract §4.6 `/rooms/{id}/members`; design §8.5). */
 export function Members({ room }: { room: Room }) {
   const { client, deviceId } = useOwner();
   const names = useDeviceNames();
@@ -75,7 +75,7 @@ export function Members({ room }: { room: Room }) {
   );
 }
 
-/** The pairwise sessions of `room` (DESIGN §8.5: one conversation per member pair). */
+/** The pairwise sessions of `room` (design §8.5: one conversation per member pair). */
 export function Sessions({ room }: { room: Room }) {
   const names = useDeviceNames();
   return (

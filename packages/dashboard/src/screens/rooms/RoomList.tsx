@@ -1,5 +1,5 @@
 /**
- * The tenant's active rooms (SPEC §4.6 `GET /rooms`; DESIGN §8.5): name (link to the room),
+ * The tenant's active rooms (contract §4.6 `GET /rooms`; design §8.5): name (link to the room),
  * security level and member count.
  */
 import type { RoomSummary } from '@parley/sdk';
@@ -8,12 +8,12 @@ import { Badge, Empty, ErrorNote, Head, Loading, Section } from '../../component
 import { toneOf } from '../../lib/tones';
 import { useRooms } from './data';
 
-/** A room's security level as a badge with its text (DESIGN §8.5: strict rooms hold agent messages). */
+/** A room's security level as a badge with its text (design §8.5: strict rooms hold agent messages). */
 export function SecurityBadge({ level }: { level: RoomSummary['security_level'] }) {
   return <Badge tone={toneOf(level)}>{level}</Badge>;
 }
 
-/** The room list (SPEC §4.6 `GET /rooms`); `selected` is the room on screen. */
+/** The room list (contract §4.6 `GET /rooms`); `selected` is the room on screen. */
 export function RoomList({ selected }: { selected: string | undefined }) {
   const rooms = useRooms();
   return (

@@ -1,5 +1,5 @@
 /**
- * The policies that apply to a room (SPEC §4.9; DESIGN §8.5): its own (scope.room_id) and the
+ * The policies that apply to a room (contract §4.9; design §8.5): its own (scope.room_id) and the
  * tenant-wide ones, marked as such, with action, priority, state and conditions. Strict rooms
  * hold agent-sent messages unless a policy allows them.
  */
@@ -11,7 +11,7 @@ import { useDeviceNames } from '../../lib/use-devices';
 import { usePolicies } from './data';
 import { conditionsText, policiesForRoom } from './policy-text';
 
-/** Policies of `room`: its own and the tenant-wide ones (SPEC §4.9; DESIGN §8.5). */
+/** Policies of `room`: its own and the tenant-wide ones (contract §4.9; design §8.5). */
 export function RoomPolicies({ room }: { room: Room }) {
   const names = useDeviceNames();
   const policies = usePolicies();

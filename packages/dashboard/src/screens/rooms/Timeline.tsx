@@ -1,5 +1,5 @@
 /**
- * A room's timeline (SPEC §4.6 `GET /rooms/{id}/messages`, owner view; DESIGN §8.5): metadata
+ * A room's timeline (contract §4.6 `GET /rooms/{id}/messages`, owner view; design §8.5): metadata
  * only — sender, type, priority, time and each recipient's delivery outcome with its ticks
  * (delivered / read, issue 20 part 1). The service holds ciphertext only, so the content reads
  * "encrypted".
@@ -26,7 +26,7 @@ function Deliveries({ entry, names }: { entry: RoomTimelineEntry; names: NameMap
   );
 }
 
-/** The timeline of room `roomId` (SPEC §4.6; DESIGN §8.5), oldest first, with "Show more" for the next page. */
+/** The timeline of room `roomId` (contract §4.6; design §8.5), oldest first, with "Show more" for the next page. */
 export function Timeline({ roomId }: { roomId: string }) {
   const names = useDeviceNames();
   const timeline = useTimeline(roomId);

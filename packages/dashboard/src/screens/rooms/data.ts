@@ -1,5 +1,5 @@
 /**
- * Queries of the Rooms screen (SPEC §4.6, §4.9; DESIGN §8.3, §8.5). Every key starts with a root
+ * Queries of the Rooms screen (contract §4.6, §4.9; design §8.3, §8.5). Every key starts with a root
  * of `lib/live.ts` (`rooms`, `held`, `policies`), so `room_*`, `member_*` and `policy_alert`
  * socket events refresh them.
  */
@@ -10,19 +10,19 @@ import { useOwner } from '../../app/owner-context';
 /** Timeline entries per page. */
 export const TIMELINE_PAGE = 50;
 
-/** The tenant's active rooms (`listRooms`, SPEC §4.6). */
+/** The tenant's active rooms (`listRooms`, contract §4.6). */
 export function useRooms() {
   const { client } = useOwner();
   return useQuery({ queryKey: ['rooms'], queryFn: () => client.listRooms() });
 }
 
-/** One room with its members and pairwise conversations (`getRoom`, SPEC §4.6; DESIGN §8.5). */
+/** One room with its members and pairwise conversations (`getRoom`, contract §4.6; design §8.5). */
 export function useRoom(roomId: string) {
   const { client } = useOwner();
   return useQuery({ queryKey: ['rooms', roomId], queryFn: () => client.getRoom(roomId) });
 }
 
-/** The room timeline in send order (`roomTimeline`, owner view: metadata, no content; DESIGN §8.5), page by page. */
+/** The room timeline in send order (`roomTimeline`, owner view: metadata, no content; design §8.5), page by page. */
 export function useTimeline(roomId: string) {
   const { client } = useOwner();
   return useInfiniteQuery({
@@ -33,13 +33,13 @@ export function useTimeline(roomId: string) {
   });
 }
 
-/** The tenant's policies (`listPolicies`, SPEC §4.9). */
+/** The tenant's policies (`listPolicies`, contract §4.9). */
 export function usePolicies() {
   const { client } = useOwner();
   return useQuery({ queryKey: ['policies'], queryFn: () => client.listPolicies() });
 }
 
-/** Held messages awaiting approval (`listHeldMessages`, status `held`; DESIGN §8.3), all rooms and channels. */
+/** Held messages awaiting approval (`listHeldMessages`, status `held`; design §8.3), all rooms and channels. */
 export function useHeld() {
   const { client } = useOwner();
   return useQuery({ queryKey: ['held', 'held'], queryFn: () => client.listHeldMessages({ status: 'held' }) });

@@ -1,5 +1,5 @@
 /**
- * Policies as the Rooms screen lists them (DESIGN §8.5): the ones scoped to a room plus the
+ * Policies as the Rooms screen lists them (design §8.5): the ones scoped to a room plus the
  * tenant-wide ones (no room, no skill), and their conditions in words, device ids as names.
  */
 import type { Policy, PolicyConditions } from '@parley/sdk';
@@ -11,7 +11,7 @@ export interface RoomPolicy {
   scope: 'room' | 'tenant';
 }
 
-/** The policies of room `roomId` first, then the tenant-wide ones (DESIGN §8.5 scopes); skill-scoped and other rooms' left out. */
+/** The policies of room `roomId` first, then the tenant-wide ones (design §8.5 scopes); skill-scoped and other rooms' left out. */
 export function policiesForRoom(policies: readonly Policy[], roomId: string): RoomPolicy[] {
   const own = policies.filter((p) => p.scope.room_id === roomId).map((policy) => ({ policy, scope: 'room' as const }));
   const wide = policies.filter((p) => p.scope.room_id === null && p.scope.skill === null).map((policy) => ({ policy, scope: 'tenant' as const }));
@@ -26,7 +26,7 @@ function valueText(key: string, value: unknown, names: NameMap): string {
   return String(value);
 }
 
-/** Conditions (DESIGN §8.5) as "key: value" parts ("message types: text, file"); "every message" when none. */
+/** Conditions (design §8.5) as "key: value" parts ("message types: text, file"); "every message" when none. */
 export function conditionsText(conditions: PolicyConditions, names: NameMap): string {
   const parts = Object.entries(conditions)
     .filter(([, v]) => v !== undefined)

@@ -1,6 +1,6 @@
 /**
- * This browser's owner device and the tenant's owner devices (DESIGN §8.1): device id and
- * fingerprint (DESIGN §7) of this browser and whether it sends read receipts (issue 20 part 1);
+ * This browser's owner device and the tenant's owner devices (design §8.1): device id and
+ * fingerprint (design §7) of this browser and whether it sends read receipts (issue 20 part 1);
  * the other owner devices can be removed (confirmed). "This browser" says what its local storage
  * protects (lib/sealed-store.ts).
  */

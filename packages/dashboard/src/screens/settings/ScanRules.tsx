@@ -1,5 +1,5 @@
 /**
- * Client-side scan rules (SPEC §4.14, §6.1 rule 5; DESIGN §8.22): the current set (version 0 is
+ * Client-side scan rules (contract §4.14, §6.1 rule 5; design §8.22): the current set (version 0 is
  * the built-in one), add a rule or remove one; each change saves the whole set as the next
  * version. A pattern that does not compile is the server's 400, shown in place.
  */

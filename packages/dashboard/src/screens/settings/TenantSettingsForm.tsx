@@ -1,5 +1,5 @@
 /**
- * Tenant settings (SPEC §4.14; DESIGN §8.22): held-message expiry, the default room security
+ * Tenant settings (contract §4.14; design §8.22): held-message expiry, the default room security
  * level, whether client-side scan rules are served, whether devices send read receipts and whether
  * they require post-quantum end-to-end sessions (`require_post_quantum`); saves
  * only the changed keys, or resets every key to its default (confirmed).
@@ -74,7 +74,7 @@ function Form({ current }: { current: TenantSettings }) {
   );
 }
 
-/** The tenant settings section (SPEC §4.14; DESIGN §8.22). */
+/** The tenant settings section (contract §4.14; design §8.22). */
 export function TenantSettingsSection() {
   const { client } = useOwner();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => client.getSettings() });

@@ -1,5 +1,5 @@
 /**
- * One shadow session on the Shadow sessions screen (SPEC §2.14, §3.4, §4.17; DESIGN §8.8,
+ * One shadow session on the Shadow sessions screen (contract §2.14, §3.4, §4.17; design §8.8,
  * §8.20): level and evidence, progress on the three graduation gates (counted since the current
  * level began), Graduate (only when every gate is met, never automatic) and Demote to a lower
  * level with a reason (confirmed).
@@ -84,7 +84,7 @@ function Demote({ session }: { session: ShadowSession }) {
   );
 }
 
-/** A shadow session card: `agentName` names its agent (SPEC §2.14; DESIGN §8.8, §8.20). */
+/** A shadow session card: `agentName` names its agent (contract §2.14; design §8.8, §8.20). */
 export function ShadowSessionCard({ session, agentName }: { session: ShadowSession; agentName: string }) {
   const s = session.stats;
   const titleId = `shadow-title-${session.session_id}`;

@@ -1,5 +1,5 @@
 /**
- * A table of telemetry spans (SPEC §2.15; DESIGN §8.18), newest first: start time, optionally the
+ * A table of telemetry spans (contract §2.15; design §8.18), newest first: start time, optionally the
  * agent, span name, status (a badge with its word) and duration, and the trace id. Shared by the
  * Telemetry screen's agent spans and the tenant's recent activity.
  */

@@ -1,7 +1,7 @@
 /**
- * The 12 trust dimensions of an agent (SPEC §2.9) as horizontal bars, each with a line at the
- * fleet median (DESIGN §8.14) and both values written out, plus where each score came from
- * (SPEC §3.9: telemetry, fleet median fallback, warm-up). Presentational.
+ * The 12 trust dimensions of an agent (contract §2.9) as horizontal bars, each with a line at the
+ * fleet median (design §8.14) and both values written out, plus where each score came from
+ * (contract §3.9: telemetry, fleet median fallback, warm-up). Presentational.
  */
 import type { DimensionRow } from '../../lib/trust-view';
 import { barPercent, formatScore } from '../../lib/trust-view';

@@ -1,5 +1,5 @@
 /**
- * The trust fleet table (DESIGN §8.14, §8.21): each scored agent with its tier, composite score
+ * The trust fleet table (design §8.14, §8.21): each scored agent with its tier, composite score
  * and percentile in the tenant fleet, sortable by score or percentile with buttons in the column
  * headers (`aria-sort` tells the current order), each agent linking to its trust page.
  * Presentational: the data comes in props (tested in `test/trust-screen.test.tsx`).

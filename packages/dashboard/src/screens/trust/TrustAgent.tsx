@@ -1,8 +1,8 @@
 /**
- * One agent on the Trust screen (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.21): composite
+ * One agent on the Trust screen (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.21): composite
  * score, tier and percentile; the 12 dimensions next to the fleet median; the 7-day score history
  * as a chart with its tier changes; drift (TrustDrift.tsx); the compliance report download. A
- * warm-up score (SPEC §3.9) shows its 12 dimensions at 0.5, marked and explained; an agent the
+ * warm-up score (contract §3.9) shows its 12 dimensions at 0.5, marked and explained; an agent the
  * fleet overview does not count (not scored yet, or no longer active) says so instead of a
  * computation time and a fleet percentile, so the panel agrees with the fleet's count.
  */
@@ -128,7 +128,7 @@ function Report({ agentId, name, tier }: { agentId: string; name: string; tier: 
   );
 }
 
-/** The trust page of one agent (SPEC §4.12; DESIGN §8.14): `agentId` is its device id (or hub address). */
+/** The trust page of one agent (contract §4.12; design §8.14): `agentId` is its device id (or hub address). */
 export function TrustAgent({ agentId, name, window: win, fleet }: { agentId: string; name: string; window: TrustWindow; fleet: TrustFleet | undefined }) {
   const { client } = useOwner();
   const days = windowDays(win);

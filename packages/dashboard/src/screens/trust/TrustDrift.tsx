@@ -1,5 +1,5 @@
 /**
- * Drift of one agent on the Trust screen (SPEC §4.12; DESIGN §8.14): per-dimension PSI of the
+ * Drift of one agent on the Trust screen (contract §4.12; design §8.14): per-dimension PSI of the
  * window against the baseline, each in its band (< 0.1 stable, 0.1–0.25 moderate, > 0.25
  * significant; written out, not colour only), the baseline period, and recalibration.
  */
@@ -10,7 +10,7 @@ import { Badge, ConfirmButton, Empty, ErrorNote, Head, Loading, Section } from '
 import { useRootMutation } from '../../lib/mutate';
 import { driftRows, driftTone, PSI_MODERATE_FROM, PSI_SIGNIFICANT_ABOVE } from '../../lib/trust-view';
 
-/** The drift section of an agent (SPEC §4.12 PSI bands). */
+/** The drift section of an agent (contract §4.12 PSI bands). */
 export function TrustDrift({ agentId, window: win }: { agentId: string; window: TrustWindow }) {
   const { client } = useOwner();
   const drift = useQuery({ queryKey: ['trust', 'drift', agentId, win], queryFn: () => client.getTrustDrift(agentId, { window: win }) });

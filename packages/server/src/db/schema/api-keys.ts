@@ -1,12 +1,12 @@
 /**
- * API keys (SPEC §2.6, §4.8).
+ * API keys (contract §2.6, §4.8).
  */
 import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 
 /**
- * API keys (SPEC §2.6, §4.8): `svc_agent_sk_{env}_{64 hex}`; only the BLAKE2b-256 hash is
+ * API keys (contract §2.6, §4.8): `svc_agent_sk_{env}_{64 hex}`; only the BLAKE2b-256 hash is
  * stored. `device_id` is the device bound on first use (trust on first use); deleting the key
  * deletes that device.
  */

@@ -1,12 +1,12 @@
 /**
- * Encrypted attachments and mobile push tokens (SPEC §2.5, §4.7).
+ * Encrypted attachments and mobile push tokens (contract §2.5, §4.7).
  */
 import { bigint, index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt } from './columns.js';
 import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
-/** Encrypted attachments (SPEC §2.5, §4.7): metadata here, bytes in the blob store. */
+/** Encrypted attachments (contract §2.5, §4.7): metadata here, bytes in the blob store. */
 export const attachments = pgTable(
   'attachments',
   {
@@ -22,7 +22,7 @@ export const attachments = pgTable(
   (t) => [index('attachments_tenant_idx').on(t.tenantId)],
 );
 
-/** Mobile push tokens per device (SPEC §4.7). */
+/** Mobile push tokens per device (contract §4.7). */
 export const pushTokens = pgTable(
   'push_tokens',
   {

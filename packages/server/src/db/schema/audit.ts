@@ -1,13 +1,13 @@
 /**
- * The hash-chained tenant audit log (SPEC §4.14; DESIGN §8.10) and the transparency log over it
- * (DESIGN §8.33): the Merkle tree's nodes and the signed checkpoints.
+ * The hash-chained tenant audit log (contract §4.14; design §8.10) and the transparency log over it
+ * (design §8.33): the Merkle tree's nodes and the signed checkpoints.
  */
 import { bigint, index, jsonb, pgTable, primaryKey, smallint, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt } from './columns.js';
 import { tenants } from './tenants.js';
 
 /**
- * The tenant audit log (SPEC §4.14; DESIGN §8.10): append-only, hash-chained per tenant:
+ * The tenant audit log (contract §4.14; design §8.10): append-only, hash-chained per tenant:
  * `hash = BLAKE2b-256(prev_hash || JCS(event))`; `seq` orders a tenant's chain (1, 2, …).
  */
 export const auditEvents = pgTable(
@@ -28,7 +28,7 @@ export const auditEvents = pgTable(
 );
 
 /**
- * The tenant's RFC 9162 Merkle tree over its audit events (DESIGN §8.33; modules/audit/tree.ts):
+ * The tenant's RFC 9162 Merkle tree over its audit events (design §8.33; modules/audit/tree.ts):
  * every complete subtree, written in the transaction that appends the event that completes it.
  * Node (`level`, `idx`) covers leaves [idx * 2^level, (idx + 1) * 2^level); level 0 holds the leaf
  * hashes (leaf idx = seq - 1, input the 32 bytes of the event's chain `hash`). Append-only for the
@@ -46,7 +46,7 @@ export const auditTreeNodes = pgTable(
 );
 
 /**
- * Every checkpoint the service signed for a tenant (DESIGN §8.33): the whole C2SP note, kept so that
+ * Every checkpoint the service signed for a tenant (design §8.33): the whole C2SP note, kept so that
  * proofs can be asked for the sizes an owner was given. One per (size, signing key): a rotation
  * signs the sizes asked again with the new key. Append-only for the application role.
  */

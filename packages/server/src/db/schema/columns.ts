@@ -1,7 +1,7 @@
 /**
  * Column types shared by the schema area files: the custom PostgreSQL types (`tsvector`,
  * `bytea`) and the timestamp helpers (`timestamptz` as a JS Date; `created_at` defaulting to now).
- * Not tied to a SPEC section.
+ * Not tied to a contract section.
  */
 import { customType, timestamp } from 'drizzle-orm/pg-core';
 

@@ -1,12 +1,12 @@
 /**
- * Pairwise conversations, topics and messages (SPEC §2.4; DESIGN §7).
+ * Pairwise conversations, topics and messages (contract §2.4; design §7).
  */
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 
-/** A conversation group (`message_group_id`): one agent device and its conversations (DESIGN §7). */
+/** A conversation group (`message_group_id`): one agent device and its conversations (design §7). */
 export const conversationGroups = pgTable('conversation_groups', {
   id: uuid('id').primaryKey(),
   tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
@@ -14,7 +14,7 @@ export const conversationGroups = pgTable('conversation_groups', {
   createdAt: createdAt(),
 });
 
-/** A pairwise conversation: `agent_device_id` and `owner_device_id` (DESIGN §7). */
+/** A pairwise conversation: `agent_device_id` and `owner_device_id` (design §7). */
 export const conversations = pgTable(
   'conversations',
   {
@@ -47,7 +47,7 @@ export const topics = pgTable(
 );
 
 /**
- * SPEC §2.4 messages. `seq` is a global identity column giving a total order for cursors;
+ * contract §2.4 messages. `seq` is a global identity column giving a total order for cursors;
  * `recipient_device_id` is the other side of the pairwise conversation; when the message reached a
  * socket of the recipient or was fetched by it is its `message_receipts` row. `tenant_id` (RLS) has
  * no foreign key of its own: the conversation's carries it and cascades, and a second check per

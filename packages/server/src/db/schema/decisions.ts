@@ -1,5 +1,5 @@
 /**
- * Decision requests (SPEC §2.4 decision_request, §4.15; DESIGN §8.4, §8.19).
+ * Decision requests (contract §2.4 decision_request, §4.15; design §8.4, §8.19).
  */
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
@@ -8,7 +8,7 @@ import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
 /**
- * Decision requests (SPEC §2.4 decision_request, §4.15; DESIGN §8.4, §8.19): `pending` ->
+ * Decision requests (contract §2.4 decision_request, §4.15; design §8.4, §8.19): `pending` ->
  * `approved` | `denied` | `deferred` | `expired` (deadline passed, auto_action fired once).
  */
 export const decisions = pgTable(

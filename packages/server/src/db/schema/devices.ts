@@ -1,12 +1,12 @@
 /**
- * Devices (SPEC §2.3): enrolment, token-renewal challenges (DESIGN §5) and hourly presence
- * (SPEC §2.9 `uptime`, written with `last_seen` and read by the trust engine).
+ * Devices (contract §2.3): enrolment, token-renewal challenges (design §5) and hourly presence
+ * (contract §2.9 `uptime`, written with `last_seen` and read by the trust engine).
  */
 import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 
-/** SPEC §2.3. `kind` is owner|agent; owner devices carry the owner's `owner_sub`. */
+/** contract §2.3. `kind` is owner|agent; owner devices carry the owner's `owner_sub`. */
 export const devices = pgTable(
   'devices',
   {
@@ -36,7 +36,7 @@ export const devices = pgTable(
 );
 
 /**
- * Spent device-token renewal challenges (DESIGN §5). Challenges themselves are stateless (HMAC,
+ * Spent device-token renewal challenges (design §5). Challenges themselves are stateless (HMAC,
  * auth/renewal-challenges.ts); a row is written only by a renewal whose identity-key signature
  * verified, and lives until the challenge expires, so each challenge renews once.
  */
@@ -51,7 +51,7 @@ export const deviceChallenges = pgTable('device_challenges', {
 });
 
 /**
- * Device presence by hour (SPEC §2.9 `uptime`, DESIGN §8.2): one row per device and UTC hour in
+ * Device presence by hour (contract §2.9 `uptime`, design §8.2): one row per device and UTC hour in
  * which the device was seen; written with `last_seen` (throttled), read by the trust engine.
  */
 export const devicePresence = pgTable(

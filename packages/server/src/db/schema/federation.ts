@@ -1,5 +1,5 @@
 /**
- * Federation agreements and agent-to-agent channels and messages (SPEC §2.11, §2.12, §3.5).
+ * Federation agreements and agent-to-agent channels and messages (contract §2.11, §2.12, §3.5).
  * These two-party tables carry `tenant_id` (initiator / proposer) and `partner_tenant_id`
  * (responder / partner) and are visible to both tenants (`parley_enable_two_party_rls`,
  * migration 0007).
@@ -10,7 +10,7 @@ import { marketplaceRentals } from './marketplace.js';
 import { tenants } from './tenants.js';
 
 /**
- * Federation agreements (SPEC §2.12): proposed by `tenant_id`, accepted by `partner_tenant_id`.
+ * Federation agreements (contract §2.12): proposed by `tenant_id`, accepted by `partner_tenant_id`.
  * `status` pending | active | revoked; expiry is derived from `expires_at`. A renewal asked by one
  * party waits in `renewal_expires_at` / `renewal_by` for the other party's accept.
  */
@@ -38,7 +38,7 @@ export const federationAgreements = pgTable(
 );
 
 /**
- * Agent-to-agent channels (SPEC §2.11, §3.5): initiator side in `tenant_id`, responder side in
+ * Agent-to-agent channels (contract §2.11, §3.5): initiator side in `tenant_id`, responder side in
  * `partner_tenant_id` (equal for a same-tenant channel). Status pending | approved | active |
  * rejected | revoked. A federated channel is backed by a federation agreement (`agreement_id`)
  * or, when the initiator's tenant rents the responder's identity, by that marketplace rental

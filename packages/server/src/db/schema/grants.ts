@@ -1,5 +1,5 @@
 /**
- * Skill Permission Tokens (DESIGN §8.7; the skill grants of the trust tiers, SPEC §2.9).
+ * Skill Permission Tokens (design §8.7; the skill grants of the trust tiers, contract §2.9).
  */
 import { index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
@@ -7,7 +7,7 @@ import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
 /**
- * Skill Permission Tokens (DESIGN §8.7): one row per issued SPT (`jti`). The revocation list is
+ * Skill Permission Tokens (design §8.7): one row per issued SPT (`jti`). The revocation list is
  * the rows with `revoked_at` set; an SPT is active while not revoked and `expires_at` is ahead.
  * `tier` is the trust tier the grant was issued under (a downgrade below it revokes the grant).
  */

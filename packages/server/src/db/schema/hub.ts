@@ -1,6 +1,6 @@
 /**
- * Hub identities, their DID verification methods, capabilities and tier changes (SPEC §2.8,
- * §3.3; DESIGN §8.15), and the registry of issued verifiable credentials (SPEC §2.10; DESIGN §8.16).
+ * Hub identities, their DID verification methods, capabilities and tier changes (contract §2.8,
+ * §3.3; design §8.15), and the registry of issued verifiable credentials (contract §2.10; design §8.16).
  */
 import { doublePrecision, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts, tsvector } from './columns.js';
@@ -9,7 +9,7 @@ import { devices } from './devices.js';
 import { apiKeys } from './api-keys.js';
 
 /**
- * Hub identities (SPEC §2.8): the platform-wide unique `hub_address` of an agent device. Issue 4
+ * Hub identities (contract §2.8): the platform-wide unique `hub_address` of an agent device. Issue 4
  * needs only the address registry (A2A requests by address); issue 5 completes the identity.
  */
 export const hubIdentities = pgTable(
@@ -31,12 +31,12 @@ export const hubIdentities = pgTable(
     capabilities: jsonb('capabilities').notNull().default([]),
     trustTier: text('trust_tier').notNull().default('unverified'),
     trustScore: doublePrecision('trust_score'),
-    /** active | suspended (SPEC §4.11 verify status). */
+    /** active | suspended (contract §4.11 verify status). */
     status: text('status').notNull().default('active'),
-    /** The `timestamp` of the last accepted `PATCH /hub/{address}/did` (replay protection, DESIGN §8.15). */
+    /** The `timestamp` of the last accepted `PATCH /hub/{address}/did` (replay protection, design §8.15). */
     didUpdatedAt: ts('did_updated_at'),
     certifiedAt: ts('certified_at'),
-    /** `computed` (trust engine / certify) or `operator` (DESIGN §8.25 operator certification). */
+    /** `computed` (trust engine / certify) or `operator` (design §8.25 operator certification). */
     tierSource: text('tier_source').notNull().default('computed'),
     /** The operator's tier grant: its reason and expiry (null: no grant, or no expiry). */
     tierGrantReason: text('tier_grant_reason'),
@@ -63,7 +63,7 @@ export const hubIdentities = pgTable(
 );
 
 /**
- * Verification methods of a hub identity's DID document beyond `#owner-key` (DESIGN §8.15):
+ * Verification methods of a hub identity's DID document beyond `#owner-key` (design §8.15):
  * `key_id` is `key-<n>`; `public_key_multibase` is `z` + base58btc(0xed 0x01 ‖ key).
  */
 export const hubVerificationMethods = pgTable(
@@ -80,7 +80,7 @@ export const hubVerificationMethods = pgTable(
   (t) => [uniqueIndex('hub_verification_methods_key_idx').on(t.identityId, t.keyId)],
 );
 
-/** Registered capabilities of a hub identity (SPEC §2.8): JSON Schema input, SLA, certification tier. */
+/** Registered capabilities of a hub identity (contract §2.8): JSON Schema input, SLA, certification tier. */
 export const hubCapabilities = pgTable(
   'hub_capabilities',
   {
@@ -98,7 +98,7 @@ export const hubCapabilities = pgTable(
   (t) => [uniqueIndex('hub_capabilities_name_idx').on(t.identityId, t.name, t.version)],
 );
 
-/** Every trust-tier change of a hub identity (SPEC §3.3: recorded; certification checks kept). */
+/** Every trust-tier change of a hub identity (contract §3.3: recorded; certification checks kept). */
 export const hubTierChanges = pgTable(
   'hub_tier_changes',
   {
@@ -115,7 +115,7 @@ export const hubTierChanges = pgTable(
 );
 
 /**
- * Verifiable credentials issued by the service (SPEC §2.10; DESIGN §8.16): the revocation
+ * Verifiable credentials issued by the service (contract §2.10; design §8.16): the revocation
  * registry. `id` is the credential `id` (e.g. `urn:uuid:…`); `revoked_at` set = revoked.
  */
 export const issuedCredentials = pgTable(

@@ -1,8 +1,8 @@
 /**
- * Database schema (drizzle-orm), split by SPEC area; this index re-exports every table, sequence
+ * Database schema (drizzle-orm), split by contract area; this index re-exports every table, sequence
  * and custom column type by name (it is what `db/client.ts` hands to drizzle and what
  * `drizzle.config.ts` reads). Every tenant-owned table carries `tenant_id` and is protected by the
- * row-level security policy of DESIGN §4, created in the SQL migration `0001_rls.sql`. Tables
+ * row-level security policy of design §4, created in the SQL migration `0001_rls.sql`. Tables
  * without `tenant_id` (`platform.ts`: `signing_keys`, `platform_keys`, `scheduled_jobs`) are
  * platform tables the application role cannot read.
  *

@@ -1,5 +1,5 @@
 /**
- * Marketplace (SPEC §2.13, §3.6–§3.8, §4.16; DESIGN §8.23–§8.26, §8.35): listings, rentals,
+ * Marketplace (contract §2.13, §3.6–§3.8, §4.16; design §8.23–§8.26, §8.35): listings, rentals,
  * disputes and their notes, payouts, connected processor accounts, default payment methods, the
  * double-entry ledger and the processed-event registry of the payment processor.
  *
@@ -19,7 +19,7 @@ import { tenants } from './tenants.js';
 import { workspaces } from './workspaces.js';
 import { hubIdentities } from './hub.js';
 
-/** Listings (DESIGN §8.23): status draft | published | paused | delisted. */
+/** Listings (design §8.23): status draft | published | paused | delisted. */
 export const marketplaceListings = pgTable(
   'marketplace_listings',
   {
@@ -65,7 +65,7 @@ export const marketplaceListings = pgTable(
 );
 
 /**
- * Rentals (SPEC §3.6, DESIGN §8.9/§8.35): pending | active | suspended | completed | cancelled |
+ * Rentals (contract §3.6, design §8.9/§8.35): pending | active | suspended | completed | cancelled |
  * disputed | resolved. Two-party: `tenant_id` renter, `partner_tenant_id` developer. Money is
  * integer cents; `amount_cents` is what the renter was charged, `fee_cents` the platform's part.
  */
@@ -115,7 +115,7 @@ export const marketplaceRentals = pgTable(
 );
 
 /**
- * The rental room's messages (SPEC §4.16 "renting creates a cross-tenant encrypted room"): one row
+ * The rental room's messages (contract §4.16 "renting creates a cross-tenant encrypted room"): one row
  * per envelope (pairwise, one ciphertext per recipient) between the renter's owner devices and the
  * rented agent; two-party like the rental. `outcome` delivered | notified | held | blocked
  * (blocked and denied rows keep no ciphertext); `hold_reason` policy | suspension.
@@ -143,7 +143,7 @@ export const marketplaceRentalMessages = pgTable(
   (t) => [index('marketplace_rental_messages_rental_idx').on(t.rentalId, t.seq)],
 );
 
-/** Disputes (SPEC §2.13, DESIGN §8.25): open | resolved; outcome refund | partial | none. Two-party like the rental. */
+/** Disputes (contract §2.13, design §8.25): open | resolved; outcome refund | partial | none. Two-party like the rental. */
 export const marketplaceDisputes = pgTable(
   'marketplace_disputes',
   {
@@ -183,7 +183,7 @@ export const marketplaceDisputeNotes = pgTable(
   (t) => [index('marketplace_dispute_notes_dispute_idx').on(t.disputeId, t.createdAt)],
 );
 
-/** Payouts (SPEC §3.8): pending | completed | failed, one per developer tenant per run. */
+/** Payouts (contract §3.8): pending | completed | failed, one per developer tenant per run. */
 export const marketplacePayouts = pgTable(
   'marketplace_payouts',
   {
@@ -203,7 +203,7 @@ export const marketplacePayouts = pgTable(
   (t) => [index('marketplace_payouts_tenant_idx').on(t.tenantId, t.createdAt), uniqueIndex('marketplace_payouts_run_idx').on(t.runId, t.tenantId)],
 );
 
-/** A tenant's connected account at the payment processor (DESIGN §8.26): status onboarding | ready. */
+/** A tenant's connected account at the payment processor (design §8.26): status onboarding | ready. */
 export const connectedAccounts = pgTable('marketplace_connected_accounts', {
   tenantId: uuid('tenant_id')
     .primaryKey()
@@ -215,7 +215,7 @@ export const connectedAccounts = pgTable('marketplace_connected_accounts', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
-/** The tenant's default payment method (DESIGN §8.29: `PUT /marketplace/payment-method`). */
+/** The tenant's default payment method (design §8.29: `PUT /marketplace/payment-method`). */
 export const paymentMethods = pgTable('marketplace_payment_methods', {
   tenantId: uuid('tenant_id')
     .primaryKey()
@@ -226,7 +226,7 @@ export const paymentMethods = pgTable('marketplace_payment_methods', {
 });
 
 /**
- * Ledger transactions (DESIGN §8.24): one per money movement (charge, refund, payout,
+ * Ledger transactions (design §8.24): one per money movement (charge, refund, payout,
  * payout_reversal), unique per (kind, reference) so a retried step posts nothing twice.
  */
 export const ledgerTransactions = pgTable(
@@ -245,7 +245,7 @@ export const ledgerTransactions = pgTable(
 );
 
 /**
- * Ledger entries (DESIGN §8.24): signed integer cents on one account, optionally of one tenant;
+ * Ledger entries (design §8.24): signed integer cents on one account, optionally of one tenant;
  * the entries of a transaction sum to zero. Accounts: renter_charges, platform_fees,
  * developer_payable, refunds, payouts, processor_clearing.
  */
@@ -265,7 +265,7 @@ export const ledgerEntries = pgTable(
   (t) => [index('ledger_entries_tx_idx').on(t.transactionId), index('ledger_entries_account_idx').on(t.account, t.partyTenantId)],
 );
 
-/** Payment-processor events processed once (DESIGN §8.26), by (processor, event id). */
+/** Payment-processor events processed once (design §8.26), by (processor, event id). */
 export const processorEvents = pgTable(
   'processor_events',
   {
@@ -278,7 +278,7 @@ export const processorEvents = pgTable(
 );
 
 /**
- * Events the embedded local payment processor has promised and not delivered yet (DESIGN §8.26;
+ * Events the embedded local payment processor has promised and not delivered yet (design §8.26;
  * payments/local.ts): a `pm_card_async` charge's confirmation, a transfer's settlement. A row
  * stays undelivered until the handler accepted the event, so a restart delivers it. A platform
  * table (processor ids and metadata, no tenant data), reached through `crossTenant`.

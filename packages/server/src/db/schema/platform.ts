@@ -1,7 +1,7 @@
 /**
- * Platform tables (no `tenant_id`, no grant to the application role; no SPEC section of their own):
- * the JWT signing keys (DESIGN §5), the non-JWT platform keys such as the VC issuer key
- * (SPEC §2.10; DESIGN §8.16) and the cluster-wide schedule of periodic jobs (DESIGN §8 "jobs").
+ * Platform tables (no `tenant_id`, no grant to the application role; no contract section of their own):
+ * the JWT signing keys (design §5), the non-JWT platform keys such as the VC issuer key
+ * (contract §2.10; design §8.16) and the cluster-wide schedule of periodic jobs (design §8 "jobs").
  */
 import { boolean, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
@@ -17,7 +17,7 @@ export const signingKeys = pgTable('signing_keys', {
 
 /**
  * The service's own non-JWT keys, one per `purpose` (today `vc-issuer`: the Ed25519 key that signs
- * TrustTierCredentials under the platform DID, DESIGN §8.16), shared by every instance. Platform
+ * TrustTierCredentials under the platform DID, design §8.16), shared by every instance. Platform
  * table (no tenant_id; the application role has no grant on it). Keys are multibase
  * (`z` + base58btc of the multicodec-prefixed key, as Ed25519VerificationKey2020 exports them).
  */
@@ -32,7 +32,7 @@ export const platformKeys = pgTable('platform_keys', {
 
 /**
  * Cluster-wide schedule of periodic jobs (platform table, no tenant_id): a run is claimed by the
- * one instance whose `UPDATE … WHERE next_run_at <= now() RETURNING` succeeds (DESIGN §8 "jobs").
+ * one instance whose `UPDATE … WHERE next_run_at <= now() RETURNING` succeeds (design §8 "jobs").
  */
 export const scheduledJobs = pgTable('scheduled_jobs', {
   name: text('name').primaryKey(),

@@ -1,5 +1,5 @@
 /**
- * Policies, held messages and policy evaluations (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5).
+ * Policies, held messages and policy evaluations (contract §2.7, §3.8, §4.9; design §8.3, §8.5).
  */
 import { bigint, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
@@ -7,7 +7,7 @@ import { tenants } from './tenants.js';
 import { rooms, roomEnvelopes } from './rooms.js';
 
 /**
- * Policies (SPEC §2.7, §4.9; DESIGN §8.5): `conditions` is the JSON condition object, `action`
+ * Policies (contract §2.7, §4.9; design §8.5): `conditions` is the JSON condition object, `action`
  * allow | block | hold | notify, `scope_room_id` / `scope_skill` narrow it (both null = tenant-wide).
  */
 export const policies = pgTable(
@@ -29,7 +29,7 @@ export const policies = pgTable(
 );
 
 /**
- * Held messages (SPEC §3.8; DESIGN §8.3): `held` -> `approved` | `denied` | `expired` (72 h).
+ * Held messages (contract §3.8; design §8.3): `held` -> `approved` | `denied` | `expired` (72 h).
  * Points at the held room envelope or A2A message, which keeps the ciphertext until decided.
  */
 export const heldMessages = pgTable(
@@ -61,7 +61,7 @@ export const heldMessages = pgTable(
 /**
  * `svc.policy.evaluate` records (issue 4 item 2; issue 21): one row per (message, recipient)
  * evaluation whose outcome is NOT `allow` (block, hold, notify), read by trust scoring (compliance
- * dimension, SPEC §2.9) and the compliance report. Allowed deliveries are counted in
+ * dimension, contract §2.9) and the compliance report. Allowed deliveries are counted in
  * {@link policyAllowCounts} instead (rows written before issue 21 may still have outcome `allow`;
  * readers count them too). `matched_policy_ids` lists every matching enabled policy; `policy_id`
  * is the one whose action won (null = default).

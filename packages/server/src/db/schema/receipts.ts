@@ -68,7 +68,7 @@ export const messageReceipts = pgTable('message_receipts', {
 
 /**
  * Running counts of the pairwise messages addressed to a device (`kind` `received`: rows written to
- * `messages`; `delivered`: their `message_receipts` rows), so `GET /devices/{id}/pending` (SPEC §4,
+ * `messages`; `delivered`: their `message_receipts` rows), so `GET /devices/{id}/pending` (contract §4,
  * "count of undelivered messages") is one lookup of two rows instead of a scan of the device's
  * history. The group-commit write adds to `received` and the delivered batch to `delivered`, each in
  * the statement that writes the rows; separate rows, so the two writers never wait for each other's

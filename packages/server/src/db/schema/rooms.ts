@@ -1,6 +1,6 @@
 /**
  * Rooms, their members, pairwise room conversations, messages and per-recipient envelopes
- * (SPEC §2.5, §4.6; DESIGN §8.5). A room with a `workspace_id` is a team room.
+ * (contract §2.5, §4.6; design §8.5). A room with a `workspace_id` is a team room.
  */
 import { bigint, index, pgSequence, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { bytea, createdAt, ts } from './columns.js';
@@ -9,7 +9,7 @@ import { devices } from './devices.js';
 import { workspaces } from './workspaces.js';
 
 /**
- * Rooms (SPEC §2.5, §4.6; DESIGN §8.5). `timeline_id` is the room's `conversation_id` (its
+ * Rooms (contract §2.5, §4.6; design §8.5). `timeline_id` is the room's `conversation_id` (its
  * aggregated timeline); a room with a `workspace_id` is a team room. `security_level` is
  * `standard` | `strict`; `archived_at` set = no longer active.
  */
@@ -57,7 +57,7 @@ export const roomConversations = pgTable(
 );
 
 /**
- * Release positions of room envelopes (member timelines, DESIGN §8.5): one value per release, i.e.
+ * Release positions of room envelopes (member timelines, design §8.5): one value per release, i.e.
  * per room message at send time (its sender's position and that of every envelope released with
  * it) and per held envelope at approval. Taken under a per-room transaction lock, so within a room
  * positions commit in order and a member paging by cursor never skips one.

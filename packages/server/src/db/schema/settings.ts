@@ -1,11 +1,11 @@
 /**
- * Tenant settings and client-side scan rule sets (SPEC §4.14; DESIGN §8.22).
+ * Tenant settings and client-side scan rule sets (contract §4.14; design §8.22).
  */
 import { integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { tenants } from './tenants.js';
 
-/** Tenant settings (SPEC §4.14; DESIGN §8.22): one flat JSON object per tenant, validated field by field. */
+/** Tenant settings (contract §4.14; design §8.22): one flat JSON object per tenant, validated field by field. */
 export const tenantSettings = pgTable('tenant_settings', {
   tenantId: uuid('tenant_id').primaryKey().references(() => tenants.id, { onDelete: 'cascade' }),
   settings: jsonb('settings').notNull().default({}),
@@ -13,7 +13,7 @@ export const tenantSettings = pgTable('tenant_settings', {
   updatedBy: text('updated_by'),
 });
 
-/** Versioned client-side scan rule sets (SPEC §4.14): the newest version is current. */
+/** Versioned client-side scan rule sets (contract §4.14): the newest version is current. */
 export const scanRuleSets = pgTable(
   'scan_rule_sets',
   {

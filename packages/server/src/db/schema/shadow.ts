@@ -1,5 +1,5 @@
 /**
- * Shadow sessions and their observations (SPEC §2.14, §3.4; DESIGN §8.8, §8.20).
+ * Shadow sessions and their observations (contract §2.14, §3.4; design §8.8, §8.20).
  */
 import { boolean, doublePrecision, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
@@ -7,7 +7,7 @@ import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
 /**
- * Shadow sessions (SPEC §2.14, §3.4; DESIGN §8.8, §8.20): one agent, skill and decision class.
+ * Shadow sessions (contract §2.14, §3.4; design §8.8, §8.20): one agent, skill and decision class.
  * `level` shadow | supervised | autonomous; `level_since` starts the evidence that gates count.
  */
 export const shadowSessions = pgTable(
@@ -30,7 +30,7 @@ export const shadowSessions = pgTable(
   (t) => [index('shadow_sessions_device_idx').on(t.tenantId, t.deviceId)],
 );
 
-/** Observations of a shadow session (SPEC §2.14): the agent's recommendation next to the human decision. */
+/** Observations of a shadow session (contract §2.14): the agent's recommendation next to the human decision. */
 export const shadowObservations = pgTable(
   'shadow_observations',
   {

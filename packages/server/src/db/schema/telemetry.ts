@@ -1,12 +1,12 @@
 /**
- * Telemetry spans (SPEC §2.15, §4.14) and their per-day roll-ups for the trust engine (SPEC §3.9;
+ * Telemetry spans (contract §2.15, §4.14) and their per-day roll-ups for the trust engine (contract §3.9;
  * docs/decisions.md "Trust engine": roll-ups).
  */
 import { bigint, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
 import { tenants } from './tenants.js';
 
-/** Telemetry spans (SPEC §2.15, §4.14): OTLP spans of a tenant's agents, attributes as JSON. */
+/** Telemetry spans (contract §2.15, §4.14): OTLP spans of a tenant's agents, attributes as JSON. */
 export const telemetrySpans = pgTable(
   'telemetry_spans',
   {
@@ -31,7 +31,7 @@ export const telemetrySpans = pgTable(
 );
 
 /**
- * Per-(device, UTC day) roll-ups of telemetry spans (SPEC §3.9; modules/trust/rollups.ts): exactly
+ * Per-(device, UTC day) roll-ups of telemetry spans (contract §3.9; modules/trust/rollups.ts): exactly
  * what the trust engine derives from a day's spans (`svc.trust` spans excluded). Written only for
  * CLOSED days (before the recompute's day) by the recompute, from raw spans; kept after the raw
  * spans are pruned (TELEMETRY_RETENTION_DAYS). `span_names`: `{name: count}`; `versions`:

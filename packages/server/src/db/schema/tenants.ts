@@ -1,5 +1,5 @@
 /**
- * Tenants, their owner users and invites (SPEC §2.2; DESIGN §5: tenant resolution by membership).
+ * Tenants, their owner users and invites (contract §2.2; design §5: tenant resolution by membership).
  * The root of the foreign-key graph: every tenant-owned table references `tenants`.
  */
 import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
@@ -11,7 +11,7 @@ export const tenants = pgTable('tenants', {
   createdAt: createdAt(),
 });
 
-/** Owner users of a tenant (DESIGN §5: tenant resolution by membership). */
+/** Owner users of a tenant (design §5: tenant resolution by membership). */
 export const memberships = pgTable(
   'memberships',
   {
@@ -23,7 +23,7 @@ export const memberships = pgTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.userSub] }), index('memberships_user_sub_idx').on(t.userSub)],
 );
 
-/** SPEC §2.2. `status` stores active|revoked|consumed; `expired` is derived from `expires_at`. */
+/** contract §2.2. `status` stores active|revoked|consumed; `expired` is derived from `expires_at`. */
 export const invites = pgTable(
   'invites',
   {

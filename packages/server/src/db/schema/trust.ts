@@ -1,6 +1,6 @@
 /**
  * Trust scoring: score snapshots, per-day dimension values and PSI drift baselines
- * (SPEC §2.9, §3.9, §4.12). Device presence, also a trust input, lives in `devices.ts`.
+ * (contract §2.9, §3.9, §4.12). Device presence, also a trust input, lives in `devices.ts`.
  */
 import { doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
@@ -8,7 +8,7 @@ import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
 /**
- * Trust score snapshots (SPEC §2.9, §3.9, §4.12): one row per agent, window (`7d`|`30d`|`90d`)
+ * Trust score snapshots (contract §2.9, §3.9, §4.12): one row per agent, window (`7d`|`30d`|`90d`)
  * and recompute. `dimensions` holds the 12 values 0.0-1.0; `sources` says per dimension whether
  * it came from `telemetry`, the `fleet_median` or the 48-hour `warmup` fallback. The newest row
  * per (device, window) is the current score; the `7d` rows are the history and the tier input.
@@ -31,7 +31,7 @@ export const trustSnapshots = pgTable(
 );
 
 /**
- * Per-day dimension values of an agent (UTC day; the input of PSI drift, SPEC §4.12): only the
+ * Per-day dimension values of an agent (UTC day; the input of PSI drift, contract §4.12): only the
  * dimensions that had data that day are present in `dimensions`. Upserted by each recompute.
  */
 export const trustDailyScores = pgTable(
@@ -47,7 +47,7 @@ export const trustDailyScores = pgTable(
 );
 
 /**
- * PSI drift baselines (SPEC §4.12): per agent and dimension, the binned distribution (`bins`,
+ * PSI drift baselines (contract §4.12): per agent and dimension, the binned distribution (`bins`,
  * proportions summing to 1) of the daily values of the first stable 30-day window, or of the
  * window chosen at the last manual recalibration (`reason` `initial` | `recalibrated`).
  */

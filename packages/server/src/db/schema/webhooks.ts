@@ -1,5 +1,5 @@
 /**
- * The webhook outbox (SPEC §2.3, §6.2; DESIGN §8.11).
+ * The webhook outbox (contract §2.3, §6.2; design §8.11).
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
@@ -8,7 +8,7 @@ import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
 /**
- * Webhook outbox (DESIGN §8.11): one row per (device, event), claimed by the delivery worker with
+ * Webhook outbox (design §8.11): one row per (device, event), claimed by the delivery worker with
  * `FOR UPDATE SKIP LOCKED`; status pending | delivered | failed | cancelled, exponential backoff via
  * `next_attempt_at`.
  */

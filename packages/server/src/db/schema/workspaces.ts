@@ -1,12 +1,12 @@
 /**
- * Workspaces and their device members (SPEC §2.5, §4.13).
+ * Workspaces and their device members (contract §2.5, §4.13).
  */
 import { index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt } from './columns.js';
 import { tenants } from './tenants.js';
 import { devices } from './devices.js';
 
-/** Workspaces (SPEC §2.5, §4.13): a named group of a tenant's devices. */
+/** Workspaces (contract §2.5, §4.13): a named group of a tenant's devices. */
 export const workspaces = pgTable(
   'workspaces',
   {

@@ -66,11 +66,11 @@ export async function request(core: A2aCore, actor: A2aActor, input: RequestA2aC
       const need: Tier = federated ? 'enterprise' : 'certified';
       const have = asTier(mine.trustTier);
       if (tierRank(have) < tierRank(need)) {
-        throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (SPEC §3.3); ${mine.hubAddress} is ${have}`);
+        throw forbidden(`${federated ? 'a federated (cross-tenant) A2A channel' : 'A2A channel initiation'} needs trust tier ${need} (contract §3.3); ${mine.hubAddress} is ${have}`);
       }
     }
     if (federated && !rental) {
-      if (!agreement) throw forbidden('no active federation agreement between the two tenants (SPEC §4.13)');
+      if (!agreement) throw forbidden('no active federation agreement between the two tenants (contract §4.13)');
       for (const h of [mine, peer]) {
         if ((h.trustScore ?? 0) < agreement.trust_floor) throw forbidden(`trust score of ${h.hubAddress} is below the federation agreement's trust floor ${agreement.trust_floor}`);
       }

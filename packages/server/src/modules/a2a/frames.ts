@@ -1,12 +1,12 @@
 /**
- * A2A socket frames (SPEC §6.1; DESIGN §7 frame conventions), served through
+ * A2A socket frames (contract §6.1; design §7 frame conventions), served through
  * {@link Gateway.registerFrame}; the frame schemas are the contract's (`@parley/protocol` a2a):
  *
  * - `a2a_key_exchange {channel_id, header_blob, ciphertext, client_ref?}` -> answered
  *   `a2a_key_exchange_ack {channel_id, status, conversation_id, client_ref?}`; the peer receives
  *   `a2a_key_exchange {channel_id, message_id, sender_device_id, header_blob, ciphertext, timestamp}`.
  * - `a2a_message {channel_id, header_blob, ciphertext, message_type?, priority?, traceparent?,
- *   client_ref?}` (counted against the 60/min per-device message limit, SPEC §8) -> answered
+ *   client_ref?}` (counted against the 60/min per-device message limit, contract §8) -> answered
  *   `a2a_message_ack {message_id, channel_id, outcome, held_message_id?, timestamp, traceparent,
  *   client_ref?}`; the recipient receives `a2a_message` (`A2aMessage`).
  *

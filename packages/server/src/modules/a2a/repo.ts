@@ -1,5 +1,5 @@
 /**
- * A2A channel and message queries (SPEC §2.11, §3.5). Both tables are two-party rows: under RLS a
+ * A2A channel and message queries (contract §2.11, §3.5). Both tables are two-party rows: under RLS a
  * tenant scope sees the channels (and their messages) where it is the initiator's tenant
  * (`tenant_id`) or the responder's (`partner_tenant_id`). Every function takes a tenant-scoped
  * transaction.
@@ -13,7 +13,7 @@ import type { A2aChannelStatus } from '@parley/protocol';
 export type ChannelRow = typeof a2aChannels.$inferSelect;
 export type A2aMessageRow = typeof a2aMessages.$inferSelect;
 
-/** Channel states (SPEC §3.5); `rejected` and `revoked` are terminal. */
+/** Channel states (contract §3.5); `rejected` and `revoked` are terminal. */
 export { CHANNEL_STATUSES } from '@parley/protocol';
 export type ChannelStatus = A2aChannelStatus;
 /** States in which a channel still joins its two agents (one such channel per agent pair). */
@@ -27,7 +27,7 @@ export const OPEN_STATUSES: readonly ChannelStatus[] = ['pending', 'approved', '
  */
 export const VISIBLE_OUTCOMES = ['delivered', 'notified'] as const;
 
-/** `message_type` of a stored handshake (not a SPEC §2.4 content type: it never passes the policy engine). */
+/** `message_type` of a stored handshake (not a contract §2.4 content type: it never passes the policy engine). */
 export const KEY_EXCHANGE_TYPE = 'key_exchange';
 
 export const insertChannel = (tx: Tx, row: typeof a2aChannels.$inferInsert) => tx.insert(a2aChannels).values(row).returning();

@@ -1,6 +1,6 @@
 /**
- * A2A channel routes (SPEC §4.13, §3.5; DESIGN §8.5; docs/decisions.md "A2A channels"). Thin:
- * the rules live in A2aService. Channel objects use SPEC §2.11's camelCase field names.
+ * A2A channel routes (contract §4.13, §3.5; design §8.5; docs/decisions.md "A2A channels"). Thin:
+ * the rules live in A2aService. Channel objects use contract §2.11's camelCase field names.
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';

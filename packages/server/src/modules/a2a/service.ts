@@ -1,5 +1,5 @@
 /**
- * Agent-to-agent channels (SPEC §2.11, §3.3, §3.5, §4.13, §6.1; DESIGN §8.5; docs/decisions.md
+ * Agent-to-agent channels (contract §2.11, §3.3, §3.5, §4.13, §6.1; design §8.5; docs/decisions.md
  * "A2A channels").
  *
  * A channel joins two agent devices that each hold a hub identity. It is a two-party row:
@@ -19,7 +19,7 @@
  *
  * Messages are ciphertext only. Each one is evaluated by the policies of the sender's tenant and,
  * on a federated channel, of the recipient's tenant too, in ONE transaction that switches tenant
- * scope between the steps ({@link switchTenant}); the stricter outcome wins (SPEC §4.13, §4.16).
+ * scope between the steps ({@link switchTenant}); the stricter outcome wins (contract §4.13, §4.16).
  * A held message lives in the tenant whose policy held it (the recipient's when both did) and is
  * delivered by {@link A2aService.release} once an owner approves it.
  *

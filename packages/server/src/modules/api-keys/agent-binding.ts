@@ -1,6 +1,6 @@
 /**
- * Binding an agent's hub identity to its API key's device (SPEC §2.6, §4.19
- * `svc_register_agent`; DESIGN §8.18; docs/decisions.md "Agent self-registration"). `POST
+ * Binding an agent's hub identity to its API key's device (contract §2.6, §4.19
+ * `svc_register_agent`; design §8.18; docs/decisions.md "Agent self-registration"). `POST
  * /hub/agents` creates a hub identity together with a new API key that has no device yet; the
  * identity records the key (`hub_identities.api_key_id`). When that key's first socket sends
  * `client_key_register` (trust on first use), the new device is bound to the identity in the same

@@ -1,5 +1,5 @@
 /**
- * Creating an API key inside a caller's transaction (SPEC §2.6, §4.8; DESIGN §8.17): shared by
+ * Creating an API key inside a caller's transaction (contract §2.6, §4.8; design §8.17): shared by
  * `POST /api-keys` and rotation (ApiKeyService) and by agent self-registration
  * (`POST /hub/agents`, HubService.registerAgent), so that a key is minted, hashed and audited in
  * one place. The raw key `svc_agent_sk_{env}_{64 hex}` is answered once; only its BLAKE2b-256
@@ -12,7 +12,7 @@ import { hashSecret, randomToken } from '../../lib/crypto.js';
 import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 
-/** The raw-key prefix of an environment (SPEC §2.6). */
+/** The raw-key prefix of an environment (contract §2.6). */
 export const apiKeyPrefix = (env: ApiKeyEnv) => `svc_agent_sk_${env}_`;
 
 /** The wire form of a stored key (never the raw key nor its hash). */

@@ -1,5 +1,5 @@
 /**
- * API-key sockets (SPEC §2.6, §5 rule 4; DESIGN §7): how the gateway authenticates a socket whose
+ * API-key sockets (contract §2.6, §5 rule 4; design §7): how the gateway authenticates a socket whose
  * token is an API key, and the `client_key_register` frame that binds such a key to key material
  * on first use (trust on first use).
  *

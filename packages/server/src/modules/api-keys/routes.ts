@@ -1,4 +1,4 @@
-/** API key routes (SPEC §4.8; DESIGN §8.17: `POST /api-keys {name, env}`, env default dev). */
+/** API key routes (contract §4.8; design §8.17: `POST /api-keys {name, env}`, env default dev). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';

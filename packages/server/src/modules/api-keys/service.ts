@@ -1,5 +1,5 @@
 /**
- * API keys for third-party agents (SPEC §2.6, §4.8; DESIGN §5, §8.17). The raw key
+ * API keys for third-party agents (contract §2.6, §4.8; design §5, §8.17). The raw key
  * `svc_agent_sk_{env}_{64 hex}` is returned once at creation (and rotation); only its
  * BLAKE2b-256 hash is stored. Revocation and rotation end the key's bound device (sockets closed
  * 4001); rotation creates the replacement and revokes the old key in one transaction; deletion
@@ -66,7 +66,7 @@ export class ApiKeyService {
   /**
    * Atomic replacement: in one transaction the old key is revoked (with its bound device) and a
    * new key with the same name and environment is created, unbound, so the client may register
-   * new key material (SPEC §2.6). 409 when the key is already revoked.
+   * new key material (contract §2.6). 409 when the key is already revoked.
    */
   async rotate(tenantId: string, createdBy: string, id: string): Promise<ApiKeyWithSecret> {
     const { created, deviceId } = await withTenant(this.db, tenantId, async (tx) => {
@@ -82,7 +82,7 @@ export class ApiKeyService {
     return created;
   }
 
-  /** Delete a key (any state) and its associated device (SPEC §2.6). */
+  /** Delete a key (any state) and its associated device (contract §2.6). */
   async delete(tenantId: string, id: string, actor = 'owner'): Promise<void> {
     const deviceId = await withTenant(this.db, tenantId, async (tx) => {
       const k = await repo.getApiKey(tx, id);
@@ -112,7 +112,7 @@ export class ApiKeyService {
   }
 
   /**
-   * Trust on first use (SPEC §2.6, §5 rule 4): the first registration binds the key to new key
+   * Trust on first use (contract §2.6, §5 rule 4): the first registration binds the key to new key
    * material — an ACTIVE agent device with conversations to every ACTIVE owner device; owners get
    * `device_linked`. A hub identity created with the key (`POST /hub/agents`) is bound to that
    * device in the same transaction (agent-binding.ts). Registering the same identity key again is idempotent; other key material is

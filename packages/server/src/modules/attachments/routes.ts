@@ -1,5 +1,5 @@
 /**
- * Attachment routes (SPEC §4.7, DESIGN §8.5): upload a raw `application/octet-stream` body or a
+ * Attachment routes (contract §4.7, design §8.5): upload a raw `application/octet-stream` body or a
  * `multipart/form-data` body whose single `file` part is the encrypted file; download the same
  * raw bytes. Owner JWT or device JWT of the same tenant.
  */

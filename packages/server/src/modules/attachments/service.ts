@@ -1,5 +1,5 @@
 /**
- * Encrypted attachments (SPEC §2.5, §4.7; DESIGN §8.5, §8.12). Clients encrypt files themselves;
+ * Encrypted attachments (contract §2.5, §4.7; design §8.5, §8.12). Clients encrypt files themselves;
  * the service stores the opaque bytes in the blob store under `<tenant_id>/<blob_id>` and the
  * metadata (size, uploader) in the `attachments` table. The blob is written before its row
  * commits and removed again when the insert fails, so a committed row always has its bytes.

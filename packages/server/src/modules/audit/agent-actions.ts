@@ -1,5 +1,5 @@
 /**
- * An agent's own audit events (SPEC §4.19 `svc_submit_audit`, §4.14; DESIGN §8.10;
+ * An agent's own audit events (contract §4.19 `svc_submit_audit`, §4.14; design §8.10;
  * docs/decisions.md "Agent audit events"): `POST /audit/events` appends one `agent.action` event to
  * the calling agent's tenant chain (AuditService.submit), in the same transaction that reads the
  * agent's hub address; this module validates and shapes the event data.

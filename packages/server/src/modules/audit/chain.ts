@@ -1,5 +1,5 @@
 /**
- * The audit hash chain, pure (DESIGN §8.10, §8.22): per tenant, event n carries
+ * The audit hash chain, pure (design §8.10, §8.22): per tenant, event n carries
  * `prev_hash` = hash of event n-1 (64 zeros for seq 1) and
  * `hash = hex(BLAKE2b-256(bytes(prev_hash) || UTF-8(JCS(event))))`, where `event` is
  * `{event_id, tenant_id, seq, type, actor, subject, data, created_at}` (created_at ISO 8601 UTC)

@@ -1,5 +1,5 @@
 /**
- * Audit event types and the input of an append (SPEC §4.14; DESIGN §8.10). The documented enum of
+ * Audit event types and the input of an append (contract §4.14; design §8.10). The documented enum of
  * types (`AUDIT_EVENT_TYPES`) is part of the wire contract (`@parley/protocol`, it is the `type`
  * filter of `GET /audit/events`); docs/decisions.md lists them with their `subject` and `data`.
  * Event data never carries message content, private key material or tokens.

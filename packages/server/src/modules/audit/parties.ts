@@ -1,5 +1,5 @@
 /**
- * Audit helpers shared by the modules that record events (SPEC §4.14; DESIGN §8.10;
+ * Audit helpers shared by the modules that record events (contract §4.14; design §8.10;
  * docs/decisions.md "Audit coverage"): the `actor` string of a request principal, and appends
  * to the chains of the two tenants of a two-party action (federation agreements, federated A2A
  * channels) inside ONE transaction.

@@ -6,7 +6,7 @@ import { auditEvents } from '../../db/schema/index.js';
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
-/** Serialise appends of one tenant until the transaction ends (DESIGN §8.10). */
+/** Serialise appends of one tenant until the transaction ends (design §8.10). */
 export async function lockChain(tx: Tx, tenantId: string): Promise<void> {
   await xactLock(tx, `audit:${tenantId}`);
 }
@@ -43,7 +43,7 @@ export async function appendPoint(tx: Tx, tenantId: string): Promise<{ seq: numb
 
 export const insertAuditEvent = (tx: Tx, row: typeof auditEvents.$inferInsert) => tx.insert(auditEvents).values(row);
 
-/** Filters of `GET /audit/events` (DESIGN §8.22); `beforeSeq` is the cursor (exclusive). */
+/** Filters of `GET /audit/events` (design §8.22); `beforeSeq` is the cursor (exclusive). */
 export interface AuditFilter {
   type?: string;
   actor?: string;

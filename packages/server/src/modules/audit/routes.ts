@@ -1,5 +1,5 @@
 /**
- * Audit routes (SPEC §4.14, §4.19; DESIGN §8.10, §8.22, §8.33): query the tenant's trail, recompute
+ * Audit routes (contract §4.14, §4.19; design §8.10, §8.22, §8.33): query the tenant's trail, recompute
  * its chain, an agent's own `agent.action` events (`POST /audit/events`, device JWT or API key),
  * and the transparency log: the signing key, checkpoints, inclusion and consistency proofs.
  */

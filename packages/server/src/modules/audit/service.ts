@@ -1,5 +1,5 @@
 /**
- * The tenant audit log (SPEC §4.14; DESIGN §8.10, §8.22). {@link appendAudit} records an event
+ * The tenant audit log (contract §4.14; design §8.10, §8.22). {@link appendAudit} records an event
  * inside the caller's own transaction, so the entry commits (or rolls back) with the action;
  * {@link AuditService} answers the owner's queries and recomputes the chain.
  */
@@ -51,7 +51,7 @@ export async function appendAudit(tx: Tx, tenantId: string, input: AuditInput): 
     prevHash,
     hash,
   });
-  // The transparency log's leaf seq - 1 (DESIGN §8.33), in the same transaction, under the same lock.
+  // The transparency log's leaf seq - 1 (design §8.33), in the same transaction, under the same lock.
   await appendLeaf(tx, tenantId, event.seq - 1, Buffer.from(hash, 'hex'), last?.frontier ?? new Map());
   return { event_id: event.event_id, type: event.type, actor: event.actor, subject: event.subject, data: event.data, created_at: event.created_at, prev_hash: prevHash, hash };
 }
@@ -116,7 +116,7 @@ export class AuditService {
   }
 
   /**
-   * `POST /audit/events` (SPEC §4.19 `svc_submit_audit`): the calling agent appends an
+   * `POST /audit/events` (contract §4.19 `svc_submit_audit`): the calling agent appends an
    * `agent.action` event (actor `agent.actor`, subject the device id, data
    * `{action, details, trace_id, parent_span_id, hub_address}`, agent-actions.ts) to its tenant's
    * chain; answers the stored event as `GET /audit/events` lists it.

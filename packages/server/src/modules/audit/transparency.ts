@@ -1,5 +1,5 @@
 /**
- * The audit log as a verifiable transparency log (DESIGN §8.33): signed checkpoints of each
+ * The audit log as a verifiable transparency log (design §8.33): signed checkpoints of each
  * tenant's Merkle tree (tree.ts), inclusion proofs of its events and consistency proofs between
  * its checkpoints. A checkpoint is a C2SP signed note:
  *

@@ -1,5 +1,5 @@
 /**
- * The tenant's Merkle tree over its audit events (DESIGN §8.33): RFC 9162 §2.1 over SHA-256, leaf
+ * The tenant's Merkle tree over its audit events (design §8.33): RFC 9162 §2.1 over SHA-256, leaf
  * `i` = the event of `seq = i + 1`, leaf input = the 32 raw bytes of the event's chain `hash`.
  *
  * Storage (`audit_tree_nodes`): every COMPLETE subtree, as node (`level`, `idx`) covering leaves

@@ -1,4 +1,4 @@
-/** Connection routes (SPEC §4.10), owner only. Thin: rules live in service.ts. */
+/** Connection routes (contract §4.10), owner only. Thin: rules live in service.ts. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';

@@ -1,11 +1,11 @@
 /**
- * Connections (SPEC §4.10): everything the owner's tenant is linked to, in one list — its agent
+ * Connections (contract §4.10): everything the owner's tenant is linked to, in one list — its agent
  * devices (`device`), the A2A channels it is a party to on either side (`a2a_channel`) and its
  * federation agreements as proposer or partner (`federation`) — plus the caller's own owner
  * devices with health and presence (`/owner-connections`).
  *
- * Status values keep each resource's own names: devices the uppercase SPEC §2.3 names, A2A
- * channels SPEC §2.11's, agreements `pending` | `active` | `revoked` | `expired` (derived from
+ * Status values keep each resource's own names: devices the uppercase contract §2.3 names, A2A
+ * channels contract §2.11's, agreements `pending` | `active` | `revoked` | `expired` (derived from
  * `expires_at`). Another tenant's rows are invisible (RLS), so their ids answer 404.
  */
 import type { Connection, ConnectionA2aChannel, ConnectionDetail, ConnectionFederation, ConnectionType, OwnerConnection } from '@parley/protocol';

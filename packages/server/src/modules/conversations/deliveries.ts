@@ -3,7 +3,7 @@
  * recipient when its `message` frame was written to one of the recipient's sockets (batched by
  * MessageService) or a history page handed it over; either way it gets one narrow
  * `message_receipts` row, inserted once, and its recipient's `delivered` count goes up in the same
- * statement (`device_message_counts`, the pending count of SPEC §4 `GET /devices/{id}/pending`).
+ * statement (`device_message_counts`, the pending count of contract §4 `GET /devices/{id}/pending`).
  *
  * Nothing is looked up: the conversation, sender, recipient and position come with the delivery
  * (the frame or the page), as room envelopes' receipts do (receipts/room-deliveries.ts). Setting

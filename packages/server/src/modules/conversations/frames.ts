@@ -1,9 +1,9 @@
 /**
- * The conversation socket frames (SPEC §6.1; DESIGN §7), served through
+ * The conversation socket frames (contract §6.1; design §7), served through
  * {@link Gateway.registerFrame}:
  *
  * - `message {conversation_id, header_blob, ciphertext, message_type?, priority?, …, client_ref?}`
- *   is rate limited (60/min per device, SPEC §8), prepared in the socket's arrival order, committed
+ *   is rate limited (60/min per device, contract §8), prepared in the socket's arrival order, committed
  *   by group commit and answered `message_ack {message_id, timestamp, cursor, client_ref?}` only
  *   after commit; the stored message is published to the recipient device and the sender's other
  *   sockets (MessageService.commit).

@@ -1,5 +1,5 @@
 /**
- * Messages (SPEC §2.4, §4.5, §6.1 rule 1; DESIGN §6, §7). The service stores only ciphertext:
+ * Messages (contract §2.4, §4.5, §6.1 rule 1; design §6, §7). The service stores only ciphertext:
  * `header_blob` and `ciphertext` arrive base64 and are stored as bytes, never inspected.
  *
  * Sending: the sender must be one side of the pairwise conversation; the message is written by a
@@ -152,7 +152,7 @@ export interface MessageServiceDeps {
   maxCiphertextBytes: number;
   listDefault: number;
   listMax: number;
-  /** Group-commit batch sizes, flush latency and committed messages (DESIGN §8.32). */
+  /** Group-commit batch sizes, flush latency and committed messages (design §8.32). */
   metrics?: Metrics;
   /** How flushes reach the database (db/tenant-writer.ts); default: drizzle transactions on `db`. */
   writer?: TenantWriter;

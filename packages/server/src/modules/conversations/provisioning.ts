@@ -1,5 +1,5 @@
 /**
- * Conversation provisioning (DESIGN §7 "Conversation groups and topics"): a conversation joins
+ * Conversation provisioning (design §7 "Conversation groups and topics"): a conversation joins
  * exactly two devices, an agent device and one ACTIVE owner device. Activation gives an agent its
  * conversation group (`message_group_id`) with a default topic and one conversation per ACTIVE
  * owner device; registering or relinking an owner device adds the conversations it lacks.

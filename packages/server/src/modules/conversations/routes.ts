@@ -1,4 +1,4 @@
-/** Conversation, message and topic routes (SPEC §4.5). Thin: rules live in the services. */
+/** Conversation, message and topic routes (contract §4.5). Thin: rules live in the services. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { actingDevice, ownerOf } from '../../http/auth.js';

@@ -1,5 +1,5 @@
 /**
- * Conversations and topics (SPEC §4.5; DESIGN §7): listing with topic metadata, counterparty
+ * Conversations and topics (contract §4.5; design §7): listing with topic metadata, counterparty
  * keys, topic create / rename / archive (the default topic cannot be archived: 409).
  * New topics are announced with `topic_created` to every device of the group.
  */
@@ -48,7 +48,7 @@ export class ConversationService {
   }
 
   /**
-   * Counterparty public keys (SPEC §4.5). Owners: the side other than their acting device
+   * Counterparty public keys (contract §4.5). Owners: the side other than their acting device
    * (`X-Device-Id`), or the agent side when no device is named. Devices (device JWT): the other
    * side of a conversation they are part of (403 otherwise), so an agent can key a conversation
    * with an owner device registered after its activation.

@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types of untyped libraries, also for programs (tests) that include no src/*.d.ts
 /// <reference path="./vendor.d.ts" />
 /**
- * JSON-LD contexts of DESIGN §8.16: the standard ones the service bundles (from their maintained
+ * JSON-LD contexts of design §8.16: the standard ones the service bundles (from their maintained
  * packages, never fetched) and the service's own vocabulary context, served at
  * `GET /contexts/trust/v1`. The trust context is defined once, in the wire contract
  * (`@parley/protocol` `trustContext`), which the SDK bundles for offline verification.
@@ -19,7 +19,7 @@ export const DID_V1_URL = didContext.CONTEXT_URL;
 /** Ed25519Signature2020 suite context. */
 export const ED25519_2020_URL = ed25519Context.CONTEXT_URL;
 
-/** Path of the service vocabulary context, at the root (outside `/api/v1`), DESIGN §8.16. */
+/** Path of the service vocabulary context, at the root (outside `/api/v1`), design §8.16. */
 export { TRUST_CONTEXT_PATH, trustContext, trustContextUrl } from '@parley/protocol';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The offline JSON-LD document loader of DESIGN §8.16. It answers from bundled data only:
+ * The offline JSON-LD document loader of design §8.16. It answers from bundled data only:
  * - the standard contexts (credentials v1 and v2, DID v1, Ed25519Signature2020 v1) and the
  *   service's trust context (contexts.ts);
  * - `did:hub:<address>` DIDs (the DID document) and their verification-method URLs
@@ -32,7 +32,7 @@ export interface HubDidUrl {
 
 /**
  * Parse `did:hub:<address>` or `did:hub:<address>#<fragment>`; null for anything else, including
- * an address that breaks DESIGN §8.13 or is not in its stored lowercase form (DIDs compare
+ * an address that breaks design §8.13 or is not in its stored lowercase form (DIDs compare
  * case-sensitively).
  */
 export function parseHubDid(url: string): HubDidUrl | null {

@@ -1,5 +1,5 @@
 /**
- * The platform issuer (DESIGN §8.16): the service's own Ed25519 key, under the DID
+ * The platform issuer (design §8.16): the service's own Ed25519 key, under the DID
  * `did:hub:<PLATFORM_HUB_ADDRESS>` (default `did:hub:parley`), signs the TrustTierCredentials it
  * issues. The key lives in the `platform_keys` platform table (purpose `vc-issuer`; the
  * application role cannot read it; the private half sealed with the secrets key,

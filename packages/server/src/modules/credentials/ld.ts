@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types of untyped libraries, also for programs (tests) that include no src/*.d.ts
 /// <reference path="./vendor.d.ts" />
 /**
- * Linked Data proof primitives (DESIGN §8.16): the one place that calls @digitalbazaar/vc,
+ * Linked Data proof primitives (design §8.16): the one place that calls @digitalbazaar/vc,
  * @digitalbazaar/ed25519-signature-2020 and jsonld-signatures. Signing and verification always
  * go through a caller-supplied document loader (document-loader.ts: offline, nothing remote).
  */

@@ -1,4 +1,4 @@
-/** Queries of the issued-credential registry (`issued_credentials`, DESIGN §8.16). */
+/** Queries of the issued-credential registry (`issued_credentials`, design §8.16). */
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { issuedCredentials } from '../../db/schema/index.js';

@@ -1,5 +1,5 @@
 /**
- * Credential routes (SPEC §2.10, §4.11; DESIGN §8.16): issuance of TrustTierCredentials to
+ * Credential routes (contract §2.10, §4.11; design §8.16): issuance of TrustTierCredentials to
  * certified identities, their revocation by the issuing tenant, public verification of any
  * credential, and the service's JSON-LD trust context ({@link trustContextRoutes}, at the root).
  */

@@ -1,5 +1,5 @@
 /**
- * TrustTierCredential issuance and revocation (SPEC §2.10, §3.3; DESIGN §8.16). A certified or
+ * TrustTierCredential issuance and revocation (contract §2.10, §3.3; design §8.16). A certified or
  * enterprise hub identity obtains a credential signed by the platform issuer
  * (`did:hub:<platform address>#key-1`, Ed25519Signature2020 through @digitalbazaar/vc); each
  * issued credential is recorded in `issued_credentials` (the revocation registry), and the

@@ -1,5 +1,5 @@
 /**
- * Type declarations for the Linked Data libraries of DESIGN §8.16, which ship without types.
+ * Type declarations for the Linked Data libraries of design §8.16, which ship without types.
  * Only the parts this module uses are declared; ld.ts is the single place that calls them.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Verification of a verifiable credential (SPEC §2.10, §4.11; DESIGN §8.16), for
+ * Verification of a verifiable credential (contract §2.10, §4.11; design §8.16), for
  * `POST /verify/credential`. Five independent checks, each reported:
  * - `signature`: the Ed25519Signature2020 proof verifies with @digitalbazaar/vc through the
  *   offline document loader (VC data model rules, the key of the proof's verification method,
@@ -115,7 +115,7 @@ export class CredentialVerifier {
     if (id === undefined) return true;
     if (typeof id !== 'string') return false;
     if (id.includes('\u0000')) return true; // PostgreSQL text cannot hold NUL: no registry entry can have this id
-    const row = await crossTenant(this.opts.db, 'the revocation registry is public: anyone may check whether a credential the service issued (to any tenant) is revoked (DESIGN §8.16)', (tx) =>
+    const row = await crossTenant(this.opts.db, 'the revocation registry is public: anyone may check whether a credential the service issued (to any tenant) is revoked (design §8.16)', (tx) =>
       getIssuedCredential(tx, id),
     );
     return !row?.revokedAt;

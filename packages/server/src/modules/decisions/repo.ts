@@ -1,4 +1,4 @@
-/** Decision queries (SPEC §4.15; DESIGN §8.4, §8.19). Tenant-scoped unless a function says otherwise. */
+/** Decision queries (contract §4.15; design §8.4, §8.19). Tenant-scoped unless a function says otherwise. */
 import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { decisions } from '../../db/schema/index.js';

@@ -1,5 +1,5 @@
 /**
- * Decision routes (SPEC §4.15; DESIGN §8.19, §8.22): `POST /decisions` (the agent, or the owner
+ * Decision routes (contract §4.15; design §8.19, §8.22): `POST /decisions` (the agent, or the owner
  * on its behalf), `GET /decisions` (owner: awaiting ones, oldest first, paginated),
  * `POST /decisions/{id}/resolve` (owner: approve, deny or defer).
  */

@@ -1,5 +1,5 @@
 /**
- * Decisions (SPEC §2.4 decision_request, §2.16, §3.8, §4.15, §6.1 decision_response; DESIGN §8.4,
+ * Decisions (contract §2.4 decision_request, §2.16, §3.8, §4.15, §6.1 decision_response; design §8.4,
  * §8.19, §8.22). An agent asks its owner a structured question; the owner approves, denies or
  * defers it; a deadline that passes while the decision still awaits fires its auto_action once.
  *
@@ -31,7 +31,7 @@ import { appendAudit } from '../audit/service.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 
-/** The SPEC §2.4 decision_request fields of a create body (`deadline` ISO 8601, in the future). */
+/** The contract §2.4 decision_request fields of a create body (`deadline` ISO 8601, in the future). */
 export type DecisionInput = Omit<CreateDecisionRequest, 'device_id'>;
 
 /**
@@ -108,7 +108,7 @@ export class DecisionService {
   }
 
   /**
-   * Create a pending decision for an ACTIVE agent device of the tenant (DESIGN §8.19). An owner
+   * Create a pending decision for an ACTIVE agent device of the tenant (design §8.19). An owner
    * names it in `device_id` (400 when missing, 404 when not in the tenant, 400 when not an ACTIVE
    * agent); an agent creates its own (a different `device_id` is 403; an owner device's JWT 403).
    * Owners' sockets get `decision_created`.
@@ -199,7 +199,7 @@ export class DecisionService {
   }
 
   /**
-   * One deadline-job tick (DESIGN §8.4, §8.19): claim every awaiting decision whose deadline is
+   * One deadline-job tick (design §8.4, §8.19): claim every awaiting decision whose deadline is
    * `<= now` across tenants (one statement, `FOR UPDATE SKIP LOCKED`, see repo.claimDue), mark it
    * `expired`, and after commit send its agent `decision_response {resolution: "expired",
    * auto_action}`. Safe to run concurrently on any number of instances: each decision is claimed

@@ -1,5 +1,5 @@
 /**
- * Development sign-in (DESIGN §8.31): `POST /api/v1/dev/login {email}` answers `{token,
+ * Development sign-in (design §8.31): `POST /api/v1/dev/login {email}` answers `{token,
  * expires_at}`, an owner JWT of the built-in development identity provider for `sub` = the
  * lowercased address, so the owners' web app can sign in on the embedded default without an OIDC
  * provider. It exists only while that provider is active (404 when `OIDC_*` is configured) and is

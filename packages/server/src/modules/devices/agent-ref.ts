@@ -1,5 +1,5 @@
 /**
- * Agent references in owner routes (DESIGN §8.18): the `{hub_id}` of telemetry routes and the
+ * Agent references in owner routes (design §8.18): the `{hub_id}` of telemetry routes and the
  * `{agent_id}` of trust routes accept an agent's `device_id` or the hub address of the identity
  * bound to it. One resolution for both, inside the caller's tenant-scoped transaction, so another
  * tenant's agent (RLS hides it), an owner device, a deleted device and an identity bound to no

@@ -1,5 +1,5 @@
 /**
- * Agent enrollment and activation (SPEC §4.3, §3.1; DESIGN §5, §7): `POST /enroll` with an invite
+ * Agent enrollment and activation (contract §4.3, §3.1; design §5, §7): `POST /enroll` with an invite
  * and a proof of possession creates a PENDING agent device; once an owner approves it,
  * `POST /devices/{id}/activate` with a signature over `activate:<device_id>` makes it ACTIVE,
  * provisions its conversations and issues its device JWT.
@@ -18,7 +18,7 @@ import * as invitesRepo from '../invites/repo.js';
 import { findAcrossTenants, keysOf, linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
 import * as repo from './repo.js';
 
-/** The UTF-8 message an APPROVED device signs to activate (DESIGN §7). */
+/** The UTF-8 message an APPROVED device signs to activate (design §7). */
 export const activationMessage = (deviceId: string) => Buffer.from(`activate:${deviceId}`, 'utf8');
 
 /**

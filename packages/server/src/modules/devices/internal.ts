@@ -1,5 +1,5 @@
 /**
- * What the device operations share (SPEC §4.3, §4.4; DESIGN §5, §7): the service's dependencies,
+ * What the device operations share (contract §4.3, §4.4; design §5, §7): the service's dependencies,
  * the device answer shapes (`DeviceOut`, keys, conversation links) and the device lookups
  * (`mustGet` inside a tenant transaction, `findAcrossTenants` by device id alone). Used by
  * enrollment.ts, tokens.ts, owner-devices.ts, lifecycle.ts and reads.ts.
@@ -22,7 +22,7 @@ import * as repo from './repo.js';
 /** Answers which devices have an open socket on any instance (realtime/presence.ts). */
 export type Presence = PresenceView;
 
-/** A device as listed to owners (DESIGN §7). */
+/** A device as listed to owners (design §7). */
 export type DeviceOut = Device;
 
 export function toDeviceOut(d: repo.DeviceRow): DeviceOut {

@@ -1,5 +1,5 @@
 /**
- * last_seen tracking (DESIGN §8.2: "seen" is any authenticated request, socket frame or
+ * last_seen tracking (design §8.2: "seen" is any authenticated request, socket frame or
  * heartbeat). Writes are throttled per device (at most one per `minIntervalMs`) so that a busy
  * device costs one UPDATE per interval, not one per request.
  */
@@ -30,7 +30,7 @@ export class LastSeenTracker {
   }
 }
 
-/** Health (DESIGN §8.2): green when seen within 2 min, yellow within 15 min, red otherwise. */
+/** Health (design §8.2): green when seen within 2 min, yellow within 15 min, red otherwise. */
 export function health(lastSeen: Date | null, now = Date.now()): 'green' | 'yellow' | 'red' {
   if (!lastSeen) return 'red';
   const age = now - lastSeen.getTime();

@@ -1,12 +1,12 @@
 /**
- * Device lifecycle (SPEC §4.3, §3.1; DESIGN §5, §7, §8.7): owner approval (PENDING -> APPROVED),
+ * Device lifecycle (contract §4.3, §3.1; design §5, §7, §8.7): owner approval (PENDING -> APPROVED),
  * rejection (PENDING -> REVOKED), revocation (PENDING | APPROVED | ACTIVE -> REVOKED, sockets
  * closed 4001, 403 for every later call) and deletion of a revoked device. A transition the
  * current state does not allow answers 409; each is one tenant-scoped transaction.
  *
  * Revoking or deleting a device retires the agent in the same transaction
  * ({@link retireAgentDevice}): its active Skill Permission Tokens are revoked and its hub identity
- * falls to `unverified` (DESIGN §8.7; SPEC §3.3; docs/decisions.md "Skill Permission Tokens…").
+ * falls to `unverified` (design §8.7; contract §3.3; docs/decisions.md "Skill Permission Tokens…").
  */
 import type { DeviceStatus } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
@@ -47,7 +47,7 @@ export function approveDevice(deps: DeviceServiceDeps, tenantId: string, id: str
   );
 }
 
-/** PENDING -> REVOKED (owner rejects, SPEC §3.1). */
+/** PENDING -> REVOKED (owner rejects, contract §3.1). */
 export function rejectDevice(deps: DeviceServiceDeps, tenantId: string, id: string, actor = 'owner'): Promise<DeviceOut> {
   return transition(deps, tenantId, id, ['PENDING'], 'REVOKED', { revokedAt: new Date() }, actor);
 }

@@ -1,5 +1,5 @@
 /**
- * Owner devices (SPEC §4.3; DESIGN §5, §7): registration of an owner device (ACTIVE at once, with
+ * Owner devices (contract §4.3; design §5, §7): registration of an owner device (ACTIVE at once, with
  * a conversation to every ACTIVE agent), relink, removal by another owner device of the caller,
  * and the acting device of a request (`X-Device-Id` for an owner).
  */

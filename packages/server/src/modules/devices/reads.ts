@@ -1,5 +1,5 @@
 /**
- * Device reads and per-device settings (SPEC §4.3; DESIGN §5, §7): the owner's device list,
+ * Device reads and per-device settings (contract §4.3; design §5, §7): the owner's device list,
  * status polling by the enrolling agent, presence, keys and pending counts; and the two
  * single-row settings writes, rename, the webhook URL (registered or cleared) and the device's
  * settings (read receipts).
@@ -45,7 +45,7 @@ export function renameDevice(deps: DeviceServiceDeps, tenantId: string, id: stri
 }
 
 /**
- * Register (`url`) or clear (`null`) a device's webhook URL (delivery: DESIGN §8.11,
+ * Register (`url`) or clear (`null`) a device's webhook URL (delivery: design §8.11,
  * modules/webhooks). A new registration answers a fresh Standard Webhooks secret (`whsec_…`)
  * once; it is stored sealed (AES-256-GCM), never in clear. 400 for a URL the target policy
  * refuses (not https — or http when allowed —, userinfo, too long, a non-public IP literal).

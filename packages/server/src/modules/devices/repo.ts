@@ -26,7 +26,7 @@ export const updateDevice = (tx: Tx, id: string, set: Partial<typeof devices.$in
 
 /**
  * Set last_seen to `at` unless it is already later, and record the UTC hour of `at` in
- * `device_presence` (SPEC §2.9 `uptime`; one row per device and hour, `on conflict do nothing`),
+ * `device_presence` (contract §2.9 `uptime`; one row per device and hour, `on conflict do nothing`),
  * both in the caller's transaction. LastSeenTracker throttles calls to one per 30 s per device.
  */
 export async function touchDevice(tx: Tx, id: string, at: Date): Promise<void> {
@@ -42,7 +42,7 @@ export async function touchDevice(tx: Tx, id: string, at: Date): Promise<void> {
 }
 
 /**
- * Messages addressed to `deviceId` not delivered yet (SPEC §4 `GET /devices/{id}/pending`): its
+ * Messages addressed to `deviceId` not delivered yet (contract §4 `GET /devices/{id}/pending`): its
  * `received` count less its `delivered` count (`device_message_counts`, kept by the statements that
  * write messages and their receipts), two rows instead of a scan of the device's history. Never
  * below 0: a receipt written just after its message was deleted counts as delivered.

@@ -1,4 +1,4 @@
-/** Enrollment and device routes (SPEC §4.3, §4.4; DESIGN §5, §7). Thin: rules live in service.ts. */
+/** Enrollment and device routes (contract §4.3, §4.4; design §5, §7). Thin: rules live in service.ts. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { RateLimitConfig } from '../../config.js';

@@ -1,5 +1,5 @@
 /**
- * Devices (SPEC §2.3, §3.1, §4.3, §4.4; DESIGN §5, §7): enrollment with proof of possession,
+ * Devices (contract §2.3, §3.1, §4.3, §4.4; design §5, §7): enrollment with proof of possession,
  * owner approval / rejection, activation with proof of possession, revocation (403 for every later
  * call, sockets closed 4001), deletion of revoked devices, owner devices, relink, rename,
  * webhooks, presence, keys, pending counts and device-token renewal.
@@ -9,7 +9,7 @@
  *
  * Revoking or deleting a device retires the agent in the same transaction
  * ({@link retireAgentDevice}): its active Skill Permission Tokens are revoked and its hub identity
- * falls to `unverified` (DESIGN §8.7; SPEC §3.3; docs/decisions.md "Skill Permission Tokens…").
+ * falls to `unverified` (design §8.7; contract §3.3; docs/decisions.md "Skill Permission Tokens…").
  *
  * The operations live beside this file, one per responsibility: enrollment.ts (enroll, activate),
  * tokens.ts (token challenge, renewal), owner-devices.ts (register, relink, remove, the acting

@@ -1,5 +1,5 @@
 /**
- * Authentication of device and owner sockets for the gateway (SPEC §4.18; DESIGN §7): a device
+ * Authentication of device and owner sockets for the gateway (contract §4.18; design §7): a device
  * JWT, or an owner JWT plus `device_id` naming one of the caller's ACTIVE owner devices. Refusals
  * are AppErrors the gateway maps to close codes (401 -> 4401, device revoked -> 4001, else 4003).
  * API-key sockets are authenticated before this by the api-keys module (apiKeySocketAuthenticator).

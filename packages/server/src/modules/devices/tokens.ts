@@ -1,5 +1,5 @@
 /**
- * Device-token challenge and renewal (SPEC §4.4; DESIGN §5): a stateless challenge bound to the
+ * Device-token challenge and renewal (contract §4.4; design §5): a stateless challenge bound to the
  * device id, and renewal of the device JWT with an Ed25519 signature over it by the identity key;
  * a challenge renews once.
  */

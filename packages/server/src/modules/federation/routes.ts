@@ -1,4 +1,4 @@
-/** Federation agreement routes (SPEC §2.12, §4.13; renew and revoke: docs/decisions.md). */
+/** Federation agreement routes (contract §2.12, §4.13; renew and revoke: docs/decisions.md). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';

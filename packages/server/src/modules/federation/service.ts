@@ -1,5 +1,5 @@
 /**
- * Federation agreements (SPEC §2.12, §4.13; docs/decisions.md "Federation agreements"). A tenant
+ * Federation agreements (contract §2.12, §4.13; docs/decisions.md "Federation agreements"). A tenant
  * (the proposer, `tenant_id`) proposes an agreement to another tenant (the partner); the partner
  * accepts it; either party revokes it. A renewal needs both parties: one asks for a later expiry
  * (`renew`), the other accepts it (`accept`); until then the agreement keeps its term. Every
@@ -145,7 +145,7 @@ export class FederationService {
   }
 
   /**
-   * Ask for a later expiry (SPEC §2.12 "agreements are renewable"). A renewal binds both parties,
+   * Ask for a later expiry (contract §2.12 "agreements are renewable"). A renewal binds both parties,
    * so one party's request of an active or expired agreement is recorded as `renewal` and applies
    * only when the other party accepts it ({@link accept}); the agreement keeps its term meanwhile,
    * and a later request (by either party) replaces it. The proposer changes the expiry of its own

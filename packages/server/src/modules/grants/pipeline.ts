@@ -1,6 +1,6 @@
 /**
- * The skill policy pipeline (DESIGN §8.6; SPEC §4.19 `svc_check_policy`, `svc_delegate_skill`;
- * SPEC §7 "delegation to an agent below the policy trust threshold is rejected and audited").
+ * The skill policy pipeline (design §8.6; contract §4.19 `svc_check_policy`, `svc_delegate_skill`;
+ * contract §7 "delegation to an agent below the policy trust threshold is rejected and audited").
  *
  * Stages, in order, each one pass/fail with a detail; the first failure decides and the stages
  * after it are not run (nor listed):
@@ -43,7 +43,7 @@ import { asTier, NEUTRAL_SCORE } from '../trust/types.js';
 import { activeGrantFor, getGrant } from './repo.js';
 import type { SptTokens } from './tokens.js';
 
-/** The stages in evaluation order (DESIGN §8.6): the contract's `SKILL_PIPELINE_STAGES`. */
+/** The stages in evaluation order (design §8.6): the contract's `SKILL_PIPELINE_STAGES`. */
 export const PIPELINE_STAGES = SKILL_PIPELINE_STAGES;
 export type PipelineStage = SkillPipelineStage;
 
@@ -226,7 +226,7 @@ async function rateStage(deps: PipelineDeps, input: SkillCheckInput): Promise<{ 
  * Run the skill policy pipeline inside `tx` (scoped to `input.tenantId`; a delegation target in
  * another tenant is read by switching the scope there and back). In `check` mode (not in
  * `delegate` nor `issue` mode) a denial is audited in `tx`: `skill.delegation_rejected` when a delegation target fails the trust floor
- * (SPEC §7), `skill.check_denied` for every other denial.
+ * (contract §7), `skill.check_denied` for every other denial.
  * @throws 400 when the delegation target is the caller itself.
  */
 export async function checkSkillPolicy(tx: Tx, deps: PipelineDeps, input: SkillCheckInput): Promise<SkillCheckResult> {

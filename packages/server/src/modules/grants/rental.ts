@@ -1,6 +1,6 @@
 /**
- * Skill Permission Tokens of marketplace rentals (SPEC §4.16 "renting … issues the renter an SPT";
- * DESIGN §8.7, §8.29). One SPT per rental, issued by the platform to the rented agent's DID for
+ * Skill Permission Tokens of marketplace rentals (contract §4.16 "renting … issues the renter an SPT";
+ * design §8.7, §8.29). One SPT per rental, issued by the platform to the rented agent's DID for
  * the listed skills (`skill` = the capability names, space-separated like an OAuth scope; a
  * validation naming one of them passes), living until the rental's end. Its row sits in the
  * developer tenant's `skill_grants` (bound to the agent device), so the revocation list, tier

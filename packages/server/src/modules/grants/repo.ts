@@ -1,5 +1,5 @@
 /**
- * Skill Permission Token rows (DESIGN §8.7): the issued-grant register and its revocation list
+ * Skill Permission Token rows (design §8.7): the issued-grant register and its revocation list
  * (`revoked_at` set). Tenant-scoped transactions only.
  */
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
@@ -9,7 +9,7 @@ import { TIERS, type Tier } from '../trust/types.js';
 
 export type SkillGrantRow = typeof skillGrants.$inferSelect;
 
-/** Number of active SPTs of an agent device at `now` (not revoked, not expired): verify-agent's `active_grants` (SPEC §4.11). */
+/** Number of active SPTs of an agent device at `now` (not revoked, not expired): verify-agent's `active_grants` (contract §4.11). */
 export async function countActiveGrants(tx: Tx, deviceId: string, now: Date): Promise<number> {
   const [row] = await tx
     .select({ n: sql<number>`count(*)::int` })
@@ -19,7 +19,7 @@ export async function countActiveGrants(tx: Tx, deviceId: string, now: Date): Pr
 }
 
 /**
- * Revoke every active SPT of `deviceId` issued under a tier above `tier` (SPEC §3.3: a downgrade
+ * Revoke every active SPT of `deviceId` issued under a tier above `tier` (contract §3.3: a downgrade
  * revokes the grants bound to the lost tier). Returns the revoked `jti`s.
  */
 export async function revokeGrantsAboveTier(tx: Tx, deviceId: string, tier: Tier, reason: string, now: Date): Promise<string[]> {

@@ -1,5 +1,5 @@
 /**
- * Skill Permission Token and skill policy routes (DESIGN §8.6, §8.7): `POST /grants` (agent for
+ * Skill Permission Token and skill policy routes (design §8.6, §8.7): `POST /grants` (agent for
  * itself, or owner on its behalf), `GET /grants` and `POST /grants/{jti}/revoke` (owner),
  * `POST /grants/validate` (public, rate limited like verify), `GET /grants/jwks` (no auth) and
  * `POST /skills/check` and `POST /skills/delegate` (owner, device JWT or API key).

@@ -1,9 +1,9 @@
 /**
- * Skill Permission Tokens (DESIGN §8.7; SPEC §3.3, §4.11, §5 rule 8) and the skill policy check
- * (DESIGN §8.6; SPEC §4.19, §7).
+ * Skill Permission Tokens (design §8.7; contract §3.3, §4.11, §5 rule 8) and the skill policy check
+ * (design §8.6; contract §4.19, §7).
  *
  * - Issue (`POST /grants`): identity -> trust_floor -> rules of the pipeline, then the tier rule of
- *   SPEC §3.3: an agent asking for itself needs tier >= certified ("automated approvals"); an owner
+ *   contract §3.3: an agent asking for itself needs tier >= certified ("automated approvals"); an owner
  *   issuing on the agent's behalf is the manual approval an unverified agent needs, at any tier
  *   (and approves a rules `hold`). The row in `skill_grants` and the `grant.issued` audit event
  *   (never the token) are written in one transaction.
@@ -14,7 +14,7 @@
  *   revoked in effect as soon as its agent is no longer in standing: device not ACTIVE (revoked,
  *   deleted) or its hub identity suspended or unbound (DeviceService also revokes the rows then).
  * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
- * - Delegation (`POST /skills/delegate`, SPEC §4.19 `svc_delegate_skill`): the same pipeline run as
+ * - Delegation (`POST /skills/delegate`, contract §4.19 `svc_delegate_skill`): the same pipeline run as
  *   the check, then `skill.delegated` or `skill.delegation_refused` in the caller's chain in the
  *   same transaction (docs/decisions.md "Skill delegation").
  */
@@ -141,7 +141,7 @@ export class GrantService {
       const identity = r.identity!;
       const tier = asTier(identity.trustTier);
       if (caller.kind === 'agent' && tierRank(tier) < tierRank('certified')) {
-        throw forbidden(`an agent issues its own SPTs from the certified tier up (SPEC §3.3: automated approvals); this agent is ${tier}: its owner must issue the grant (manual approval)`);
+        throw forbidden(`an agent issues its own SPTs from the certified tier up (contract §3.3: automated approvals); this agent is ${tier}: its owner must issue the grant (manual approval)`);
       }
       const jti = randomUUID();
       const subject = hubDid(identity.hubAddress);
@@ -193,7 +193,7 @@ export class GrantService {
   async validate(input: ValidateGrantRequest): Promise<GrantValidation> {
     const claims = await this.deps.tokens.verifySignature(input.token);
     if (!claims) return { valid: false, checks: GRANT_CHECKS.map((check) => ({ check, passed: false })) };
-    const standing = await crossTenant(this.deps.db, 'SPT validation (DESIGN §8.7): a public third party checks the revocation list by jti', (tx) => repo.grantStanding(tx, claims.jti));
+    const standing = await crossTenant(this.deps.db, 'SPT validation (design §8.7): a public third party checks the revocation list by jti', (tx) => repo.grantStanding(tx, claims.jti));
     const passed: Record<GrantCheck, boolean> = {
       signature: true,
       expiration: claims.exp * 1000 > Date.now(),
@@ -219,7 +219,7 @@ export class GrantService {
   }
 
   /**
-   * Delegate a skill invocation (`POST /skills/delegate`, SPEC §4.19 `svc_delegate_skill`, §7):
+   * Delegate a skill invocation (`POST /skills/delegate`, contract §4.19 `svc_delegate_skill`, §7):
    * the pipeline of {@link check} in delegation mode (identity and trust floor are the target's;
    * grant, rate and rules the caller's), then, in the same transaction, `skill.delegated` (allowed)
    * or `skill.delegation_refused` (refused at any stage, below the trust floor included) in the
@@ -261,7 +261,7 @@ export class GrantService {
   }
 
   /**
-   * One pipeline run for the check and the delegation (one code path, DESIGN §8.6): the agent
+   * One pipeline run for the check and the delegation (one code path, design §8.6): the agent
    * device of the request, then in one tenant transaction the agent check, the pipeline, and
    * `after` (the delegation's audit event); owners are alerted of a matched `notify` policy after
    * commit.
@@ -299,18 +299,18 @@ export class GrantService {
 
   /**
    * A delegation target (hub address or `did:hub:<address>`, any case) resolved platform-wide:
-   * addresses are public and unique (SPEC §2.8), so the lookup crosses tenants; an unknown one
+   * addresses are public and unique (contract §2.8), so the lookup crosses tenants; an unknown one
    * answers `tenantId: null` (the identity stage then fails). @throws 400 when malformed.
    */
   async resolveTarget(target: string): Promise<ResolvedTarget> {
     const raw = DID_HUB.exec(target)?.[1] ?? target;
     const address = normalizeHubAddress(raw);
     if (!address) throw badRequest('target must be a hub address or did:hub:<hub_address>');
-    const row = await crossTenant(this.deps.db, 'hub addresses are public and unique platform-wide (SPEC §2.8): a delegation target may live in any tenant', (tx) => getByAddress(tx, address));
+    const row = await crossTenant(this.deps.db, 'hub addresses are public and unique platform-wide (contract §2.8): a delegation target may live in any tenant', (tx) => getByAddress(tx, address));
     return { did: hubDid(address), address, tenantId: row?.tenantId ?? null };
   }
 
-  /** The agent device a request is about (same rules as decisions, DESIGN §8.19). */
+  /** The agent device a request is about (same rules as decisions, design §8.19). */
   private agentDevice(caller: GrantCaller, named: string | undefined): string {
     if (caller.kind === 'owner') {
       if (!named) throw badRequest('device_id is required when an owner acts on behalf of an agent');

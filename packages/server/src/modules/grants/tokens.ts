@@ -1,5 +1,5 @@
 /**
- * Skill Permission Tokens as JWTs (DESIGN §8.7), signed and checked with `jose` only.
+ * Skill Permission Tokens as JWTs (design §8.7), signed and checked with `jose` only.
  *
  * Header `{alg: "EdDSA", kid, typ: "spt+jwt"}` (explicit typing, RFC 8725 §3.11, so an SPT is
  * never mistaken for another JWT of the service). Claims: `iss` the platform DID

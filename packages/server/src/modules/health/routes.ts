@@ -1,7 +1,7 @@
 /**
- * Public platform routes (SPEC §4.1, §9): `/health` (checks the database), legal terms, billing
+ * Public platform routes (contract §4.1, §9): `/health` (checks the database), legal terms, billing
  * plans, platform capabilities, and `/.well-known/jwks.json` (device-token keys and, in
- * development, the built-in identity provider's key; DESIGN §3, §5).
+ * development, the built-in identity provider's key; design §3, §5).
  */
 import { ROUTES, type BillingPlan, type CapabilitiesResponse, type JwksResponse, type LegalTermsResponse } from '@parley/protocol';
 import { sql } from 'drizzle-orm';
@@ -20,7 +20,7 @@ export interface PlatformRouteOptions {
   apiPrefix: string;
 }
 
-/** Plans offered (SPEC §4.1); prices in US cents per month. */
+/** Plans offered (contract §4.1); prices in US cents per month. */
 export const PLANS: BillingPlan[] = [
   { plan_id: 'free', name: 'Free', price_cents: 0, limits: { agents: 3, messages_per_month: 10_000 } },
   { plan_id: 'team', name: 'Team', price_cents: 4_900, limits: { agents: 25, messages_per_month: 500_000 } },
@@ -33,7 +33,7 @@ const TERMS: LegalTermsResponse = {
   summary: 'Parley relays and stores only client-side encrypted ciphertext; operators cannot read message content.',
 };
 
-/** The platform's capabilities (SPEC §4.1), with the realtime and telemetry paths under `apiPrefix`. */
+/** The platform's capabilities (contract §4.1), with the realtime and telemetry paths under `apiPrefix`. */
 function capabilities(version: string, apiPrefix: string): CapabilitiesResponse {
   return {
     version,

@@ -1,4 +1,4 @@
-/** Capability routes (SPEC §2.8, §4.10): list and register an identity's capabilities (owner). */
+/** Capability routes (contract §2.8, §4.10): list and register an identity's capabilities (owner). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';

@@ -1,5 +1,5 @@
 /**
- * Registered capabilities of hub identities (SPEC §2.8, §4.10): name, version, description, an
+ * Registered capabilities of hub identities (contract §2.8, §4.10): name, version, description, an
  * `input_schema` that must be a valid JSON Schema (json-schema.ts), an optional SLA, and the
  * `certification_tier` that certification sets (certify.ts). Owner routes: the identity is read
  * in the owner's tenant, so another tenant's address answers 404.

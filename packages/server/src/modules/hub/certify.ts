@@ -1,6 +1,6 @@
 /**
- * Certification and trust-tier changes of hub identities (SPEC §3.3, §6.2 `POST
- * /hub/identities/{id}/certify`; DESIGN §8.16; docs/decisions.md "Hub certification", "Trust
+ * Certification and trust-tier changes of hub identities (contract §3.3, §6.2 `POST
+ * /hub/identities/{id}/certify`; design §8.16; docs/decisions.md "Hub certification", "Trust
  * engine"). ONE function, {@link decideTier}, decides and applies every tier change: the certify
  * route and the trust recompute (trust/engine.ts) both call it inside their transaction.
  *
@@ -14,7 +14,7 @@
  * | `activity`     | the bound device was seen within the last 7 days |
  * | `trust_score`  | the HELD score ≥ 0.6: the lowest 7-day composite in effect over the last 7 days (trust/tiers.ts `heldScoreOf`); fails while the history does not cover 7 days, and while the scores are stale (below) |
  *
- * Tier rules (SPEC §3.3, trust/tiers.ts `evaluateTier` over the bound device's 7d snapshots):
+ * Tier rules (contract §3.3, trust/tiers.ts `evaluateTier` over the bound device's 7d snapshots):
  * - downgrade, at once, when the latest 7d composite is below the current tier's threshold (to
  *   the tier of that score), by the recompute and by certify alike;
  * - upgrade only when evaluateTier allows it (the held score reached the new threshold for the
@@ -31,7 +31,7 @@
  * `revoked_grants`, empty on an upgrade) and capabilities certified above it are restricted to it.
  * A certify run is audited as `hub.certified {tier, upgraded, checks: [{check, passed}]}` as well.
  *
- * Operator tier grants (DESIGN §8.25, tier-grant.ts): while a grant is valid, fallback scores
+ * Operator tier grants (design §8.25, tier-grant.ts): while a grant is valid, fallback scores
  * never lower the tier (only a real-telemetry score below the threshold does), an `unverified`
  * grant is not raised, and any change ends the grant; an expired grant ends at the next decision,
  * which then decides from scratch (reason `grant_expired` when the tier changes).
@@ -54,7 +54,7 @@ import * as repo from './repo.js';
 import { ENDED_GRANT, grantState, latestTelemetryScore, tierUnderGrant } from './tier-grant.js';
 import type { CertificationCheckName, CertifyResult } from '@parley/protocol';
 
-/** Minimum trust score per tier (SPEC §3.3). */
+/** Minimum trust score per tier (contract §3.3). */
 export const TIER_THRESHOLDS = { certified: TRUST_TIER_THRESHOLDS.certified, enterprise: TRUST_TIER_THRESHOLDS.enterprise } as const;
 /** How recently the bound device must have been seen (`activity` check). */
 export const ACTIVITY_WINDOW_MS = 7 * 24 * 3600_000;
@@ -87,7 +87,7 @@ export function scoreFreshness(series: readonly ScorePoint[], now: Date, maxAgeM
 /** Names of the certification checks, in answer order. */
 export type CheckName = CertificationCheckName;
 
-/** One check's outcome (DESIGN §8.16); `detail` says why, in words (never secrets). */
+/** One check's outcome (design §8.16); `detail` says why, in words (never secrets). */
 export type CertifyCheck = CertifyResult['checks'][number];
 
 export type { CertifyResult } from '@parley/protocol';
@@ -271,7 +271,7 @@ export async function decideTier(tx: Tx, input: TierDecisionInput): Promise<Tier
   return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation, revokedGrants };
 }
 
-/** The identity columns saying where its tier comes from (DESIGN §8.25). */
+/** The identity columns saying where its tier comes from (design §8.25). */
 export type TierSourceColumns = Pick<typeof hubIdentities.$inferInsert, 'tierSource' | 'tierGrantReason' | 'tierGrantExpiresAt'>;
 
 /** A tier change to apply ({@link applyTierChange}). */
@@ -347,7 +347,7 @@ export async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> 
   return revoked;
 }
 
-/** Capabilities certified above `tier` fall to `tier` (SPEC §3.3: active capabilities are restricted on a downgrade). */
+/** Capabilities certified above `tier` fall to `tier` (contract §3.3: active capabilities are restricted on a downgrade). */
 async function restrictCapabilities(tx: Tx, identityId: string, tier: Tier): Promise<void> {
   const above = TIERS.slice(TIERS.indexOf(tier) + 1);
   if (above.length === 0) return;

@@ -1,11 +1,11 @@
 /**
- * DID routes (SPEC §4.10, §8; DESIGN §8.15): resolution by address, the DID document, its update
+ * DID routes (contract §4.10, §8; design §8.15): resolution by address, the DID document, its update
  * by owner-key signature, and the DIF Universal Resolver driver path `/1.0/identifiers/{did}`
  * (served at the root, outside `/api/v1`: {@link didResolverRoutes}).
  *
- * Reads are public (a sent credential is verified, 401 when invalid) and limited per SPEC §8:
+ * Reads are public (a sent credential is verified, 401 when invalid) and limited per contract §8:
  * 60/min per IP, 600/min per API key. Resolution routes always answer a DID resolution result,
- * errors included (`didResolutionMetadata.error`), plus a `detail` string on errors (DESIGN §7).
+ * errors included (`didResolutionMetadata.error`), plus a `detail` string on errors (design §7).
  */
 import { RESOLUTION_CONTENT_TYPE, ROUTES, type DidDocument } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
@@ -18,7 +18,7 @@ import type { HubDidService, Resolution } from './did-service.js';
 
 export { RESOLUTION_CONTENT_TYPE } from '@parley/protocol';
 
-/** Send a resolution with its status; errors also carry `detail` (DESIGN §7). */
+/** Send a resolution with its status; errors also carry `detail` (design §7). */
 function sendResolution(reply: FastifyReply, r: Resolution, contentType?: string) {
   if (contentType) void reply.header('content-type', contentType);
   const error = 'error' in r.body.didResolutionMetadata ? r.body.didResolutionMetadata.error : undefined;

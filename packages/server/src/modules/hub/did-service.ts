@@ -1,10 +1,10 @@
 /**
- * DID documents of hub identities, their resolution and their updates (SPEC §2.8, §4.10;
- * DESIGN §8.15). Documents are public: reads cross tenants (addresses are unique platform-wide);
+ * DID documents of hub identities, their resolution and their updates (contract §2.8, §4.10;
+ * design §8.15). Documents are public: reads cross tenants (addresses are unique platform-wide);
  * the update (`PATCH /hub/{address}/did`) runs in the owner's tenant and needs a signature by the
  * identity's owner key over a replay-safe payload.
  *
- * Update payload (DESIGN §8.15): the request body minus `signature`, canonicalized with JCS
+ * Update payload (design §8.15): the request body minus `signature`, canonicalized with JCS
  * (RFC 8785), UTF-8; `signature` is the base64 Ed25519 signature of those bytes by the owner key
  * (the registration `public_key`). `timestamp` must lie within 5 minutes of the server clock
  * (else 400) and be strictly newer than the last accepted update's (else 409), so a captured
@@ -25,10 +25,10 @@ import { appendAudit } from '../audit/service.js';
 import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
-/** How far a DID update `timestamp` may be from the server clock (DESIGN §8.15). */
+/** How far a DID update `timestamp` may be from the server clock (design §8.15). */
 export const DID_UPDATE_WINDOW_MS = 5 * 60_000;
 
-/** Body of `PATCH /hub/{address}/did` (DESIGN §8.15). Extra fields are allowed and are signed too. */
+/** Body of `PATCH /hub/{address}/did` (design §8.15). Extra fields are allowed and are signed too. */
 export interface DidUpdateRequest {
   add_verification_method: { type: string; publicKeyMultibase: string; [k: string]: unknown };
   /** ISO 8601; within 5 minutes of now and newer than the last accepted update. */
@@ -110,7 +110,7 @@ export class HubDidService {
   }
 
   /**
-   * Add a verification method to the identity's DID document (DESIGN §8.15), in one transaction
+   * Add a verification method to the identity's DID document (design §8.15), in one transaction
    * that locks the identity row (concurrent updates serialize). The new method gets the id
    * `key-<n>`, n = number of methods in the document (owner key included) + 1. Records
    * `hub.did_updated` (the new key id and its multibase public key) by `actor` in the same transaction.
@@ -167,7 +167,7 @@ export class HubDidService {
     if (!hubAddress) return null;
     const platform = this.opts.platformDocument?.(hubAddress);
     if (platform) return { document: platform, meta: {} };
-    return crossTenant(this.opts.db, 'DID documents are public and hub addresses unique platform-wide (SPEC §2.8, §4.10)', async (tx) => {
+    return crossTenant(this.opts.db, 'DID documents are public and hub addresses unique platform-wide (contract §2.8, §4.10)', async (tx) => {
       const identity = await getByAddress(tx, hubAddress);
       if (!identity) return null;
       const methods = await listMethods(tx, identity.id);

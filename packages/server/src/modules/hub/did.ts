@@ -1,5 +1,5 @@
 /**
- * `did:hub` DID documents and resolution results (SPEC §2.8, §4.10; DESIGN §8.15), as pure
+ * `did:hub` DID documents and resolution results (contract §2.8, §4.10; design §8.15), as pure
  * functions: no database, no clock. The credentials module builds its own issuer document with
  * {@link buildDidDocument} and verifies `did:hub` proofs against documents from here.
  *
@@ -14,7 +14,7 @@ import { A2A_AGENT_CARD_SERVICE_FRAGMENT, A2A_AGENT_CARD_SERVICE_TYPE, ED25519_2
 import { publicKeyMultibase } from '../../keys/index.js';
 import { hubDid, normalizeHubAddress } from './service.js';
 
-/** `@context` of every DID document, in this order (DESIGN §8.15). */
+/** `@context` of every DID document, in this order (design §8.15). */
 export const DID_CONTEXT = ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/ed25519-2020/v1'] as const;
 /** `@context` of a DID resolution result. */
 export const DID_RESOLUTION_CONTEXT = 'https://w3id.org/did-resolution/v1';
@@ -46,7 +46,7 @@ export interface DidService {
   serviceEndpoint: string;
 }
 
-/** A `did:hub` DID document (SPEC §2.8, DID Core §5). */
+/** A `did:hub` DID document (contract §2.8, DID Core §5). */
 export interface DidDocument {
   '@context': string[];
   id: string;
@@ -67,7 +67,7 @@ export interface StoredMethod {
 
 /** Input of {@link buildDidDocument}. */
 export interface DidDocumentInput {
-  /** Hub address (lowercase, DESIGN §8.13). */
+  /** Hub address (lowercase, design §8.13). */
   address: string;
   /** Registration `public_key`: raw 32-byte Ed25519 key, base64; null when none was registered. */
   ownerKey: string | null;
@@ -82,7 +82,7 @@ export interface DidDocumentInput {
 /** Error codes of `didResolutionMetadata.error` (W3C DID Resolution). */
 export type DidResolutionError = 'notFound' | 'invalidDid' | 'methodNotSupported';
 
-/** A DID resolution result (W3C DID Resolution §4, SPEC §4.10). */
+/** A DID resolution result (W3C DID Resolution §4, contract §4.10). */
 export interface DidResolutionResult {
   '@context': string;
   didDocument: object | null;
@@ -98,13 +98,13 @@ export interface DocumentMetadata {
   deactivated?: boolean;
 }
 
-/** `did:hub:<address>` (SPEC §2.8). The address is used as given (callers pass the stored, lowercase form). */
+/** `did:hub:<address>` (contract §2.8). The address is used as given (callers pass the stored, lowercase form). */
 export const didOf = (address: string): string => hubDid(address);
 
 /**
  * The hub address named by a DID string, or the resolution error for it: `methodNotSupported`
  * for a well-formed DID of another method, `invalidDid` for anything else (including a
- * `did:hub:` whose address breaks DESIGN §8.13). The address comes back lowercase.
+ * `did:hub:` whose address breaks design §8.13). The address comes back lowercase.
  */
 export function parseDid(did: string): { address: string } | { error: 'invalidDid' | 'methodNotSupported' } {
   // DID Core §3.1 syntax: did:<method-name>:<method-specific-id>.
@@ -124,7 +124,7 @@ export function messagingEndpoint(publicUrl: string): string {
 }
 
 /**
- * A W3C DID Core document for a hub identity (SPEC §2.8, DESIGN §8.15): the owner key as
+ * A W3C DID Core document for a hub identity (contract §2.8, design §8.15): the owner key as
  * `<did>#owner-key` (when registered), then the added methods as `<did>#key-<n>`; every method is
  * controlled by the DID itself and listed in both `authentication` and `assertionMethod`; one
  * service `<did>#messaging` pointing at the WebSocket endpoint, and `<did>#a2a-agent-card`

@@ -1,9 +1,9 @@
 /**
- * Public profiles and search of hub identities (SPEC §2.8 public profile, §4.10; DESIGN §8.15).
+ * Public profiles and search of hub identities (contract §2.8 public profile, §4.10; design §8.15).
  *
  * - Profile: hub_address, display_name, description, trust_tier, tier_source (`operator` while a
- *   platform operator's tier grant holds, DESIGN §8.25), trust_score (the stored score,
- *   else SPEC §3.9's 0.5, trust/types.ts NEUTRAL_SCORE, until the trust engine computes one),
+ *   platform operator's tier grant holds, design §8.25), trust_score (the stored score,
+ *   else contract §3.9's 0.5, trust/types.ts NEUTRAL_SCORE, until the trust engine computes one),
  *   capabilities (the names given at registration, then registered capability names not among
  *   them), enrolled_at (the bound device's enrolment, else the identity's creation), last_active
  *   (the bound device's last_seen, else null). Reading is public and crosses tenants (addresses
@@ -23,7 +23,7 @@ import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
 export { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT } from '@parley/protocol';
 
-const PUBLIC_READ = 'hub profiles and search are public; addresses are unique platform-wide (SPEC §2.8, §4.10)';
+const PUBLIC_READ = 'hub profiles and search are public; addresses are unique platform-wide (contract §2.8, §4.10)';
 
 /** Profiles of `rows`, in order, with their registered capability names merged in. */
 export async function toProfiles(tx: Tx, rows: repo.ProfileRow[]): Promise<HubProfile[]> {
@@ -82,7 +82,7 @@ export class HubDirectoryService {
   }
 
   /**
-   * Search active identities platform-wide (SPEC §4.10). A blank `query` is no text filter.
+   * Search active identities platform-wide (contract §4.10). A blank `query` is no text filter.
    * @param authenticated false for anonymous callers: at most {@link ANONYMOUS_SEARCH_LIMIT} results.
    */
   search(q: HubSearchQuery, authenticated: boolean): Promise<HubProfile[]> {

@@ -1,5 +1,5 @@
 /**
- * Ed25519 public-key validation for hub owner keys (SPEC §2.8 registration `public_key`, DESIGN
+ * Ed25519 public-key validation for hub owner keys (contract §2.8 registration `public_key`, design
  * §7: base64 of the raw 32 bytes); the point check is the shared one of lib/public-keys.ts.
  */
 import { isEd25519PublicKey } from '../../lib/public-keys.js';

@@ -1,5 +1,5 @@
 /**
- * Expired operator tier grants of identities the trust recompute does not score (DESIGN §8.25;
+ * Expired operator tier grants of identities the trust recompute does not score (design §8.25;
  * tier-grant.ts): identities without a bound ACTIVE agent device never reach the recompute's tier
  * step, so each recompute of a tenant also ends their expired grants through {@link decideTier}
  * over the stored 7d history (the computed rules then decide from scratch).

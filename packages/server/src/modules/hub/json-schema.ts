@@ -1,5 +1,5 @@
 /**
- * Validation of capability `input_schema` documents (SPEC §2.8: a JSON Schema object) with Ajv's
+ * Validation of capability `input_schema` documents (contract §2.8: a JSON Schema object) with Ajv's
  * `validateSchema`: the document is checked against its draft's meta-schema and never compiled,
  * so an untrusted schema runs no generated code (Ajv treats compiled schemas as trusted code).
  *

@@ -1,5 +1,5 @@
 /**
- * Operator tier grants (DESIGN §8.25; SPEC §3.3; docs/decisions.md "Platform operators and
+ * Operator tier grants (design §8.25; contract §3.3; docs/decisions.md "Platform operators and
  * operator tier grants"): `POST /api/v1/hub/identities/{id}/tier {tier, reason, expires_at?}`.
  * A platform operator certifies an identity of ANY tenant after a review, so that a fresh install
  * can list an agent before 7 days of telemetry exist. How the trust engine and certify treat the
@@ -45,7 +45,7 @@ export async function grantTier(db: Db, operator: string, identityId: string, bo
   const reason = body.reason.trim();
   if (reason === '') throw badRequest('reason must not be blank');
   const expiresAt = grantExpiry(body.expires_at, now);
-  const [found] = await crossTenant(db, "platform operators grant tiers to any tenant's identities (DESIGN §8.25)", (tx) =>
+  const [found] = await crossTenant(db, "platform operators grant tiers to any tenant's identities (design §8.25)", (tx) =>
     tx.select({ tenantId: hubIdentities.tenantId }).from(hubIdentities).where(eq(hubIdentities.id, identityId)),
   );
   if (!found) throw notFound('hub identity');
@@ -87,7 +87,7 @@ export class OperatorTierService {
 
   /**
    * Call `fn` after every committed grant, before the route answers: the tier may have changed, so
-   * whoever acts on tiers (the marketplace's rental monitor, SPEC §4.16) looks at once.
+   * whoever acts on tiers (the marketplace's rental monitor, contract §4.16) looks at once.
    * Errors are logged, never thrown.
    */
   onGranted(fn: () => Promise<void>): void {

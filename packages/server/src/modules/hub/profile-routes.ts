@@ -1,5 +1,5 @@
 /**
- * Public profile and search routes (SPEC §2.8, §4.10; DESIGN §8.15). Reads are `public`: no
+ * Public profile and search routes (contract §2.8, §4.10; design §8.15). Reads are `public`: no
  * credential needed; one that is sent is verified (401 when invalid). Anonymous searches answer
  * at most 10 results; authenticated ones up to `limit`.
  */

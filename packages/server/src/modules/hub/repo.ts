@@ -5,12 +5,12 @@ import type { Tx } from '../../db/client.js';
 import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema/index.js';
 import { TIERS, tierRank, type Tier } from '../trust/types.js';
 
-/** A stored hub identity (SPEC §2.8). */
+/** A stored hub identity (contract §2.8). */
 export type HubIdentityRow = typeof hubIdentities.$inferSelect;
-/** A registered capability (SPEC §2.8). */
+/** A registered capability (contract §2.8). */
 export type HubCapabilityRow = typeof hubCapabilities.$inferSelect;
 
-/** Trust tiers, lowest first (SPEC §3.3, DESIGN §8.21): trust/types.ts TIERS under the name existing importers use. */
+/** Trust tiers, lowest first (contract §3.3, design §8.21): trust/types.ts TIERS under the name existing importers use. */
 export const TRUST_TIERS = TIERS;
 export type TrustTier = Tier;
 
@@ -39,7 +39,7 @@ export async function getByAddress(tx: Tx, hubAddress: string, forUpdate = false
   return row;
 }
 
-/** The identity bound to a device (at most one, DESIGN §8.18). */
+/** The identity bound to a device (at most one, design §8.18). */
 export async function getByDevice(tx: Tx, deviceId: string): Promise<HubIdentityRow | undefined> {
   const [row] = await tx.select().from(hubIdentities).where(eq(hubIdentities.deviceId, deviceId)).orderBy(asc(hubIdentities.createdAt)).limit(1);
   return row;
@@ -129,7 +129,7 @@ export interface ProfileRow {
   lastSeen: Date | null;
 }
 
-/** Search filters (SPEC §4.10). */
+/** Search filters (contract §4.10). */
 export interface SearchFilter {
   /** Free text (websearch syntax) over `search_document`. */
   text?: string;

@@ -1,6 +1,6 @@
 /**
- * Hub identity routes (SPEC §4.10, address registry part; DESIGN §8.13, §8.15, §8.18) and agent
- * self-registration (`POST /hub/agents`, SPEC §4.19 `svc_register_agent`: owner or API key).
+ * Hub identity routes (contract §4.10, address registry part; design §8.13, §8.15, §8.18) and agent
+ * self-registration (`POST /hub/agents`, contract §4.19 `svc_register_agent`: owner or API key).
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';

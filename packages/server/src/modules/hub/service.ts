@@ -1,5 +1,5 @@
 /**
- * The hub-address registry (SPEC §2.8 address part, §4.10; DESIGN §8.13, §8.15, §8.18). A hub
+ * The hub-address registry (contract §2.8 address part, §4.10; design §8.13, §8.15, §8.18). A hub
  * identity gives an agent a platform-wide unique, immutable `hub_address` (DID
  * `did:hub:<address>`), optionally bound to one ACTIVE agent device of the tenant. This is the
  * registry A2A channels resolve addresses with; DID documents (did-service.ts), capability
@@ -25,7 +25,7 @@ export type { HubIdentityRow } from './repo.js';
 export { HUB_ADDRESS_PATTERN } from '@parley/protocol';
 const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
 
-/** The stored (lowercase) form of a hub address, or null when it breaks DESIGN §8.13. */
+/** The stored (lowercase) form of a hub address, or null when it breaks design §8.13. */
 export function normalizeHubAddress(address: string): string | null {
   return HUB_ADDRESS_RE.test(address) ? address.toLowerCase() : null;
 }
@@ -37,10 +37,10 @@ export function normalizeHubAddress(address: string): string | null {
  */
 export const ROUTE_RESERVED_ADDRESSES: readonly string[] = ['identities', 'register', 'resolve', 'search', 'credentials'];
 
-/** `did:hub:<address>` (SPEC §2.8). */
+/** `did:hub:<address>` (contract §2.8). */
 export const hubDid = (address: string) => `did:hub:${address}`;
 
-/** The wire form of a stored identity (SPEC §2.8; `tier_source`, DESIGN §8.25). */
+/** The wire form of a stored identity (contract §2.8; `tier_source`, design §8.25). */
 export const toHubIdentity = (h: repo.HubIdentityRow): HubIdentity => ({
   id: h.id,
   hub_address: h.hubAddress,
@@ -82,7 +82,7 @@ export class HubService {
 
   /**
    * @param reservedAddresses addresses no identity may register besides
-   *   {@link ROUTE_RESERVED_ADDRESSES} (e.g. the platform issuer's own address, DESIGN §8.16).
+   *   {@link ROUTE_RESERVED_ADDRESSES} (e.g. the platform issuer's own address, design §8.16).
    */
   constructor(
     private readonly db: Db,
@@ -131,7 +131,7 @@ export class HubService {
   }
 
   /**
-   * Register a NEW agent (`POST /hub/agents`, SPEC §4.19 `svc_register_agent`; docs/decisions.md
+   * Register a NEW agent (`POST /hub/agents`, contract §4.19 `svc_register_agent`; docs/decisions.md
    * "Agent self-registration"): in ONE transaction a new API key of the tenant (api-keys/create.ts,
    * `api_key.created`; named after the address; env `input.env`, else the calling key's, else
    * `dev`) and a hub identity at address `name` (lowercased) with capabilities = `skills`
@@ -213,7 +213,7 @@ export class HubService {
   async findByAddress(address: string): Promise<repo.HubIdentityRow | null> {
     const hubAddress = normalizeHubAddress(address);
     if (!hubAddress) return null;
-    const row = await crossTenant(this.db, 'hub addresses are public and unique platform-wide (SPEC §2.8)', (tx) => repo.getByAddress(tx, hubAddress));
+    const row = await crossTenant(this.db, 'hub addresses are public and unique platform-wide (contract §2.8)', (tx) => repo.getByAddress(tx, hubAddress));
     return row ?? null;
   }
 
@@ -222,7 +222,7 @@ export class HubService {
     return (await repo.getByDevice(tx, deviceId)) ?? null;
   }
 
-  /** DESIGN §8.18: an ACTIVE agent device of the tenant with no identity yet (row locked so concurrent binds serialize). */
+  /** design §8.18: an ACTIVE agent device of the tenant with no identity yet (row locked so concurrent binds serialize). */
   private async checkBindable(tx: Tx, deviceId: string): Promise<void> {
     const d = await getDevice(tx, deviceId, true);
     if (!d) throw notFound('device');

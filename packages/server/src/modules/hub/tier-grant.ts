@@ -1,5 +1,5 @@
 /**
- * Operator tier grants inside tier decisions (DESIGN §8.25; SPEC §3.3, §3.9; docs/decisions.md
+ * Operator tier grants inside tier decisions (design §8.25; contract §3.3, §3.9; docs/decisions.md
  * "Platform operators and operator tier grants"). A platform operator grants a tier after a
  * review (operator-tier.ts); the identity then has `tier_source = 'operator'`, the grant's reason
  * and an optional expiry. {@link decideTier} (certify.ts) consults the rules here:
@@ -8,7 +8,7 @@
  *   - a computed downgrade applies only when the score from real telemetry is below the current
  *     tier's threshold too: the tier falls to the tier of max(latest composite, real-telemetry
  *     composite) (trust/fallbacks.ts `telemetryComposite`). Fallback values (the 48-hour warm-up,
- *     fleet medians of missing dimensions, SPEC §3.9) therefore never lower a granted tier, and a
+ *     fleet medians of missing dimensions, contract §3.9) therefore never lower a granted tier, and a
  *     grant never makes a decision harsher than the computed one;
  *   - a computed upgrade (the usual hold and checks) applies, except out of an `unverified` grant
  *     (the operator's negative review stands until it expires or another grant replaces it);

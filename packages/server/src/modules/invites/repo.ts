@@ -1,4 +1,4 @@
-/** Invite queries (SPEC §2.2). All take a tenant-scoped transaction except `findTenantByTokenHash`. */
+/** Invite queries (contract §2.2). All take a tenant-scoped transaction except `findTenantByTokenHash`. */
 import { and, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { invites } from '../../db/schema/index.js';

@@ -1,4 +1,4 @@
-/** Invite routes (SPEC §4.2). */
+/** Invite routes (contract §4.2). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';
@@ -14,7 +14,7 @@ export const inviteRoutes: FastifyPluginAsync<{ invites: InviteService }> = asyn
       return reply.status(201).send(await invites.create(o.tenantId, o.sub, req.body.label));
     },
     {
-      // The body is optional (DESIGN §7: "an optional {label}"): a missing body reads as {}.
+      // The body is optional (design §7: "an optional {label}"): a missing body reads as {}.
       preValidation: async (req) => {
         req.body ??= {};
       },

@@ -1,5 +1,5 @@
 /**
- * Invites (SPEC §2.2, §3.2): single use, 10-minute expiry enforced whenever an invite is read or
+ * Invites (contract §2.2, §3.2): single use, 10-minute expiry enforced whenever an invite is read or
  * used (a lapsed `active` invite is `expired` even before the expiry job has run), revoke 409 when
  * not active, soft delete of ended invites. The raw `svc_tok_` token is returned once; only its
  * BLAKE2b-256 hash is stored.

@@ -1,5 +1,5 @@
 /**
- * Who calls a marketplace route (SPEC §4.16 "workspace auth", DESIGN §8.23, §8.27, §8.35): an
+ * Who calls a marketplace route (contract §4.16 "workspace auth", design §8.23, §8.27, §8.35): an
  * owner of the tenant (owner JWT), an API key of the tenant, optionally scoped to a workspace with
  * `X-Workspace-Id`, or an agent device's own JWT on the `any` rows (what its API key without
  * `X-Workspace-Id` may do). `actor` is the audit actor (owner `sub`, `api_key:<id>`, `device:<id>`).

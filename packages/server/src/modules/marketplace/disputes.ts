@@ -1,5 +1,5 @@
 /**
- * Disputes (SPEC §2.13, §3.6, §4.16; DESIGN §8.9, §8.24, §8.25, §8.35). Either party files one on
+ * Disputes (contract §2.13, §3.6, §4.16; design §8.9, §8.24, §8.25, §8.35). Either party files one on
  * an active or suspended rental (`active | suspended -> disputed`, its SPT revoked) with a reason
  * and evidence references — trace ids (`telemetry_spans.trace_id`) and audit event ids, each of
  * which must exist in one of the two tenants (checked in each tenant's own scope, so nothing of a
@@ -26,7 +26,7 @@ import type { RentalService } from './rentals.js';
 type DisputeRow = typeof D.$inferSelect;
 type NoteRow = typeof N.$inferSelect;
 
-/** A platform operator (DESIGN §8.25): its identity-provider subject. */
+/** A platform operator (design §8.25): its identity-provider subject. */
 export interface Operator {
   sub: string;
 }
@@ -136,7 +136,7 @@ export class DisputeService {
    */
   async get(tenantId: string | null, operator: Operator | null, id: string): Promise<Dispute> {
     if (operator) {
-      return crossTenant(this.deps.db, 'platform operator reviews a dispute (DESIGN §8.25)', async (tx) => {
+      return crossTenant(this.deps.db, 'platform operator reviews a dispute (design §8.25)', async (tx) => {
         const [d] = await tx.select().from(D).where(eq(D.id, id));
         if (!d) throw notFound('dispute');
         await appendAuditToParties(tx, null, this.operatorEvents(d, operator, 'dispute.viewed', {}));
@@ -171,7 +171,7 @@ export class DisputeService {
       const last = page.at(-1);
       return { disputes: out, next_cursor: rows.length > limit && last ? encodeKeyset(last.createdAt, last.id) : null };
     };
-    if (operator) return crossTenant(this.deps.db, 'platform operator lists disputes of every tenant (DESIGN §8.25)', query);
+    if (operator) return crossTenant(this.deps.db, 'platform operator lists disputes of every tenant (design §8.25)', query);
     if (!tenantId) throw forbidden('the user belongs to no tenant');
     return withTenant(this.deps.db, tenantId, query);
   }
@@ -184,7 +184,7 @@ export class DisputeService {
   async resolve(operator: Operator, id: string, input: ResolveDisputeRequest): Promise<Dispute> {
     if (input.outcome === 'partial' && input.amount_cents === undefined) throw badRequest('a partial outcome needs amount_cents');
     if (input.outcome !== 'partial' && input.amount_cents !== undefined) throw badRequest('amount_cents goes with a partial outcome only');
-    const tenants = await crossTenant(this.deps.db, 'platform operator resolves a dispute (DESIGN §8.25)', async (tx) => (await tx.select().from(D).where(eq(D.id, id)))[0]);
+    const tenants = await crossTenant(this.deps.db, 'platform operator resolves a dispute (design §8.25)', async (tx) => (await tx.select().from(D).where(eq(D.id, id)))[0]);
     if (!tenants) throw notFound('dispute');
     const out = await withTenant(this.deps.db, tenants.tenantId, async (tx) => {
       await lockChains(tx, [tenants.tenantId, tenants.partnerTenantId]);

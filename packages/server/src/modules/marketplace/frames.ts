@@ -1,5 +1,5 @@
 /**
- * The rental-room socket frame (SPEC §4.16, §6.1): `rental_message {rental_id, message_type?,
+ * The rental-room socket frame (contract §4.16, §6.1): `rental_message {rental_id, message_type?,
  * priority?, envelopes: [{recipient_device_id, header_blob, ciphertext}], client_ref?}` (schema
  * `OutgoingRentalMessage` of @parley/protocol, the body of `POST
  * /marketplace/rentals/{id}/messages` with its rental), answered `rental_message_ack {rental_id,

@@ -1,5 +1,5 @@
 /**
- * The marketplace's composition (SPEC §4.16; DESIGN §8.23–§8.26): the payment processor chosen
+ * The marketplace's composition (contract §4.16; design §8.23–§8.26): the payment processor chosen
  * from configuration (Stripe Connect when `STRIPE_SECRET_KEY` is set, else the embedded local
  * processor, whose asynchronous events are delivered in process to the same handler as its
  * webhook route and kept in the database until delivered), the services, and the scheduled work:
@@ -42,9 +42,9 @@ export interface MarketplaceDeps {
   tokens: SptTokens;
   /** Both tenants' policies decide rental-room messages; approved held ones come back through the `rental` releaser. */
   policies: Pick<PolicyService, 'decide' | 'hold' | 'holdAll' | 'alert' | 'registerReleaser'>;
-  /** SPEC §8's per-device message budget, shared with the socket and the other send routes. */
+  /** contract §8's per-device message budget, shared with the socket and the other send routes. */
   messageRate: MessageRate;
-  /** Largest ciphertext of one envelope (DESIGN §8.12). */
+  /** Largest ciphertext of one envelope (design §8.12). */
   maxCiphertextBytes: number;
   publicUrl: string;
   listDefault: number;

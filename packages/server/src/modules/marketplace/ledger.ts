@@ -1,5 +1,5 @@
 /**
- * The marketplace's double-entry ledger (DESIGN §8.24, §8.35). Every money movement is one
+ * The marketplace's double-entry ledger (design §8.24, §8.35). Every money movement is one
  * balanced transaction (entries in signed integer cents summing to zero, debit positive), written
  * in the SAME database transaction as the state change it belongs to, through the SECURITY
  * DEFINER function `parley_ledger_post` (migration 0021): the application role can append
@@ -22,7 +22,7 @@ import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant } from '../../db/tenant.js';
 
-/** Ledger accounts (DESIGN §8.24). */
+/** Ledger accounts (design §8.24). */
 export type LedgerAccount = 'renter_charges' | 'platform_fees' | 'developer_payable' | 'refunds' | 'payouts' | 'processor_clearing';
 
 /** Transaction kinds; with `reference` (rental, refund or payout id) they identify a posting once. */
@@ -35,12 +35,12 @@ export interface Posting {
   amountCents: number;
 }
 
-/** Fee of a charge: `floor(amount * bps / 10_000)` cents (DESIGN §8.24, `MARKETPLACE_FEE_BPS`). */
+/** Fee of a charge: `floor(amount * bps / 10_000)` cents (design §8.24, `MARKETPLACE_FEE_BPS`). */
 export const feeOf = (amountCents: number, feeBps: number): number => Math.floor((amountCents * feeBps) / 10_000);
 
 /**
  * Split a refund of `refundCents` of a charge (`amountCents`, fee `feeCents`) into the platform's
- * and the developer's parts in proportion (DESIGN §8.35); the fee part rounds down, so the parts
+ * and the developer's parts in proportion (design §8.35); the fee part rounds down, so the parts
  * always add up to the refund.
  */
 export function splitRefund(refundCents: number, amountCents: number, feeCents: number): { fee: number; developer: number } {
@@ -127,7 +127,7 @@ export async function payableBalances(tx: Tx, minCents: number): Promise<{ tenan
   return res.rows.map((r) => ({ tenantId: r.tenant_id, cents: Number(r.cents) }));
 }
 
-/** `GET /marketplace/ledger/verify` and `cli ledger verify` (DESIGN §8.35). */
+/** `GET /marketplace/ledger/verify` and `cli ledger verify` (design §8.35). */
 export interface LedgerCheck {
   balanced: boolean;
   transactions: number;
@@ -137,7 +137,7 @@ export interface LedgerCheck {
 
 /** Recompute every transaction's sum: balanced when each is zero (and so the whole ledger). */
 export function verifyLedger(db: Db): Promise<LedgerCheck> {
-  return crossTenant(db, 'the ledger is a platform table (DESIGN §8.24): the check reads every transaction', async (tx) => {
+  return crossTenant(db, 'the ledger is a platform table (design §8.24): the check reads every transaction', async (tx) => {
     const [count] = ((await tx.execute(sql`select count(*)::int as n from ledger_transactions`)) as unknown as Rows<{ n: number }>).rows;
     const bad = (
       (await tx.execute(sql`

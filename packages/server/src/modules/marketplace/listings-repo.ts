@@ -1,5 +1,5 @@
 /**
- * Listing queries (DESIGN §8.23, §8.35). Run in a tenant scope (the tenant's own listings, plus
+ * Listing queries (design §8.23, §8.35). Run in a tenant scope (the tenant's own listings, plus
  * every published listing through the public-read policy of migration 0021) or in the anonymous
  * scope of `withNoTenant` (published listings only).
  */

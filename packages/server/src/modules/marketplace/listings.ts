@@ -1,12 +1,12 @@
 /**
- * Marketplace listings (SPEC §2.13, §3.7, §4.16; DESIGN §8.23, §8.35). A listing rents out one of
+ * Marketplace listings (contract §2.13, §3.7, §4.16; design §8.23, §8.35). A listing rents out one of
  * the tenant's hub identities. Transitions: draft -> published (the identity is certified or
  * better, at least `min_tier`, active and bound to an agent device) -> paused -> published
  * (resume); delist from draft, published or paused (terminal); a delisted listing cannot be
  * edited. Every write appends a `listing.*` audit event in the same transaction.
  *
  * Search runs under RLS: a tenant scope sees its own listings and every published one (migration
- * 0021), the anonymous scope published ones only, in the reduced view of DESIGN §8.23 (at most 20).
+ * 0021), the anonymous scope published ones only, in the reduced view of design §8.23 (at most 20).
  */
 import { randomUUID } from 'node:crypto';
 import type { CreateListingRequest, HubCapability, Listing, ListingPage, ListingSearchQuery, UpdateListingRequest } from '@parley/protocol';
@@ -24,7 +24,7 @@ import { asTier, tierRank } from '../trust/types.js';
 import type { MarketCaller } from './caller.js';
 import * as repo from './listings-repo.js';
 
-/** Anonymous searches answer at most this many listings (DESIGN §8.23). */
+/** Anonymous searches answer at most this many listings (design §8.23). */
 export const ANONYMOUS_SEARCH_MAX = 20;
 const SEARCH_DEFAULT = 20;
 
@@ -44,7 +44,7 @@ export function fullListing(r: repo.ListingRow): Listing {
   };
 }
 
-/** The reduced, anonymous view (DESIGN §8.23): no tenant, workspace, SLA or term; pricing model and cents only. */
+/** The reduced, anonymous view (design §8.23): no tenant, workspace, SLA or term; pricing model and cents only. */
 export function reducedListing(r: repo.ListingRow): Listing {
   return {
     listing_id: r.id,
@@ -77,12 +77,12 @@ function decodeCursor(cursor: string, byRank: boolean): repo.ListingCursor {
 }
 
 /**
- * Who may create and change listings (DESIGN §8.23 "workspace auth"): an owner of the tenant, or an
+ * Who may create and change listings (design §8.23 "workspace auth"): an owner of the tenant, or an
  * API key that names its workspace with `X-Workspace-Id`. @throws 403 for any other caller.
  */
 function assertListingWriter(c: MarketCaller): void {
   if (c.kind === 'owner' || (c.kind === 'apikey' && c.workspaceId)) return;
-  throw forbidden('listings are created and changed by an owner token, or by an API key with X-Workspace-Id naming a workspace its agent belongs to (DESIGN §8.23)');
+  throw forbidden('listings are created and changed by an owner token, or by an API key with X-Workspace-Id naming a workspace its agent belongs to (design §8.23)');
 }
 
 export class ListingService {
@@ -156,7 +156,7 @@ export class ListingService {
       const identity = await getHubIdentity(tx, l.identityId);
       if (!identity || identity.status !== 'active') throw conflict('the listed hub identity is not active');
       const tier = asTier(identity.trustTier);
-      if (tierRank(tier) < tierRank('certified')) throw conflict(`only a certified or enterprise identity may be listed (SPEC §3.3); ${identity.hubAddress} is ${tier}: certify it first`);
+      if (tierRank(tier) < tierRank('certified')) throw conflict(`only a certified or enterprise identity may be listed (contract §3.3); ${identity.hubAddress} is ${tier}: certify it first`);
       if (tierRank(tier) < tierRank(l.minTier)) throw conflict(`the listing requires ${l.minTier}; ${identity.hubAddress} is ${tier}`);
       if (!identity.deviceId) throw conflict(`${identity.hubAddress} is bound to no agent device; a rental needs one`);
       const [row] = await repo.updateListing(tx, l.id, { status: 'published', publishedAt: new Date(), trustTier: identity.trustTier, trustScore: identity.trustScore });
@@ -169,12 +169,12 @@ export class ListingService {
     return this.simple(c, id, 'listing.paused', ['published'], 'paused');
   }
 
-  /** paused -> published (DESIGN §8.35). @throws 409 otherwise. */
+  /** paused -> published (design §8.35). @throws 409 otherwise. */
   resume(c: MarketCaller, id: string): Promise<Listing> {
     return this.simple(c, id, 'listing.resumed', ['paused'], 'published');
   }
 
-  /** draft | published | paused -> delisted (terminal, DESIGN §8.9). @throws 409 already delisted. */
+  /** draft | published | paused -> delisted (terminal, design §8.9). @throws 409 already delisted. */
   delist(c: MarketCaller, id: string): Promise<Listing> {
     return this.simple(c, id, 'listing.delisted', ['draft', 'published', 'paused'], 'delisted');
   }
@@ -203,7 +203,7 @@ export class ListingService {
   }
 
   /**
-   * Search (DESIGN §8.35): published listings by free text (relevance order), capability,
+   * Search (design §8.35): published listings by free text (relevance order), capability,
    * category, minimum live tier and price range, newest first without text; `mine` lists the
    * caller tenant's own listings in every status. Anonymous: reduced view, and at most 20 results
    * of a search in total: pages after a cursor count what came before it (on the database, so a

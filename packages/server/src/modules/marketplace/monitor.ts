@@ -1,6 +1,6 @@
 /**
- * Continuous trust monitoring of rented agents (SPEC §4.16 "the rented agent's trust score is
- * continuously monitored"; DESIGN §8.35 `suspended`). An active rental whose agent falls below the
+ * Continuous trust monitoring of rented agents (contract §4.16 "the rented agent's trust score is
+ * continuously monitored"; design §8.35 `suspended`). An active rental whose agent falls below the
  * listing's tier (`min_tier`) or score floor (`min_score`), or whose identity is suspended, is
  * suspended at once — its room's messages held, its SPT revoked, `rental_updated` to both tenants' owners and webhooks, a
  * `rental.suspended` event in both chains — and resumes (`rental.resumed`, a new SPT until the

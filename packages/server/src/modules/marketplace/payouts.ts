@@ -1,8 +1,8 @@
 /**
- * Payouts, earnings and the processor account (SPEC §3.8, §4.16, §8; DESIGN §8.24, §8.26, §8.35).
+ * Payouts, earnings and the processor account (contract §3.8, §4.16, §8; design §8.24, §8.26, §8.35).
  *
  * The weekly run (a cluster-wide job, jobs/marketplace.ts; also `cli payouts run`) pays every
- * developer tenant whose payable balance is at least the minimum (SPEC §8: 10.00 USD) and that has
+ * developer tenant whose payable balance is at least the minimum (contract §8: 10.00 USD) and that has
  * a ready connected account; a smaller balance carries over. Per tenant, one transaction (holding
  * a per-tenant advisory lock, so concurrent runs serialise and the second sees the balance
  * already moved) creates the `pending` payout and posts its ledger transaction; the transfer is
@@ -29,7 +29,7 @@ import { getAccount, insertAccount, setAccountStatus } from './settings-repo.js'
 
 type PayoutRow = typeof P.$inferSelect;
 
-/** SPEC §8: the minimum payout, in cents. */
+/** contract §8: the minimum payout, in cents. */
 export const MINIMUM_PAYOUT_CENTS = 1000;
 
 const toPayout = (p: PayoutRow): Payout => ({

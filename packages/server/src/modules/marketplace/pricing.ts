@@ -1,5 +1,5 @@
 /**
- * Rental terms and amounts (DESIGN §8.23, §8.24). Pure functions over integer cents and hours.
+ * Rental terms and amounts (design §8.23, §8.24). Pure functions over integer cents and hours.
  *
  * Term (hours) when the listing names none: per_task 24 (how long the task may run), per_hour 1,
  * per_day 24, monthly 720 (30 days). Amount: per_task the price; per_hour price × hours;
@@ -27,7 +27,7 @@ export function amountOf(model: PricingModel, priceCents: number, hours: number)
 }
 
 /**
- * The refund of a cancellation (DESIGN §8.24): time-based models refund the unused part of the
+ * The refund of a cancellation (design §8.24): time-based models refund the unused part of the
  * term pro rata (rounded down to the cent); a per_task rental whose task has started refunds
  * nothing; a rental not yet started (no `startsAt`) refunds what was charged.
  */

@@ -1,5 +1,5 @@
 /**
- * Payment-processor events (DESIGN §8.26): `POST /marketplace/webhooks/stripe` (Stripe-Signature)
+ * Payment-processor events (design §8.26): `POST /marketplace/webhooks/stripe` (Stripe-Signature)
  * and `POST /marketplace/webhooks/local` (the embedded processor, Standard Webhooks signature; its
  * asynchronous confirmations are delivered to this same handler in process). Each event is
  * verified by the processor, then processed ONCE: its id goes into `processor_events` in the same

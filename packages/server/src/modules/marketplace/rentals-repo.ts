@@ -1,5 +1,5 @@
 /**
- * Rental queries (SPEC §3.6; DESIGN §8.35). Rentals are two-party rows: the renter's scope
+ * Rental queries (contract §3.6; design §8.35). Rentals are two-party rows: the renter's scope
  * (`tenant_id`) and the developer's (`partner_tenant_id`) both see them (migration 0021).
  */
 import { and, desc, eq, lt, lte, or, sql } from 'drizzle-orm';
@@ -70,7 +70,7 @@ export function dueRentals(tx: Tx, now: Date, limit: number) {
  * Rentals whose trust standing changed (cross-tenant: the monitor): active ones whose identity is
  * now below the listing's tier or score floor, and suspended ones (for trust) whose identity is
  * back. Reads the live identity and listing beside each rental; an identity not scored yet has
- * SPEC §3.9's warm-up score (trust/types.ts NEUTRAL_SCORE), as on its profile.
+ * contract §3.9's warm-up score (trust/types.ts NEUTRAL_SCORE), as on its profile.
  */
 export async function trustMismatches(tx: Tx): Promise<{ id: string; status: string; below: boolean }[]> {
   const res = (await tx.execute(sql`

@@ -1,10 +1,10 @@
 /**
- * Rentals (SPEC §2.13, §3.6, §4.16; DESIGN §8.9, §8.24, §8.29, §8.35).
+ * Rentals (contract §2.13, §3.6, §4.16; design §8.9, §8.24, §8.29, §8.35).
  *
  * pending -> active when the processor confirms the charge (at once, or by a webhook event);
  * pending -> cancelled when it declines (`reason: payment_failed`, the answer is a 402);
  * active -> completed by the renter or at the end of the term (the term job);
- * active | pending -> cancelled by the renter (refund per DESIGN §8.24);
+ * active | pending -> cancelled by the renter (refund per design §8.24);
  * active <-> suspended on a trust drop (the monitor); active | suspended -> disputed -> resolved.
  *
  * Every transition is one database transaction holding the rental's row lock: the state change,
@@ -93,7 +93,7 @@ export class RentalService {
   constructor(private readonly deps: RentalServiceDeps) {}
 
   /**
-   * Rent a published listing of another tenant (SPEC §4.16). The payment method is the body's or
+   * Rent a published listing of another tenant (contract §4.16). The payment method is the body's or
    * the tenant's default. @throws 400 no payment method; 404 listing not published,
    * or `X-Device-Id` unknown; 403 `X-Device-Id` not one of the owner's own owner devices; 409 own
    * listing, the agent suspended, or the identity no longer meets the listing's tier/score; 402 declined
@@ -236,7 +236,7 @@ export class RentalService {
   }
 
   /**
-   * Cancel by the renter (pending or active -> cancelled) with the refund of DESIGN §8.24.
+   * Cancel by the renter (pending or active -> cancelled) with the refund of design §8.24.
    * @throws 404; 403 the developer; 409 other states; 502 the processor refused the refund.
    */
   cancel(c: MarketCaller, id: string): Promise<Rental> {

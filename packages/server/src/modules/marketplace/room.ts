@@ -1,5 +1,5 @@
 /**
- * The rental room (SPEC §4.16 "renting creates a cross-tenant encrypted room; each tenant keeps
+ * The rental room (contract §4.16 "renting creates a cross-tenant encrypted room; each tenant keeps
  * its own ratchet sessions and its own hash-chained audit log; when policies of both tenants
  * apply, the stricter wins"). The room of a rental (`room_id` = the rental id) joins the renter's
  * ACTIVE owner devices and the rented agent device; a message is a set of envelopes, one
@@ -81,7 +81,7 @@ export class RentalRoom {
    * Send envelopes (module comment). @throws 400 bad base64, a recipient outside the other side,
    * an owner without X-Device-Id; 403 the device is not a member; 404 not visible; 409 the
    * rental is not active or suspended, or its term (`ends_at`) has passed; 413 a ciphertext above
-   * the limit; 429 the sender's message budget (SPEC §8) is spent.
+   * the limit; 429 the sender's message budget (contract §8) is spent.
    */
   async send(c: RoomCaller, rentalId: string, input: RentalMessageInput): Promise<RentalSendResult> {
     if (!c.deviceId) throw badRequest('header X-Device-Id must name your owner device');
@@ -102,7 +102,7 @@ export class RentalRoom {
       if (r.endsAt && r.endsAt <= now) throw conflict(`the rental room is closed: the rental's term ended at ${r.endsAt.toISOString()}`);
       const members = await this.membersIn(tx, r, c.tenantId);
       const me = await this.actorIn(tx, c, sender, members);
-      // Counted once the sender is known to be the caller's member device (SPEC §8, lib/message-rate.ts).
+      // Counted once the sender is known to be the caller's member device (contract §8, lib/message-rate.ts).
       await this.deps.messageRate.consume(sender);
       const others = new Map(members.filter((m) => m.side !== me.side).map((m) => [m.device_id, m]));
       for (const b of blobs) if (!others.has(b.recipient)) throw badRequest(`recipient ${b.recipient} is not a member of the other side of the rental room`);

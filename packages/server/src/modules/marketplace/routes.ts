@@ -1,5 +1,5 @@
 /**
- * Marketplace routes (SPEC §4.16; DESIGN §8.23–§8.26, §8.29, §8.35): thin handlers on the
+ * Marketplace routes (contract §4.16; design §8.23–§8.26, §8.29, §8.35): thin handlers on the
  * contract's rows. Listing search and detail are public (reduced view for anonymous callers);
  * the rest is workspace auth, except the operator routes (disputes review and resolution, ledger
  * check) and the processor webhooks (their signature is the credential).

@@ -1,5 +1,5 @@
 /**
- * The tenant's marketplace settings (DESIGN §8.26, §8.29): its default payment method and its
+ * The tenant's marketplace settings (design §8.26, §8.29): its default payment method and its
  * connected account at the payment processor. Tenant tables, run in the tenant's scope.
  */
 import { eq } from 'drizzle-orm';

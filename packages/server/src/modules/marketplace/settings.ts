@@ -1,5 +1,5 @@
 /**
- * The tenant's default payment method (DESIGN §8.29): used by a rental that names none (the MCP
+ * The tenant's default payment method (design §8.29): used by a rental that names none (the MCP
  * tool `svc_subscribe` rents with it). Setting it is audited (`marketplace.payment_method_set`,
  * without the reference itself). And what a client needs to make a payment method for the
  * processor in use ({@link processorInfo}).

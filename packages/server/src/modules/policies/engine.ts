@@ -1,5 +1,5 @@
 /**
- * The policy engine (SPEC §2.7, §4.9; DESIGN §8.5), pure and synchronous: compiled policies are
+ * The policy engine (contract §2.7, §4.9; design §8.5), pure and synchronous: compiled policies are
  * evaluated against the metadata of one (message, recipient) pair. Conditions never see content
  * (the service has none). Every key of a condition object is optional; keys are AND-ed; a list
  * means "any of". All enabled matching policies apply and the most restrictive action wins:
@@ -9,7 +9,7 @@
 import { POLICY_ACTIONS, type PolicyAction, type PolicyConditions } from '@parley/protocol';
 import { NEUTRAL_SCORE, TIERS, tierRank, type Tier } from '../trust/types.js';
 
-/** Policy actions from least to most restrictive (DESIGN §8.5): the protocol's list, re-exported for existing importers. */
+/** Policy actions from least to most restrictive (design §8.5): the protocol's list, re-exported for existing importers. */
 export { POLICY_ACTIONS, type PolicyAction, type PolicyConditions };
 
 /** Trust tiers, lowest first: the one list of trust/types.ts, re-exported for existing importers. */
@@ -64,7 +64,7 @@ export interface CompiledPolicy {
   usesRate: boolean;
   /** The policy has `trust_score_below` (its callers need the sender's trust score). */
   usesTrustScore: boolean;
-  /** The policy is a trust floor: it has `trust_score_below` or `sender_tier_below` (DESIGN §8.6). */
+  /** The policy is a trust floor: it has `trust_score_below` or `sender_tier_below` (design §8.6). */
   trustFloor: boolean;
   applies(ctx: EvaluationContext): boolean;
   /** The tests that do not read the recipient (scope and every condition but the two below). */
@@ -75,12 +75,12 @@ export interface CompiledPolicy {
   recipientDevices: ReadonlySet<string> | null;
 }
 
-/** SPEC §3.9: the trust score of an agent without one yet: trust/types.ts NEUTRAL_SCORE (0.5), under the name existing importers use. */
+/** contract §3.9: the trust score of an agent without one yet: trust/types.ts NEUTRAL_SCORE (0.5), under the name existing importers use. */
 export const NEUTRAL_TRUST_SCORE = NEUTRAL_SCORE;
 
 const rank = (a: PolicyAction) => POLICY_ACTIONS.indexOf(a);
 
-/** The stricter of two outcomes (block > hold > notify > allow), e.g. across two tenants (SPEC §4.16). */
+/** The stricter of two outcomes (block > hold > notify > allow), e.g. across two tenants (contract §4.16). */
 export function stricter(a: PolicyAction, b: PolicyAction): PolicyAction {
   return rank(a) >= rank(b) ? a : b;
 }

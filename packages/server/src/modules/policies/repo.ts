@@ -1,5 +1,5 @@
 /**
- * Policy, held-message and policy-evaluation queries (SPEC §2.7, §3.8; DESIGN §8.3, §8.5). All
+ * Policy, held-message and policy-evaluation queries (contract §2.7, §3.8; design §8.3, §8.5). All
  * take a tenant-scoped transaction, except `expireDueHeld`, which the expiry job runs across
  * tenants.
  */

@@ -1,5 +1,5 @@
 /**
- * Policy and held-message routes (SPEC §4.9; DESIGN §8.3, §8.5), all for the owner JWT.
+ * Policy and held-message routes (contract §4.9; design §8.3, §8.5), all for the owner JWT.
  * `/policies/held-messages` is a static path; `/policies/{id}` takes UUIDs only.
  */
 import { ROUTES } from '@parley/protocol';

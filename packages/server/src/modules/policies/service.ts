@@ -1,5 +1,5 @@
 /**
- * Policies and held messages (SPEC §2.7, §3.8, §4.9; DESIGN §8.3, §8.5).
+ * Policies and held messages (contract §2.7, §3.8, §4.9; design §8.3, §8.5).
  *
  * - CRUD of a tenant's policies (`POST /policies {name, scope?, priority?, conditions, action,
  *   enabled?}`); a room scope must name a room of the tenant (404 otherwise).
@@ -40,7 +40,7 @@ export interface PolicyServiceDeps {
   heldTtlMs: number;
   /**
    * The tenant's held-message TTL in milliseconds, read inside the holding transaction (the
-   * `held_message_ttl_hours` tenant setting, DESIGN §8.22); `heldTtlMs` when absent.
+   * `held_message_ttl_hours` tenant setting, design §8.22); `heldTtlMs` when absent.
    */
   heldTtlMsOf?: (tx: Tx, tenantId: string) => Promise<number>;
   log?: PolicyLog;

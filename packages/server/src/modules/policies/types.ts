@@ -20,7 +20,7 @@ export interface DecideItem {
   defaultOutcome: PolicyAction;
 }
 
-/** Fields of a held message (DESIGN §8.3, §8.5); exactly one of the room, A2A or rental pair is set. */
+/** Fields of a held message (design §8.3, §8.5); exactly one of the room, A2A or rental pair is set. */
 export interface HoldInput {
   roomId?: string;
   envelopeId?: string;

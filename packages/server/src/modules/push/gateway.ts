@@ -1,5 +1,5 @@
 /**
- * Push delivery seam (SPEC §4.7). A `PushGateway` wakes a device through its platform's push
+ * Push delivery seam (contract §4.7). A `PushGateway` wakes a device through its platform's push
  * service (APNs, FCM, Web Push). Pushes carry no message content (zero knowledge): only an event
  * name and opaque ids, after which the device fetches its ciphertext itself. Delivery wiring
  * (who is pushed when) is a later step; `LoggingPushGateway` is the default implementation.

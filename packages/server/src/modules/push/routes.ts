@@ -1,4 +1,4 @@
-/** Push registration route (SPEC §4.7). Owner JWT. */
+/** Push registration route (contract §4.7). Owner JWT. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf } from '../../http/auth.js';

@@ -1,5 +1,5 @@
 /**
- * Mobile push registration (SPEC §4.7): an owner registers a push token for an ACTIVE device of
+ * Mobile push registration (contract §4.7): an owner registers a push token for an ACTIVE device of
  * its tenant. Registration is idempotent per (device, token).
  */
 import { randomUUID } from 'node:crypto';

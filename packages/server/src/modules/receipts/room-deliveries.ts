@@ -1,5 +1,5 @@
 /**
- * Delivered receipts of room envelopes (issue 20 part 1; DESIGN §8.5): per recipient, for
+ * Delivered receipts of room envelopes (issue 20 part 1; design §8.5): per recipient, for
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
  * written in batches (about 20 ms, one INSERT per tenant and batch, off the send path); a

@@ -1,5 +1,5 @@
 /**
- * The group commit of room messages (DESIGN §6, §8.5; issue 21): the sends of one tenant queued
+ * The group commit of room messages (design §6, §8.5; issue 21): the sends of one tenant queued
  * while the previous flush ran are written together, as the 1:1 message writer does
  * (db/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
  *
@@ -20,7 +20,7 @@
  * envelope is held (its held message needs the tenant's hold time), steps 3–4 and the held
  * messages run in one drizzle transaction that takes the same lock first.
  *
- * Order (DESIGN §8.5; rooms/frames.ts): a flush assigns positions in queue order, and the next
+ * Order (design §8.5; rooms/frames.ts): a flush assigns positions in queue order, and the next
  * flush of the instance starts only once this one holds the tenant's room-flush lock (`locked`,
  * the batcher's `overlap`): its read and decisions overlap this one's commit, and its write waits
  * for that commit in the database. So the positions of one socket's messages, and of a room's
@@ -124,7 +124,7 @@ function plan(tenantId: string, send: QueuedSend, index: number, found: repo.Sen
   const msg: repo.NewRoomMessage = { id: timeOrderedId(at), tenantId, roomId: send.roomId, senderDeviceId: send.senderDeviceId, messageType: send.messageType, priority: send.priority, createdAt: now };
   const targets: Target[] = recipients.map((r) => ({ envelopeId: timeOrderedId(at), recipient: r, kind: kinds.get(r)! }));
   // Sender hub address and tier from its hub identity (`unverified` without one); by default
-  // `hold` for an agent sender in a strict room, else `allow` (DESIGN §8.5).
+  // `hold` for an agent sender in a strict room, else `allow` (design §8.5).
   const hub = found.senderHubs.get(send.senderDeviceId);
   const tier: Tier = TIERS.includes(hub?.trustTier as Tier) ? (hub!.trustTier as Tier) : 'unverified';
   const defaultOutcome: PolicyAction = senderKind === 'agent' && room.securityLevel === 'strict' ? 'hold' : 'allow';
@@ -150,7 +150,7 @@ function plan(tenantId: string, send: QueuedSend, index: number, found: repo.Sen
 }
 
 /**
- * The sender rate of every decision item (DESIGN §8.5 `rate_per_minute_over`): the sender's room
+ * The sender rate of every decision item (design §8.5 `rate_per_minute_over`): the sender's room
  * messages of the last minute before `now` (one statement for the flush's senders), plus its
  * messages earlier in this flush, plus this one; one value per item, in the items' order.
  */

@@ -1,5 +1,5 @@
 /**
- * The `room_message` socket frame (SPEC §6.1; DESIGN §8.5; schema `OutgoingRoomMessage` of
+ * The `room_message` socket frame (contract §6.1; design §8.5; schema `OutgoingRoomMessage` of
  * @parley/protocol, sharing its fields with `POST /rooms/{id}/messages`): `{room_id, message_type?, priority?, envelopes:
  * [{recipient_device_id, header_blob, ciphertext}], client_ref?}`, answered by
  * `room_message_ack {room_message_id, timestamp, cursor, deliveries, client_ref?}`. Any member
@@ -16,7 +16,7 @@ import type { RoomService } from './service.js';
 const checkRoomMessage = TypeCompiler.Compile(OutgoingRoomMessage);
 
 /**
- * Serve `room_message` frames on the gateway (rate limited like `message`, SPEC §8), pipelined:
+ * Serve `room_message` frames on the gateway (rate limited like `message`, contract §8), pipelined:
  * the socket's next frame starts as soon as this one's release position is taken (or it failed),
  * and its ack follows when its send completes. Order stays what a serial chain gave:
  * - release positions: the next frame of the socket takes its position after this one (it only

@@ -45,7 +45,7 @@ export interface RoomServiceDeps {
   policies: RoomPolicies;
   /**
    * The tenant's default room security level, read inside the creating transaction (the
-   * `default_room_security_level` tenant setting, DESIGN §8.22); `standard` when absent.
+   * `default_room_security_level` tenant setting, design §8.22); `standard` when absent.
    */
   defaultSecurityLevel?: (tx: Tx, tenantId: string) => Promise<RoomSecurityLevel>;
   maxCiphertextBytes: number;

@@ -1,5 +1,5 @@
 /**
- * Room management (SPEC §4.6; DESIGN §8.5): create a room with its members and pairwise
+ * Room management (contract §4.6; design §8.5): create a room with its members and pairwise
  * conversations, list and read rooms, update them, add and remove members, and announce
  * membership changes (`room_joined`, `member_joined`, `member_left`).
  */

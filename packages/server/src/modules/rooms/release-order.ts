@@ -1,5 +1,5 @@
 /**
- * Publish order of room messages (DESIGN §8.5), per room and per instance.
+ * Publish order of room messages (design §8.5), per room and per instance.
  *
  * A room's release positions are taken under a per-room lock held until commit
  * (`repo.insertAtNextPositionsStatement`, and the held-release path), so position N's transaction

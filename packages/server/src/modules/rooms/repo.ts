@@ -1,4 +1,4 @@
-/** Room queries (tenant-scoped transactions; SPEC §2.5, §4.6; DESIGN §8.5). */
+/** Room queries (tenant-scoped transactions; contract §2.5, §4.6; design §8.5). */
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { arrayLiteral, UUIDS, WORDS } from '../../db/array-literal.js';
@@ -89,7 +89,7 @@ export async function getMember(tx: Tx, roomId: string, deviceId: string): Promi
   return row;
 }
 
-/** A room as a send sees it (DESIGN §8.5): see {@link sendContexts}. */
+/** A room as a send sees it (design §8.5): see {@link sendContexts}. */
 export interface SendRoom {
   securityLevel: string;
   archived: boolean;
@@ -274,7 +274,7 @@ const lockedPosition = (roomId: string) =>
   sql`select nextval('room_release_seq') as pos from (select pg_advisory_xact_lock(hashtextextended(${`room_release:${roomId}`}, 0))) as l`;
 
 /**
- * The next release position of a room (DESIGN §8.5 member timelines): takes a transaction-scoped
+ * The next release position of a room (design §8.5 member timelines): takes a transaction-scoped
  * lock per room first, so a room's positions commit in the order they were taken and a member
  * paging by cursor never sees position N+1 before N. Call it late in the transaction (the lock is
  * held until commit).
@@ -310,7 +310,7 @@ export interface NewSend {
 /**
  * Store the room messages of a group-commit flush (all of one tenant, created at `at`) and their
  * envelopes, each message at the next release position of its room, in ONE statement: the
- * release locks of the flush's rooms (DESIGN §8.5; taken in room-id order, so flushes and held
+ * release locks of the flush's rooms (design §8.5; taken in room-id order, so flushes and held
  * releases never wait on each other in a cycle), then one release position per message (drawn
  * after every lock is held, assigned in flush order: a room's positions follow its messages'
  * order), the messages with their `release_seq` (inserted in flush order, so `seq` follows it too)
@@ -403,7 +403,7 @@ export interface TimelinePage {
 
 /**
  * One page of a room's messages in the owner view, oldest first: without `since` the latest
- * `limit`, with it the next `limit` after it (DESIGN §7 history paging; the cursor is `seq`).
+ * `limit`, with it the next `limit` after it (design §7 history paging; the cursor is `seq`).
  */
 export async function timeline(tx: Tx, roomId: string, page: TimelinePage): Promise<RoomMessageRow[]> {
   const where: SQL[] = [eq(roomMessages.roomId, roomId)];
@@ -427,7 +427,7 @@ export interface MemberEntry {
 }
 
 /**
- * One page of a device's member timeline, oldest first, by release position (DESIGN §8.5): the
+ * One page of a device's member timeline, oldest first, by release position (design §8.5): the
  * messages it sent (at their send) and those released to it (at their release: a held envelope
  * joins when approved, after everything released before). A timestamp `since` compares the
  * release time (`delivered_at`, or `created_at` for sent messages).

@@ -1,4 +1,4 @@
-/** Room routes (SPEC §4.6; DESIGN §8.5). Thin: the rules live in RoomService. */
+/** Room routes (contract §4.6; design §8.5). Thin: the rules live in RoomService. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { actingDevice, agentDeviceOf, ownerOf } from '../../http/auth.js';

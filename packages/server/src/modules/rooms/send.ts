@@ -1,5 +1,5 @@
 /**
- * Sending a room message (DESIGN §8.5; issue 21): envelopes are validated and decoded here, the
+ * Sending a room message (design §8.5; issue 21): envelopes are validated and decoded here, the
  * message is queued for its tenant's group commit (flush.ts: in one transaction with the other
  * sends queued meanwhile, the policies decide per recipient, the message and its envelopes are
  * stored at the room's next release position), and after commit the released envelopes are
@@ -15,7 +15,7 @@ import type { Turn } from './release-order.js';
 
 /**
  * Hooks that let a socket pipeline its `room_message` frames while keeping their order
- * (rooms/frames.ts; DESIGN §8.5): the next frame may start once this one's release position is
+ * (rooms/frames.ts; design §8.5): the next frame may start once this one's release position is
  * settled to come first (it is queued for the group commit, whose flushes assign positions in
  * queue order), and its frames are published after `after`.
  */
@@ -33,7 +33,7 @@ export interface RoomSender {
 }
 
 /**
- * Fan out one room message (DESIGN §8.5). Rules: the sender is a member (403) — an ACTIVE owner
+ * Fan out one room message (design §8.5). Rules: the sender is a member (403) — an ACTIVE owner
  * device of the tenant that is not one joins first (management.ts `joinOwnerSender`); each recipient
  * is another member (400), at most once; an MLS envelope (`*`) is the only envelope; base64
  * fields (400); ciphertext within the limit (413). The message is written by its tenant's group

@@ -1,5 +1,5 @@
 /**
- * Rooms (SPEC §2.5, §4.6, §6.1; DESIGN §8.5): a named set of member devices of one tenant, with
+ * Rooms (contract §2.5, §4.6, §6.1; design §8.5): a named set of member devices of one tenant, with
  * one pairwise conversation per member pair, a security level, room-scoped policies and an
  * aggregated timeline (`conversation_id` = the room's `timeline_id`).
  *

@@ -1,6 +1,6 @@
 /**
  * Reading a room's timeline (owner view by send order, member view by release position) and
- * releasing an approved held envelope at a fresh release position (DESIGN §8.5).
+ * releasing an approved held envelope at a fresh release position (design §8.5).
  */
 import type { RoomTimelineEntry, RoomTimelinePage, RoomTimelineQuery } from '@parley/protocol';
 import { withTenant } from '../../db/tenant.js';
@@ -26,7 +26,7 @@ export interface TimelineViewer {
 export type TimelineQuery = Omit<RoomTimelineQuery, 'view'>;
 
 /**
- * The aggregated timeline, oldest first with `since` / `limit` paging (DESIGN §7). Owners see
+ * The aggregated timeline, oldest first with `since` / `limit` paging (design §7). Owners see
  * every message with every delivery outcome, by `seq` (the cursor). A member device sees the
  * messages it sent (with their outcomes) and the ones released to it (with its own outcome), by
  * its release position (the cursor; a timestamp `since` compares release times), so an

@@ -1,6 +1,6 @@
 /**
  * The built-in client-side scan rule set (version 0), served to a tenant that saved none
- * (SPEC §4.14, §6.1 rule 5). Rules detect secrets and personal data in outgoing plaintext; the
+ * (contract §4.14, §6.1 rule 5). Rules detect secrets and personal data in outgoing plaintext; the
  * client runs them before encryption (the service never sees plaintext). `block` stops the send,
  * `warn` lets it through and reports the match to the application.
  */

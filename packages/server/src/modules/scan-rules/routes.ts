@@ -1,6 +1,6 @@
 /**
- * Scan rule routes (SPEC §4.14; docs/decisions.md "Scan rules"):
- * - `GET /scan-rules` (auth `any`: the SPEC's device JWT or API key, plus the owner who edits it)
+ * Scan rule routes (contract §4.14; docs/decisions.md "Scan rules"):
+ * - `GET /scan-rules` (auth `any`: the contract's device JWT or API key, plus the owner who edits it)
  *   answers the current set `{version, rules, updated_at, enabled}`;
  * - `POST /scan-rules` (owner) saves `{rules}` as a new version (201);
  * - `GET /scan-rules/versions` (owner) lists the saved versions.

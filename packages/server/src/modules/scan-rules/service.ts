@@ -1,8 +1,8 @@
 /**
- * Client-side scan rules (SPEC §4.14, §6.1 rule 5): a versioned, owner-editable rule set that
+ * Client-side scan rules (contract §4.14, §6.1 rule 5): a versioned, owner-editable rule set that
  * clients fetch and run on outgoing plaintext before encryption. Each save is a new version
  * (current + 1); old versions are kept. A tenant that saved none gets the built-in set, version 0
- * ({@link DEFAULT_SCAN_RULES}). The `scan_rules_enabled` tenant setting (DESIGN §8.22) turns the
+ * ({@link DEFAULT_SCAN_RULES}). The `scan_rules_enabled` tenant setting (design §8.22) turns the
  * served set off (empty rules, same version).
  *
  * The service only compiles patterns to check them (JavaScript regular expressions, the same

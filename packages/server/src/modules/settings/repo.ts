@@ -1,4 +1,4 @@
-/** Tenant settings queries (tenant-scoped transactions; one row per tenant, DESIGN §8.22). */
+/** Tenant settings queries (tenant-scoped transactions; one row per tenant, design §8.22). */
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { tenantSettings } from '../../db/schema/index.js';

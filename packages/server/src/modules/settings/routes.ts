@@ -1,5 +1,5 @@
 /**
- * Tenant settings routes (SPEC §4.14; DESIGN §8.22), owner JWT: `GET /settings` answers the flat
+ * Tenant settings routes (contract §4.14; design §8.22), owner JWT: `GET /settings` answers the flat
  * object with defaults filled in; `PATCH /settings` validates field by field (types, ranges,
  * unknown keys refused with a 400 naming them) and answers the full object.
  */

@@ -1,5 +1,5 @@
 /**
- * Tenant settings (SPEC §4.14; DESIGN §8.22): a flat JSON object, validated field by field.
+ * Tenant settings (contract §4.14; design §8.22): a flat JSON object, validated field by field.
  * Only the keys an owner set are stored (`tenant_settings.settings`); reads fill in the defaults,
  * so a changed platform default (e.g. HELD_MESSAGE_TTL_HOURS) reaches every tenant that did not
  * override it. `PATCH` sets the given keys; `null` resets a key to its default.

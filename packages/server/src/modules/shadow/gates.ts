@@ -1,11 +1,11 @@
 /**
- * Shadow-session rules as pure functions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20): levels and
+ * Shadow-session rules as pure functions (contract §2.14, §3.4, §4.17; design §8.8, §8.20): levels and
  * their order, config defaults, how actions are compared, which observations count as evidence,
  * and the three graduation gates. No database, no clock: callers pass `now`.
  *
  * Evidence rules (the SQL aggregates of repo.ts implement exactly {@link tally}):
  * - level evidence (observation count, agreement): observations recorded AT the session's current
- *   level and at or after `level_since` (DESIGN §8.20: every promotion needs fresh evidence);
+ *   level and at or after `level_since` (design §8.20: every promotion needs fresh evidence);
  * - critical-miss window: critical misses recorded at or after `now - critical_miss_window_hours`
  *   (the window edge counts), whatever level they were recorded at, so a demotion after a critical
  *   miss does not wipe the miss: the cool-down runs its full length.
@@ -14,7 +14,7 @@
 import { SHADOW_DEFAULT_CONFIG, SHADOW_LEVELS, type ShadowConfig, type ShadowGraduationCheck, type ShadowLevel } from '@parley/protocol';
 
 /**
- * Levels (lowest first, SPEC §3.4) and the session configuration (SPEC §2.14: `min_observations`
+ * Levels (lowest first, contract §3.4) and the session configuration (contract §2.14: `min_observations`
  * an integer >= 1 of observations at the current level required before graduation;
  * `agreement_threshold` the required agreement rate 0..1, met when the rate meets or exceeds it;
  * `critical_miss_window_hours` the hours (> 0) before `now` in which no critical miss may have been
@@ -22,17 +22,17 @@ import { SHADOW_DEFAULT_CONFIG, SHADOW_LEVELS, type ShadowConfig, type ShadowGra
  */
 export { SHADOW_LEVELS, type ShadowConfig, type ShadowLevel };
 
-/** Defaults of DESIGN §8.8 (the contract's `SHADOW_DEFAULT_CONFIG`). */
+/** Defaults of design §8.8 (the contract's `SHADOW_DEFAULT_CONFIG`). */
 export const DEFAULT_CONFIG: Readonly<ShadowConfig> = SHADOW_DEFAULT_CONFIG;
 
 const HOUR_MS = 3_600_000;
 
-/** The level above `level`, or null at `autonomous` (SPEC §3.4: one level per graduation). */
+/** The level above `level`, or null at `autonomous` (contract §3.4: one level per graduation). */
 export function nextLevel(level: ShadowLevel): ShadowLevel | null {
   return SHADOW_LEVELS[SHADOW_LEVELS.indexOf(level) + 1] ?? null;
 }
 
-/** True when `target` is strictly below `current` (demotion targets, DESIGN §8.8). */
+/** True when `target` is strictly below `current` (demotion targets, design §8.8). */
 export function isLower(target: ShadowLevel, current: ShadowLevel): boolean {
   return SHADOW_LEVELS.indexOf(target) < SHADOW_LEVELS.indexOf(current);
 }
@@ -47,7 +47,7 @@ export function actionsAgree(agentAction: string, humanAction: string): boolean 
   return normalizeAction(agentAction) === normalizeAction(humanAction);
 }
 
-/** agreed / total, 0 when total is 0 (SPEC §2.14). */
+/** agreed / total, 0 when total is 0 (contract §2.14). */
 export function agreementRate(agreed: number, total: number): number {
   return total === 0 ? 0 : agreed / total;
 }
@@ -79,7 +79,7 @@ export interface Evidence {
   windowMisses: number;
 }
 
-/** True when an observation is evidence for the session's current level (DESIGN §8.20). */
+/** True when an observation is evidence for the session's current level (design §8.20). */
 export function countsForLevel(o: Pick<ObservationFacts, 'level' | 'recordedAt'>, s: LevelState): boolean {
   return o.level === s.level && o.recordedAt.getTime() >= s.levelSince.getTime();
 }
@@ -103,11 +103,11 @@ export function tally(observations: readonly ObservationFacts[], s: LevelState, 
   return e;
 }
 
-/** The graduation-check answer, exactly SPEC §4.17 (the contract's `ShadowGraduationCheck`). */
+/** The graduation-check answer, exactly contract §4.17 (the contract's `ShadowGraduationCheck`). */
 export type GraduationCheck = ShadowGraduationCheck;
 
 /**
- * Evaluate the three gates (SPEC §3.4: all must hold at once; "meets or exceeds"). At
+ * Evaluate the three gates (contract §3.4: all must hold at once; "meets or exceeds"). At
  * `autonomous` the gates are still reported but `eligible` is false and `next_level` null.
  */
 export function checkGraduation(config: ShadowConfig, level: ShadowLevel, e: Evidence): GraduationCheck {

@@ -1,5 +1,5 @@
 /**
- * Shadow-session queries (SPEC §2.14, §4.17; DESIGN §8.8, §8.20). All run inside a tenant-scoped
+ * Shadow-session queries (contract §2.14, §4.17; design §8.8, §8.20). All run inside a tenant-scoped
  * transaction (`withTenant`), so RLS limits them to the caller's tenant. The evidence aggregates
  * implement the rules of gates.ts ({@link import('./gates.js').tally}) in SQL.
  */

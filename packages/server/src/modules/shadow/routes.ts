@@ -1,5 +1,5 @@
 /**
- * Shadow-session routes (SPEC §4.17; DESIGN §8.8, §8.20), all owner JWT:
+ * Shadow-session routes (contract §4.17; design §8.8, §8.20), all owner JWT:
  * `POST /shadow/sessions` (201), `GET /shadow/sessions` (?device_id, ?level, cursor/limit),
  * `GET /shadow/sessions/{session_id}`, `POST …/record-human-decision` (201),
  * `GET …/graduation-check`, `POST …/graduate`, `POST …/demote` (200 with the session).

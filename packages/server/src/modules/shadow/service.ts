@@ -1,5 +1,5 @@
 /**
- * Shadow sessions (SPEC §2.14, §3.4, §4.17; DESIGN §8.8, §8.20): an owner evaluates one agent on
+ * Shadow sessions (contract §2.14, §3.4, §4.17; design §8.8, §8.20): an owner evaluates one agent on
  * one skill and decision class by recording, next to each human decision, what the agent
  * recommended. The platform compares the actions; graduation (shadow -> supervised ->
  * autonomous, one level at a time, never automatic) needs all three gates of gates.ts; the owner
@@ -210,7 +210,7 @@ export class ShadowService {
     });
   }
 
-  /** The SPEC §4.17 graduation check at the current time; 404 when unknown. */
+  /** The contract §4.17 graduation check at the current time; 404 when unknown. */
   graduationCheck(tenantId: string, id: string): Promise<GraduationCheck> {
     const now = this.now();
     return withTenant(this.deps.db, tenantId, async (tx) => {
@@ -221,7 +221,7 @@ export class ShadowService {
   }
 
   /**
-   * Promote one level when every gate is met (SPEC §3.4). 409 at `autonomous`, 409 naming the
+   * Promote one level when every gate is met (contract §3.4). 409 at `autonomous`, 409 naming the
    * failing gates otherwise; on success level_since = now (read after the lock, never before the
    * current level_since), audited `shadow_session.graduated`.
    */

@@ -6,7 +6,7 @@
  * - Spend (`GET /agents/{hub_id}/spend`, `GET /spend`): today's and this month's usage (UTC) per
  *   model from the span roll-ups and today's raw spans (spend/rollups.ts), priced with the
  *   tenant's `model_prices` setting, against the caps.
- * - The skill pipeline's `budget` stage ({@link SpendService.budget}, DESIGN §8.6 as extended):
+ * - The skill pipeline's `budget` stage ({@link SpendService.budget}, design §8.6 as extended):
  *   fails when the calling agent is at or over a cap, naming the cap.
  * - Alerts: when a period's spend reaches 80 % or 100 % of its cap, ONE `spend_alert` per (agent,
  *   period, period start, threshold): the `agent_spend_alerts` key decides which transaction fires

@@ -1,5 +1,5 @@
 /**
- * Team-room routes (SPEC §2.5, §4.13): create (owner) and list (owner JWT or API key with
+ * Team-room routes (contract §2.5, §4.13): create (owner) and list (owner JWT or API key with
  * optional `X-Workspace-Id`). Thin: rules live in service.ts and the room module.
  */
 import { ROUTES } from '@parley/protocol';

@@ -1,5 +1,5 @@
 /**
- * Team rooms (SPEC §2.5, §4.13): rooms that belong to a workspace (`rooms.workspace_id`), created
+ * Team rooms (contract §2.5, §4.13): rooms that belong to a workspace (`rooms.workspace_id`), created
  * through the room module (`RoomService.create`, so members, pairwise conversations, policies
  * and events are those of any room). Participants are members of the workspace or owner devices
  * of the tenant (the humans overseeing the team); anything else is a 400.

@@ -1,5 +1,5 @@
 /**
- * Request decompression for OTLP/HTTP ingest (SPEC §4.14; OTLP exporter spec: "All server
+ * Request decompression for OTLP/HTTP ingest (contract §4.14; OTLP exporter spec: "All server
  * components MUST support … `none` … [and] `gzip`"; OTLP/HTTP: a gzipped body carries
  * `Content-Encoding: gzip`). The OpenTelemetry exporters send gzip when configured with
  * `compression: 'gzip'` or `OTEL_EXPORTER_OTLP_COMPRESSION=gzip`.

@@ -1,5 +1,5 @@
 /**
- * OTLP/HTTP trace export decoding (SPEC §2.15, §4.14; DESIGN §1 "telemetry"). Two encodings of
+ * OTLP/HTTP trace export decoding (contract §2.15, §4.14; design §1 "telemetry"). Two encodings of
  * `ExportTraceServiceRequest` are accepted:
  * - JSON (`application/json`) per the OTLP JSON mapping: lowerCamelCase fields, trace/span ids as
  *   hex strings, int64 nanosecond times as strings or numbers, enums as integers;

@@ -1,4 +1,4 @@
-/** Telemetry span queries (tenant-scoped transactions; SPEC §2.15, §4.14). */
+/** Telemetry span queries (tenant-scoped transactions; contract §2.15, §4.14). */
 import { and, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
@@ -8,7 +8,7 @@ import { telemetrySpans } from '../../db/schema/index.js';
 import type { DecodedSpan } from './otlp.js';
 
 export type SpanRow = typeof telemetrySpans.$inferSelect;
-/** The spans of one ingest request, all of them the calling agent device's (SPEC §4.14). */
+/** The spans of one ingest request, all of them the calling agent device's (contract §4.14). */
 export interface SpanBatch {
   deviceId: string;
   spans: DecodedSpan[];

@@ -1,5 +1,5 @@
 /**
- * Telemetry routes (SPEC §4.14; DESIGN §8.18): OTLP/HTTP ingest (JSON or protobuf, optionally
+ * Telemetry routes (contract §4.14; design §8.18): OTLP/HTTP ingest (JSON or protobuf, optionally
  * gzip-compressed), span queries, summary, dashboard activity. The protobuf content-type parser
  * and the gzip `preParsing` hook are the ingest route's own; the schemas are the contract's.
  */

@@ -1,5 +1,5 @@
 /**
- * Telemetry (SPEC §2.15, §4.14; DESIGN §8.18): OTLP span ingest by an agent (device JWT or API
+ * Telemetry (contract §2.15, §4.14; design §8.18): OTLP span ingest by an agent (device JWT or API
  * key; the spans belong to the calling device) and owner queries — an agent's spans, a per-name
  * summary and the tenant-wide recent activity. Everything runs under the tenant's RLS; another
  * tenant's agent is invisible (404).
@@ -141,7 +141,7 @@ export class TelemetryService {
     return { spans: page.map(toOut), next_cursor: more && last ? encodeKeyset(last.startTime, last.id) : null };
   }
 
-  /** `{hub_id}` = an agent device id or its hub address (DESIGN §8.18, devices/agent-ref.ts); 404 when not this tenant's agent. */
+  /** `{hub_id}` = an agent device id or its hub address (design §8.18, devices/agent-ref.ts); 404 when not this tenant's agent. */
   private agentOf(tx: Tx, hubId: string): Promise<string> {
     return resolveAgentId(tx, hubId);
   }

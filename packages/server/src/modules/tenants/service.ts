@@ -1,5 +1,5 @@
 /**
- * Tenant provisioning (SPEC §4.2, DESIGN §7): the creator becomes `OWNER_ADMIN`. The tenant row
+ * Tenant provisioning (contract §4.2, design §7): the creator becomes `OWNER_ADMIN`. The tenant row
  * and the membership are written in one transaction under the new tenant's own RLS scope.
  */
 import { randomUUID } from 'node:crypto';

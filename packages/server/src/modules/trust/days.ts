@@ -1,5 +1,5 @@
 /**
- * UTC day arithmetic of the trust engine and routes (SPEC §2.9 windows, §4.12 drift; docs/
+ * UTC day arithmetic of the trust engine and routes (contract §2.9 windows, §4.12 drift; docs/
  * trust-scoring.md "Windows"). A day is the string `YYYY-MM-DD` of a UTC calendar day; a window
  * of N days is the N UTC days ending with today. Pure: the clock is always passed in.
  */

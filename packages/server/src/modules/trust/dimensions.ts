@@ -1,5 +1,5 @@
 /**
- * The 12 trust dimensions of SPEC §2.9 measured from per-day signals (DESIGN §8.14; every formula,
+ * The 12 trust dimensions of contract §2.9 measured from per-day signals (design §8.14; every formula,
  * source, missing rule and a worked example are in docs/trust-scoring.md), and the weighted
  * composite. Pure: no I/O, no clock. A dimension without data is ABSENT from the result (the §3.9
  * fallbacks in fallbacks.ts fill it); every present value is clamped to [0,1].
@@ -69,7 +69,7 @@ export interface VolumeSpike {
 }
 
 /**
- * The volume spike detector (SPEC §2.9 "spikes flagged"): active days = days with messages > 0;
+ * The volume spike detector (contract §2.9 "spikes flagged"): active days = days with messages > 0;
  * a day is a spike when its count > 3 × the median of the active days' counts AND ≥ 20.
  * Returns the flagged days ascending (empty when there is no message).
  */
@@ -189,7 +189,7 @@ export function measureDimensions(days: readonly DailySignals[], ctx: MeasureCon
 }
 
 /**
- * Weighted composite of SPEC §2.9: Σ weight × value / Σ weights (the weights sum to 1.00), each
+ * Weighted composite of contract §2.9: Σ weight × value / Σ weights (the weights sum to 1.00), each
  * value clamped to [0,1] first (a non-finite value counts as 0). Result in [0,1].
  */
 export function compositeScore(d: DimensionScores): number {

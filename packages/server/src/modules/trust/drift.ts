@@ -1,5 +1,5 @@
 /**
- * Behavioural drift per dimension (SPEC §4.12; DESIGN §8.14; docs/trust-scoring.md "PSI"):
+ * Behavioural drift per dimension (contract §4.12; design §8.14; docs/trust-scoring.md "PSI"):
  * `GET /trust-scores/{agent_id}/drift` and `POST /trust-scores/{agent_id}/drift/recalibrate`.
  *
  * - Expected distribution: the dimension's stored baseline (`trust_baselines.bins`, established

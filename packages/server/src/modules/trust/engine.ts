@@ -1,5 +1,5 @@
 /**
- * The trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14; docs/trust-scoring.md for the
+ * The trust engine (contract §2.9, §3.3, §3.9, §4.12; design §8.14; docs/trust-scoring.md for the
  * formulas, docs/decisions.md "Trust engine" for the choices made here). A recompute of one tenant
  * is ONE tenant-scoped transaction, preceded by a short one that re-rolls the tenant's dirty span
  * days (trust/rollups.ts rollUpDirtyDays: closed days whose spans changed since their roll-up):
@@ -10,10 +10,10 @@
  *    (first tokensPerSuccessfulTask for the fleet median, then measureDimensions), take the fleet
  *    medians, apply the §3.9 fallbacks (48-hour warm-up from activation, fleet median for missing
  *    dimensions), composite and percentile rank within the tenant fleet;
- * 3. tiers (SPEC §3.3) of agents with a bound hub identity: hub/certify.ts decideTier over the
+ * 3. tiers (contract §3.3) of agents with a bound hub identity: hub/certify.ts decideTier over the
  *    identity's 7d history plus this run's composite and its real-telemetry part (downgrade at
  *    once, upgrade after the 7-day hold when the certification checks pass; an operator grant,
- *    DESIGN §8.25, falls only on real telemetry), with all side effects; expired operator grants
+ *    design §8.25, falls only on real telemetry), with all side effects; expired operator grants
  *    of the tenant's other identities end too (hub/grant-expiry.ts);
  * 4. writes: trust_snapshots (3 per agent, computed_at = now, tier after step 3), per-day
  *    dimension values (trust_daily_scores) of the days touched since the previous run, the initial
@@ -160,7 +160,7 @@ export class TrustEngine {
   /**
    * Call `fn` after every committed recompute (one tenant through the route, or the whole
    * periodic run, once at its end): scores and tiers changed, so whoever acts on them (the
-   * marketplace's rental monitor, SPEC §4.16) looks at once. Errors are logged, never thrown.
+   * marketplace's rental monitor, contract §4.16) looks at once. Errors are logged, never thrown.
    */
   onRecomputed(fn: () => Promise<void>): void {
     this.recomputed.add(fn);
@@ -195,7 +195,7 @@ export class TrustEngine {
       const scores = scoreFleet(agents, signals, now);
       const w7 = scores.windows['7d'];
 
-      // Tiers of agents bound to a hub identity (SPEC §3.3).
+      // Tiers of agents bound to a hub identity (contract §3.3).
       const tierOf = new Map<string, Tier>();
       const bound = agents.filter((a) => a.identityId !== null);
       const locked = await lockIdentities(
@@ -251,7 +251,7 @@ export class TrustEngine {
       await repo.upsertDailyScores(tx, tenantId, now, daily);
       summary.dailyScores = daily.length;
 
-      // Initial baselines (SPEC §4.12): agents without one, old enough to have a complete 30-day
+      // Initial baselines (contract §4.12): agents without one, old enough to have a complete 30-day
       // window after the warm-up (activation day + 32 ≤ today); today's partial day never counts.
       const withBaseline = await repo.devicesWithBaseline(tx, tenantId);
       const candidates = agents.filter((a) => !withBaseline.has(a.deviceId) && addDays(utcDay(a.since), BASELINE_EARLIEST_DAYS) <= today);

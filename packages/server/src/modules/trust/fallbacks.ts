@@ -1,5 +1,5 @@
 /**
- * SPEC §3.9 fallbacks (docs/trust-scoring.md "Fallbacks"): the 48-hour warm-up, and the fleet
+ * contract §3.9 fallbacks (docs/trust-scoring.md "Fallbacks"): the 48-hour warm-up, and the fleet
  * median for a dimension the agent has no data for. Pure: the agent's age comes in as an argument.
  */
 import { clamp01 } from './dimensions.js';
@@ -16,7 +16,7 @@ import {
 const usable = (v: number | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
- * SPEC §3.9: ageHours < 48 (or not a finite number) → every dimension NEUTRAL_SCORE (0.5), source
+ * contract §3.9: ageHours < 48 (or not a finite number) → every dimension NEUTRAL_SCORE (0.5), source
  * 'warmup'. Otherwise each measured value is kept ('telemetry'); a missing one takes
  * fleetMedians[dim] ('fleet_median'), or NEUTRAL_SCORE when the fleet has no median for it either
  * (source still 'fleet_median': the fleet fallback applied, with the neutral value as the fleet's
@@ -48,7 +48,7 @@ export function applyFallbacks(
 
 /**
  * The composite of the dimensions measured from real telemetry only (source `telemetry`; the
- * SPEC §2.9 weights renormalised over them): the score an operator tier grant yields to (DESIGN
+ * contract §2.9 weights renormalised over them): the score an operator tier grant yields to (design
  * §8.25, hub/tier-grant.ts), which fallback values (warm-up, fleet medians) never lower. null
  * when no dimension comes from telemetry (the 48-hour warm-up, or no data at all). `sources` may
  * be partial or come from a stored snapshot: a dimension without a `telemetry` source, or whose

@@ -1,5 +1,5 @@
 /**
- * Fleet statistics of the trust engine (SPEC §4.12 "Fleet context"; docs/trust-scoring.md
+ * Fleet statistics of the trust engine (contract §4.12 "Fleet context"; docs/trust-scoring.md
  * "Fleet context"): median, population standard deviation, mean, percentile rank, and the
  * per-dimension fleet medians used as the §3.9 fallback. Pure: no I/O, no clock.
  */
@@ -34,7 +34,7 @@ export function stddev(xs: readonly number[]): number | null {
 }
 
 /**
- * Percentile rank, an integer 0-100 (SPEC §2.9, DESIGN §8.21): round(100 × (below + 0.5 × equal) / n)
+ * Percentile rank, an integer 0-100 (contract §2.9, design §8.21): round(100 × (below + 0.5 × equal) / n)
  * where n = the finite values of `all` (which includes `value` itself), below/equal count those
  * strictly lower / equal. A fleet of one therefore ranks 50. Empty `all` → 50 (no context).
  */
@@ -51,7 +51,7 @@ export function percentileRank(value: number, all: readonly number[]): number {
 }
 
 /**
- * Median of each dimension over the agents that measured it (SPEC §3.9 fallback). `measured` holds
+ * Median of each dimension over the agents that measured it (contract §3.9 fallback). `measured` holds
  * one partial record per agent (missing key = that agent has no data); a dimension nobody measured
  * is absent from the result.
  */
@@ -69,7 +69,7 @@ export type FleetStats = Record<TrustDimension, { median: number | null; stddev:
 
 /**
  * Per dimension {median, stddev (population), mean} over complete score sets (one per agent, after
- * the §3.9 fallbacks) — the fleet overview of SPEC §4.12. All null for an empty fleet.
+ * the §3.9 fallbacks) — the fleet overview of contract §4.12. All null for an empty fleet.
  */
 export function fleetStats(rows: readonly DimensionScores[]): FleetStats {
   const out = {} as FleetStats;

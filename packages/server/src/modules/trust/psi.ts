@@ -1,5 +1,5 @@
 /**
- * Population Stability Index (SPEC §4.12 drift; docs/trust-scoring.md "Drift (PSI)"):
+ * Population Stability Index (contract §4.12 drift; docs/trust-scoring.md "Drift (PSI)"):
  * PSI = Σ (a% − e%) × ln(a% / e%) over bins (numeric values in [0,1]) or categories (span-name mix),
  * the interpretation thresholds, and the choice of the per-dimension baseline window. Pure: no I/O,
  * no clock (days are `YYYY-MM-DD` strings supplied by the caller).
@@ -14,11 +14,11 @@ export const PSI_BINS = 10;
  * BOTH sides, without renormalising. Each PSI term stays ≥ 0 because a − e and ln(a/e) share a sign.
  */
 export const PSI_EPSILON = 1e-4;
-/** SPEC §4.12: PSI below this is stable. */
+/** contract §4.12: PSI below this is stable. */
 export const PSI_STABLE_BELOW = 0.1;
-/** SPEC §4.12: PSI above this is significant (alert); between the two (inclusive) it is moderate. */
+/** contract §4.12: PSI above this is significant (alert); between the two (inclusive) it is moderate. */
 export const PSI_SIGNIFICANT_ABOVE = 0.25;
-/** Default baseline window length in days (SPEC §4.12 "first 30-day window"). */
+/** Default baseline window length in days (contract §4.12 "first 30-day window"). */
 export const BASELINE_DAYS = 30;
 /** Share of the window's days that must carry data for the window to count as stable operation (20 of 30). */
 export const BASELINE_MIN_COVERAGE = 2 / 3;
@@ -73,7 +73,7 @@ export function psi(expected: readonly number[], actual: readonly number[]): num
   return sum;
 }
 
-/** SPEC §4.12 interpretation of a PSI value. */
+/** contract §4.12 interpretation of a PSI value. */
 export type { DriftStatus };
 
 /** PSI < 0.1 → stable; 0.1 ≤ PSI ≤ 0.25 → moderate (monitor); PSI > 0.25 → significant (alert). NaN → significant. */
@@ -133,7 +133,7 @@ function hasData(r: DailyDimensionRow): boolean {
 }
 
 /**
- * The baseline window of SPEC §4.12 (docs/trust-scoring.md "Baseline"). A window is `days` (default
+ * The baseline window of contract §4.12 (docs/trust-scoring.md "Baseline"). A window is `days` (default
  * 30) consecutive UTC days [start, end]; it is STABLE when at least ceil(days × 2/3) of its days
  * (20 of 30) have a row with data. Rows before `notBefore` are ignored in both modes, and so are
  * rows on or after `before` when given (callers pass today: the running day is incomplete, only

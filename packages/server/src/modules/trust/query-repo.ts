@@ -1,5 +1,5 @@
 /**
- * Read-side queries of the trust routes (SPEC §4.12; DESIGN §8.14) over the tables the trust
+ * Read-side queries of the trust routes (contract §4.12; design §8.14) over the tables the trust
  * engine writes (trust_snapshots, trust_daily_scores, trust_baselines) and the ones the reports
  * summarise (hub_tier_changes, policy_evaluations, audit_events). Tenant-scoped transactions only
  * (`withTenant`): RLS limits every query to the caller's tenant. The engine's own writes live in
@@ -77,7 +77,7 @@ export function baselinesOf(tx: Tx, deviceId: string): Promise<BaselineRow[]> {
   return tx.select().from(trustBaselines).where(eq(trustBaselines.deviceId, deviceId)).orderBy(asc(trustBaselines.dimension));
 }
 
-/** Replace all of `deviceId`'s baselines by `rows` (manual recalibration, SPEC §4.12). */
+/** Replace all of `deviceId`'s baselines by `rows` (manual recalibration, contract §4.12). */
 export async function replaceBaselines(tx: Tx, deviceId: string, rows: (typeof trustBaselines.$inferInsert)[]): Promise<void> {
   await tx.delete(trustBaselines).where(eq(trustBaselines.deviceId, deviceId));
   if (rows.length > 0) await tx.insert(trustBaselines).values(rows);

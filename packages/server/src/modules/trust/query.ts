@@ -1,17 +1,17 @@
 /**
- * Trust score queries (SPEC §2.9, §3.9, §4.12; DESIGN §8.14, §8.18, §8.21): an agent's current
+ * Trust score queries (contract §2.9, §3.9, §4.12; design §8.14, §8.18, §8.21): an agent's current
  * score per window, the tenant fleet overview and an agent's 7-day history. Read-only over what
  * the trust engine wrote (trust/engine.ts); scores are never computed here.
  *
  * - Current score: the newest `trust_snapshots` row of the agent for the window. Before the engine
  *   has scored the agent for that window (a new agent between two recomputes) the answer is
- *   SPEC §3.9's warm-up answer: every dimension 0.5 with source `warmup`, composite 0.5,
+ *   contract §3.9's warm-up answer: every dimension 0.5 with source `warmup`, composite 0.5,
  *   percentile 50, `computed_at` = now ({@link warmupScore}). {@link windowScores} is the one
  *   builder of these values: verify-agent (verification/service.ts) answers the same scores.
  * - `tier` is the agent's current tier: its hub identity's `trust_tier` (certify may have changed
  *   it since the snapshot), `unverified` for an agent without a hub identity. History points carry
  *   the tier stored with each snapshot instead (the tier at that time).
- * - `agent_id` is always the device id, whichever reference the caller used (DESIGN §8.18).
+ * - `agent_id` is always the device id, whichever reference the caller used (design §8.18).
  */
 import { TRUST_HISTORY_DAYS, type TrustFleet, type TrustHistory, type TrustScore, type TrustTierChange } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
@@ -48,9 +48,9 @@ export interface WindowScores {
 }
 
 /**
- * THE score values of an agent for a window (SPEC §2.9, §3.9), shared by `GET /trust-scores` and
+ * THE score values of an agent for a window (contract §2.9, §3.9), shared by `GET /trust-scores` and
  * verify-agent: the window's newest snapshot (composite clamped to [0,1], dimensions by
- * {@link storedDimensions}), or without one SPEC §3.9's warm-up values: composite and every
+ * {@link storedDimensions}), or without one contract §3.9's warm-up values: composite and every
  * dimension {@link NEUTRAL_SCORE} (0.5). Never another window's score and never the identity's
  * stored `trust_score` (that is the 7-day composite).
  */
@@ -65,12 +65,12 @@ function storedSources(raw: unknown): Record<TrustDimension, DimensionSource> {
   return Object.fromEntries(TRUST_DIMENSIONS.map((d) => [d, ok(o[d]) ? o[d] : 'warmup'])) as Record<TrustDimension, DimensionSource>;
 }
 
-/** SPEC §3.9's answer before any snapshot (module comment). */
+/** contract §3.9's answer before any snapshot (module comment). */
 export function warmupScore(agent: AgentRef, window: TrustWindow, now: Date): TrustScore {
   return scoreOut(agent, window, undefined, now);
 }
 
-/** The score answer of `agent` from its snapshot, or SPEC §3.9's warm-up answer when there is none. */
+/** The score answer of `agent` from its snapshot, or contract §3.9's warm-up answer when there is none. */
 export function scoreOut(agent: AgentRef, window: TrustWindow, snapshot: q.SnapshotRow | undefined, now: Date): TrustScore {
   const { composite, dimensions } = windowScores(snapshot);
   return {

@@ -1,5 +1,5 @@
 /**
- * Trust engine queries (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14; docs/decisions.md "Trust
+ * Trust engine queries (contract §2.9, §3.3, §3.9, §4.12; design §8.14; docs/decisions.md "Trust
  * engine"). Tenant-scoped transactions only (RLS filters; `tenant_id` is repeated in the WHERE
  * clauses so that the `(tenant_id, …)` indexes apply).
  *
@@ -52,7 +52,7 @@ const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /**
  * The tenant's scored agents: agent devices, not deleted, status in {@link SCORED_DEVICE_STATUSES},
- * ordered by id, each with its bound hub identity (the oldest, DESIGN §8.18) or none.
+ * ordered by id, each with its bound hub identity (the oldest, design §8.18) or none.
  */
 export async function listAgents(tx: Tx, tenantId: string): Promise<TrustAgent[]> {
   const statuses = sql.join(
@@ -345,7 +345,7 @@ export async function lastComputedAt(tx: Tx, tenantId: string): Promise<Map<stri
 }
 
 /**
- * The 7d composites of these devices that the tier hold looks at (SPEC §3.3): every snapshot
+ * The 7d composites of these devices that the tier hold looks at (contract §3.3): every snapshot
  * computed in (now − holdDays, now], plus the last one at or before now − holdDays (the score in
  * effect when the hold began), ascending by time, by device.
  */
@@ -376,7 +376,7 @@ export async function tierSeries(tx: Tx, tenantId: string, deviceIds: readonly s
   return out;
 }
 
-/** Set `hub_identities.trust_score` of each identity (the latest 7d composite, SPEC §2.8 profile). */
+/** Set `hub_identities.trust_score` of each identity (the latest 7d composite, contract §2.8 profile). */
 export async function setIdentityScores(tx: Tx, scores: ReadonlyArray<{ identityId: string; score: number }>): Promise<void> {
   for (const part of chunks(scores)) {
     await tx.execute(sql`

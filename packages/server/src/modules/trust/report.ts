@@ -1,12 +1,12 @@
 /**
- * Compliance report of one agent (SPEC §3.3 "compliance reports" are an enterprise-tier feature,
+ * Compliance report of one agent (contract §3.3 "compliance reports" are an enterprise-tier feature,
  * §4.12 `GET /trust-scores/{agent_id}/report`; docs/decisions.md "Trust score routes"). Built in one
  * tenant-scoped transaction, so every section describes the same moment. Not stored: `report_id`
  * is a fresh UUID per generation. Sections:
  *
  * - `agent`: device id, hub address, DID, display name, current tier, enrolment time;
  * - `scores`: the current answer of each window (7d, 30d, 90d) as `GET /trust-scores/{agent_id}`
- *   gives it (SPEC §3.9 warm-up answer when the engine has not scored the window yet);
+ *   gives it (contract §3.9 warm-up answer when the engine has not scored the window yet);
  * - `tier_changes`: the identity's tier changes of the last {@link REPORT_TIER_CHANGE_DAYS} days;
  * - `policy`: policy evaluations where the agent was the sender in the last
  *   {@link REPORT_PERIOD_DAYS} days, per outcome; violations = `block` + `hold` (as the
@@ -51,7 +51,7 @@ export class TrustReportService {
     return withTenant(this.opts.db, tenantId, async (tx) => {
       const agent = await resolveAgent(tx, agentRef);
       const tier = agentTier(agent);
-      if (tier !== 'enterprise') throw forbidden(`compliance reports are reserved for the enterprise tier (SPEC §3.3); this agent's tier is ${tier}`);
+      if (tier !== 'enterprise') throw forbidden(`compliance reports are reserved for the enterprise tier (contract §3.3); this agent's tier is ${tier}`);
       const deviceId = agent.device.id;
       const scores = {} as Record<TrustWindow, TrustReportScore>;
       for (const w of TRUST_WINDOWS) {

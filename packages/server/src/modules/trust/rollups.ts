@@ -1,5 +1,5 @@
 /**
- * Daily span roll-ups of the trust engine (SPEC §3.9, §4.14; DESIGN §8.14; docs/decisions.md
+ * Daily span roll-ups of the trust engine (contract §3.9, §4.14; design §8.14; docs/decisions.md
  * "Trust engine": roll-ups and span retention). The engine reads a day's span signals from ONE
  * row of `telemetry_span_rollups` per (device, UTC day) instead of scanning the day's raw spans:
  *

@@ -1,5 +1,5 @@
 /**
- * Trust score routes (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14, §8.18, §8.21), owner JWT only:
+ * Trust score routes (contract §2.9, §3.3, §3.9, §4.12; design §8.14, §8.18, §8.21), owner JWT only:
  * - `GET /trust-scores/fleet?window=` fleet overview (registered before `{agent_id}`; the router
  *   prefers the static segment anyway, so an agent whose hub address is `fleet` is reached by its
  *   device id);

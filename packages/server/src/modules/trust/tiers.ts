@@ -1,5 +1,5 @@
 /**
- * Trust tiers with hysteresis (SPEC §3.3; docs/trust-scoring.md "Tiers"): a tier falls at once when
+ * Trust tiers with hysteresis (contract §3.3; docs/trust-scoring.md "Tiers"): a tier falls at once when
  * the latest 7-day composite drops below the current tier's threshold, and rises only after the
  * composite stayed at or above the new threshold for the whole hold (default 7 days). Pure: `now`
  * comes in as an argument.
@@ -47,7 +47,7 @@ export function heldScoreOf(series: readonly ScorePoint[], latest: number, now: 
 }
 
 /**
- * SPEC §3.3 tier evaluation. `series`: the agent's 7-day composites, ascending by `at`, the latest
+ * contract §3.3 tier evaluation. `series`: the agent's 7-day composites, ascending by `at`, the latest
  * included (points after `now` are ignored).
  * - Falls at once: latest < threshold(current) → tierForScore(latest) (enterprise may land on
  *   certified or unverified).

@@ -1,5 +1,5 @@
 /**
- * Shared vocabulary of the trust engine (SPEC §2.9, §3.3, §3.9, §4.12; DESIGN §8.14;
+ * Shared vocabulary of the trust engine (contract §2.9, §3.3, §3.9, §4.12; design §8.14;
  * docs/trust-scoring.md): dimension keys and weights, windows, tier thresholds, and the per-day
  * signal record that the repository extracts from the database and the pure scoring functions
  * (dimensions.ts, fallbacks.ts, fleet.ts, psi.ts, tiers.ts) consume.
@@ -13,7 +13,7 @@ export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow 
 /** Length of each window in days. */
 export const WINDOW_DAYS: Record<TrustWindow, number> = { '7d': 7, '30d': 30, '90d': 90 };
 
-/** SPEC §2.9 weights; they sum to 1.00. */
+/** contract §2.9 weights; they sum to 1.00. */
 export const DIMENSION_WEIGHTS: Record<TrustDimension, number> = {
   uptime: 0.1,
   responsiveness: 0.12,
@@ -29,24 +29,24 @@ export const DIMENSION_WEIGHTS: Record<TrustDimension, number> = {
   version_health: 0.05,
 };
 
-/** SPEC §3.9: the score of every dimension during the first 48 hours (and of a dimension nobody has data for). */
+/** contract §3.9: the score of every dimension during the first 48 hours (and of a dimension nobody has data for). */
 export const NEUTRAL_SCORE = 0.5;
-/** SPEC §3.9: the warm-up during which every dimension scores {@link NEUTRAL_SCORE}. */
+/** contract §3.9: the warm-up during which every dimension scores {@link NEUTRAL_SCORE}. */
 export const WARMUP_HOURS = 48;
-/** SPEC §3.3: the upgrade hold (the score must stay at or above the threshold this long). */
+/** contract §3.3: the upgrade hold (the score must stay at or above the threshold this long). */
 export const TIER_HOLD_DAYS = 7;
 
-/** Trust tiers, lowest first (SPEC §3.3; lowercase on the wire, DESIGN §8.21): the contract's `TRUST_TIERS`. */
+/** Trust tiers, lowest first (contract §3.3; lowercase on the wire, design §8.21): the contract's `TRUST_TIERS`. */
 export const TIERS = TRUST_TIERS;
 export type Tier = TrustTier;
 /** A stored tier string as a {@link Tier}; anything unknown (or null) reads as `unverified`. */
 export const asTier = (t: string | null | undefined): Tier => ((TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified');
 /** The tier's rank, 0 (unverified) to 2 (enterprise). */
 export const tierRank = (t: string | null | undefined): number => TIERS.indexOf(asTier(t));
-/** Minimum composite score per tier (SPEC §3.3). */
+/** Minimum composite score per tier (contract §3.3). */
 export const TIER_THRESHOLDS: Record<Tier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
 
-/** Where a dimension's value came from (SPEC §3.9). */
+/** Where a dimension's value came from (contract §3.9). */
 export type DimensionSource = TrustScoreSource;
 
 /** The 12 values, each 0.0-1.0. */

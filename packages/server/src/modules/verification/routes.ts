@@ -1,5 +1,5 @@
 /**
- * `GET /verify/{hub_address}` (SPEC §4.11, §8): public, 30/min per IP, 300/min per API key.
+ * `GET /verify/{hub_address}` (contract §4.11, §8): public, 30/min per IP, 300/min per API key.
  * A malformed address is 400 (it can name no agent); a well-formed unknown one answers 200 with
  * `status: not_found`.
  */

@@ -1,5 +1,5 @@
 /**
- * Verify agent (SPEC §4.11, `GET /verify/{hub_address}`): what a third party may learn about a
+ * Verify agent (contract §4.11, `GET /verify/{hub_address}`): what a third party may learn about a
  * hub address without trusting the caller. Status:
  * - `not_found`: no identity has this address (the platform issuer's reserved address included:
  *   it names no agent);
@@ -8,10 +8,10 @@
  *   is ACTIVE;
  * - `unverified`: any other registered identity (tier unverified, or no ACTIVE bound device yet).
  *
- * Trust scores (SPEC §2.9, §3.9, §4.12): exactly the values `GET /trust-scores/{agent_id}?window=`
+ * Trust scores (contract §2.9, §3.9, §4.12): exactly the values `GET /trust-scores/{agent_id}?window=`
  * answers for the bound device (trust/query.ts `windowScores`, the one builder): the newest
  * trust-engine snapshot of the requested window, or before the engine has scored that window (or
- * without a bound device) SPEC §3.9's warm-up answer, composite and the 12 dimensions at 0.5. The
+ * without a bound device) contract §3.9's warm-up answer, composite and the 12 dimensions at 0.5. The
  * identity's stored `trust_score` (the 7-day composite) is never answered for another window.
  * `active_grants` counts the bound device's active Skill Permission Tokens now (not revoked, not
  * expired; 0 without a bound device).
@@ -33,7 +33,7 @@ export { VERIFY_STATUSES, type AgentVerification, type TrustScores, type VerifyS
 
 /**
  * The window's scores as `trust_scores` (module comment): trust/query.ts `windowScores` of the
- * window's snapshot, flattened; the SPEC §3.9 warm-up values (all 0.5) without one.
+ * window's snapshot, flattened; the contract §3.9 warm-up values (all 0.5) without one.
  */
 export function verifyScores(snapshot: Pick<SnapshotRow, 'composite' | 'dimensions'> | undefined): TrustScores {
   const { composite, dimensions } = windowScores(snapshot);

@@ -1,5 +1,5 @@
 /**
- * Webhook event types and payloads (SPEC §2.3, §6.2; DESIGN §8.11).
+ * Webhook event types and payloads (contract §2.3, §6.2; design §8.11).
  *
  * A webhook body is a Standard Webhooks JSON object `{type, timestamp, data}`: `type` is a dotted
  * name derived from the socket event (table below), `timestamp` the ISO 8601 time of the event and

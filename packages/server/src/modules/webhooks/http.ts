@@ -1,5 +1,5 @@
 /**
- * The webhook POST (DESIGN §8.11) over node:http / node:https with the SSRF guard of `target.ts`:
+ * The webhook POST (design §8.11) over node:http / node:https with the SSRF guard of `target.ts`:
  * the URL is re-checked (scheme, no userinfo), an IP-literal host must be public, and a host name
  * is resolved by {@link guardedLookup}, so the socket connects only to addresses that passed the
  * check (no DNS-rebinding window). No connection reuse (`agent: false`): every delivery resolves

@@ -1,5 +1,5 @@
 /**
- * Webhook outbox (DESIGN §8.11): events become `webhook_deliveries` rows, one per target device
+ * Webhook outbox (design §8.11): events become `webhook_deliveries` rows, one per target device
  * with a webhook URL, delivered later by the {@link WebhookWorker} whether or not the device is
  * online. Bodies are built by `events.ts` (never ciphertext).
  *

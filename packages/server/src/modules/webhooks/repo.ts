@@ -1,5 +1,5 @@
 /**
- * Webhook outbox queries (DESIGN §8.11). Enqueue functions run in a tenant-scoped transaction;
+ * Webhook outbox queries (design §8.11). Enqueue functions run in a tenant-scoped transaction;
  * {@link claimDue} is the delivery worker's cross-tenant claim (call it inside `crossTenant`).
  *
  * Row life cycle: `pending` -> `delivered` | `failed` (after the last attempt) | `cancelled`

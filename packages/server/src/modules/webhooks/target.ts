@@ -1,5 +1,5 @@
 /**
- * Webhook target policy (SSRF guard, DESIGN §8.11; docs/decisions.md "Webhook delivery").
+ * Webhook target policy (SSRF guard, design §8.11; docs/decisions.md "Webhook delivery").
  *
  * - Registration ({@link webhookUrlProblem}): `https:` only (`http:` too with
  *   `WEBHOOK_ALLOW_HTTP`), no userinfo, at most {@link MAX_WEBHOOK_URL_LENGTH} characters, and an

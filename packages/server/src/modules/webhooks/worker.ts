@@ -1,5 +1,5 @@
 /**
- * Webhook delivery worker (DESIGN §8.11): polls the outbox every `pollMs`, claims due deliveries
+ * Webhook delivery worker (design §8.11): polls the outbox every `pollMs`, claims due deliveries
  * across tenants (`FOR UPDATE SKIP LOCKED` + a lease, so several instances share the work), and
  * POSTs each body to the device's CURRENT webhook URL, signed with its CURRENT secret in the
  * Standard Webhooks format:

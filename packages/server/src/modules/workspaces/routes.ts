@@ -1,5 +1,5 @@
 /**
- * Workspace routes (SPEC §2.5, §4.13, §5). `GET /workspaces` accepts an owner JWT, an API key
+ * Workspace routes (contract §2.5, §4.13, §5). `GET /workspaces` accepts an owner JWT, an API key
  * (with optional `X-Workspace-Id`, validated by the authenticator) or an agent device's own JWT;
  * the rest is owner-only. Thin: rules live in service.ts.
  */
@@ -11,7 +11,7 @@ import { forbidden } from '../../lib/errors.js';
 import type { WorkspaceService } from './service.js';
 
 /**
- * Who calls a workspace or team-room listing (`GET /workspaces`, `GET /team-rooms`; SPEC §4.13):
+ * Who calls a workspace or team-room listing (`GET /workspaces`, `GET /team-rooms`; contract §4.13):
  * the owner (the whole tenant), or the agent device an API key or a device JWT acts as, with the
  * workspace an API key's `X-Workspace-Id` named (validated by the authenticator; null when absent,
  * and always for a device JWT).

@@ -1,7 +1,7 @@
 /**
- * Workspaces (SPEC §2.5, §4.13, §5): a named group of a tenant's agent devices, each member with a
+ * Workspaces (contract §2.5, §4.13, §5): a named group of a tenant's agent devices, each member with a
  * role (`admin` | `member`). Owners see every workspace of their tenant (role `owner`); an API-key
- * agent sees the workspaces its bound device belongs to (SPEC §2.5 summaries `{id, name, role}`),
+ * agent sees the workspaces its bound device belongs to (contract §2.5 summaries `{id, name, role}`),
  * only the one named by `X-Workspace-Id` when sent. Members must be ACTIVE agent devices of the
  * tenant (400 otherwise). Every unit of work is one tenant-scoped transaction.
  */

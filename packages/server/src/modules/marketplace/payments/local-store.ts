@@ -1,6 +1,6 @@
 /**
  * The local payment processor's events in the database (`local_processor_events`, migration 0043):
- * what `LocalProcessor` promised and has not delivered yet survives a restart (DESIGN §8.26;
+ * what `LocalProcessor` promised and has not delivered yet survives a restart (design §8.26;
  * local.ts). A platform table: every statement runs through `crossTenant`, in its own short
  * transaction. Only charges and transfers write here, and the marketplace makes both outside any
  * transaction (rentals.ts, payouts.ts); refunds, made inside one, never touch the store.

@@ -1,6 +1,6 @@
 /**
- * The embedded local payment processor (DESIGN §8.26): the default when `STRIPE_SECRET_KEY` is not
- * set, so the whole marketplace flow (DESIGN §8.24) runs on a fresh machine without network. No
+ * The embedded local payment processor (design §8.26): the default when `STRIPE_SECRET_KEY` is not
+ * set, so the whole marketplace flow (design §8.24) runs on a fresh machine without network. No
  * money moves; it behaves like Stripe where the marketplace can tell:
  *
  * - payment methods: `pm_card_visa` succeeds at once; `pm_card_chargeDeclined` is declined ("Your
@@ -29,7 +29,7 @@
  * callback — which the marketplace wires to the same handler as `POST
  * /api/v1/marketplace/webhooks/local`, so {@link LocalProcessor.parseWebhook} verifies them like any
  * request. A delivery that rejects is retried (`deliveryAttempts`, default 3, backoff from
- * `retryDelayMs`); the handler must therefore process each event id once (it does: DESIGN §8.26).
+ * `retryDelayMs`); the handler must therefore process each event id once (it does: design §8.26).
  *
  * Promised events (a `pm_card_async` confirmation, a transfer's settlement) are written to the
  * {@link LocalEventStore} (the service's database: local-store.ts) before the call answers, with
@@ -173,7 +173,7 @@ function assertCurrency(currency: string): void {
 }
 
 /**
- * The embedded {@link PaymentProcessor} (DESIGN §8.26; behaviour in the module comment). Construct
+ * The embedded {@link PaymentProcessor} (design §8.26; behaviour in the module comment). Construct
  * once per server with {@link LocalProcessorOptions}; call {@link close} on shutdown. Methods throw
  * {@link ProcessorError} for a request Stripe would refuse (bad amount, over-refund, reused key) and
  * after `close()`; `parseWebhook` throws {@link WebhookSignatureError}.

@@ -1,10 +1,10 @@
 /**
- * The payment processor behind the marketplace (SPEC §4.16; DESIGN §8.24, §8.26): one interface,
+ * The payment processor behind the marketplace (contract §4.16; design §8.24, §8.26): one interface,
  * two implementations — Stripe Connect (`stripe.ts`, when `STRIPE_SECRET_KEY` is set) and the
  * embedded local processor (`local.ts`, the default). The marketplace never talks to a processor
  * any other way.
  *
- * Model "separate charges and transfers" (DESIGN §8.24): the platform charges the renter's payment
+ * Model "separate charges and transfers" (design §8.24): the platform charges the renter's payment
  * method ({@link PaymentProcessor.charge}); the developer's share stays payable in the ledger; the
  * weekly payout moves it to the developer's connected account ({@link PaymentProcessor.transfer}).
  * Every call that moves money takes an idempotency key: the same key twice moves money once.
@@ -52,7 +52,7 @@ export interface TransferResult {
  * Other types are accepted, recorded once and ignored.
  */
 export interface ProcessorEvent {
-  /** The processor's event id (`evt_…`): each is processed once (DESIGN §8.26). */
+  /** The processor's event id (`evt_…`): each is processed once (design §8.26). */
   id: string;
   type: 'charge.succeeded' | 'charge.failed' | 'transfer.paid' | 'transfer.failed' | 'account.updated' | (string & {});
   objectId: string;
@@ -108,7 +108,7 @@ export type TransferInput = {
   idempotencyKey: string;
 };
 
-/** DESIGN §8.26: the operations the marketplace needs from a payment processor. */
+/** design §8.26: the operations the marketplace needs from a payment processor. */
 export interface PaymentProcessor {
   readonly name: ProcessorName;
 

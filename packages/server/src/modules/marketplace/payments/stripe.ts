@@ -1,5 +1,5 @@
 /**
- * Stripe Connect implementation of {@link PaymentProcessor} (DESIGN §8.24 "separate charges and
+ * Stripe Connect implementation of {@link PaymentProcessor} (design §8.24 "separate charges and
  * transfers", §8.26), on the official `stripe` package (pinned 23.1.0; its default API version).
  * Used when `STRIPE_SECRET_KEY` is set; webhooks arrive at `POST /api/v1/marketplace/webhooks/stripe`
  * signed with `STRIPE_WEBHOOK_SECRET`.
@@ -118,7 +118,7 @@ function declineReasonOf(lastError: { message?: string | null; decline_code?: st
 }
 
 /**
- * {@link PaymentProcessor} on Stripe Connect (DESIGN §8.24, §8.26). Stateless: every answer comes
+ * {@link PaymentProcessor} on Stripe Connect (design §8.24, §8.26). Stateless: every answer comes
  * from Stripe. Construct once per process with {@link StripeProcessorOptions}; no `close()` needed.
  * Errors: every method but `parseWebhook` throws {@link ProcessorError} (with Stripe's `code`, or its
  * error type) when Stripe refuses the request or cannot be reached; `parseWebhook` throws
