@@ -2,15 +2,25 @@
  * Fixtures of the A2A-through-the-plugin tests: an official `@a2a-js/sdk` server (express) on
  * loopback standing for an agent's own A2A server, and the official client pointed at a plugin.
  */
+import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AgentCard, Message, TaskState, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { eq } from 'drizzle-orm';
 import express from 'express';
 import { expect } from 'vitest';
+import { hubIdentities } from '../../server/src/db/schema/index.js';
+import type { TestApp } from '../../server/test/harness.js';
+import type { ParleyClient } from '../src/client/rest.js';
+import { bytesToBase64, ed25519Keygen, type KeyPair } from '../src/crypto/primitives.js';
+import { startPlugin, type RunningPlugin } from '../src/node/plugin.js';
+import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 
 /** The text of a message's first part. */
 export const text = (m: Message | undefined) => (m?.parts[0]?.content?.$case === 'text' ? m.parts[0].content.value : undefined);
@@ -102,4 +112,62 @@ export async function rpcError(call: Promise<unknown>): Promise<{ code: number; 
   )) as { envelopeCode?: number; errorResponse?: { error: { code: number } }; message: string } | undefined;
   expect(err, 'the call fails').toBeDefined();
   return { code: err!.envelopeCode ?? err!.errorResponse?.error.code ?? NaN, message: err!.message };
+}
+
+/** An agent of the plugin tests: its API-key runtime, its local plugin, its hub address and that identity's registration key. */
+export interface PluginAgent {
+  rt: AgentRuntime;
+  plugin: RunningPlugin;
+  address: string;
+  /** The identity's registration (owner) key. */
+  key: KeyPair;
+}
+
+/** How {@link PluginAgents.start} starts an agent. */
+export interface PluginAgentOptions {
+  /** Trust tier of its hub identity (default `certified`), set as an operator's grant would. */
+  tier?: string;
+  /** Trust score of its hub identity (default 0.9). */
+  trustScore?: number;
+  /** The agent's own A2A server: calls arriving on its channels are answered from there. */
+  a2aUpstream?: string;
+}
+
+/** Starts API-key agents with their plugins (state in temporary directories) and stops them all on `close()`. */
+export class PluginAgents {
+  private readonly stops: (() => Promise<unknown>)[] = [];
+  private readonly dirs: string[] = [];
+
+  /** `db`: a service instance whose database takes the trust tiers (any instance of a cluster). */
+  constructor(private readonly db: TestApp) {}
+
+  /**
+   * Start an agent of `owner`'s tenant connected to the service at `server` (http base URL): an API
+   * key, its runtime (plain state store) and plugin (port 0; A2A answer timeout 4 s, key exchange
+   * wait 3 s), and a hub identity `a2a-{name}-{random}` bound to its device.
+   */
+  async start(owner: ParleyClient, server: string, name: string, opts: PluginAgentOptions = {}): Promise<PluginAgent> {
+    const { key } = await owner.createApiKey({ name });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-${name}-`));
+    this.dirs.push(dir);
+    const rt = await startApiKeyAgent({ apiKey: key, server, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined });
+    this.stops.push(() => rt.stop());
+    await rt.ready;
+    const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0, fsync: false, a2a: { answerTimeoutMs: 4000, openTimeoutMs: 3000 }, ...(opts.a2aUpstream ? { a2aUpstream: opts.a2aUpstream } : {}) });
+    this.stops.push(() => plugin.close());
+    const address = `a2a-${name}-${randomBytes(4).toString('hex')}`;
+    const idKey = ed25519Keygen();
+    await owner.registerHub({ hub_address: address, display_name: `Agent ${name}`, device_id: rt.deviceId, public_key: bytesToBase64(idKey.publicKey) });
+    await this.db.app.parley.database.db
+      .update(hubIdentities)
+      .set({ trustTier: opts.tier ?? 'certified', trustScore: opts.trustScore ?? 0.9 })
+      .where(eq(hubIdentities.hubAddress, address));
+    return { rt, plugin, address, key: idKey };
+  }
+
+  /** Stop every agent (plugins before runtimes, latest first) and remove their state directories. */
+  async close(): Promise<void> {
+    for (const stop of this.stops.reverse()) await stop().catch(() => undefined);
+    for (const d of this.dirs) fs.rmSync(d, { recursive: true, force: true });
+  }
 }
