@@ -27,7 +27,7 @@
  *   (environment: BENCH_AGENTS, BENCH_DATABASE_URL; BENCH_PRUNE=0 skips step 3)
  */
 import { sql } from 'drizzle-orm';
-import { addDays, dayStart, utcDay } from '../packages/server/src/modules/trust/days.js';
+import { addDays, dayStart, utcDay } from '../packages/server/src/lib/days.js';
 import { pruneSpans, rollUpDirtyDays } from '../packages/server/src/modules/trust/rollups.js';
 import { runMain } from './relay/cli.js';
 import { DAY_MS, SPANS_PER_DAY, insertSpans, printHeader, printTable, seedActivity, seedFleet, timed, timedRecomputes, timeCells, trustBenchArgs, withTrustBench } from './trust-common.js';

@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../src/db/tenant.js';
 import { encodeProtobufRequest, OTLP_PROTOBUF } from '../src/modules/telemetry/otlp.js';
-import { addDays, dayStart, utcDay } from '../src/modules/trust/days.js';
+import { addDays, dayStart, utcDay } from '../src/lib/days.js';
 import { measureDimensions } from '../src/modules/trust/dimensions.js';
 import { extractSignals, listAgents } from '../src/modules/trust/repo.js';
 import { rollUpDirtyDays } from '../src/modules/trust/rollups.js';

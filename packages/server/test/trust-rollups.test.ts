@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../src/db/tenant.js';
-import { addDays, dayStart, utcDay } from '../src/modules/trust/days.js';
+import { addDays, dayStart, utcDay } from '../src/lib/days.js';
 import { TrustEngine } from '../src/modules/trust/engine.js';
 import { extractSignals, type TrustAgent } from '../src/modules/trust/repo.js';
 import { pruneSpans, rollUpDirtyDays } from '../src/modules/trust/rollups.js';

@@ -40,6 +40,16 @@ export const TRUST_TIERS = ['unverified', 'certified', 'enterprise'] as const;
 /** Trust tier (contract §3.3), lowercase on the wire (design §8.21). */
 export const TrustTier = lit(TRUST_TIERS);
 export type TrustTier = Static<typeof TrustTier>;
+/** A stored tier string as a {@link TrustTier}; anything unknown (or null) reads as `unverified`. */
+export const asTier = (t: string | null | undefined): TrustTier => ((TRUST_TIERS as readonly string[]).includes(t ?? '') ? (t as TrustTier) : 'unverified');
+/** The tier's rank, 0 (unverified) to 2 (enterprise). */
+export const tierRank = (t: string | null | undefined): number => TRUST_TIERS.indexOf(asTier(t));
+/** Minimum composite trust score per tier (contract §3.3). */
+export const TIER_THRESHOLDS: Record<TrustTier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
+/** The upgrade hold in days: the score must stay at or above the threshold this long (contract §3.3). */
+export const TIER_HOLD_DAYS = 7;
+/** The score of every dimension during the warm-up, and of an agent not scored yet (contract §3.9). */
+export const NEUTRAL_SCORE = 0.5;
 
 /** Where a dimension score came from (contract §3.9): the agent's telemetry, the fleet median fallback, or the 48-hour warm-up neutral score. */
 export const TRUST_SCORE_SOURCES = ['telemetry', 'fleet_median', 'warmup'] as const;

@@ -9,7 +9,7 @@
  * `{ tenants, deleted, cutoff }`.
  */
 import { crossTenant } from '../db/tenant.js';
-import { addDays, dayStart, utcDay } from '../modules/trust/days.js';
+import { addDays, dayStart, utcDay } from '../lib/days.js';
 import { listTenantIds } from '../modules/trust/repo.js';
 import { pruneSpans } from '../modules/trust/rollups.js';
 import { schedulePeriodic, type PeriodicJobOptions } from './cluster-schedule.js';

@@ -9,7 +9,7 @@ import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { asTier, tierRank, type Tier } from '../trust/types.js';
+import { asTier, tierRank, type TrustTier as Tier } from '@parley/protocol';
 import type { AuditInput } from '../audit/events.js';
 import { appendAuditToParties, twoPartyEvents, type PartyEvent } from '../audit/parties.js';
 import { getListing } from '../marketplace/listings-repo.js';

@@ -9,7 +9,7 @@ import { switchTenant, withTenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
 import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
-import { asTier } from '../trust/types.js';
+import { asTier } from '@parley/protocol';
 import type { HeldRecord } from '../policies/types.js';
 import {
   agreementGate,

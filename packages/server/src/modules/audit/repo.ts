@@ -2,7 +2,7 @@
 import { and, asc, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
-import { auditEvents } from '../../db/schema/index.js';
+import { auditEvents, hubIdentities } from '../../db/schema/index.js';
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
@@ -74,3 +74,9 @@ export function listAuditEvents(tx: Tx, tenantId: string, f: AuditFilter): Promi
 /** The tenant's whole chain in `seq` order (for verification). */
 export const chainOf = (tx: Tx, tenantId: string) =>
   tx.select().from(auditEvents).where(eq(auditEvents.tenantId, tenantId)).orderBy(asc(auditEvents.seq));
+
+/** The hub address bound to `deviceId` (the actor of an `agent.action` event), or null. */
+export async function hubAddressOfDevice(tx: Tx, deviceId: string): Promise<string | null> {
+  const [row] = await tx.select({ hubAddress: hubIdentities.hubAddress }).from(hubIdentities).where(eq(hubIdentities.deviceId, deviceId)).orderBy(asc(hubIdentities.createdAt)).limit(1);
+  return row?.hubAddress ?? null;
+}

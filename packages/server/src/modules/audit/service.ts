@@ -12,7 +12,6 @@ import { eventHash, GENESIS_HASH, verifyChain, type ChainRow, type ChainVerdict 
 import type { AuditInput } from './events.js';
 import * as repo from './repo.js';
 import { agentActionData, type CallingAgent } from './agent-actions.js';
-import { getByDevice } from '../hub/repo.js';
 import { appendLeaf } from './tree.js';
 
 /**
@@ -125,8 +124,8 @@ export class AuditService {
   submit(agent: CallingAgent, input: SubmitAuditEventRequest): Promise<AuditEvent> {
     const data = agentActionData(input);
     return withTenant(this.db, agent.tenantId, async (tx) => {
-      const identity = await getByDevice(tx, agent.deviceId);
-      return appendAudit(tx, agent.tenantId, { type: 'agent.action', actor: agent.actor, subject: agent.deviceId, data: data(identity?.hubAddress ?? null) });
+      const hubAddress = await repo.hubAddressOfDevice(tx, agent.deviceId);
+      return appendAudit(tx, agent.tenantId, { type: 'agent.action', actor: agent.actor, subject: agent.deviceId, data: data(hubAddress) });
     });
   }
 

@@ -39,7 +39,7 @@ import { getByAddress, getByDevice, type HubIdentityRow } from '../hub/repo.js';
 import { hubDid } from '../hub/service.js';
 import { compilePolicies, evaluate, type EvaluationContext, type PolicyRule } from '../policies/engine.js';
 import { listPolicies, toPolicyRule } from '../policies/repo.js';
-import { asTier, NEUTRAL_SCORE } from '../trust/types.js';
+import { asTier, NEUTRAL_SCORE } from '@parley/protocol';
 import { activeGrantFor, getGrant } from './repo.js';
 import type { SptTokens } from './tokens.js';
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
 import { appendAudit } from '../audit/service.js';
 import { hubDid } from '../hub/service.js';
-import { asTier } from '../trust/types.js';
+import { asTier } from '@parley/protocol';
 import * as repo from './repo.js';
 import type { SptTokens } from './tokens.js';
 

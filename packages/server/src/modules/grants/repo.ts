@@ -5,7 +5,7 @@
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { devices, hubIdentities, skillGrants } from '../../db/schema/index.js';
-import { TIERS, type Tier } from '../trust/types.js';
+import { TRUST_TIERS as TIERS, type TrustTier as Tier } from '@parley/protocol';
 
 export type SkillGrantRow = typeof skillGrants.$inferSelect;
 

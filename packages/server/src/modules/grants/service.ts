@@ -45,7 +45,7 @@ import { getByAddress } from '../hub/repo.js';
 import { hubDid, normalizeHubAddress } from '../hub/service.js';
 import type { PolicyService } from '../policies/service.js';
 import type { SpendService } from '../spend/service.js';
-import { asTier, tierRank } from '../trust/types.js';
+import { asTier, tierRank } from '@parley/protocol';
 import type { SptKeys } from '../../keys/index.js';
 import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput, type SkillCheckResult as PipelineResult } from './pipeline.js';
 import * as repo from './repo.js';

@@ -10,7 +10,7 @@
 import type { GrantClaims } from '@parley/protocol';
 import { compactVerify, SignJWT } from 'jose';
 import { UUID_RE } from '../../lib/ids.js';
-import { TIERS, type Tier } from '../trust/types.js';
+import { TRUST_TIERS as TIERS, type TrustTier as Tier } from '@parley/protocol';
 import type { SptKeys } from '../../keys/index.js';
 
 /** The JOSE `typ` header of an SPT. */

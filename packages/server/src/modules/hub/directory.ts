@@ -17,7 +17,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { appendAudit } from '../audit/service.js';
-import { NEUTRAL_SCORE } from '../trust/types.js';
+import { NEUTRAL_SCORE } from '@parley/protocol';
 import * as repo from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 

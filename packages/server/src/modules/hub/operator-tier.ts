@@ -14,7 +14,7 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { ChangeListeners } from '../../lib/listeners.js';
 import { appendAudit } from '../audit/service.js';
-import { asTier } from '../trust/types.js';
+import { asTier } from '@parley/protocol';
 import { applyTierChange, type TierSourceColumns } from './certify.js';
 import * as repo from './repo.js';
 import { toHubIdentity } from './service.js';

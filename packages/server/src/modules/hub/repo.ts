@@ -3,7 +3,7 @@ import { and, asc, desc, eq, inArray, isNotNull, isNull, notExists, or, sql, typ
 import { alias } from 'drizzle-orm/pg-core';
 import type { Tx } from '../../db/client.js';
 import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema/index.js';
-import { TIERS, tierRank, type Tier } from '../trust/types.js';
+import { TRUST_TIERS as TIERS, tierRank, type TrustTier as Tier } from '@parley/protocol';
 
 /** A stored hub identity (contract §2.8). */
 export type HubIdentityRow = typeof hubIdentities.$inferSelect;

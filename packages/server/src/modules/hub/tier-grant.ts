@@ -22,7 +22,7 @@ import type { Tx } from '../../db/client.js';
 import { trustSnapshots } from '../../db/schema/index.js';
 import { telemetryComposite } from '../trust/fallbacks.js';
 import { tierForScore } from '../trust/tiers.js';
-import { TIER_THRESHOLDS, tierRank, type Tier, type TrustDimension } from '../trust/types.js';
+import { TIER_THRESHOLDS, tierRank, type TrustTier as Tier, type TrustDimension } from '@parley/protocol';
 import type { HubIdentityRow } from './repo.js';
 
 /** State of an identity's operator grant at a time: none, valid, or expired (still stored). */

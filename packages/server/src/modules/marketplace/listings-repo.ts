@@ -7,7 +7,7 @@ import { and, desc, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'dr
 import type { Tx } from '../../db/client.js';
 import { marketplaceListings as L } from '../../db/schema/index.js';
 import { SEARCH_CONFIG } from '../hub/repo.js';
-import { TIERS, tierRank, type Tier } from '../trust/types.js';
+import { TRUST_TIERS as TIERS, tierRank, type TrustTier as Tier } from '@parley/protocol';
 
 /** A stored listing. */
 export type ListingRow = typeof L.$inferSelect;

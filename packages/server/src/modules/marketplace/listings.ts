@@ -20,7 +20,7 @@ import { appendAudit } from '../audit/service.js';
 import { toOut as toHubCapability } from '../hub/capabilities.js';
 import { getByAddress, getHubIdentity, listCapabilities } from '../hub/repo.js';
 import { normalizeHubAddress } from '../hub/service.js';
-import { asTier, tierRank } from '../trust/types.js';
+import { asTier, tierRank } from '@parley/protocol';
 import type { MarketCaller } from './caller.js';
 import * as repo from './listings-repo.js';
 

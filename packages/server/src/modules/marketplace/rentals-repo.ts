@@ -5,7 +5,7 @@
 import { and, desc, eq, lt, lte, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { marketplaceRentalMessages, marketplaceRentals as R } from '../../db/schema/index.js';
-import { NEUTRAL_SCORE } from '../trust/types.js';
+import { NEUTRAL_SCORE } from '@parley/protocol';
 
 /** A stored rental. */
 export type RentalRow = typeof R.$inferSelect;

@@ -27,7 +27,7 @@ import { issueRentalGrant, rentalGrantToken, revokeRentalGrant } from '../grants
 import type { SptTokens } from '../grants/tokens.js';
 import { requireOwnerDeviceOf } from '../devices/service.js';
 import { getHubIdentity } from '../hub/repo.js';
-import { NEUTRAL_SCORE, tierRank } from '../trust/types.js';
+import { NEUTRAL_SCORE, tierRank } from '@parley/protocol';
 import type { MarketCaller } from './caller.js';
 import * as ledger from './ledger.js';
 import * as listingsRepo from './listings-repo.js';

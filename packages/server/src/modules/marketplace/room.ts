@@ -29,7 +29,7 @@ import type { HeldRecord, PolicyDecider } from '../policies/types.js';
 import { decodeBase64 } from '../conversations/messages.js';
 import { requireOwnerDeviceOf } from '../devices/service.js';
 import { getHubIdentity } from '../hub/repo.js';
-import { asTier } from '../trust/types.js';
+import { asTier } from '@parley/protocol';
 import * as rentalsRepo from './rentals-repo.js';
 
 type MessageRow = typeof M.$inferSelect;

@@ -7,7 +7,7 @@
  * agent-sent messages in a `strict` room).
  */
 import { POLICY_ACTIONS, type PolicyAction, type PolicyConditions } from '@parley/protocol';
-import { NEUTRAL_SCORE, TIERS, tierRank, type Tier } from '../trust/types.js';
+import { NEUTRAL_SCORE, TRUST_TIERS as TIERS, tierRank, type TrustTier as Tier } from '@parley/protocol';
 
 /** Policy actions from least to most restrictive (design §8.5): the protocol's list, re-exported for existing importers. */
 export { POLICY_ACTIONS, type PolicyAction, type PolicyConditions };

@@ -3,7 +3,7 @@
  * token usage with the tenant's `model_prices`, and a period's spend against its cap. No I/O.
  */
 import { SPEND_ALERT_THRESHOLDS, type ModelPrice, type ModelSpend, type PeriodSpend, type SpendAlertThreshold, type SpendPeriod, type SpendUnit } from '@parley/protocol';
-import { addDays, dayStart, utcDay } from '../trust/days.js';
+import { addDays, dayStart, utcDay } from '../../lib/days.js';
 
 /** A UTC period: its first day (`YYYY-MM-DD`) and the instant the next period starts. */
 export interface PeriodBounds {

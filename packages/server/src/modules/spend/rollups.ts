@@ -17,7 +17,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { HAS_USAGE, INPUT_TOKENS, OUTPUT_TOKENS, SPAN_MODEL } from '../../lib/span-attrs.js';
-import { addDays } from '../trust/days.js';
+import { addDays } from '../../lib/days.js';
 
 /** Rows of a raw `execute` (both drivers answer `{ rows }`). */
 async function rows<T>(tx: Tx, q: SQL): Promise<T[]> {

@@ -24,7 +24,7 @@ import { lockChain } from '../audit/repo.js';
 import { appendAudit } from '../audit/service.js';
 import { resolveAgent } from '../devices/agent-ref.js';
 import type { SettingsService } from '../settings/service.js';
-import { utcDay } from '../trust/days.js';
+import { utcDay } from '../../lib/days.js';
 import { enqueueInTx } from '../webhooks/outbox.js';
 import { capDetail, fmt, judgePeriod, NO_CAPS, periodOf, priceUsage, reachedThresholds, type Caps } from './periods.js';
 import * as repo from './repo.js';

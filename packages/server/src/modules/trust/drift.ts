@@ -27,7 +27,7 @@ import { resolveAgent, type AgentRef } from '../devices/agent-ref.js';
 import { getDevice } from '../devices/repo.js';
 import { BASELINE_DAYS, BASELINE_MIN_COVERAGE, baselineFor, binProportions, chooseBaselineWindow, driftStatus, psi, PSI_BINS, type DailyDimensionRow } from './psi.js';
 import * as q from './query-repo.js';
-import { utcDay, windowStartDay } from './days.js';
+import { utcDay, windowStartDay } from '../../lib/days.js';
 import { TRUST_DIMENSIONS, WINDOW_DAYS, type DimensionScores, type TrustDimension, type TrustWindow } from './types.js';
 
 const baselineOut = (r: q.BaselineRow): TrustDriftBaseline => ({ window_start: r.windowStart, window_end: r.windowEnd, established_at: r.establishedAt.toISOString(), reason: r.reason });

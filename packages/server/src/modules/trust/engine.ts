@@ -37,7 +37,7 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import { AppError, ErrorCode } from '../../lib/errors.js';
 import { decideTier, lockIdentities } from '../hub/certify.js';
 import { expireUnscoredGrants } from '../hub/grant-expiry.js';
-import { addDays, utcDay, windowStartDay } from './days.js';
+import { addDays, utcDay, windowStartDay } from '../../lib/days.js';
 import { compositeScore, measureDimensions, tokensPerSuccessfulTask } from './dimensions.js';
 import { applyFallbacks, telemetryComposite } from './fallbacks.js';
 import { fleetMedians, median, percentileRank } from './fleet.js';

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import type { DailyDimensionRow } from './psi.js';
-import { addDays, DAY_MS, dayStart, utcDay } from './days.js';
+import { addDays, DAY_MS, dayStart, utcDay } from '../../lib/days.js';
 import { readSpanDays, ROLLUP_WORK_MEM } from './rollups.js';
 import { emptySignals, type DailySignals, type DimensionScores, type DimensionSource, type ScorePoint, type Tier, type TrustDimension, type TrustWindow } from './types.js';
 

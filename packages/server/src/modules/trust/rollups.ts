@@ -24,7 +24,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { SPAN_FAILED, SPAN_ROLE, SPAN_TOKENS } from '../../lib/span-attrs.js';
 import { rebuildTokenRollups } from '../spend/rollups.js';
-import { addDays, dayStart, utcDay } from './days.js';
+import { addDays, dayStart, utcDay } from '../../lib/days.js';
 import type { DailySignals } from './types.js';
 
 /** Spans the service itself writes on the agent's device (tier changes): not agent behaviour, never scored. */

@@ -5,10 +5,10 @@
  * (dimensions.ts, fallbacks.ts, fleet.ts, psi.ts, tiers.ts) consume.
  */
 
-import { TRUST_DIMENSIONS, TRUST_TIERS, TRUST_WINDOWS, type TrustDimension, type TrustScoreSource, type TrustTier, type TrustWindow } from '@parley/protocol';
+import { asTier, NEUTRAL_SCORE, TIER_HOLD_DAYS, TIER_THRESHOLDS, tierRank, TRUST_DIMENSIONS, TRUST_TIERS, TRUST_WINDOWS, type TrustDimension, type TrustScoreSource, type TrustTier, type TrustWindow } from '@parley/protocol';
 
-/** Windows, dimensions and tiers are on the wire: their lists live in the contract (`@parley/protocol`). */
-export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow };
+/** Windows, dimensions, tiers and their rules are on the wire: they live in the contract (`@parley/protocol`). */
+export { asTier, NEUTRAL_SCORE, TIER_HOLD_DAYS, TIER_THRESHOLDS, tierRank, TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow };
 
 /** Length of each window in days. */
 export const WINDOW_DAYS: Record<TrustWindow, number> = { '7d': 7, '30d': 30, '90d': 90 };
@@ -29,22 +29,12 @@ export const DIMENSION_WEIGHTS: Record<TrustDimension, number> = {
   version_health: 0.05,
 };
 
-/** contract §3.9: the score of every dimension during the first 48 hours (and of a dimension nobody has data for). */
-export const NEUTRAL_SCORE = 0.5;
 /** contract §3.9: the warm-up during which every dimension scores {@link NEUTRAL_SCORE}. */
 export const WARMUP_HOURS = 48;
-/** contract §3.3: the upgrade hold (the score must stay at or above the threshold this long). */
-export const TIER_HOLD_DAYS = 7;
 
 /** Trust tiers, lowest first (contract §3.3; lowercase on the wire, design §8.21): the contract's `TRUST_TIERS`. */
 export const TIERS = TRUST_TIERS;
 export type Tier = TrustTier;
-/** A stored tier string as a {@link Tier}; anything unknown (or null) reads as `unverified`. */
-export const asTier = (t: string | null | undefined): Tier => ((TIERS as readonly string[]).includes(t ?? '') ? (t as Tier) : 'unverified');
-/** The tier's rank, 0 (unverified) to 2 (enterprise). */
-export const tierRank = (t: string | null | undefined): number => TIERS.indexOf(asTier(t));
-/** Minimum composite score per tier (contract §3.3). */
-export const TIER_THRESHOLDS: Record<Tier, number> = { unverified: 0, certified: 0.6, enterprise: 0.8 };
 
 /** Where a dimension's value came from (contract §3.9). */
 export type DimensionSource = TrustScoreSource;

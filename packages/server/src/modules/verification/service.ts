@@ -24,10 +24,10 @@ import type { HubIdentityRow } from '../hub/repo.js';
 import { hubDid, type HubService } from '../hub/service.js';
 import { latestSnapshot, type SnapshotRow } from '../trust/query-repo.js';
 import { windowScores } from '../trust/query.js';
-import { tierRank, type TrustWindow } from '../trust/types.js';
+import { tierRank, type TrustWindow } from '@parley/protocol';
 import type { AgentVerification, TrustScores, TrustTier, VerifyStatus } from '@parley/protocol';
 
-export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '../trust/types.js';
+export { TRUST_DIMENSIONS, TRUST_WINDOWS, type TrustDimension, type TrustWindow } from '@parley/protocol';
 
 export { VERIFY_STATUSES, type AgentVerification, type TrustScores, type VerifyStatus } from '@parley/protocol';
 
