@@ -47,6 +47,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from '../../packages/server/src/db/client.js';
 import { openTenantWriter } from '../../packages/server/src/db/tenant-writer.js';
 import { ApiKeyService } from '../../packages/server/src/modules/api-keys/service.js';
+import { HubService } from '../../packages/server/src/modules/hub/service.js';
 import { KeyBindingService } from '../../packages/server/src/modules/key-binding/service.js';
 import { insertSpansStatement } from '../../packages/server/src/modules/telemetry/repo.js';
 import type { DecodedSpan } from '../../packages/server/src/modules/telemetry/otlp.js';
@@ -227,7 +228,7 @@ async function main(): Promise<number> {
     const noop = { toOwners: async () => undefined, closeDevice: async () => undefined } as never;
     const keyBinding = new KeyBindingService(app.parley.database.db, app.parley.secrets, { required: false });
     await keyBinding.init();
-    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop, keyBinding).registerClientKey(tenantId, key.id, {
+    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop, keyBinding, new HubService(app.parley.database.db)).registerClientKey(tenantId, key.id, {
       identity_public_key: k.identityPublicKey,
       ephemeral_public_key: k.ephemeralPublicKey,
       signature: k.proof(),

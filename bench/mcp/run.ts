@@ -29,15 +29,12 @@
  *   npm run bench:mcp -- [--requests 300] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
  * Environment equivalents: BENCH_REQUESTS, BENCH_DATABASE_URL (or DATABASE_URL).
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { bytesToBase64, ed25519Keygen } from '../../packages/sdk/src/crypto/primitives.js';
-import { KeyFileSource, startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '../../packages/sdk/src/node/index.js';
+import { pluginAgents, summary, timed, type PluginAgents } from '../plugin-agents.js';
 import { assertLoopback, benchArgs, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 import { call, machineLines, newTenant, startBenchServer } from '../relay/setup.js';
@@ -45,18 +42,6 @@ import { call, machineLines, newTenant, startBenchServer } from '../relay/setup.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MCP_CLI = path.join(ROOT, 'packages/mcp/src/cli.ts');
 const SKILL = 'bench-skill';
-
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-function summary(samples: number[]) {
-  const s = [...samples].sort((a, b) => a - b);
-  return { p50: quantile(s, 0.5), p99: quantile(s, 0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
-}
-
-async function timed(fn: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
 
 function expectOk(r: CallToolResult, what: string): void {
   if (r.isError) throw new Error(`${what} failed: ${JSON.stringify(r.content)}`);
@@ -68,28 +53,15 @@ async function main(): Promise<number> {
   const adminUrl = arg('database-url', 'BENCH_DATABASE_URL') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   assertLoopback(adminUrl);
   const server = await startBenchServer(adminUrl);
-  const dirs: string[] = [];
   const stops: (() => Promise<unknown>)[] = [];
+  let agents: PluginAgents | undefined;
   try {
     const { app } = server;
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
     const owner = await newTenant(app, 'bench-mcp-owner@example.com', 'MCP bench');
-
-    const agent = async (name: string): Promise<{ key: string; rt: AgentRuntime; plugin: RunningPlugin; address: string; dir: string }> => {
-      const { key } = await call(app, 'POST', '/api-keys', 201, owner.auth, { name });
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-bench-mcp-${name}-`));
-      dirs.push(dir, `${dir}.key`);
-      const rt = await startApiKeyAgent({ apiKey: key, server: base, stateDir: dir, protection: new KeyFileSource(`${dir}.key`), log: () => undefined });
-      await rt.ready;
-      const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0 });
-      stops.push(() => plugin.close(), () => rt.stop());
-      const address = `bench-${name}-${Date.now().toString(36)}`;
-      await call(app, 'POST', '/hub/register', 201, owner.auth, { hub_address: address, display_name: name, device_id: rt.deviceId, public_key: bytesToBase64(ed25519Keygen().publicKey) });
-      await server.sql.query(`update hub_identities set trust_tier = 'certified', trust_score = 0.9 where hub_address = $1`, [address]);
-      return { key, rt, plugin, address, dir };
-    };
-    const x = await agent('x');
-    const y = await agent('y');
+    agents = pluginAgents(server, owner.auth, 'mcp');
+    const x = await agents.add('x');
+    const y = await agents.add('y');
     await call(app, 'POST', '/grants', 201, owner.auth, { skill: SKILL, device_id: x.rt.deviceId });
 
     const transport = new StdioClientTransport({
@@ -144,7 +116,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    await agents?.close();
     await server.dispose();
   }
 }

@@ -96,9 +96,9 @@ import { FederationService } from './modules/federation/service.js';
 import { hubRoutes } from './modules/hub/routes.js';
 import { HubCapabilityService } from './modules/hub/capabilities.js';
 import { hubCapabilityRoutes } from './modules/hub/capabilities-routes.js';
-import { HubCertifyService } from './modules/hub/certify.js';
-import { hubCertifyRoutes } from './modules/hub/certify-routes.js';
-import { OperatorTierService } from './modules/hub/operator-tier.js';
+import { HubCertifyService } from './modules/trust/certify.js';
+import { hubCertifyRoutes } from './modules/trust/certify-routes.js';
+import { OperatorTierService } from './modules/trust/operator-tier.js';
 import { HubDirectoryService } from './modules/hub/directory.js';
 import { hubProfileRoutes } from './modules/hub/profile-routes.js';
 import { didResolverRoutes, hubDidRoutes } from './modules/hub/did-routes.js';
@@ -258,11 +258,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Fresh key bindings for registration and activation (docs/decisions.md "Key bindings").
   const keyBinding = new KeyBindingService(db, secrets, { required: config.keyBindingRequired });
   await keyBinding.init();
-  const apiKeys = new ApiKeyService(db, notifier, keyBinding);
   // The platform issuer's address is reserved (no identity may register it) and resolves to its own DID document (design §8.16).
   const issuer = new PlatformIssuer(db, secrets, config.credentials.platformHubAddress, config.publicUrl);
   await issuer.init();
   const hub = new HubService(db, [issuer.address]);
+  const apiKeys = new ApiKeyService(db, notifier, keyBinding, hub);
   const hubDid = new HubDidService({ db, publicUrl: config.publicUrl, platformDocument: (address) => issuer.platformDocument(address) });
   const trustContext = trustContextUrl(config.publicUrl);
   const ldLoader = () => createDocumentLoader({ trustContextUrl: trustContext, dids: hubDid });

@@ -12,7 +12,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubIdentities, hubTierChanges, skillGrants } from '../src/db/schema/index.js';
 import { crossTenant, withTenant } from '../src/db/tenant.js';
-import { decideTier } from '../src/modules/hub/certify.js';
+import { decideTier } from '../src/modules/trust/certify.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
 import { startApp, type TestApp } from './harness.js';
 import { hubOwnerKey } from './keys.js';

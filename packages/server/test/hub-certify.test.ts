@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { certificationChecks, SCORE_MAX_AGE_MS, scoreFreshness, scoreMaxAgeMs } from '../src/modules/hub/certify.js';
+import { certificationChecks, SCORE_MAX_AGE_MS, scoreFreshness, scoreMaxAgeMs } from '../src/modules/trust/certify.js';
 import { tierForScore } from '../src/modules/trust/tiers.js';
 import { TRUST_DIMENSIONS } from '../src/modules/trust/types.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';

@@ -19,7 +19,7 @@ import { sql } from 'drizzle-orm';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { grantState, tierUnderGrant } from '../src/modules/hub/tier-grant.js';
+import { grantState, tierUnderGrant } from '../src/modules/trust/tier-grant.js';
 import { telemetryComposite } from '../src/modules/trust/fallbacks.js';
 import { TrustEngine } from '../src/modules/trust/engine.js';
 import { TRUST_DIMENSIONS } from '../src/modules/trust/types.js';

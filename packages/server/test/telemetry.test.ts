@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../src/modules/api-keys/service.js';
+import { HubService } from '../src/modules/hub/service.js';
 import { KeyBindingService } from '../src/modules/key-binding/service.js';
 import { decodeProtobufRequest, encodeProtobufRequest, OTLP_PROTOBUF, toSpans } from '../src/modules/telemetry/otlp.js';
 import { activeAgent, newOwner, type Agent, type Owner } from './flows.js';
@@ -189,7 +190,7 @@ describe('telemetry', () => {
     const noop = { toOwners: async () => undefined, closeDevice: async () => undefined } as never;
     const keyBinding = new KeyBindingService(t.app.parley.database.db, t.app.parley.secrets, { required: false });
     await keyBinding.init();
-    const { device_id } = await new ApiKeyService(t.app.parley.database.db, noop, keyBinding).registerClientKey(owner.tenantId, key.id, {
+    const { device_id } = await new ApiKeyService(t.app.parley.database.db, noop, keyBinding, new HubService(t.app.parley.database.db)).registerClientKey(owner.tenantId, key.id, {
       identity_public_key: keys.identityPublicKey,
       ephemeral_public_key: keys.ephemeralPublicKey,
       signature: keys.proof(),

@@ -6,7 +6,7 @@
  * removes the key and its device.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret, ClientKeyAccepted, ClientKeyRegistration } from '@parley/protocol';
+import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret, ClientKeyAccepted, ClientKeyRegistration, RegisterAgentRequest, RegisteredAgent } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenantRead, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
@@ -19,7 +19,9 @@ import { getDevice, insertDevice, updateDevice } from '../devices/repo.js';
 import { CLOSE, type Notifier } from '../../realtime/notifier.js';
 import { retireAgentDevice } from '../devices/service.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';
+import type { HubService } from '../hub/service.js';
 import type { KeyBindingService } from '../key-binding/service.js';
+import { registerAgent, type AgentRegistrar } from './agent-registration.js';
 import { bindPendingAgentIdentity, movePendingAgentIdentity } from './agent-binding.js';
 import { createApiKeyIn, insertApiKeyRow, toApiKeyOut as toOut } from './create.js';
 import * as repo from './repo.js';
@@ -41,7 +43,13 @@ export class ApiKeyService {
     private readonly db: Db,
     private readonly notifier: Notifier,
     private readonly keyBinding: KeyBindingService,
+    private readonly hub: HubService,
   ) {}
+
+  /** `POST /hub/agents`: a new API key and its hub identity (agent-registration.ts). */
+  registerAgent(caller: AgentRegistrar, input: RegisterAgentRequest): Promise<RegisteredAgent> {
+    return registerAgent(this.db, this.hub, caller, input);
+  }
 
   /** Create a key; the answer carries the raw `key` once. */
   create(tenantId: string, createdBy: string, name: string, env: ApiKeyEnv = 'dev'): Promise<ApiKeyWithSecret> {

@@ -13,7 +13,7 @@ import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/service.js';
 import { revokeAllGrantsOf, lockIdentitiesOfDevice } from '../grants/repo.js';
-import { decideTier } from '../hub/certify.js';
+import { decideTier } from '../trust/certify.js';
 import { conflict } from '../../lib/errors.js';
 import { CLOSE } from '../../realtime/notifier.js';
 import { deleteKeyPackagesOf } from '../mls/repo.js';

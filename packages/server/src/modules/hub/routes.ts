@@ -1,12 +1,9 @@
-/**
- * Hub identity routes (contract §4.10, address registry part; design §8.13, §8.15, §8.18) and agent
- * self-registration (`POST /hub/agents`, contract §4.19 `svc_register_agent`: owner or API key).
- */
+/** Hub identity routes (contract §4.10, address registry part; design §8.13, §8.15, §8.18). */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
-import { apiKeyOf, ownerOf } from '../../http/auth.js';
+import { ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import type { AgentRegistrar, HubService } from './service.js';
+import type { HubService } from './service.js';
 
 export const hubRoutes: FastifyPluginAsync<{ hub: HubService }> = async (app, { hub }) => {
   for (const row of [ROUTES.registerHub, ROUTES.createHubIdentity]) {
@@ -15,18 +12,6 @@ export const hubRoutes: FastifyPluginAsync<{ hub: HubService }> = async (app, { 
       return reply.status(201).send(await hub.register(o.tenantId, o.sub, req.body));
     });
   }
-
-  serve(app, ROUTES.registerAgent, async (req, reply) => {
-    let caller: AgentRegistrar;
-    if (req.principal?.kind === 'owner') {
-      const o = ownerOf(req);
-      caller = { tenantId: o.tenantId, actor: o.sub, apiKeyId: null };
-    } else {
-      const k = apiKeyOf(req);
-      caller = { tenantId: k.tenantId, actor: `api_key:${k.apiKeyId}`, apiKeyId: k.apiKeyId };
-    }
-    return reply.status(201).send(await hub.registerAgent(caller, req.body));
-  });
 
   serve(app, ROUTES.listHubIdentities, async (req) => ({ identities: await hub.list(ownerOf(req).tenantId) }));
 

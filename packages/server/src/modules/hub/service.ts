@@ -9,12 +9,10 @@
  * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
-import { HUB_ADDRESS_PATTERN, type ApiKeyEnv, type HubIdentity, type RegisterAgentRequest, type RegisteredAgent, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
+import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
-import { createApiKeyIn } from '../api-keys/create.js';
-import { getApiKey } from '../api-keys/repo.js';
 import { appendAudit } from '../audit/service.js';
 import { getDevice } from '../devices/repo.js';
 import { decodeOwnerKey } from './ed25519.js';
@@ -67,16 +65,6 @@ export async function ownIdentityAt(tx: Tx, address: string, forUpdate = false):
   return row;
 }
 
-/**
- * Who registers an agent (`POST /hub/agents`): an owner, or an API key (`apiKeyId`, whose env is
- * the new key's default); `actor` as the audit chain names it (owner `sub`, `api_key:<id>`).
- */
-export interface AgentRegistrar {
-  tenantId: string;
-  actor: string;
-  apiKeyId: string | null;
-}
-
 export class HubService {
   private readonly reserved: ReadonlySet<string>;
 
@@ -101,93 +89,60 @@ export class HubService {
    *   identity, address reserved or taken (platform-wide).
    */
   async register(tenantId: string, createdBy: string, input: RegisterHubRequest): Promise<HubIdentity> {
-    const hubAddress = normalizeHubAddress(input.hub_address);
-    if (!hubAddress) throw badRequest('hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
-    if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
-    if (!decodeOwnerKey(input.public_key)) throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
+    const hubAddress = this.newAddress(input.hub_address, input.public_key, 'hub_address must be 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
     const deviceId = input.device_id?.toLowerCase() ?? null;
-    try {
-      return await withTenant(this.db, tenantId, async (tx) => {
+    return this.whileAddressFree(hubAddress, () =>
+      withTenant(this.db, tenantId, async (tx) => {
         if (deviceId) await this.checkBindable(tx, deviceId);
-        const [row] = await repo.insertHubIdentity(tx, {
-          id: randomUUID(),
+        const row = await this.insertIdentity(tx, {
           tenantId,
           hubAddress,
           deviceId,
+          apiKeyId: null,
           displayName: input.display_name,
           description: input.description ?? null,
           publicKey: input.public_key ?? null,
-          capabilities: [...new Set(input.capabilities ?? [])],
+          capabilities: input.capabilities ?? [],
           createdBy,
         });
-        await repo.refreshSearchDocument(tx, row!.id);
-        await appendAudit(tx, tenantId, { type: 'hub.registered', actor: createdBy, subject: row!.id, data: { hub_address: hubAddress, device_id: deviceId, owner_key: row!.publicKey !== null } });
-        return toHubIdentity(row!);
-      });
-    } catch (err) {
-      if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
-      throw err;
-    }
+        return toHubIdentity(row);
+      }),
+    );
   }
 
   /**
-   * Register a NEW agent (`POST /hub/agents`, contract §4.19 `svc_register_agent`; docs/decisions.md
-   * "Agent self-registration"): in ONE transaction a new API key of the tenant (api-keys/create.ts,
-   * `api_key.created`; named after the address; env `input.env`, else the calling key's, else
-   * `dev`) and a hub identity at address `name` (lowercased) with capabilities = `skills`
-   * (de-duplicated, order kept), `description`, `display_name` (default the address), no trust
-   * score yet and tier unverified, no device, and `api_key_id` = the new key, so the key's first
-   * `client_key_register` binds its device (api-keys/agent-binding.ts). Without `public_key` the
-   * DID document has no `#owner-key` until then; the device's identity key becomes the owner key.
-   * `hub.registered` is recorded as for `POST /hub/register` (data plus `api_key_id`).
-   * @returns the DID, address (`hub_name` too), the raw API key (once; only its hash is stored),
-   *   its id and trust score 0, tier unverified.
-   * @throws 400 malformed address or invalid `public_key`; 409 address reserved or taken
-   *   (platform-wide; the transaction rolls back, so no API key is left behind).
+   * The stored form of a new identity's address, checked: well formed, not reserved, and
+   * `publicKey` (when given) a valid Ed25519 owner key (ed25519.ts).
+   * @throws 400 `malformed` (the message naming the field) or invalid `public_key`; 409 reserved.
    */
-  async registerAgent(caller: AgentRegistrar, input: RegisterAgentRequest): Promise<RegisteredAgent> {
-    const hubAddress = normalizeHubAddress(input.name);
-    if (!hubAddress) throw badRequest('name must be a hub address: 3-32 characters of a-z, 0-9 and "-", not starting or ending with "-"');
+  newAddress(address: string, publicKey: string | undefined, malformed: string): string {
+    const hubAddress = normalizeHubAddress(address);
+    if (!hubAddress) throw badRequest(malformed);
     if (this.reserved.has(hubAddress)) throw conflict(`hub address ${hubAddress} is reserved`);
-    if (input.public_key !== undefined && !decodeOwnerKey(input.public_key)) {
-      throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
-    }
-    const { tenantId, actor } = caller;
+    if (publicKey !== undefined && !decodeOwnerKey(publicKey)) throw badRequest('public_key must be the base64 of a valid 32-byte Ed25519 public key (a curve point, not of small order)');
+    return hubAddress;
+  }
+
+  /**
+   * Insert a new identity in `tx` with its search document and the `hub.registered` audit event
+   * (data: address, device, whether it has an owner key, and `api_key_id` when a key is bound);
+   * capability names are de-duplicated, order kept. Run inside {@link whileAddressFree}.
+   */
+  async insertIdentity(
+    tx: Tx,
+    f: { tenantId: string; hubAddress: string; deviceId: string | null; apiKeyId: string | null; displayName: string; description: string | null; publicKey: string | null; capabilities: readonly string[]; createdBy: string },
+  ): Promise<repo.HubIdentityRow> {
+    const [row] = await repo.insertHubIdentity(tx, { id: randomUUID(), ...f, capabilities: [...new Set(f.capabilities)] });
+    await repo.refreshSearchDocument(tx, row!.id);
+    const data = { hub_address: f.hubAddress, device_id: f.deviceId, owner_key: row!.publicKey !== null, ...(f.apiKeyId ? { api_key_id: f.apiKeyId } : {}) };
+    await appendAudit(tx, f.tenantId, { type: 'hub.registered', actor: f.createdBy, subject: row!.id, data });
+    return row!;
+  }
+
+  /** Run `work` (a registration of `hubAddress`), answering 409 when the address is taken platform-wide meanwhile. */
+  async whileAddressFree<T>(hubAddress: string, work: () => Promise<T>): Promise<T> {
     try {
-      return await withTenant(this.db, tenantId, async (tx) => {
-        const callerKey = caller.apiKeyId ? await getApiKey(tx, caller.apiKeyId) : undefined;
-        const env: ApiKeyEnv = input.env ?? (callerKey?.env as ApiKeyEnv | undefined) ?? 'dev';
-        const key = await createApiKeyIn(tx, tenantId, actor, hubAddress, env);
-        const [row] = await repo.insertHubIdentity(tx, {
-          id: randomUUID(),
-          tenantId,
-          hubAddress,
-          deviceId: null,
-          apiKeyId: key.id,
-          displayName: input.display_name ?? hubAddress,
-          description: input.description ?? null,
-          publicKey: input.public_key ?? null,
-          capabilities: [...new Set(input.skills ?? [])],
-          createdBy: actor,
-        });
-        await repo.refreshSearchDocument(tx, row!.id);
-        await appendAudit(tx, tenantId, {
-          type: 'hub.registered',
-          actor,
-          subject: row!.id,
-          data: { hub_address: hubAddress, device_id: null, owner_key: row!.publicKey !== null, api_key_id: key.id },
-        });
-        return {
-          identity_id: row!.id,
-          did: hubDid(hubAddress),
-          hub_name: hubAddress,
-          hub_address: hubAddress,
-          api_key: key.key,
-          api_key_id: key.id,
-          trust_score: 0,
-          trust_tier: 'unverified' as const,
-        };
-      });
+      return await work();
     } catch (err) {
       if (repo.isUniqueViolation(err, 'hub_identities_address_idx')) throw conflict(`hub address ${hubAddress} is already registered`);
       throw err;

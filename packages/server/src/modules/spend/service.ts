@@ -22,7 +22,7 @@ import { withTenant } from '../../db/tenant.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { lockChain } from '../audit/repo.js';
 import { appendAudit } from '../audit/service.js';
-import { resolveAgent } from '../devices/agent-ref.js';
+import { resolveAgent } from '../hub/agent-ref.js';
 import type { SettingsService } from '../settings/service.js';
 import { utcDay } from '../../lib/days.js';
 import { enqueueInTx } from '../webhooks/outbox.js';

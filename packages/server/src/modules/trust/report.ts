@@ -25,7 +25,7 @@ import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { forbidden } from '../../lib/errors.js';
 import { verifyTenantChain } from '../audit/service.js';
-import { resolveAgent } from '../devices/agent-ref.js';
+import { resolveAgent } from '../hub/agent-ref.js';
 import { countActiveGrants } from '../grants/repo.js';
 import { hubDid } from '../hub/service.js';
 import { agentDrift } from './drift.js';

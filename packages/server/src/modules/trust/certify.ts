@@ -46,12 +46,12 @@ import { appendAudit } from '../audit/service.js';
 import { getDevice, type DeviceRow } from '../devices/repo.js';
 import { revokeGrantsAboveTier } from '../grants/repo.js';
 import { insertSpans } from '../telemetry/repo.js';
-import { tierSeries } from '../trust/repo.js';
-import { evaluateTier, type TierEvaluation } from '../trust/tiers.js';
+import { tierSeries } from './repo.js';
+import { evaluateTier, type TierEvaluation } from './tiers.js';
 import { asTier, TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, tierRank, TRUST_TIERS as TIERS, type TrustTier as Tier } from '@parley/protocol';
-import { type ScorePoint } from '../trust/types.js';
-import { decodeOwnerKey } from './ed25519.js';
-import * as repo from './repo.js';
+import { type ScorePoint } from './types.js';
+import { decodeOwnerKey } from '../hub/ed25519.js';
+import * as repo from '../hub/repo.js';
 import { ENDED_GRANT, grantState, latestTelemetryScore, tierUnderGrant } from './tier-grant.js';
 import type { CertificationCheckName, CertifyResult } from '@parley/protocol';
 

@@ -16,8 +16,8 @@ import { ChangeListeners } from '../../lib/listeners.js';
 import { appendAudit } from '../audit/service.js';
 import { asTier } from '@parley/protocol';
 import { applyTierChange, type TierSourceColumns } from './certify.js';
-import * as repo from './repo.js';
-import { toHubIdentity } from './service.js';
+import * as repo from '../hub/repo.js';
+import { toHubIdentity } from '../hub/service.js';
 
 /** `expires_at` of a grant as a Date in the future of `now`, or null when absent. @throws 400 otherwise. */
 function grantExpiry(expiresAt: string | undefined, now: Date): Date | null {

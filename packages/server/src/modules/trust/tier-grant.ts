@@ -20,10 +20,10 @@
 import { and, desc, eq, lte } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { trustSnapshots } from '../../db/schema/index.js';
-import { telemetryComposite } from '../trust/fallbacks.js';
-import { tierForScore } from '../trust/tiers.js';
+import { telemetryComposite } from './fallbacks.js';
+import { tierForScore } from './tiers.js';
 import { TIER_THRESHOLDS, tierRank, type TrustTier as Tier, type TrustDimension } from '@parley/protocol';
-import type { HubIdentityRow } from './repo.js';
+import type { HubIdentityRow } from '../hub/repo.js';
 
 /** State of an identity's operator grant at a time: none, valid, or expired (still stored). */
 export type GrantState = 'none' | 'valid' | 'expired';
