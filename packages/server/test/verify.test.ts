@@ -84,7 +84,7 @@ describe('GET /verify/{hub_address}', () => {
     await update(address, { trustTier: 'certified' });
     expect((await get(address)).body.status).toBe('verified');
     expect((await t.request({ method: 'PATCH', url: `/api/v1/devices/${agent.deviceId}/revoke`, headers: a.auth })).status).toBe(200);
-    // Revocation also demotes the bound identity (devices/lifecycle.ts retireAgentDevice).
+    // Revocation also demotes the bound identity (trust/retire.ts retireAgentDevice).
     expect((await get(address)).body).toMatchObject({ status: 'suspended', trust_tier: 'unverified' });
   });
 

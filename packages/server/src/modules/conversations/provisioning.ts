@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
+import { activeDevices } from '../devices/repo.js';
 import * as repo from './repo.js';
 
 export const DEFAULT_TOPIC_NAME = 'General';
@@ -32,7 +33,7 @@ export async function provisionAgent(tx: Tx, tenantId: string, agentDeviceId: st
     const topics = await repo.topicsOfGroups(tx, [group.id]);
     defaultTopicId = topics.find((t) => t.isDefault)!.id;
   }
-  const owners = await repo.activeDevices(tx, 'owner');
+  const owners = await activeDevices(tx, 'owner');
   await repo.insertConversations(
     tx,
     owners.map((o) => ({ id: randomUUID(), tenantId, groupId: group.id, agentDeviceId, ownerDeviceId: o.id })),
@@ -48,7 +49,7 @@ export async function provisionAgent(tx: Tx, tenantId: string, agentDeviceId: st
  * conversations and the ones created now.
  */
 export async function provisionOwnerDevice(tx: Tx, tenantId: string, ownerDeviceId: string): Promise<{ all: repo.ConversationRow[]; created: repo.ConversationRow[] }> {
-  const agents = await repo.activeDevices(tx, 'agent');
+  const agents = await activeDevices(tx, 'agent');
   const rows = [];
   for (const agent of agents) {
     const group = await repo.groupOfAgent(tx, agent.id);

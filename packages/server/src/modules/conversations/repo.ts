@@ -1,7 +1,7 @@
 /** Conversation, group and topic queries (tenant-scoped transactions). */
-import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { asc, eq, inArray, or } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { conversationGroups, conversations, devices, topics } from '../../db/schema/index.js';
+import { conversationGroups, conversations, topics } from '../../db/schema/index.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type TopicRow = typeof topics.$inferSelect;
@@ -19,13 +19,6 @@ export const insertConversations = (tx: Tx, rows: (typeof conversations.$inferIn
   rows.length === 0 ? Promise.resolve([]) : tx.insert(conversations).values(rows).onConflictDoNothing().returning();
 
 /** ACTIVE, non-deleted devices of a kind, oldest first. */
-export const activeDevices = (tx: Tx, kind: 'owner' | 'agent') =>
-  tx
-    .select()
-    .from(devices)
-    .where(and(eq(devices.kind, kind), eq(devices.status, 'ACTIVE'), sql`${devices.deletedAt} is null`))
-    .orderBy(asc(devices.enrolledAt));
-
 export const conversationsOfDevice = (tx: Tx, deviceId: string) =>
   tx
     .select()

@@ -11,8 +11,6 @@ import { appendAudit } from '../audit/service.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import { requireDeviceKeys, requireUsableIdentityKey } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
-import { provisionAgent } from '../conversations/provisioning.js';
-import { activeDevices } from '../conversations/repo.js';
 import { effectiveStatus } from '../invites/service.js';
 import * as invitesRepo from '../invites/repo.js';
 import { findAcrossTenants, keysOf, linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
@@ -98,8 +96,8 @@ export async function activateDevice(deps: DeviceServiceDeps, id: string, body: 
     await repo.updateDevice(tx, id, { status: 'ACTIVE', activatedAt: new Date(), lastSeen: new Date() });
     // The device proved possession of its identity key: it is the actor (as for device-JWT actions).
     await appendAudit(tx, tenantId, { type: 'device.activated', actor: `device:${id}`, subject: id, data: { from: d.status, fingerprint: d.fingerprint } });
-    const group = await provisionAgent(tx, tenantId, id);
-    const owners = await activeDevices(tx, 'owner');
+    const group = await deps.hooks.provisionAgent(tx, tenantId, id);
+    const owners = await repo.activeDevices(tx, 'owner');
     return { group, owners };
   });
   const { token, expiresAt } = await deps.deviceTokens.issue(id, tenantId);

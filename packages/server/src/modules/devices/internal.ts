@@ -12,7 +12,7 @@ import { crossTenant, withTenant } from '../../db/tenant.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { ConversationRow } from '../conversations/repo.js';
+import type { conversations } from '../../db/schema/index.js';
 import type { KeyBindingService } from '../key-binding/service.js';
 import type { TargetPolicy } from '../webhooks/target.js';
 import type { PresenceView } from '../../realtime/presence.js';
@@ -56,7 +56,30 @@ export const linkOf = (c: ConversationRow): ConversationLink => ({
   owner_device_id: c.ownerDeviceId,
 });
 
+/** A stored conversation row. */
+export type ConversationRow = typeof conversations.$inferSelect;
+
+/** Why an agent device is retired: `skill_grants.revoked_reason` of its SPTs. */
+export type RetireReason = 'device_revoked' | 'device_deleted';
+
+/**
+ * What other modules do when a device's life changes, in the same transaction. Composed in app.ts,
+ * so this module imports none of them.
+ */
+export interface DeviceHooks {
+  /** An agent device became ACTIVE: its group, default topic and a conversation with each ACTIVE owner device (conversations/provisioning.ts). */
+  provisionAgent(tx: Tx, tenantId: string, deviceId: string): Promise<{ groupId: string; defaultTopicId: string; conversations: ConversationRow[] }>;
+  /** An owner device became ACTIVE or relinks: its conversations with every agent, and those just created. */
+  provisionOwnerDevice(tx: Tx, tenantId: string, deviceId: string): Promise<{ all: ConversationRow[]; created: ConversationRow[] }>;
+  /** A device was revoked or removed: its MLS KeyPackages go (mls/repo.ts). */
+  dropKeyPackages(tx: Tx, deviceId: string): Promise<void>;
+  /** An agent device is retired: its SPTs revoked, its hub identities demoted; answers the revoked `jti`s (trust/retire.ts). */
+  retireAgent(tx: Tx, tenantId: string, deviceId: string, reason: RetireReason, actor: string, now: Date): Promise<string[]>;
+}
+
 export interface DeviceServiceDeps {
+  /** Other modules' part in device lifecycle changes. */
+  hooks: DeviceHooks;
   db: Db;
   notifier: Notifier;
   deviceTokens: DeviceTokenService;

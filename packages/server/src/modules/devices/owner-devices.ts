@@ -13,10 +13,7 @@ import { fingerprint } from '../../lib/crypto.js';
 import { requireDeviceKeys } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound } from '../../lib/errors.js';
 import { CLOSE } from '../../realtime/notifier.js';
-import { provisionOwnerDevice } from '../conversations/provisioning.js';
-import type { ConversationRow } from '../conversations/repo.js';
-import { deleteKeyPackagesOf } from '../mls/repo.js';
-import { linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
+import { linkOf, mustGet, type ConversationRow, type DeviceServiceDeps } from './internal.js';
 import * as repo from './repo.js';
 
 /**
@@ -64,7 +61,7 @@ export async function registerOwnerDevice(deps: DeviceServiceDeps, owner: OwnerP
       activatedAt: new Date(),
     });
     await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
-    return provisionOwnerDevice(tx, owner.tenantId, id);
+    return deps.hooks.provisionOwnerDevice(tx, owner.tenantId, id);
   });
   await announceToAgents(deps, owner.tenantId, { id, identityPublicKey: ipk, ephemeralPublicKey: epk, fingerprint: fingerprint(ipk) }, created);
   return { device_id: id, fingerprint: fingerprint(ipk), status: 'ACTIVE' as const, conversations: all.map(linkOf) };
@@ -76,7 +73,7 @@ export async function relinkOwnerDevice(deps: DeviceServiceDeps, tenantId: strin
     const d = await mustGet(tx, id);
     if (d.kind !== 'owner') throw badRequest('relink applies to owner devices');
     if (d.status !== 'ACTIVE') throw conflict(`device is ${d.status}; only an ACTIVE owner device can be relinked`);
-    return { d, ...(await provisionOwnerDevice(tx, tenantId, id)) };
+    return { d, ...(await deps.hooks.provisionOwnerDevice(tx, tenantId, id)) };
   });
   await announceToAgents(deps, tenantId, d, created);
   return { device_id: id, conversations: all.map(linkOf) };
@@ -117,7 +114,7 @@ export async function removeOwnerDevice(deps: DeviceServiceDeps, owner: OwnerPri
     const d = await mustGet(tx, id, true);
     if (d.kind !== 'owner') throw badRequest('only owner devices are removed here; revoke agent devices');
     await repo.updateDevice(tx, id, { status: 'REVOKED', revokedAt: d.revokedAt ?? new Date(), deletedAt: new Date() });
-    await deleteKeyPackagesOf(tx, id);
+    await deps.hooks.dropKeyPackages(tx, id);
     await appendAudit(tx, owner.tenantId, { type: 'device.removed', actor: owner.sub, subject: id, data: { from: d.status, acting_device_id: actingDeviceId } });
   });
   await deps.notifier.closeDevice(id, CLOSE.revoked, 'device removed');

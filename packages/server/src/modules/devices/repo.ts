@@ -70,3 +70,11 @@ export async function spendChallenge(tx: Tx, row: { id: string; tenantId: string
   await tx.insert(deviceChallenges).values({ ...row, usedAt: now });
   return true;
 }
+
+/** The tenant's ACTIVE (not deleted) devices of `kind`, oldest enrollment first. */
+export const activeDevices = (tx: Tx, kind: 'owner' | 'agent') =>
+  tx
+    .select()
+    .from(devices)
+    .where(and(eq(devices.kind, kind), eq(devices.status, 'ACTIVE'), sql`${devices.deletedAt} is null`))
+    .orderBy(asc(devices.enrolledAt));

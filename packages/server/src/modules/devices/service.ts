@@ -8,7 +8,7 @@
  * every multi-step write is one tenant-scoped transaction.
  *
  * Revoking or deleting a device retires the agent in the same transaction
- * ({@link retireAgentDevice}): its active Skill Permission Tokens are revoked and its hub identity
+ * (`DeviceHooks.retireAgent`, trust/retire.ts): its active Skill Permission Tokens are revoked and its hub identity
  * falls to `unverified` (design §8.7; contract §3.3; docs/decisions.md "Skill Permission Tokens…").
  *
  * The operations live beside this file, one per responsibility: enrollment.ts (enroll, activate),
@@ -28,8 +28,7 @@ import type * as repo from './repo.js';
 import { renewToken, tokenChallenge } from './tokens.js';
 
 export { activationMessage } from './enrollment.js';
-export { keysOf, toDeviceOut, type DeviceOut, type DeviceServiceDeps, type Presence } from './internal.js';
-export { retireAgentDevice, type RetireReason } from './lifecycle.js';
+export { keysOf, toDeviceOut, type DeviceHooks, type DeviceOut, type DeviceServiceDeps, type Presence, type RetireReason } from './internal.js';
 export { requireOwnerDeviceOf } from './owner-devices.js';
 export type { DeviceStatus };
 
