@@ -8,7 +8,7 @@
  * error handler -> OpenAPI -> rate limit -> auth -> routes.
  */
 import { registerRequestIds, requestId } from './http/request-id.js';
-import { Metrics } from './ops/metrics.js';
+import { Metrics } from './lib/metrics.js';
 import { opsRoutes, type Lifecycle } from './ops/routes.js';
 import path from 'node:path';
 import websocket from '@fastify/websocket';
@@ -416,7 +416,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(devLoginRoutes, { devIdp, host: config.host, oidc: config.oidc, publicUrl: config.publicUrl });
   await app.register(tenantRoutes, { prefix: API_PREFIX, db });
   await app.register(inviteRoutes, { prefix: API_PREFIX, invites });
-  await app.register(deviceRoutes, { prefix: API_PREFIX, devices, messages, rateLimits: config.rateLimits });
+  await app.register(deviceRoutes, { prefix: API_PREFIX, devices, rateLimits: config.rateLimits });
   await app.register(keyBindingRoutes, { prefix: API_PREFIX, keyBinding });
   await app.register(conversationRoutes, { prefix: API_PREFIX, conversations, messages, devices, messageRate });
   await app.register(mlsRoutes, { prefix: API_PREFIX, mls: new MlsService(db), devices });

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
-import { normalizeHubAddress } from './modules/hub/service.js';
+import { normalizeHubAddress } from './lib/hub-address.js';
 
 /** Rate limits (contract §8, design §8.12). `max` requests per `windowMs` milliseconds. */
 export interface RateLimitConfig {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeConfig, loadConfig } from '../src/config.js';
 import type { Db } from '../src/db/client.js';
 import { registerErrorHandling } from '../src/http/errors.js';
-import type { Metrics } from '../src/ops/metrics.js';
+import type { Metrics } from '../src/lib/metrics.js';
 import { opsRoutes } from '../src/ops/routes.js';
 import { activeAgent, newOwner, registerOwnerDevice } from './flows.js';
 import { startApp, type TestApp } from './harness.js';

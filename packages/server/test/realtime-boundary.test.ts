@@ -5,25 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles, specifiers, SRC as src } from './import-graph.js';
 
-const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src');
 const realtime = path.join(src, 'realtime');
 const modules = path.join(src, 'modules');
-
-/** Module specifiers of static imports, re-exports, side-effect imports and dynamic imports. */
-function specifiers(code: string): string[] {
-  const re = /\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g;
-  return [...code.matchAll(re)].map((m) => m[1]!);
-}
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    return e.isDirectory() ? sourceFiles(p) : /\.[cm]?tsx?$/.test(e.name) ? [p] : [];
-  });
-}
 
 /** `file: specifier` of every import of a realtime file that resolves into src/modules. */
 function upwardImports(files: string[]): string[] {

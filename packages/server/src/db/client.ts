@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
@@ -14,21 +13,8 @@ import * as schema from './schema/index.js';
 import { createFromSeed } from './pglite-seed.js';
 import { guardSingleConnection } from './single-connection.js';
 
-export type Schema = typeof schema;
-/** A drizzle database over either driver. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
-/** A drizzle transaction over either driver. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-/** Anything that runs queries: the database or an open transaction. */
-export type Queryable = Db | Tx;
-
-export interface Database {
-  db: Db;
-  driver: 'pg' | 'pglite';
-  /** Runs drizzle migrations (see migrate.ts); exposed so the CLI and start-up share one path. */
-  raw: { kind: 'pg'; pool: pg.Pool; url: string } | { kind: 'pglite'; client: PGlite };
-  close(): Promise<void>;
-}
+export type { Database, Db, Queryable, Schema, Tx } from './types.js';
+import type { Database, Db } from './types.js';
 
 export interface DatabaseOptions {
   databaseUrl?: string;

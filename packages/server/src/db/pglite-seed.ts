@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
-import type { Database, Db } from './client.js';
+import type { Database, Db } from './types.js';
 
 const gunzip = promisify(zlib.gunzip);
 

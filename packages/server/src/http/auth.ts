@@ -176,3 +176,11 @@ export const authPlugin = fp(
   },
   { name: 'parley-auth' },
 );
+
+/**
+ * A device principal may act only on its own device (`/devices/{id}/…` routes a device token calls).
+ * @throws 403 when `id` is another device.
+ */
+export function ownDeviceOnly(principalDevice: string, id: string): void {
+  if (principalDevice !== id) throw forbidden('a device token may only act on its own device');
+}

@@ -26,7 +26,7 @@
  * therefore also kept in process (per database client and job name), so several schedulers over
  * one PGlite (or one pool) in the same process never overlap either.
  */
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { PGlite } from '@electric-sql/pglite';

@@ -8,7 +8,7 @@
  * many instances race. An owner resolving a lapsed decision expires it the same way (409).
  * Delivery is after commit: a crash between the two loses that one response (at most once).
  */
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 import { every } from './every.js';
 import type { DecisionService } from '../modules/decisions/service.js';
 

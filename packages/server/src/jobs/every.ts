@@ -4,7 +4,7 @@
  * `parley_job_runs_total{job, outcome}` and hand failures to `onError`. Answers the stop function.
  * (Jobs that must run once across instances use `scheduleClusterJob` instead.)
  */
-import { runJob, type Metrics } from '../ops/metrics.js';
+import { runJob, type Metrics } from '../lib/metrics.js';
 
 export function every(name: string, intervalMs: number, work: () => Promise<unknown>, onError: (err: unknown) => void, metrics?: Metrics): () => void {
   const timer = setInterval(() => void runJob(metrics, name, work, onError), intervalMs);

@@ -4,7 +4,7 @@
  * expired at read and decision time (policies/service.ts), so this job keeps stored state tidy
  * and removes ciphertext nobody may receive any more; missing a run changes no answer.
  */
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 import { every } from './every.js';
 import type { PolicyService } from '../modules/policies/service.js';
 

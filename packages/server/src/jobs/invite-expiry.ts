@@ -3,7 +3,7 @@
  * read and use time (invites/service.ts `effectiveStatus`), so this job only keeps stored state
  * tidy; missing a run changes no answer.
  */
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 import { every } from './every.js';
 import type { Db } from '../db/client.js';
 import { crossTenant } from '../db/tenant.js';

@@ -13,7 +13,7 @@ import type { Db } from '../db/client.js';
 import { serve } from '../http/contract.js';
 import { digestsEqual, hashSecret } from '../lib/crypto.js';
 import { AppError, ErrorCode } from '../lib/errors.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 
 /** Whether the instance is draining (set on SIGTERM; readiness then fails so balancers stop sending). */
 export interface Lifecycle {

@@ -27,7 +27,7 @@
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
  */
 import type { WsClientFrameName, WsServiceEventName } from '@parley/protocol';
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../lib/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';

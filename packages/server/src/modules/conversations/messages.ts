@@ -22,7 +22,7 @@ import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/
 import { timeOrderedId } from '../../lib/ids.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { messageDeliveriesFrom } from '../webhooks/outbox.js';
-import type { Metrics } from '../../ops/metrics.js';
+import type { Metrics } from '../../lib/metrics.js';
 import { TenantBatcher } from '../../db/batcher.js';
 import { addToCounts, deliveredOf, distinctRefs, RECEIPT_BATCH_DELAY_MS, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
 import type { InsertedOnce } from '../../db/inserted-once.js';

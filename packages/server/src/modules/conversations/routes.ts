@@ -1,7 +1,7 @@
 /** Conversation, message and topic routes (contract §4.5). Thin: rules live in the services. */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
-import { actingDevice, ownerOf } from '../../http/auth.js';
+import { actingDevice, agentDeviceOf, ownDeviceOnly, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import type { MessageRate } from '../../lib/message-rate.js';
 import type { MessageService } from './messages.js';
@@ -38,4 +38,11 @@ export const conversationRoutes: FastifyPluginAsync<{ conversations: Conversatio
   serve(app, ROUTES.renameTopic, async (req) => conversations.renameTopic(ownerOf(req).tenantId, req.params.id, req.body.name));
 
   serve(app, ROUTES.archiveTopic, async (req) => conversations.archiveTopic(ownerOf(req).tenantId, req.params.id));
+
+  serve(app, ROUTES.deviceMessages, async (req) => {
+    // A device JWT, or an API key acting as its registered device (catch-up after a restart).
+    const d = agentDeviceOf(req);
+    ownDeviceOnly(d.deviceId, req.params.id);
+    return messages.historyForDevice(d.tenantId, d.deviceId, req.query);
+  });
 };

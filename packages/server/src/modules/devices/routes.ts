@@ -2,21 +2,16 @@
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { RateLimitConfig } from '../../config.js';
-import { actingDevice, agentDeviceOf, deviceOf, ownerOf } from '../../http/auth.js';
+import { actingDevice, agentDeviceOf, deviceOf, ownDeviceOnly, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { routeLimits } from '../../http/rate-limit.js';
-import { forbidden } from '../../lib/errors.js';
-import type { MessageService } from '../conversations/messages.js';
 import type { DeviceService } from './service.js';
 
-export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages: MessageService; rateLimits: RateLimitConfig }> = async (
+export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; rateLimits: RateLimitConfig }> = async (
   app,
-  { devices, messages, rateLimits },
+  { devices, rateLimits },
 ) => {
   const limits = routeLimits(rateLimits);
-  const selfOnly = (principalDevice: string, id: string) => {
-    if (principalDevice !== id) throw forbidden('a device token may only act on its own device');
-  };
 
   serve(app, ROUTES.enroll, async (req, reply) => reply.status(201).send(await devices.enroll(req.body)), { config: { rateLimit: limits.enroll } });
 
@@ -34,16 +29,9 @@ export const deviceRoutes: FastifyPluginAsync<{ devices: DeviceService; messages
 
   serve(app, ROUTES.deviceKeys, async (req) => devices.keys(ownerOf(req).tenantId, req.params.id));
 
-  serve(app, ROUTES.deviceMessages, async (req) => {
-    // A device JWT, or an API key acting as its registered device (catch-up after a restart).
-    const d = agentDeviceOf(req);
-    selfOnly(d.deviceId, req.params.id);
-    return messages.historyForDevice(d.tenantId, d.deviceId, req.query);
-  });
-
   serve(app, ROUTES.devicePending, async (req) => {
     const d = deviceOf(req);
-    selfOnly(d.deviceId, req.params.id);
+    ownDeviceOnly(d.deviceId, req.params.id);
     return devices.pending(d.tenantId, d.deviceId);
   });
 

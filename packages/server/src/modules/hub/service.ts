@@ -9,10 +9,11 @@
  * ({@link repo.refreshSearchDocument}).
  */
 import { randomUUID } from 'node:crypto';
-import { HUB_ADDRESS_PATTERN, type HubIdentity, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
+import { type HubIdentity, type RegisterHubRequest, type TierSource, type TrustTier } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { normalizeHubAddress } from '../../lib/hub-address.js';
 import { appendAudit } from '../audit/service.js';
 import { getDevice } from '../devices/repo.js';
 import { decodeOwnerKey } from './ed25519.js';
@@ -21,12 +22,7 @@ import * as repo from './repo.js';
 export type { HubIdentityRow } from './repo.js';
 
 export { HUB_ADDRESS_PATTERN } from '@parley/protocol';
-const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
-
-/** The stored (lowercase) form of a hub address, or null when it breaks design §8.13. */
-export function normalizeHubAddress(address: string): string | null {
-  return HUB_ADDRESS_RE.test(address) ? address.toLowerCase() : null;
-}
+export { normalizeHubAddress } from '../../lib/hub-address.js';
 
 /**
  * Addresses no identity can register (409, as if taken): the static path segments that share

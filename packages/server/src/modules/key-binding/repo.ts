@@ -28,3 +28,9 @@ export async function identityKeyHeldElsewhere(q: Db, identityHex: string, tenan
     .limit(1);
   return row !== undefined;
 }
+
+/** The tenant of a (not deleted) device, or undefined; run across tenants by the caller. */
+export async function deviceTenantOf(tx: Tx, deviceId: string): Promise<string | undefined> {
+  const [row] = await tx.select({ tenantId: devices.tenantId }).from(devices).where(and(eq(devices.id, deviceId), isNull(devices.deletedAt)));
+  return row?.tenantId;
+}

@@ -25,7 +25,6 @@ import { crossTenant, crossTenantRead } from '../../db/tenant.js';
 import { verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, notFound, unauthorized } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { findDeviceTenant } from '../devices/repo.js';
 import * as repo from './repo.js';
 
 /** How long a key-binding nonce stays valid. */
@@ -90,7 +89,7 @@ export class KeyBindingService {
     } else {
       if (!body.device_id) throw badRequest('a device_activate nonce needs device_id');
       deviceId = body.device_id;
-      const found = await crossTenant(this.db, 'key-binding nonce for activation: the device id is the credential', (tx) => findDeviceTenant(tx, body.device_id!));
+      const found = await crossTenant(this.db, 'key-binding nonce for activation: the device id is the credential', (tx) => repo.deviceTenantOf(tx, body.device_id!));
       if (!found) throw notFound('device');
       tenantId = found;
       subject = deviceId;

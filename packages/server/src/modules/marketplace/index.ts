@@ -7,7 +7,7 @@
  * monitoring, the local processor's undelivered events, which it also picks up at start). Used by
  * `app.ts` and the CLI.
  */
-import { runJob, type Metrics } from '../../ops/metrics.js';
+import { runJob, type Metrics } from '../../lib/metrics.js';
 import { randomBytes } from 'node:crypto';
 import type { MarketplaceConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';

@@ -21,7 +21,7 @@
  * its URL, was revoked or deleted is `cancelled`.
  * Logs carry ids and statuses only: never the URL, the secret or the body.
  */
-import type { Metrics } from '../../ops/metrics.js';
+import type { Metrics } from '../../lib/metrics.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client.js';
