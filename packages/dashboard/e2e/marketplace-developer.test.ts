@@ -111,10 +111,10 @@ describe('marketplace, the agent developer, in Chromium', () => {
     await identityCard().getByRole('cell', { name: /translate/ }).waitFor();
     await identityCard().getByLabel('trust tier unverified').waitFor();
 
-    const [identity] = await owner.listHubIdentities();
+    const [identity] = (await owner.listHubIdentities()).identities;
     expect(identity).toMatchObject({ hub_address: ADDRESS, display_name: AGENT_NAME, device_id: agentId, capabilities: ['translate'], trust_tier: 'unverified' });
     expect(identity!.public_key).toBe(Buffer.from(device.identity_public_key, 'hex').toString('base64'));
-    const caps = await owner.listHubCapabilities(ADDRESS);
+    const { capabilities: caps } = await owner.listHubCapabilities(ADDRESS);
     expect(caps).toEqual([expect.objectContaining({ name: 'translate', version: '1.0.0', description: 'French <-> English', sla: { latency_p95_ms: 1500, uptime_sla: 0.99 }, input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } })]);
   });
 
@@ -138,7 +138,7 @@ describe('marketplace, the agent developer, in Chromium', () => {
   });
 
   it('after an operator grants the certified tier, creates a listing from the identity and publishes it', async () => {
-    const [identity] = await owner.listHubIdentities();
+    const [identity] = (await owner.listHubIdentities()).identities;
     const operator = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(OPERATOR) });
     expect(await operator.grantHubIdentityTier(identity!.id, { tier: 'certified', reason: 'reviewed in the end-to-end test' })).toMatchObject({ trust_tier: 'certified', tier_source: 'operator' });
     await page.reload();

@@ -44,8 +44,8 @@ const client = {
   ),
   listInvites: vi.fn(async () => ({ invites: [] })),
   createInvite: vi.fn(),
-  listHubIdentities: vi.fn(async () => [{ id: HUB, hub_address: 'research', display_name: 'Research', device_id: BOT }]),
-  listApiKeys: vi.fn(async () => [{ id: KEY, name: 'ci' }]),
+  listHubIdentities: vi.fn(async () => ({ identities: [{ id: HUB, hub_address: 'research', display_name: 'Research', device_id: BOT }] })),
+  listApiKeys: vi.fn(async () => ({ api_keys: [{ id: KEY, name: 'ci' }] })),
   listAuditEvents: vi.fn(async () => ({ events: [event(1, 'ada@example.com', BOT), event(2, `api_key:${KEY}`, HUB), event(3, `device:${BOT}`, '00000000-0000-4000-8000-0000000000ff')], next_cursor: null })),
   verifyAudit: vi.fn(),
   getAuditLogKey: vi.fn(async () => {

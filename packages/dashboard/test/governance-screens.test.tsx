@@ -91,13 +91,13 @@ const conflict = (detail: string) => new ParleyApiError({ status: 409, detail, m
 
 const client = {
   listDevices: vi.fn(async () => ({ devices: [device(OWNER, 'My browser', 'owner'), device(ALPHA, 'alpha', 'agent'), device(BETA, 'beta', 'agent'), device(GAMMA, 'gamma', 'agent')] })),
-  listRooms: vi.fn(async () => [room]),
+  listRooms: vi.fn(async () => ({ rooms: [room] })),
   getRoom: vi.fn(async () => room),
   roomTimeline: vi.fn(async () => ({
     messages: [{ room_message_id: '00000000-0000-4000-8000-0000000000a1', sender_device_id: ALPHA, message_type: 'text', priority: 'high', timestamp: iso(-60_000), cursor: '1', deliveries: [{ recipient_device_id: BETA, outcome: 'held' }] }],
     next_cursor: '1',
   })),
-  listPolicies: vi.fn(async () => [policy('00000000-0000-4000-8000-0000000000b1', 'Hold alpha', ROOM), policy('00000000-0000-4000-8000-0000000000b2', 'Everywhere', null), policy('00000000-0000-4000-8000-0000000000b3', 'Skill only', null, 'pay')]),
+  listPolicies: vi.fn(async () => ({ policies: [policy('00000000-0000-4000-8000-0000000000b1', 'Hold alpha', ROOM), policy('00000000-0000-4000-8000-0000000000b2', 'Everywhere', null), policy('00000000-0000-4000-8000-0000000000b3', 'Skill only', null, 'pay')] })),
   listHeldMessages: vi.fn(async () => [held(H1), held(H2)]),
   approveHeldMessage: vi.fn(async (id: string) => ({ ...held(id), status: 'approved' as const, decided_at: iso(0) })),
   denyHeldMessage: vi.fn(async (): Promise<HeldMessage> => {
@@ -168,7 +168,7 @@ describe('Rooms', () => {
     expect([...add.options].map((o) => o.textContent)).toEqual(['Choose a device…', 'gamma (agent)']);
     fireEvent.change(add, { target: { value: GAMMA } });
     fireEvent.click(screen.getByRole('button', { name: 'Add member' }));
-    await waitFor(() => expect(client.addRoomMember).toHaveBeenCalledWith(ROOM, GAMMA));
+    await waitFor(() => expect(client.addRoomMember).toHaveBeenCalledWith(ROOM, { device_id: GAMMA }));
     fireEvent.click(screen.getByRole('button', { name: 'Remove beta' }));
     fireEvent.click(screen.getByRole('button', { name: 'Yes, remove beta' }));
     await waitFor(() => expect(client.removeRoomMember).toHaveBeenCalledWith(ROOM, BETA));

@@ -135,7 +135,7 @@ const profileOf = (i: HubIdentity): HubProfile => ({ hub_address: i.hub_address,
 const state: { identities: HubIdentity[] } = { identities: [] };
 const client = {
   listDevices: vi.fn(async () => ({ devices: [device(AGENT, 'Scout Bot'), device('00000000-0000-4000-8000-0000000000b0', 'browser', { kind: 'owner' })] })),
-  listHubIdentities: vi.fn(async () => state.identities),
+  listHubIdentities: vi.fn(async () => ({ identities: state.identities })),
   registerHub: vi.fn(async (body: { hub_address: string }) => {
     const made = identity({ hub_address: body.hub_address });
     state.identities = [made];
@@ -146,7 +146,7 @@ const client = {
     return { ...body, description: null, sla: null, certification_tier: 'unverified', registered_at: AT };
   }),
   getHubProfile: vi.fn(async (address: string) => profileOf(state.identities.find((i) => i.hub_address === address)!)),
-  listHubCapabilities: vi.fn(async () => [{ name: 'search', version: '1.0.0', description: 'web search', input_schema: { type: 'object' }, sla: { latency_p95_ms: 800, uptime_sla: 0.99 }, certification_tier: 'certified', registered_at: AT }]),
+  listHubCapabilities: vi.fn(async () => ({ capabilities: [{ name: 'search', version: '1.0.0', description: 'web search', input_schema: { type: 'object' }, sla: { latency_p95_ms: 800, uptime_sla: 0.99 }, certification_tier: 'certified', registered_at: AT }] })),
   updateHubProfile: vi.fn(async (address: string, body: { display_name?: string }) => ({ ...profileOf(state.identities[0]!), hub_address: address, ...body })),
   certifyHubIdentity: vi.fn(async (id: string) => ({ identity_id: id, tier: 'unverified', upgraded: false, checks: [{ check: 'activity', passed: false, detail: 'not seen for 7 days' }] })),
 };

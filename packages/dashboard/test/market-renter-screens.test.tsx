@@ -56,9 +56,9 @@ const LOCAL: PaymentProcessorInfo = { processor: 'local', publishable_key: null,
 
 const client = {
   searchListings: vi.fn(async (q: { mine?: boolean }) => ({ listings: q.mine ? [listing(L2, 'Mine')] : [listing(L1, 'Deep research'), listing(L2, 'Mine')], next_cursor: null })),
-  searchHub: vi.fn(async () => []),
+  searchHub: vi.fn(async () => ({ results: [] })),
   getHubProfile: vi.fn(),
-  listingCapabilities: vi.fn(async () => []),
+  listingCapabilities: vi.fn(async () => ({ capabilities: [] })),
   paymentProcessor: vi.fn(async (): Promise<PaymentProcessorInfo> => LOCAL),
   createRental: vi.fn(async (_body: { listing_id: string; payment_method?: string }): Promise<Rental> => rental('active')),
   getRental: vi.fn(async () => rental('active')),

@@ -69,13 +69,13 @@ const LOG_KEY = logKey();
 const badRequest = (detail: string) => new ParleyApiError({ status: 400, detail, method: 'POST', path: '/x' });
 
 const client = {
-  listApiKeys: vi.fn(async () => [apiKey(), apiKey({ id: '00000000-0000-4000-8000-0000000000a2', name: 'old', status: 'revoked', revoked_at: AT })]),
+  listApiKeys: vi.fn(async () => ({ api_keys: [apiKey(), apiKey({ id: '00000000-0000-4000-8000-0000000000a2', name: 'old', status: 'revoked', revoked_at: AT })] })),
   createApiKey: vi.fn(async (body: { name: string; env?: string }) => ({ ...apiKey({ name: body.name, env: body.env ?? 'dev' }), key: SECRET })),
   rotateApiKey: vi.fn(async () => ({ ...apiKey({ rotated_from: K1 }), key: `${SECRET}ff` })),
   revokeApiKey: vi.fn(async () => apiKey({ status: 'revoked' })),
   deleteApiKey: vi.fn(async () => undefined),
-  listPolicies: vi.fn(async () => [policy]),
-  listRooms: vi.fn(async () => [{ room_id: ROOM, name: 'Ops' }]),
+  listPolicies: vi.fn(async () => ({ policies: [policy] })),
+  listRooms: vi.fn(async () => ({ rooms: [{ room_id: ROOM, name: 'Ops' }] })),
   createPolicy: vi.fn(async (): Promise<Policy> => {
     throw badRequest('conditions has an unknown key: colour');
   }),
@@ -101,9 +101,9 @@ const client = {
     listings: [{ listing_id: L1, hub_address: 'acme', title: 'Research agent', description: '', category: 'research', capabilities: [], pricing: { model: 'per_hour', price_cents: 1250 }, status: 'draft', trust_tier: 'certified', trust_score: 0.91, published_at: null }],
     next_cursor: null,
   })),
-  listHubIdentities: vi.fn(async () => [{ id: 'i1', hub_address: 'acme', display_name: 'Acme', trust_tier: 'certified', tier_source: 'computed', capabilities: [], device_id: null }]),
+  listHubIdentities: vi.fn(async () => ({ identities: [{ id: 'i1', hub_address: 'acme', display_name: 'Acme', trust_tier: 'certified', tier_source: 'computed', capabilities: [], device_id: null }] })),
   getHubProfile: vi.fn(async () => ({ hub_address: 'acme', display_name: 'Acme', description: null, trust_tier: 'certified', tier_source: 'computed', trust_score: 0.91, capabilities: [], enrolled_at: AT, last_active: null })),
-  listHubCapabilities: vi.fn(async () => []),
+  listHubCapabilities: vi.fn(async () => ({ capabilities: [] })),
   createListing: vi.fn(async () => ({})),
   publishListing: vi.fn(async () => ({})),
   pauseListing: vi.fn(async () => ({})),

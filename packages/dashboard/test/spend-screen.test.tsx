@@ -70,7 +70,7 @@ const client = {
   getAgentSpendCap: vi.fn(async () => ({ agent_id: A2, unit: 'cents', daily_limit: 300, monthly_limit: null, updated_by: 'owner', updated_at: AT })),
   setAgentSpendCap: vi.fn(async (_id: string, body: { unit: string; daily_limit: number | null; monthly_limit: number | null }) => ({ agent_id: A2, ...body, updated_by: 'owner', updated_at: '2026-03-31T13:00:00.000Z' })),
   listDevices: vi.fn(async () => ({ devices: [agentDevice(A1, 'Alpha bot'), agentDevice(A2, 'Bravo bot')] })),
-  listHubIdentities: vi.fn(async () => [{ id: 'i1', hub_address: 'alpha', display_name: 'Alpha', device_id: A1 }]),
+  listHubIdentities: vi.fn(async () => ({ identities: [{ id: 'i1', hub_address: 'alpha', display_name: 'Alpha', device_id: A1 }] })),
 };
 
 vi.mock('../src/app/owner-context', () => ({ useOwner: () => ({ client, deviceId: 'o', fingerprint: 'f' }) }));

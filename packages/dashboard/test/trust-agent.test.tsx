@@ -59,7 +59,7 @@ const client = {
   getTrustReport: vi.fn(),
   getTrustReportHtml: vi.fn(),
   listDevices: vi.fn(async () => ({ devices: [agent] })),
-  listHubIdentities: vi.fn(async () => []),
+  listHubIdentities: vi.fn(async () => ({ identities: [] })),
 };
 
 vi.mock('../src/app/owner-context', () => ({ useOwner: () => ({ client, deviceId: 'owner' }) }));

@@ -121,6 +121,8 @@ export interface PluginAgent {
   address: string;
   /** The identity's registration (owner) key. */
   key: KeyPair;
+  /** The agent's state directory. */
+  dir: string;
 }
 
 /** How {@link PluginAgents.start} starts an agent. */
@@ -162,7 +164,7 @@ export class PluginAgents {
       .update(hubIdentities)
       .set({ trustTier: opts.tier ?? 'certified', trustScore: opts.trustScore ?? 0.9 })
       .where(eq(hubIdentities.hubAddress, address));
-    return { rt, plugin, address, key: idKey };
+    return { rt, plugin, address, key: idKey, dir };
   }
 
   /** Stop every agent (plugins before runtimes, latest first) and remove their state directories. */

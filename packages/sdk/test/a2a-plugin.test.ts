@@ -20,25 +20,16 @@ import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js'
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { buildAgentCard, ownerKeyId, signAgentCard } from '../src/a2a-card/index.js';
-import { bytesToBase64, ed25519Keygen, ed25519Sign, type KeyPair } from '../src/crypto/primitives.js';
+import { bytesToBase64, ed25519Keygen, ed25519Sign } from '../src/crypto/primitives.js';
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { main } from '../src/node/agent-cli.js';
-import { startPlugin, type RunningPlugin } from '../src/node/plugin.js';
-import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
-import { officialClient, rpcError, sendRequest, startUpstream, text, type UpstreamLog } from './a2a-fixtures.js';
+import { startPlugin } from '../src/node/plugin.js';
+import { officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type PluginAgentOptions, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
 
-interface Agent {
-  rt: AgentRuntime;
-  plugin: RunningPlugin;
-  address: string;
-  /** The identity's registration (owner) key. */
-  key: KeyPair;
-  /** The agent's state directory. */
-  dir: string;
-}
+type Agent = PluginAgent;
 
 describe('A2A through the local plugin', () => {
   let t: TestApp;
@@ -49,20 +40,8 @@ describe('A2A through the local plugin', () => {
   let x: Agent;
   let y: Agent;
 
-  async function agent(name: string, opts: { tier?: string; a2aUpstream?: string } = {}): Promise<Agent> {
-    const { key } = await owner.createApiKey({ name });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-a2a-plugin-${name}-`));
-    dirs.push(dir);
-    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined });
-    await rt.ready;
-    const plugin = await startPlugin({ backend: rt, stateDir: dir, port: 0, fsync: false, a2a: { answerTimeoutMs: 4000, openTimeoutMs: 3000 }, ...(opts.a2aUpstream ? { a2aUpstream: opts.a2aUpstream } : {}) });
-    stops.push(() => plugin.close(), () => rt.stop());
-    const address = `a2a-${name}-${randomBytes(4).toString('hex')}`;
-    const idKey = ed25519Keygen();
-    await owner.registerHub({ hub_address: address, display_name: `Agent ${name}`, device_id: rt.deviceId, public_key: bytesToBase64(idKey.publicKey) });
-    await t.app.parley.database.db.update(hubIdentities).set({ trustTier: opts.tier ?? 'certified', trustScore: 0.9 }).where(eq(hubIdentities.hubAddress, address));
-    return { rt, plugin, address, key: idKey, dir };
-  }
+  let agents: PluginAgents;
+  const agent = (name: string, opts: PluginAgentOptions = {}): Promise<Agent> => agents.start(owner, t.baseUrl, name, opts);
 
   /** The official client, built from the card `from`'s plugin serves for `to`. */
   const clientOf = (from: Agent, to: Agent | string): Promise<Client> => officialClient(from.plugin.url, from.plugin.token, typeof to === 'string' ? to : to.address);
@@ -72,11 +51,13 @@ describe('A2A through the local plugin', () => {
     owner = new ParleyClient({ baseUrl: t.baseUrl, ownerToken: await t.ownerToken(`a2a-plugin-${Date.now()}@example.com`) });
     owner.setTenantId((await owner.createTenant({ name: 'A2A plugin' })).tenant_id);
     upstream = await startUpstream();
+    agents = new PluginAgents(t);
     x = await agent('x');
     y = await agent('y', { a2aUpstream: upstream.url });
   });
   afterAll(async () => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
+    await agents?.close();
     upstream?.server.close();
     await t?.close();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });

@@ -166,9 +166,9 @@ describe('governance through the SDK: trust scores, shadow sessions, Skill Permi
   });
 
   it('serves the compliance report to an enterprise agent in JSON and HTML', async () => {
-    await rejects(owner.getTrustReport(agent.deviceId), 403);
+    await rejects(owner.getTrustReport(agent.deviceId, { format: 'json' }), 403);
     await t.app.parley.database.db.update(hubIdentities).set({ trustTier: 'enterprise' }).where(eq(hubIdentities.hubAddress, address));
-    const report = await owner.getTrustReport(agent.deviceId);
+    const report = await owner.getTrustReport(agent.deviceId, { format: 'json' });
     expect(report.agent).toMatchObject({ agent_id: agent.deviceId, hub_address: address, tier: 'enterprise' });
     expect(Object.keys(report.scores).sort()).toEqual(['30d', '7d', '90d']);
     const html = await owner.getTrustReportHtml(address);

@@ -109,7 +109,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
     const secondKey = bytesToBase64(ed25519Keygen().publicKey);
     const second = await owner.createHubIdentity({ hub_address: `${address}-b`, display_name: 'Second', public_key: secondKey });
     expect(second).toMatchObject({ hub_address: `${address}-b`, public_key: secondKey, device_id: null, capabilities: [] });
-    expect((await owner.listHubIdentities()).map((i) => i.id).sort()).toEqual([identity.id, second.id].sort());
+    expect((await owner.listHubIdentities()).identities.map((i) => i.id).sort()).toEqual([identity.id, second.id].sort());
     await rejects(owner.registerHub({ hub_address: address, display_name: 'Taken', public_key: secondKey }), 409);
     await rejects(owner.registerHub({ hub_address: '-bad-', display_name: 'Bad', public_key: secondKey }), 400);
   });
@@ -131,7 +131,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
       certification_tier: 'unverified',
       registered_at: expect.any(String),
     });
-    expect(await owner.listHubCapabilities(address)).toEqual([cap]);
+    expect(await owner.listHubCapabilities(address)).toEqual({ capabilities: [cap] });
     await rejects(owner.registerHubCapability(address, { name: 'broken', version: '1', input_schema: { type: 'no-such-type' } }), 400);
     await rejects(owner.registerHubCapability(address, { name: 'translate', version: '1.2.0', input_schema: {} }), 409);
   });
@@ -155,9 +155,9 @@ describe('hub identities, verification and credentials through the SDK', () => {
     await rejects(anonymous.updateHubProfile(address, { description: null }, { token: 'not-a-jwt' }), 401);
     await rejects(anonymous.getHubProfile(`nobody-${stamp}`), 404);
 
-    expect((await anonymous.searchHub({ query: `polyglot ${stamp}` })).map((p) => p.hub_address)).toEqual([address]);
-    expect((await owner.searchHub({ capability: 'translate', tier: 'unverified' })).map((p) => p.hub_address)).toContain(address);
-    expect(await anonymous.searchHub({ query: `polyglot ${stamp}`, tier: 'certified' })).toEqual([]);
+    expect((await anonymous.searchHub({ query: `polyglot ${stamp}` })).results.map((p) => p.hub_address)).toEqual([address]);
+    expect((await owner.searchHub({ capability: 'translate', tier: 'unverified' })).results.map((p) => p.hub_address)).toContain(address);
+    expect(await anonymous.searchHub({ query: `polyglot ${stamp}`, tier: 'certified' })).toEqual({ results: [] });
   });
 
   it('verifies the (not yet certified) agent', async () => {
@@ -187,7 +187,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
     const second = await owner.certifyHubIdentity(identity.id);
     expect(second).toMatchObject({ identity_id: identity.id, tier: 'certified', upgraded: true });
     expect(second.checks.every((c) => c.passed && typeof c.detail === 'string')).toBe(true);
-    expect((await owner.listHubCapabilities(address))[0]!.certification_tier).toBe('certified');
+    expect((await owner.listHubCapabilities(address)).capabilities[0]!.certification_tier).toBe('certified');
 
     const v = await anonymous.verifyAgent(address);
     expect(v).toMatchObject({ status: 'verified', trust_tier: 'certified', last_attestation: expect.any(String) });
@@ -244,9 +244,9 @@ describe('hub identities, verification and credentials through the SDK', () => {
   });
 
   it('verifies through POST /verify/credential, and revocation fails it there', async () => {
-    const ok = await anonymous.verifyCredential(credential);
+    const ok = await anonymous.verifyCredential({ credential });
     expect(ok).toEqual({ valid: true, checks: VC_CHECKS.map((check) => ({ check, passed: true })), subject: did, credential_type: 'TrustTierCredential' });
-    const forged = await anonymous.verifyCredential({ ...credential, credentialSubject: { ...credential.credentialSubject, trustTier: 'enterprise' } });
+    const forged = await anonymous.verifyCredential({ credential: { ...credential, credentialSubject: { ...credential.credentialSubject, trustTier: 'enterprise' } } });
     expect(forged.valid).toBe(false);
     expect(forged.checks.filter((c) => !c.passed).map((c) => c.check)).toEqual(['signature']);
 
@@ -261,7 +261,7 @@ describe('hub identities, verification and credentials through the SDK', () => {
       revoked_at: expect.any(String),
     });
     await rejects(owner.revokeCredential(credential.id), 409);
-    const after = await anonymous.verifyCredential(credential);
+    const after = await anonymous.verifyCredential({ credential });
     expect(after.valid).toBe(false);
     expect(after.checks.filter((c) => !c.passed).map((c) => c.check)).toEqual(['revocation']);
     // The signature itself stays intact: revocation is a registry fact, checked by the service.
@@ -278,6 +278,6 @@ describe('hub identities, verification and credentials through the SDK', () => {
     await rejects(other.certifyHubIdentity(identity.id), 404);
     await rejects(other.issueCredential(identity.id), 404);
     await rejects(other.revokeCredential(credential.id), 404);
-    expect(await other.listHubIdentities()).toEqual([]);
+    expect(await other.listHubIdentities()).toEqual({ identities: [] });
   });
 });

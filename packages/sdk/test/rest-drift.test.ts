@@ -2,13 +2,17 @@
  * Drift test: the served routes are the contract's rows. Every row of `ROUTES` (`@parley/protocol`,
  * the SDK's route table) is registered by the server with the row's own schema objects (body,
  * query, params, answers), every registered REST route comes from a row, and the OpenAPI document
- * lists exactly the rows' method + path pairs with the security their auth mode implies.
+ * lists exactly the rows' method + path pairs with the security their auth mode implies. On the
+ * client side, every row is the `ParleyClient` method of its name, and that method sends the
+ * row's HTTP method to the row's path, with its positional arguments read as the row says.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { RouteOptions } from 'fastify';
-import { ROUTES, securityOf, type RouteContract } from '@parley/protocol';
+import { fillPath, ROUTES, securityOf, type CreateInviteRequest, type MessageInput, type MessagePage, type RouteContract, type RouteName } from '@parley/protocol';
 import { startApp, type TestApp } from '../../server/test/harness.js';
 import { ROUTES as SDK_ROUTES } from '../src/client/routes.js';
+import { ParleyClient, type RequestOptions } from '../src/client/rest.js';
+import { pathParamNames, type PathArgs, type PathParamNames } from '../src/client/route-methods.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /** Served outside the contract on purpose: the WebSocket upgrade, the OpenAPI and AsyncAPI documents and the docs pages. */
@@ -77,5 +81,56 @@ describe('wire contract drift', () => {
       if (got.join('|') !== want.join('|')) mismatches.push(`${name}: ${row.auth} documented as [${got.join(' | ')}]`);
     }
     expect(mismatches).toEqual([]);
+  });
+
+  it('every contract row is a client method sending the row\'s method, path, body or query', async () => {
+    const sent: { method: string; url: URL; body: unknown }[] = [];
+    const client = new ParleyClient({
+      baseUrl: 'http://parley.test',
+      ownerToken: 'owner-jwt',
+      deviceToken: 'device-jwt',
+      fetch: async (input, init) => {
+        sent.push({ method: String(init.method), url: new URL(input), body: typeof init.body === 'string' ? JSON.parse(init.body) : init.body });
+        return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    });
+    const methods = client as unknown as Record<RouteName, (...args: unknown[]) => Promise<unknown>>;
+    const problems: string[] = [];
+    for (const [name, row] of rows) {
+      if (typeof methods[name as RouteName] !== 'function') {
+        problems.push(`${name}: no client method`);
+        continue;
+      }
+      if (name === 'uploadAttachment' || name === 'downloadAttachment') continue; // hand-written: a raw body, a binary answer
+      const params = Object.fromEntries(pathParamNames(row.path).map((p, i) => [p, `${p}-${i} /`]));
+      const input = { marker: name };
+      sent.length = 0;
+      await methods[name as RouteName](...Object.values(params), ...(row.body || row.query ? [input] : []), { headers: { 'x-drift': name } });
+      const req = sent[0];
+      if (sent.length !== 1 || !req) {
+        problems.push(`${name}: sent ${sent.length} requests`);
+        continue;
+      }
+      if (req.method !== row.method) problems.push(`${name}: sent ${req.method}, the row says ${row.method}`);
+      if (req.url.pathname !== fillPath(row.path, params)) problems.push(`${name}: sent ${req.url.pathname} for ${row.path}`);
+      if (row.body && JSON.stringify(req.body) !== JSON.stringify(input)) problems.push(`${name}: body not sent as the row's JSON body`);
+      if (!row.body && req.body !== undefined) problems.push(`${name}: a body sent for a row without one`);
+      if (!row.body && row.query && req.url.searchParams.get('marker') !== name) problems.push(`${name}: query not sent`);
+      if (!row.query && !row.body && req.url.search !== '') problems.push(`${name}: a query sent for a row without one`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('derives the positional path arguments from the path template', () => {
+    expect(pathParamNames('/api/v1/rooms/{id}/members/{device_id}')).toEqual(['id', 'device_id']);
+    expect(pathParamNames('/api/v1/me')).toEqual([]);
+    expectTypeOf<PathParamNames<'/api/v1/rooms/{id}/members/{device_id}'>>().toEqualTypeOf<['id', 'device_id']>();
+    expectTypeOf<PathArgs<'/api/v1/devices/{device_id}/keys'>>().toEqualTypeOf<[string]>();
+    expectTypeOf<PathArgs<'/api/v1/me'>>().toEqualTypeOf<[]>();
+    expectTypeOf<Parameters<ParleyClient['removeRoomMember']>>().toEqualTypeOf<[string, string, opts?: RequestOptions]>();
+    expectTypeOf<ReturnType<ParleyClient['removeRoomMember']>>().toEqualTypeOf<Promise<void>>();
+    expectTypeOf<Parameters<ParleyClient['sendMessage']>>().toEqualTypeOf<[string, body: MessageInput, opts?: RequestOptions]>();
+    expectTypeOf<Parameters<ParleyClient['createInvite']>>().toEqualTypeOf<[body?: CreateInviteRequest, opts?: RequestOptions]>();
+    expectTypeOf<ReturnType<ParleyClient['deviceMessages']>>().toEqualTypeOf<Promise<MessagePage>>();
   });
 });

@@ -212,7 +212,7 @@ describe('RoomMessenger against a real server', () => {
   it('a policy blocking agent-to-agent messages: blocked for the agent, delivered to the owner', async () => {
     const { w, room, owner, agentA, agentB } = await setup();
     const policy = await w.owner.createPolicy({ name: 'no agent chatter', conditions: { sender_kinds: ['agent'], recipient_kinds: ['agent'] }, action: 'block' });
-    expect((await w.owner.listPolicies()).map((p) => p.policy_id)).toContain(policy.policy_id);
+    expect((await w.owner.listPolicies()).policies.map((p) => p.policy_id)).toContain(policy.policy_id);
 
     const sent = await agentA.rooms.sendText(room.room_id, 'should not reach B');
     const outcome = Object.fromEntries(sent.deliveries.map((d) => [d.recipient_device_id, d.outcome]));
@@ -232,7 +232,7 @@ describe('RoomMessenger against a real server', () => {
     expect(text(agentB.received[0]!)).toBe('now B may read');
     expect(alerts[0]).toMatchObject({ room_id: room.room_id, policy_id: policy.policy_id, sender_device_id: agentA.identity.deviceId, recipient_device_id: agentB.identity.deviceId });
     await w.owner.deletePolicy(policy.policy_id);
-    expect(await w.owner.listPolicies()).toEqual([]);
+    expect(await w.owner.listPolicies()).toEqual({ policies: [] });
     expect([...agentA.errors, ...agentB.errors, ...owner.errors]).toEqual([]);
   });
 
@@ -361,7 +361,7 @@ describe('RoomMessenger against a real server', () => {
     await w.owner.approveDevice(enrolled.device_id);
     client.setDeviceToken((await activate(client, enrolled.device_id, (m) => keys.sign(m))).device_jwt);
     const late = await member(keys.withDeviceId(enrolled.device_id), client, () => client.currentDeviceToken(), false);
-    const updated: Room = await w.owner.addRoomMember(room.room_id, enrolled.device_id);
+    const updated: Room = await w.owner.addRoomMember(room.room_id, { device_id: enrolled.device_id });
     expect(updated.members).toHaveLength(4);
     await waitFor(() => late.rooms.peers(room.room_id).size === 3, 'room_joined registers the room');
     // A re-reads the member list before sending: the new member gets an envelope too.

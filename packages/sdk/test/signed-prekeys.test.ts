@@ -40,7 +40,7 @@ class FakeService {
   tamper: (b: PrekeyBundle) => PrekeyBundle = (b) => b;
   readonly client = {
     prekeyCount: async (id: string): Promise<PrekeyCount> => ({ device_id: id, signed_prekey_key_id: this.signed?.key_id ?? null, one_time_available: this.oneTime.length }),
-    publishPrekeys: async (body: PublishPrekeysRequest): Promise<PrekeyCount> => {
+    publishPrekeys: async (body: PublishPrekeysRequest = {}): Promise<PrekeyCount> => {
       this.published.push(body);
       if (body.signed_prekey) this.signed = body.signed_prekey;
       this.oneTime.push(...(body.one_time ?? []));
@@ -231,7 +231,7 @@ describe('publishing upkeep (ensurePrekeys)', () => {
     };
     const publish = s.client.publishPrekeys;
     s.client.publishPrekeys = async (body) => {
-      order.push(`publish:${body.one_time?.length ?? 0}`);
+      order.push(`publish:${body?.one_time?.length ?? 0}`);
       return publish(body);
     };
     expect(await ensurePrekeys(s.client, bob, 'd', store, save, T0)).toEqual({ rotated: false, publishedSigned: true, publishedOneTime: 50 });

@@ -38,7 +38,7 @@ export function agentLabel(agents: readonly AgentEntry[] | undefined, id: string
 export function useAgents(): { agents: AgentEntry[] | undefined; error: unknown; isPending: boolean } {
   const { client } = useOwner();
   const devices = useDeviceList();
-  const hubs = useQuery({ queryKey: ['devices', 'hub-identities'], queryFn: () => client.listHubIdentities() });
+  const hubs = useQuery({ queryKey: ['devices', 'hub-identities'], queryFn: async () => (await client.listHubIdentities()).identities });
   return {
     agents: devices.data ? agentEntries(devices.data, hubs.data ?? []) : undefined,
     error: devices.error ?? undefined,

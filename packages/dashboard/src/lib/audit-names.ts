@@ -60,8 +60,8 @@ export function auditLabel(names: AuditNames, ref: string | null | undefined, se
 export function useAuditNames(): { names: AuditNames; self: AuditNameSources['self'] } {
   const { client, session } = useOwner();
   const devices = useDeviceList().data;
-  const identities = useQuery({ queryKey: ['devices', 'hub-identities'], queryFn: () => client.listHubIdentities() }).data;
-  const apiKeys = useQuery({ queryKey: ['api-keys'], queryFn: () => client.listApiKeys() }).data;
+  const identities = useQuery({ queryKey: ['devices', 'hub-identities'], queryFn: async () => (await client.listHubIdentities()).identities }).data;
+  const apiKeys = useQuery({ queryKey: ['api-keys'], queryFn: async () => (await client.listApiKeys()).api_keys }).data;
   const invites = useQuery({ queryKey: ['invites'], queryFn: () => client.listInvites() }).data?.invites;
   const names = useMemo(() => auditNames({ devices, identities, apiKeys, invites }), [devices, identities, apiKeys, invites]);
   const self = session ? { sub: session.sub, email: session.email } : undefined;

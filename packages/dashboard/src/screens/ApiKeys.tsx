@@ -90,7 +90,7 @@ function KeyRow({ k, onRotated }: { k: ApiKey; onRotated: (k: ApiKeyWithSecret) 
 /** The API keys screen (contract §4.8; design §8.17). */
 export function ApiKeys() {
   const { client } = useOwner();
-  const keys = useQuery({ queryKey: ['api-keys'], queryFn: () => client.listApiKeys() });
+  const keys = useQuery({ queryKey: ['api-keys'], queryFn: async () => (await client.listApiKeys()).api_keys });
   const [shown, setShown] = useState<{ title: string; secret: string }>();
   const created = (k: ApiKeyWithSecret) => setShown({ title: `New key "${k.name}" (${k.env})`, secret: k.key });
   const rotated = (k: ApiKeyWithSecret) => setShown({ title: `Rotated key "${k.name}": the old key no longer works`, secret: k.key });

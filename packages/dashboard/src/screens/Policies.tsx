@@ -64,8 +64,8 @@ function PolicyRow({ p, rooms }: { p: Policy; rooms: RoomSummary[] | undefined }
 /** The policies screen (contract §4.9; design §8.5). */
 export function Policies() {
   const { client } = useOwner();
-  const policies = useQuery({ queryKey: ['policies'], queryFn: () => client.listPolicies() });
-  const rooms = useQuery({ queryKey: ['rooms'], queryFn: () => client.listRooms() });
+  const policies = useQuery({ queryKey: ['policies'], queryFn: async () => (await client.listPolicies()).policies });
+  const rooms = useQuery({ queryKey: ['rooms'], queryFn: async () => (await client.listRooms()).rooms });
   const [creating, setCreating] = useState(() => readDraft('policy.new') !== '');
   const newButton = (
     <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>

@@ -99,13 +99,11 @@ export const discoverAgents = defineTool({
   output: Type.Object({ agents: Type.Array(AgentProfile), count: Type.Integer() }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   async run(args, ctx) {
-    const { results } = await ctx.service.anonymous.call('searchHub', {
-      query: {
-        ...(args.query !== undefined ? { query: args.query } : {}),
-        ...(args.tier !== undefined ? { tier: args.tier } : {}),
-        ...(args.capability !== undefined ? { capability: args.capability } : {}),
-        limit: args.limit ?? 20,
-      },
+    const { results } = await ctx.service.anonymous.searchHub({
+      ...(args.query !== undefined ? { query: args.query } : {}),
+      ...(args.tier !== undefined ? { tier: args.tier } : {}),
+      ...(args.capability !== undefined ? { capability: args.capability } : {}),
+      limit: args.limit ?? 20,
     });
     const agents = results.map((p) => ({
       hub_name: p.hub_address,

@@ -82,7 +82,7 @@ export async function publishAgentCard(options: PublishCardOptions): Promise<Car
   const profile = await publicClient.getHubProfile(address);
   let capabilities: (string | AgentCardCapability)[] = profile.capabilities;
   if (options.ownerToken) {
-    const registered = await client.listHubCapabilities(address);
+    const { capabilities: registered } = await client.listHubCapabilities(address);
     capabilities = [...registered.map((c) => ({ name: c.name, description: c.description, input_schema: c.input_schema as Record<string, unknown> })), ...profile.capabilities];
   }
   const card = buildAgentCard({ hubAddress: address, displayName: profile.display_name, description: profile.description, capabilities, pluginPort: options.pluginPort ?? DEFAULT_PLUGIN_PORT });

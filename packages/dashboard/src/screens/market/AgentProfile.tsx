@@ -14,7 +14,7 @@ import { capabilityText, slaText, termText } from '../../lib/market-browse';
 export function AgentProfile({ l }: { l: Listing }) {
   const { client } = useOwner();
   const profile = useQuery({ queryKey: ['market', 'profile', l.hub_address], queryFn: () => client.getHubProfile(l.hub_address) });
-  const caps = useQuery({ queryKey: ['market', 'listing-capabilities', l.listing_id], queryFn: () => client.listingCapabilities(l.listing_id) });
+  const caps = useQuery({ queryKey: ['market', 'listing-capabilities', l.listing_id], queryFn: async () => (await client.listingCapabilities(l.listing_id)).capabilities });
   const p = profile.data;
   const listed = slaText(l.sla);
   return (

@@ -16,7 +16,7 @@ export function AgentSearch({ onPick }: { onPick: (hubAddress: string) => void }
   const [text, setText] = useState('');
   const [tier, setTier] = useState<'' | TrustTier>('');
   const [query, setQuery] = useState<HubSearchQuery | undefined>();
-  const results = useQuery({ queryKey: ['market', 'hub-search', query], queryFn: () => client.searchHub(query!), enabled: query !== undefined });
+  const results = useQuery({ queryKey: ['market', 'hub-search', query], queryFn: async () => (await client.searchHub(query!)).results, enabled: query !== undefined });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setQuery({ limit: 20, ...(text.trim() ? { query: text.trim() } : {}), ...(tier ? { tier } : {}) });

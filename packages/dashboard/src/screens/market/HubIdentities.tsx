@@ -17,7 +17,7 @@ import { RegisterIdentity, type Registered } from './HubRegister';
 /** The "Hub identities" section of the Marketplace screen. */
 export function HubIdentities() {
   const { client } = useOwner();
-  const identities = useQuery({ queryKey: ['market', 'identities'], queryFn: () => client.listHubIdentities() });
+  const identities = useQuery({ queryKey: ['market', 'identities'], queryFn: async () => (await client.listHubIdentities()).identities });
   const names = useDeviceNames();
   const [registering, setRegistering] = useState(() => readDraft('hub.new') !== '');
   const [done, setDone] = useState<Registered>();

@@ -86,7 +86,7 @@ export function HubIdentityCard({ identity, agentName }: { identity: HubIdentity
   const headingId = useId();
   const address = identity.hub_address;
   const profile = useQuery({ queryKey: ['market', 'hub-profile', address], queryFn: () => client.getHubProfile(address) });
-  const capabilities = useQuery({ queryKey: ['market', 'hub-capabilities', address], queryFn: () => client.listHubCapabilities(address) });
+  const capabilities = useQuery({ queryKey: ['market', 'hub-capabilities', address], queryFn: async () => (await client.listHubCapabilities(address)).capabilities });
   const [editing, setEditing] = useState(false);
   const p = profile.data;
   const tier = p ?? identity;

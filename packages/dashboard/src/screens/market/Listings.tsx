@@ -20,7 +20,7 @@ const STATUS_TONE = { draft: 'neutral', published: 'good', paused: 'warn', delis
 
 function NewListing({ onDone }: { onDone: () => void }) {
   const { client } = useOwner();
-  const identities = useQuery({ queryKey: ['market', 'identities'], queryFn: () => client.listHubIdentities() });
+  const identities = useQuery({ queryKey: ['market', 'identities'], queryFn: async () => (await client.listHubIdentities()).identities });
   const [v, set, clear] = useFormDraft('listing.new', EMPTY_LISTING_FORM);
   const [invalid, setInvalid] = useState<string>();
   const create = useRootMutation('market', (body: Parameters<typeof client.createListing>[0]) => client.createListing(body));

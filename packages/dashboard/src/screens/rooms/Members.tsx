@@ -18,7 +18,7 @@ function AddMember({ room }: { room: Room }) {
   const inRoom = new Set(room.members.map((m) => m.device_id));
   const candidates = (devices.data ?? []).filter((d) => d.status === 'ACTIVE' && !inRoom.has(d.device_id));
   const [pick, setPick] = useState('');
-  const add = useAction((deviceId: string) => client.addRoomMember(room.room_id, deviceId), ['rooms']);
+  const add = useAction((deviceId: string) => client.addRoomMember(room.room_id, { device_id: deviceId }), ['rooms']);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (pick) add.mutate(pick, { onSuccess: () => setPick('') });

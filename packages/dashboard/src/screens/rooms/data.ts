@@ -13,7 +13,7 @@ export const TIMELINE_PAGE = 50;
 /** The tenant's active rooms (`listRooms`, contract §4.6). */
 export function useRooms() {
   const { client } = useOwner();
-  return useQuery({ queryKey: ['rooms'], queryFn: () => client.listRooms() });
+  return useQuery({ queryKey: ['rooms'], queryFn: async () => (await client.listRooms()).rooms });
 }
 
 /** One room with its members and pairwise conversations (`getRoom`, contract §4.6; design §8.5). */
@@ -36,7 +36,7 @@ export function useTimeline(roomId: string) {
 /** The tenant's policies (`listPolicies`, contract §4.9). */
 export function usePolicies() {
   const { client } = useOwner();
-  return useQuery({ queryKey: ['policies'], queryFn: () => client.listPolicies() });
+  return useQuery({ queryKey: ['policies'], queryFn: async () => (await client.listPolicies()).policies });
 }
 
 /** Held messages awaiting approval (`listHeldMessages`, status `held`; design §8.3), all rooms and channels. */

@@ -61,7 +61,7 @@ function AddRule({ onAdd, pending }: { onAdd: (rule: ScanRule, done: () => void)
 export function ScanRules() {
   const { client } = useOwner();
   const ruleSet = useQuery({ queryKey: ['settings', 'scan-rules'], queryFn: () => client.getScanRules() });
-  const save = useRootMutation('settings', (rules: ScanRule[]) => client.updateScanRules(rules));
+  const save = useRootMutation('settings', (rules: ScanRule[]) => client.updateScanRules({ rules }));
   const [adding, setAdding] = useState(false);
   const rules = ruleSet.data?.rules ?? [];
   return (

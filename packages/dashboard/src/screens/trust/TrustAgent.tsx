@@ -104,7 +104,7 @@ function History({ agentId, days }: { agentId: string; days: number }) {
 function Report({ agentId, name, tier }: { agentId: string; name: string; tier: string }) {
   const { client } = useOwner();
   const json = useMutation({
-    mutationFn: () => client.getTrustReport(agentId),
+    mutationFn: () => client.getTrustReport(agentId, { format: 'json' }),
     onSuccess: (r) => downloadText(`trust-report-${fileSafe(name)}-${r.generated_at.slice(0, 10)}.json`, 'application/json', JSON.stringify(r, null, 2)),
   });
   const html = useMutation({
