@@ -15,6 +15,7 @@ import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { eq } from 'drizzle-orm';
 import express from 'express';
 import { expect } from 'vitest';
+import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { hubIdentities } from '../../server/src/db/schema/index.js';
 import type { TestApp } from '../../server/test/harness.js';
 import type { ParleyClient } from '../src/client/rest.js';
@@ -172,4 +173,18 @@ export class PluginAgents {
     for (const stop of this.stops.reverse()) await stop().catch(() => undefined);
     for (const d of this.dirs) fs.rmSync(d, { recursive: true, force: true });
   }
+}
+
+/**
+ * Send a call that a hold policy stops: the JSON-RPC error is `policy_held` naming the held
+ * message, and the upstream (whose texts are `heard`) did not get it. Answers the text and the id.
+ */
+export async function heldCall(client: Client, heard: readonly string[]): Promise<{ asked: string; heldId: string }> {
+  const asked = `held call ${randomBytes(4).toString('hex')}`;
+  const err = await rpcError(client.sendMessage(sendRequest(asked)));
+  expect(err.code).toBe(A2A_PARLEY_ERRORS.policy_held);
+  const heldId = /held message ([0-9a-f-]{36})/.exec(err.message)?.[1];
+  expect(heldId).toBeDefined();
+  expect(heard).not.toContain(asked);
+  return { asked, heldId: heldId! };
 }

@@ -21,7 +21,7 @@ import { startApp, type TestApp } from '../../server/test/harness.js';
 import { rentAgent } from '../../server/test/marketplace-fixtures.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
-import { officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type UpstreamLog } from './a2a-fixtures.js';
+import { heldCall, officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
@@ -136,17 +136,12 @@ describe('A2A through the local plugin across tenants', () => {
   it("the answering tenant's hold policy holds the call there; once its owner approves, the call reaches Y's server", async () => {
     const holdB = await ownerB.createPolicy({ name: 'hold a2a text', action: 'hold', conditions: { message_types: ['text'] } });
     try {
-      const asked = `held call ${randomBytes(4).toString('hex')}`;
-      const err = await rpcError((await clientOf(x, y)).sendMessage(sendRequest(asked)));
-      expect(err.code).toBe(A2A_PARLEY_ERRORS.policy_held);
-      const heldId = /held message ([0-9a-f-]{36})/.exec(err.message)?.[1];
-      expect(heldId).toBeDefined();
-      expect(upstream.log.heard).not.toContain(asked);
+      const { asked, heldId } = await heldCall(await clientOf(x, y), upstream.log.heard);
       // The held message lives in the tenant whose policy held it.
       expect((await ownerB.listHeldMessages()).map((h) => h.held_message_id)).toContain(heldId);
       expect((await ownerA.listHeldMessages()).map((h) => h.held_message_id)).not.toContain(heldId);
-      await expect(ownerA.approveHeldMessage(heldId!)).rejects.toMatchObject({ status: 404 });
-      await ownerB.approveHeldMessage(heldId!);
+      await expect(ownerA.approveHeldMessage(heldId)).rejects.toMatchObject({ status: 404 });
+      await ownerB.approveHeldMessage(heldId);
       await waitFor(() => upstream.log.heard.includes(asked), 'the approved call reaches the upstream', 15_000);
     } finally {
       await ownerB.updatePolicy(holdB.policy_id, { enabled: false });

@@ -24,7 +24,7 @@ import { bytesToBase64, ed25519Keygen, ed25519Sign } from '../src/crypto/primiti
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { main } from '../src/node/agent-cli.js';
 import { startPlugin } from '../src/node/plugin.js';
-import { officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type PluginAgentOptions, type UpstreamLog } from './a2a-fixtures.js';
+import { heldCall, officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type PluginAgentOptions, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
@@ -251,13 +251,8 @@ describe('A2A through the local plugin', () => {
   it('a policy hold is named; once the owner approves, the call reaches the upstream', async () => {
     const hold = await owner.createPolicy({ name: 'hold a2a text', action: 'hold', conditions: { message_types: ['text'] } });
     try {
-      const asked = `held call ${randomBytes(4).toString('hex')}`;
-      const err = await rpcError((await clientOf(x, y)).sendMessage(sendRequest(asked)));
-      expect(err.code).toBe(A2A_PARLEY_ERRORS.policy_held);
-      const heldId = /held message ([0-9a-f-]{36})/.exec(err.message)?.[1];
-      expect(heldId).toBeDefined();
-      expect(upstream.log.heard).not.toContain(asked);
-      await owner.approveHeldMessage(heldId!);
+      const { asked, heldId } = await heldCall(await clientOf(x, y), upstream.log.heard);
+      await owner.approveHeldMessage(heldId);
       await waitFor(() => upstream.log.heard.includes(asked), 'the approved call reaches the upstream', 15_000);
     } finally {
       await owner.updatePolicy(hold.policy_id, { enabled: false });
