@@ -1,7 +1,7 @@
 /**
  * Creating an API key inside a caller's transaction (contract §2.6, §4.8; design §8.17): shared by
  * `POST /api-keys` and rotation (ApiKeyService) and by agent self-registration
- * (`POST /hub/agents`, HubService.registerAgent), so that a key is minted, hashed and audited in
+ * (`POST /hub/agents`, api-keys/agent-registration.ts), so that a key is minted, hashed and audited in
  * one place. The raw key `svc_agent_sk_{env}_{64 hex}` is answered once; only its BLAKE2b-256
  * hash is stored.
  */

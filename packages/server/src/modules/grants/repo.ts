@@ -108,7 +108,7 @@ export async function revokeAllGrantsOf(tx: Tx, deviceId: string, reason: string
 /**
  * Lock the agent an SPT is about to be issued to, FOR SHARE: its device row and the hub identity
  * bound to it (at most one). Held until the issuing transaction ends, so a concurrent tier
- * decision (hub/certify.ts `decideTier`, which locks the identity FOR UPDATE and revokes the grants
+ * decision (trust/certify.ts `decideTier`, which locks the identity FOR UPDATE and revokes the grants
  * of a lost tier) or a device revocation (device row FOR UPDATE, then `revokeAllGrantsOf`) either
  * commits before the issuer reads the tier and device state (and the issuer sees the new values)
  * or waits for the issue to commit (and then revokes the new grant too). Lock order device ->

@@ -141,7 +141,7 @@ export class TelemetryService {
     return { spans: page.map(toOut), next_cursor: more && last ? encodeKeyset(last.startTime, last.id) : null };
   }
 
-  /** `{hub_id}` = an agent device id or its hub address (design §8.18, devices/agent-ref.ts); 404 when not this tenant's agent. */
+  /** `{hub_id}` = an agent device id or its hub address (design §8.18, hub/agent-ref.ts); 404 when not this tenant's agent. */
   private agentOf(tx: Tx, hubId: string): Promise<string> {
     return resolveAgentId(tx, hubId);
   }

@@ -1,9 +1,9 @@
 /**
  * Certification route (contract §3.3, §4.10; design §8.16): `POST /hub/identities/{id}/certify` (owner).
  * An upgrade needs a latest 7d score at most max(24 h, 2 × `TRUST_RECOMPUTE_INTERVAL_HOURS`) old
- * (hub/certify.ts `scoreMaxAgeMs`, from the app's configuration).
+ * (certify.ts `scoreMaxAgeMs`, from the app's configuration).
  * Operator tier grant (design §8.25): `POST /hub/identities/{id}/tier` (platform operators only,
- * any tenant; hub/operator-tier.ts) and the operators' review list `GET /hub/review` (hub/review.ts).
+ * any tenant; operator-tier.ts) and the operators' review list `GET /hub/review` (hub/review.ts).
  * `operatorTier` defaults to a service on the app's database.
  */
 import { ROUTES } from '@parley/protocol';

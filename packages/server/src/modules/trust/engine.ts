@@ -10,11 +10,11 @@
  *    (first tokensPerSuccessfulTask for the fleet median, then measureDimensions), take the fleet
  *    medians, apply the §3.9 fallbacks (48-hour warm-up from activation, fleet median for missing
  *    dimensions), composite and percentile rank within the tenant fleet;
- * 3. tiers (contract §3.3) of agents with a bound hub identity: hub/certify.ts decideTier over the
+ * 3. tiers (contract §3.3) of agents with a bound hub identity: certify.ts decideTier over the
  *    identity's 7d history plus this run's composite and its real-telemetry part (downgrade at
  *    once, upgrade after the 7-day hold when the certification checks pass; an operator grant,
  *    design §8.25, falls only on real telemetry), with all side effects; expired operator grants
- *    of the tenant's other identities end too (hub/grant-expiry.ts);
+ *    of the tenant's other identities end too (grant-expiry.ts);
  * 4. writes: trust_snapshots (3 per agent, computed_at = now, tier after step 3), per-day
  *    dimension values (trust_daily_scores) of the days touched since the previous run, the initial
  *    PSI baselines (first stable 30-day window from activation day + 2, COMPLETE days only: the

@@ -49,7 +49,7 @@ export function applyFallbacks(
 /**
  * The composite of the dimensions measured from real telemetry only (source `telemetry`; the
  * contract §2.9 weights renormalised over them): the score an operator tier grant yields to (design
- * §8.25, hub/tier-grant.ts), which fallback values (warm-up, fleet medians) never lower. null
+ * §8.25, trust/tier-grant.ts), which fallback values (warm-up, fleet medians) never lower. null
  * when no dimension comes from telemetry (the 48-hour warm-up, or no data at all). `sources` may
  * be partial or come from a stored snapshot: a dimension without a `telemetry` source, or whose
  * value is not a finite number, does not count. Result in [0,1].
