@@ -52,8 +52,8 @@ describe('SecureChannels between API-key agents', () => {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  async function start(key: string, dir: string): Promise<{ rt: AgentRuntime; received: SecureChannelMessage[] }> {
-    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log: () => undefined, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  async function start(key: string, dir: string, log: (line: string) => void = () => undefined): Promise<{ rt: AgentRuntime; received: SecureChannelMessage[] }> {
+    const rt = await startApiKeyAgent({ apiKey: key, server: t.baseUrl, stateDir: dir, protection: 'plain', fsync: false, log, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
     running.push(rt);
     await rt.ready;
     const received: SecureChannelMessage[] = [];
@@ -147,6 +147,40 @@ describe('SecureChannels between API-key agents', () => {
     expect(rows.every((r) => isMlsHeaderBlob(Buffer.from(r.headerBlob!).toString('base64')) === (protocol === 'mls'))).toBe(true);
     return rows;
   }
+
+  it('a channel table whose history cursor was saved behind (a crash before its lazy write) re-reads nothing twice', async () => {
+    const x = await agent('cx');
+    const y = await agent('cy');
+    const { channel_id: id } = await x.rt.channels.request(y.address, { protocol: 'mls' });
+    await owner.approveA2aChannel(id);
+    await Promise.all([x.rt.channels.waitOpen(id, 15_000), y.rt.channels.waitOpen(id, 15_000)]);
+    const sent: { message_id: string }[] = [];
+    for (const text of ['one', 'two', 'three']) sent.push(await x.rt.channels.sendText(id, text));
+    await waitFor(() => y.received.length === 3, 'y decrypts three messages');
+    // The process dies now, its files as they are; the channel table as it would be had none of
+    // the cursor moves been written (the handshakes included: catch-up starts from the beginning).
+    const crashed = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-a2a-crashed-'));
+    dirs.push(crashed);
+    fs.cpSync(y.dir, crashed, { recursive: true });
+    await y.rt.stop();
+    const table = path.join(crashed, `a2a-channels-${y.rt.deviceId}.json`);
+    const saved = JSON.parse(fs.readFileSync(table, 'utf8'));
+    saved.channels[id].cursor = null;
+    fs.writeFileSync(table, JSON.stringify(saved));
+    const later = await x.rt.channels.sendText(id, 'later');
+
+    const warnings: string[] = [];
+    const again = await start(y.key, crashed, (line) => void (line.startsWith('warning') && warnings.push(line)));
+    await waitFor(() => again.received.find((m) => m.message_id === later.message_id), 'the restarted agent catches up');
+    await again.rt.channels.catchUp(id); // once more from the cursor it has now: nothing new
+    const fresh = again.received.filter((m) => !m.redelivered).map((m) => m.message_id);
+    expect(fresh).toEqual([later.message_id]);
+    // At most the last delivered message comes back from the saved pending list, marked redelivered.
+    expect(again.received.filter((m) => m.redelivered).every((m) => m.message_id === sent[2]!.message_id)).toBe(true);
+    expect(warnings).toEqual([]); // no decrypt_failed: nothing was decrypted a second time
+    const reply = await again.rt.channels.sendText(id, 'still in the same session');
+    await waitFor(() => x.received.find((m) => m.message_id === reply.message_id), 'x reads the restarted agent');
+  });
 
   it('a channel asked for with ratchet stays X3DH + Double Ratchet, and claims no KeyPackage', async () => {
     const x = await agent('rx');

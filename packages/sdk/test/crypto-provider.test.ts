@@ -50,6 +50,7 @@ import {
   type WireMessage,
 } from '../src/crypto/index.js';
 import { MlsClient } from '../src/mls/index.js';
+import { MLS_CIPHERSUITE, MLS_HYBRID_CIPHERSUITE } from '../src/mls/ciphersuites.js';
 import { createNodeBackend, type NodeCryptoModule } from '../src/crypto/backend-node.js';
 import { BIND } from './ratchet-fixtures.js';
 
@@ -398,13 +399,13 @@ function codeOf(f: () => unknown): string {
 describe('MLS across providers (parleyMlsCryptoProvider: ts-mls on native Ed25519, ChaCha20-Poly1305, HMAC/HKDF)', () => {
   const member = (deviceId: string) => MlsClient.create({ deviceId });
 
-  it('a group built on one provider carries messages made on either, and refuses a tampered one', async () => {
+  it.each([MLS_CIPHERSUITE, MLS_HYBRID_CIPHERSUITE])('a group of %s built on one provider carries messages made on either, and refuses a tampered one', async (ciphersuite) => {
     for (const [build, other] of [['node', 'noble'], ['noble', 'node']] as const) {
       useCryptoProvider(build);
       const alice = await member(`alice-${build}`);
       const bob = await member(`bob-${build}`);
-      await alice.createGroup('g');
-      const [kp] = await bob.generateKeyPackages(1);
+      await alice.createGroup('g', { ciphersuite });
+      const [kp] = await bob.generateKeyPackages(1, ciphersuite);
       const { welcome } = await alice.addMembers('g', [kp!]);
       await bob.joinFromWelcome(welcome);
       for (const [send, receive] of [[build, other], [other, build], [other, other]] as const) {

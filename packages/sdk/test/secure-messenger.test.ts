@@ -153,6 +153,7 @@ describe('SecureMessenger against a real server', () => {
   /** Wait until the side has no write in progress (the delivered message left the pending list). */
   async function quiet(side: Side): Promise<void> {
     await waitFor(() => side.messenger.pendingCount === 0, 'pending list emptied');
+    await side.messenger.flush(); // the emptied pending list is written (else it waits for the next write)
     await side.rt.settled();
     await sleep(50);
   }

@@ -13,6 +13,7 @@ import { startApp, type TestApp } from './harness.js';
 import { hubOwnerKey } from './keys.js';
 import { activeChannel as activeChannelOf, keyAgent as newKeyAgent, type KeyAgent } from './key-agents.js';
 import { wsAddress, WsPool, type WsClient } from './ws-client.js';
+import { waitFor } from './webhook-receiver.js';
 
 const CHANNELS = '/api/v1/a2a/channels';
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -154,6 +155,37 @@ describe('A2A channels', () => {
     expect(after.body.next_cursor).toBe(after.body.messages[0].cursor);
     const listed = (await t.request({ method: 'GET', url: `${CHANNELS}?status=active`, headers: owner.auth })).body.channels[0];
     expect(listed).toMatchObject({ channelId: id, status: 'active', conversationId: done.conversation_id });
+  });
+
+  it('a delivered message enqueues its a2a.message webhooks (recipient and sender devices) with it; a held one when released', async () => {
+    const owner = await newOwner(t);
+    const x = await keyAgent(owner);
+    const y = await keyAgent(owner);
+    const id = await activeChannel(x, y);
+    const db = t.app.parley.database.db;
+    await db.execute(sql`update devices set webhook_url = 'https://hooks.example/a2a' where id in (${x.deviceId}, ${y.deviceId})`);
+    const hooks = async (deviceId: string) =>
+      ((await db.execute(sql`select payload from webhook_deliveries where device_id = ${deviceId} and event_type = 'a2a.message' order by created_at`)) as unknown as { rows: { payload: any }[] }).rows.map(
+        (r) => r.payload.data.message_id,
+      );
+
+    const sent = await send(x, id, { ciphertext: b64('secret') });
+    expect(sent.body).toMatchObject({ outcome: 'delivered' });
+    expect(await hooks(y.deviceId)).toEqual([sent.body.message_id]);
+    expect(await hooks(x.deviceId)).toEqual([sent.body.message_id]);
+    const [row] = ((await db.execute(sql`select payload from webhook_deliveries where device_id = ${y.deviceId} and event_type = 'a2a.message'`)) as unknown as { rows: { payload: any }[] }).rows;
+    expect(row!.payload).toMatchObject({ type: 'a2a.message', data: { channel_id: id, message_id: sent.body.message_id, sender_device_id: x.deviceId } });
+    expect(JSON.stringify(row!.payload)).not.toContain(b64('secret'));
+
+    await policy(owner, 'hold', { message_types: ['decision_request'] });
+    const held = await send(x, id, { message_type: 'decision_request' });
+    expect(held.body).toMatchObject({ outcome: 'held' });
+    expect(await hooks(y.deviceId)).toEqual([sent.body.message_id]);
+    const approved = await t.request({ method: 'POST', url: `/api/v1/policies/held-messages/${held.body.held_message_id}/approve`, headers: owner.auth });
+    expect(approved.status).toBe(200);
+    await waitFor(async () => (await hooks(y.deviceId)).length === 2, 'the released message\'s webhook');
+    expect(await hooks(y.deviceId)).toEqual([sent.body.message_id, held.body.message_id]);
+    expect(await hooks(x.deviceId)).toEqual([sent.body.message_id, held.body.message_id]);
   });
 
   it('tier refusals name the tier; identities, devices and input are checked', async () => {

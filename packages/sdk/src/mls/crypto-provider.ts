@@ -7,9 +7,14 @@
  *   goes through WebCrypto and imports the PKCS#8 key again for every signature and the raw
  *   public key for every verification. Every MLS message carries a signature.
  * - ChaCha20-Poly1305 (`hpke.encryptAead` / `decryptAead`, the message AEAD) on the SDK's provider.
- * - HMAC-SHA256, SHA-256 and HKDF-SHA256 extract / expand (the secret tree, the key schedule) with
+ * - HMAC, the hash and HKDF extract / expand (the secret tree, the key schedule) with
  *   @noble/hashes, synchronously, instead of one asynchronous WebCrypto call (and a key import)
  *   per step: the asynchronous round trips, not the hashing, were most of an MLS message's cost.
+ *   SHA-256 for the classical suite; SHA-512 for the hybrid one (HMAC-SHA512 in @noble/hashes).
+ *
+ * The suites this applies to: Ed25519 signatures, ChaCha20-Poly1305, and SHA-256 with HKDF-SHA256
+ * or SHA-512 with HKDF-SHA512 (both suites Parley runs, `ciphersuites.ts`); the KEM (X25519 or
+ * X-Wing HPKE) stays ts-mls's own.
  *
  * Nothing else changes: the same bytes (all these primitives are deterministic), the same key
  * formats (a raw 32-byte seed or the 48-byte PKCS#8 encoding WebCrypto exports are both accepted,
@@ -19,7 +24,8 @@
  */
 import { defaultCryptoProvider, type CiphersuiteImpl, type CryptoProvider } from 'ts-mls';
 import { expand as hkdfExpand, extract as hkdfExtract } from '@noble/hashes/hkdf.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import {
   KEY_BYTES,
   chacha20poly1305Decrypt,
@@ -54,13 +60,16 @@ function ed25519Seed(signKey: Uint8Array): Uint8Array | undefined {
 }
 
 /**
- * `impl` with Ed25519, ChaCha20-Poly1305 and HMAC/HKDF-SHA256 made synchronous on the SDK's
- * provider while that is native (see the module doc); checked on every call, so
- * `useCryptoProvider('noble')` (tests, benchmarks) returns to ts-mls's own.
+ * `impl` with Ed25519, ChaCha20-Poly1305 and HMAC/HKDF over `digest` (SHA-256 or SHA-512) made
+ * synchronous on the SDK's provider while that is native (see the module doc); checked on every
+ * call, so `useCryptoProvider('noble')` (tests, benchmarks) returns to ts-mls's own.
  */
-function withSyncPrimitives(impl: CiphersuiteImpl): CiphersuiteImpl {
+function withSyncPrimitives(impl: CiphersuiteImpl, digest: 'SHA-256' | 'SHA-512'): CiphersuiteImpl {
   const { signature, hash, kdf, hpke } = impl;
   const native = () => cryptoProvider().native;
+  const sha = digest === 'SHA-256' ? sha256 : sha512;
+  // The SDK's HMAC-SHA256 is node:crypto's; HMAC-SHA512 is @noble/hashes (synchronous too).
+  const mac = digest === 'SHA-256' ? hmacSha256 : (key: Uint8Array, data: Uint8Array) => hmac(sha512, key, data);
   return {
     ...impl,
     signature: {
@@ -74,16 +83,16 @@ function withSyncPrimitives(impl: CiphersuiteImpl): CiphersuiteImpl {
       },
     },
     hash: {
-      digest: (data) => (native() ? Promise.resolve(sha256(data)) : hash.digest(data)),
-      mac: (key, data) => (native() ? Promise.resolve(hmacSha256(key, data)) : hash.mac(key, data)),
-      verifyMac(key, mac, data) {
-        return native() ? Promise.resolve(equalBytes(hmacSha256(key, data), mac)) : hash.verifyMac(key, mac, data);
+      digest: (data) => (native() ? Promise.resolve(sha(data)) : hash.digest(data)),
+      mac: (key, data) => (native() ? Promise.resolve(mac(key, data)) : hash.mac(key, data)),
+      verifyMac(key, tag, data) {
+        return native() ? Promise.resolve(equalBytes(mac(key, data), tag)) : hash.verifyMac(key, tag, data);
       },
     },
     kdf: {
       size: kdf.size,
-      extract: (salt, ikm) => (native() ? Promise.resolve(hkdfExtract(sha256, ikm, salt)) : kdf.extract(salt, ikm)),
-      expand: (prk, info, len) => (native() ? Promise.resolve(hkdfExpand(sha256, prk, info, len)) : kdf.expand(prk, info, len)),
+      extract: (salt, ikm) => (native() ? Promise.resolve(hkdfExtract(sha, ikm, salt)) : kdf.extract(salt, ikm)),
+      expand: (prk, info, len) => (native() ? Promise.resolve(hkdfExpand(sha, prk, info, len)) : kdf.expand(prk, info, len)),
     },
     hpke: {
       ...hpke,
@@ -105,12 +114,14 @@ function withSyncPrimitives(impl: CiphersuiteImpl): CiphersuiteImpl {
 /**
  * The ts-mls `CryptoProvider` of MlsClient (default of `MlsClientCommonOptions.cryptoProvider`):
  * ts-mls's default, plus the synchronous native path while {@link cryptoProvider} is native, for
- * the suite Parley uses (Ed25519, HKDF-SHA256, ChaCha20-Poly1305; see the module doc).
+ * the suites Parley runs (Ed25519, ChaCha20-Poly1305, HKDF-SHA256 or HKDF-SHA512; see the module doc).
  */
 export const parleyMlsCryptoProvider: CryptoProvider = {
   async getCiphersuiteImpl(cs) {
     const impl = await defaultCryptoProvider.getCiphersuiteImpl(cs);
-    const suite = cs.signature === 'Ed25519' && cs.hash === 'SHA-256' && cs.hpke.kdf === 'HKDF-SHA256' && cs.hpke.aead === 'CHACHA20POLY1305';
-    return suite ? withSyncPrimitives(impl) : impl;
+    const base = cs.signature === 'Ed25519' && cs.hpke.aead === 'CHACHA20POLY1305';
+    if (base && cs.hash === 'SHA-256' && cs.hpke.kdf === 'HKDF-SHA256') return withSyncPrimitives(impl, 'SHA-256');
+    if (base && cs.hash === 'SHA-512' && cs.hpke.kdf === 'HKDF-SHA512') return withSyncPrimitives(impl, 'SHA-512');
+    return impl;
   },
 };

@@ -41,10 +41,14 @@
  * Persistence: the channel table (id, role, peer, status, conversation id, handshake progress,
  *   history cursor) is saved under `a2a-channels-<device_id>` in the store; sessions (MLS group
  *   state, the Welcome until the service stored it) in the messenger's state, saved before
- *   anything is sent. After a restart or a reconnection (`attach`), `sync()` re-reads the channel
- *   list and each approved / active channel's history (`GET /a2a/channels/{id}/messages?since=<saved
- *   cursor>`), so handshakes and messages sent while this device was offline are processed once,
- *   in order. A Welcome whose ack was lost is sent again (the joined peer ignores the copy); a
+ *   anything is sent. A channel message moves only the history cursor, a resume point: that move
+ *   is saved with the table's next write, after {@link CURSOR_SAVE_MS}, once {@link CURSOR_BATCH}
+ *   moves wait, or at `close()`. A cursor saved behind only makes catch-up read again messages the
+ *   messenger already handled (skipped by message id: the lag stays well inside its
+ *   de-duplication window) or sent (never decrypted). After a restart or a reconnection
+ *   (`attach`), `sync()` re-reads the channel list and each approved / active channel's history
+ *   (`GET /a2a/channels/{id}/messages?since=<saved cursor>`), so handshakes and messages sent
+ *   while this device was offline are processed once, in order. A Welcome whose ack was lost is sent again (the joined peer ignores the copy); a
  *   responder that joined but crashed before noting it sees the joined group in the messenger.
  *
  * Use a messenger dedicated to channels (its own `storeKey`): A2A history cursors are not in the
@@ -156,6 +160,13 @@ interface SavedChannels {
 /** The handshake plaintext (not content: never delivered to the application). */
 const HANDSHAKE_PREFIX = 'parley-a2a-key-exchange/v1:';
 const HISTORY_PAGE = 200;
+/** How long a moved history cursor may wait for the channel table's next write (ms; see the file comment). */
+export const CURSOR_SAVE_MS = 1000;
+/**
+ * Cursor moves the channel table may hold unsaved before it is written: far fewer than the
+ * messages the messenger remembers per conversation for de-duplication (`CONVERSATION_RECENT`).
+ */
+export const CURSOR_BATCH = 16;
 const OPEN_STATUSES: readonly A2aChannelStatus[] = ['pending', 'approved', 'active'];
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -203,6 +214,9 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   private readonly handshaking = new Set<string>();
   private readonly detachers: (() => void)[] = [];
   private saving: Promise<void> = Promise.resolve();
+  /** History cursor moves not written yet, and the timer that writes them (see the file comment). */
+  private cursorMoves = 0;
+  private cursorTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * Requests in flight (REST call not answered yet), by peer hub address (lower case): the
    * protocol asked for. A channel approved within its request (a marketplace rental) may have its
@@ -531,6 +545,9 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     for (const off of this.detachers.splice(0)) off();
     await this.chain;
     await Promise.all([...this.sending.values()]);
+    if (this.cursorTimer !== undefined) clearTimeout(this.cursorTimer);
+    this.cursorTimer = undefined;
+    if (this.cursorMoves > 0) await this.save().catch((err: unknown) => this.emit('error', new Error(`saving the A2A channel table failed: ${describe(err)}`, { cause: err })));
     await this.saving;
   }
 
@@ -598,6 +615,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   private save(): Promise<void> {
     const doc: SavedChannels = { v: 1, format: 'parley-a2a-channels', device_id: this.deviceId, channels: Object.fromEntries(this.channels) };
     const text = JSON.stringify(doc);
+    this.cursorMoves = 0; // written with this one
     // After a failed write (reported to that save's caller) the next writes still run.
     this.saving = this.saving.catch(() => undefined).then(() => this.options.store.save(this.storeKey, text));
     return this.saving;
@@ -722,7 +740,17 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
       }
     }
     r.cursor = m.cursor;
-    await this.save();
+    await this.saveCursorLater();
+  }
+
+  /** A history cursor moved: written with the table's next write, or later (see the file comment). */
+  private async saveCursorLater(): Promise<void> {
+    if (++this.cursorMoves >= CURSOR_BATCH) return this.save();
+    this.cursorTimer ??= setTimeout(() => {
+      this.cursorTimer = undefined;
+      if (this.cursorMoves > 0) this.save().catch((err: unknown) => this.emit('error', new Error(`saving the A2A channel table failed: ${describe(err)}`, { cause: err })));
+    }, CURSOR_SAVE_MS);
+    (this.cursorTimer as { unref?: () => void }).unref?.(); // a cursor not written only makes catch-up start earlier
   }
 
   private async onStatus(channelId: string, status: A2aChannelStatus, conversationId: string | null): Promise<void> {

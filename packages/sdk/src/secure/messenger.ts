@@ -24,9 +24,11 @@
  *   client hands them over in cursor order per conversation), de-duplicated by message_id;
  * - the new session state, the handled message's id and cursor, and the decrypted message are
  *   saved together in one atomic write BEFORE the application's `message` listeners run; the
- *   message leaves the saved pending list only after they settled. A crash before that write
- *   leaves the old state and cursor: the message is read again from the service on restart. A
- *   crash after it: the message is handed over again from the saved state (`redelivered`);
+ *   message leaves the saved pending list only after they settled, with the next state write (the
+ *   next message received or sent), or on its own {@link DEFERRED_WRITE_MS} later, at `flush()` or
+ *   at `close()`, whichever comes first. A crash before that write leaves the old state and
+ *   cursor: the message is read again from the service on restart. A crash after it, before its
+ *   removal was written: the message is handed over again from the saved state (`redelivered`);
  * - an outgoing message's state is saved before it is handed to the transport, so a message key
  *   is never used twice;
  * - a failed write stops the messenger (`failed`), its memory rolled back to the saved state —
@@ -99,6 +101,11 @@ import {
 
 /** Handled message refs kept for the whole device (de-duplication and resume window). */
 export const DEVICE_RECENT = 256;
+/**
+ * How long a change that guards nothing (a delivered message leaving the saved pending list) may
+ * wait for the next state write before it is written on its own (ms).
+ */
+export const DEFERRED_WRITE_MS = 100;
 /** How often a messenger holding prekeys checks their rotation and one-time stock (ms). */
 const PREKEY_UPKEEP_MS = 6 * 60 * 60 * 1000;
 
@@ -203,6 +210,9 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
   private inbox: InboxEntry[] = [];
   /** The last state written durably (rollback point). */
   private saved = '';
+  /** The state holds a change not written yet that may wait for the next write ({@link DEFERRED_WRITE_MS}). */
+  private unsaved = false;
+  private deferredTimer: ReturnType<typeof setTimeout> | undefined;
   private lock: Promise<void> = Promise.resolve();
   private receiving: Promise<void> = Promise.resolve();
   private readonly dispatching = new KeyedQueue();
@@ -734,6 +744,30 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     await this.dispatching.settled();
     await this.topUp;
     await this.lock;
+    await this.flush().catch(() => undefined); // persist_failed, reported
+  }
+
+  /**
+   * Write now what waits for the next state write (delivered messages leaving the saved pending
+   * list; see the file comment). `close()` does it too.
+   * @throws SecureMessengerError `persist_failed` (the messenger stops, as after any failed write).
+   */
+  flush(): Promise<void> {
+    if (this.deferredTimer !== undefined) clearTimeout(this.deferredTimer);
+    this.deferredTimer = undefined;
+    return this.exclusive(async () => {
+      if (this._failed || !this.unsaved) return;
+      await this.persist();
+    });
+  }
+
+  /** Note a change that may wait for the next state write, at most {@link DEFERRED_WRITE_MS}. */
+  private writeLater(): void {
+    this.unsaved = true;
+    this.deferredTimer ??= setTimeout(() => {
+      this.deferredTimer = undefined;
+      this.flush().catch(() => undefined); // persist_failed, reported
+    }, DEFERRED_WRITE_MS);
   }
 
   // ------------------------------------------------------------------ receiving
@@ -967,17 +1001,14 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     const message = toSecureMessage(entry, redelivered);
     await this.emitSerial('message', message);
     if (this.options.autoRead) this.readLater(message);
-    try {
-      await this.exclusive(async () => {
-        if (this._failed) return;
-        const i = this.inbox.findIndex((e) => e.message_id === entry.message_id);
-        if (i < 0) return;
-        this.inbox.splice(i, 1);
-        await this.persist();
-      });
-    } catch {
-      /* persist_failed, reported */
-    }
+    if (this._failed) return;
+    // Guards nothing (a crash before it is written hands the message over again, `redelivered`):
+    // written with the next state write (see the file comment). A write in flight already took its
+    // snapshot, so it neither loses nor undoes this.
+    const i = this.inbox.findIndex((e) => e.message_id === entry.message_id);
+    if (i < 0) return;
+    this.inbox.splice(i, 1);
+    this.writeLater();
   }
 
   private remember(ref: HandledRef, conv: LiveConversation | undefined, deviceWide = true): void {
@@ -1225,9 +1256,10 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     };
   }
 
-  /** Write the whole state; on failure roll back to the last written one and stop. */
+  /** Write the whole state (with the changes that waited for it); on failure roll back to the last written one and stop. */
   private async persist(): Promise<void> {
     const text = JSON.stringify(this.snapshot());
+    this.unsaved = false;
     try {
       await this.store.save(this.storeKey, text);
     } catch (err) {

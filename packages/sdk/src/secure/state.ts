@@ -1,7 +1,8 @@
 /**
  * The persisted state of a `SecureMessenger`: one JSON document per local device, written whole
- * and atomically (by the `SessionStore`) after every change, so that the session states, the
- * cursors of what was processed and the decrypted-but-undelivered messages always agree.
+ * and atomically (by the `SessionStore`) after every change (a delivered message's removal from
+ * `inbox` waits for the next write: messenger.ts), so that the session states, the cursors of what
+ * was processed and the decrypted-but-undelivered messages always agree.
  *
  * ```
  * { v: 1, format: "parley-secure-messenger", device_id,

@@ -1,6 +1,8 @@
 /**
  * A2A messages (module comment of service.ts): send under both tenants' policies, the party
- * agents' history, delivery, and the release of held messages.
+ * agents' history, delivery, and the release of held messages. A delivered message's `a2a_message`
+ * webhook deliveries commit in the transaction that stores (or releases) it, so a relayed message
+ * is one transaction (the Notifier's webhook sink skips the event, webhooks/outbox.ts `IN_TX_EVENTS`).
  */
 import { randomUUID } from 'node:crypto';
 import type { A2aMessage, A2aMessageInput, A2aMessagePage, A2aOutcome, A2aSendResult } from '@parley/protocol';
@@ -8,6 +10,7 @@ import type { Tx } from '../../db/client.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
+import { enqueueInTx } from '../webhooks/outbox.js';
 import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
 import { asTier } from '@parley/protocol';
 import type { HeldRecord } from '../policies/types.js';
@@ -109,6 +112,7 @@ export async function send(core: A2aCore, sender: A2aSender, channelId: string, 
         priority,
       });
     }
+    if (action === 'allow' || action === 'notify') await enqueueWebhooks(tx, c, row!, federated ? undefined : home);
     const alerts = action === 'notify' ? decisions.filter((d) => d.evaluation.outcome === 'notify') : [];
     return { row: row!, heldMessageId, alerts };
   });
@@ -173,15 +177,45 @@ export async function release(core: A2aCore, held: HeldRecord): Promise<void> {
     const row = await repo.releaseMessage(tx, messageId);
     if (!row || row.outcome !== 'delivered' || !row.ciphertext) return undefined;
     const channel = await repo.getChannel(tx, row.channelId);
+    if (channel?.status === 'active') await enqueueWebhooks(tx, channel, row, held.tenantId);
     return channel ? { row, channel } : undefined;
   });
   if (found?.channel.status === 'active') await deliver(core, found.channel, found.row, toMessageOut(found.row));
 }
 
-/** Push a delivered message to the recipient and to the sender's other sockets. */
-async function deliver(core: A2aCore, c: ChannelFacts, row: repo.A2aMessageRow, out: A2aMessage, excludeSocket?: string): Promise<void> {
+/** The tenants of a message's recipient and sender. */
+function tenantsOf(c: ChannelFacts, row: repo.A2aMessageRow): { recipientTenant: string; senderTenant: string } {
   const recipientTenant = row.recipientDeviceId === c.responderDeviceId ? c.partnerTenantId : c.tenantId;
-  const senderTenant = recipientTenant === c.tenantId ? c.partnerTenantId : c.tenantId;
+  return { recipientTenant, senderTenant: recipientTenant === c.tenantId ? c.partnerTenantId : c.tenantId };
+}
+
+/**
+ * Enqueue the `a2a_message` webhook deliveries of a delivered message in `tx`: the recipient's
+ * device and the sender's (its other sockets get the message too), each in its own tenant's scope
+ * (one statement when both are in one tenant). `scopedTo`: the tenant `tx` is scoped to, when
+ * known (else it is switched first); the scope is left where the last insert ran.
+ */
+async function enqueueWebhooks(tx: Tx, c: ChannelFacts, row: repo.A2aMessageRow, scopedTo: string | undefined): Promise<void> {
+  const { recipientTenant, senderTenant } = tenantsOf(c, row);
+  const out = toMessageOut(row);
+  const audiences =
+    recipientTenant === senderTenant
+      ? [{ tenantId: recipientTenant, deviceIds: [row.recipientDeviceId, row.senderDeviceId] }]
+      : [
+          { tenantId: recipientTenant, deviceIds: [row.recipientDeviceId] },
+          { tenantId: senderTenant, deviceIds: [row.senderDeviceId] },
+        ];
+  let scope = scopedTo;
+  for (const a of audiences) {
+    if (scope !== a.tenantId) await switchTenant(tx, a.tenantId);
+    scope = a.tenantId;
+    await enqueueInTx(tx, a.tenantId, { deviceIds: a.deviceIds }, 'a2a_message', out);
+  }
+}
+
+/** Push a delivered message to the recipient and to the sender's other sockets (their webhooks were enqueued with it: {@link enqueueWebhooks}). */
+async function deliver(core: A2aCore, c: ChannelFacts, row: repo.A2aMessageRow, out: A2aMessage, excludeSocket?: string): Promise<void> {
+  const { recipientTenant, senderTenant } = tenantsOf(c, row);
   await core.deps.notifier.toDevices(recipientTenant, [row.recipientDeviceId], 'a2a_message', out);
   await core.deps.notifier.toDevices(senderTenant, [row.senderDeviceId], 'a2a_message', out, excludeSocket);
 }

@@ -57,9 +57,10 @@ export function deliveriesOfEach(tenantId: string, list: readonly { deviceIds: r
 /**
  * Events whose webhooks their writers enqueue in their own transaction (`message`: the message
  * group commit; `room_message`: RoomService send and held release; `spend_alert`: the transaction
- * that claims the alert, SpendService), skipped by the sink.
+ * that claims the alert, SpendService; `a2a_message`: the A2A send and held release,
+ * a2a/messages.ts), skipped by the sink.
  */
-export const IN_TX_EVENTS: ReadonlySet<string> = new Set(['message', 'room_message', 'spend_alert']);
+export const IN_TX_EVENTS: ReadonlySet<string> = new Set(['message', 'room_message', 'spend_alert', 'a2a_message']);
 
 /** The Notifier's webhook sink: enqueues every webhook event but {@link IN_TX_EVENTS} in its own tenant transaction. */
 export class WebhookOutbox implements WebhookSink {
