@@ -54,8 +54,8 @@ export interface TenantWrite {
    * force_generic_plan` for this transaction): planned once per connection instead of at every
    * execution. For statements whose plan does not depend on their parameters' values (rows as
    * array parameters), where PostgreSQL kept building a custom plan per flush and planning the
-   * room flush's statement cost more than a quarter of its CPU (docs/performance.md, rooms
-   * "Seventh pass"). Ignored on PGlite.
+   * room flush's statement cost more than a quarter of its CPU (docs/performance.md, "Rooms",
+   * where the time goes). Ignored on PGlite.
    */
   genericPlan?: boolean;
 }
