@@ -29,6 +29,9 @@
  * commit itself) and carry the ratchet tree in the Welcome's GroupInfo, so a joiner needs nothing
  * besides the Welcome.
  *
+ * Parts: options and results (`client-types.ts`), KeyPackages (`key-packages.ts`), roster checks
+ * (`roster.ts`), received-message checks (`incoming.ts`), the saved state (`client-state.ts`).
+ *
  * Operations on one client run one at a time (an internal queue), and when a store is configured the
  * whole client state is saved after every operation that changes it, before the call returns, so
  * keys consumed for forward secrecy are also gone from storage.
@@ -37,417 +40,53 @@ import {
   createApplicationMessage,
   createCommit,
   createGroup as mlsCreateGroup,
-  decodeGroupState,
-  defaultCapabilities,
-  defaultKeyPackageEqualityConfig,
-  defaultKeyRetentionConfig,
-  defaultLifetimeConfig,
-  defaultPaddingConfig,
   emptyPskIndex,
-  encodeGroupState,
   encodeMlsMessage,
-  generateKeyPackageWithKey,
   joinGroup,
   makePskIndex,
   processMessage as mlsProcessMessage,
   zeroOutUint8Array,
-  type AuthenticationService,
   type CiphersuiteImpl,
   type CiphersuiteName,
   type ClientConfig,
   type ClientState,
-  type Credential,
-  type CryptoProvider,
   type IncomingMessageCallback,
-  type KeyPackage,
-  type LeafNode,
-  type MlsPrivateMessage,
-  type MlsPublicMessage,
   type Proposal,
-  type ProposalWithSender,
-  type RatchetTree,
 } from 'ts-mls';
 // Not re-exported from the package root, but part of its published `./*.js` export map (ts-mls is
-// pinned): the KeyPackageRef a Welcome addresses, KeyPackage signature check, and the sender data
-// of a PrivateMessage (ts-mls does not report who sent an application message).
-import { makeKeyPackageRef, verifyKeyPackage } from 'ts-mls/keyPackage.js';
-import { decryptSenderData } from 'ts-mls/privateMessage.js';
-import { base64ToBytes, bytesToBase64, utf8Decode, utf8Encode } from './base64.js';
+// pinned): the KeyPackageRef a Welcome addresses.
+import { makeKeyPackageRef } from 'ts-mls/keyPackage.js';
+import { base64ToBytes, utf8Decode, utf8Encode } from './base64.js';
 import { MlsClientError } from './errors.js';
 import { decodeWholeMlsMessage } from './wire.js';
 import { parleyMlsCryptoProvider } from './crypto-provider.js';
-import { MLS_CIPHERSUITE, MLS_SUPPORTED_CIPHERSUITES, ciphersuiteImpl, loadCiphersuites } from './ciphersuites.js';
+import { MLS_CIPHERSUITE, MLS_SUPPORTED_CIPHERSUITES, loadCiphersuites } from './ciphersuites.js';
+import {
+  DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS,
+  type Ed25519KeyPair,
+  type MlsAddMembersResult,
+  type MlsClientCommonOptions,
+  type MlsClientOptions,
+  type MlsCommitOptions,
+  type MlsCommitResult,
+  type MlsJoinResult,
+  type MlsMember,
+  type MlsProcessResult,
+  type MlsRemoveMembersResult,
+  type MlsRosterMember,
+} from './client-types.js';
+import { decodeClientState, mergedState, mlsClientConfig, parseSerializedClient, restoreKeyPackage, restorePendingCommit, serializeClient, type PendingCommit } from './client-state.js';
+import { applicationSender, checkFraming } from './incoming.js';
+import { checkAddedKeyPackage, checkSignatureKeyPair, newKeyPackage, toHex, type StoredKeyPackage } from './key-packages.js';
+import { checkTransition, commitChanges, firstProposalProblem, leafDeviceId, membershipRefused, membersOf } from './roster.js';
 import type { SessionStore } from '../storage.js';
 
 export { MLS_CIPHERSUITE } from './ciphersuites.js';
 
-/** Default KeyPackage validity: 30 days (RFC 9420 §16.8 asks for bounded lifetimes). */
-export const DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS = 30 * 24 * 3600;
-/** KeyPackages are valid from one hour before creation, to tolerate clock skew between devices. */
-const NOT_BEFORE_SKEW_SECONDS = 3600;
 const MAX_KEY_PACKAGES_PER_CALL = 1000;
-const STATE_FORMAT = 'parley-mls-client';
-
-export interface Ed25519KeyPair {
-  /** Raw 32-byte Ed25519 public key. */
-  publicKey: Uint8Array;
-  /** Raw 32-byte Ed25519 seed, or the PKCS#8 encoding WebCrypto exports. */
-  signKey: Uint8Array;
-}
-
-export interface MlsClientCommonOptions {
-  /**
-   * Extra check of every credential MLS validates (members of a group being joined, KeyPackages
-   * being added, leaf nodes in commits). Called with the device id from the basic credential and
-   * the leaf's Ed25519 signature key; return false to refuse. Typically: compare the key with the
-   * device's `identity_public_key` from `GET /devices/{id}/keys` (when devices use their identity
-   * key as MLS signature key). Without it, any well-formed basic credential is accepted.
-   */
-  validateCredential?: (deviceId: string, signaturePublicKey: Uint8Array) => boolean | Promise<boolean>;
-  /**
-   * The fixed roster of a group whose membership the application decides (a 1:1 conversation's
-   * group holds exactly its two devices), or undefined for a group without one. `validateCredential`
-   * only sees a credential, not the group it is offered to; the roster binds devices to a group.
-   * With a roster, every leaf of the group must be a roster device carrying its listed signature
-   * key, at most one leaf per device, and a member keeps its leaf: a Welcome (RFC 9420 §12.4.3.1),
-   * commit (§12.4.2) or proposal (§12.1) that would add anyone else, remove a member or replace a
-   * member's device or signature key is refused with `membership_refused`, leaving the state as it
-   * was. Updates that keep the device and signature key (fresh HPKE keys, §12.1.2) stay allowed.
-   * Consulted when a group is created, a Welcome is joined, and a commit or proposal is created or
-   * processed.
-   */
-  groupRoster?: (groupId: string) => readonly MlsRosterMember[] | undefined | Promise<readonly MlsRosterMember[] | undefined>;
-  /**
-   * Where to persist the client state after each change (one string under `storeKey`). The state
-   * holds private keys (signature key, KeyPackage private keys, epoch secrets): the store must keep
-   * it confidential.
-   */
-  store?: SessionStore;
-  /** Key under which the state is saved; default `mls:<deviceId>`. */
-  storeKey?: string;
-  keyPackageLifetimeSeconds?: number;
-  /** ts-mls crypto provider; default `parleyMlsCryptoProvider` (ts-mls's default with native Ed25519 on Node). */
-  cryptoProvider?: CryptoProvider;
-  /**
-   * The suites this client runs (default: the hybrid X-Wing one and the classical one). The
-   * classical suite is always included; a suite whose implementation cannot load is left out.
-   */
-  ciphersuites?: readonly CiphersuiteName[];
-}
-
-export interface MlsClientOptions extends MlsClientCommonOptions {
-  deviceId: string;
-  /**
-   * The device's MLS signature key pair. Pass the device's Ed25519 identity key to tie MLS
-   * membership to the key registered with Parley; omitted, a fresh key pair is generated (and kept
-   * in the exported state).
-   */
-  signatureKeyPair?: Ed25519KeyPair;
-}
-
-/** A device a group's roster allows, with the signature key its leaf must carry. */
-export interface MlsRosterMember {
-  deviceId: string;
-  /** Raw Ed25519 public key (for Parley devices, the registered identity key). */
-  signaturePublicKey: Uint8Array;
-}
-
-export interface MlsMember {
-  deviceId: string;
-  leafIndex: number;
-  signaturePublicKey: Uint8Array;
-}
-
-export interface MlsCommitResult {
-  groupId: string;
-  /** Encoded MLSMessage (PrivateMessage) to relay to the other members; envelope kind `commit`. */
-  commit: Uint8Array;
-  /** Epoch the commit was created in: the envelope epoch of the commit. */
-  commitEpoch: bigint;
-  /** Epoch the group is in once the commit is merged. */
-  epoch: bigint;
-  /** False when the commit was created with `deferMerge` and waits for `mergePendingCommit`. */
-  merged: boolean;
-}
-
-export interface MlsAddMembersResult extends MlsCommitResult {
-  /** Encoded MLSMessage (Welcome) for every added device; envelope kind `welcome` at `epoch`. */
-  welcome: Uint8Array;
-  /** Device ids of the added KeyPackages, in input order (check them against what you claimed). */
-  added: string[];
-}
-
-export interface MlsRemoveMembersResult extends MlsCommitResult {
-  removed: string[];
-}
-
-export interface MlsCommitOptions {
-  /**
-   * Do not move to the new epoch yet: keep sending and receiving in the current epoch until
-   * `mergePendingCommit` is called (when the server has accepted the commit). If another member's
-   * commit for the same epoch is processed first, the pending commit is dropped. While a commit is
-   * pending no other commit can be created; to retry delivery, resend `pendingCommit()` bytes.
-   */
-  deferMerge?: boolean;
-}
-
-export interface MlsJoinResult {
-  groupId: string;
-  epoch: bigint;
-  members: string[];
-}
-
-export type MlsProcessResult =
-  | {
-      kind: 'application';
-      groupId: string;
-      /** Epoch the message was sent in. */
-      epoch: bigint;
-      /** Device id of the authenticated sender. */
-      sender: string;
-      plaintext: Uint8Array;
-    }
-  | {
-      kind: 'commit';
-      groupId: string;
-      /** Our epoch after the commit. */
-      epoch: bigint;
-      /** Device id of the committer (undefined for external commits). */
-      sender: string | undefined;
-      added: string[];
-      removed: string[];
-      /** True when this commit removed us: we can no longer send or read later epochs. */
-      selfRemoved: boolean;
-      members: string[];
-    }
-  | {
-      kind: 'proposal';
-      groupId: string;
-      epoch: bigint;
-      sender: string | undefined;
-    };
-
-export interface KeyPackageInfo {
-  deviceId: string;
-  signaturePublicKey: Uint8Array;
-  cipherSuite: CiphersuiteName;
-  /** Unix seconds. */
-  notBefore: bigint;
-  notAfter: bigint;
-}
-
-interface StoredKeyPackage {
-  publicPackage: KeyPackage;
-  encoded: Uint8Array;
-  initPrivateKey: Uint8Array;
-  hpkePrivateKey: Uint8Array;
-}
-
-interface PendingCommit {
-  state: ClientState;
-  consumed: Uint8Array[];
-  commit: Uint8Array;
-  welcome: Uint8Array | undefined;
-  commitEpoch: bigint;
-}
-
-interface SerializedClient {
-  format: typeof STATE_FORMAT;
-  v: 1;
-  deviceId: string;
-  cipherSuite: CiphersuiteName;
-  signaturePublicKey: string;
-  signaturePrivateKey: string;
-  keyPackages: { keyPackage: string; initPrivateKey: string; hpkePrivateKey: string }[];
-  groups: {
-    groupId: string;
-    state: string;
-    pending?: { state: string; commit: string; welcome?: string; commitEpoch: string };
-  }[];
-}
-
-
-function toHex(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
-  return s;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d |= a[i]! ^ b[i]!;
-  return d === 0;
-}
-
-function credentialDeviceId(credential: Credential): string | undefined {
-  if (credential.credentialType !== 'basic') return undefined;
-  const id = utf8Decode(credential.identity);
-  return id === undefined || id.length === 0 ? undefined : id;
-}
-
-
-function encodeKeyPackageMessage(kp: KeyPackage): Uint8Array {
-  return encodeMlsMessage({ version: 'mls10', wireformat: 'mls_key_package', keyPackage: kp });
-}
-
-function decodeKeyPackageMessage(bytes: Uint8Array): KeyPackage {
-  const msg = decodeWholeMlsMessage(bytes);
-  if (msg.wireformat !== 'mls_key_package') {
-    throw new MlsClientError('invalid_key_package', `expected a KeyPackage, got ${msg.wireformat}`);
-  }
-  return msg.keyPackage;
-}
-
-/** The leaf at `leafIndex` (node `2 * leafIndex`, RFC 9420 Appendix C), undefined when blank or absent. */
-function leafAt(tree: RatchetTree, leafIndex: number | undefined): LeafNode | undefined {
-  if (leafIndex === undefined) return undefined;
-  const node = tree[leafIndex * 2];
-  return node?.nodeType === 'leaf' ? node.leaf : undefined;
-}
-
-/** The non-blank leaves of a tree with their leaf indexes. */
-function leavesOf(tree: RatchetTree): { leafIndex: number; leaf: LeafNode }[] {
-  const out: { leafIndex: number; leaf: LeafNode }[] = [];
-  for (let i = 0; 2 * i < tree.length; i++) {
-    const leaf = leafAt(tree, i);
-    if (leaf !== undefined) out.push({ leafIndex: i, leaf });
-  }
-  return out;
-}
-
-function membersOf(tree: RatchetTree): MlsMember[] {
-  return leavesOf(tree).map(({ leafIndex, leaf }) => ({
-    deviceId: credentialDeviceId(leaf.credential) ?? `leaf:${leafIndex}`,
-    leafIndex,
-    signaturePublicKey: leaf.signaturePublicKey,
-  }));
-}
-
-function leafDeviceId(tree: RatchetTree, leafIndex: number | undefined): string | undefined {
-  const leaf = leafAt(tree, leafIndex);
-  return leaf === undefined ? undefined : credentialDeviceId(leaf.credential);
-}
-
-/** How a leaf names itself in a refusal: its device id, or its leaf index without a basic credential. */
-function describeLeaf(leaf: LeafNode | undefined, leafIndex: number): string {
-  const id = leaf === undefined ? undefined : credentialDeviceId(leaf.credential);
-  return id === undefined ? `leaf ${leafIndex}` : `device ${id}`;
-}
-
-/** Why `leaf` may not be in a group with `roster` (a device outside it, or not its listed key), or undefined. */
-function rosterProblem(roster: readonly MlsRosterMember[], leaf: LeafNode, leafIndex: number): string | undefined {
-  const id = credentialDeviceId(leaf.credential);
-  const entry = id === undefined ? undefined : roster.find((m) => m.deviceId === id);
-  if (entry === undefined) return `${describeLeaf(leaf, leafIndex)} is not in the group's roster`;
-  if (!bytesEqual(entry.signaturePublicKey, leaf.signaturePublicKey)) return `device ${id} does not carry its registered signature key`;
-  return undefined;
-}
-
-/** Why `next` may not replace the member leaf `current` (another device or signature key), or undefined. */
-function replacementProblem(current: LeafNode, next: LeafNode | undefined, leafIndex: number): string | undefined {
-  if (next === undefined) return `${describeLeaf(current, leafIndex)} would be removed`;
-  const same = credentialDeviceId(current.credential) === credentialDeviceId(next.credential) && bytesEqual(current.signaturePublicKey, next.signaturePublicKey);
-  return same ? undefined : `${describeLeaf(current, leafIndex)} would be replaced by ${describeLeaf(next, leafIndex)} or another signature key`;
-}
-
-/**
- * Why a group with `roster` may not go from tree `before` to tree `after` (RFC 9420 §7.8 tree
- * states; `before` empty for a new group or a Welcome), or undefined: every leaf of `after` must be
- * a roster device with its listed key, no device twice, and every member of `before` keeps its leaf
- * with the same device and signature key.
- */
-function transitionProblem(roster: readonly MlsRosterMember[], before: RatchetTree, after: RatchetTree): string | undefined {
-  const seen = new Set<string>();
-  for (const { leafIndex, leaf } of leavesOf(after)) {
-    const problem = rosterProblem(roster, leaf, leafIndex);
-    if (problem !== undefined) return problem;
-    const id = credentialDeviceId(leaf.credential)!;
-    if (seen.has(id)) return `device ${id} would hold two leaves`;
-    seen.add(id);
-  }
-  for (const { leafIndex, leaf } of leavesOf(before)) {
-    const problem = replacementProblem(leaf, leafAt(after, leafIndex), leafIndex);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
-/**
- * Why a proposal (RFC 9420 §12.1; by value or by reference in a commit, or on its own) may not be
- * applied to a group with `roster` whose tree is `tree`, or undefined: an Add (§12.1.1) must bring
- * a roster device not yet a member, a Remove (§12.1.3) is refused, an Update (§12.1.2) must keep
- * the sender's device and signature key. Other proposal types do not change the membership.
- */
-function proposalProblem(roster: readonly MlsRosterMember[], tree: RatchetTree, p: ProposalWithSender): string | undefined {
-  const proposal = p.proposal;
-  switch (proposal.proposalType) {
-    case 'add': {
-      const leaf = proposal.add.keyPackage.leafNode;
-      const id = credentialDeviceId(leaf.credential);
-      if (id !== undefined && membersOf(tree).some((m) => m.deviceId === id)) return `an Add of device ${id}, already a member`;
-      const problem = rosterProblem(roster, leaf, tree.length);
-      return problem === undefined ? undefined : `an Add: ${problem}`;
-    }
-    case 'remove':
-      return `a Remove of ${describeLeaf(leafAt(tree, proposal.remove.removed), proposal.remove.removed)}`;
-    case 'update': {
-      const current = leafAt(tree, p.senderLeafIndex);
-      if (current === undefined) return 'an Update from a sender without a leaf';
-      const problem = replacementProblem(current, proposal.update.leafNode, p.senderLeafIndex!);
-      return problem === undefined ? undefined : `an Update: ${problem}`;
-    }
-    default:
-      return undefined;
-  }
-}
-
-/** The problem of the first proposal `proposalProblem` refuses, or undefined. */
-function firstProposalProblem(roster: readonly MlsRosterMember[], tree: RatchetTree, proposals: readonly ProposalWithSender[]): string | undefined {
-  for (const p of proposals) {
-    const problem = proposalProblem(roster, tree, p);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
-function membershipRefused(groupId: string, problem: string): MlsClientError {
-  return new MlsClientError('membership_refused', `membership change refused in group ${groupId}: ${problem}`);
-}
-
-/** Throws `membership_refused` when a group with `roster` may not go from `before` to `after`. */
-function checkTransition(groupId: string, roster: readonly MlsRosterMember[] | undefined, before: RatchetTree, after: RatchetTree): void {
-  const problem = roster === undefined ? undefined : transitionProblem(roster, before, after);
-  if (problem !== undefined) throw membershipRefused(groupId, problem);
-}
 
 function wipe(arrays: Uint8Array[]): void {
   for (const a of arrays) zeroOutUint8Array(a);
-}
-
-/**
- * Reads a KeyPackage (encoded MLSMessage) and verifies its signature; for the device that claims
- * one from the server, or for the server to check a published KeyPackage belongs to its publisher.
- */
-export async function inspectKeyPackage(bytes: Uint8Array, cryptoProvider: CryptoProvider = parleyMlsCryptoProvider): Promise<KeyPackageInfo> {
-  const kp = decodeKeyPackageMessage(bytes);
-  if (!MLS_SUPPORTED_CIPHERSUITES.includes(kp.cipherSuite)) {
-    throw new MlsClientError('invalid_key_package', `unsupported ciphersuite ${kp.cipherSuite}`);
-  }
-  const cs = await ciphersuiteImpl(cryptoProvider, kp.cipherSuite).catch((cause) => {
-    throw new MlsClientError('invalid_key_package', `ciphersuite ${kp.cipherSuite} is not available here`, { cause });
-  });
-  const valid = await verifyKeyPackage(kp, cs.signature).catch(() => false);
-  if (!valid) throw new MlsClientError('invalid_key_package', 'KeyPackage signature does not verify');
-  const deviceId = credentialDeviceId(kp.leafNode.credential);
-  if (deviceId === undefined) throw new MlsClientError('invalid_key_package', 'KeyPackage credential is not a basic device id');
-  return {
-    deviceId,
-    signaturePublicKey: kp.leafNode.signaturePublicKey,
-    cipherSuite: kp.cipherSuite,
-    notBefore: kp.leafNode.lifetime.notBefore,
-    notAfter: kp.leafNode.lifetime.notAfter,
-  };
 }
 
 export class MlsClient {
@@ -473,21 +112,7 @@ export class MlsClient {
     options: MlsClientCommonOptions,
   ) {
     this.ciphersuites = MLS_SUPPORTED_CIPHERSUITES.filter((name) => suites.has(name));
-    const hook = options.validateCredential;
-    const authService: AuthenticationService = {
-      async validateCredential(credential, signaturePublicKey) {
-        const id = credentialDeviceId(credential);
-        if (id === undefined) return false;
-        return hook === undefined ? true : (await hook(id, signaturePublicKey)) === true;
-      },
-    };
-    this.clientConfig = {
-      keyRetentionConfig: defaultKeyRetentionConfig,
-      lifetimeConfig: defaultLifetimeConfig,
-      keyPackageEqualityConfig: defaultKeyPackageEqualityConfig,
-      paddingConfig: defaultPaddingConfig,
-      authService,
-    };
+    this.clientConfig = mlsClientConfig(options.validateCredential);
     this.store = options.store;
     this.storeKey = options.storeKey ?? `mls:${deviceId}`;
     this.lifetimeSeconds = options.keyPackageLifetimeSeconds ?? DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS;
@@ -509,7 +134,7 @@ export class MlsClient {
       signature = await cs.signature.keygen();
     } else {
       signature = { publicKey: signature.publicKey.slice(), signKey: signature.signKey.slice() };
-      await MlsClient.checkKeyPair(cs, signature);
+      await checkSignatureKeyPair(cs, signature);
     }
     const client = new MlsClient(options.deviceId, signature, suites, options);
     await client.persist();
@@ -518,21 +143,7 @@ export class MlsClient {
 
   /** Restores a client from `exportState()` output. */
   static async importState(serialized: string, options: MlsClientCommonOptions = {}): Promise<MlsClient> {
-    let data: SerializedClient;
-    try {
-      data = JSON.parse(serialized) as SerializedClient;
-    } catch (cause) {
-      throw new MlsClientError('invalid_state', 'MLS state is not JSON', { cause });
-    }
-    if (data === null || typeof data !== 'object' || data.format !== STATE_FORMAT || data.v !== 1) {
-      throw new MlsClientError('invalid_state', 'not a Parley MLS client state (v1)');
-    }
-    if (data.cipherSuite !== MLS_CIPHERSUITE) {
-      throw new MlsClientError('invalid_state', `unsupported ciphersuite ${String(data.cipherSuite)}`);
-    }
-    if (typeof data.deviceId !== 'string' || data.deviceId.length === 0) {
-      throw new MlsClientError('invalid_state', 'deviceId missing');
-    }
+    const data = parseSerializedClient(serialized);
     const suites = await loadCiphersuites(options.cryptoProvider ?? parleyMlsCryptoProvider, options.ciphersuites ?? MLS_SUPPORTED_CIPHERSUITES);
     try {
       const signature = {
@@ -541,27 +152,12 @@ export class MlsClient {
       };
       const client = new MlsClient(data.deviceId, signature, suites, options);
       for (const k of data.keyPackages) {
-        const encoded = base64ToBytes(k.keyPackage);
-        const publicPackage = decodeKeyPackageMessage(encoded);
-        const ref = toHex(await makeKeyPackageRef(publicPackage, client.impl(publicPackage.cipherSuite, 'invalid_state').hash));
-        client.keyPackages.set(ref, {
-          publicPackage,
-          encoded,
-          initPrivateKey: base64ToBytes(k.initPrivateKey),
-          hpkePrivateKey: base64ToBytes(k.hpkePrivateKey),
-        });
+        const [ref, kp] = await restoreKeyPackage(k, (suite) => client.impl(suite, 'invalid_state'));
+        client.keyPackages.set(ref, kp);
       }
       for (const g of data.groups) {
         client.groups.set(g.groupId, client.decodeState(g.state));
-        if (g.pending !== undefined) {
-          client.pending.set(g.groupId, {
-            state: client.decodeState(g.pending.state),
-            consumed: [],
-            commit: base64ToBytes(g.pending.commit),
-            welcome: g.pending.welcome === undefined ? undefined : base64ToBytes(g.pending.welcome),
-            commitEpoch: BigInt(g.pending.commitEpoch),
-          });
-        }
+        if (g.pending !== undefined) client.pending.set(g.groupId, restorePendingCommit(g.pending, client.decodeState(g.pending.state)));
       }
       return client;
     } catch (cause) {
@@ -577,15 +173,6 @@ export class MlsClient {
     const client = await MlsClient.importState(serialized, { ...options, store });
     if (client.deviceId !== deviceId) throw new MlsClientError('invalid_state', 'stored MLS state belongs to another device');
     return client;
-  }
-
-  private static async checkKeyPair(cs: CiphersuiteImpl, kp: Ed25519KeyPair): Promise<void> {
-    const probe = utf8Encode('parley mls signature key check');
-    const ok = await cs.signature
-      .sign(kp.signKey, probe)
-      .then((sig) => cs.signature.verify(kp.publicKey, probe, sig))
-      .catch(() => false);
-    if (!ok) throw new MlsClientError('invalid_argument', 'signatureKeyPair is not a matching Ed25519 key pair');
   }
 
   // ---------------------------------------------------------------- accessors
@@ -708,22 +295,7 @@ export class MlsClient {
       const added: string[] = [];
       const proposals: Proposal[] = [];
       for (const bytes of keyPackages) {
-        const kp = decodeKeyPackageMessage(bytes);
-        if (kp.cipherSuite !== state.groupContext.cipherSuite) {
-          throw new MlsClientError('invalid_key_package', `KeyPackage of ciphersuite ${kp.cipherSuite} for a group of ${state.groupContext.cipherSuite}`);
-        }
-        const deviceId = credentialDeviceId(kp.leafNode.credential);
-        if (deviceId === undefined) throw new MlsClientError('invalid_key_package', 'KeyPackage credential is not a basic device id');
-        if (!(await verifyKeyPackage(kp, this.csOf(state).signature).catch(() => false))) {
-          throw new MlsClientError('invalid_key_package', `KeyPackage of ${deviceId} has an invalid signature`);
-        }
-        const now = BigInt(Math.floor(Date.now() / 1000));
-        if (kp.leafNode.lifetime.notBefore > now || kp.leafNode.lifetime.notAfter < now) {
-          throw new MlsClientError('invalid_key_package', `KeyPackage of ${deviceId} is expired or not yet valid`);
-        }
-        if (!(await this.clientConfig.authService.validateCredential(kp.leafNode.credential, kp.leafNode.signaturePublicKey))) {
-          throw new MlsClientError('invalid_key_package', `credential of ${deviceId} refused by validateCredential`);
-        }
+        const { kp, deviceId } = await checkAddedKeyPackage(bytes, state, this.csOf(state), this.clientConfig.authService);
         if (present.has(deviceId)) throw new MlsClientError('duplicate_member', `${deviceId} is already a member or listed twice`);
         present.add(deviceId);
         added.push(deviceId);
@@ -774,12 +346,7 @@ export class MlsClient {
       const current = this.requireGroup(groupId);
       const p = this.pending.get(groupId);
       if (p === undefined) throw new MlsClientError('no_pending_commit', `no pending commit for ${groupId}`);
-      // Application messages of the old epoch were still processed while the commit was pending:
-      // keep the old epoch's receiver keys as they are now, not as they were at commit time.
-      const historical = new Map(p.state.historicalReceiverData);
-      const old = historical.get(current.groupContext.epoch);
-      if (old !== undefined) historical.set(current.groupContext.epoch, { ...old, secretTree: current.secretTree });
-      const merged: ClientState = { ...p.state, historicalReceiverData: historical };
+      const merged = mergedState(current, p);
       this.pending.delete(groupId);
       this.groups.set(groupId, merged);
       wipe(p.consumed);
@@ -796,14 +363,7 @@ export class MlsClient {
       if (!this.suites.has(msg.welcome.cipherSuite)) {
         throw new MlsClientError('rejected_message', `unsupported ciphersuite ${msg.welcome.cipherSuite}`);
       }
-      let ref: string | undefined;
-      for (const s of msg.welcome.secrets) {
-        const candidate = toHex(s.newMember);
-        if (this.keyPackages.has(candidate)) {
-          ref = candidate;
-          break;
-        }
-      }
+      const ref = msg.welcome.secrets.map((s) => toHex(s.newMember)).find((candidate) => this.keyPackages.has(candidate));
       if (ref === undefined) throw new MlsClientError('no_matching_key_package', 'the Welcome is not for any of our KeyPackages');
       const kp = this.keyPackages.get(ref)!;
       let state: ClientState;
@@ -861,26 +421,7 @@ export class MlsClient {
   processMessage(groupId: string, bytes: Uint8Array): Promise<MlsProcessResult> {
     return this.exclusive(async () => {
       const state = this.requireGroup(groupId);
-      const msg = decodeWholeMlsMessage(bytes);
-      if (msg.wireformat !== 'mls_private_message' && msg.wireformat !== 'mls_public_message') {
-        throw new MlsClientError('malformed_message', `expected a group message, got ${msg.wireformat}`);
-      }
-      const framed = msg.wireformat === 'mls_private_message'
-        ? { groupId: msg.privateMessage.groupId, epoch: msg.privateMessage.epoch, contentType: msg.privateMessage.contentType }
-        : { groupId: msg.publicMessage.content.groupId, epoch: msg.publicMessage.content.epoch, contentType: msg.publicMessage.content.contentType };
-      if (!bytesEqual(framed.groupId, state.groupContext.groupId)) {
-        throw new MlsClientError('wrong_group', `message is not for group ${groupId}`);
-      }
-      const current = state.groupContext.epoch;
-      if (framed.epoch > current) {
-        if (state.groupActiveState.kind === 'removedFromGroup') {
-          throw new MlsClientError('inactive_group', 'removed from the group: later epochs are unreadable');
-        }
-        throw new MlsClientError('epoch_ahead', `message is for epoch ${framed.epoch}, we are at ${current}`);
-      }
-      if (framed.epoch < current && (framed.contentType !== 'application' || !state.historicalReceiverData.has(framed.epoch))) {
-        throw new MlsClientError('epoch_too_old', `message is for epoch ${framed.epoch}, we are at ${current}`);
-      }
+      const { message: msg, framed } = checkFraming(groupId, state, decodeWholeMlsMessage(bytes));
 
       const roster = await this.roster(groupId);
       let handshakeSender: number | undefined;
@@ -894,7 +435,7 @@ export class MlsClient {
       };
       let result;
       try {
-        result = await mlsProcessMessage(msg as MlsPrivateMessage | MlsPublicMessage, state, makePskIndex(state, {}), callback, this.csOf(state));
+        result = await mlsProcessMessage(msg, state, makePskIndex(state, {}), callback, this.csOf(state));
       } catch (cause) {
         throw new MlsClientError('rejected_message', 'message refused (authentication, decryption or validation failed)', { cause });
       }
@@ -904,7 +445,7 @@ export class MlsClient {
 
       if (result.kind === 'applicationMessage') {
         if (msg.wireformat !== 'mls_private_message') throw new MlsClientError('rejected_message', 'application data must be encrypted');
-        const sender = await this.applicationSender(state, msg);
+        const sender = await applicationSender(state, msg, this.csOf(state));
         this.groups.set(groupId, result.newState);
         wipe(result.consumed);
         await this.persist();
@@ -918,20 +459,16 @@ export class MlsClient {
         this.pending.delete(groupId);
         wipe(result.consumed);
         await this.persist();
-        const key = (m: MlsMember) => `${m.leafIndex}\u0000${m.deviceId}`;
-        const beforeMembers = membersOf(state.ratchetTree);
-        const afterMembers = membersOf(after.ratchetTree);
-        const beforeKeys = new Set(beforeMembers.map(key));
-        const afterKeys = new Set(afterMembers.map(key));
+        const { added, removed, members } = commitChanges(state.ratchetTree, after.ratchetTree);
         return {
           kind: 'commit',
           groupId,
           epoch: after.groupContext.epoch,
           sender: leafDeviceId(state.ratchetTree, handshakeSender),
-          added: afterMembers.filter((m) => !beforeKeys.has(key(m))).map((m) => m.deviceId),
-          removed: beforeMembers.filter((m) => !afterKeys.has(key(m))).map((m) => m.deviceId),
+          added,
+          removed,
           selfRemoved: after.groupActiveState.kind === 'removedFromGroup',
-          members: afterMembers.map((m) => m.deviceId),
+          members,
         };
       }
       wipe(result.consumed);
@@ -957,37 +494,7 @@ export class MlsClient {
    * export still holds the keys those calls deleted, so overwrite it rather than keep copies.
    */
   exportState(): string {
-    const data: SerializedClient = {
-      format: STATE_FORMAT,
-      v: 1,
-      deviceId: this.deviceId,
-      cipherSuite: MLS_CIPHERSUITE,
-      signaturePublicKey: bytesToBase64(this.signature.publicKey),
-      signaturePrivateKey: bytesToBase64(this.signature.signKey),
-      keyPackages: [...this.keyPackages.values()].map((k) => ({
-        keyPackage: bytesToBase64(k.encoded),
-        initPrivateKey: bytesToBase64(k.initPrivateKey),
-        hpkePrivateKey: bytesToBase64(k.hpkePrivateKey),
-      })),
-      groups: [...this.groups.entries()].map(([groupId, state]) => {
-        const p = this.pending.get(groupId);
-        return {
-          groupId,
-          state: bytesToBase64(encodeGroupState(state)),
-          ...(p === undefined
-            ? {}
-            : {
-                pending: {
-                  state: bytesToBase64(encodeGroupState(p.state)),
-                  commit: bytesToBase64(p.commit),
-                  ...(p.welcome === undefined ? {} : { welcome: bytesToBase64(p.welcome) }),
-                  commitEpoch: p.commitEpoch.toString(),
-                },
-              }),
-        };
-      }),
-    };
-    return JSON.stringify(data);
+    return serializeClient(this.deviceId, this.signature, this.keyPackages.values(), this.groups.entries(), this.pending);
   }
 
   /** Saves the state to the configured store now (operations already do this). */
@@ -1011,12 +518,7 @@ export class MlsClient {
   }
 
   private decodeState(b64: string): ClientState {
-    const bytes = base64ToBytes(b64);
-    const decoded = decodeGroupState(bytes, 0);
-    if (decoded === undefined || decoded[1] !== bytes.length) throw new MlsClientError('invalid_state', 'corrupt group state');
-    const state: ClientState = { ...decoded[0], clientConfig: this.clientConfig };
-    if (!this.suites.has(state.groupContext.cipherSuite)) throw new MlsClientError('invalid_state', `group state uses ciphersuite ${state.groupContext.cipherSuite}, not run here`);
-    return state;
+    return decodeClientState(b64, this.clientConfig, this.suites);
   }
 
   private requireGroup(groupId: string): ClientState {
@@ -1050,22 +552,8 @@ export class MlsClient {
     return this.rosterHook === undefined ? undefined : await this.rosterHook(groupId);
   }
 
-  private async newKeyPackage(impl: CiphersuiteImpl): Promise<StoredKeyPackage> {
-    const now = Math.floor(Date.now() / 1000);
-    const { publicPackage, privatePackage } = await generateKeyPackageWithKey(
-      { credentialType: 'basic', identity: utf8Encode(this.deviceId) },
-      defaultCapabilities(),
-      { notBefore: BigInt(now - NOT_BEFORE_SKEW_SECONDS), notAfter: BigInt(now + this.lifetimeSeconds) },
-      [],
-      this.signature,
-      impl,
-    );
-    return {
-      publicPackage,
-      encoded: encodeKeyPackageMessage(publicPackage),
-      initPrivateKey: privatePackage.initPrivateKey,
-      hpkePrivateKey: privatePackage.hpkePrivateKey,
-    };
+  private newKeyPackage(impl: CiphersuiteImpl): Promise<StoredKeyPackage> {
+    return newKeyPackage(this.deviceId, this.signature, this.lifetimeSeconds, impl);
   }
 
   private async commit(
@@ -1100,18 +588,5 @@ export class MlsClient {
     }
     await this.persist();
     return { groupId, commit, welcome, commitEpoch, epoch, merged: options.deferMerge !== true };
-  }
-
-  /** The authenticated sender of a processed application message, from its sender data. */
-  private async applicationSender(state: ClientState, msg: MlsPrivateMessage): Promise<string> {
-    const pm = msg.privateMessage;
-    const receiver =
-      pm.epoch === state.groupContext.epoch
-        ? { senderDataSecret: state.keySchedule.senderDataSecret, ratchetTree: state.ratchetTree }
-        : state.historicalReceiverData.get(pm.epoch);
-    const senderData = receiver === undefined ? undefined : await decryptSenderData(pm, receiver.senderDataSecret, this.csOf(state));
-    const id = senderData === undefined || receiver === undefined ? undefined : leafDeviceId(receiver.ratchetTree, senderData.leafIndex);
-    if (id === undefined) throw new MlsClientError('rejected_message', 'cannot identify the sender');
-    return id;
   }
 }

@@ -1,9 +1,8 @@
 /** MLS (RFC 9420) for Parley: the primary end-to-end protocol for new sessions (contract §1.3). */
+export { MlsClient, MLS_CIPHERSUITE } from './client.js';
+export { inspectKeyPackage } from './key-packages.js';
 export {
-  MlsClient,
-  MLS_CIPHERSUITE,
   DEFAULT_KEY_PACKAGE_LIFETIME_SECONDS,
-  inspectKeyPackage,
   type Ed25519KeyPair,
   type KeyPackageInfo,
   type MlsAddMembersResult,
@@ -16,7 +15,7 @@ export {
   type MlsProcessResult,
   type MlsRemoveMembersResult,
   type MlsRosterMember,
-} from './client.js';
+} from './client-types.js';
 /**
  * Ciphersuites (issue 16, design §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
  * post-quantum `MLS_HYBRID_CIPHERSUITE` (X-Wing, suite 84); `chooseCiphersuite(local, members)`

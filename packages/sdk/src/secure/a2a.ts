@@ -51,114 +51,33 @@
  *   while this device was offline are processed once, in order. A Welcome whose ack was lost is sent again (the joined peer ignores the copy); a
  *   responder that joined but crashed before noting it sees the joined group in the messenger.
  *
+ * Parts: public types (`a2a-types.ts`), the channel table (`a2a-channel.ts`), handshakes and A2A
+ *   events as messenger messages (`a2a-wire.ts`).
+ *
  * Use a messenger dedicated to channels (its own `storeKey`): A2A history cursors are not in the
  * same sequence as conversation cursors, and the messenger's `message` event would otherwise also
  * carry channel messages. For MLS give it the REST client and MLS on, and let it be the only MLS
  * messenger of the device (`node/a2a-layer.ts`, API-key agents): a claimed KeyPackage can only be
  * joined by the MLS client that published it. Without MLS every channel is X3DH + Double Ratchet.
  */
-import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aSendResult, MessageType, Priority, RequestedA2aChannel } from '@parley/protocol';
+import type { A2aChannel, A2aChannelApprovedEvent, A2aChannelStatus, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, MessageType, Priority, RequestedA2aChannel } from '@parley/protocol';
 import type { ParleyClient, RequestOptions } from '../client/rest.js';
 import { encodeContent, type Content } from '../content/types.js';
 import type { PeerDevice } from '../crypto/session.js';
-import type { SessionProtocol } from '../mls/protocol.js';
 import type { RealtimeClient } from '../realtime/client.js';
 import { TypedEmitter } from '../realtime/emitter.js';
 import { frameTap, FrameLink, type FrameTap } from '../realtime/frames.js';
-import type { SessionStore } from '../storage.js';
+import { approvedRecord, channelInfo, channelNotOpenReason, channelProtocol, channelTableText, normalizeHubAddress, OPEN_STATUSES, parseChannelTable, requestedRecord, type ChannelRecord } from './a2a-channel.js';
+import type { SecureChannelInfo, SecureChannelProtocol, SecureChannelSendResult, SecureChannelsEvents, SecureChannelsOptions } from './a2a-types.js';
+import { channelMessageAsReceived, handshakeBytes, historyKeyExchange, keyExchangeAsReceived, readHandshake } from './a2a-wire.js';
 import { messageTypeFor } from './decisions.js';
 import type { SecureMessenger } from './messenger.js';
 import { SecureMessengerError, type SecureMessage } from './types.js';
 
 export { frameTap, FrameLink, type FrameTap };
+export { normalizeHubAddress } from './a2a-channel.js';
+export type { SecureChannelProtocol, SecureChannelInfo, SecureChannelMessage, SecureChannelSendResult, SecureChannelsEvents, SecureChannelsOptions } from './a2a-types.js';
 
-/** Protocols a channel may be asked for and may end up with (see the file comment). */
-export type SecureChannelProtocol = 'mls' | 'ratchet';
-
-/** A channel as this device knows it. */
-export interface SecureChannelInfo {
-  channel_id: string;
-  role: 'initiator' | 'responder';
-  peer_hub_address: string;
-  /** Our own hub address in this channel, when known. */
-  own_hub_address: string | null;
-  peer_device_id: string | null;
-  status: A2aChannelStatus;
-  /** Asked for, then the protocol of the channel's session once it has one (`mls` or `ratchet`). */
-  protocol: SecureChannelProtocol;
-  /** Active, with this side's established session. */
-  open: boolean;
-  conversation_id: string | null;
-  capability: string | null;
-  created_at: string;
-}
-
-/** A decrypted channel message (the messenger's {@link SecureMessage} plus channel fields). */
-export interface SecureChannelMessage extends SecureMessage {
-  channel_id: string;
-  peer_hub_address: string;
-  traceparent: string | null;
-}
-
-/** What {@link SecureChannels.send} resolves with. */
-export interface SecureChannelSendResult extends A2aSendResult {
-  /** The protocol the message was sealed in. */
-  protocol: SecureChannelProtocol;
-}
-
-/** Events of {@link SecureChannels}. */
-export interface SecureChannelsEvents {
-  /** A decrypted message of a channel (handshakes are not delivered). Awaited in order. */
-  message: (message: SecureChannelMessage) => void | Promise<void>;
-  /** A channel was added or changed (status, open). */
-  channel: (channel: SecureChannelInfo) => void;
-  /** A problem not tied to a call. */
-  error: (error: Error) => void;
-}
-
-/** Options of {@link SecureChannels.open}. */
-export interface SecureChannelsOptions {
-  /** The messenger holding the channels' sessions (dedicated; see the file comment). */
-  messenger: SecureMessenger;
-  /** Where the channel table is saved (`a2a-channels-<device_id>`). */
-  store: SessionStore;
-  /** REST client acting as the agent: an API key, or a device JWT. */
-  client: ParleyClient;
-  /**
-   * `device`: an enrolled device; channel requests and lists are sent with its device JWT
-   * (`client.currentDeviceToken()`). Default `api_key`.
-   */
-  auth?: 'api_key' | 'device';
-}
-
-interface ChannelRecord {
-  channel_id: string;
-  role: 'initiator' | 'responder';
-  peer_hub_address: string;
-  own_hub_address: string | null;
-  peer: PeerDevice | null;
-  status: A2aChannelStatus;
-  requested: SecureChannelProtocol;
-  conversation_id: string | null;
-  capability: string | null;
-  created_at: string;
-  /** Our handshake was accepted by the service. */
-  sent_kx: boolean;
-  /** The peer's handshake was decrypted. */
-  got_kx: boolean;
-  /** Last history cursor handled. */
-  cursor: string | null;
-}
-
-interface SavedChannels {
-  v: 1;
-  format: 'parley-a2a-channels';
-  device_id: string;
-  channels: Record<string, ChannelRecord>;
-}
-
-/** The handshake plaintext (not content: never delivered to the application). */
-const HANDSHAKE_PREFIX = 'parley-a2a-key-exchange/v1:';
 const HISTORY_PAGE = 200;
 /** How long a moved history cursor may wait for the channel table's next write (ms; see the file comment). */
 export const CURSOR_SAVE_MS = 1000;
@@ -167,37 +86,9 @@ export const CURSOR_SAVE_MS = 1000;
  * messages the messenger remembers per conversation for de-duplication (`CONVERSATION_RECENT`).
  */
 export const CURSOR_BATCH = 16;
-const OPEN_STATUSES: readonly A2aChannelStatus[] = ['pending', 'approved', 'active'];
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A messenger session protocol as a channel protocol. */
-function channelProtocol(protocol: SessionProtocol): SecureChannelProtocol {
-  return protocol === 'mls' ? 'mls' : 'ratchet';
-}
-
-/** `did:hub:<address>` or `<address>` → the address, lower case. */
-export function normalizeHubAddress(peer: string): string {
-  const p = peer.trim();
-  return (p.toLowerCase().startsWith('did:hub:') ? p.slice('did:hub:'.length) : p).toLowerCase();
-}
-
-function handshakeBytes(channelId: string, role: string): Uint8Array {
-  return new TextEncoder().encode(`${HANDSHAKE_PREFIX}${channelId}:${role}`);
-}
-
-function readHandshake(plaintext: Uint8Array): { channelId: string; role: string } | undefined {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
-  } catch {
-    return undefined;
-  }
-  if (!text.startsWith(HANDSHAKE_PREFIX)) return undefined;
-  const [channelId, role] = text.slice(HANDSHAKE_PREFIX.length).split(':');
-  return channelId && role ? { channelId, role } : undefined;
-}
 
 /** End-to-end encrypted A2A channels of one device (see the file comment). Create with {@link SecureChannels.open}. */
 export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
@@ -250,12 +141,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   static async open(options: SecureChannelsOptions): Promise<SecureChannels> {
     const c = new SecureChannels(options);
     const text = await options.store.load(c.storeKey);
-    if (text !== undefined) {
-      const saved = JSON.parse(text) as SavedChannels;
-      if (saved?.format !== 'parley-a2a-channels' || saved.v !== 1 || !isObject(saved.channels)) throw new Error('not a Parley A2A channel table (v1)');
-      if (saved.device_id !== c.deviceId) throw new Error(`the saved A2A channel table belongs to device ${String(saved.device_id)}`);
-      for (const [id, r] of Object.entries(saved.channels)) c.channels.set(id, r);
-    }
+    if (text !== undefined) for (const [id, r] of parseChannelTable(text, c.deviceId)) c.channels.set(id, r);
     return c;
   }
 
@@ -397,7 +283,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
         for (const m of page.messages) {
           count++;
           if (m.message_type === 'key_exchange') {
-            await this.onKeyExchange({ channel_id: m.channel_id, message_id: m.message_id, sender_device_id: m.sender_device_id, header_blob: m.header_blob, ciphertext: m.ciphertext, timestamp: m.timestamp }, m.cursor);
+            await this.onKeyExchange(historyKeyExchange(m), m.cursor);
           } else {
             await this.onMessage(m);
           }
@@ -438,21 +324,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     return this.enqueue(async () => {
       done();
       const known = this.channels.get(answer.channel_id);
-      const r: ChannelRecord = known ?? {
-        channel_id: answer.channel_id,
-        role: 'initiator',
-        peer_hub_address: answer.responderHubAddress,
-        own_hub_address: answer.initiatorHubAddress,
-        peer: null,
-        status: answer.status,
-        requested: protocol,
-        conversation_id: answer.conversationId,
-        capability: answer.capability,
-        created_at: answer.createdAt,
-        sent_kx: false,
-        got_kx: false,
-        cursor: null,
-      };
+      const r: ChannelRecord = known ?? requestedRecord(answer, protocol);
       if (known) {
         // Created by an approval that came first: complete it from the answer.
         r.own_hub_address ??= answer.initiatorHubAddress;
@@ -522,22 +394,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   notOpenReason(channel: string | ChannelRecord): string | undefined {
     const r = typeof channel === 'string' ? this.channels.get(channel) : channel;
     if (!r) return `unknown channel ${String(channel)}`;
-    const id = r.channel_id;
-    switch (r.status) {
-      case 'pending':
-        return `channel ${id} is pending: the responder's owner must approve it`;
-      case 'approved':
-        return `channel ${id} is approved; the end-to-end key exchange is not complete yet (both agents must be online)`;
-      case 'rejected':
-        return `channel ${id} was rejected by the responder's owner`;
-      case 'revoked':
-        return `channel ${id} was revoked`;
-      case 'active':
-        if (!r.peer) return `channel ${id} is active but this device has no peer keys yet (its approval was missed; they are read again at the next connection)`;
-        // Active means both handshakes reached the service; ours is established once we read the peer's.
-        if (!r.got_kx) return `channel ${id} is active but the end-to-end key exchange is not complete on this device yet`;
-        return undefined;
-    }
+    return channelNotOpenReason(r);
   }
 
   /** Stop listening and wait for pending work. */
@@ -574,20 +431,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   }
 
   private info(r: ChannelRecord): SecureChannelInfo {
-    const open = this.notOpenReason(r) === undefined;
-    return {
-      channel_id: r.channel_id,
-      role: r.role,
-      peer_hub_address: r.peer_hub_address,
-      own_hub_address: r.own_hub_address,
-      peer_device_id: r.peer?.device_id ?? null,
-      status: r.status,
-      protocol: this.sessionProtocol(r) ?? r.requested,
-      open,
-      conversation_id: r.conversation_id,
-      capability: r.capability,
-      created_at: r.created_at,
-    };
+    return channelInfo(r, this.sessionProtocol(r));
   }
 
   /** The protocol of the channel's sending session, once it has one. */
@@ -613,8 +457,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
   }
 
   private save(): Promise<void> {
-    const doc: SavedChannels = { v: 1, format: 'parley-a2a-channels', device_id: this.deviceId, channels: Object.fromEntries(this.channels) };
-    const text = JSON.stringify(doc);
+    const text = channelTableText(this.deviceId, this.channels);
     this.cursorMoves = 0; // written with this one
     // After a failed write (reported to that save's caller) the next writes still run.
     this.saving = this.saving.catch(() => undefined).then(() => this.options.store.save(this.storeKey, text));
@@ -632,21 +475,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     // Approved within our own request (a rental), before its answer: the protocol asked for is
     // the request's, and our handshake waits for request() to finish.
     const asked = !existing && e.role === 'initiator' ? this.requesting.get(e.peer_hub_address.toLowerCase()) : undefined;
-    const r: ChannelRecord = existing ?? {
-      channel_id: e.channel_id,
-      role: e.role,
-      peer_hub_address: e.peer_hub_address,
-      own_hub_address: null,
-      peer: null,
-      status: 'approved',
-      requested: asked?.protocol ?? 'ratchet',
-      conversation_id: null,
-      capability: null,
-      created_at: new Date().toISOString(),
-      sent_kx: false,
-      got_kx: false,
-      cursor: null,
-    };
+    const r: ChannelRecord = existing ?? approvedRecord(e, asked?.protocol ?? 'ratchet');
     r.peer = peer;
     r.role = e.role;
     if (r.status === 'pending') r.status = 'approved';
@@ -700,17 +529,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
       return;
     }
     if (e.sender_device_id !== this.deviceId) {
-      await this.messenger.receive({
-        message_id: e.message_id,
-        conversation_id: e.channel_id,
-        sender_device_id: e.sender_device_id,
-        header_blob: e.header_blob,
-        ciphertext: e.ciphertext,
-        timestamp: e.timestamp,
-        cursor: cursor ?? '0',
-        message_type: 'key_exchange',
-        priority: 'normal',
-      });
+      await this.messenger.receive(keyExchangeAsReceived(e, cursor));
     }
     if (cursor !== undefined) {
       r.cursor = cursor;
@@ -724,17 +543,7 @@ export class SecureChannels extends TypedEmitter<SecureChannelsEvents> {
     if (m.sender_device_id !== this.deviceId) {
       this.meta.set(m.message_id, { traceparent: m.traceparent });
       try {
-        await this.messenger.receive({
-          message_id: m.message_id,
-          conversation_id: m.channel_id,
-          sender_device_id: m.sender_device_id,
-          header_blob: m.header_blob,
-          ciphertext: m.ciphertext,
-          timestamp: m.timestamp,
-          cursor: m.cursor,
-          message_type: m.message_type,
-          priority: m.priority,
-        });
+        await this.messenger.receive(channelMessageAsReceived(m));
       } finally {
         this.meta.delete(m.message_id);
       }
