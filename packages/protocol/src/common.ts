@@ -5,6 +5,7 @@
  * validation, the OpenAPI document and the SDK's static types.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Page, PageCursor, PageLimit } from './paging.js';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 /** 32-byte key as 64 hex characters (Ed25519 or X25519, design §7); stored lowercase. */
@@ -80,8 +81,8 @@ export const IdParams = Type.Object({ id: Uuid });
 
 /** `since` (ISO timestamp or `next_cursor`), `limit` (design §8.12: default 50, max 200), `topic_id`. */
 export const PageQueryFields = {
-  since: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'ISO 8601 timestamp or a next_cursor value (exclusive)' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  since: PageCursor({ maxLength: 64, description: 'ISO 8601 timestamp or a next_cursor value (exclusive)' }),
+  limit: PageLimit(),
   topic_id: Type.Optional(Uuid),
 };
 
@@ -120,5 +121,5 @@ export const StoredMessage = Type.Object({
 export type StoredMessage = Static<typeof StoredMessage>;
 
 /** A page of stored messages, oldest first; `next_cursor` continues it (null at the end). */
-export const MessagePage = Type.Object({ messages: Type.Array(StoredMessage), next_cursor: Nullable(Type.String()) });
+export const MessagePage = Page('messages', StoredMessage);
 export type MessagePage = Static<typeof MessagePage>;

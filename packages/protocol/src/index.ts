@@ -2,6 +2,7 @@
  * @parley/protocol — Parley's wire contract, the one source of every request, answer and frame
  * shape (schemas only; errors, clients and helpers stay with the server and the SDK):
  * - `common`: ids, keys, timestamps, `{detail}`, message fields (design §7);
+ * - `paging`: the `limit` and cursor fields of list queries and the `{items, next_cursor}` page answer;
  * - `contract`: the route row type, auth modes, OpenAPI security, path filling;
  * - `route-docs`: the OpenAPI description of a row (who may call it, its errors and why);
  * - `ws-frames`: the WebSocket frames and events, close codes and socket authentication;
@@ -15,6 +16,7 @@
  * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
  */
 export * from './common.js';
+export * from './paging.js';
 export * from './loopback.js';
 export * from './signing-domains.js';
 export * from './signed-messages.js';

@@ -4,9 +4,11 @@
  * answers it; the close codes; and how a socket authenticates. Frames are JSON text messages
  * `{event, data}` (RFC 6455 text frames). The server's gateway serves exactly the client frames
  * listed here and its notifier emits only the events listed here (their names are typed by this
- * catalogue); the AsyncAPI document (asyncapi.ts) is generated from it.
+ * catalogue); the AsyncAPI document (asyncapi.ts) is generated from it. {@link WS_SERVICE_FRAMES} is
+ * the event -> frame-schema table of the service's events, with the static `data` type of each
+ * ({@link WsServiceEventData}); {@link WsClientFrameData} types the client frames alike.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TObject, type TSchema } from '@sinclair/typebox';
 import { WS_PATH } from './contract.js';
 import { A2aChannelActivatedEvent, A2aChannelApprovedEvent, A2aChannelClosedEvent, A2aKeyExchangeAck, A2aKeyExchangeEvent, A2aMessage, A2aMessageFrame, A2aSendResult, KeyExchangeFrame, RequestedA2aChannel } from './areas/a2a.js';
 import { ClientKeyAccepted, ClientKeyRegistration } from './areas/api-keys.js';
@@ -97,6 +99,30 @@ export const WS_SERVICE_EVENTS = {
 /** Name of an event the service sends. */
 export type WsServiceEventName = keyof typeof WS_SERVICE_EVENTS;
 
+/** The TypeBox schema of a whole service frame `{event, data}` of event `K`. */
+export type TWsServiceFrame<K extends WsServiceEventName> = TObject<{ event: TLiteral<K>; data: (typeof WS_SERVICE_EVENTS)[K]['data'] }>;
+
+/**
+ * The event -> frame-schema table of the service's events: for each event name of
+ * {@link WS_SERVICE_EVENTS}, the schema of the frame `{event: <name>, data}` it is sent as. The
+ * server's notifier and gateway send these frames; the SDK's realtime client dispatches received
+ * frames through the same names ({@link WsServiceEventData} gives each `data` type).
+ */
+export const WS_SERVICE_FRAMES = Object.fromEntries(
+  Object.entries(WS_SERVICE_EVENTS).map(([event, e]) => [event, Type.Object({ event: Type.Literal(event), data: e.data })]),
+) as { readonly [K in WsServiceEventName]: TWsServiceFrame<K> };
+
+/** Whether `event` names an event of {@link WS_SERVICE_EVENTS} (a frame a client may dispatch by the table). */
+export function isWsServiceEvent(event: string): event is WsServiceEventName {
+  return Object.prototype.hasOwnProperty.call(WS_SERVICE_EVENTS, event);
+}
+
+/** The `data` type of each service event, by event name (the static types of {@link WS_SERVICE_EVENTS}' schemas). */
+export type WsServiceEventData = { [K in WsServiceEventName]: Static<(typeof WS_SERVICE_EVENTS)[K]['data']> };
+
+/** A service frame `{event, data}`; without `K`, the union of every event's frame (discriminated by `event`). */
+export type WsServiceFrame<K extends WsServiceEventName = WsServiceEventName> = { [E in K]: { event: E; data: WsServiceEventData[E] } }[K];
+
 /** Every frame a client may send, by `event` name. */
 export const WS_CLIENT_FRAMES = {
   ping: { summary: 'Keepalive from the client', description: 'The service answers `pong`.', data: Empty, replies: ['pong'] },
@@ -134,6 +160,9 @@ export const WS_CLIENT_FRAMES = {
 
 /** Name of a frame a client sends. */
 export type WsClientFrameName = keyof typeof WS_CLIENT_FRAMES;
+
+/** The `data` type of each client frame, by event name (the static types of {@link WS_CLIENT_FRAMES}' schemas). */
+export type WsClientFrameData = { [K in WsClientFrameName]: Static<(typeof WS_CLIENT_FRAMES)[K]['data']> };
 
 /** WebSocket close codes the service's own refusals use (the socket is accepted, then closed). */
 export const WS_CLOSE = { revoked: 4001, forbidden: 4003, unauthorized: 4401 } as const;

@@ -144,6 +144,8 @@ export interface Config {
   sptTtlSec: number;
   /** Webhook delivery (design §8.11); times in milliseconds. */
   webhooks: WebhookConfig;
+  /** Push delivery (design §8.36): the platforms' settings; the worker's timing is `webhooks`'. */
+  push: PushConfig;
   /**
    * Refuse every registration (`client_key_register`, `POST /devices/register`) and activation
    * without a fresh `key_binding` (`KEY_BINDING_REQUIRED`, default false: the legacy bodies stay
@@ -248,6 +250,19 @@ export interface WebhookConfig {
   allowHttp: boolean;
 }
 
+/**
+ * Push delivery settings (design §8.36). Web Push is always on; APNs and FCM are on when their
+ * settings are given (all of them: a partial set is a ConfigError).
+ */
+export interface PushConfig {
+  /** The VAPID `sub` claim (RFC 8292 §2.1; `VAPID_SUBJECT`, default `mailto:operator@<PUBLIC_URL host>`). */
+  vapidSubject: string;
+  /** APNs token authentication (`APNS_KEY_FILE` .p8, `APNS_KEY_ID`, `APNS_TEAM_ID`, `APNS_TOPIC` the app's bundle id; `APNS_ENDPOINT` another host, e.g. the sandbox or a test double). */
+  apns: { keyFile: string; keyId: string; teamId: string; topic: string; endpoint: string | undefined } | undefined;
+  /** FCM HTTP v1 with a service account (`FCM_SERVICE_ACCOUNT_FILE`; `FCM_ENDPOINT` another host for tests). */
+  fcm: { serviceAccountFile: string; endpoint: string | undefined } | undefined;
+}
+
 /** Thrown for an environment variable that cannot be parsed. */
 export class ConfigError extends Error {}
 
@@ -320,6 +335,25 @@ const VERSION = '0.1.0';
 
 /** `packages/dashboard/dist`, from this file in `src/` or `dist/` of the server package. */
 const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
+
+/** The push settings of `env` ({@link PushConfig}). @throws ConfigError when only some `APNS_*` variables are set. */
+function pushConfig(env: NodeJS.ProcessEnv, publicUrl: string): PushConfig {
+  const apnsVars = ['APNS_KEY_FILE', 'APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_TOPIC'] as const;
+  const given = apnsVars.filter((n) => env[n]?.trim());
+  if (given.length > 0 && given.length < apnsVars.length) {
+    throw new ConfigError(`APNs needs ${apnsVars.join(', ')}; missing: ${apnsVars.filter((n) => !given.includes(n)).join(', ')}`);
+  }
+  const apns =
+    given.length === apnsVars.length
+      ? { keyFile: env.APNS_KEY_FILE!.trim(), keyId: env.APNS_KEY_ID!.trim(), teamId: env.APNS_TEAM_ID!.trim(), topic: env.APNS_TOPIC!.trim(), endpoint: env.APNS_ENDPOINT?.trim() || undefined }
+      : undefined;
+  const fcmFile = env.FCM_SERVICE_ACCOUNT_FILE?.trim();
+  return {
+    vapidSubject: env.VAPID_SUBJECT?.trim() || `mailto:operator@${new URL(publicUrl).hostname}`,
+    apns,
+    fcm: fcmFile ? { serviceAccountFile: fcmFile, endpoint: env.FCM_ENDPOINT?.trim() || undefined } : undefined,
+  };
+}
 
 /**
  * Parse the environment into a Config. Every variable is optional (design §3).
@@ -413,6 +447,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
     },
+    push: pushConfig(env, publicUrl),
     keyBindingRequired: bool(env, 'KEY_BINDING_REQUIRED', false),
     secretsKey: secretsKey(env),
     secretsKeyPrevious: secretsKeyPrevious(env),

@@ -27,6 +27,7 @@ export const POSTGRES_TEST_FILES: Readonly<Record<string, string>> = {
   'policy-cache-cluster.test.ts': 'policy epochs read across two instances (skipped on PGlite)',
   'receipts-cluster.test.ts': 'receipts across two instances (skipped on PGlite)',
   'telemetry-export.test.ts': 'the export outbox drained by two instances sharing one database',
+  'push-web.test.ts': 'the push outbox claimed by two workers on one database (SKIP LOCKED across pool connections)',
   'audit-transparency.test.ts': 'concurrent appends to the transparency log from two instances on one database',
   'marketplace-payouts.test.ts': 'two instances running the payout at the same moment pay once',
   'defects-auth.test.ts': 'a renewal challenge issued by one instance renews on another sharing the database',

@@ -1,12 +1,12 @@
 /**
- * decodeBase64 (conversations/messages.ts) accepts exactly the strings of the protocol's `Base64`
+ * decodeBase64 (lib/envelope.ts) accepts exactly the strings of the protocol's `Base64`
  * pattern whose length is a multiple of 4, and decodes them as Node does: it checks the decoded
  * length instead of running the pattern a second time (issue 15).
  */
 import { Base64 } from '@parley/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64 } from '../src/modules/conversations/messages.js';
+import { decodeBase64 } from '../src/lib/envelope.js';
 
 const PATTERN = new RegExp(Base64.pattern!);
 const accepts = (s: string) => {

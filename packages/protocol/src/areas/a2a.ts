@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
 import { HUB_ADDRESS_PATTERN } from './hub.js';
+import { Page } from '../paging.js';
 
 /** Status of an A2A channel (contract §2.11). */
 export const CHANNEL_STATUSES = ['pending', 'approved', 'active', 'rejected', 'revoked'] as const;
@@ -108,7 +109,7 @@ export const A2aHistoryQuery = Type.Object({ since: PageQueryFields.since, limit
 export type A2aHistoryQuery = Static<typeof A2aHistoryQuery>;
 
 /** A page of A2A channel messages, oldest first; `next_cursor` is null on the last page. */
-export const A2aMessagePage = Type.Object({ messages: Type.Array(A2aMessage), next_cursor: Nullable(Type.String()) });
+export const A2aMessagePage = Page('messages', A2aMessage);
 export type A2aMessagePage = Static<typeof A2aMessagePage>;
 
 // ---------------------------------------------------------------- frames (contract §6.1)

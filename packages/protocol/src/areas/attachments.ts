@@ -40,6 +40,21 @@ export type RegisterPushTokenRequest = Static<typeof RegisterPushTokenRequest>;
 export const PushRegistration = Type.Object({ push_token_id: Uuid, device_id: Uuid, platform: PushPlatform });
 export type PushRegistration = Static<typeof PushRegistration>;
 
+/** One push registration as `GET /push/registrations` lists it: never its token. */
+export const PushRegistrationInfo = Type.Object({ push_token_id: Uuid, device_id: Uuid, platform: PushPlatform, created_at: Timestamp });
+export type PushRegistrationInfo = Static<typeof PushRegistrationInfo>;
+
+/** Answer of `GET /push/registrations`: the tenant's registrations, oldest first. */
+export const PushRegistrationList = Type.Object({ registrations: Type.Array(PushRegistrationInfo) });
+export type PushRegistrationList = Static<typeof PushRegistrationList>;
+
+/** Answer of `GET /push/vapid-public-key` (RFC 8292 §3.2): the uncompressed P-256 point, base64url without padding. */
+export const VapidPublicKey = Type.Object({ public_key: Type.String({ pattern: '^[A-Za-z0-9_-]{87}$', description: 'base64url (no padding) of the 65-byte uncompressed P-256 public key' }) });
+export type VapidPublicKey = Static<typeof VapidPublicKey>;
+
+/** Path parameter of `DELETE /push/register/{push_token_id}`. */
+const PushTokenParams = Type.Object({ push_token_id: Uuid });
+
 const tags = ['attachments'];
 
 /** Route rows of this area (attachments: device JWT, or owner JWT of the same tenant). */
@@ -76,9 +91,43 @@ export const attachmentsRoutes = {
     tags: ['push'],
     summary: "Register a mobile push token for an ACTIVE device of the caller's tenant (idempotent per device and token)",
     description:
-      'Registers a mobile push token (`platform` and `token`, at most 4096 characters) for an ACTIVE device of the caller\'s tenant, so the device can be woken for new messages. Idempotent: the same device and token answer the same registration id. Answers 201. 404 when the device is unknown in the tenant or not ACTIVE.',
+      'Registers a push token (`platform` and `token`, at most 4096 characters) for an ACTIVE device of the caller\'s tenant, so the device is woken by a push when something waits for it and it has no open socket. For `web` the token is the browser\'s PushSubscription JSON `{endpoint, keys: {p256dh, auth}}` as a string; its endpoint must pass the webhook URL rules (https, a public address). Idempotent: the same device and token answer the same registration id. Answers 201. 400 when a `web` token is not such a subscription or its endpoint is refused. 404 when the device is unknown in the tenant or not ACTIVE.',
     body: RegisterPushTokenRequest,
     responses: { 201: PushRegistration },
     errors: [400, 401, 403, 404],
+  }),
+  deletePushRegistration: defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/push/register/{push_token_id}',
+    auth: 'owner',
+    tags: ['push'],
+    summary: "Remove one push registration of the caller's tenant",
+    description:
+      'Removes a push registration of the caller\'s tenant, with the pushes still waiting for it; the device is no longer woken through that token. Audited as `push.registration_removed`; answers 204. 404 when no registration of the tenant has this id.',
+    params: PushTokenParams,
+    responses: { 204: null },
+    errors: [400, 401, 403, 404],
+  }),
+  listPushRegistrations: defineRoute({
+    method: 'GET',
+    path: '/api/v1/push/registrations',
+    auth: 'owner',
+    tags: ['push'],
+    summary: "List the push registrations of the caller's tenant, without their tokens",
+    description:
+      'Every push registration of the caller\'s tenant, oldest first: its id, device, platform and creation time. Tokens (device tokens and Web Push subscriptions) are secrets and never answered.',
+    responses: { 200: PushRegistrationList },
+    errors: [401, 403],
+  }),
+  vapidPublicKey: defineRoute({
+    method: 'GET',
+    path: '/api/v1/push/vapid-public-key',
+    auth: 'none',
+    tags: ['push'],
+    summary: "The service's VAPID public key, for a browser's PushManager.subscribe",
+    description:
+      'The P-256 public key the service signs its Web Push requests with (RFC 8292 VAPID), as base64url of the uncompressed point: a browser passes it as `applicationServerKey` to `PushManager.subscribe`, then registers the resulting PushSubscription JSON with `POST /push/register` (platform `web`). Every instance answers the same key.',
+    responses: { 200: VapidPublicKey },
+    errors: [],
   }),
 };

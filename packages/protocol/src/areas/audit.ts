@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { Base64, lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { Page, PageCursor, PageLimit } from '../paging.js';
 
 /**
  * The documented enum of audit event types (contract §4.14; design §8.10). Every row of
@@ -97,6 +98,7 @@ export const AUDIT_EVENT_TYPES = [
   'spend.cap_set',
   'spend.alert',
   'device.settings_updated',
+  'push.registration_removed',
 ] as const;
 
 /** One audit event type. */
@@ -119,7 +121,7 @@ export const AuditEvent = Type.Object({
 export type AuditEvent = Static<typeof AuditEvent>;
 
 /** A page of audit events, newest first; `next_cursor` is null on the last page. */
-export const AuditEventPage = Type.Object({ events: Type.Array(AuditEvent), next_cursor: Nullable(Type.String()) });
+export const AuditEventPage = Page('events', AuditEvent);
 export type AuditEventPage = Static<typeof AuditEventPage>;
 
 /** `GET /api/v1/audit/verify` answer: `first_broken` names the first link that fails (`seq_gap`, `prev_hash_mismatch` or `hash_mismatch`). */
@@ -158,8 +160,8 @@ export const AuditEventQuery = Type.Object({
   subject: Type.Optional(Filter),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive lower bound on created_at' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive upper bound on created_at' })),
-  cursor: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'a previous next_cursor' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  cursor: PageCursor({ pattern: '^[1-9][0-9]{0,14}$', description: 'a previous next_cursor' }),
+  limit: PageLimit(),
 });
 export type AuditEventQuery = Static<typeof AuditEventQuery>;
 

@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { CursorPaging, Page } from '../paging.js';
 
 /** Risk level of one option (contract §2.4). */
 export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
@@ -68,12 +69,11 @@ export const ResolveDecisionRequest = Type.Object({
 export type ResolveDecisionRequest = Static<typeof ResolveDecisionRequest>;
 
 export const DecisionListQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the previous answer’s next_cursor' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  ...CursorPaging({ maxLength: 64, description: 'the previous answer’s next_cursor' }),
 });
 export type DecisionListQuery = Static<typeof DecisionListQuery>;
 
-export const DecisionPage = Type.Object({ decisions: Type.Array(Decision), next_cursor: Nullable(Type.String()) });
+export const DecisionPage = Page('decisions', Decision);
 export type DecisionPage = Static<typeof DecisionPage>;
 
 const tags = ['decisions'];

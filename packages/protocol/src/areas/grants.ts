@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, Timestamp, Uuid } from '../common.js';
 import { TrustTier } from './trust.js';
+import { CursorPaging, Page } from '../paging.js';
 
 /** The checks of SPT validation (`POST /grants/validate`, design §8.7), in order. */
 export const GRANT_CHECKS = ['signature', 'expiration', 'revocation', 'skill', 'audience'] as const;
@@ -63,13 +64,12 @@ export type Grant = Static<typeof Grant>;
 export const GrantListQuery = Type.Object({
   device_id: Type.Optional(Uuid),
   active: Type.Optional(Type.Boolean({ description: 'true: not revoked and not expired; false: revoked or expired' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the previous answer’s next_cursor' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  ...CursorPaging({ maxLength: 64, description: 'the previous answer’s next_cursor' }),
 });
 export type GrantListQuery = Static<typeof GrantListQuery>;
 
 /** A page of grants, newest first (design §8.7); `next_cursor` is null on the last page. */
-export const GrantPage = Type.Object({ grants: Type.Array(Grant), next_cursor: Nullable(Type.String()) });
+export const GrantPage = Page('grants', Grant);
 export type GrantPage = Static<typeof GrantPage>;
 
 /** `POST /api/v1/grants/{jti}/revoke` body: optional (a request without one revokes with the default reason). */

@@ -6,6 +6,7 @@ import { defineRoute } from '../contract.js';
 import { IdParams, lit, Nullable, Timestamp, Uuid } from '../common.js';
 import { TRUST_TIERS } from './trust.js';
 import { API_KEY_ENVS } from './api-keys.js';
+import { Page, PageCursor, PageLimit } from '../paging.js';
 
 /**
  * Hub address rule (design §8.13): 3-32 characters of `[a-z0-9-]`, no leading or trailing
@@ -169,7 +170,7 @@ export const HubSearchQuery = Type.Object({
   query: Type.Optional(Type.String({ maxLength: 500, description: 'free text (websearch syntax: words, "phrases", -exclusions, or) over names, descriptions and capabilities' })),
   tier: Type.Optional(lit(TRUST_TIERS)),
   capability: Type.Optional(CapabilityName),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `default ${DEFAULT_SEARCH_LIMIT}; anonymous callers get at most ${ANONYMOUS_SEARCH_LIMIT} results` })),
+  limit: PageLimit({ maximum: 100, description: `default ${DEFAULT_SEARCH_LIMIT}; anonymous callers get at most ${ANONYMOUS_SEARCH_LIMIT} results` }),
 });
 export type HubSearchQuery = Static<typeof HubSearchQuery>;
 
@@ -219,8 +220,8 @@ export type GrantTierRequest = Static<typeof GrantTierRequest>;
 export const HubReviewQuery = Type.Object({
   tier: Type.Optional(lit(TRUST_TIERS)),
   query: Type.Optional(Type.String({ maxLength: 100, description: 'case-insensitive part of the hub address or display name' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  limit: PageLimit(),
+  cursor: PageCursor(),
 });
 export type HubReviewQuery = Static<typeof HubReviewQuery>;
 
@@ -240,7 +241,7 @@ export const HubReviewEntry = Type.Object({
 export type HubReviewEntry = Static<typeof HubReviewEntry>;
 
 /** `GET /api/v1/hub/review` answer: newest identities first; `next_cursor` null on the last page. */
-export const HubReviewPage = Type.Object({ identities: Type.Array(HubReviewEntry), next_cursor: Nullable(Type.String()) });
+export const HubReviewPage = Page('identities', HubReviewEntry);
 export type HubReviewPage = Static<typeof HubReviewPage>;
 
 // ---------------------------------------------------------------- DID documents and resolution (contract §4.10, §8; design §8.15)

@@ -19,6 +19,7 @@ import { Base64, Ciphertext, lit, MessageType, Nullable, Priority, Timestamp, Uu
 import { ActingDeviceHeader } from './conversations.js';
 import { DELIVERY_OUTCOMES } from './rooms.js';
 import { TRUST_TIERS } from './trust.js';
+import { Page, PageCursor, PageLimit } from '../paging.js';
 
 // ---------------------------------------------------------------- listings (contract §3.7, design §8.23)
 
@@ -125,13 +126,13 @@ export const ListingSearchQuery = Type.Object({
   min_price_cents: Type.Optional(Type.Integer({ minimum: 0 })),
   max_price_cents: Type.Optional(Type.Integer({ minimum: 0 })),
   mine: Type.Optional(Type.Boolean({ description: "the caller tenant's own listings, every status (authenticated callers)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'default 20; anonymous callers at most 20' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the previous answer’s next_cursor' })),
+  limit: PageLimit({ maximum: 100, description: 'default 20; anonymous callers at most 20' }),
+  cursor: PageCursor({ description: 'the previous answer’s next_cursor' }),
 });
 export type ListingSearchQuery = Static<typeof ListingSearchQuery>;
 
 /** A page of listings: by relevance with `query`, else newest published first. */
-export const ListingPage = Type.Object({ listings: Type.Array(Listing), next_cursor: Nullable(Type.String()) });
+export const ListingPage = Page('listings', Listing);
 export type ListingPage = Static<typeof ListingPage>;
 
 // ---------------------------------------------------------------- rentals (contract §3.6, design §8.9, §8.35)
@@ -179,13 +180,13 @@ export type Rental = Static<typeof Rental>;
 export const RentalListQuery = Type.Object({
   status: Type.Optional(lit(RENTAL_STATUSES)),
   role: Type.Optional(Type.Union([Type.Literal('renter'), Type.Literal('developer')], { default: 'renter' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  limit: PageLimit(),
+  cursor: PageCursor(),
 });
 export type RentalListQuery = Static<typeof RentalListQuery>;
 
 /** A page of rentals, newest first. */
-export const RentalPage = Type.Object({ rentals: Type.Array(Rental), next_cursor: Nullable(Type.String()) });
+export const RentalPage = Page('rentals', Rental);
 export type RentalPage = Static<typeof RentalPage>;
 
 // ---------------------------------------------------------------- the rental room (contract §4.16)
@@ -250,13 +251,13 @@ export type RentalMessage = Static<typeof RentalMessage>;
 
 /** `GET /api/v1/marketplace/rentals/{id}/messages` query: `since` a next_cursor (exclusive), `limit` 1-200. */
 export const RentalMessageQuery = Type.Object({
-  since: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9]+$', description: 'the previous answer’s next_cursor' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  since: PageCursor({ maxLength: 32, pattern: '^[0-9]+$', description: 'the previous answer’s next_cursor' }),
+  limit: PageLimit(),
 });
 export type RentalMessageQuery = Static<typeof RentalMessageQuery>;
 
 /** The caller device's messages of the room (sent and received, relayed ones only), oldest first. */
-export const RentalMessagePage = Type.Object({ messages: Type.Array(RentalMessage), next_cursor: Nullable(Type.String()) });
+export const RentalMessagePage = Page('messages', RentalMessage);
 export type RentalMessagePage = Static<typeof RentalMessagePage>;
 
 /**
@@ -325,12 +326,12 @@ export type Dispute = Static<typeof Dispute>;
 /** `GET /api/v1/marketplace/disputes` query: operators see every tenant's disputes, owners their tenant's. */
 export const DisputeListQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved')])),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  limit: PageLimit(),
+  cursor: PageCursor(),
 });
 export type DisputeListQuery = Static<typeof DisputeListQuery>;
 
-export const DisputePage = Type.Object({ disputes: Type.Array(Dispute), next_cursor: Nullable(Type.String()) });
+export const DisputePage = Page('disputes', Dispute);
 export type DisputePage = Static<typeof DisputePage>;
 
 // ---------------------------------------------------------------- payouts, connect, payment method, ledger
@@ -351,12 +352,12 @@ export const Payout = Type.Object({
 export type Payout = Static<typeof Payout>;
 
 export const PayoutListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  limit: PageLimit(),
+  cursor: PageCursor(),
 });
 export type PayoutListQuery = Static<typeof PayoutListQuery>;
 
-export const PayoutPage = Type.Object({ payouts: Type.Array(Payout), next_cursor: Nullable(Type.String()) });
+export const PayoutPage = Page('payouts', Payout);
 export type PayoutPage = Static<typeof PayoutPage>;
 
 /**

@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { Base64, Ciphertext, IdParams, lit, MessageType, Nullable, PageQueryFields, Priority, Timestamp, Uuid } from '../common.js';
+import { Page } from '../paging.js';
 
 /** Room security levels: `strict` rooms hold agent-sent messages unless a policy allows them (design §8.5). */
 export const ROOM_SECURITY_LEVELS = ['standard', 'strict'] as const;
@@ -163,7 +164,7 @@ export const RoomTimelineEntry = Type.Object({
 export type RoomTimelineEntry = Static<typeof RoomTimelineEntry>;
 
 /** A page of a room timeline; `next_cursor` resumes after its last entry. */
-export const RoomTimelinePage = Type.Object({ messages: Type.Array(RoomTimelineEntry), next_cursor: Nullable(Type.String()) });
+export const RoomTimelinePage = Page('messages', RoomTimelineEntry);
 export type RoomTimelinePage = Static<typeof RoomTimelinePage>;
 
 /** Timeline views (design §8.5). */

@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, refuseUnknownKeys, Timestamp, Uuid } from '../common.js';
+import { CursorPaging, Page } from '../paging.js';
 
 /** Autonomy levels, lowest first (contract §2.14, §3.4). */
 export const SHADOW_LEVELS = ['shadow', 'supervised', 'autonomous'] as const;
@@ -73,13 +74,12 @@ export type CreateShadowSessionRequest = Static<typeof CreateShadowSessionReques
 export const ShadowSessionListQuery = Type.Object({
   device_id: Type.Optional(Uuid),
   level: Type.Optional(ShadowLevel),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the previous answer’s next_cursor' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  ...CursorPaging({ maxLength: 64, description: 'the previous answer’s next_cursor' }),
 });
 export type ShadowSessionListQuery = Static<typeof ShadowSessionListQuery>;
 
 /** A page of shadow sessions, oldest first; `next_cursor` is null on the last page. */
-export const ShadowSessionPage = Type.Object({ sessions: Type.Array(ShadowSession), next_cursor: Nullable(Type.String()) });
+export const ShadowSessionPage = Page('sessions', ShadowSession);
 export type ShadowSessionPage = Static<typeof ShadowSessionPage>;
 
 /**

@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, Timestamp, Uuid } from '../common.js';
+import { CursorPaging, Page } from '../paging.js';
 
 /** Span statuses on the wire (OTLP status codes 0, 1, 2). */
 export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
@@ -67,13 +68,10 @@ export const TelemetrySpan = Type.Object({
 export type TelemetrySpan = Static<typeof TelemetrySpan>;
 
 /** A page of spans, newest first; pass `next_cursor` as `cursor`. */
-export const TelemetrySpanPage = Type.Object({ spans: Type.Array(TelemetrySpan), next_cursor: Nullable(Type.String()) });
+export const TelemetrySpanPage = Page('spans', TelemetrySpan);
 export type TelemetrySpanPage = Static<typeof TelemetrySpanPage>;
 
-const PageFields = {
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'a next_cursor value' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-};
+const PageFields = CursorPaging({ description: 'a next_cursor value' });
 const WindowFields = {
   since: Type.Optional(Type.String({ format: 'date-time', description: 'spans started at or after (ISO 8601)' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'spans started before (ISO 8601)' })),

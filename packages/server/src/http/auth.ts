@@ -87,10 +87,13 @@ export function operatorOf(request: FastifyRequest): OwnerPrincipal & { operator
   return p as OwnerPrincipal & { operator: true };
 }
 
-/** The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. */
-export function actingDevice(req: FastifyRequest, required: true): string;
-export function actingDevice(req: FastifyRequest, required: false): string | undefined;
-export function actingDevice(req: FastifyRequest, required: boolean): string | undefined {
+/**
+ * The `X-Device-Id` header as a UUID; 400 when required and missing or malformed. The device it
+ * names is resolved and checked by `actingDevice` (modules/devices).
+ */
+export function deviceIdHeader(req: FastifyRequest, required: true): string;
+export function deviceIdHeader(req: FastifyRequest, required: false): string | undefined;
+export function deviceIdHeader(req: FastifyRequest, required: boolean): string | undefined {
   const v = req.headers['x-device-id'];
   const id = asUuid(v);
   if (id) return id;

@@ -67,8 +67,8 @@ export async function registerDashboard(app: FastifyInstance, dir: string, optio
     index: ['index.html'],
     setHeaders: (reply, path) => {
       secure(reply, csp);
-      // Hashed asset names never change content; the page itself is revalidated.
-      void reply.header('cache-control', path.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
+      // Hashed asset names never change content; the page and the push service worker (a fixed name) are revalidated.
+      void reply.header('cache-control', path.endsWith('.html') || path.endsWith('push-sw.js') ? 'no-cache' : 'public, max-age=31536000, immutable');
     },
   });
   return (request, reply) => {

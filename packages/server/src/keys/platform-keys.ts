@@ -42,13 +42,20 @@ async function readPlatformKey(db: Db, purpose: string) {
  * `platform_keys` with its private half opened ({@link openPlatformKeyRow}), created (named
  * `keyName`, where its format names keys; the private half sealed under `box`) when the database
  * has none. Concurrent first starts are safe: the insert does nothing on conflict and every
- * instance then reads the one stored key, so all instances share it.
+ * instance then reads the one stored key, so all instances share it. `generate` makes the key pair
+ * (default Ed25519 as multibase; the Web Push VAPID key is a P-256 pair, modules/push/vapid.ts).
  * @throws when the key can be neither read nor created, or it is sealed under no key of `box`.
  */
-export async function loadPlatformKeyRow(db: Db, box: SecretBox, purpose: string, keyName?: string): Promise<typeof platformKeys.$inferSelect> {
+export async function loadPlatformKeyRow(
+  db: Db,
+  box: SecretBox,
+  purpose: string,
+  keyName?: string,
+  generate: () => Promise<Ed25519Multibase> = generateEd25519,
+): Promise<typeof platformKeys.$inferSelect> {
   let row = await readPlatformKey(db, purpose);
   if (!row) {
-    const fresh = sealPlatformKey(box, await generateEd25519());
+    const fresh = sealPlatformKey(box, await generate());
     await crossTenant(db, PLATFORM_KEYS_REASON, (tx) => tx.insert(platformKeys).values({ purpose, ...fresh, keyName }).onConflictDoNothing());
     row = await readPlatformKey(db, purpose);
   }

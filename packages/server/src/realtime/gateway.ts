@@ -26,7 +26,7 @@
  *   terminated. Connects, frames and disconnects are reported to the {@link PresenceHooks}.
  * - Errors are `{event: "error", data: {detail, status, client_ref?}}` and leave the socket open.
  */
-import type { WsClientFrameName, WsServiceEventName } from '@parley/protocol';
+import type { WsClientFrameData, WsClientFrameName, WsServiceEventData, WsServiceEventName } from '@parley/protocol';
 import type { Metrics } from '../lib/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
@@ -164,17 +164,14 @@ export interface FrameSender {
   apiKeyId?: string;
 }
 
-/** An ack frame a module handler answers; the gateway adds the frame's `client_ref`. */
-export interface FrameAck {
-  /** An event of the frame catalogue (@parley/protocol `WS_SERVICE_EVENTS`). */
-  event: WsServiceEventName;
-  data: Record<string, unknown>;
-  /**
-   * Registration frames: serve the (unregistered) socket as this device from now on, before the
-   * ack is sent. Ignored on a socket that is already registered.
-   */
-  registerAs?: string;
-}
+/**
+ * An ack frame a module handler answers: an event of the service-event table (@parley/protocol
+ * `WS_SERVICE_FRAMES`) with its `data` typed by that event, less `client_ref`, which the gateway
+ * adds from the frame.
+ * `registerAs` (registration frames): serve the (unregistered) socket as this device from now on,
+ * before the ack is sent; ignored on a socket that is already registered.
+ */
+export type FrameAck = { [K in WsServiceEventName]: { event: K; data: Omit<WsServiceEventData[K], 'client_ref'>; registerAs?: string } }[WsServiceEventName];
 
 /**
  * The unordered rest of a frame's work: `ack` settles after the handler's ordered part resolved
@@ -248,8 +245,12 @@ export class Gateway implements LocalSockets {
     this.timer.unref();
   }
 
-  /** Serve frames of `event` (a client frame of @parley/protocol `WS_CLIENT_FRAMES`) with `handler` (conversations, api-keys, rooms, A2A). */
-  registerFrame<T>(event: WsClientFrameName, handler: FrameHandler<T>): void {
+  /**
+   * Serve frames of `event` (a client frame of @parley/protocol `WS_CLIENT_FRAMES`) with `handler`
+   * (conversations, api-keys, rooms, A2A); the handler's `data` is the frame's type in that table
+   * (`WsClientFrameData`).
+   */
+  registerFrame<K extends WsClientFrameName>(event: K, handler: FrameHandler<WsClientFrameData[K]>): void {
     if (this.handlers.has(event) || ['ping', 'pong'].includes(event)) {
       throw new Error(`frame ${event} is already served`);
     }
@@ -262,7 +263,7 @@ export class Gateway implements LocalSockets {
   }
 
   /** Call `hook` for every local socket a bus frame of `event` is written to. */
-  onDeliver(event: string, hook: DeliveryHook): void {
+  onDeliver(event: WsServiceEventName, hook: DeliveryHook): void {
     const hooks = this.deliveryHooks.get(event);
     if (hooks) hooks.push(hook);
     else this.deliveryHooks.set(event, [hook]);
@@ -372,7 +373,7 @@ export class Gateway implements LocalSockets {
     void this.deps.presence.seen(c.tenantId, c.deviceId, true);
   }
 
-  private send(c: Conn, event: WsServiceEventName, data: unknown): void {
+  private send<K extends WsServiceEventName>(c: Conn, event: K, data: WsServiceEventData[K]): void {
     this.write(c, JSON.stringify({ event, data }));
   }
 

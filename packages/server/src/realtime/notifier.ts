@@ -1,7 +1,8 @@
 /**
  * Service-side helper to emit contract §6.1 events through the event bus, so that every instance
  * delivers them to its own sockets, and to hand the same events to the webhook outbox
- * (design §8.11) for devices that registered a webhook URL.
+ * (design §8.11) for devices that registered a webhook URL, and to any other sink added (the push
+ * trigger, design §8.36, which wakes devices without a live socket).
  */
 import { WS_CLOSE, type WsServiceEventName } from '@parley/protocol';
 import type { Audience, EventBus } from './bus.js';
@@ -22,6 +23,7 @@ export interface WebhookSink {
 
 export class Notifier {
   private webhooks: WebhookSink | undefined;
+  private readonly others: WebhookSink[] = [];
 
   constructor(private readonly bus: EventBus) {}
 
@@ -30,10 +32,21 @@ export class Notifier {
     this.webhooks = sink;
   }
 
+  /** Attach another sink of the same events, called after the webhook outbox (the push trigger; set once by the composition root). */
+  addSink(sink: WebhookSink): void {
+    this.others.push(sink);
+  }
+
+  /** Hand `{event, data}` for `audience` to every sink that handles `event`, one after the other. */
+  private async sink(tenantId: string, audience: Audience, event: string, data: unknown): Promise<void> {
+    if (this.webhooks) await this.webhooks.enqueue(tenantId, audience, event, data);
+    for (const s of this.others) if (s.handles?.(event) !== false) await s.enqueue(tenantId, audience, event, data);
+  }
+
   /** Send `{event, data}` to every socket of the listed devices of a tenant (and their webhooks). */
   async toDevices(tenantId: string, deviceIds: string[], event: WsServiceEventName, data: unknown, excludeSocket?: string): Promise<void> {
     await this.bus.publish({ type: 'frame', to: { deviceIds }, event, data, ...(excludeSocket ? { excludeSocket } : {}) });
-    await this.webhooks?.enqueue(tenantId, { deviceIds }, event, data);
+    await this.sink(tenantId, { deviceIds }, event, data);
   }
 
   /**
@@ -43,15 +56,14 @@ export class Notifier {
   async toEach(tenantId: string, event: WsServiceEventName, frames: { deviceIds: string[]; data: unknown }[]): Promise<void> {
     if (frames.length === 0) return;
     await this.bus.publish({ type: 'frames', event, frames });
-    const sink = this.webhooks;
-    if (!sink || sink.handles?.(event) === false) return;
-    for (const f of frames) await sink.enqueue(tenantId, { deviceIds: f.deviceIds }, event, f.data);
+    const sinks = [this.webhooks, ...this.others].filter((s): s is WebhookSink => s !== undefined && s.handles?.(event) !== false);
+    for (const s of sinks) for (const f of frames) await s.enqueue(tenantId, { deviceIds: f.deviceIds }, event, f.data);
   }
 
   /** Send `{event, data}` to every owner-device socket of a tenant (and their webhooks). */
   async toOwners(tenantId: string, event: WsServiceEventName, data: unknown): Promise<void> {
     await this.bus.publish({ type: 'frame', to: { ownersOfTenant: tenantId }, event, data });
-    await this.webhooks?.enqueue(tenantId, { ownersOfTenant: tenantId }, event, data);
+    await this.sink(tenantId, { ownersOfTenant: tenantId }, event, data);
   }
 
   /** Close every socket of a device, on every instance. */

@@ -1,14 +1,39 @@
 /**
  * This browser's owner device and the tenant's owner devices (design §8.1): device id and
- * fingerprint (design §7) of this browser and whether it sends read receipts (issue 20 part 1);
+ * fingerprint (design §7) of this browser, whether it sends read receipts and whether it is woken
+ * by push notifications (design §8.36);
  * the other owner devices can be removed (confirmed). "This browser" says what its local storage
  * protects (lib/sealed-store.ts).
  */
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useOwner } from '../../app/owner-context';
 import { ago, Badge, ConfirmButton, Empty, ErrorNote, Head, Health, Loading, Section } from '../../components/ui';
 import { useRootMutation } from '../../lib/mutate';
 import { useDeviceList } from '../../lib/use-devices';
+import { browserPush, disablePush, enablePush, isSubscribed, localPushIds, pushSupported } from '../../lib/web-push';
+
+/** "Notify me on this browser": a Web Push subscription of this owner device (lib/web-push.ts). */
+function NotifyMe() {
+  const { client, deviceId } = useOwner();
+  const qc = useQueryClient();
+  const supported = pushSupported();
+  const state = useQuery({ queryKey: ['push', deviceId], queryFn: () => isSubscribed(browserPush()), enabled: supported });
+  const toggle = useMutation({
+    mutationFn: (on: boolean) => (on ? enablePush : disablePush)(browserPush(), client, localPushIds(), deviceId),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['push', deviceId] }),
+  });
+  if (!supported) return <p className="muted">This browser cannot receive push notifications.</p>;
+  return (
+    <div className="field">
+      <label className="check">
+        <input type="checkbox" checked={state.data === true} disabled={state.isPending || toggle.isPending} onChange={(e) => toggle.mutate(e.target.checked)} />
+        Notify me on this browser
+      </label>
+      <p className="muted">When the app is closed, this browser shows a notification when a message, decision or approval waits for you. Notifications say what kind of thing waits, never what it says.</p>
+      <ErrorNote error={state.error ?? toggle.error} />
+    </div>
+  );
+}
 
 /** This browser's read receipts (`GET`/`PATCH /devices/{id}/settings`): off, agents never see "Read" for what it read. */
 function ReadReceipts() {
@@ -50,6 +75,7 @@ export function ThisBrowser() {
         </dd>
       </dl>
       <ReadReceipts />
+      <NotifyMe />
     </Section>
   );
 }

@@ -18,6 +18,7 @@ export { signingKeys, platformKeys, scheduledJobs } from './platform.js';
 export { mlsKeyPackages, pqPrekeys, PREKEY_KINDS, type PrekeyKind } from './mls.js';
 export { apiKeys } from './api-keys.js';
 export { attachments, pushTokens } from './attachments.js';
+export { pushDeliveries } from './push.js';
 export { workspaces, workspaceMembers } from './workspaces.js';
 export { rooms, roomMembers, roomConversations, roomReleaseSeq, roomMessages, roomEnvelopes } from './rooms.js';
 export { policies, heldMessages, policyEvaluations, policyAllowCounts, policyEpochs } from './policies.js';

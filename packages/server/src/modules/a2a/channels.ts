@@ -8,12 +8,10 @@ import type { A2aChannel, A2aChannelApprovedEvent, RequestA2aChannelRequest, Req
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
+import { getDevice, type DeviceRow } from '../devices/index.js';
 import { asTier, tierRank, type TrustTier as Tier } from '@parley/protocol';
-import type { AuditInput } from '../audit/events.js';
-import { appendAuditToParties, twoPartyEvents, type PartyEvent } from '../audit/parties.js';
-import { getListing } from '../marketplace/listings-repo.js';
-import { activeRentalOf } from '../marketplace/rentals-repo.js';
+import { appendAuditToParties, type AuditInput, type PartyEvent, twoPartyEvents } from '../audit/index.js';
+import { activeRentalOf, getListing } from '../marketplace/index.js';
 import { agreementGate, factsOf, inScope, peerOf, roleOf, toChannelOut, type A2aActor, type A2aCore } from './internal.js';
 import * as repo from './repo.js';
 

@@ -17,23 +17,25 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Gateway } from '../../realtime/gateway.js';
 // Registers the `uuid` string format the compiled checks below need.
 import '../../realtime/frames.js';
-import type { A2aService } from './service.js';
+import type { A2aCore } from './internal.js';
+import { keyExchange } from './key-exchange.js';
+import { send } from './messages.js';
 
 /** Serve the A2A frames on the gateway (called once by the composition root). */
-export function registerA2aFrames(gateway: Pick<Gateway, 'registerFrame'>, a2a: A2aService): void {
-  gateway.registerFrame<KeyExchangeFrame>('a2a_key_exchange', {
+export function registerA2aFrames(gateway: Pick<Gateway, 'registerFrame'>, a2a: A2aCore): void {
+  gateway.registerFrame('a2a_key_exchange', {
     check: TypeCompiler.Compile(KeyExchangeFrame),
     async handle(sender, data) {
       const { client_ref: _ref, ...input } = data;
-      return { event: 'a2a_key_exchange_ack', data: { ...(await a2a.keyExchange(sender, input)) } };
+      return { event: 'a2a_key_exchange_ack', data: { ...(await keyExchange(a2a, sender, input)) } };
     },
   });
-  gateway.registerFrame<A2aMessageFrame>('a2a_message', {
+  gateway.registerFrame('a2a_message', {
     check: TypeCompiler.Compile(A2aMessageFrame),
     rateLimited: true,
     async handle(sender, data) {
       const { client_ref: _ref, channel_id: channelId, ...input } = data;
-      return { event: 'a2a_message_ack', data: { ...(await a2a.send(sender, channelId, input, sender.socketId)) } };
+      return { event: 'a2a_message_ack', data: { ...(await send(a2a, sender, channelId, input, sender.socketId)) } };
     },
   });
 }

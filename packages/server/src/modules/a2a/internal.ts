@@ -1,20 +1,21 @@
 /**
  * Internals shared by the A2A operation files (channels.ts, key-exchange.ts, messages.ts): the
  * service's dependencies and channel-facts cache ({@link A2aCore}), the wire mappings, the party
- * helpers, the agreement (or rental) gate and the base64 decoding. Not part of the module's public surface
- * beyond what service.ts re-exports.
+ * helpers and the agreement (or rental) gate; envelopes are decoded and encoded by lib/envelope.ts.
+ * Not part of the module's public surface beyond what index.ts re-exports.
  */
 import { randomBytes } from 'node:crypto';
 import type { A2aChannel, A2aMessage } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
-import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
+import { BoundedCache } from '../../lib/bounded-cache.js';
+import { blobsOut } from '../../lib/envelope.js';
+import { badRequest, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { BoundedCache, decodeBase64 } from '../conversations/messages.js';
-import type { FederationService } from '../federation/service.js';
-import type { HubService } from '../hub/service.js';
-import { getRental } from '../marketplace/rentals-repo.js';
-import type { HeldReleaser, PolicyDecider } from '../policies/types.js';
+import type { FederationService } from '../federation/index.js';
+import type { HubService } from '../hub/index.js';
+import { getRental } from '../marketplace/index.js';
+import type { HeldReleaser, PolicyDecider } from '../policies/index.js';
 import * as repo from './repo.js';
 
 /** The policy module as A2A uses it: the decider contract plus the releaser registry. */
@@ -88,8 +89,7 @@ export function toMessageOut(m: repo.A2aMessageRow): A2aMessage {
     channel_id: m.channelId,
     message_id: m.id,
     sender_device_id: m.senderDeviceId,
-    header_blob: (m.headerBlob ?? Buffer.alloc(0)).toString('base64'),
-    ciphertext: (m.ciphertext ?? Buffer.alloc(0)).toString('base64'),
+    ...blobsOut(m),
     message_type: m.messageType,
     priority: m.priority,
     timestamp: m.createdAt.toISOString(),
@@ -145,22 +145,21 @@ export async function inScope<T>(tx: Tx, home: string, tenantId: string, fn: () 
 
 /** The immutable parties of a channel visible to `tenantId` (cached). @throws 404. */
 export async function factsOf(core: A2aCore, tenantId: string, id: string): Promise<ChannelFacts> {
-  const key = `${tenantId}:${id}`;
-  const hit = core.facts.get(key);
-  if (hit) return hit;
-  const c = await withTenant(core.deps.db, tenantId, (tx) => repo.getChannel(tx, id));
-  if (!c) throw notFound('channel');
-  const facts: ChannelFacts = {
-    id: c.id,
-    tenantId: c.tenantId,
-    partnerTenantId: c.partnerTenantId,
-    initiatorDeviceId: c.initiatorDeviceId,
-    responderDeviceId: c.responderDeviceId,
-    initiatorHubAddress: c.initiatorHubAddress,
-    responderHubAddress: c.responderHubAddress,
-    rentalId: c.rentalId,
-  };
-  core.facts.set(key, facts);
+  const facts = await core.facts.through(`${tenantId}:${id}`, async () => {
+    const c = await withTenant(core.deps.db, tenantId, (tx) => repo.getChannel(tx, id));
+    if (!c) return undefined;
+    return {
+      id: c.id,
+      tenantId: c.tenantId,
+      partnerTenantId: c.partnerTenantId,
+      initiatorDeviceId: c.initiatorDeviceId,
+      responderDeviceId: c.responderDeviceId,
+      initiatorHubAddress: c.initiatorHubAddress,
+      responderHubAddress: c.responderHubAddress,
+      rentalId: c.rentalId,
+    };
+  });
+  if (!facts) throw notFound('channel');
   return facts;
 }
 
@@ -184,12 +183,4 @@ export async function agreementGate(core: A2aCore, c: ChannelFacts): Promise<voi
   if (!(await core.deps.federation.activeAgreementBetween(c.tenantId, c.partnerTenantId))) {
     throw forbidden('the federation agreement between the two tenants has expired or was revoked: this federated channel is closed to traffic until it is renewed');
   }
-}
-
-/** Decode the base64 fields of a frame or body. @throws 400 bad base64, 413 ciphertext over the limit. */
-export function decode(core: A2aCore, input: { header_blob: string; ciphertext: string }): { headerBlob: Buffer; ciphertext: Buffer } {
-  const headerBlob = decodeBase64('header_blob', input.header_blob);
-  const ciphertext = decodeBase64('ciphertext', input.ciphertext);
-  if (ciphertext.length > core.deps.maxCiphertextBytes) throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${core.deps.maxCiphertextBytes} bytes`);
-  return { headerBlob, ciphertext };
 }

@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { A2aKeyExchangeAck, KeyExchangeFrame } from '@parley/protocol';
 import { withTenant } from '../../db/tenant.js';
+import { decodeEnvelope } from '../../lib/envelope.js';
 import { conflict, notFound } from '../../lib/errors.js';
-import { agreementGate, decode, factsOf, peerOf, roleOf, toMessageOut, type A2aCore, type A2aSender } from './internal.js';
+import { agreementGate, factsOf, peerOf, roleOf, toMessageOut, type A2aCore, type A2aSender } from './internal.js';
 import * as repo from './repo.js';
 
 /** An opaque handshake (e.g. an X3DH initial message or an MLS Welcome), base64 fields: the `a2a_key_exchange` frame without `client_ref`. */
@@ -23,7 +24,7 @@ export async function keyExchange(core: A2aCore, sender: A2aSender, input: KeyEx
   const facts = await factsOf(core, sender.tenantId, input.channel_id);
   const role = roleOf(facts, sender.deviceId);
   await agreementGate(core, facts);
-  const blobs = decode(core, input);
+  const { header, ciphertext } = decodeEnvelope(input, core.deps.maxCiphertextBytes);
   const peer = peerOf(facts, role);
   const { channel, message } = await withTenant(core.deps.db, sender.tenantId, async (tx) => {
     const c = await repo.getChannel(tx, facts.id, true);
@@ -37,7 +38,8 @@ export async function keyExchange(core: A2aCore, sender: A2aSender, input: KeyEx
       channelId: c.id,
       senderDeviceId: sender.deviceId,
       recipientDeviceId: peer.deviceId,
-      ...blobs,
+      headerBlob: header,
+      ciphertext,
       messageType: repo.KEY_EXCHANGE_TYPE,
       priority: 'normal',
       traceparent: null,

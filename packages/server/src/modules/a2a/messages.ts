@@ -8,16 +8,16 @@ import { randomUUID } from 'node:crypto';
 import type { A2aMessage, A2aMessageInput, A2aMessagePage, A2aOutcome, A2aSendResult } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
+import { decodeEnvelope } from '../../lib/envelope.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
-import { enqueueInTx } from '../webhooks/outbox.js';
-import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
+import { enqueueInTx } from '../webhooks/index.js';
+import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/index.js';
 import { asTier } from '@parley/protocol';
-import type { HeldRecord } from '../policies/types.js';
+import type { HeldRecord } from '../policies/index.js';
 import {
   agreementGate,
   checkTraceparent,
-  decode,
   factsOf,
   isFederated,
   newTraceparent,
@@ -48,7 +48,7 @@ export async function send(core: A2aCore, sender: A2aSender, channelId: string, 
   await agreementGate(core, facts);
   const federated = isFederated(facts);
   const traceparent = input.traceparent !== undefined ? checkTraceparent(input.traceparent) : federated ? newTraceparent() : null;
-  const blobs = decode(core, input);
+  const blobs = decodeEnvelope(input, core.deps.maxCiphertextBytes);
   const peer = peerOf(facts, role);
   const home = sender.tenantId;
   const id = randomUUID();
@@ -89,7 +89,7 @@ export async function send(core: A2aCore, sender: A2aSender, channelId: string, 
       channelId: c.id,
       senderDeviceId: sender.deviceId,
       recipientDeviceId: peer.deviceId,
-      headerBlob: kept ? blobs.headerBlob : null,
+      headerBlob: kept ? blobs.header : null,
       ciphertext: kept ? blobs.ciphertext : null,
       messageType,
       priority,

@@ -1,6 +1,6 @@
 /**
  * A2A channel routes (contract §4.13, §3.5; design §8.5; docs/decisions.md "A2A channels"). Thin:
- * the rules live in A2aService. Channel objects use contract §2.11's camelCase field names.
+ * each calls the operation it serves (channels.ts, messages.ts) with the area's {@link A2aCore}. Channel objects use contract §2.11's camelCase field names.
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -8,8 +8,10 @@ import { agentDeviceOf, ownerOf, unregisteredKeyOnOpenRoute } from '../../http/a
 import { serve } from '../../http/contract.js';
 import { forbidden } from '../../lib/errors.js';
 import type { MessageRate } from '../../lib/message-rate.js';
-import { auditActor } from '../audit/parties.js';
-import type { A2aActor, A2aService } from './service.js';
+import { auditActor } from '../audit/index.js';
+import * as channels from './channels.js';
+import type { A2aActor, A2aCore } from './internal.js';
+import * as messages from './messages.js';
 
 /**
  * The caller of a channel route open to owners and agents: the owner's tenant, or the agent
@@ -27,32 +29,32 @@ function actorOf(req: FastifyRequest): A2aActor {
   return { kind: 'agent', tenantId, deviceId, actor: auditActor(req.principal!) };
 }
 
-export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aService; messageRate: MessageRate }> = async (app, { a2a, messageRate }) => {
-  serve(app, ROUTES.requestA2aChannel, async (req, reply) => reply.status(201).send(await a2a.request(actorOf(req), req.body)));
+export const a2aRoutes: FastifyPluginAsync<{ a2a: A2aCore; messageRate: MessageRate }> = async (app, { a2a, messageRate }) => {
+  serve(app, ROUTES.requestA2aChannel, async (req, reply) => reply.status(201).send(await channels.request(a2a, actorOf(req), req.body)));
 
-  serve(app, ROUTES.listA2aChannels, async (req) => ({ channels: unregisteredKeyOnOpenRoute(req) ? [] : await a2a.list(actorOf(req), req.query.status) }), {
+  serve(app, ROUTES.listA2aChannels, async (req) => ({ channels: unregisteredKeyOnOpenRoute(req) ? [] : await channels.list(a2a, actorOf(req), req.query.status) }), {
     config: { allowUnregisteredKey: true },
   });
 
   serve(app, ROUTES.approveA2aChannel, async (req) => {
     const o = ownerOf(req);
-    return a2a.approve(o.tenantId, req.params.id, o.sub);
+    return channels.approve(a2a, o.tenantId, req.params.id, o.sub);
   });
 
   serve(app, ROUTES.rejectA2aChannel, async (req) => {
     const o = ownerOf(req);
-    return a2a.reject(o.tenantId, req.params.id, o.sub);
+    return channels.reject(a2a, o.tenantId, req.params.id, o.sub);
   });
 
-  serve(app, ROUTES.revokeA2aChannel, async (req) => a2a.revoke(actorOf(req), req.params.id));
+  serve(app, ROUTES.revokeA2aChannel, async (req) => channels.revoke(a2a, actorOf(req), req.params.id));
 
   serve(app, ROUTES.sendA2aMessage, async (req, reply) => {
     const sender = agentDeviceOf(req);
     await messageRate.consume(sender.deviceId);
-    return reply.status(201).send(await a2a.send(sender, req.params.id, req.body));
+    return reply.status(201).send(await messages.send(a2a, sender, req.params.id, req.body));
   });
 
-  serve(app, ROUTES.a2aChannelPeer, async (req) => a2a.peerKeys(agentDeviceOf(req), req.params.id));
+  serve(app, ROUTES.a2aChannelPeer, async (req) => channels.peerKeys(a2a, agentDeviceOf(req), req.params.id));
 
-  serve(app, ROUTES.a2aHistory, async (req) => a2a.history(agentDeviceOf(req), req.params.id, req.query));
+  serve(app, ROUTES.a2aHistory, async (req) => messages.history(a2a, agentDeviceOf(req), req.params.id, req.query));
 };

@@ -8,9 +8,8 @@
  * its owner key (`#owner-key` of the DID document). Recorded as `hub.agent_bound`.
  */
 import type { Tx } from '../../db/client.js';
-import { appendAudit } from '../audit/service.js';
-import { decodeOwnerKey } from '../hub/ed25519.js';
-import { movePendingAgentKey, pendingAgentIdentities, updateHubIdentity } from '../hub/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { decodeOwnerKey, movePendingAgentKey, pendingAgentIdentities, updateHubIdentity } from '../hub/index.js';
 
 /**
  * Bind every identity waiting for key `apiKeyId` to `deviceId` (the key's new ACTIVE agent

@@ -6,7 +6,7 @@
 import type { ApiKeyEnv, RegisterAgentRequest, RegisteredAgent } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { hubDid, type HubService } from '../hub/service.js';
+import { hubDid, type HubService } from '../hub/index.js';
 import { createApiKeyIn } from './create.js';
 import { getApiKey } from './repo.js';
 

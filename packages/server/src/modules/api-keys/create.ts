@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiKey, ApiKeyEnv, ApiKeyWithSecret } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { hashSecret, randomToken } from '../../lib/crypto.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import * as repo from './repo.js';
 
 /** The raw-key prefix of an environment (contract §2.6). */

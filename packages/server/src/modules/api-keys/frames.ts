@@ -20,7 +20,7 @@ import { AppError, ErrorCode } from '../../lib/errors.js';
 import '../../realtime/frames.js';
 import type { Gateway, SocketAuthenticator } from '../../realtime/gateway.js';
 import { CLOSE } from '../../realtime/notifier.js';
-import { getDevice } from '../devices/repo.js';
+import { getDevice } from '../devices/index.js';
 import type { ApiKeyService } from './service.js';
 
 /**
@@ -43,7 +43,7 @@ export function apiKeySocketAuthenticator(db: Db, apiKeys: Pick<ApiKeyService, '
 
 /** Serve `client_key_register` on the gateway (called once by the composition root). */
 export function registerApiKeyFrames(gateway: Pick<Gateway, 'registerFrame'>, apiKeys: Pick<ApiKeyService, 'registerClientKey'>): void {
-  gateway.registerFrame<ClientKeyRegistration>('client_key_register', {
+  gateway.registerFrame('client_key_register', {
     check: TypeCompiler.Compile(ClientKeyRegistration),
     senders: 'apiKey',
     echoClientRef: false,

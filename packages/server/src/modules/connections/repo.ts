@@ -6,7 +6,7 @@
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { devices, federationAgreements, tenants } from '../../db/schema/index.js';
-import type { AgreementRow } from '../federation/repo.js';
+import type { AgreementRow } from '../federation/index.js';
 
 /** Agent devices of the tenant that are not deleted, oldest first. */
 export const listAgentDevices = (tx: Tx) =>

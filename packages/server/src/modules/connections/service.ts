@@ -13,15 +13,11 @@ import type { OwnerPrincipal } from '../../auth/authenticator.js';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { notFound } from '../../lib/errors.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { toDeviceOut, type Presence } from '../devices/service.js';
-import * as a2aRepo from '../a2a/repo.js';
-import * as federationRepo from '../federation/repo.js';
-import { statusOf } from '../federation/service.js';
+import { type DeviceRow, getDevice, type Presence, toDeviceOut } from '../devices/index.js';
+import { getChannel, listChannels, type ChannelRow } from '../a2a/index.js';
+import { type AgreementRow, listAgreements, statusOf } from '../federation/index.js';
 import * as repo from './repo.js';
 
-type ChannelRow = a2aRepo.ChannelRow;
-type AgreementRow = federationRepo.AgreementRow;
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
@@ -112,8 +108,8 @@ export class ConnectionService {
     const want = (t: ConnectionType) => !type || type === t;
     const { devs, channels, agreements } = await withTenant(this.db, tenantId, async (tx) => ({
       devs: want('device') ? await repo.listAgentDevices(tx) : [],
-      channels: want('a2a_channel') ? await a2aRepo.listChannels(tx, {}) : [],
-      agreements: want('federation') ? await federationRepo.listAgreements(tx) : [],
+      channels: want('a2a_channel') ? await listChannels(tx, {}) : [],
+      agreements: want('federation') ? await listAgreements(tx) : [],
     }));
     const names = await this.peerNames(agreements.map((a) => peerTenant(a, tenantId)));
     return [
@@ -128,7 +124,7 @@ export class ConnectionService {
     const found = await withTenant(this.db, tenantId, async (tx) => {
       const d = await getDevice(tx, id);
       if (d && d.kind === 'agent') return { device: d };
-      const c = await a2aRepo.getChannel(tx, id);
+      const c = await getChannel(tx, id);
       if (c) return { channel: c };
       const a = await repo.getAgreement(tx, id);
       return a ? { agreement: a } : undefined;

@@ -23,7 +23,7 @@ import { refOf, type MessageOut, type MessageService } from './messages.js';
 
 /** Serve `message` and `typing` on the gateway and mark delivered messages (called once by the composition root). */
 export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame' | 'onDeliver'>, messages: MessageService, bus: Pick<EventBus, 'publish'>): void {
-  gateway.registerFrame<OutgoingMessage>('message', {
+  gateway.registerFrame('message', {
     check: TypeCompiler.Compile(OutgoingMessage),
     rateLimited: true,
     // Prepare in order; commit and ack without holding up the socket's next frame.
@@ -38,7 +38,7 @@ export function registerConversationFrames(gateway: Pick<Gateway, 'registerFrame
       };
     },
   });
-  gateway.registerFrame<TypingFrame>('typing', {
+  gateway.registerFrame('typing', {
     check: TypeCompiler.Compile(TypingFrame),
     echoClientRef: false,
     async handle(sender, data) {

@@ -18,10 +18,12 @@ import { conversations, messageReceipts, messages, readMarks, topics } from '../
 import { arrayLiteral, INTS, UUIDS, WORDS } from '../../db/array-literal.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { withTenant } from '../../db/tenant.js';
-import { AppError, ErrorCode, badRequest, forbidden, notFound } from '../../lib/errors.js';
+import { badRequest, forbidden, notFound } from '../../lib/errors.js';
+import { BoundedCache } from '../../lib/bounded-cache.js';
+import { blobsOut, decodeEnvelope, type EnvelopeBlobs } from '../../lib/envelope.js';
 import { timeOrderedId } from '../../lib/ids.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { messageDeliveriesFrom } from '../webhooks/outbox.js';
+import { messageDeliveriesFrom } from '../webhooks/index.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { TenantBatcher } from '../../db/batcher.js';
 import { addToCounts, deliveredOf, distinctRefs, RECEIPT_BATCH_DELAY_MS, recordDeliveries, type DeliveredMessage, type DeliveredRef } from './deliveries.js';
@@ -47,25 +49,8 @@ interface ConversationInfo {
 
 type NewMessage = typeof messages.$inferInsert;
 /** A validated message row, ready to commit, with its blobs' base64 as received (sent back as is). */
-export type PreparedMessage = Required<Omit<NewMessage, 'seq'>> & { wire: Pick<MessageOut, 'header_blob' | 'ciphertext'> };
+export type PreparedMessage = Required<Omit<NewMessage, 'seq'>> & { wire: EnvelopeBlobs };
 type MessageRow = typeof messages.$inferSelect;
-
-/**
- * Decode a base64 wire field (`header_blob`, `ciphertext`: RFC 4648 §4 alphabet, padded, the
- * protocol's `Base64` pattern `^[A-Za-z0-9+/]*={0,2}$` with a length that is a multiple of 4);
- * 400 naming `field` when it is not. Checked on the decoded bytes instead of a second run of the
- * pattern (the frame and route schemas already ran it; it costs about 3 µs per 400 characters,
- * the decode under 1): Node's decoder skips or stops at characters outside the alphabet and takes
- * the URL-safe `-` and `_`, so a string is base64 exactly when its length is a multiple of 4, it
- * decodes to three bytes per four characters less its `=` padding, and it has no `-` or `_`
- * (a property test compares this with the pattern).
- */
-export function decodeBase64(field: string, s: string): Buffer {
-  const bytes = Buffer.from(s, 'base64');
-  const padding = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
-  if (s.length % 4 !== 0 || bytes.length !== (s.length / 4) * 3 - padding || s.includes('-') || s.includes('_')) throw badRequest(`${field} must be base64`);
-  return bytes;
-}
 
 /**
  * A stored message on the wire. `wire` gives the blobs' base64 when the caller still has it (the
@@ -73,14 +58,13 @@ export function decodeBase64(field: string, s: string): Buffer {
  */
 export function toMessageOut(
   m: Pick<MessageRow, 'id' | 'seq' | 'conversationId' | 'senderDeviceId' | 'headerBlob' | 'ciphertext' | 'createdAt' | 'messageType' | 'priority' | 'topicId' | 'groupId'>,
-  wire?: Pick<MessageOut, 'header_blob' | 'ciphertext'>,
+  wire?: EnvelopeBlobs,
 ): MessageOut {
   return {
     message_id: m.id,
     conversation_id: m.conversationId,
     sender_device_id: m.senderDeviceId,
-    header_blob: wire?.header_blob ?? m.headerBlob.toString('base64'),
-    ciphertext: wire?.ciphertext ?? m.ciphertext.toString('base64'),
+    ...(wire ?? blobsOut(m)),
     timestamp: m.createdAt.toISOString(),
     message_type: m.messageType,
     priority: m.priority,
@@ -133,17 +117,6 @@ function insertStatement(tenantId: string, rows: PreparedMessage[]): SQL {
 /** A message on the wire that reached `recipientDeviceId`, as its delivered receipt names it. */
 export function refOf(m: Pick<MessageOut, 'message_id' | 'cursor' | 'conversation_id' | 'sender_device_id'>, recipientDeviceId: string): DeliveredRef {
   return { id: m.message_id, seq: Number(m.cursor), conversation_id: m.conversation_id, sender_device_id: m.sender_device_id, recipient_device_id: recipientDeviceId };
-}
-
-/** Bounded map used as a cache of immutable facts (conversation sides, topic groups, A2A channel parties). */
-export class BoundedCache<V> extends Map<string, V> {
-  constructor(private readonly max: number) {
-    super();
-  }
-  override set(key: string, value: V): this {
-    if (this.size >= this.max) this.delete(this.keys().next().value as string);
-    return super.set(key, value);
-  }
 }
 
 export interface MessageServiceDeps {
@@ -216,20 +189,18 @@ export class MessageService {
 
   /** The two sides, group and default topic of a conversation in the tenant (cached). 404 if unknown. */
   async conversation(tenantId: string, conversationId: string): Promise<ConversationInfo> {
-    const key = `${tenantId}:${conversationId}`;
-    const hit = this.conversations.get(key);
-    if (hit) return hit;
-    const info = await withTenant(this.deps.db, tenantId, async (tx) => {
-      const [c] = await tx.select().from(conversations).where(eq(conversations.id, conversationId));
-      if (!c) return undefined;
-      const [t] = await tx
-        .select({ id: topics.id })
-        .from(topics)
-        .where(and(eq(topics.groupId, c.groupId), eq(topics.isDefault, true)));
-      return { groupId: c.groupId, agentDeviceId: c.agentDeviceId, ownerDeviceId: c.ownerDeviceId, defaultTopicId: t!.id };
-    });
+    const load = () =>
+      withTenant(this.deps.db, tenantId, async (tx) => {
+        const [c] = await tx.select().from(conversations).where(eq(conversations.id, conversationId));
+        if (!c) return undefined;
+        const [t] = await tx
+          .select({ id: topics.id })
+          .from(topics)
+          .where(and(eq(topics.groupId, c.groupId), eq(topics.isDefault, true)));
+        return { groupId: c.groupId, agentDeviceId: c.agentDeviceId, ownerDeviceId: c.ownerDeviceId, defaultTopicId: t!.id };
+      });
+    const info = await this.conversations.through(`${tenantId}:${conversationId}`, load);
     if (!info) throw notFound('conversation');
-    this.conversations.set(key, info);
     return info;
   }
 
@@ -241,13 +212,12 @@ export class MessageService {
     throw forbidden('the sending device is not part of this conversation');
   }
 
-  private async topicGroup(tenantId: string, topicId: string): Promise<string | undefined> {
-    const key = `${tenantId}:${topicId}`;
-    const hit = this.topicGroups.get(key);
-    if (hit) return hit;
-    const [t] = await withTenant(this.deps.db, tenantId, (tx) => tx.select({ groupId: topics.groupId }).from(topics).where(eq(topics.id, topicId)));
-    if (t) this.topicGroups.set(key, t.groupId);
-    return t?.groupId;
+  /** The group of a topic of the tenant (cached), undefined if unknown. */
+  private topicGroup(tenantId: string, topicId: string): Promise<string | undefined> {
+    return this.topicGroups.through(`${tenantId}:${topicId}`, async () => {
+      const [t] = await withTenant(this.deps.db, tenantId, (tx) => tx.select({ groupId: topics.groupId }).from(topics).where(eq(topics.id, topicId)));
+      return t?.groupId;
+    });
   }
 
   /**
@@ -271,11 +241,7 @@ export class MessageService {
       if ((await this.topicGroup(tenantId, input.topic_id)) !== info.groupId) throw badRequest('topic_id is not a topic of this conversation group');
       topicId = input.topic_id;
     }
-    const headerBlob = decodeBase64('header_blob', input.header_blob);
-    const ciphertext = decodeBase64('ciphertext', input.ciphertext);
-    if (ciphertext.length > this.deps.maxCiphertextBytes) {
-      throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${this.deps.maxCiphertextBytes} bytes`);
-    }
+    const { header: headerBlob, ciphertext } = decodeEnvelope(input, this.deps.maxCiphertextBytes);
     const createdAt = new Date();
     return {
       id: timeOrderedId(createdAt.getTime()),

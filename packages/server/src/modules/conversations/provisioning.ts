@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
-import { activeDevices } from '../devices/repo.js';
+import { activeDevices } from '../devices/index.js';
 import * as repo from './repo.js';
 
 export const DEFAULT_TOPIC_NAME = 'General';

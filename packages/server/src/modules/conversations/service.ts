@@ -10,9 +10,7 @@ import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { DeviceService } from '../devices/service.js';
-import { keysOf } from '../devices/service.js';
-import * as devicesRepo from '../devices/repo.js';
+import { getDevice, keysOf, requireOwnerDeviceOf } from '../devices/index.js';
 import * as repo from './repo.js';
 
 const topicOut = (t: repo.TopicRow): Topic => ({
@@ -28,7 +26,6 @@ export class ConversationService {
   constructor(
     private readonly db: Db,
     private readonly notifier: Notifier,
-    private readonly devices: DeviceService,
   ) {}
 
   /** Every conversation of the tenant (optionally of one device) with its group's topics. */
@@ -64,9 +61,9 @@ export class ConversationService {
       if (principal.kind === 'device' && self !== c.agentDeviceId && self !== c.ownerDeviceId) {
         throw forbidden('the device is not part of this conversation');
       }
-      if (principal.kind === 'owner' && actingDeviceId) await this.devices.requireOwnerDevice(tx, principal, actingDeviceId);
+      if (principal.kind === 'owner' && actingDeviceId) await requireOwnerDeviceOf(tx, principal.sub, actingDeviceId);
       if (self) peerId = self === c.agentDeviceId ? c.ownerDeviceId : c.agentDeviceId;
-      const peer = await devicesRepo.getDevice(tx, peerId);
+      const peer = await getDevice(tx, peerId);
       if (!peer) throw notFound('counterparty device');
       return { conversation_id: c.id, ...keysOf(peer), kind: peer.kind, status: peer.status };
     });

@@ -8,7 +8,7 @@
  * Every other URL (remote contexts, other DID methods) is refused with an error and never
  * fetched, so a credential that needs one does not verify.
  */
-import { normalizeHubAddress } from '../hub/service.js';
+import { normalizeHubAddress } from '../hub/index.js';
 import { STANDARD_CONTEXTS, trustContext } from './contexts.js';
 import type { DocumentLoader, JsonObject } from './ld.js';
 

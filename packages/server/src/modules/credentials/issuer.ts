@@ -11,8 +11,7 @@
 import type { Db } from '../../db/client.js';
 import { loadPlatformKey, type Ed25519Multibase } from '../../keys/index.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { buildDidDocument, ED25519_2020, messagingEndpoint, type DidDocument } from '../hub/did.js';
-import { hubDid } from '../hub/service.js';
+import { buildDidDocument, type DidDocument, ED25519_2020, hubDid, messagingEndpoint } from '../hub/index.js';
 import type { SigningKey } from './ld.js';
 
 /** `platform_keys.purpose` of the credential-issuing key. */

@@ -7,7 +7,7 @@ import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { agentDeviceOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import { auditActor } from '../audit/parties.js';
+import { auditActor } from '../audit/index.js';
 import type { DecisionCreator, DecisionService } from './service.js';
 
 export const decisionRoutes: FastifyPluginAsync<{ decisions: DecisionService }> = async (app, { decisions }) => {

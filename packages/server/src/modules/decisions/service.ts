@@ -24,10 +24,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { getDevice } from '../devices/repo.js';
-import type { AuditInput } from '../audit/events.js';
-import { appendAuditToParties } from '../audit/parties.js';
-import { appendAudit } from '../audit/service.js';
+import { getDevice } from '../devices/index.js';
+import { appendAudit, appendAuditToParties, type AuditInput } from '../audit/index.js';
 import * as repo from './repo.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 

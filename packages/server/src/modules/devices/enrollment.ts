@@ -7,12 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivateRequest, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import { crossTenant, withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import { requireDeviceKeys, requireUsableIdentityKey } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
-import { effectiveStatus } from '../invites/service.js';
-import * as invitesRepo from '../invites/repo.js';
+import { effectiveStatus, findTenantByTokenHash, getInvite, updateInvite } from '../invites/index.js';
 import { findAcrossTenants, keysOf, linkOf, mustGet, type DeviceServiceDeps } from './internal.js';
 import * as repo from './repo.js';
 
@@ -31,11 +30,11 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
   const epk = input.ephemeral_public_key.toLowerCase();
   requireDeviceKeys(ipk, epk);
   const found = await crossTenant(deps.db, 'enrollment: the invite token is the credential', (tx) =>
-    invitesRepo.findTenantByTokenHash(tx, hashSecret(input.invite_token)),
+    findTenantByTokenHash(tx, hashSecret(input.invite_token)),
   );
   if (!found) throw unauthorized('invalid invite token');
   const device = await withTenant(deps.db, found.tenantId, async (tx) => {
-    const invite = await invitesRepo.getInvite(tx, found.id, true);
+    const invite = await getInvite(tx, found.id, true);
     if (!invite || effectiveStatus(invite) !== 'active') throw unauthorized('invite is not valid (used, revoked or expired)');
     if (!verifyEd25519(ipk, Buffer.from(ipk, 'hex'), input.proof_of_possession.toLowerCase())) {
       throw badRequest('proof_of_possession does not verify against identity_public_key');
@@ -53,7 +52,7 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
       platform: input.platform ?? null,
       inviteId: invite.id,
     });
-    await invitesRepo.updateInvite(tx, invite.id, { status: 'consumed', consumedAt: new Date(), deviceId: id });
+    await updateInvite(tx, invite.id, { status: 'consumed', consumedAt: new Date(), deviceId: id });
     await appendAudit(tx, found.tenantId, { type: 'device.enrolled', actor: `invite:${invite.id}`, subject: id, data: { fingerprint: row!.fingerprint, platform: row!.platform } });
     return row!;
   });

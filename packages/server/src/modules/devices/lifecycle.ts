@@ -10,7 +10,7 @@
  */
 import type { DeviceStatus } from '@parley/protocol';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { conflict } from '../../lib/errors.js';
 import { CLOSE } from '../../realtime/notifier.js';
 import { mustGet, toDeviceOut, type DeviceOut, type DeviceServiceDeps } from './internal.js';

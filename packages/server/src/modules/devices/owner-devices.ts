@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { OwnerDeviceLinkedEvent, RegisterOwnerDeviceRequest } from '@parley/protocol';
 import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
-import type { Tx } from '../../db/client.js';
+import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { fingerprint } from '../../lib/crypto.js';
 import { requireDeviceKeys } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound } from '../../lib/errors.js';
@@ -122,9 +122,11 @@ export async function removeOwnerDevice(deps: DeviceServiceDeps, owner: OwnerPri
 
 /**
  * The device a request acts as: a device JWT's own device, an API key's bound device, or for an owner the ACTIVE owner
- * device of theirs named in `X-Device-Id` (400 when an owner names none).
+ * device of theirs named in `X-Device-Id` (`deviceIdHeader`, http/auth.ts). Used by every area whose routes act as a device.
+ * @throws 400 an owner names no device; 403 an API key without a bound device, or an owner of no tenant;
+ *   404 / 403 the named device is not an ACTIVE owner device of the caller ({@link requireOwnerDeviceOf}).
  */
-export async function actingDevice(deps: DeviceServiceDeps, principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
+export async function actingDevice(deps: { db: Db }, principal: Principal, headerDeviceId: string | undefined): Promise<{ tenantId: string; deviceId: string }> {
   if (principal.kind === 'device') return { tenantId: principal.tenantId, deviceId: principal.deviceId };
   if (principal.kind === 'apikey') {
     if (!principal.deviceId) throw forbidden('this API key has no registered key material yet (client_key_register)');

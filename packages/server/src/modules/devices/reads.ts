@@ -7,10 +7,9 @@
 import type { DeviceKeys, DeviceSettings, DeviceSettingsPatch, DeviceStatus } from '@parley/protocol';
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { badRequest, deviceRevoked } from '../../lib/errors.js';
-import { newWebhookSecret, sealWebhookSecret } from '../webhooks/secrets.js';
-import { webhookUrlProblem } from '../webhooks/target.js';
+import { newWebhookSecret, sealWebhookSecret, webhookUrlProblem } from '../webhooks/index.js';
 import { findAcrossTenants, keysOf, mustGet, toDeviceOut, type DeviceOut, type DeviceServiceDeps } from './internal.js';
 import { health } from './last-seen.js';
 import * as repo from './repo.js';

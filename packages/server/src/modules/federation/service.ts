@@ -17,8 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import type { AuditEventType } from '../audit/events.js';
-import { appendAuditToParties, twoPartyEvents } from '../audit/parties.js';
+import { appendAuditToParties, type AuditEventType, twoPartyEvents } from '../audit/index.js';
 import * as repo from './repo.js';
 import type { FederationAgreement, FederationStatus, ProposeFederationRequest } from '@parley/protocol';
 

@@ -33,12 +33,10 @@ import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { Tx } from '../../db/client.js';
 import { switchTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { getByAddress, getByDevice, type HubIdentityRow } from '../hub/repo.js';
-import { hubDid } from '../hub/service.js';
-import { compilePolicies, evaluate, type EvaluationContext, type PolicyRule } from '../policies/engine.js';
-import { listPolicies, toPolicyRule } from '../policies/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { getDevice, type DeviceRow } from '../devices/index.js';
+import { getByAddress, getByDevice, hubDid, type HubIdentityRow } from '../hub/index.js';
+import { compilePolicies, evaluate, type EvaluationContext, listPolicies, type PolicyRule, toPolicyRule } from '../policies/index.js';
 import { asTier, NEUTRAL_SCORE } from '@parley/protocol';
 import { activeGrantFor, getGrant } from './repo.js';
 import type { SptTokens } from './tokens.js';

@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
-import { appendAudit } from '../audit/service.js';
-import { hubDid } from '../hub/service.js';
+import { appendAudit } from '../audit/index.js';
+import { hubDid } from '../hub/index.js';
 import { asTier } from '@parley/protocol';
 import * as repo from './repo.js';
 import type { SptTokens } from './tokens.js';

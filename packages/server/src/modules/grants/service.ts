@@ -12,7 +12,7 @@
  *   Revocation is looked up by `jti` across tenants: the validator is a third party that knows
  *   no tenant, and a `jti` is a random UUID that reveals nothing but its own state. A grant is
  *   revoked in effect as soon as its agent is no longer in standing: device not ACTIVE (revoked,
- *   deleted) or its hub identity suspended or unbound (DeviceService also revokes the rows then).
+ *   deleted) or its hub identity suspended or unbound (revoking or deleting the device also revokes the rows, devices/lifecycle.ts).
  * - List and revoke (owner), and the skill policy check (`POST /skills/check`).
  * - Delegation (`POST /skills/delegate`, contract §4.19 `svc_delegate_skill`): the same pipeline run as
  *   the check, then `skill.delegated` or `skill.delegation_refused` in the caller's chain in the
@@ -39,12 +39,11 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
-import { appendAudit } from '../audit/service.js';
-import { getDevice } from '../devices/repo.js';
-import { getByAddress } from '../hub/repo.js';
-import { hubDid, normalizeHubAddress } from '../hub/service.js';
-import type { PolicyService } from '../policies/service.js';
-import type { SpendService } from '../spend/service.js';
+import { appendAudit } from '../audit/index.js';
+import { getDevice } from '../devices/index.js';
+import { getByAddress, hubDid, normalizeHubAddress } from '../hub/index.js';
+import type { PolicyService } from '../policies/index.js';
+import type { SpendService } from '../spend/index.js';
 import { asTier, tierRank } from '@parley/protocol';
 import type { SptKeys } from '../../keys/index.js';
 import { checkSkillPolicy, type PipelineDeps, type ResolvedTarget, type SkillCheckInput, type SkillCheckResult as PipelineResult } from './pipeline.js';

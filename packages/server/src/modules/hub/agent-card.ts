@@ -11,7 +11,7 @@ import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { verifyEd25519 } from '../../lib/crypto.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { didOf } from './did.js';
 import { decodePublicKeyMultibase } from '../../keys/index.js';
 import type { HubDidService } from './did-service.js';

@@ -9,7 +9,7 @@ import type { Tx } from '../../db/client.js';
 import { notFound } from '../../lib/errors.js';
 import { asUuid } from '../../lib/ids.js';
 import { getByAddress, getByDevice, type HubIdentityRow } from './repo.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
+import { getDevice, type DeviceRow } from '../devices/index.js';
 
 /** A resolved agent: its (not deleted, kind `agent`) device and the hub identity bound to it, if any. */
 export interface AgentRef {

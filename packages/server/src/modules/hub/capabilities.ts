@@ -9,7 +9,7 @@ import type { CapabilitySla, HubCapability, HubCapabilityInput, TrustTier } from
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { assertJsonSchema } from './json-schema.js';
 import * as repo from './repo.js';
 import { ownIdentityAt } from './service.js';

@@ -21,7 +21,7 @@ import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { buildDidDocument, ED25519_2020, messagingEndpoint, parseDid, resolutionResult, type DidDocument, type DidResolutionResult, type DocumentMetadata } from './did.js';
 import { decodePublicKeyMultibase } from '../../keys/index.js';
 import { isEd25519PublicKey } from '../../lib/public-keys.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 

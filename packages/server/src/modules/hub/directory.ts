@@ -16,7 +16,7 @@ import { ANONYMOUS_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT, type HubProfile, type Hub
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { NEUTRAL_SCORE } from '@parley/protocol';
 import * as repo from './repo.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';

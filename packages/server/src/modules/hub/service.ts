@@ -14,8 +14,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { normalizeHubAddress } from '../../lib/hub-address.js';
-import { appendAudit } from '../audit/service.js';
-import { getDevice } from '../devices/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { getDevice } from '../devices/index.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { CreatedInvite, Invite, InviteStatus } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { hashSecret, randomToken } from '../../lib/crypto.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import * as repo from './repo.js';

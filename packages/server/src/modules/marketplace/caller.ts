@@ -5,8 +5,8 @@
  * `X-Workspace-Id` may do). `actor` is the audit actor (owner `sub`, `api_key:<id>`, `device:<id>`).
  */
 import type { FastifyRequest } from 'fastify';
-import { auditActor } from '../audit/parties.js';
-import { actingDevice, ownerOf } from '../../http/auth.js';
+import { auditActor } from '../audit/index.js';
+import { deviceIdHeader, ownerOf } from '../../http/auth.js';
 import { forbidden, unauthorized } from '../../lib/errors.js';
 
 /** A workspace-auth caller. */
@@ -33,7 +33,7 @@ export function marketCallerOf(req: FastifyRequest): MarketCaller {
   }
   if (p?.kind === 'owner') {
     const o = ownerOf(req);
-    return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: actingDevice(req, false) ?? null };
+    return { tenantId: o.tenantId, actor: o.sub, kind: 'owner', workspaceId: null, deviceId: deviceIdHeader(req, false) ?? null };
   }
   throw unauthorized();
 }

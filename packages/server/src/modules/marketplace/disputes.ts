@@ -18,7 +18,7 @@ import { crossTenant, switchTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/parties.js';
+import { appendAuditToParties, lockChains, twoPartyEvents } from '../audit/index.js';
 import type { MarketCaller } from './caller.js';
 import * as rentalsRepo from './rentals-repo.js';
 import type { RentalService } from './rentals.js';

@@ -18,7 +18,7 @@ import type { RentalRoom } from './room.js';
 
 /** Serve `rental_message` frames on the gateway (called once by the composition root). */
 export function registerRentalFrames(gateway: Pick<Gateway, 'registerFrame'>, room: Pick<RentalRoom, 'send'>): void {
-  gateway.registerFrame<OutgoingRentalMessage>('rental_message', {
+  gateway.registerFrame('rental_message', {
     check: TypeCompiler.Compile(OutgoingRentalMessage),
     async handle(sender, data) {
       const { client_ref: _ref, rental_id: rentalId, ...input } = data;

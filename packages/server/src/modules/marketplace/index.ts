@@ -5,17 +5,20 @@
  * webhook route and kept in the database until delivered), the services, and the scheduled work:
  * the cluster-wide weekly payout run and each instance's rental poll (terms that ended, trust
  * monitoring, the local processor's undelivered events, which it also picks up at start). Used by
- * `app.ts` and the CLI.
+ * `app.ts` and the CLI. This file is the area's public surface: {@link createMarketplace} and the
+ * listing and rental lookups A2A uses.
  */
 import { runJob, type Metrics } from '../../lib/metrics.js';
 import { randomBytes } from 'node:crypto';
 import type { MarketplaceConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import { API_PREFIX, type Area } from '../../http/area.js';
 import { scheduleClusterJob } from '../../jobs/cluster-schedule.js';
 import type { MessageRate } from '../../lib/message-rate.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { SptTokens } from '../grants/tokens.js';
-import type { PolicyService } from '../policies/service.js';
+import type { SptTokens } from '../grants/index.js';
+import type { PolicyService } from '../policies/index.js';
+import { registerRentalFrames } from './frames.js';
 import { RentalRoom } from './room.js';
 import { DisputeService } from './disputes.js';
 import { ListingService } from './listings.js';
@@ -26,6 +29,7 @@ import type { PaymentProcessor } from './payments/processor.js';
 import { StripeProcessor } from './payments/stripe.js';
 import { MINIMUM_PAYOUT_CENTS, PayoutService } from './payouts.js';
 import { ProcessorEventHandler } from './processor-events.js';
+import { marketplaceRoutes } from './routes.js';
 import { RentalService } from './rentals.js';
 import { MarketplaceSettings } from './settings.js';
 
@@ -55,8 +59,8 @@ export interface MarketplaceDeps {
   metrics?: Metrics;
 }
 
-/** The marketplace's services and the handles to start and stop its scheduled work. */
-export interface Marketplace {
+/** The marketplace's services, its routes and frames, and its scheduled work. */
+export interface Marketplace extends Area {
   processor: PaymentProcessor;
   listings: ListingService;
   rentals: RentalService;
@@ -66,9 +70,9 @@ export interface Marketplace {
   monitor: RentalMonitor;
   room: RentalRoom;
   events: ProcessorEventHandler;
-  /** Start the payout job and the rental poll (and recover the local processor's events); returns `stop()` (also closes the processor's timers). */
-  start(): () => Promise<void>;
-  /** Close the processor (pending local events are delivered or cancelled). */
+  /** Start the payout job and the rental poll (and recover the local processor's events). */
+  start(): void;
+  /** Stop the scheduled work (once started) and close the processor (pending local events are delivered or cancelled). */
   close(): Promise<void>;
 }
 
@@ -94,12 +98,13 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
   const room = new RentalRoom({ db: d.db, notifier: d.notifier, policies: d.policies, messageRate: d.messageRate, maxCiphertextBytes: d.maxCiphertextBytes, listDefault: d.listDefault, listMax: d.listMax });
   d.policies.registerReleaser('rental', (held) => room.release(held));
   const monitor = new RentalMonitor({ db: d.db, rentals, room });
-  const close = async () => {
+  const closeProcessor = async () => {
     if (processor instanceof LocalProcessor) await processor.close();
   };
+  let stop: (() => Promise<void>) | undefined;
   /** The local processor's events a previous run (or a stopped instance) left undelivered. */
   const recoverEvents = async () => (processor instanceof LocalProcessor ? processor.recover() : 0);
-  return {
+  const services = {
     processor,
     listings: new ListingService(d.db),
     rentals,
@@ -109,7 +114,17 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
     monitor,
     room,
     events,
-    close,
+  };
+  return {
+    ...services,
+    frames: (gateway) => registerRentalFrames(gateway, room),
+    async routes(app) {
+      await app.register(marketplaceRoutes, { prefix: API_PREFIX, db: d.db, ...services, processor: processor.name, publishableKey: d.config.stripe?.publishableKey ?? null });
+    },
+    async close() {
+      await (stop ?? closeProcessor)();
+      stop = undefined;
+    },
     start() {
       const stopPayouts = scheduleClusterJob({
         db: d.db,
@@ -132,13 +147,16 @@ export function createMarketplace(d: MarketplaceDeps): Marketplace {
         timer.unref();
       };
       poll();
-      return async () => {
+      stop = async () => {
         stopped = true;
         if (timer) clearTimeout(timer);
         await inFlight;
         await stopPayouts();
-        await close();
+        await closeProcessor();
       };
     },
   };
 }
+
+export { getListing } from './listings-repo.js';
+export { activeRentalOf, getRental } from './rentals-repo.js';

@@ -6,7 +6,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, not, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { marketplaceListings as L } from '../../db/schema/index.js';
-import { SEARCH_CONFIG } from '../hub/repo.js';
+import { SEARCH_CONFIG } from '../hub/index.js';
 import { TRUST_TIERS as TIERS, tierRank, type TrustTier as Tier } from '@parley/protocol';
 
 /** A stored listing. */

@@ -10,7 +10,7 @@
  */
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
-import { lockChains } from '../audit/parties.js';
+import { lockChains } from '../audit/index.js';
 import * as repo from './rentals-repo.js';
 import type { RentalService } from './rentals.js';
 import type { RentalRoom } from './room.js';

@@ -20,7 +20,7 @@ import { marketplacePayouts as P } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import type { MarketCaller } from './caller.js';
 import * as ledger from './ledger.js';
 import { ProcessorError, type PaymentProcessor } from './payments/processor.js';

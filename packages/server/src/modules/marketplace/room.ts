@@ -20,15 +20,15 @@ import { and, asc, desc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { devices, marketplaceRentalMessages as M } from '../../db/schema/index.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
-import { AppError, badRequest, conflict, ErrorCode, forbidden, notFound } from '../../lib/errors.js';
+import { blobsOut, decodeEnvelope } from '../../lib/envelope.js';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import type { MessageRate } from '../../lib/message-rate.js';
 import { pageLimit } from '../../lib/paging.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/engine.js';
-import type { HeldRecord, PolicyDecider } from '../policies/types.js';
-import { decodeBase64 } from '../conversations/messages.js';
-import { requireOwnerDeviceOf } from '../devices/service.js';
-import { getHubIdentity } from '../hub/repo.js';
+import { stricter, type Evaluation, type EvaluationContext, type PolicyAction } from '../policies/index.js';
+import type { HeldRecord, PolicyDecider } from '../policies/index.js';
+import { requireOwnerDeviceOf } from '../devices/index.js';
+import { getHubIdentity } from '../hub/index.js';
 import { asTier } from '@parley/protocol';
 import * as rentalsRepo from './rentals-repo.js';
 
@@ -55,8 +55,7 @@ const toMessage = (m: MessageRow): RentalMessage => ({
   rental_id: m.rentalId,
   sender_device_id: m.senderDeviceId,
   recipient_device_id: m.recipientDeviceId,
-  header_blob: m.headerBlob?.toString('base64') ?? '',
-  ciphertext: m.ciphertext?.toString('base64') ?? '',
+  ...blobsOut(m),
   message_type: m.messageType,
   priority: m.priority,
   timestamp: m.createdAt.toISOString(),
@@ -86,11 +85,7 @@ export class RentalRoom {
   async send(c: RoomCaller, rentalId: string, input: RentalMessageInput): Promise<RentalSendResult> {
     if (!c.deviceId) throw badRequest('header X-Device-Id must name your owner device');
     const sender = c.deviceId;
-    const blobs = input.envelopes.map((e, i) => {
-      const ciphertext = decodeBase64(`envelopes[${i}].ciphertext`, e.ciphertext);
-      if (ciphertext.length > this.deps.maxCiphertextBytes) throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${this.deps.maxCiphertextBytes} bytes`);
-      return { recipient: e.recipient_device_id.toLowerCase(), header: decodeBase64(`envelopes[${i}].header_blob`, e.header_blob), ciphertext };
-    });
+    const blobs = input.envelopes.map((e, i) => ({ recipient: e.recipient_device_id.toLowerCase(), ...decodeEnvelope(e, this.deps.maxCiphertextBytes, `envelopes[${i}].`) }));
     const now = new Date();
     const messageType = input.message_type ?? 'text';
     const priority = input.priority ?? 'normal';

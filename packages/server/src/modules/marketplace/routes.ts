@@ -6,7 +6,7 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { actingDevice, agentDeviceOf, operatorOf, ownerOf } from '../../http/auth.js';
+import { deviceIdHeader, agentDeviceOf, operatorOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { notFound, unauthorized } from '../../lib/errors.js';
 import { marketCallerOf, optionalMarketCallerOf } from './caller.js';
@@ -48,7 +48,7 @@ function roomCallerOf(req: FastifyRequest): RoomCaller {
   const p = req.principal;
   if (p?.kind === 'owner') {
     const o = ownerOf(req);
-    return { tenantId: o.tenantId, deviceId: actingDevice(req, false) ?? null, ownerSub: o.sub };
+    return { tenantId: o.tenantId, deviceId: deviceIdHeader(req, false) ?? null, ownerSub: o.sub };
   }
   if (p?.kind === 'device' || p?.kind === 'apikey') {
     const a = agentDeviceOf(req);

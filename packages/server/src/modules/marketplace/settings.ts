@@ -7,7 +7,7 @@
 import type { PaymentMethodInfo, PaymentProcessorInfo } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import type { MarketCaller } from './caller.js';
 import { LOCAL_PM_ASYNC, LOCAL_PM_DECLINED, LOCAL_PM_SUCCEEDS } from './payments/local.js';
 import type { ProcessorName } from './payments/processor.js';

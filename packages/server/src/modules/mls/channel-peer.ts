@@ -1,6 +1,6 @@
 /** Who may claim a device's keys across an A2A channel (docs/decisions.md "MLS over A2A channels"). */
 import type { Tx } from '../../db/client.js';
-import { unexpiredBetween } from '../federation/repo.js';
+import { unexpiredBetween } from '../federation/index.js';
 import * as repo from './repo.js';
 
 /**

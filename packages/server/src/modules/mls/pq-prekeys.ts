@@ -17,7 +17,7 @@ import { PQ_MAX_ONE_TIME_AVAILABLE, PQ_MAX_PUBLIC_KEY_BYTES, PQ_MAX_SIGNATURE_BY
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
-import { getDevice } from '../devices/repo.js';
+import { getDevice } from '../devices/index.js';
 import * as repo from './prekeys-repo.js';
 import { blob, claimableDevice, distinctKeyIds } from './prekey-directory.js';
 

@@ -7,7 +7,7 @@
 import type { Tx } from '../../db/client.js';
 import { switchTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
-import { getDevice } from '../devices/repo.js';
+import { getDevice } from '../devices/index.js';
 import { channelPeer } from './channel-peer.js';
 
 /** Decode canonical base64 of 1..max bytes; 400 naming `what` otherwise. */

@@ -19,7 +19,7 @@ import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { isX25519PublicKey } from '../../lib/public-keys.js';
-import { getDevice } from '../devices/repo.js';
+import { getDevice } from '../devices/index.js';
 import * as repo from './prekeys-repo.js';
 import { blob, claimableDevice, distinctKeyIds } from './prekey-directory.js';
 

@@ -6,13 +6,14 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { actingDevice } from '../../http/auth.js';
+import type { Db } from '../../db/client.js';
+import { deviceIdHeader } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import type { DeviceService } from '../devices/service.js';
+import { actingDevice } from '../devices/index.js';
 import type { MlsService } from './service.js';
 
-export const mlsRoutes: FastifyPluginAsync<{ mls: MlsService; devices: DeviceService }> = async (app, { mls, devices }) => {
-  const acting = (req: FastifyRequest) => devices.actingDevice(req.principal!, actingDevice(req, false));
+export const mlsRoutes: FastifyPluginAsync<{ mls: MlsService; db: Db }> = async (app, { mls, db }) => {
+  const acting = (req: FastifyRequest) => actingDevice({ db }, req.principal!, deviceIdHeader(req, false));
 
   serve(app, ROUTES.publishKeyPackages, async (req, reply) => {
     const { tenantId, deviceId } = await acting(req);

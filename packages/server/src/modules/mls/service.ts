@@ -44,7 +44,7 @@ import type { Db } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
 import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
-import { getDevice } from '../devices/repo.js';
+import { getDevice } from '../devices/index.js';
 import { channelPeer } from './channel-peer.js';
 import { PqPrekeyService } from './pq-prekeys.js';
 import { PrekeyService } from './prekeys.js';

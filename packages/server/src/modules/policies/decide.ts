@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { withAll } from '../../db/unnest.js';
-import { getByDevice } from '../hub/repo.js';
+import { getByDevice } from '../hub/index.js';
 import type { CompiledPolicies } from './compiled.js';
 import { PolicyBatch, type CompiledPolicy, type Evaluation } from './engine.js';
 import * as repo from './repo.js';

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { CreatePolicyRequest, HeldMessage, HeldMessageStatus, Policy, PolicyAction, PolicyAlertEvent, PolicyConditions, UpdatePolicyRequest } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import { CompiledPolicies } from './compiled.js';

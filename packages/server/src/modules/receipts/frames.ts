@@ -20,14 +20,14 @@ import type { ReceiptService } from './service.js';
 
 /** Serve the read frames and record room deliveries (called once by the composition root). */
 export function registerReceiptFrames(gateway: Pick<Gateway, 'registerFrame' | 'onDeliver'>, receipts: ReceiptService, roomDeliveries: RoomDeliveries): void {
-  gateway.registerFrame<MessageReadFrame>('message_read', {
+  gateway.registerFrame('message_read', {
     check: TypeCompiler.Compile(MessageReadFrame),
     async handle(sender, data) {
       const conversationId = data.conversation_id.toLowerCase();
       return { ack: receipts.readConversation(sender.tenantId, sender.deviceId, conversationId, data.up_to_message_id.toLowerCase()).then((ack) => ({ event: 'message_read_ack', data: { ...ack } })) };
     },
   });
-  gateway.registerFrame<RoomMessageReadFrame>('room_message_read', {
+  gateway.registerFrame('room_message_read', {
     check: TypeCompiler.Compile(RoomMessageReadFrame),
     async handle(sender, data) {
       return {

@@ -8,7 +8,7 @@
  */
 import { MAX_RECEIPT_IDS, type MessageDeliveredEvent, type RoomMessageDeliveredEvent, type WsServiceEventName } from '@parley/protocol';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { DeliveredMessage } from '../conversations/deliveries.js';
+import type { DeliveredMessage } from '../conversations/index.js';
 
 /** A room envelope that just became received (a `room_receipt_batches` row recorded it in the statement that answers it). */
 export interface ReceivedEnvelope {

@@ -15,7 +15,7 @@ import { insertedItems, insertedOnceAnswer, type InsertedOnce } from '../../db/i
 import { withTenant } from '../../db/tenant.js';
 import { PendingSet } from '../../lib/pending-set.js';
 import { TenantBatcher } from '../../db/batcher.js';
-import { RECEIPT_BATCH_DELAY_MS } from '../conversations/deliveries.js';
+import { RECEIPT_BATCH_DELAY_MS } from '../conversations/index.js';
 import type { ReceiptPublisher, ReceivedEnvelope } from './publisher.js';
 
 /** One envelope of a room message, named by its message and its recipient. */

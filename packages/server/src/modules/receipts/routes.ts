@@ -6,14 +6,15 @@
  */
 import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
-import { actingDevice } from '../../http/auth.js';
+import type { Db } from '../../db/client.js';
+import { deviceIdHeader } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import type { DeviceService } from '../devices/service.js';
+import { actingDevice } from '../devices/index.js';
 import type { ReceiptService } from './service.js';
 
-export const receiptRoutes: FastifyPluginAsync<{ receipts: ReceiptService; devices: DeviceService }> = async (app, { receipts, devices }) => {
+export const receiptRoutes: FastifyPluginAsync<{ receipts: ReceiptService; db: Db }> = async (app, { receipts, db }) => {
   /** The reading device: the caller's own, or (owners) the one in `X-Device-Id`. */
-  const reader = (req: Parameters<typeof actingDevice>[0]) => devices.actingDevice(req.principal!, req.principal!.kind === 'owner' ? actingDevice(req, true) : undefined);
+  const reader = (req: Parameters<typeof deviceIdHeader>[0]) => actingDevice({ db }, req.principal!, req.principal!.kind === 'owner' ? deviceIdHeader(req, true) : undefined);
 
   serve(app, ROUTES.readConversation, async (req) => {
     const { tenantId, deviceId } = await reader(req);

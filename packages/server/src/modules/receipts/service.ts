@@ -15,7 +15,7 @@ import { type MessageReadAck, type MessageReadEvent, type RoomMessageReadAck, ty
 import type { Db } from '../../db/client.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { conflict, notFound } from '../../lib/errors.js';
-import type { MessageService } from '../conversations/messages.js';
+import type { MessageService } from '../conversations/index.js';
 import { chunks, groupRows, type ReceiptPublisher } from './publisher.js';
 import { readConversationStatement, readRoomStatement, type ReadOutcome, type RoomReadOutcome } from './repo.js';
 import type { RoomDeliveries } from './room-deliveries.js';

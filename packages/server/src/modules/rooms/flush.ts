@@ -28,58 +28,21 @@
  * the commits. Each message enters its room's publish queue (release-order.ts) in position order,
  * as soon as its flush's write answered.
  */
-import type { DeliveryOutcome, PolicyAlertEvent, RoomDelivery, RoomMessageResult } from '@parley/protocol';
+import type { DeliveryOutcome, RoomDelivery, RoomMessageResult } from '@parley/protocol';
 import type { SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { xactLock } from '../../db/locks.js';
 import { withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
 import { timeOrderedId } from '../../lib/ids.js';
-import { deliveriesOfEach } from '../webhooks/outbox.js';
-import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/engine.js';
-import type { DecideItem, HoldInput } from '../policies/types.js';
-import { messageFields, released, SENDER_NOT_A_MEMBER, type DeviceKind, type RoomContext, type WireBlobs } from './internal.js';
+import { deliveriesOfEach } from '../webhooks/index.js';
+import { TIERS, type Evaluation, type PolicyAction, type Tier } from '../policies/index.js';
+import type { DecideItem, HoldInput } from '../policies/index.js';
 import type { Turn } from './release-order.js';
+import { messageFields, released, SENDER_NOT_A_MEMBER, type Committed, type DeviceKind, type FlushOutcome, type QueuedSend, type Release, type RoomContext } from './internal.js';
 import * as repo from './repo.js';
 
 const OUTCOME_OF: Record<PolicyAction, DeliveryOutcome> = { allow: 'delivered', notify: 'notified', hold: 'held', block: 'blocked' };
-
-/** An envelope of a send, validated and decoded (send.ts); `recipient` null = the MLS envelope (`*`); `wire`: its base64 as received, published as is. */
-export interface DecodedEnvelope {
-  recipient: string | null;
-  header: Buffer;
-  ciphertext: Buffer;
-  wire: WireBlobs;
-}
-
-/** A validated room message waiting for its group commit. */
-export interface QueuedSend {
-  roomId: string;
-  senderDeviceId: string;
-  messageType: string;
-  priority: string;
-  envelopes: DecodedEnvelope[];
-}
-
-/** Recipients that get the same bytes (one pairwise envelope, or the MLS envelope's released recipients), in base64. */
-export interface Release {
-  recipients: string[];
-  wire: WireBlobs;
-}
-
-/** A committed send: what it answers, what it publishes after commit, and its place in its room's publish queue. */
-export interface Committed {
-  msg: repo.NewRoomMessage;
-  position: number;
-  result: RoomMessageResult;
-  releases: Release[];
-  alerts: PolicyAlertEvent[];
-  /** Call `done()` once published (or abandoned): later sends of the room wait for it. */
-  turn: Turn;
-}
-
-/** The outcome of one send of a flush: committed, or refused on its own (nothing of it written). */
-export type FlushOutcome = { ok: Committed } | { error: AppError };
 
 /** One recipient of a room message and the id of its envelope (or outcome row, for MLS). */
 interface Target {

@@ -11,7 +11,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 // Registers the `uuid` string format for compiled checks (a side effect of that module).
 import '../../realtime/frames.js';
 import type { Gateway } from '../../realtime/gateway.js';
-import type { RoomService } from './service.js';
+import type { RoomContext } from './internal.js';
+import { sendRoomMessage } from './send.js';
 
 const checkRoomMessage = TypeCompiler.Compile(OutgoingRoomMessage);
 
@@ -27,7 +28,7 @@ const checkRoomMessage = TypeCompiler.Compile(OutgoingRoomMessage);
  *   messages in send order, across rooms too;
  * - acks may overtake each other in principle; clients match them by `client_ref`.
  */
-export function registerRoomFrames(gateway: Gateway, rooms: RoomService): void {
+export function registerRoomFrames(gateway: Gateway, rooms: RoomContext): void {
   /** Per socket: settles when its newest send has published or failed (removed once idle). */
   const lastSend = new Map<string, Promise<unknown>>();
   gateway.registerFrame('room_message', {
@@ -38,7 +39,8 @@ export function registerRoomFrames(gateway: Gateway, rooms: RoomService): void {
       let positioned!: () => void;
       const ordered = new Promise<void>((resolve) => (positioned = resolve));
       const after = lastSend.get(sender.socketId);
-      const sending = rooms.send(
+      const sending = sendRoomMessage(
+        rooms,
         sender.tenantId,
         { deviceId: sender.deviceId, kind: sender.kind },
         roomId.toLowerCase(),

@@ -3,18 +3,19 @@
  * dependencies and state, room lookups, the answers' room shapes, and the `room_message` event
  * and `room.message` webhook of a stored message.
  */
-import type { DeliveryOutcome, Room, RoomMessageEvent, RoomSecurityLevel, RoomSummary } from '@parley/protocol';
+import type { DeliveryOutcome, PolicyAlertEvent, Room, RoomMessageEvent, RoomMessageResult, RoomSecurityLevel, RoomSummary } from '@parley/protocol';
+import type { DecodedBlobs } from '../../lib/envelope.js';
+import type { AppError } from '../../lib/errors.js';
 import type { Db, Tx } from '../../db/client.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
-import type { Decided, RatesOf } from '../policies/decide.js';
-import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/types.js';
-import { enqueueInTx } from '../webhooks/outbox.js';
+import type { Decided, RatesOf } from '../policies/index.js';
+import type { DecideItem, HeldReleaser, PolicyDecider } from '../policies/index.js';
+import { enqueueInTx } from '../webhooks/index.js';
 import type { TenantWriter } from '../../db/tenant-writer.js';
-import type { EnvelopeRef } from '../receipts/room-deliveries.js';
+import type { EnvelopeRef } from '../receipts/index.js';
 import type { TenantBatcher } from '../../db/batcher.js';
-import type { FlushOutcome, QueuedSend } from './flush.js';
-import type { ReleaseOrder } from './release-order.js';
+import type { ReleaseOrder, Turn } from './release-order.js';
 import * as repo from './repo.js';
 
 export type DeviceKind = 'owner' | 'agent';
@@ -70,7 +71,6 @@ export interface RoomContext {
   chained: Promise<unknown>;
 }
 
-export const b64 = (b: Buffer) => b.toString('base64');
 /** The 403 detail of a room message whose sender is not a member. */
 export const SENDER_NOT_A_MEMBER = 'the sending device is not a member of this room';
 /** Outcomes under which the envelope goes to its recipient now. */
@@ -173,3 +173,38 @@ export async function details(tx: Tx, room: repo.RoomRow): Promise<Room> {
     .map((c) => ({ conversation_id: c.id, device_ids: [c.deviceA, c.deviceB] }));
   return { ...summary!, conversations };
 }
+
+/** An envelope of a send, validated and decoded (send.ts); `recipient` null = the MLS envelope (`*`); `wire`: its base64 as received, published as is. */
+export interface DecodedEnvelope extends DecodedBlobs {
+  recipient: string | null;
+  wire: WireBlobs;
+}
+
+/** A validated room message waiting for its group commit. */
+export interface QueuedSend {
+  roomId: string;
+  senderDeviceId: string;
+  messageType: string;
+  priority: string;
+  envelopes: DecodedEnvelope[];
+}
+
+/** Recipients that get the same bytes (one pairwise envelope, or the MLS envelope's released recipients), in base64. */
+export interface Release {
+  recipients: string[];
+  wire: WireBlobs;
+}
+
+/** A committed send: what it answers, what it publishes after commit, and its place in its room's publish queue. */
+export interface Committed {
+  msg: repo.NewRoomMessage;
+  position: number;
+  result: RoomMessageResult;
+  releases: Release[];
+  alerts: PolicyAlertEvent[];
+  /** Call `done()` once published (or abandoned): later sends of the room wait for it. */
+  turn: Turn;
+}
+
+/** The outcome of one send of a flush: committed, or refused on its own (nothing of it written). */
+export type FlushOutcome = { ok: Committed } | { error: AppError };

@@ -8,8 +8,8 @@ import { MAX_MEMBERS, type CreateRoomRequest, type MemberJoinedEvent, type Membe
 import type { Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.js';
-import { requireOwnerDeviceOf } from '../devices/service.js';
-import { wipeHeldPayloads } from '../policies/repo.js';
+import { requireOwnerDeviceOf } from '../devices/index.js';
+import { wipeHeldPayloads } from '../policies/index.js';
 import { details, mustGet, mustGetOpen, SENDER_NOT_A_MEMBER, summaries, type DeviceKind, type RoomContext } from './internal.js';
 import * as repo from './repo.js';
 

@@ -19,7 +19,7 @@ export interface Turn {
   done(): void;
 }
 
-/** Per-room publish queues of one instance (see the module comment); one per RoomService. */
+/** Per-room publish queues of one instance (see the module comment); one per room context (`openRooms`, service.ts). */
 export class ReleaseOrder {
   /** Per room: resolves when the newest turn and every earlier one are done (absent when nothing is queued). */
   private readonly tails = new Map<string, Promise<void>>();

@@ -3,8 +3,8 @@ import { and, asc, count, desc, eq, gt, gte, inArray, isNull, sql, type SQL } fr
 import type { Tx } from '../../db/client.js';
 import { arrayLiteral, UUIDS, WORDS } from '../../db/array-literal.js';
 import { bytesOf, col, unnestRows } from '../../db/unnest.js';
-import { policyEpochOf } from '../policies/repo.js';
-import { RECEIVES } from '../webhooks/repo.js';
+import { policyEpochOf } from '../policies/index.js';
+import { RECEIVES } from '../webhooks/index.js';
 import {
   devices,
   heldMessages,

@@ -6,9 +6,9 @@
  * published in release-position order (release-order.ts) and the send is acknowledged.
  */
 import { ALL_MEMBERS, type RoomEnvelope, type RoomMessageInput, type RoomMessageResult } from '@parley/protocol';
-import { AppError, ErrorCode, badRequest } from '../../lib/errors.js';
-import { decodeBase64 } from '../conversations/messages.js';
-import type { DecodedEnvelope } from './flush.js';
+import { decodeEnvelope } from '../../lib/envelope.js';
+import { badRequest } from '../../lib/errors.js';
+import type { DecodedEnvelope } from './internal.js';
 import { messageFields, roomMessageEvent, type RoomContext } from './internal.js';
 import { joinOwnerSender } from './management.js';
 import type { Turn } from './release-order.js';
@@ -85,7 +85,10 @@ export async function sendRoomMessage(
   }
 }
 
-/** Validate and decode envelopes (no database): `*` alone, distinct recipients, base64, size. */
+/**
+ * Validate and decode envelopes (no database): not empty, `*` alone, distinct recipients, then per
+ * envelope base64 and size (lib/envelope.ts `decodeEnvelope`).
+ */
 function decode(ctx: RoomContext, input: RoomEnvelope[]): DecodedEnvelope[] {
   if (input.length === 0) throw badRequest('envelopes must not be empty');
   const mls = input.some((e) => e.recipient_device_id === ALL_MEMBERS);
@@ -97,9 +100,6 @@ function decode(ctx: RoomContext, input: RoomEnvelope[]): DecodedEnvelope[] {
       if (seen.has(recipient)) throw badRequest(`more than one envelope for recipient ${recipient}`);
       seen.add(recipient);
     }
-    const header = decodeBase64('header_blob', e.header_blob);
-    const ciphertext = decodeBase64('ciphertext', e.ciphertext);
-    if (ciphertext.length > ctx.deps.maxCiphertextBytes) throw new AppError(ErrorCode.PayloadTooLarge, `ciphertext exceeds ${ctx.deps.maxCiphertextBytes} bytes`);
-    return { recipient, header, ciphertext, wire: { header: e.header_blob, ciphertext: e.ciphertext } };
+    return { recipient, ...decodeEnvelope(e, ctx.deps.maxCiphertextBytes), wire: { header: e.header_blob, ciphertext: e.ciphertext } };
   });
 }

@@ -22,94 +22,39 @@
  * delivered or notified then), and a fresh one per held envelope at approval, so a device that
  * caught up before the approval still finds it after its cursor, exactly once. `room_message`
  * events and send answers carry that member cursor.
+ *
+ * The operations live beside this file, one per responsibility: management.ts (create, list, get,
+ * update, members), send.ts (sending), timeline.ts (timelines, the release of approved held
+ * envelopes); each takes the {@link RoomContext} opened here (internal.ts).
  */
-import type { CreateRoomRequest, Room, RoomMessageInput, RoomMessageResult, RoomSummary, RoomTimelinePage, UpdateRoomRequest } from '@parley/protocol';
-import type { HeldRecord } from '../policies/types.js';
-import type { RoomContext, RoomServiceDeps } from './internal.js';
-import { addMember, createRoom, getRoom, listRooms, removeMember, updateRoom } from './management.js';
-import { drizzleTenantWriter } from '../../db/tenant-writer.js';
 import { TenantBatcher } from '../../db/batcher.js';
-import { flushRoomSends, type FlushOutcome, type QueuedSend } from './flush.js';
+import { drizzleTenantWriter } from '../../db/tenant-writer.js';
+import { flushRoomSends } from './flush.js';
+import type { FlushOutcome, QueuedSend } from './internal.js';
+import type { RoomContext, RoomServiceDeps } from './internal.js';
 import { ReleaseOrder } from './release-order.js';
-import { sendRoomMessage, type RoomSender, type SendOrder } from './send.js';
-import { releaseHeld, roomTimeline, type TimelineQuery, type TimelineViewer } from './timeline.js';
-
-export type { RoomPolicies, RoomServiceDeps } from './internal.js';
+import { releaseHeld } from './timeline.js';
 
 /** Most room messages in one group-commit flush. */
 export const MAX_FLUSH = 64;
-export type { RoomSender, SendOrder } from './send.js';
-export type { TimelineQuery, TimelineViewer } from './timeline.js';
 
 /**
- * The room module's service: room management (management.ts), sending (send.ts), timelines and
- * the release of approved held envelopes (timeline.ts), over one shared context (internal.ts).
+ * The state every room operation runs with: the group commit of sends and this instance's
+ * publish order. Registers the `room` releaser (an approved held envelope goes out through
+ * {@link releaseHeld}). Drain `sends` at shutdown.
  */
-export class RoomService {
-  private readonly ctx: RoomContext;
-
-  constructor(deps: RoomServiceDeps) {
-    // Group commit (flush.ts): everything queued during a flush goes into the next one, which
-    // may write once this one holds the tenant's flush lock (`overlap`), so positions follow queue
-    // order; with `readAhead` it reads while the one before it is still on its way to the lock.
-    // A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
-    const sends = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, queued, locked, ready) => flushRoomSends(this.ctx, tenantId, queued, locked, ready), {
-      maxInFlight: 3,
-      overlap: true,
-      readAhead: 1,
-      maxBatch: MAX_FLUSH,
-    });
-    this.ctx = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db), chained: Promise.resolve() };
-    deps.policies.registerReleaser('room', (held) => this.release(held));
-  }
-
-  /** See {@link createRoom}. */
-  create(tenantId: string, createdBy: string, input: CreateRoomRequest, creatorDeviceId?: string): Promise<Room> {
-    return createRoom(this.ctx, tenantId, createdBy, input, creatorDeviceId);
-  }
-
-  /** See {@link listRooms}. */
-  list(tenantId: string): Promise<RoomSummary[]> {
-    return listRooms(this.ctx, tenantId);
-  }
-
-  /** See {@link getRoom}. */
-  get(tenantId: string, id: string, memberDeviceId?: string): Promise<Room> {
-    return getRoom(this.ctx, tenantId, id, memberDeviceId);
-  }
-
-  /** See {@link updateRoom}. */
-  update(tenantId: string, id: string, input: UpdateRoomRequest): Promise<Room> {
-    return updateRoom(this.ctx, tenantId, id, input);
-  }
-
-  /** See {@link addMember}. */
-  addMember(tenantId: string, roomId: string, deviceId: string): Promise<Room> {
-    return addMember(this.ctx, tenantId, roomId, deviceId);
-  }
-
-  /** See {@link removeMember}. */
-  removeMember(tenantId: string, roomId: string, deviceId: string): Promise<void> {
-    return removeMember(this.ctx, tenantId, roomId, deviceId);
-  }
-
-  /** See {@link sendRoomMessage}. */
-  send(tenantId: string, sender: RoomSender, roomId: string, input: RoomMessageInput, order?: SendOrder): Promise<RoomMessageResult> {
-    return sendRoomMessage(this.ctx, tenantId, sender, roomId, input, order);
-  }
-
-  /** See {@link roomTimeline}. */
-  timeline(tenantId: string, roomId: string, viewer: TimelineViewer, q: TimelineQuery): Promise<RoomTimelinePage> {
-    return roomTimeline(this.ctx, tenantId, roomId, viewer, q);
-  }
-
-  /** Wait for queued sends to be written (graceful shutdown). */
-  drain(): Promise<void> {
-    return this.ctx.sends.drain();
-  }
-
-  /** The `room` releaser; see {@link releaseHeld}. */
-  release(held: HeldRecord): Promise<void> {
-    return releaseHeld(this.ctx, held);
-  }
+export function openRooms(deps: RoomServiceDeps): RoomContext {
+  // Group commit (flush.ts): everything queued during a flush goes into the next one, which
+  // may write once this one holds the tenant's flush lock (`overlap`), so positions follow queue
+  // order; with `readAhead` it reads while the one before it is still on its way to the lock.
+  // A flush carries at most MAX_FLUSH sends (a 50-member room message is 49 envelope rows).
+  const sends = new TenantBatcher<QueuedSend, FlushOutcome>((tenantId, queued, locked, ready) => flushRoomSends(ctx, tenantId, queued, locked, ready), {
+    maxInFlight: 3,
+    overlap: true,
+    readAhead: 1,
+    maxBatch: MAX_FLUSH,
+  });
+  const ctx: RoomContext = { deps, order: new ReleaseOrder(), sends, tenantWriter: deps.writer ?? drizzleTenantWriter(deps.db), chained: Promise.resolve() };
+  deps.policies.registerReleaser('room', (held) => releaseHeld(ctx, held));
+  return ctx;
 }

@@ -4,11 +4,12 @@
  */
 import type { RoomTimelineEntry, RoomTimelinePage, RoomTimelineQuery } from '@parley/protocol';
 import { withTenant } from '../../db/tenant.js';
+import { blobsOut, encodeBlob } from '../../lib/envelope.js';
 import { forbidden } from '../../lib/errors.js';
 import { pageLimit, parseSince } from '../../lib/paging.js';
-import type { HeldRecord } from '../policies/types.js';
-import { b64, enqueueWebhooks, messageFields, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
-import type { DeliveredEnvelope } from '../receipts/room-deliveries.js';
+import type { HeldRecord } from '../policies/index.js';
+import { enqueueWebhooks, messageFields, mustGet, roomMessageEvent, type RoomContext } from './internal.js';
+import type { DeliveredEnvelope } from '../receipts/index.js';
 import type { Turn } from './release-order.js';
 import * as repo from './repo.js';
 
@@ -74,7 +75,7 @@ export async function roomTimeline(ctx: RoomContext, tenantId: string, roomId: s
       const own = me ? deliveries.find((e) => e.recipientDeviceId === me && repo.RELEASED.includes(e.outcome)) : undefined;
       const carrier = own?.ciphertext ? own : own ? shared : undefined;
       if (carrier?.ciphertext && carrier.headerBlob) {
-        entry.envelope = { header_blob: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) };
+        entry.envelope = blobsOut(carrier);
         if (viewer.asMember && own && !own.receivedAt) fetched.push({ roomMessageId: m.id, recipientDeviceId: me!, roomId: m.roomId, senderDeviceId: m.senderDeviceId, releaseSeq: position });
       }
       return entry;
@@ -111,7 +112,7 @@ export async function releaseHeld(ctx: RoomContext, held: HeldRecord): Promise<v
       turn = ctx.order.enter(msg.roomId);
       if (!(await repo.releaseHeldEnvelope(tx, env.id, position, new Date()))) return undefined;
       await enqueueWebhooks(tx, held.tenantId, msg, [env.recipientDeviceId]);
-      return { recipient: env.recipientDeviceId, out: roomMessageEvent(messageFields(msg), { header: b64(carrier.headerBlob), ciphertext: b64(carrier.ciphertext) }, String(position)) };
+      return { recipient: env.recipientDeviceId, out: roomMessageEvent(messageFields(msg), { header: encodeBlob(carrier.headerBlob), ciphertext: encodeBlob(carrier.ciphertext) }, String(position)) };
     });
     if (!event) return;
     await turn!.ready;

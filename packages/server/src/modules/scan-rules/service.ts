@@ -12,9 +12,9 @@ import { randomUUID } from 'node:crypto';
 import type { ScanRule, ScanRuleSet, ScanRuleVersion } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { badRequest } from '../../lib/errors.js';
-import type { SettingsService } from '../settings/service.js';
+import type { SettingsService } from '../settings/index.js';
 import { DEFAULT_SCAN_RULES } from './defaults.js';
 import * as repo from './repo.js';
 

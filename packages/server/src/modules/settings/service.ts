@@ -8,7 +8,7 @@
  * - `held_message_ttl_hours` (integer 1..720): how long a held message awaits a decision
  *   (PolicyService.holdAll reads it through {@link SettingsService.read});
  * - `default_room_security_level` (`standard` | `strict`): the level of a room created without one
- *   (RoomService.create);
+ *   (`createRoom`, rooms/management.ts);
  * - `scan_rules_enabled` (boolean): when false `GET /scan-rules` answers an empty rule set, so
  *   clients stop scanning outbound plaintext;
  * - `model_prices` (`{model: {input_cents_per_mtok, output_cents_per_mtok}}`, `*` = any other
@@ -26,7 +26,7 @@
 import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import * as repo from './repo.js';
 
 /** The default of the `read_receipts_enabled` tenant setting (read receipts on, as in every messenger). */

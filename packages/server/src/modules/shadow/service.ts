@@ -28,8 +28,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { decodeKeyset, encodeKeyset, pageLimit } from '../../lib/paging.js';
-import { appendAudit } from '../audit/service.js';
-import { getDevice } from '../devices/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { getDevice } from '../devices/index.js';
 import {
   actionsAgree,
   agreementRate,

@@ -6,7 +6,7 @@ import { ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { ownerOf, unregisteredKeyOnOpenRoute } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
-import { workspaceViewerOf } from '../workspaces/routes.js';
+import { workspaceViewerOf } from '../workspaces/index.js';
 import type { TeamRoomService } from './service.js';
 
 export const teamRoomRoutes: FastifyPluginAsync<{ teamRooms: TeamRoomService }> = async (app, { teamRooms }) => {

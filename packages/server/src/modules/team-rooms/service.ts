@@ -1,6 +1,6 @@
 /**
  * Team rooms (contract §2.5, §4.13): rooms that belong to a workspace (`rooms.workspace_id`), created
- * through the room module (`RoomService.create`, so members, pairwise conversations, policies
+ * through the room module (`createRoom`, so members, pairwise conversations, policies
  * and events are those of any room). Participants are members of the workspace or owner devices
  * of the tenant (the humans overseeing the team); anything else is a 400.
  *
@@ -12,9 +12,8 @@ import type { CreateTeamRoomRequest, TeamRoom, TeamRoomSummary } from '@parley/p
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
-import type { RoomService } from '../rooms/service.js';
-import * as workspacesRepo from '../workspaces/repo.js';
-import type { WorkspaceService } from '../workspaces/service.js';
+import { createRoom, type RoomContext } from '../rooms/index.js';
+import { devicesByIds, memberIds, type WorkspaceService } from '../workspaces/index.js';
 import * as repo from './repo.js';
 
 /** Who lists team rooms: the owner (whole tenant) or an agent device (its own rooms). */
@@ -22,7 +21,8 @@ export type TeamRoomViewer = { kind: 'owner' } | { kind: 'agent'; deviceId: stri
 
 export interface TeamRoomServiceDeps {
   db: Db;
-  rooms: Pick<RoomService, 'create'>;
+  /** The room area's context: a team room is a room created through `createRoom`. */
+  rooms: RoomContext;
   workspaces: Pick<WorkspaceService, 'mustGet'>;
 }
 
@@ -36,19 +36,19 @@ export class TeamRoomService {
    * The membership check and the room creation are two transactions: a member removed from the
    * workspace in between still joins (the owner can remove it from the room).
    * @throws 404 unknown workspace; 400 a participant that is neither a workspace member nor an
-   *   owner device of the tenant (and RoomService's 400s: not ACTIVE, more than 100 members).
+   *   owner device of the tenant (and `createRoom`'s 400s: not ACTIVE, more than 100 members).
    */
   async create(tenantId: string, createdBy: string, input: CreateTeamRoomRequest): Promise<TeamRoom> {
     const ids = [...new Set(input.member_device_ids.map((d) => d.toLowerCase()))];
     await withTenant(this.deps.db, tenantId, async (tx) => {
       await this.deps.workspaces.mustGet(tx, input.workspace_id);
-      const members = await workspacesRepo.memberIds(tx, input.workspace_id, ids);
+      const members = await memberIds(tx, input.workspace_id, ids);
       const rest = ids.filter((id) => !members.has(id));
-      const owners = new Set((await workspacesRepo.devicesByIds(tx, rest)).filter((d) => d.kind === 'owner').map((d) => d.id));
+      const owners = new Set((await devicesByIds(tx, rest)).filter((d) => d.kind === 'owner').map((d) => d.id));
       const bad = rest.filter((id) => !owners.has(id));
       if (bad.length > 0) throw badRequest(`team room participants must be members of the workspace or owner devices: ${bad.join(', ')}`);
     });
-    const room = await this.deps.rooms.create(tenantId, createdBy, { ...input, member_device_ids: ids });
+    const room = await createRoom(this.deps.rooms, tenantId, createdBy, { ...input, member_device_ids: ids });
     return { id: room.room_id, ...room };
   }
 

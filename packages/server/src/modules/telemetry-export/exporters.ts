@@ -16,7 +16,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { BlockedTargetError, guardedLookup, webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
+import { BlockedTargetError, guardedLookup, webhookUrlProblem, type TargetPolicy } from '../webhooks/index.js';
 import type { ExportSettingRow } from './repo.js';
 import { openHeaders } from './secrets.js';
 

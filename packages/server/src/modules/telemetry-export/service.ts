@@ -11,8 +11,8 @@ import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { appendAudit } from '../audit/service.js';
-import { webhookUrlProblem, type TargetPolicy } from '../webhooks/target.js';
+import { appendAudit } from '../audit/index.js';
+import { webhookUrlProblem, type TargetPolicy } from '../webhooks/index.js';
 import { sealHeaders } from './secrets.js';
 import * as repo from './repo.js';
 

@@ -11,7 +11,7 @@ import { TenantBatcher } from '../../db/batcher.js';
 import { isDataException } from '../../db/errors.js';
 import { drizzleTenantWriter, type TenantWriter } from '../../db/tenant-writer.js';
 import { badRequest } from '../../lib/errors.js';
-import { resolveAgentId } from '../hub/agent-ref.js';
+import { resolveAgentId } from '../hub/index.js';
 import type { ExportRequestJson } from './otlp.js';
 import { toSpans } from './otlp.js';
 import * as repo from './repo.js';

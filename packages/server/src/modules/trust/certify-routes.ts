@@ -12,7 +12,7 @@ import { operatorOf, ownerOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
 import { scoreMaxAgeMs, type HubCertifyService } from './certify.js';
 import { OperatorTierService } from './operator-tier.js';
-import { reviewIdentities } from '../hub/review.js';
+import { reviewIdentities } from '../hub/index.js';
 
 export const hubCertifyRoutes: FastifyPluginAsync<{ certify: HubCertifyService; operatorTier?: OperatorTierService }> = async (app, opts) => {
   const { certify } = opts;

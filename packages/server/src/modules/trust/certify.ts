@@ -42,16 +42,15 @@ import type { Db, Tx } from '../../db/client.js';
 import { hubCapabilities, hubIdentities } from '../../db/schema/index.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { revokeGrantsAboveTier } from '../grants/repo.js';
-import { insertSpans } from '../telemetry/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { getDevice, type DeviceRow } from '../devices/index.js';
+import { revokeGrantsAboveTier } from '../grants/index.js';
+import { insertSpans } from '../telemetry/index.js';
 import { tierSeries } from './repo.js';
 import { evaluateTier, type TierEvaluation } from './tiers.js';
 import { asTier, TIER_HOLD_DAYS, TIER_THRESHOLDS as TRUST_TIER_THRESHOLDS, tierRank, TRUST_TIERS as TIERS, type TrustTier as Tier } from '@parley/protocol';
 import { type ScorePoint } from './types.js';
-import { decodeOwnerKey } from '../hub/ed25519.js';
-import * as repo from '../hub/repo.js';
+import { certifyCapabilities, decodeOwnerKey, getHubIdentity, type HubCapabilityRow, type HubIdentityRow, insertTierChange, listCapabilities, updateHubIdentity } from '../hub/index.js';
 import { ENDED_GRANT, grantState, latestTelemetryScore, tierUnderGrant } from './tier-grant.js';
 import type { CertificationCheckName, CertifyResult } from '@parley/protocol';
 
@@ -99,7 +98,7 @@ export interface CertifyFacts {
   publicKey: string | null;
   /** The bound device (null when none is bound, or it was deleted). */
   device: Pick<DeviceRow, 'id' | 'kind' | 'status' | 'lastSeen'> | null;
-  capabilities: ReadonlyArray<Pick<repo.HubCapabilityRow, 'inputSchema' | 'sla'>>;
+  capabilities: ReadonlyArray<Pick<HubCapabilityRow, 'inputSchema' | 'sla'>>;
   /** The held score over the last 7 days (trust/tiers.ts heldScoreOf), or null when the 7d history does not cover 7 days yet. */
   heldScore: number | null;
   /** Set when the scores are too old to certify on ({@link scoreFreshness}); absent or null: fresh. */
@@ -159,9 +158,9 @@ export function certificationChecks(f: CertifyFacts): CertifyCheck[] {
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 /** Load the facts of the checks of identity `h` and run them. */
-export async function loadChecks(tx: Tx, h: repo.HubIdentityRow, heldScore: number | null, now: Date, staleScore: StaleScore | null = null): Promise<CertifyCheck[]> {
+export async function loadChecks(tx: Tx, h: HubIdentityRow, heldScore: number | null, now: Date, staleScore: StaleScore | null = null): Promise<CertifyCheck[]> {
   const device = h.deviceId ? ((await getDevice(tx, h.deviceId)) ?? null) : null;
-  return certificationChecks({ publicKey: h.publicKey, device, capabilities: await repo.listCapabilities(tx, h.id), heldScore, staleScore, now });
+  return certificationChecks({ publicKey: h.publicKey, device, capabilities: await listCapabilities(tx, h.id), heldScore, staleScore, now });
 }
 
 /**
@@ -187,7 +186,7 @@ export type TierChangeReason = 'certify' | 'trust_recompute' | 'device_revoked' 
 export interface TierDecisionInput {
   tenantId: string;
   /** The identity, read FOR UPDATE in this transaction (its `trust_tier` is the current tier). */
-  identity: repo.HubIdentityRow;
+  identity: HubIdentityRow;
   /** The latest 7d composite (null: none computed yet → no change). */
   latest: number | null;
   /**
@@ -266,7 +265,7 @@ export async function decideTier(tx: Tx, input: TierDecisionInput): Promise<Tier
       ...(endsGrant ? { source: ENDED_GRANT } : {}),
     });
   } else if (endsGrant) {
-    await repo.updateHubIdentity(tx, h.id, { ...ENDED_GRANT, updatedAt: now });
+    await updateHubIdentity(tx, h.id, { ...ENDED_GRANT, updatedAt: now });
     Object.assign(h, ENDED_GRANT);
   }
   return { from, to, changed: direction !== 'none', direction, heldScore, checks, evaluation, revokedGrants };
@@ -279,7 +278,7 @@ export type TierSourceColumns = Pick<typeof hubIdentities.$inferInsert, 'tierSou
 export interface TierChange {
   tenantId: string;
   /** The identity, locked FOR UPDATE; updated in place. */
-  identity: repo.HubIdentityRow;
+  identity: HubIdentityRow;
   from: Tier;
   to: Tier;
   /** The score that justified it: the latest composite (down) or the held score (up); null: none (an operator grant, an expired grant without scores). */
@@ -303,12 +302,12 @@ export interface TierChange {
 export async function applyTierChange(tx: Tx, c: TierChange): Promise<string[]> {
   const up = tierRank(c.to) > tierRank(c.from);
   const h = c.identity;
-  await repo.updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}), ...c.source });
+  await updateHubIdentity(tx, h.id, { trustTier: c.to, updatedAt: c.now, ...(up ? { certifiedAt: c.now } : {}), ...c.source });
   if (c.source) Object.assign(h, c.source);
-  await repo.insertTierChange(tx, { id: randomUUID(), tenantId: c.tenantId, identityId: h.id, fromTier: c.from, toTier: c.to, reason: c.reason, checks: c.checks, createdAt: c.now });
+  await insertTierChange(tx, { id: randomUUID(), tenantId: c.tenantId, identityId: h.id, fromTier: c.from, toTier: c.to, reason: c.reason, checks: c.checks, createdAt: c.now });
   let revoked: string[] = [];
   if (up) {
-    await repo.certifyCapabilities(tx, h.id, c.to);
+    await certifyCapabilities(tx, h.id, c.to);
   } else {
     if (h.deviceId) revoked = await revokeGrantsAboveTier(tx, h.deviceId, c.to, 'tier_downgrade', c.now);
     await restrictCapabilities(tx, h.id, c.to);
@@ -359,7 +358,7 @@ async function restrictCapabilities(tx: Tx, identityId: string, tier: Tier): Pro
 }
 
 /** Lock several identities of the tenant (FOR UPDATE), by id. */
-export async function lockIdentities(tx: Tx, ids: readonly string[]): Promise<Map<string, repo.HubIdentityRow>> {
+export async function lockIdentities(tx: Tx, ids: readonly string[]): Promise<Map<string, HubIdentityRow>> {
   if (ids.length === 0) return new Map();
   const found = await tx.select().from(hubIdentities).where(sql`${hubIdentities.id} = any(${sql.param([...ids])}::uuid[])`).for('update');
   return new Map(found.map((r) => [r.id, r]));
@@ -384,7 +383,7 @@ export class HubCertifyService {
    */
   certify(tenantId: string, id: string, actor = 'owner', opts: CertifyOptions = {}): Promise<CertifyResult> {
     return withTenant(this.db, tenantId, async (tx) => {
-      const h = await repo.getHubIdentity(tx, id, true);
+      const h = await getHubIdentity(tx, id, true);
       if (!h) throw notFound('hub identity');
       if (h.status !== 'active') throw conflict(`hub identity is ${h.status}`);
       const now = new Date();
@@ -401,9 +400,9 @@ export class HubCertifyService {
         alwaysCheck: true,
         ...(opts.maxScoreAgeMs !== undefined ? { maxScoreAgeMs: opts.maxScoreAgeMs } : {}),
       });
-      await repo.updateHubIdentity(tx, h.id, { lastAttestationAt: now });
+      await updateHubIdentity(tx, h.id, { lastAttestationAt: now });
       const upgraded = decision.direction === 'up';
-      if (!upgraded && decision.to !== 'unverified') await repo.certifyCapabilities(tx, h.id, decision.to);
+      if (!upgraded && decision.to !== 'unverified') await certifyCapabilities(tx, h.id, decision.to);
       const checks = decision.checks!;
       await appendAudit(tx, tenantId, { type: 'hub.certified', actor, subject: h.id, data: { tier: decision.to, upgraded, checks: checks.map((c) => ({ check: c.check, passed: c.passed })) } });
       return { identity_id: h.id, tier: decision.to, upgraded, checks };

@@ -22,9 +22,9 @@ import type { TrustDimensionDrift, TrustDrift, TrustDriftBaseline, TrustDriftRec
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { conflict } from '../../lib/errors.js';
-import { appendAudit } from '../audit/service.js';
-import { resolveAgent, type AgentRef } from '../hub/agent-ref.js';
-import { getDevice } from '../devices/repo.js';
+import { appendAudit } from '../audit/index.js';
+import { resolveAgent, type AgentRef } from '../hub/index.js';
+import { getDevice } from '../devices/index.js';
 import { BASELINE_DAYS, BASELINE_MIN_COVERAGE, baselineFor, binProportions, chooseBaselineWindow, driftStatus, psi, PSI_BINS, type DailyDimensionRow } from './psi.js';
 import * as q from './query-repo.js';
 import { utcDay, windowStartDay } from '../../lib/days.js';

@@ -13,11 +13,10 @@ import { hubIdentities } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { ChangeListeners } from '../../lib/listeners.js';
-import { appendAudit } from '../audit/service.js';
+import { appendAudit } from '../audit/index.js';
 import { asTier } from '@parley/protocol';
 import { applyTierChange, type TierSourceColumns } from './certify.js';
-import * as repo from '../hub/repo.js';
-import { toHubIdentity } from '../hub/service.js';
+import { getHubIdentity, toHubIdentity, updateHubIdentity } from '../hub/index.js';
 
 /** `expires_at` of a grant as a Date in the future of `now`, or null when absent. @throws 400 otherwise. */
 function grantExpiry(expiresAt: string | undefined, now: Date): Date | null {
@@ -51,7 +50,7 @@ export async function grantTier(db: Db, operator: string, identityId: string, bo
   if (!found) throw notFound('hub identity');
   const { tenantId } = found;
   return withTenant(db, tenantId, async (tx) => {
-    const h = await repo.getHubIdentity(tx, identityId, true);
+    const h = await getHubIdentity(tx, identityId, true);
     if (!h) throw notFound('hub identity');
     if (h.status !== 'active') throw conflict(`hub identity is ${h.status}`);
     const from = asTier(h.trustTier);
@@ -61,7 +60,7 @@ export async function grantTier(db: Db, operator: string, identityId: string, bo
     if (from !== to) {
       revoked = await applyTierChange(tx, { tenantId, identity: h, from, to, score: h.trustScore, reason: 'operator_grant', actor: operator, checks: [], now, source, audit: false });
     } else {
-      await repo.updateHubIdentity(tx, h.id, { ...source, updatedAt: now });
+      await updateHubIdentity(tx, h.id, { ...source, updatedAt: now });
       Object.assign(h, source);
     }
     await appendAudit(tx, tenantId, {

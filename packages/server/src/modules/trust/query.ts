@@ -16,7 +16,7 @@
 import { TRUST_HISTORY_DAYS, type TrustFleet, type TrustHistory, type TrustScore, type TrustTierChange } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { resolveAgent, type AgentRef } from '../hub/agent-ref.js';
+import { resolveAgent, type AgentRef } from '../hub/index.js';
 import { clamp01 } from './dimensions.js';
 import { fleetStats } from './fleet.js';
 import * as q from './query-repo.js';

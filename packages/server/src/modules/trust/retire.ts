@@ -3,8 +3,8 @@
  * Permission Tokens end and its hub identities fall to `unverified`, in the caller's transaction.
  */
 import type { Tx } from '../../db/client.js';
-import type { RetireReason } from '../devices/service.js';
-import { lockIdentitiesOfDevice, revokeAllGrantsOf } from '../grants/repo.js';
+import type { RetireReason } from '../devices/index.js';
+import { lockIdentitiesOfDevice, revokeAllGrantsOf } from '../grants/index.js';
 import { decideTier } from './certify.js';
 
 /**

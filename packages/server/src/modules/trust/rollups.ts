@@ -23,7 +23,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { SPAN_FAILED, SPAN_ROLE, SPAN_TOKENS } from '../../lib/span-attrs.js';
-import { rebuildTokenRollups } from '../spend/rollups.js';
+import { rebuildTokenRollups } from '../spend/index.js';
 import { addDays, dayStart, utcDay } from '../../lib/days.js';
 import type { DailySignals } from './types.js';
 

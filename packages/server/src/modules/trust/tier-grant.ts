@@ -23,7 +23,7 @@ import { trustSnapshots } from '../../db/schema/index.js';
 import { telemetryComposite } from './fallbacks.js';
 import { tierForScore } from './tiers.js';
 import { TIER_THRESHOLDS, tierRank, type TrustTier as Tier, type TrustDimension } from '@parley/protocol';
-import type { HubIdentityRow } from '../hub/repo.js';
+import type { HubIdentityRow } from '../hub/index.js';
 
 /** State of an identity's operator grant at a time: none, valid, or expired (still stored). */
 export type GrantState = 'none' | 'valid' | 'expired';

@@ -18,12 +18,10 @@
  */
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
-import { getDevice, type DeviceRow } from '../devices/repo.js';
-import { countActiveGrants } from '../grants/repo.js';
-import type { HubIdentityRow } from '../hub/repo.js';
-import { hubDid, type HubService } from '../hub/service.js';
-import { latestSnapshot, type SnapshotRow } from '../trust/query-repo.js';
-import { windowScores } from '../trust/query.js';
+import { getDevice, type DeviceRow } from '../devices/index.js';
+import { countActiveGrants } from '../grants/index.js';
+import { hubDid, type HubIdentityRow, type HubService } from '../hub/index.js';
+import { latestSnapshot, type SnapshotRow, windowScores } from '../trust/index.js';
 import { tierRank, type TrustWindow } from '@parley/protocol';
 import type { AgentVerification, TrustScores, TrustTier, VerifyStatus } from '@parley/protocol';
 

@@ -21,13 +21,14 @@ export interface PostOptions extends TargetPolicy {
 }
 
 /**
- * POST `body` (JSON text) with `headers` to `rawUrl`; answers the HTTP status once the response
- * head arrives (the response body is discarded).
+ * POST `body` (JSON text, or bytes: an encrypted Web Push message, modules/push/web.ts) with
+ * `headers` to `rawUrl`; answers the HTTP status once the response head arrives (the response body
+ * is discarded).
  * @throws BlockedTargetError `blocked url` (scheme or userinfo not allowed) or `blocked address`
  *   (a non-public target while private targets are not allowed), before any connection is made.
  * @throws Error named `TimeoutError` after `timeoutMs`; any network error (`ECONNREFUSED`, TLS…).
  */
-export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, opts: PostOptions): Promise<number> {
+export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string | Uint8Array, opts: PostOptions): Promise<number> {
   if (webhookUrlProblem(rawUrl, { ...opts, allowPrivate: true }) !== undefined) return Promise.reject(new BlockedTargetError('blocked url'));
   const url = new URL(rawUrl);
   const host = hostOf(url);

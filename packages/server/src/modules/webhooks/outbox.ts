@@ -56,7 +56,7 @@ export function deliveriesOfEach(tenantId: string, list: readonly { deviceIds: r
 
 /**
  * Events whose webhooks their writers enqueue in their own transaction (`message`: the message
- * group commit; `room_message`: RoomService send and held release; `spend_alert`: the transaction
+ * group commit; `room_message`: the room send group commit and held release; `spend_alert`: the transaction
  * that claims the alert, SpendService; `a2a_message`: the A2A send and held release,
  * a2a/messages.ts), skipped by the sink.
  */

@@ -26,6 +26,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
+import { PollLoop } from '../../lib/poll-loop.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { postWebhook } from './http.js';
 import * as repo from './repo.js';
@@ -67,10 +68,7 @@ export function reason(err: unknown, url: string): string {
 type Result = repo.AttemptOutcome & { final?: boolean };
 
 export class WebhookWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
-  private abort = new AbortController();
+  private readonly loop: PollLoop;
 
   /** `secrets` opens the stored webhook secrets (the key they were sealed with). */
   constructor(
@@ -80,35 +78,18 @@ export class WebhookWorker {
     private readonly log: FastifyBaseLogger,
     /** Delivery outcomes (`parley_webhook_deliveries_total`). */
     private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.loop = new PollLoop(() => this.pollOnce(), opts.pollMs, this.batchSize, (err) => log.warn({ err }, 'webhook poll failed'));
+  }
 
   /** Start polling (idempotent). */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.abort = new AbortController();
-    this.schedule(this.opts.pollMs);
+    this.loop.start();
   }
 
   /** Stop polling, abort requests in flight (their rows are retried after the lease) and wait for the current poll. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.abort.abort();
-    await this.running;
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.pollOnce()
-        .catch((err: unknown) => {
-          this.log.warn({ err }, 'webhook poll failed');
-          return 0;
-        })
-        .then((n) => this.schedule(n >= this.batchSize ? 0 : this.opts.pollMs));
-    }, ms);
-    this.timer.unref();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private get batchSize(): number {
@@ -149,10 +130,10 @@ export class WebhookWorker {
       'webhook-signature': new Webhook(secret).sign(d.id, now, body),
     };
     try {
-      const status = await postWebhook(d.webhook_url!, headers, body, { ...this.opts, signal: this.abort.signal });
+      const status = await postWebhook(d.webhook_url!, headers, body, { ...this.opts, signal: this.loop.signal });
       return { status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` };
     } catch (err) {
-      if (this.abort.signal.aborted) return undefined; // shutting down: the lease brings it back
+      if (this.loop.signal.aborted) return undefined; // shutting down: the lease brings it back
       if (err instanceof BlockedTargetError) return { status: null, error: err.message, final: true };
       return { status: null, error: reason(err, d.webhook_url!) };
     }

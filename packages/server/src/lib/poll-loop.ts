@@ -1,0 +1,60 @@
+/**
+ * The timer of an outbox worker (webhooks, design §8.11; push, design §8.36): run `poll` every
+ * `pollMs`, at once again when a poll claimed a full batch, never two polls at a time, and on
+ * stop abort what is in flight (`signal`) and wait for the current poll.
+ */
+
+/** What the loop runs: one poll, answering how many rows it claimed. */
+export type Poll = (signal: AbortSignal) => Promise<number>;
+
+export class PollLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private abort = new AbortController();
+
+  /**
+   * @param poll one poll; a rejection is handed to `onError` and the loop goes on.
+   * @param pollMs the pause after a poll that claimed less than `batchSize` rows (ms).
+   */
+  constructor(
+    private readonly poll: Poll,
+    private readonly pollMs: number,
+    private readonly batchSize: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** Aborts when the loop stops (requests in flight give up; their rows come back after their lease). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Start polling (idempotent). */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.abort = new AbortController();
+    this.schedule(this.pollMs);
+  }
+
+  /** Stop polling, abort requests in flight and wait for the current poll. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort.abort();
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.poll(this.abort.signal)
+        .catch((err: unknown) => {
+          this.onError(err);
+          return 0;
+        })
+        .then((n) => this.schedule(n >= this.batchSize ? 0 : this.pollMs));
+    }, ms);
+    this.timer.unref();
+  }
+}

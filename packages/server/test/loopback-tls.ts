@@ -1,0 +1,24 @@
+/**
+ * A self-signed TLS certificate for 127.0.0.1 (EC P-256, valid until 2126) and its key, for the
+ * HTTP/2 APNs double of push-apns.test.ts: the sender trusts exactly this certificate (`ca`). Test
+ * material only; it guards nothing.
+ */
+export const LOOPBACK_CERT = `-----BEGIN CERTIFICATE-----
+MIIBkDCCATagAwIBAgIUBTXcSw/GDr1LbJdTHIWJWwJewXEwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyOTE3NTMwNFoYDzIxMjYxMTA1
+MTc1MzA0WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAARPY4NDgP/OKUfg7dFlOC7iYjHHemwuoNY8xzq4ghNTrLUN0Y0DDqYo
+Zd/SlrFvSfHfkALXQ8hG+nxEf307WelYo2QwYjAdBgNVHQ4EFgQUAnw6psBBzNyV
+m1k7Oyv7rCNrS8owHwYDVR0jBBgwFoAUAnw6psBBzNyVm1k7Oyv7rCNrS8owDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0gAMEUC
+IHEM1nIfi+qu964boi3A0XB0hgzqf1WG3zxg6H+OkzQMAiEA7KKLrspWePnxiN2g
+760N0KnDAaMxVN6cE35J8QW0Bek=
+-----END CERTIFICATE-----
+`;
+
+export const LOOPBACK_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgDMxwgdqTXIUKcVow
+X9D/qpcfBvp639UDzxozLxToAZahRANCAARPY4NDgP/OKUfg7dFlOC7iYjHHemwu
+oNY8xzq4ghNTrLUN0Y0DDqYoZd/SlrFvSfHfkALXQ8hG+nxEf307WelY
+-----END PRIVATE KEY-----
+`;
