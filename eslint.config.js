@@ -15,7 +15,7 @@ export default tseslint.config(
   },
   {
     // Tests read JSON answers whose shape the assertions check.
-    files: ['**/test/**/*.ts', 'bench/**/*.ts'],
+    files: ['**/test/**/*.ts', '**/testing/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

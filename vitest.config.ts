@@ -9,7 +9,7 @@ import { POSTGRES_TEST_FILES } from './packages/server/test/backend-dependent.js
  * it): the `postgres` project runs exactly the files packages/server/test/backend-dependent.ts
  * lists, each with its reason (concurrent sessions and locks, the pipelined hot-path writer,
  * several instances, Redis, restarts, migrations as a non-superuser owner, row-level security).
- * Each project sets TEST_BACKEND, read by packages/server/test/harness.ts.
+ * Each project sets TEST_BACKEND, read by packages/server/testing/harness.ts.
  * SDK and MCP suites run once (`sdk`, `mcp` projects); the ones that need a server start it on PGlite.
  *
  * Workers: vitest's default on N cores is N-1 forks (one on a 2-core CI machine). Most files wait
@@ -21,13 +21,16 @@ const backends = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [
 const shared = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as const };
 // @parley/protocol resolves to its TypeScript sources (as its `parley-source` export condition
 // does for tsc and tsx), so tests need no build of it.
-// The same for @parley/sdk (its entry points) where the MCP package imports it.
+// The same for @parley/sdk (its entry points) where the MCP package imports it, and for the
+// test fixtures of the server and the SDK (`@parley/server/testing`, `@parley/sdk/testing`).
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const resolve = {
   alias: [
     { find: /^@parley\/protocol$/, replacement: src('./packages/protocol/src/index.ts') },
     { find: /^@parley\/sdk$/, replacement: src('./packages/sdk/src/index.ts') },
     { find: /^@parley\/sdk\/node$/, replacement: src('./packages/sdk/src/node/index.ts') },
+    { find: /^@parley\/sdk\/testing$/, replacement: src('./packages/sdk/testing/index.ts') },
+    { find: /^@parley\/server\/testing$/, replacement: src('./packages/server/testing/index.ts') },
   ],
 };
 

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../packages/server/test/own-services.js';
+import { freePort } from '@parley/server/testing';
 import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launch } from '../../packages/dashboard/e2e/browser.js';
-import { freePort } from '../../packages/server/test/own-services.js';
+import { freePort } from '@parley/server/testing';
 import { benchArgs, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';

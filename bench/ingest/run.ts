@@ -51,7 +51,7 @@ import { HubService } from '../../packages/server/src/modules/hub/service.js';
 import { KeyBindingService } from '../../packages/server/src/modules/key-binding/service.js';
 import { insertSpansStatement } from '../../packages/server/src/modules/telemetry/repo.js';
 import type { DecodedSpan } from '../../packages/server/src/modules/telemetry/otlp.js';
-import { newDeviceKeys } from '../../packages/server/test/keys.js';
+import { newDeviceKeys } from '@parley/server/testing';
 import { benchArgs, commonOptions, num, runMain } from '../relay/cli.js';
 import { fmt, printTable, ratio } from '../relay/report.js';
 import { call, machineLines, newTenant, startBenchServer } from '../relay/setup.js';

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { ListingFilter } from '../../packages/server/src/modules/marketplace/listings-repo.js';
 import { SEARCH_CONFIG } from '../../packages/server/src/modules/hub/repo.js';
-import { hubOwnerKey } from '../../packages/server/test/keys.js';
+import { hubOwnerKey } from '@parley/server/testing';
 import { call, enrollAgent, newTenant } from '../relay/setup.js';
 
 export const ADJECTIVES = ['fast', 'deep', 'reliable', 'multilingual', 'secure', 'autonomous', 'expert', 'budget', 'premium', 'realtime'];

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { buildApp } from '../../packages/server/src/app.js';
 import { loadConfig } from '../../packages/server/src/config.js';
 import { SERVICE_NODE_FLAGS } from '../../packages/server/src/ops/node-flags.js';
-import { newDeviceKeys } from '../../packages/server/test/keys.js';
+import { newDeviceKeys } from '@parley/server/testing';
 import type { ChildToParent, Pair } from './common.js';
 import type { ResourceSampler } from './resources.js';
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { ParleyClient } from '@parley/sdk';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { DIST, launch, openPage, ROOT, screenshot, seriousViolations, until } from './browser.js';
 
 const EMAIL = `developer-${Date.now()}@example.com`;

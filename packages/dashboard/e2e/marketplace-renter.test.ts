@@ -16,9 +16,7 @@ import { nodeWebSocket } from '@parley/sdk/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { newOwner, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { certifyAgent, operatorAuth, publishedListing } from '../../server/test/marketplace-fixtures.js';
+import { newOwner, type Owner, startApp, type TestApp, certifyAgent, operatorAuth, publishedListing } from '@parley/server/testing';
 import { DIST, launch, openPage, screenshot, seriousViolations, until } from './browser.js';
 
 const RUN = Date.now().toString(36);

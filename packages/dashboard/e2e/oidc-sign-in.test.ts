@@ -14,7 +14,7 @@ import { ParleyClient } from '@parley/sdk';
 import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { DIST, launch, screenshot } from './browser.js';
 
 const CLIENT_ID = 'parley-web';

@@ -17,10 +17,7 @@ import path from 'node:path';
 import { ParleyClient } from '@parley/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeAgent, newOwner, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { hubOwnerKey } from '../../server/test/keys.js';
-import { activeRental } from '../../server/test/marketplace-fixtures.js';
+import { activeAgent, newOwner, type Owner, startApp, type TestApp, hubOwnerKey, activeRental } from '@parley/server/testing';
 import { DIST, launch, screenshot, seriousViolations } from './browser.js';
 
 const STAMP = Date.now().toString(36);

@@ -18,7 +18,7 @@ import { nodeWebSocket } from '@parley/sdk/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { DIST, launch, openPage, ROOT, screenshot, seriousViolations, until } from './browser.js';
 
 const EMAIL = `owner-${Date.now()}@example.com`;

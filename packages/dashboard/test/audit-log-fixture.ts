@@ -3,9 +3,8 @@
  * Transparency reference tree (the SDK's test fixtures/rfc6962.ts), signed as C2SP notes by a
  * test key, and the key's `GET /audit/log-key` answer.
  */
-import { bytesToBase64, concatBytes, ed25519Keygen, ed25519Sign, formatVkey, noteKeyId, utf8Encode } from '@parley/sdk';
-import type { AuditCheckpoint, AuditConsistencyProof, AuditLogKey } from '@parley/sdk';
-import { CT_CONSISTENCY, CT_ROOTS } from '../../sdk/test/fixtures/rfc6962';
+import { bytesToBase64, concatBytes, ed25519Keygen, ed25519Sign, formatVkey, noteKeyId, utf8Encode, type AuditCheckpoint, type AuditConsistencyProof, type AuditLogKey } from '@parley/sdk';
+import { CT_CONSISTENCY, CT_ROOTS } from '@parley/sdk/testing';
 
 const b64 = (hex: string) => bytesToBase64(Uint8Array.from(Buffer.from(hex, 'hex')));
 

@@ -4,13 +4,12 @@
  * writes and delivery outcomes, and the Stripe.js loader and Payment Element wrapper against a
  * fake Stripe.js (no network).
  */
-import type { RoomMessenger, RoomSendReceipt } from '@parley/sdk';
+import { MemorySessionStore, type RoomMessenger, type RoomSendReceipt } from '@parley/sdk';
 import { describe, expect, it, vi } from 'vitest';
 import { ChatLog } from '../src/lib/chat-log';
 import { browseQuery, capabilityText, EMPTY_BROWSE, priceText, slaText, termText } from '../src/lib/market-browse';
 import { joinRentalRoom, rentalChatId, sendRentalText, undelivered } from '../src/lib/rental-room';
 import { loadStripeJs, mountPaymentForm, STRIPE_JS_URL, type StripeElements, type StripeHost, type StripeJs } from '../src/lib/stripe';
-import { MemorySessionStore } from '@parley/sdk';
 
 const RENTAL = '00000000-0000-4000-8000-0000000000a1';
 const AGENT = '00000000-0000-4000-8000-0000000000b1';

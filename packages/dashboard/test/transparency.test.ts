@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkLog, localPinStore, trustNewKey, type LogClient } from '../src/lib/transparency';
-import { CT_EMPTY_ROOT } from '../../sdk/test/fixtures/rfc6962';
+import { CT_EMPTY_ROOT } from '@parley/sdk/testing';
 import { consistency, keyAnswer, logKey } from './audit-log-fixture';
 
 describe('transparency log checks', () => {

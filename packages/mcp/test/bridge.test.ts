@@ -10,9 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { newOwner, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { operatorAuth, publishedListing } from '../../server/test/marketplace-fixtures.js';
+import { newOwner, type Owner, startApp, type TestApp, operatorAuth, publishedListing } from '@parley/server/testing';
 import { BRIDGE_CLI, pluginAgent, pluginCall, runEntry, textOf, TSX_ARGS, type PluginAgent } from './fixtures.js';
 
 const runBridge = (args: string[], env: Record<string, string> = {}) => runEntry(BRIDGE_CLI, args, env);

@@ -6,10 +6,7 @@
  * tool error with the service's detail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeAgent, newOwner, type Agent, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { hubOwnerKey } from '../../server/test/keys.js';
-import { certifiedDeveloper, operatorAuth, publishedListing } from '../../server/test/marketplace-fixtures.js';
+import { activeAgent, newOwner, type Agent, type Owner, startApp, type TestApp, hubOwnerKey, certifiedDeveloper, operatorAuth, publishedListing } from '@parley/server/testing';
 import { parseConfig } from '../src/config.js';
 import { ToolRuntime } from '../src/server.js';
 import { addr, setTier } from './fixtures.js';

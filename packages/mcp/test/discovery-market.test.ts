@@ -6,11 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { certifiedDeveloper, operatorAuth, publishedListing, type Developer } from '../../server/test/marketplace-fixtures.js';
+import { startApp, type TestApp, certifiedDeveloper, operatorAuth, publishedListing, type Developer, schema } from '@parley/server/testing';
 import { eq } from 'drizzle-orm';
-import { hubIdentities } from '../../server/src/db/schema/index.js';
 import { call, failed, keyAgent, mcpEnv, ok, stdioClient, textOf, type KeyAgent } from './fixtures.js';
+const { hubIdentities } = schema;
 
 describe('discovery and marketplace tools over stdio', () => {
   let t: TestApp;

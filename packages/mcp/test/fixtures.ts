@@ -16,12 +16,8 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeyFileSource, startApiKeyAgent, startPlugin, type AgentRuntime, type RunningPlugin } from '@parley/sdk/node';
-import { hubIdentities } from '../../server/src/db/schema/index.js';
-import { newOwner, type Owner } from '../../server/test/flows.js';
-import type { TestApp } from '../../server/test/harness.js';
-import { keyAgent as serverKeyAgent, type KeyAgent as ServerKeyAgent } from '../../server/test/key-agents.js';
-import { hubOwnerKey } from '../../server/test/keys.js';
-import { WsPool } from '../../server/test/ws-client.js';
+import { schema, newOwner, type Owner, keyAgent as serverKeyAgent, type KeyAgent as ServerKeyAgent, hubOwnerKey, WsPool, type TestApp } from '@parley/server/testing';
+const { hubIdentities } = schema;
 
 /** The `parley-mcp` entry point (TypeScript source, run with tsx). */
 export const MCP_CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { call, failed, keyAgent, mcpEnv, ok, stdioClient, waitFor, type KeyAgent } from './fixtures.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';

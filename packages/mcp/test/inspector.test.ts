@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { keyAgent, mcpEnv, MCP_CLI, TSX_ARGS, type KeyAgent } from './fixtures.js';
 
 const run = promisify(execFile);

@@ -9,8 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'drizzle-orm';
-import { newOwner, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { newOwner, type Owner, startApp, type TestApp } from '@parley/server/testing';
 import { parseConfig } from '../src/config.js';
 import { startHttpServer, type RunningHttpServer } from '../src/http.js';
 import { ToolRuntime } from '../src/server.js';

@@ -6,11 +6,9 @@
  * `roomId` is decrypted by the other agent (polled by `roomId`) and by the owner's device.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ParleyClient } from '@parley/sdk';
-import { restRoomTransport, RoomMessenger } from '../../sdk/src/secure/rooms.js';
-import { ownerSide } from '../../sdk/test/owner-side.js';
-import { newOwner, type Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { ParleyClient, restRoomTransport, RoomMessenger } from '@parley/sdk';
+import { ownerSide } from '@parley/sdk/testing';
+import { newOwner, type Owner, startApp, type TestApp } from '@parley/server/testing';
 import { parseConfig } from '../src/config.js';
 import { ToolRuntime } from '../src/server.js';
 import { ok, pluginAgent, waitFor, type PluginAgent } from './fixtures.js';

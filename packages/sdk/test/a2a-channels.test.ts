@@ -14,16 +14,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aMessages, hubIdentities, mlsKeyPackages } from '../../server/src/db/schema/index.js';
-import { newOwner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { operatorAuth, publishedListing, type Developer } from '../../server/test/marketplace-fixtures.js';
+import { schema, newOwner, startApp, type TestApp, operatorAuth, publishedListing, type Developer } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { isMlsHeaderBlob } from '../src/mls/wire.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 import type { SecureChannelMessage } from '../src/secure/a2a.js';
 import { waitFor as poll, type Poll } from './wait.js';
+const { a2aMessages, hubIdentities, mlsKeyPackages } = schema;
 
 const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 15_000) => poll(get, what, timeoutMs, 20);
 

@@ -16,12 +16,12 @@ import { eq } from 'drizzle-orm';
 import express from 'express';
 import { expect } from 'vitest';
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
-import { hubIdentities } from '../../server/src/db/schema/index.js';
-import type { TestApp } from '../../server/test/harness.js';
+import { schema, type TestApp } from '@parley/server/testing';
 import type { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen, type KeyPair } from '../src/crypto/primitives.js';
 import { startPlugin, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
+const { hubIdentities } = schema;
 
 /** The text of a message's first part. */
 export const text = (m: Message | undefined) => (m?.parts[0]?.content?.$case === 'text' ? m.parts[0].content.value : undefined);

@@ -15,14 +15,12 @@ import type { Client } from '@a2a-js/sdk/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { hubIdentities } from '../../server/src/db/schema/index.js';
-import type { Owner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { rentAgent } from '../../server/test/marketplace-fixtures.js';
+import { schema, startApp, type TestApp, rentAgent, type Owner } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { heldCall, officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
+const { hubIdentities } = schema;
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
 const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString();

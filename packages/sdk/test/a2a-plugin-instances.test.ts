@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { TaskState, type Message, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstances, type TestApp, type TestCluster } from '../../server/test/harness.js';
+import { startInstances, type TestApp, type TestCluster } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { A2A_PARLEY_ERRORS } from '../src/node/a2a-errors.js';
 import { officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type UpstreamLog } from './a2a-fixtures.js';

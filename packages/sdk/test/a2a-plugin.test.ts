@@ -16,8 +16,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { schema, startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { buildAgentCard, ownerKeyId, signAgentCard } from '../src/a2a-card/index.js';
 import { bytesToBase64, ed25519Keygen, ed25519Sign } from '../src/crypto/primitives.js';
@@ -26,6 +25,7 @@ import { main } from '../src/node/agent-cli.js';
 import { startPlugin } from '../src/node/plugin.js';
 import { heldCall, officialClient, PluginAgents, rpcError, sendRequest, startUpstream, text, type PluginAgent, type PluginAgentOptions, type UpstreamLog } from './a2a-fixtures.js';
 import { waitFor } from './wait.js';
+const { a2aMessages, hubIdentities } = schema;
 
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
 

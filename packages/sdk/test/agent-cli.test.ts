@@ -13,10 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { main } from '../src/node/agent-cli.js';
-import { ownerSide } from './owner-side.js';
+import { ownerSide } from '../testing/owner-side.js';
 import { sleep, waitFor as poll, type Poll } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

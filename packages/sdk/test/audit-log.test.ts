@@ -25,8 +25,8 @@ import {
   verifyInclusion,
   verifyNote,
 } from '../src/index.js';
-import { CHAIN_EVENT_1, CHAIN_EVENT_2, CHAIN_HASH_1, CHAIN_HASH_2 } from './fixtures/audit-chain.js';
-import { CT_CONSISTENCY, CT_EMPTY_ROOT, CT_INCLUSION, CT_LEAVES, CT_ROOTS, referenceRoot } from './fixtures/rfc6962.js';
+import { CHAIN_EVENT_1, CHAIN_EVENT_2, CHAIN_HASH_1, CHAIN_HASH_2 } from '../testing/audit-chain.js';
+import { CT_CONSISTENCY, CT_EMPTY_ROOT, CT_INCLUSION, CT_LEAVES, CT_ROOTS, referenceRoot } from '../testing/rfc6962.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unhex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));

@@ -6,8 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
 import { runMainJob } from '../../../demo/main-job.js';
-import { startApp } from '../../server/test/harness.js';
-import { activeAgent, newOwner, registerOwnerDevice } from '../../server/test/flows.js';
+import { startApp, activeAgent, newOwner, registerOwnerDevice } from '@parley/server/testing';
 
 describe('demo: the main job end to end', () => {
   it.each([

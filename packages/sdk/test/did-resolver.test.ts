@@ -4,7 +4,7 @@
  */
 import { Resolver } from 'did-resolver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen, ed25519PublicKey } from '../src/crypto/primitives.js';

@@ -8,13 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { enrollAgentDevice, loadAgentState, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
 import { DEFAULT_PREKEY_SCHEDULE } from '../src/crypto/prekeys.js';
 import { KeyFileSource } from '../src/node/sealing-keys.js';
 import type { SecureMessage } from '../src/secure/types.js';
-import { ownerSide } from './owner-side.js';
+import { ownerSide } from '../testing/owner-side.js';
 import { waitFor } from './wait.js';
 
 const text = (m: SecureMessage) => (m.content?.type === 'text' ? m.content.payload.text : undefined);

@@ -7,13 +7,12 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubIdentities } from '../../server/src/db/schema/index.js';
-import { activeAgent, type Agent } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { schema, activeAgent, type Agent, startApp, type TestApp } from '@parley/server/testing';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { TRUST_DIMENSIONS } from '@parley/protocol';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
+const { hubIdentities } = schema;
 
 const stamp = Date.now().toString(36);
 const address = `sdk-gov-${stamp}`;

@@ -4,7 +4,7 @@
  * a registered hub identity read back, and publishing refused (409) while the identity is unverified.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';

@@ -50,12 +50,7 @@ import {
   type ClientState,
   type Credential,
 } from 'ts-mls';
-import { messages as messagesTable } from '../../server/src/db/schema/index.js';
-import { withTenant } from '../../server/src/db/tenant.js';
-import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import type { DeviceKeys } from '../../server/test/keys.js';
-import { WsPool, wsAddress, type WsClient } from '../../server/test/ws-client.js';
+import { schema, withTenant, activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice, startApp, type TestApp, WsPool, wsAddress, type WsClient, type DeviceKeys } from '@parley/server/testing';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import type { StoredMessage } from '@parley/protocol';
@@ -73,6 +68,7 @@ import {
   type MlsProcessResult,
   type MlsWireFields,
 } from '../src/mls/index.js';
+const { messages: messagesTable } = schema;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import type { Content } from '../src/content/types.js';
 import { connectOwner } from '../src/node/owner.js';
@@ -19,7 +19,7 @@ import { KeyFileSource } from '../src/node/sealing-keys.js';
 import { readDecisionAnswer } from '../src/secure/decisions.js';
 import { restRoomTransport, RoomMessenger } from '../src/secure/rooms.js';
 import type { SecureMessage } from '../src/secure/types.js';
-import { ownerSide } from './owner-side.js';
+import { ownerSide } from '../testing/owner-side.js';
 import { waitFor as poll, type Poll } from './wait.js';
 
 const waitFor = <T>(get: Poll<T>, what: string) => poll(get, what, 20_000, 10);

@@ -13,8 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aMessages, hubIdentities } from '../../server/src/db/schema/index.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { schema, startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { bytesToBase64, ed25519Keygen } from '../src/crypto/primitives.js';
 import { main } from '../src/node/agent-cli.js';
@@ -26,6 +25,7 @@ import { PLUGIN_INBOX_LIMIT, type PluginChannel, type PluginMessage, type Plugin
 import { ensurePluginToken, isLoopbackAddress, isLoopbackUrl, PLUGIN_INFO_FILE, startPlugin, tokenMatches, type RunningPlugin } from '../src/node/plugin.js';
 import { startApiKeyAgent, type AgentRuntime } from '../src/node/runtime.js';
 import { waitFor as poll, type Poll } from './wait.js';
+const { a2aMessages, hubIdentities } = schema;
 
 const waitFor = <T>(get: Poll<T>, what: string, timeoutMs = 15_000) => poll(get, what, timeoutMs, 25);
 

@@ -5,9 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket as WsSocket } from 'ws';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { newDeviceKeys } from '../../server/test/keys.js';
-import { connectWs, wsAddress } from '../../server/test/ws-client.js';
+import { startApp, type TestApp, newDeviceKeys, connectWs, wsAddress } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { enrollAgent } from '../src/client/enrollment.js';
 import type { StoredMessage } from '@parley/protocol';

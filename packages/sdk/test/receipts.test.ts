@@ -8,7 +8,7 @@
  * rate-limited message `failed` after its retries.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { activate, enroll } from '../src/client/enrollment.js';
 import { DeviceIdentity } from '../src/crypto/keys.js';

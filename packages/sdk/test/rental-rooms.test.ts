@@ -7,9 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { newOwner } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { certifyAgent, operatorAuth, rentAgent } from '../../server/test/marketplace-fixtures.js';
+import { newOwner, startApp, type TestApp, certifyAgent, operatorAuth, rentAgent } from '@parley/server/testing';
 import { activate, enroll } from '../src/client/enrollment.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { DeviceIdentity } from '../src/crypto/keys.js';
@@ -21,7 +19,7 @@ import { openRentalRooms, realtimeRentalTransport, rentalConversationId, restRen
 import type { RoomMessenger } from '../src/secure/rooms.js';
 import type { SecureMessage, SecureMessengerError } from '../src/secure/types.js';
 import { MemorySessionStore } from '../src/storage.js';
-import { ownerSide } from './owner-side.js';
+import { ownerSide } from '../testing/owner-side.js';
 import { waitFor } from './wait.js';
 
 const text = (m: SecureMessage) => (m.content?.type === 'text' ? m.content.payload.text : `<${m.content?.type}>`);

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { RouteOptions } from 'fastify';
 import { fillPath, ROUTES, securityOf, type CreateInviteRequest, type MessageInput, type MessagePage, type RouteContract, type RouteName } from '@parley/protocol';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ROUTES as SDK_ROUTES } from '../src/client/routes.js';
 import { ParleyClient, type RequestOptions } from '../src/client/rest.js';
 import { pathParamNames, type PathArgs, type PathParamNames } from '../src/client/route-methods.js';

@@ -4,8 +4,7 @@
  * messages both ways -> token renewal -> revoke -> 403.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { newDeviceKeys, type DeviceKeys } from '../../server/test/keys.js';
+import { startApp, type TestApp, newDeviceKeys, type DeviceKeys } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { ParleyApiError, ParleyNetworkError, parseRetryAfter } from '../src/client/errors.js';
 import { jwtExpiry } from '../src/client/encoding.js';

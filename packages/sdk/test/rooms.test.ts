@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { scanForPlaintext } from '../../../demo/db-scan.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { activate, enroll } from '../src/client/enrollment.js';
 import { ParleyClient } from '../src/client/rest.js';
 import type { Room } from '@parley/protocol';

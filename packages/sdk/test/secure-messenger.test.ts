@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
 import { activate, enroll } from '../src/client/enrollment.js';
 import type { DecisionRequest } from '../src/content/types.js';

@@ -8,8 +8,7 @@
  */
 import { SIGNING_DOMAINS, domainSeparated, type PrekeyBundle, type PrekeyCount, type PublishPrekeysRequest } from '@parley/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice } from '../../server/test/flows.js';
-import { startApp, type TestApp } from '../../server/test/harness.js';
+import { activeAgent, newOwner, registerOwnerDevice, type Agent, type Owner, type OwnerDevice, startApp, type TestApp } from '@parley/server/testing';
 import { ParleyApiError } from '../src/client/errors.js';
 import { ParleyClient } from '../src/client/rest.js';
 import { DeviceIdentity } from '../src/crypto/keys.js';

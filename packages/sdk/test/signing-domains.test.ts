@@ -5,8 +5,7 @@
  * signature in an older form publishes it again, and the SDK sends key bindings.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../server/test/harness.js';
-import { newOwner, type Owner } from '../../server/test/flows.js';
+import { startApp, type TestApp, newOwner, type Owner } from '@parley/server/testing';
 import { InvalidChallengeError, renewDeviceToken } from '../src/client/enrollment.js';
 import { registerOwnerDeviceBound } from '../src/client/key-binding.js';
 import { ParleyClient } from '../src/client/rest.js';

@@ -32,7 +32,7 @@ export interface DecodedBlobs {
  * characters, the decode under 1): Node's decoder skips or stops at characters outside the
  * alphabet and takes the URL-safe `-` and `_`, so a string is base64 exactly when its length is a
  * multiple of 4, it decodes to three bytes per four characters less its `=` padding, and it has
- * no `-` or `_` (test/base64-decode.test.ts compares this with the pattern).
+ * no `-` or `_` (test/http/base64-decode.test.ts compares this with the pattern).
  */
 export function decodeBase64(field: string, s: string): Buffer {
   const bytes = Buffer.from(s, 'base64');

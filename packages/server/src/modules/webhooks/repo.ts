@@ -69,7 +69,7 @@ const CREATED_ISO = sql`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"H
  * deliveries commit with the messages: outbox pattern), only for recipients with a webhook URL.
  * Meant as a data-modifying CTE of the writer's statement. The body is built here from the stored
  * row with the fields `events.ts` documents for `message` (no ciphertext, no header);
- * `test/webhooks.test.ts` checks it equals `toWebhookPayload('message', …)`.
+ * `test/webhooks/webhooks.test.ts` checks it equals `toWebhookPayload('message', …)`.
  */
 export function messageDeliveriesFrom(source: SQL): SQL {
   const type = WEBHOOK_EVENTS.message!.type;
