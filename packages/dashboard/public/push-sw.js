@@ -26,7 +26,7 @@ const SCREEN = {
   a2a_message: '/conversations',
   decision_request: '/decisions',
   approval_request: '/agents',
-  held_message: '/policies',
+  held_message: '/rooms',
   enrollment_pending: '/agents',
   spend_alert: '/spend',
 };
@@ -37,6 +37,7 @@ function screenOf(p) {
   if (p.event === 'message' && id(p.conversation_id)) return `/conversations/${p.conversation_id}`;
   if (p.event === 'room_message' && id(p.room_id)) return `/rooms/${p.room_id}`;
   if (p.event === 'rental_message' && id(p.rental_id)) return `/marketplace/rentals/${p.rental_id}`;
+  if (p.event === 'held_message' && id(p.room_id)) return `/rooms/${p.room_id}`;
   return SCREEN[p.event] || '/';
 }
 
@@ -54,11 +55,19 @@ self.addEventListener('push', (event) => {
   event.waitUntil(self.registration.showNotification(title, { body, tag: p.event || 'parley', data: { url: screenOf(p) } }));
 });
 
+// The worker takes control of the app's open pages when it first activates (Service Workers
+// `Clients.claim()`): only a controlled window can be navigated by a notification click, and the
+// page that turned notifications on is open already. The worker has no fetch handler, so control
+// changes nothing else.
+self.addEventListener('activate', (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
   const url = new URL((event.notification.data && event.notification.data.url) || '/', self.location.origin).href;
   event.waitUntil(
-    self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((windows) => {
+    self.clients.matchAll({ type: 'window' }).then((windows) => {
       const open = windows.find((w) => w.url.startsWith(self.location.origin));
       if (open) return open.navigate(url).then((w) => (w || open).focus());
       return self.clients.openWindow(url);

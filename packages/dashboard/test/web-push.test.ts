@@ -144,5 +144,8 @@ describe('push service worker', () => {
       options: { body: 'Open Parley to read it.', tag: 'decision_request', data: { url: '/decisions' } },
     });
     expect((await deliver({ event: 'room_message', room_id: '../../evil', count: 1 })).options.data.url).toBe('/rooms');
+    // Held messages are reviewed on the Rooms screens (all of them, or the room's own).
+    expect((await deliver({ event: 'held_message', held_message_id: conv, room_id: conv, count: 1 })).options.data.url).toBe(`/rooms/${conv}`);
+    expect((await deliver({ event: 'held_message', held_message_id: conv, count: 1 })).options.data.url).toBe('/rooms');
   });
 });
