@@ -4,6 +4,22 @@
  * stop abort what is in flight (`signal`) and wait for the current poll.
  */
 
+/** The timing of an outbox worker (`WebhookConfig`, config.ts: `WEBHOOK_*`), shared by the webhook and push workers. */
+export interface OutboxTiming {
+  /** Poll interval (ms) when the previous poll found less than a full batch. */
+  pollMs: number;
+  /** Per-request timeout (ms); a claimed row's lease is twice this plus 10 s. */
+  timeoutMs: number;
+  /** First retry delay (ms); doubles per attempt. */
+  retryBaseMs: number;
+  /** Attempts before a row is `failed`. */
+  maxAttempts: number;
+  /** Largest retry delay (ms). Default one hour. */
+  maxBackoffMs?: number;
+  /** Rows claimed (and sent concurrently) per poll. Default 50. */
+  batchSize?: number;
+}
+
 /** What the loop runs: one poll, answering how many rows it claimed. */
 export type Poll = (signal: AbortSignal) => Promise<number>;
 

@@ -18,7 +18,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PushPlatform } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
-import { PollLoop } from '../../lib/poll-loop.js';
+import { PollLoop, type OutboxTiming } from '../../lib/poll-loop.js';
 import { backoffMs } from '../webhooks/index.js';
 import type { PushMetrics } from './metrics.js';
 import { PUSH_TTL_SECONDS, type PushPayload } from './payload.js';
@@ -26,21 +26,8 @@ import * as repo from './repo.js';
 import type { PushSender, SendOutcome } from './sender.js';
 import { PUSH_SYSTEM_ACTOR, removeRegistration } from './service.js';
 
-/** Worker settings: the webhook worker's timing (`WebhookConfig`, config.ts) plus test knobs. */
-export interface PushWorkerOptions {
-  /** Poll interval (ms) when the previous poll found less than a full batch. */
-  pollMs: number;
-  /** Per-request timeout (ms); the lease is twice this plus 10 s. */
-  timeoutMs: number;
-  /** First retry delay (ms); doubles per attempt. */
-  retryBaseMs: number;
-  /** Attempts before a row is `failed`. */
-  maxAttempts: number;
-  /** Largest retry delay (ms). Default one hour. */
-  maxBackoffMs?: number;
-  /** Rows claimed (and sent concurrently) per poll. Default 50. */
-  batchSize?: number;
-}
+/** Worker settings: the webhook worker's timing (`WebhookConfig`, config.ts). */
+export type PushWorkerOptions = OutboxTiming;
 
 /** Whether an unsuccessful answer is worth another attempt: 429, 5xx, or none at all. */
 const retryable = (o: SendOutcome): boolean => !o.final && (o.status === null || o.status === 429 || o.status >= 500);

@@ -26,28 +26,15 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
-import { PollLoop } from '../../lib/poll-loop.js';
+import { PollLoop, type OutboxTiming } from '../../lib/poll-loop.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { postWebhook } from './http.js';
 import * as repo from './repo.js';
 import { openWebhookSecret } from './secrets.js';
 import { BlockedTargetError, type TargetPolicy } from './target.js';
 
-/** Worker settings: `WebhookConfig` (config.ts) plus test knobs. */
-export interface WebhookWorkerOptions extends TargetPolicy {
-  /** Poll interval (ms) when the previous poll found less than a full batch. */
-  pollMs: number;
-  /** Per-request timeout (ms). */
-  timeoutMs: number;
-  /** First retry delay (ms); doubles per attempt. */
-  retryBaseMs: number;
-  /** Attempts before a delivery is `failed`. */
-  maxAttempts: number;
-  /** Largest retry delay (ms). Default one hour. */
-  maxBackoffMs?: number;
-  /** Deliveries claimed (and sent concurrently) per poll. Default 50. */
-  batchSize?: number;
-}
+/** Worker settings: `WebhookConfig` (config.ts): the outbox timing and the URL rules. */
+export type WebhookWorkerOptions = OutboxTiming & TargetPolicy;
 
 /** Delay before the next attempt after `attempts` failed ones (ms), ±25 % jitter. */
 export function backoffMs(attempts: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
