@@ -50,6 +50,8 @@ export * from './areas/grants.js';
 export * from './areas/shadow.js';
 export * from './areas/decisions.js';
 export * from './areas/marketplace.js';
+export * from './areas/marketplace-money.js';
+export * from './areas/rental-room.js';
 export * from './areas/telemetry-export.js';
 export * from './areas/spend.js';
 export * from './areas/receipts.js';
