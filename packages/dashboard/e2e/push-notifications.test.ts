@@ -3,12 +3,12 @@
  * delivery"; lib/web-push.ts, public/push-sw.js) against a real server (PGlite; PostgreSQL in CI)
  * serving the built app. The switch without notification permission shows why it cannot turn on;
  * with the permission it registers the worker (which then controls the page) and subscribes with
- * the browser's own PushManager. Headless Chromium subscribes through its push service (Google's
- * FCM); where that service cannot be reached (the closed network of CI machines) the subscription
- * fails and the test checks that the owner sees the failure. The rest of the switch (the
- * subscription registered as a `web` push token of this owner device with the service's VAPID
- * key, removed when turned off) then runs with a stand-in for the push service's answer: the
- * PushManager of the page hands out a subscription as the push service would. The worker's
+ * the browser's own PushManager, which headless Chromium refuses here (incognito contexts never
+ * subscribe; a persistent profile waits on Google's push service, out of reach of CI machines):
+ * the owner is told why. The rest of the switch (the subscription registered as a `web` push
+ * token of this owner device with the service's VAPID key, removed when turned off) then runs with
+ * a stand-in for the push service's answer: the PushManager of the page hands out a subscription
+ * as the push service would. The worker's
  * handlers run in the browser: pushes shaped as the server sends them (modules/push/payload.ts)
  * are delivered through the DevTools protocol (`ServiceWorker.deliverPushMessage`, a trusted
  * `push` event), the notifications shown are read back, and a `notificationclick` dispatched in
@@ -109,6 +109,11 @@ describe('push notifications in Chromium', () => {
     page = await context.newPage();
     page.on('console', (m) => pageLog.push(`[${m.type()}] ${m.text()}`));
     page.on('pageerror', (e) => pageLog.push(`[pageerror] ${e.stack ?? e.message}`));
+    context.on('serviceworker', (w) => {
+      pageLog.push(`[worker] ${w.url()} started`);
+      w.on('console', (m) => pageLog.push(`[worker ${m.type()}] ${m.text()}`));
+      w.on('close', () => pageLog.push(`[worker] ${w.url()} closed`));
+    });
   });
 
   afterAll(async () => {
@@ -131,37 +136,26 @@ describe('push notifications in Chromium', () => {
     expect(await registrations()).toEqual([]);
   });
 
-  it('with permission, turning it on registers the worker, which controls the page, and subscribes with the browser\'s PushManager', async () => {
+  it('with permission, turning it on registers the worker, which controls the page; Chromium refuses the subscription and the owner is told why', async () => {
     await context.grantPermissions(['notifications'], { origin: t.baseUrl });
     await toggle().click();
     // The new attempt clears the previous error.
     await alert().filter({ hasText: 'Notifications are blocked' }).waitFor({ state: 'detached' });
-    // Subscribing asks Chromium's push service: either a subscription (the switch turns on) or the
-    // push service's refusal, shown to the owner (the switch stays off).
-    const outcome = await until(
-      'the subscription or its failure',
-      async () => ((await toggle().isChecked()) ? 'subscribed' : (await toggle().isEnabled()) && (await alert().count()) > 0 ? await alert().textContent() : undefined),
-      60_000,
-    );
+    // Chromium refuses Push in incognito contexts (what `browser.newContext()` makes) at once, with
+    // the words of a denied permission (crbug.com/41124656). In a persistent profile it asks its
+    // push service (FCM), which the closed network of CI machines does not reach: subscribe()
+    // then gives no answer (none within a minute). So no real subscription is made here; the next
+    // test stands in for the push service.
+    await alert().filter({ hasText: 'This browser refused a push subscription (Registration failed - permission denied). Private and incognito windows cannot receive push notifications' }).waitFor();
+    expect(await toggle().isChecked()).toBe(false);
+    expect(await toggle().isEnabled()).toBe(true);
+    expect(await registrations()).toEqual([]);
+    expect(await storedId()).toBeNull();
     const worker = await page.evaluate(async () => (await navigator.serviceWorker.getRegistration('/'))?.active?.scriptURL);
     expect(worker).toBe(`${t.baseUrl}/push-sw.js`);
     // A notification click can only navigate a window the worker controls (WindowClient.navigate).
     expect(await until('the worker to control the page', () => page.evaluate(() => navigator.serviceWorker.controller?.scriptURL))).toBe(`${t.baseUrl}/push-sw.js`);
-    await screenshot(page, 'push-01-switch');
-    if (outcome === 'subscribed') {
-      const [reg] = await registrations();
-      expect(await registrations()).toEqual([{ device_id: deviceId, platform: 'web', push_token_id: reg!.push_token_id }]);
-      expect(await storedId()).toBe(reg!.push_token_id);
-      await toggle().click();
-      await until('the switch to turn off', async () => !(await toggle().isChecked()) && (await toggle().isEnabled()));
-      expect(await registrations()).toEqual([]);
-    } else {
-      // Chromium's own words for a push service it cannot reach ("Registration failed - …").
-      expect(outcome).toMatch(/^Registration failed - /);
-      expect(await toggle().isChecked()).toBe(false);
-      expect(await registrations()).toEqual([]);
-      expect(await storedId()).toBeNull();
-    }
+    await screenshot(page, 'push-01-switch-refused');
   });
 
   it('registers the subscription as a web push token of this owner device with the service key, and removes it when turned off', async () => {
@@ -192,18 +186,39 @@ describe('push notifications in Chromium', () => {
     const cdp = await context.newCDPSession(page);
     const workers = new Map<string, { scopeURL: string; isDeleted: boolean }>();
     cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => e.registrations.forEach((r) => workers.set(r.registrationId, r)));
+    cdp.on('ServiceWorker.workerVersionUpdated', (e) => e.versions.forEach((v) => pageLog.push(`[worker version] ${v.versionId} ${v.runningStatus} ${v.status}`)));
+    cdp.on('ServiceWorker.workerErrorReported', (e) => pageLog.push(`[worker error] ${e.errorMessage.errorMessage}`));
     await cdp.send('ServiceWorker.enable');
     const registrationId = await until('the push worker in DevTools', () => [...workers].find(([, r]) => r.scopeURL === `${t.baseUrl}/` && !r.isDeleted)?.[0]);
+    // The worker reads the kind, ids, count and sender of a push, not its tenant.
     const tenant = randomUUID();
     const conversation = randomUUID();
     const room = randomUUID();
-    /** Deliver a push with `payload` (the plaintext the server encrypts, payload.ts) and wait until `ready` holds. */
+    /**
+     * Deliver a push with `payload` (the plaintext the server encrypts, payload.ts) and wait until
+     * the notifications satisfy `ready`. DevTools answers before the worker handles the push and
+     * says nothing when a delivery is lost (rare, on a loaded machine), so a push
+     * whose notification does not appear within 10 s is delivered again, at most three times (the
+     * same push shows the same notification, under the same tag).
+     */
     async function push(payload: Record<string, unknown>, ready: (list: Shown[]) => boolean): Promise<Shown[]> {
-      await cdp.send('ServiceWorker.deliverPushMessage', { origin: t.baseUrl, registrationId, data: JSON.stringify({ tenant_id: tenant, device_id: deviceId, ...payload }) });
-      return until(`the notification of ${JSON.stringify(payload)}`, async () => {
-        const list = await shown();
-        return ready(list) && list;
-      });
+      const data = JSON.stringify({ tenant_id: tenant, device_id: deviceId, ...payload });
+      for (let attempt = 1; ; attempt++) {
+        pageLog.push(`[push] ${data} to registration ${registrationId} (attempt ${attempt})`);
+        await cdp.send('ServiceWorker.deliverPushMessage', { origin: t.baseUrl, registrationId, data });
+        try {
+          return await until(
+            `the notification of ${data}`,
+            async () => {
+              const list = await shown();
+              return ready(list) && list;
+            },
+            10_000,
+          );
+        } catch (err) {
+          if (attempt === 3) throw err;
+        }
+      }
     }
 
     const message = { title: 'New message', body: 'From Build agent', tag: 'message', data: { url: `/conversations/${conversation}` } };

@@ -108,6 +108,35 @@ describe('web push subscription', () => {
     await expect(disablePush(b.browser, a.api, ids, DEVICE)).rejects.toThrow('gone');
   });
 
+  it('says when the browser refuses the subscription (incognito), and keeps other refusals as they are', async () => {
+    for (const [refusal, shown] of [
+      ['Registration failed - permission denied', /^This browser refused a push subscription \(Registration failed - permission denied\)\. Private and incognito windows/],
+      ['Registration failed - push service error', /^Registration failed - push service error$/],
+    ] as const) {
+      const b = fakeBrowser();
+      const reg = await b.browser.register();
+      reg.pushManager.subscribe = async () => {
+        throw new DOMException(refusal, 'AbortError');
+      };
+      const a = fakeApi();
+      const ids = memoryIds();
+      await expect(enablePush(b.browser, a.api, ids, DEVICE)).rejects.toThrow(shown);
+      expect(a.calls).toEqual([]);
+      expect(ids.map.size).toBe(0);
+    }
+  });
+
+  it('tells the owner when the push service does not answer, and registers nothing', async () => {
+    const b = fakeBrowser();
+    const reg = await b.browser.register();
+    reg.pushManager.subscribe = () => new Promise(() => undefined);
+    const a = fakeApi();
+    const ids = memoryIds();
+    await expect(enablePush(b.browser, a.api, ids, DEVICE, 50)).rejects.toThrow(/push service did not answer within 0 s/);
+    expect(a.calls).toEqual([]);
+    expect(ids.map.size).toBe(0);
+  });
+
   it('says whether the browser supports push', () => {
     expect(pushSupported({ navigator: { serviceWorker: {} }, PushManager: {}, Notification: {} })).toBe(true);
     expect(pushSupported({ navigator: {}, PushManager: {}, Notification: {} })).toBe(false);

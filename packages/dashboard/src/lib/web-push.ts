@@ -77,16 +77,42 @@ export async function isSubscribed(browser: PushBrowser): Promise<boolean> {
 }
 
 /**
+ * A refused subscription, worded for the owner. Chromium refuses every push subscription in
+ * incognito windows with "Registration failed - permission denied" even when notifications are
+ * allowed (crbug.com/41124656; deliberately not detectable), so that refusal says so; other
+ * refusals (such as an unreachable push service) keep the browser's words.
+ * @throws always: the error to show.
+ */
+function explainRefusal(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/permission denied/i.test(message)) throw new Error(`This browser refused a push subscription (${message}). Private and incognito windows cannot receive push notifications: use a normal window.`);
+  throw err;
+}
+
+/** How long the browser's push service may take to answer a subscription (ms) before the owner is told. */
+export const SUBSCRIBE_TIMEOUT_MS = 20_000;
+
+/** `promise`, or a rejection naming the unreachable push service after `ms`. */
+function withinTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`This browser's push service did not answer within ${Math.round(ms / 1000)} s: check the network and try again.`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Turn notifications on: ask permission, subscribe with the service's VAPID key and register the
  * subscription JSON as a `web` push token of `deviceId`.
- * @throws Error when the user refuses notifications; the API's errors as they come.
+ * @param subscribeTimeoutMs how long the browser's push service may take to answer (default {@link SUBSCRIBE_TIMEOUT_MS}).
+ * @throws Error when the user refuses notifications, the browser refuses the subscription or its push service does not answer in time; the API's errors as they come.
  */
-export async function enablePush(browser: PushBrowser, api: PushApi, ids: PushIdStore, deviceId: string): Promise<void> {
+export async function enablePush(browser: PushBrowser, api: PushApi, ids: PushIdStore, deviceId: string, subscribeTimeoutMs = SUBSCRIBE_TIMEOUT_MS): Promise<void> {
   if ((await browser.requestPermission()) !== 'granted') throw new Error('Notifications are blocked for this site: allow them in the browser settings first.');
   const reg = await browser.register();
   const { public_key } = await api.vapidPublicKey();
   const key = Uint8Array.from(atob(public_key.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
-  const sub = (await reg.pushManager.getSubscription()) ?? (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
+  const sub = (await reg.pushManager.getSubscription()) ?? (await withinTimeout(reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }).catch(explainRefusal), subscribeTimeoutMs));
   const { push_token_id } = await api.registerPushToken({ device_id: deviceId, platform: 'web', token: JSON.stringify(sub.toJSON()) });
   ids.set(deviceId, push_token_id);
 }
