@@ -1,7 +1,7 @@
 /**
  * The timer of an outbox worker (webhooks, design §8.11; push, design §8.36): run `poll` every
- * `pollMs`, at once again when a poll claimed a full batch, never two polls at a time, and on
- * stop abort what is in flight (`signal`) and wait for the current poll.
+ * `pollMs`, at once again when a poll claimed a full batch or `wake()` said new rows are due, never
+ * two polls at a time, and on stop abort what is in flight (`signal`) and wait for the current poll.
  */
 
 /** The timing of an outbox worker (`WebhookConfig`, config.ts: `WEBHOOK_*`), shared by the webhook and push workers. */
@@ -27,6 +27,8 @@ export class PollLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private polling = false;
+  private again = false;
   private abort = new AbortController();
 
   /**
@@ -61,15 +63,34 @@ export class PollLoop {
     await this.running;
   }
 
+  /**
+   * Poll now instead of at the next tick (new rows are due): at once when idle, right after the
+   * current poll otherwise. Does nothing while stopped. Wake-ups during a poll collapse into one.
+   */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      this.polling = true;
+      this.again = false;
       this.running = this.poll(this.abort.signal)
         .catch((err: unknown) => {
           this.onError(err);
           return 0;
         })
-        .then((n) => this.schedule(n >= this.batchSize ? 0 : this.pollMs));
+        .then((n) => {
+          this.polling = false;
+          this.schedule(n >= this.batchSize || this.again ? 0 : this.pollMs);
+        });
     }, ms);
     this.timer.unref();
   }

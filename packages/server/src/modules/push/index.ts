@@ -84,7 +84,7 @@ export async function createPush(d: PushDeps): Promise<PushArea> {
     `push delivery: ${platforms.join(', ')} on${cfg.apns ? '' : '; apns off (APNS_KEY_FILE, APNS_KEY_ID, APNS_TEAM_ID, APNS_TOPIC not set)'}${cfg.fcm ? '' : '; fcm off (FCM_SERVICE_ACCOUNT_FILE not set)'}`,
   );
   const worker = new PushWorker(d.db, senders, { ...webhooks, ...d.worker }, d.log, new PushMetrics(d.metrics.registry));
-  const trigger = new PushTrigger(d.db, d.presence, d.log);
+  const trigger = new PushTrigger(d.db, d.presence, d.log, () => worker.wake());
   d.notifier.addSink(trigger);
   const service = new PushService(d.db, webhooks);
   return {

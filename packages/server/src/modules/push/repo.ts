@@ -11,6 +11,7 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { pushTokens } from '../../db/schema/index.js';
+import { col, unnestRows } from '../../db/unnest.js';
 import { COLLAPSE_WINDOW_MS, type PushKind, type PushPayload } from './payload.js';
 
 export type PushTokenRow = typeof pushTokens.$inferSelect;
@@ -138,19 +139,30 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
+/** A sent push: its outbox row and the push service's HTTP status. */
+export interface SentPush {
+  push_token_id: string;
+  kind: string;
+  status: number | null;
+}
+
 /**
- * Record a sent push: the events it carried leave the count; the row stays pending (due a collapse
- * window later) when more arrived during the attempt, else it is `sent`.
+ * Record sent pushes, one statement for all of them: the events each carried leave its count; a
+ * row stays pending (due a collapse window later) when more arrived during the attempt, else it is
+ * `sent`.
  */
-export async function markSent(tx: Tx, key: { push_token_id: string; kind: string }, outcome: AttemptOutcome): Promise<void> {
+export async function markSent(tx: Tx, sent: readonly SentPush[]): Promise<void> {
+  if (sent.length === 0) return;
+  const v = unnestRows(sent, [col('push_token_id', 'uuid', (r) => r.push_token_id), col('kind', 'text', (r) => r.kind), col('status', 'int', (r) => r.status)], 'v');
   await tx.execute(sql`
-    update push_deliveries
-    set status = case when count - sending_count > 0 then 'pending' else 'sent' end,
-        urgent = case when count - sending_count > 0 then urgent else false end,
-        count = count - sending_count, sending_count = 0, attempts = 0, last_sent_at = now(),
+    update push_deliveries d
+    set status = case when d.count - d.sending_count > 0 then 'pending' else 'sent' end,
+        urgent = case when d.count - d.sending_count > 0 then d.urgent else false end,
+        count = d.count - d.sending_count, sending_count = 0, attempts = 0, last_sent_at = now(),
         next_attempt_at = now() + ${COLLAPSE_WINDOW_MS}::float8 * interval '1 millisecond',
-        last_status = ${outcome.status}::integer, last_error = null
-    where push_token_id = ${key.push_token_id}::uuid and kind = ${key.kind}`);
+        last_status = v.status, last_error = null
+    from ${v}
+    where d.push_token_id = v.push_token_id and d.kind = v.kind`);
 }
 
 /**

@@ -44,6 +44,8 @@ export class PushTrigger implements WebhookSink {
     private readonly db: Db,
     private readonly presence: PresenceView,
     private readonly log: FastifyBaseLogger,
+    /** Called after pushes were enqueued (the worker polls at once instead of at its next tick). */
+    private readonly onEnqueued: () => void = () => undefined,
   ) {}
 
   /** Whether `event` may wake a device. */
@@ -118,6 +120,7 @@ export class PushTrigger implements WebhookSink {
         const senderName = push.senderDeviceId ? await repo.deviceName(tx, push.senderDeviceId) : undefined;
         await repo.enqueue(tx, offline, push.kind, { event: push.kind, ...push.ids, ...(senderName ? { sender_name: senderName } : {}) }, push.urgent, events);
       });
+      this.onEnqueued();
     } catch (err) {
       this.log.warn({ err, kind: push.kind, tenantId }, 'push enqueue failed');
     }

@@ -1,5 +1,6 @@
 /**
- * Push delivery worker (design §8.36 "Push delivery"): polls the push outbox every `pollMs`, claims
+ * Push delivery worker (design §8.36 "Push delivery"): polls the push outbox every `pollMs` and
+ * whenever the trigger enqueued pushes ({@link PushWorker.wake}), claims
  * due rows across tenants (`FOR UPDATE SKIP LOCKED` + a lease, so several instances share the work
  * and each push goes out once), and sends each through its platform's sender with the row's kind as
  * collapse key, urgency `high` for urgent rows (else `normal`) and a TTL of 24 h.
@@ -37,6 +38,8 @@ const gone = (o: SendOutcome): boolean => o.status === 404 || o.status === 410;
 
 export class PushWorker {
   private readonly loop: PollLoop;
+  /** The results of the previous batch being recorded while the next one is claimed and sent. */
+  private recording: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -57,20 +60,45 @@ export class PushWorker {
     this.loop.start();
   }
 
-  /** Stop polling, abort requests in flight (their rows are retried after the lease) and wait for the current poll. */
-  stop(): Promise<void> {
-    return this.loop.stop();
+  /** Stop polling, abort requests in flight (their rows are retried after the lease) and wait for the current poll and its results. */
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    await this.recording;
   }
 
-  /** Claim and attempt one batch of due pushes; answers how many were claimed. Public for tests and tools; the timer calls it. */
-  pollOnce(): Promise<number> {
-    return this.poll(this.loop.signal);
+  /** Claim and attempt one batch of due pushes, its results recorded; answers how many were claimed. Public for tests and tools; the timer calls `poll`. */
+  async pollOnce(): Promise<number> {
+    const n = await this.poll(this.loop.signal);
+    await this.recording;
+    return n;
+  }
+
+  /** New rows are due (the trigger enqueued some): poll now rather than at the next tick. */
+  wake(): void {
+    this.loop.wake();
   }
 
   private async poll(signal: AbortSignal): Promise<number> {
     const leaseMs = this.opts.timeoutMs * 2 + 10_000;
     const claimed = await crossTenant(this.db, 'platform worker: push deliveries of every tenant are claimed together', (tx) => repo.claimDue(tx, this.batchSize, leaseMs));
-    await Promise.all(claimed.map((r) => this.attempt(r, signal)));
+    const attempts = await Promise.all(claimed.map(async (row) => ({ row, outcome: await this.send(row, signal) })));
+    // Sent pushes are recorded in one statement per tenant; the others one by one (removal, retry, failure).
+    const sent = new Map<string, repo.SentPush[]>();
+    const others: Promise<void>[] = [];
+    for (const { row, outcome } of attempts) {
+      if (!outcome) continue; // shutting down: the lease brings it back
+      if (outcome.error === null) {
+        this.metrics?.sent.inc({ platform: row.platform });
+        sent.set(row.tenant_id, [...(sent.get(row.tenant_id) ?? []), { push_token_id: row.push_token_id, kind: row.kind, status: outcome.status }]);
+      } else others.push(this.recordFailure(row, outcome));
+    }
+    const recordSent = [...sent].map(([tenantId, rows]) =>
+      withTenant(this.db, tenantId, (tx) => repo.markSent(tx, rows)).catch((err: unknown) => this.log.warn({ err, tenantId, pushes: rows.length }, 'push results not recorded')),
+    );
+    // The next poll claims and sends while these results are written (the lease keeps the rows
+    // from being claimed again meanwhile); at most one batch's results are in flight.
+    await this.recording;
+    this.recording = Promise.all([...recordSent, ...others]);
     return claimed.length;
   }
 
@@ -91,16 +119,11 @@ export class PushWorker {
     }
   }
 
-  private async attempt(p: repo.ClaimedPush, signal: AbortSignal): Promise<void> {
-    const outcome = await this.send(p, signal);
-    if (!outcome) return;
+  /** Record an unsuccessful attempt: the registration removed when gone, else a retry or a failure. */
+  private async recordFailure(p: repo.ClaimedPush, outcome: SendOutcome): Promise<void> {
     const platform = p.platform;
     const { final: _final, ...result } = outcome;
     await withTenant(this.db, p.tenant_id, async (tx) => {
-      if (result.error === null) {
-        this.metrics?.sent.inc({ platform });
-        return repo.markSent(tx, p, result);
-      }
       if (gone(outcome)) {
         this.metrics?.removed.inc({ platform });
         this.log.info({ pushTokenId: p.push_token_id, deviceId: p.device_id, platform, status: result.status }, 'push registration gone: removed');
