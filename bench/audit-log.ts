@@ -3,7 +3,7 @@
  * the same run (design §9):
  *
  *   append     one audit event per transaction, as every audited action writes it:
- *              baseline = the chain alone (lock, newest link, insert: the append before issue 16),
+ *              baseline = the chain alone (lock, newest link, insert: the append of the hash chain alone),
  *              tree     = appendAudit (the same plus the Merkle tree's leaf and completed subtrees);
  *              the two alternate in rounds of 100 so that both see the same machine;
  *   checkpoint GET /audit/checkpoint's work: a new size (root + Ed25519 signature + insert) and a
@@ -38,7 +38,7 @@ const backends = (argv.backends ?? 'postgres,pglite').split(',');
 
 const input = { type: 'settings.updated' as const, actor: 'bench', data: { scan_rules_enabled: true } };
 
-/** The append before issue 16: the chain only (service.ts appendAudit without the tree). */
+/** The append of the hash chain alone (service.ts appendAudit without the tree). */
 async function appendChainOnly(db: Database['db'], tenantId: string): Promise<void> {
   await withTenant(db, tenantId, async (tx) => {
     await repo.lockChain(tx, tenantId);

@@ -1,5 +1,5 @@
 /**
- * bench/trust-scale: the trust recompute at fleet scale with daily span roll-ups (issue 15 item 4;
+ * bench/trust-scale: the trust recompute at fleet scale with daily span roll-ups (
  * contract §3.9; modules/trust/rollups.ts), on PostgreSQL. Target: 10,000 agents × 30 days × 200
  * spans a day in under 60 s, linear in agents.
  *

@@ -1,6 +1,6 @@
 /**
  * bench/cluster: relay throughput through HAProxy to 1 instance and to 2 instances, measured in
- * the same run, and recovery after one of two instances is killed (design §8.32, issue 14).
+ * the same run, and recovery after one of two instances is killed (design §8.32).
  *
  * Each throughput scenario starts its own cluster (packages/server/src/cluster/run.ts
  * `startCluster`: HAProxy round robin, no sticky sessions, instances from the TypeScript sources)

@@ -1,6 +1,5 @@
 /**
- * bench/cold-start: first start of the built service on a fresh data directory (issue 14 item 5:
- * "from the command to `/health` 200 on a fresh PGlite data directory in under 3 s").
+ * bench/cold-start: first start of the built service on a fresh data directory (* "from the command to `/health` 200 on a fresh PGlite data directory in under 3 s").
  *
  * Each run spawns `node packages/server/dist/main.js` (what `npm start` runs, without npm's own
  * start-up) with `DATA_DIR` set to a directory that does not exist yet (so PGlite starts from

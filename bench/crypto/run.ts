@@ -19,7 +19,7 @@
  * A short table of single primitives (Ed25519, X25519, WebCrypto Ed25519) follows, to explain the
  * ratios; `--no-primitives` skips it.
  *
- * The SDK's crypto provider (issue 15: `node` = node:crypto, `noble` = the pure-JavaScript
+ * The SDK's crypto provider (`node` = node:crypto, `noble` = the pure-JavaScript
  * fallback) is the one `cryptoProvider()` picks unless `--providers node,noble` asks for several:
  * then every scenario and primitive is measured once per provider, each against the AEAD baseline
  * of the same provider (the MLS scenarios use ts-mls's own crypto either way).

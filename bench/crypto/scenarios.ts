@@ -152,7 +152,7 @@ const tsMlsDirect: Scenario = {
 };
 
 /**
- * Session set-up (issue 16): one X3DH or PQXDH handshake per step, from the initiator's
+ * Session set-up: one X3DH or PQXDH handshake per step, from the initiator's
  * key agreement to the responder's decryption of the first message (both identities and the
  * responder's prekeys made once, outside the step, as published prekeys are).
  */

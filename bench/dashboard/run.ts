@@ -1,6 +1,6 @@
 /**
- * bench/dashboard: the owners' web app's time to interactive and shipped JavaScript (issue 13
- * "Measure": "Time to interactive on the embedded default (server already running) and the size
+ * bench/dashboard: the owners' web app's time to interactive and shipped JavaScript (
+ * "Time to interactive on the embedded default (server already running) and the size
  * of the shipped JavaScript (gzip)").
  *
  * Set-up: the built service (`node packages/server/dist/main.js`, what `npm start` runs) on the

@@ -1,5 +1,5 @@
 /**
- * bench/ingest: OTLP span ingest throughput (issue 6; contract §4.14; design §8.18, §9), next to
+ * bench/ingest: OTLP span ingest throughput (contract §4.14; design §8.18, §9), next to
  * raw-SQL baselines of the SAME rows measured in the same run:
  *
  *   json      the real app (buildApp on a fresh PostgreSQL database, RATE_LIMITS=off, silent

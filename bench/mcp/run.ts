@@ -1,7 +1,5 @@
 /**
- * bench/mcp: tool-call latency of the MCP tool server (issue 19 "Tool call latency p50/p99 for
- * svc_check_policy and svc_send_message over stdio next to the same REST call made directly, in the
- * same run").
+ * bench/mcp: tool-call latency of the MCP tool server.
  *
  * Set-up: the real app (buildApp) on a fresh PostgreSQL database, RATE_LIMITS=off,
  * LOG_LEVEL=silent, listening on 127.0.0.1. One tenant; two API-key agents x and y, each running

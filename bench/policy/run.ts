@@ -1,5 +1,5 @@
 /**
- * bench/policy: policy evaluations per second (issue 4; design §8.5), measured next to baselines
+ * bench/policy: policy evaluations per second (design §8.5), measured next to baselines
  * in the same run (design §9):
  *
  *   floor      the evaluation loop with an empty policy set (context in, default out): the baseline;

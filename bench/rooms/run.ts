@@ -1,5 +1,5 @@
 /**
- * bench/rooms: room fan-out (issue 4 "Benchmark"; design §8.5): a 50-member room, delivered
+ * bench/rooms: room fan-out (design §8.5): a 50-member room, delivered
  * messages/s and latency, next to a baseline measured in the same run (design §9):
  *
  *   1. bare `ws` fan-out: the same frames, the same client harness; the server parses each

@@ -1,5 +1,5 @@
 /**
- * Browser-test kit (issue 13 "Tests"): Debian's Chromium driven by playwright-core with the
+ * Browser-test kit: Debian's Chromium driven by playwright-core with the
  * machine's headless flags, an axe-core check that fails on serious or critical violations, and
  * screenshots saved as test artifacts under `test-results/dashboard/` at the repository root.
  */

@@ -1,5 +1,5 @@
 /**
- * Sign-in with an OIDC provider (issue 13 item 2; design §5, §8.30): with `OIDC_*` set the app
+ * Sign-in with an OIDC provider (design §5, §8.30): with `OIDC_*` set the app
  * offers no development sign-in and runs the authorization code flow with PKCE (oauth4webapi)
  * against the provider; the service accepts the provider's token and the first sign-in
  * provisions the tenant and this browser's owner device. The provider is a real one on this

@@ -1,5 +1,5 @@
 /**
- * The owners' web app in a real browser (issue 13 "Tests"): Debian's Chromium (playwright-core)
+ * The owners' web app in a real browser: Debian's Chromium (playwright-core)
  * against a real server (PGlite; PostgreSQL in CI) serving the built app, and the SDK's agent
  * process (`parley-agent enroll`). One owner's journey, step by step: sign in (development
  * provider), create an invite, see the agent's enrollment arrive live, compare fingerprints and
@@ -133,7 +133,7 @@ describe('owner web app in Chromium', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('[data-testid="chat-message"][data-direction="out"]').filter({ hasText: HELLO }).waitFor();
     await page.locator('[data-testid="chat-message"][data-direction="in"]').filter({ hasText: `echo: ${HELLO}` }).waitFor({ timeout: 30_000 });
-    // Ticks (issue 20 part 1): the agent received the message and read it (it reads what its handler handled).
+    // Ticks: the agent received the message and read it (it reads what its handler handled).
     const ticks = page.locator('[data-testid="chat-message"][data-direction="out"]').filter({ hasText: HELLO }).getByTestId('ticks');
     await ticks.and(page.locator('[data-status="read"]')).waitFor({ timeout: 30_000 });
     expect(await ticks.getAttribute('aria-label')).toBe('Read');

@@ -1,5 +1,5 @@
 /**
- * Ticks in the owner web app (issue 20 part 1): the Ticks component, the chat log's statuses
+ * Ticks in the owner web app: the Ticks component, the chat log's statuses
  * (they only move forward; a read receipt covers earlier cursors; history fills in what was
  * missed), the chat showing ticks on sent messages and marking the newest received message read
  * while visible, and the room timeline's ticks per recipient.

@@ -1,5 +1,5 @@
 /**
- * The Spend screen (issue 20 part 3) against a fake REST client: fleet totals and each agent's
+ * The Spend screen against a fake REST client: fleet totals and each agent's
  * day and month against its caps (tone words: within / near / over), one agent's spend per model,
  * and the cap form (dollars typed for a cents cap, a bad limit refused in place, empty = no cap);
  * plus the pure helpers of lib/spend-view.ts.

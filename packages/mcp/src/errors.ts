@@ -1,5 +1,5 @@
 /**
- * Tool failures (contract §4.19; issue 19): every failure of a tool is answered as an MCP tool error
+ * Tool failures (contract §4.19): every failure of a tool is answered as an MCP tool error
  * (`isError: true`) whose text is the service's `{detail}` (or a local explanation), never a
  * protocol error that would crash the host's call.
  */

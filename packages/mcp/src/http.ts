@@ -1,5 +1,5 @@
 /**
- * The tool server over Streamable HTTP (MCP transport spec 2025-06-18; issue 19): `POST/GET/DELETE
+ * The tool server over Streamable HTTP (MCP transport spec 2025-06-18): `POST/GET/DELETE
  * /mcp` with sessions (`Mcp-Session-Id`; one MCP `Server` per session, sharing the tool runtime),
  * bound to 127.0.0.1 unless told otherwise. Against DNS rebinding, a request whose `Host` is not
  * one of this server's own names (127.0.0.1 / localhost / [::1] / the bound host, with its port) or

@@ -1,5 +1,5 @@
 /**
- * The tool server's client of the local plugin (issue 19; `@parley/sdk/node` plugin-api.ts): the
+ * The tool server's client of the local plugin (`@parley/sdk/node` plugin-api.ts): the
  * plugin (`parley-agent run`) holds the agent's keys and end-to-end sessions, so the messaging
  * tools hand it plaintext over loopback and it sends ciphertext only. The bearer token is
  * `PARLEY_PLUGIN_TOKEN`, else read from `<PARLEY_STATE_DIR>/plugin-token` at each call (the plugin

@@ -1,5 +1,5 @@
 /**
- * Configuration at start (design §8.27; issue 19): a missing or malformed setting stops the tool
+ * Configuration at start (design §8.27): a missing or malformed setting stops the tool
  * server with one clear line and exit status 2 — checked on the real command over stdio — and
  * flags carry the same names as the environment.
  */

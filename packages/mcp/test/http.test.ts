@@ -1,5 +1,5 @@
 /**
- * The tool server over Streamable HTTP (issue 19): the bearer token, sessions, the Host and Origin
+ * The tool server over Streamable HTTP: the bearer token, sessions, the Host and Origin
  * checks against DNS rebinding, tools through the official SDK's HTTP client against a real Parley server, and
  * `svc_compose_team` (files under outputDir, never outside it).
  */

@@ -1,5 +1,5 @@
 /**
- * The crypto providers of issue 15 ("Speed"): node:crypto (native) and @noble (fallback).
+ * The crypto providers: node:crypto (native) and @noble (fallback).
  *
  * - Known-answer vectors on BOTH providers: RFC 8032 §7.1 Ed25519 TEST 1-3, RFC 7748 §5.2 and
  *   §6.1 X25519, RFC 8439 §2.8.2 ChaCha20-Poly1305, draft-irtf-cfrg-xchacha §A.3.1

@@ -2,7 +2,7 @@
  * X3DH + Double Ratchet sessions (contract §1.3, §2.4): delivery order, skipped-key bounds, replay,
  * tampering, forward secrecy of the serialized state, X3DH agreement and the design §7 fingerprint.
  * The session and serialized-state suites run twice: on a session agreed with classical X3DH and
- * on one agreed with PQXDH (issue 16; PQXDH's own tests are in pqxdh.test.ts).
+ * on one agreed with PQXDH (PQXDH's own tests are in pqxdh.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';

@@ -1,5 +1,5 @@
 /**
- * A malicious server against the end-to-end layer (issue 38 items 1 and 9). The tests play the
+ * A malicious server against the end-to-end layer (docs/threat-model.md). The tests play the
  * server: they carry the wire fields between in-process `SecureMessenger`s and replay, divert or
  * rewrite them.
  *

@@ -1,5 +1,5 @@
 /**
- * The hybrid post-quantum MLS ciphersuite (issue 16, design §8.34): X-Wing (X25519 + ML-KEM-768)
+ * The hybrid post-quantum MLS ciphersuite (design §8.34): X-Wing (X25519 + ML-KEM-768)
  * groups next to classical ones, chosen from what every initial member offers, and interop with
  * clients that run only the classical suite (they fall back). In process, as mls.test.ts.
  */

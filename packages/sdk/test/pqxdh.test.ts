@@ -1,5 +1,5 @@
 /**
- * Post-quantum 1:1 sessions (issue 16, design §8.34): ML-KEM-768 through our wrapper against NIST's
+ * Post-quantum 1:1 sessions (design §8.34): ML-KEM-768 through our wrapper against NIST's
  * published ACVP vectors, PQXDH (Signal, revision 3) key agreement and its KDF input, the signed PQ
  * prekey, and interop with classical clients (both ends fall back to X3DH). The Double Ratchet
  * suites of double-ratchet.test.ts also run on PQXDH sessions.

@@ -1,5 +1,5 @@
 /**
- * Message statuses from delivery and read receipts (issue 20 part 1; realtime/status.ts): the
+ * Message statuses from delivery and read receipts (realtime/status.ts): the
  * tracker's rules (never backwards, a read covers earlier cursors, receipts before the ack, room
  * recipients), the RealtimeClient's outbound queue over a scripted socket (429 retried in queue
  * order, `failed` after its retries, read receipts sent and acknowledged, the latest one waiting

@@ -223,7 +223,7 @@ describe('SecureMessenger against a real server', () => {
       }
     });
 
-    it('post-quantum when both ends run it (PQXDH, X-Wing); classical with an older peer (issue 16)', async () => {
+    it('post-quantum when both ends run it (PQXDH, X-Wing); classical with an older peer', async () => {
       const talk = async (w: World, agentMls: boolean | SecureMlsOptions) => {
         const agent = await agentSide(w, new MemorySessionStore(), agentMls);
         const owner = await ownerSide(w, new MemorySessionStore(), mls);

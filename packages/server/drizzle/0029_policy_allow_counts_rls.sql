@@ -1,7 +1,7 @@
 -- Row-level security for the tenant tables of 0028 (design §4): the policy of 0001_rls.sql.
 SELECT parley_enable_tenant_rls(t::regclass) FROM unnest(ARRAY['policy_allow_counts','policy_epochs']) AS t;
 --> statement-breakpoint
--- The version of a tenant's policy set (issue 21; modules/policies/compiled.ts): every insert,
+-- The version of a tenant's policy set (modules/policies/compiled.ts): every insert,
 -- update and delete of a policy bumps it in the writing transaction, whoever writes (policy routes,
 -- rooms scoping policies, cascades from rooms), so every instance's compiled-rule cache sees the
 -- change in the next decision's statement. The row lock serialises concurrent writers of a tenant.

@@ -15,7 +15,7 @@ CREATE TABLE "message_receipts" (
 --> statement-breakpoint
 ALTER TABLE "device_message_counts" ADD CONSTRAINT "device_message_counts_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "device_message_counts_tenant_idx" ON "device_message_counts" USING btree ("tenant_id");--> statement-breakpoint
--- Delivered times move from the wide message rows to their narrow receipts (issue 15: setting
+-- Delivered times move from the wide message rows to their narrow receipts (setting
 -- messages.delivered_at was a non-HOT UPDATE per message), and the undelivered index gives way to
 -- running counts per device. The copy runs as the tables' owner across tenants: lift FORCE on
 -- messages for these statements only (as 0009).

@@ -6,7 +6,7 @@ CREATE TABLE "room_receipt_batches" (
 );
 --> statement-breakpoint
 CREATE INDEX "room_receipt_batches_message_idx" ON "room_receipt_batches" USING btree ("room_message_id");--> statement-breakpoint
--- The receipts recorded so far, one row per (room message, receipt time) (issue 21). The copy runs
+-- The receipts recorded so far, one row per (room message, receipt time). The copy runs
 -- as the tables' owner across tenants: lift FORCE on the old table for this statement only (as 0009).
 ALTER TABLE room_receipts NO FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 INSERT INTO room_receipt_batches (tenant_id, room_message_id, recipient_device_ids, received_at)

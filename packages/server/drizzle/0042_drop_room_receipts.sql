@@ -1,4 +1,4 @@
--- The rest of 0041 (issue 21): the previous release's instances wrote room envelope receipts into
+-- The rest of 0041: the previous release's instances wrote room envelope receipts into
 -- room_receipts while a rolling upgrade replaced them (docs/operations.md, "Upgrades"). Copy the
 -- receipts they recorded that no room_receipt_batches row names yet (a receipt stays recorded
 -- once: an envelope an old and a new instance both recorded keeps its batch row), one row per

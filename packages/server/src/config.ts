@@ -481,7 +481,7 @@ export function maskUrlPassword(value: string): string {
 }
 
 /**
- * The effective configuration for the start-up log line (issue 14 item 4): every value as
+ * The effective configuration for the start-up log line: every value as
  * configured, except that secrets read `set` (string values under keys naming a secret, token,
  * password, key or credential) and passwords inside URLs (`postgres://user:***@host`) are masked.
  */

@@ -12,7 +12,7 @@
  * fails at once (load balancers stop sending), new connections are refused, sockets close with
  * 1001, in-flight requests and group commits finish, then the process exits (forced after 10 s).
  *
- * Cold start (issue 14 item 5, docs/performance.md): on the embedded default a new data directory
+ * Cold start (docs/performance.md): on the embedded default a new data directory
  * is unpacked from the build's PGlite seed while the app's modules load (`app.js` is imported
  * only after the unpacking has started; the writes run on libuv's thread pool), and route
  * schemas are compiled on first use, the rest in the background once the service listens.

@@ -1,5 +1,5 @@
 /**
- * Flows shared by the delivery and read receipt tests (issue 20 part 1): a tenant with an owner
+ * Flows shared by the delivery and read receipt tests: a tenant with an owner
  * device and an agent, sending over sockets, and collecting `message_delivered` frames.
  */
 import { sql } from 'drizzle-orm';

@@ -1,5 +1,5 @@
 /**
- * Message ticks (issue 20 part 1), as every messenger shows them: a clock while sending, one tick
+ * Message ticks, as every messenger shows them: a clock while sending, one tick
  * once the service stored the message, two once the recipient device received it, two blue ones
  * once it read it, a warning sign when the send failed. The words are the accessible name (and
  * the tooltip, with the time when known).

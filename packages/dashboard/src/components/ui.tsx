@@ -1,5 +1,5 @@
 /**
- * The app's small UI kit: error notes with the service's `{detail}` (issue 13 item 4), buttons
+ * The app's small UI kit: error notes with the service's `{detail}`, buttons
  * that confirm, status badges, tables, time formatting. Plain HTML elements with labels and
  * focus styles, so every screen works by keyboard and passes axe-core.
  */

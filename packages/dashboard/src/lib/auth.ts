@@ -1,5 +1,5 @@
 /**
- * Owner sign-in in the browser (design §8.30–§8.31, issue 13):
+ * Owner sign-in in the browser (design §8.30–§8.31):
  * - development: `POST /api/v1/dev/login {email}` (only when `GET /api/v1/auth/config` says the
  *   built-in provider is active and this server accepts it);
  * - OIDC: authorization code with PKCE (RFC 7636) as a public client, with `oauth4webapi`. The

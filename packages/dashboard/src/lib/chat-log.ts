@@ -1,5 +1,5 @@
 /**
- * The decrypted conversation log of this browser (issue 13: "decrypted in the browser"). The
+ * The decrypted conversation log of this browser ("decrypted in the browser"). The
  * service stores only ciphertext, and a Double Ratchet or MLS sender cannot decrypt its own sent
  * messages later; so, as every end-to-end messenger does, the app keeps what it sent and what it
  * decrypted, sealed in IndexedDB (`SealedStore`), one record per conversation, newest
@@ -21,7 +21,7 @@ export interface ChatEntry {
   content: Content | undefined;
   /** Shown when the plaintext is not a structured content envelope. */
   text?: string;
-  /** Sent messages: the ticks (issue 20 part 1), `pending -> sent -> delivered -> read`, or `failed`. */
+  /** Sent messages: the ticks, `pending -> sent -> delivered -> read`, or `failed`. */
   status?: MessageStatus;
   /** Sent messages: the service's cursor (a read receipt covers every message up to one). */
   cursor?: string;

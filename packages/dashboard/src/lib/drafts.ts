@@ -1,5 +1,5 @@
 /**
- * Drafts that outlive a sign-in (issue 13 item 4): what the owner types in a form is mirrored to
+ * Drafts that outlive a sign-in: what the owner types in a form is mirrored to
  * `sessionStorage` under a key, so a session that expires mid-sentence sends them to sign-in and
  * back without losing it. A draft is cleared when its form is submitted successfully.
  */

@@ -1,5 +1,5 @@
 /**
- * A whole form as one draft (issue 13 item 4, `drafts.ts`): its values are kept as JSON under a
+ * A whole form as one draft (`drafts.ts`): its values are kept as JSON under a
  * key in `sessionStorage`, so a session that expires mid-form returns to it with what was typed.
  */
 import { useCallback, useMemo } from 'react';

@@ -1,5 +1,5 @@
 /**
- * Live updates (issue 13 item 3: "each updating live from the owner's socket"): the owner's
+ * Live updates ("each updating live from the owner's socket"): the owner's
  * WebSocket events (contract §6.1; design §7 event payloads) mapped to the TanStack Query keys whose
  * data they change, which are then invalidated (refetched when on screen).
  */

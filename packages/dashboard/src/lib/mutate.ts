@@ -1,5 +1,5 @@
 /**
- * Mutations of the governance screens (issue 13): every change refetches the data under its
+ * Mutations of the governance screens: every change refetches the data under its
  * query root (`live.ts`), whether it succeeded or failed (a 409 also means the data moved).
  */
 import type { QueryRoot } from './live';

@@ -1,5 +1,5 @@
 /**
- * The signed-in owner's runtime in the browser (issue 13 item 2, design §8.1, §8.30): provisions
+ * The signed-in owner's runtime in the browser (design §8.1, §8.30): provisions
  * the tenant on first sign-in, registers this browser as an owner device (keys made here, sealed
  * in IndexedDB), opens its end-to-end messenger (`SecureMessenger`: MLS or X3DH + Double
  * Ratchet, decrypting in the page) and the owner WebSocket (`RealtimeClient`, catch-up per
@@ -123,7 +123,7 @@ export class OwnerRuntime {
     messenger.attach(realtime, { transport: false });
     messenger.on('message', (m) => rt.record(m));
     messenger.on('error', (e) => hooks.onWarning?.(`${e.code}: ${e.message}`));
-    // Ticks (issue 20 part 1): statuses of what this browser sent, and read marks covering older messages.
+    // Ticks: statuses of what this browser sent, and read marks covering older messages.
     realtime.statuses.on('status', (s) => {
       if (s.conversation_id !== undefined && s.message_id !== undefined) void chat.setStatus(s.conversation_id, s.message_id, s.status);
     });

@@ -10,7 +10,7 @@ export interface SettingsFormValues {
   heldTtlHours: string;
   defaultRoomSecurityLevel: RoomSecurityLevel;
   scanRulesEnabled: boolean;
-  /** Read receipts of the tenant's devices (issue 20 part 1). */
+  /** Read receipts of the tenant's devices. */
   readReceipts: boolean;
   /** The tenant's devices refuse classical end-to-end sessions (`require_post_quantum`). */
   requirePostQuantum: boolean;

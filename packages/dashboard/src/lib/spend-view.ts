@@ -1,5 +1,5 @@
 /**
- * Pure helpers of the Spend screen (issue 20 part 3; docs/decisions.md "Spend caps"): how a
+ * Pure helpers of the Spend screen (docs/decisions.md "Spend caps"): how a
  * period's spend against its cap is written and toned, and the parsing of the cap form's limits.
  */
 import type { PeriodSpend, SpendUnit } from '@parley/sdk';

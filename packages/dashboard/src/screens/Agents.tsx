@@ -1,5 +1,5 @@
 /**
- * Agents and devices (issue 13 item 3; contract §2.3, §3.2, §4.3; design §7, §8.2): pending
+ * Agents and devices (contract §2.3, §3.2, §4.3; design §7, §8.2): pending
  * enrollments with the fingerprint to compare against what the agent shows, Approve / Reject;
  * agents with health, last seen, rename, webhook and revoke (confirmed); owner devices; invites.
  * Updates live from `device_*` socket events.

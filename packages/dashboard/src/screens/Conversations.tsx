@@ -1,5 +1,5 @@
 /**
- * Conversations (issue 13 item 3; contract §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
+ * Conversations (contract §1.2–§1.3, §2.4, §4.5): a chat with each agent, end to
  * end encrypted by this browser's `SecureMessenger` (MLS or X3DH + Double Ratchet) and
  * decrypted in the page; the service sees ciphertext only. A badge says whether the session's keys
  * are post-quantum (PQXDH, hybrid MLS) or classical. Structured content is shown as cards;
@@ -18,7 +18,7 @@ import { Empty, ErrorNote, Loading, Section } from '../components/ui';
 import { ChatThread, useChat } from './parts/ChatThread';
 
 /**
- * Read receipts and ticks of an open chat (issue 20 part 1): the sent messages' statuses are
+ * Read receipts and ticks of an open chat: the sent messages' statuses are
  * refreshed from the service when the chat opens, and the newest received message is marked read
  * while the page is visible (and again when it becomes visible).
  */

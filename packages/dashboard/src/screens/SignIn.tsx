@@ -1,5 +1,5 @@
 /**
- * Sign-in (issue 13 item 2; design §8.31): on the embedded default a form that signs in as an
+ * Sign-in (design §8.31): on the embedded default a form that signs in as an
  * e-mail address, clearly marked development only; with `OIDC_*` a button that starts the
  * authorization code flow with PKCE; `/auth/callback` finishes it. Either way "Keep me signed in
  * on this browser" (off by default) keeps the session after the tab closes (lib/auth.ts).

@@ -1,5 +1,5 @@
 /**
- * Spend screen (issue 20 part 3; docs/decisions.md "Spend caps"): the fleet's spend today and
+ * Spend screen (docs/decisions.md "Spend caps"): the fleet's spend today and
  * this month (UTC) in tokens and cents, per agent against its caps (`GET /spend`), and for one
  * agent (`/spend/:agentId`) its spend per model and its cap form. Over a cap, the agent's skill
  * checks and delegations are refused (the pipeline's `budget` stage). Refreshes on `spend_alert`
@@ -86,7 +86,7 @@ function AgentPanel({ agentId, name }: { agentId: string; name: string }) {
   );
 }
 
-/** The Spend screen (issue 20 part 3). */
+/** The Spend screen. */
 export function Spend() {
   const { agentId } = useParams();
   const navigate = useNavigate();

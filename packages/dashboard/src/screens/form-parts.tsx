@@ -1,5 +1,5 @@
 /**
- * Form and list parts shared by the governance screens (issue 13: every input labelled, native
+ * Form and list parts shared by the governance screens (every input labelled, native
  * controls only, so each screen works by keyboard and passes axe-core): a labelled field, a
  * checkbox group in a fieldset, and the "Load more" button of cursor-paged lists (design §8.22).
  */

@@ -1,5 +1,5 @@
 /**
- * Post-quantum prekeys for the X3DH fallback (issue 16, design §8.34; Signal's PQXDH, revision 3):
+ * Post-quantum prekeys for the X3DH fallback (design §8.34; Signal's PQXDH, revision 3):
  * schemas and route rows. A device publishes a signed last-resort KEM prekey (replacing the one
  * before) and optionally one-time KEM prekeys; a peer claims one before starting a session with
  * PQXDH: a one-time prekey while any is left (then never handed out again), else the last-resort

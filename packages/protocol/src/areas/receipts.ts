@@ -1,5 +1,5 @@
 /**
- * Delivery and read receipts (issue 20 part 1; contract §6.1; docs/decisions.md "Delivery and read
+ * Delivery and read receipts (contract §6.1; docs/decisions.md "Delivery and read
  * receipts"): the frames that tell a sender `sent -> delivered -> read`, per message and per
  * recipient device, and the REST routes that record a read without a socket.
  *

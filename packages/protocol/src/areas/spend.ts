@@ -1,5 +1,5 @@
 /**
- * Spend caps per agent (issue 20 part 3; docs/decisions.md "Spend caps"): an owner caps each agent's
+ * Spend caps per agent (docs/decisions.md "Spend caps"): an owner caps each agent's
  * daily and monthly spend, in tokens or in cents; spend comes from the agents' telemetry spans
  * (OpenTelemetry GenAI `gen_ai.usage.input_tokens` / `output_tokens`, `gen_ai.request.model`),
  * priced in cents by the tenant's `model_prices` setting. Periods are UTC: a day is a UTC calendar

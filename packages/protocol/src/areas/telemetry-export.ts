@@ -1,5 +1,5 @@
 /**
- * Telemetry and audit export to the tenant's own observability backend (issue 20 part 2;
+ * Telemetry and audit export to the tenant's own observability backend (
  * docs/decisions.md "Telemetry export"): one OTLP/HTTP endpoint per tenant. Every span ingested
  * for the tenant's agents and every audit event (as an OpenTelemetry LogRecord) is forwarded there
  * through a durable outbox. Header values (API keys) are write-only: reads answer their names.

@@ -1,5 +1,5 @@
 /**
- * The interchangeable layer under primitives.ts (issue 15, "Speed"): one {@link CryptoBackend}
+ * The interchangeable layer under primitives.ts ("Speed"): one {@link CryptoBackend}
  * serves Ed25519 (RFC 8032), X25519 (RFC 7748), ChaCha20-Poly1305 (RFC 8439),
  * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha), HMAC-SHA256 and HKDF-SHA256 for the whole process. Two exist:
  *
@@ -61,7 +61,7 @@ export interface CryptoBackend {
   forget(bytes: Uint8Array): void;
 }
 
-/** The pure-JavaScript backend: @noble/curves and @noble/ciphers (audited), exactly as before issue 15. */
+/** The pure-JavaScript backend: @noble/curves and @noble/ciphers (audited). */
 export const nobleBackend: CryptoBackend = {
   name: 'noble',
   implementation: '@noble/curves 2, @noble/ciphers 2 (pure JavaScript)',

@@ -133,7 +133,7 @@ export {
   type X3dhInitiation,
 } from './x3dh.js';
 
-// ---- Post-quantum: ML-KEM-768, signed PQ prekeys, PQXDH (issue 16, design §8.34) -------------
+// ---- Post-quantum: ML-KEM-768, signed PQ prekeys, PQXDH (design §8.34) -------------
 
 /**
  * ML-KEM-768 (FIPS 203) through @noble/post-quantum: `mlKem768Keygen(seed64?)` →

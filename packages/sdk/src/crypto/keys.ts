@@ -4,7 +4,7 @@
  * `ephemeral_public_key`; in X3DH terms it plays the role of the signed prekey SPK (it is
  * medium-term, not per message). Private keys never leave the client.
  *
- * Since issue 16 (design §8.34) a device also holds a last-resort ML-KEM-768 prekey for PQXDH
+ * A device also holds (design §8.34) a last-resort ML-KEM-768 prekey for PQXDH
  * (pq-prekey.ts), stored as its 64-byte seed and signed by the identity key. It belongs to the
  * device, like the ephemeral key, so every messenger of the device can answer PQXDH. Identities
  * saved before it have none until {@link DeviceIdentity.withPqPrekey}.
@@ -43,7 +43,7 @@ export interface DeviceIdentityJSON {
   identity_public_key: string;
   ephemeral_secret_key: string;
   ephemeral_public_key: string;
-  /** Seed d || z of the ML-KEM-768 PQ prekey (64 bytes, 128 hex characters); absent before issue 16. */
+  /** Seed d || z of the ML-KEM-768 PQ prekey (64 bytes, 128 hex characters); absent in identities saved without one. */
   pq_prekey_seed?: string;
 }
 
@@ -160,7 +160,7 @@ export class DeviceIdentity {
 
   /**
    * The signed ML-KEM-768 PQ prekey to publish (PQXDH §3.2; a copy), or undefined for an identity
-   * saved before issue 16 (see {@link withPqPrekey}).
+   * saved without one (see {@link withPqPrekey}).
    */
   get pqPrekey(): SignedPqPrekey | undefined {
     const p = this.pq?.prekey;

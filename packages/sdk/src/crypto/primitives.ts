@@ -78,7 +78,7 @@ export class CryptoError extends CodedError<CryptoErrorCode> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The crypto provider (issue 15): chosen once, at first use
+// The crypto provider: chosen once, at first use
 // ---------------------------------------------------------------------------------------------
 
 /** What {@link cryptoProvider} reports about the backend in use. */

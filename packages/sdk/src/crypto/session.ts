@@ -17,7 +17,7 @@
  * context is in the X3DH / PQXDH associated data and every header names the conversation and the
  * recipient, so the server cannot replay a session's messages into another conversation.
  *
- * Post-quantum (issue 16, design §8.34): given the peer's signed ML-KEM-768 prekey
+ * Post-quantum (design §8.34): given the peer's signed ML-KEM-768 prekey
  * (`initiate(…, { pqPrekey })`, e.g. from `POST /api/v1/pq-prekeys/claim`), the initiator runs
  * PQXDH instead of X3DH; without one (an old peer, or none published) it runs X3DH as before. The
  * responder follows whatever the initial message carries, so both ends fall back to classical

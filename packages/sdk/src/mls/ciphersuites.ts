@@ -1,5 +1,5 @@
 /**
- * The MLS ciphersuites Parley speaks (contract §1.3; issue 16, design §8.34) and how a group picks one.
+ * The MLS ciphersuites Parley speaks (contract §1.3, design §8.34) and how a group picks one.
  *
  * - {@link MLS_CIPHERSUITE}: MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519 (RFC 9420 suite 3),
  *   what every client speaks.

@@ -7,7 +7,7 @@
  * the envelope that carries them in a Parley message.
  *
  * Ciphersuites (ciphersuites.ts): MLS_128_DHKEMX25519_CHACHA20POLY1305_SHA256_Ed25519 (RFC 9420
- * suite 3), and, since issue 16, the hybrid post-quantum MLS_256_XWING_CHACHA20POLY1305_SHA512_Ed25519
+ * suite 3), and the hybrid post-quantum MLS_256_XWING_CHACHA20POLY1305_SHA512_Ed25519
  * (X-Wing = X25519 + ML-KEM-768 HPKE) next to it: each KeyPackage and each group has one suite;
  * `createGroup(id, { ciphersuite })` picks it (see `chooseCiphersuite`), joins and messages follow
  * the group's. Suite 3: X25519 HPKE,

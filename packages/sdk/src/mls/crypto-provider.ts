@@ -1,5 +1,5 @@
 /**
- * The ts-mls crypto provider MlsClient uses by default (issue 15, "Speed"): ts-mls's
+ * The ts-mls crypto provider MlsClient uses by default ("Speed"): ts-mls's
  * `defaultCryptoProvider`, with the per-message primitives made synchronous while the SDK's
  * crypto provider is native (node:crypto):
  *

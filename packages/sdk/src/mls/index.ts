@@ -17,7 +17,7 @@ export {
   type MlsRosterMember,
 } from './client-types.js';
 /**
- * Ciphersuites (issue 16, design §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
+ * Ciphersuites (design §8.34): the classical `MLS_CIPHERSUITE` (suite 3) and the hybrid
  * post-quantum `MLS_HYBRID_CIPHERSUITE` (X-Wing, suite 84); `chooseCiphersuite(local, members)`
  * picks the hybrid one when everyone offers it; `ciphersuiteId` / `ciphersuiteOfId` map to the
  * service's `cipher_suite` labels.

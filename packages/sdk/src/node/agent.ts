@@ -122,7 +122,7 @@ export async function loadAgentState(store: StateStore): Promise<{ identity: Dev
   }
   let identity = identityText === undefined ? undefined : DeviceIdentity.fromJSON(identityText);
   if (identity && identity.pqPrekey === undefined) {
-    // Saved before issue 16: add the PQXDH prekey, durable before the messenger publishes it.
+    // Saved without a PQ prekey: add the PQXDH prekey, durable before the messenger publishes it.
     identity = identity.withPqPrekey();
     await store.save(IDENTITY_KEY, JSON.stringify(identity));
   }
@@ -337,7 +337,7 @@ export function describeMessage(m: SecureMessage): string {
  */
 export async function startEchoAgent(options: StartEchoAgentOptions): Promise<EchoAgent> {
   const log = options.log ?? console.log;
-  const provider = cryptoProvider(); // chosen once for the process; say which (issue 15)
+  const provider = cryptoProvider(); // chosen once for the process; say which
   log(`crypto provider: ${provider.name} (${provider.implementation}; ${provider.reason})`);
   const store = await openAgentStore(options.stateDir, options);
   const { identity: keys, record: saved } = await loadAgentState(store);
@@ -377,7 +377,7 @@ export async function startEchoAgent(options: StartEchoAgentOptions): Promise<Ec
     onError: (err, fatal) => log(`${fatal ? 'token renewal stopped' : 'token renewal failed, retrying'}: ${(err as Error).message}`),
   });
 
-  // Read receipts (issue 20 part 1): a message counts as read once the handler below settled; the
+  // Read receipts: a message counts as read once the handler below settled; the
   // device or tenant setting `read_receipts_enabled` turns them off service-side.
   const pq = options.requirePostQuantum ? { requirePostQuantum: true } : {};
   const messenger = await SecureMessenger.open({ identity, store, client, mls: options.mls ?? true, autoRead: true, prekeys: true, ...pq });

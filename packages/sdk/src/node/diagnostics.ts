@@ -1,5 +1,5 @@
 /**
- * `parley-agent status` and `parley-agent doctor` (issue 19): what a state directory holds and
+ * `parley-agent status` and `parley-agent doctor`: what a state directory holds and
  * whether its plugin runs, and a checklist with one line per check (`ok …` or `FAIL … fix: …`).
  * The plugin token is only ever sent to a loopback plugin URL (127.0.0.0/8, ::1, localhost).
  */

@@ -1,5 +1,5 @@
 /**
- * The local plugin's inbox (issue 19; `plugin-api.ts`): every decrypted message of the agent's
+ * The local plugin's inbox (`plugin-api.ts`): every decrypted message of the agent's
  * A2A channels, owner conversations and rooms, oldest first, at most {@link PLUGIN_INBOX_LIMIT} (the
  * oldest dropped first), saved in the state directory (`plugin-inbox.json`, written atomically
  * after every change, sealed like the agent's other state unless plain storage was chosen) so a restarted plugin still serves what it had. Each message gets a

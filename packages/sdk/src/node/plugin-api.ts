@@ -1,5 +1,5 @@
 /**
- * The local plugin's HTTP API (issue 19; contract §4.19 "needs the local plugin running"): the small
+ * The local plugin's HTTP API (contract §4.19 "needs the local plugin running"): the small
  * loopback API the agent runtime (`parley-agent run`) serves so that an MCP tool server can send
  * and read end-to-end encrypted messages without ever holding a session key. Only the plugin
  * holds keys and sessions; the MCP server sends plaintext to the plugin over loopback and the

@@ -1,5 +1,5 @@
 /**
- * The local plugin (issue 19; contract §4.19 "needs the local plugin running"): the loopback HTTP
+ * The local plugin (contract §4.19 "needs the local plugin running"): the loopback HTTP
  * API of `plugin-api.ts`, served by a running agent (`parley-agent run`) so that an MCP tool
  * server can send and read end-to-end encrypted messages without holding keys. Plaintext only
  * crosses loopback; the service only sees ciphertext.

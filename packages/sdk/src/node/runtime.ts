@@ -1,5 +1,5 @@
 /**
- * The API-key agent runtime (Node; issue 19, contract §2.6, §4.19, §5 rule 4, §6.1): an agent the MCP
+ * The API-key agent runtime (Node, contract §2.6, §4.19, §5 rule 4, §6.1): an agent the MCP
  * configuration identifies by an API key (`svc_agent_sk_…`) instead of an enrolled device.
  *
  * - Keys: the device keys are generated once and kept in the state directory (`identity.json`,
@@ -126,7 +126,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
   const server = options.server.replace(/\/+$/, '');
   const identityText = await store.load(IDENTITY_KEY);
   let identity = identityText === undefined ? DeviceIdentity.generate() : DeviceIdentity.fromJSON(identityText);
-  if (identity.pqPrekey === undefined) identity = identity.withPqPrekey(); // saved before issue 16: add the PQXDH prekey
+  if (identity.pqPrekey === undefined) identity = identity.withPqPrekey(); // saved without a PQ prekey: add the PQXDH prekey
   if (identityText === undefined || identity.toJSON().pq_prekey_seed !== JSON.parse(identityText).pq_prekey_seed) {
     await store.save(IDENTITY_KEY, JSON.stringify(identity)); // durable before the service knows them
   }
@@ -185,7 +185,7 @@ export async function startApiKeyAgent(options: StartApiKeyAgentOptions): Promis
 
   const setUp = async (deviceId: string) => {
     identity = identity.deviceId === deviceId ? identity : identity.withDeviceId(deviceId);
-    // Read receipts once the handler settled (issue 20 part 1; off with read_receipts_enabled).
+    // Read receipts once the handler settled (off with read_receipts_enabled).
     messenger = opened ?? (await SecureMessenger.open({ identity, store, client, mls: false, autoRead: true, prekeys: true, ...pq }));
     for (const c of record.conversations ?? []) {
       await messenger.addConversation(c.conversation_id, { device_id: c.peer_device_id, identity_public_key: c.peer_identity_public_key, ephemeral_public_key: c.peer_ephemeral_public_key });

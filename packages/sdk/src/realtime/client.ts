@@ -43,7 +43,7 @@
  *   (`ack_lost`). Received `room_message` frames are de-duplicated and handed to `room_message`
  *   listeners through the same serial chain as messages; `room_joined`, `member_joined` and
  *   `policy_alert` are emitted as typed events.
- * - Receipts (issue 20 part 1): `statuses` tracks every message sent through the queue (`pending`
+ * - Receipts: `statuses` tracks every message sent through the queue (`pending`
  *   -> `sent` -> `delivered` -> `read`, or `failed`; realtime/status.ts) from acks,
  *   `message_delivered` / `message_read` / `room_message_delivered` / `room_message_read` frames
  *   (also emitted as typed events) and the `delivered_at` / `read_at` of caught-up history; after a

@@ -1,6 +1,6 @@
 /**
  * `MessageStatusTracker`: the status of each message this device sent, as a messenger shows it
- * (issue 20 part 1; docs/decisions.md "Delivery and read receipts"):
+ * (docs/decisions.md "Delivery and read receipts"):
  *
  *   pending -> sent -> delivered -> read        (or pending -> failed)
  *

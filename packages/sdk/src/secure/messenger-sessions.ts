@@ -35,7 +35,7 @@ export interface SessionInfo {
   /** Sessions kept for the conversation (the sending one included). */
   sessions: number;
   /**
-   * The session's keys come from a hybrid post-quantum agreement (issue 16): PQXDH for X3DH +
+   * The session's keys come from a hybrid post-quantum agreement: PQXDH for X3DH +
    * Double Ratchet, the X-Wing ciphersuite for MLS.
    */
   post_quantum: boolean;

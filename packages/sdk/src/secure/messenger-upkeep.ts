@@ -68,7 +68,7 @@ function savePrekeys(core: MessengerCore, store: PrekeyStore): Promise<void> {
  */
 export async function publishKeyPackages(core: MessengerCore, host: MessengerHost, client: ParleyClient, min: number, target: number): Promise<number> {
   try {
-    // One stock per suite (issue 16): hybrid X-Wing KeyPackages only where the service labels suites.
+    // One stock per suite: hybrid X-Wing KeyPackages only where the service labels suites.
     const stock = keyPackageStock(await client.keyPackageCount(host.deviceId, { deviceId: host.deviceId }), await offeredSuites(host));
     let published = 0;
     for (const [suite, available] of stock) {

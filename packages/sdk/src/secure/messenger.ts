@@ -487,7 +487,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
    * envelope). Errors as {@link send}.
    */
   /**
-   * The status of the messages this device sent (issue 20 part 1: `pending` -> `sent` ->
+   * The status of the messages this device sent (`pending` -> `sent` ->
    * `delivered` -> `read`, or `failed`; realtime/status.ts): `statuses.get(message_id or
    * client_ref)` and its `status` event. It is `options.statuses`, else the attached realtime
    * client's tracker (subscribe after `attach`), else the messenger's own (sends only, no receipts).

@@ -1,5 +1,5 @@
 /**
- * The post-quantum parts of a SecureMessenger's key handling (issue 16, design §8.34), kept out of
+ * The post-quantum parts of a SecureMessenger's key handling (design §8.34), kept out of
  * messenger.ts:
  *
  * - PQXDH: the device's signed last-resort ML-KEM-768 prekey is published (`POST /pq-prekeys`)
@@ -35,7 +35,7 @@ function speaksPq(client: ParleyClient): boolean {
  * same signature (a prekey published with a signature in an older form, e.g. over the bare
  * EncodeKEM before domain tags, is published again with the current one; a service that does not
  * report `last_resort_signature` gets it again too). Returns whether it published.
- * Identities from before issue 16 hold none: nothing to publish (peers use X3DH).
+ * Identities saved without a PQ prekey hold none: nothing to publish (peers use X3DH).
  * @throws the REST client's errors.
  */
 export async function ensurePqPrekey(client: ParleyClient, identity: DeviceIdentity, deviceId: string): Promise<boolean> {

@@ -23,7 +23,7 @@
  *   and nothing unhandled is skipped). Room cursors are release positions (the same in
  *   `room_message` events and in the member view): a held envelope approved while this device was
  *   offline sorts after everything released before its approval, so it is caught up, once.
- * - Receipts (issue 20 part 1): a sent room message's status is in `messenger.statuses` (`sent`
+ * - Receipts: a sent room message's status is in `messenger.statuses` (`sent`
  *   -> `delivered` -> `read` once every recipient the ack named received / read it); catch-up
  *   also reads the receipt times of this device's own messages from the member view. Read
  *   receipts: `messenger.markRead(message)` (a message with `room_id` sends `room_message_read`).
@@ -462,7 +462,7 @@ export class RoomMessenger extends TypedEmitter<RoomMessengerEvents> {
       meta,
     );
     const envelopes = sealed.map((w, i) => ({ recipient_device_id: recipients[i]!, header_blob: w.header_blob, ciphertext: w.ciphertext }));
-    // The message's status (issue 20 part 1) under one reference from here on (the realtime transport's client_ref).
+    // The message's status under one reference from here on (the realtime transport's client_ref).
     const ref = globalThis.crypto.randomUUID();
     const statuses = this.messenger.statuses;
     statuses.pending(ref, { room_id: roomId });

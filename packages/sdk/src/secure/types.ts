@@ -155,7 +155,7 @@ export interface SecureMlsOptions {
   targetKeyPackages?: number;
   /**
    * The MLS ciphersuites to run (default both: the hybrid X-Wing one, preferred, and the classical
-   * one; issue 16). `[MLS_CIPHERSUITE]` behaves as a client from before X-Wing.
+   * one). `[MLS_CIPHERSUITE]` behaves as a client from before X-Wing.
    */
   ciphersuites?: readonly CiphersuiteName[];
 }
@@ -192,7 +192,7 @@ export interface SecureMessengerOptions {
   /** Cursor order (default: the realtime client's numeric-then-lexicographic order). */
   compareCursors?: (a: string, b: string) => number;
   /**
-   * Where the status of sent messages is kept (`statuses`; issue 20 part 1). Default: the
+   * Where the status of sent messages is kept (`statuses`). Default: the
    * tracker of the attached realtime client (which sees the receipts), else the messenger's own.
    */
   statuses?: MessageStatusTracker;

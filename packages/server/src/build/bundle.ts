@@ -1,5 +1,5 @@
 /**
- * Build step (issue 14 item 5, cold start): bundle the service's entry point, `dist/main.js` as
+ * Build step (cold start): bundle the service's entry point, `dist/main.js` as
  * tsc wrote it, with everything it imports into a few ES modules under `dist/start`, and make
  * `dist/main.js` load them, so `npm start` loads a handful of files instead of some 1,200 (module
  * resolution and loading was the largest part of the service's start-up time). `node

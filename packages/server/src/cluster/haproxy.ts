@@ -1,5 +1,5 @@
 /**
- * The HAProxy configuration of the local cluster (design §8.32, issue 14 item 2): HTTP mode
+ * The HAProxy configuration of the local cluster (design §8.32): HTTP mode
  * (WebSocket upgrades pass through and stay open under `timeout tunnel`), round robin without
  * sticky sessions, health checks on `/readyz` (a draining or disconnected instance leaves the
  * rotation), `X-Forwarded-For` with the client's address (the instances trust it from the

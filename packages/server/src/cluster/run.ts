@@ -1,5 +1,5 @@
 /**
- * The local cluster (design §8.32, issue 14 item 2): `CLUSTER_INSTANCES` (default 2) Parley
+ * The local cluster (design §8.32): `CLUSTER_INSTANCES` (default 2) Parley
  * instances on `PORT+1 … PORT+N` and HAProxy on `PORT`, sharing one PostgreSQL database
  * (`DATABASE_URL`, default `postgres://postgres@127.0.0.1:5432/parley`, created when missing), one
  * Redis (`REDIS_URL`, default `redis://127.0.0.1:6379`), one `DATA_DIR` (the development identity

@@ -6,7 +6,7 @@
  *
  * Each element is tested on its own with an anchored pattern: a pattern over the whole joined list
  * (`^\{(?:e)(?:,(?:e))*\}$`) backtracks through the alternation at every comma and cost several
- * times more on the fan-out path (issue 21). No alphabet holds `,`, `{`, `}`, `"`, `\` or white
+ * times more on the fan-out path. No alphabet holds `,`, `{`, `}`, `"`, `\` or white
  * space, so a checked element can neither split into two nor escape the literal.
  */
 

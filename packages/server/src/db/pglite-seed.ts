@@ -1,5 +1,5 @@
 /**
- * Fast first start on the embedded default (issue 14 item 5): creating a PGlite data directory
+ * Fast first start on the embedded default: creating a PGlite data directory
  * runs `initdb` in WebAssembly and then every migration, about 10 s on a small machine. The build
  * makes that directory once — an in-memory PGlite with every migration applied, dumped as a
  * gzip tarball with PGlite's `dumpDataDir` — and a fresh `DATA_DIR` starts from a copy of it,

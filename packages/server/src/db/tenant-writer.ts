@@ -1,5 +1,5 @@
 /**
- * Hot-path tenant writes (the message group commit, design §6; issue 15 item 2): one statement in
+ * Hot-path tenant writes (the message group commit, design §6): one statement in
  * a tenant transaction ({@link withTenant}'s role and `app.tenant_id`) that first takes a
  * transaction-scoped advisory lock ({@link xactLock}), acknowledged after COMMIT.
  *

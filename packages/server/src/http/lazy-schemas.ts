@@ -1,5 +1,5 @@
 /**
- * Route schemas compiled on first use (issue 14 item 5, cold start): Fastify compiles every
+ * Route schemas compiled on first use (cold start): Fastify compiles every
  * route's validators (Ajv) and response serializers (fast-json-stringify) while the app gets
  * ready — hundreds of them, about a third of the service's start-up CPU. Wrapped here, each is
  * compiled the first time its route needs it; `compilePendingSchemas` compiles the rest, a few at

@@ -1,5 +1,5 @@
 /**
- * Request ids (issue 14 item 4; design §8.32): every request gets an id — the caller's own
+ * Request ids (design §8.32): every request gets an id — the caller's own
  * `X-Request-Id` when it is well-formed (1–128 of `A-Z a-z 0-9 . _ : -`), else a fresh UUID —
  * which Fastify puts on every log line of the request (`reqId`) and this hook echoes in the
  * `X-Request-Id` header of every answer, errors included.

@@ -1,5 +1,5 @@
 /**
- * Scheduled job: the spend alert sweep (issue 20 part 3; docs/decisions.md "Spend caps"). One
+ * Scheduled job: the spend alert sweep (docs/decisions.md "Spend caps"). One
  * instance per interval (`SPEND_ALERT_INTERVAL_MINUTES`, default 5; jobs/cluster-schedule.ts)
  * visits every tenant that caps an agent and fires the 80 % / 100 % alerts its agents' spend
  * reached (SpendService.sweepAlerts): agents that never call the skill pipeline are alerted too.

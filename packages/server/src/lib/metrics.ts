@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one instance (issue 14 item 4; design §8.32), on prom-client. One
+ * Prometheus metrics of one instance (design §8.32), on prom-client. One
  * {@link Metrics} per app, passed to what it measures (never a global registry, so several apps
  * in one process — tests, the cluster tests — keep their own numbers). Names follow Prometheus
  * conventions: `parley_` prefix, base units (seconds, bytes), `_total` for counters.

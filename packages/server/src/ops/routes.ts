@@ -1,5 +1,5 @@
 /**
- * Operations routes (issue 14 item 4; design §8.32): `GET /livez` (the process answers),
+ * Operations routes (design §8.32): `GET /livez` (the process answers),
  * `GET /readyz` (503 while the database is unreachable or while the instance drains after SIGTERM;
  * 200 `degraded` while the configured Redis is unreachable, since the instance still serves — see
  * docs/operations.md "Faults") and `GET /metrics` (Prometheus text; `Authorization: Bearer

@@ -14,7 +14,7 @@
  *   socket and answers acks and error frames.
  * - Bus frames are written to the local sockets of their audience; {@link Gateway.onDeliver} hooks
  *   see each delivery (conversations: `message_receipts` rows; receipts: `room_receipt_batches`
- *   rows of room envelopes — the delivered receipts of issue 20 part 1).
+ *   rows of room envelopes — the delivered receipts).
  * - When the bus reports a gap (it lost and regained its transport, so events of other instances
  *   may be missing), every socket is closed with 1012 (service restart): clients reconnect and
  *   catch up by cursor (docs/operations.md "Faults").

@@ -11,7 +11,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '../config.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
-/** The AWS SDK, loaded when an S3 store is made: about 1 MB of code the embedded default never runs (cold start, issue 14 item 5). */
+/** The AWS SDK, loaded when an S3 store is made: about 1 MB of code the embedded default never runs (cold start). */
 let s3Sdk: Promise<S3Sdk> | undefined;
 
 /** Opaque byte storage by key. Keys are `/`-separated segments of `[A-Za-z0-9_-]` (e.g. `<tenant_id>/<blob_id>`). */

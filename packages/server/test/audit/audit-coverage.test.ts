@@ -1,5 +1,5 @@
 /**
- * Audit coverage of the remaining security-relevant actions (issue 6; contract §4.14; design §8.10;
+ * Audit coverage of the remaining security-relevant actions (contract §4.14; design §8.10;
  * docs/decisions.md "Audit coverage"): agent activation, owner devices (register, rename, remove), webhooks
  * (registered, cleared), hub identities (register, DID update, capability, profile),
  * credentials (issued, revoked), federation agreements and A2A channels (recorded in both

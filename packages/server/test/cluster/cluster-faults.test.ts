@@ -1,5 +1,5 @@
 /**
- * Faults of the cluster (issue 14 item 3; design §3, §6, §8.32; docs/operations.md "Faults"): two
+ * Faults of the cluster (design §3, §6, §8.32; docs/operations.md "Faults"): two
  * instances behind HAProxy, started from source as `npm run cluster` starts them, on the test's
  * OWN PostgreSQL and OWN redis-server (testing/own-services.ts) so that it can restart or stop them.
  * Rate limits are on (with limits far above the load) so that their Redis fallback is exercised.

@@ -1,5 +1,5 @@
 /**
- * Every instance equal (issue 14 item 1; design §6, §8.32): two instances on one PostgreSQL
+ * Every instance equal (design §6, §8.32): two instances on one PostgreSQL
  * database, one DATA_DIR and Redis, with a device's sockets on either. Presence, typing, room and
  * A2A events cross instances; the per-device message limit is one budget for the device whatever
  * instance its frames reach; decision deadlines fire once and each webhook is delivered once while

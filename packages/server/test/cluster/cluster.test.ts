@@ -1,5 +1,5 @@
 /**
- * The local cluster (issue 14 item 2; design §8.32; `src/cluster/`): two instances on one
+ * The local cluster (design §8.32; `src/cluster/`): two instances on one
  * PostgreSQL database and one Redis behind HAProxy, exactly as `npm run cluster` starts them.
  * Requests are spread over both instances without sticky sessions; a message sent on one
  * instance's socket reaches a socket on the other; revoking a device on one instance closes its

@@ -1,5 +1,5 @@
 /**
- * The compiled-rule cache of the policy engine across instances (issue 21; policies/compiled.ts):
+ * The compiled-rule cache of the policy engine across instances (policies/compiled.ts):
  * two instances on one PostgreSQL database and the Redis bus. Instance B sends room messages with
  * its cached compiled policies; each policy create, update and delete made on instance A applies to
  * B's very next send (the `policy_epochs` version, bumped by a trigger in A's transaction, is read

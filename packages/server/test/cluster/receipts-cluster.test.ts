@@ -1,5 +1,5 @@
 /**
- * Receipts across instances (issue 20 part 1; design §6, §8.32): two instances on one PostgreSQL
+ * Receipts across instances (design §6, §8.32): two instances on one PostgreSQL
  * database and Redis. The sender's socket is on one instance and the recipient's on the other:
  * `message_delivered` (written by the recipient's instance's batch) and `message_read` reach the
  * sender through the bus, in that order, for pairwise conversations and rooms; a history page

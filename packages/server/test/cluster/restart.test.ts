@@ -35,7 +35,7 @@ async function restartScenario(opts: StartOptions): Promise<void> {
       expect(res.status).toBe(201);
     }
 
-    // The agent's fetch delivers the messages (delivered_at, issue 20 part 1): read the history after it.
+    // The agent's fetch delivers the messages (delivered_at): read the history after it.
     const agentBefore = await t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/messages`, headers: agent.auth });
     expect(agentBefore.status).toBe(200);
     const before = await t.request({ method: 'GET', url: `/api/v1/conversations/${conv}/messages`, headers: owner.auth });

@@ -1,5 +1,5 @@
 /**
- * Migration 0040 (issue 15 item 2): delivered times move from `messages.delivered_at` to
+ * Migration 0040: delivered times move from `messages.delivered_at` to
  * `message_receipts`, and every device's running counts are built from what is stored, so an
  * upgraded database answers the same delivered times and pending counts as before. On PostgreSQL
  * the migrations run as a database owner that is not a superuser (docs/operations.md), for whom

@@ -1,5 +1,5 @@
 /**
- * Migrations 0041 and 0042 (issue 21): room envelope receipts move from one `room_receipts` row per
+ * Migrations 0041 and 0042: room envelope receipts move from one `room_receipts` row per
  * envelope to one `room_receipt_batches` row per (room message, receipt time), across a rolling
  * upgrade. 0041 copies the receipts recorded so far and keeps the old table for the previous
  * release's instances; 0042 copies what they recorded meanwhile, except envelopes that a batch row

@@ -1,5 +1,5 @@
 /**
- * Fast first start (issue 14 item 5; `db/pglite-seed.ts`): a new PGlite data directory starts
+ * Fast first start (`db/pglite-seed.ts`): a new PGlite data directory starts
  * from the build's migrated seed instead of initdb + every migration; it is then an ordinary
  * database (writes persist across reopenings, the seed is not read again), and a damaged seed
  * falls back to the slow path instead of stopping the service. The unpacking main.ts starts

@@ -1,4 +1,4 @@
-/** timeOrderedId (lib/ids.ts): UUID version 7 of RFC 9562 §5.7 for the hot-path rows (issue 15, issue 21). */
+/** timeOrderedId (lib/ids.ts): UUID version 7 of RFC 9562 §5.7 for the hot-path rows. */
 import { describe, expect, it } from 'vitest';
 import { timeOrderedId, UUID_RE } from '../../src/lib/ids.js';
 

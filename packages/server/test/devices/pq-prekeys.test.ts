@@ -1,5 +1,5 @@
 /**
- * PQXDH prekeys of the X3DH fallback (issue 16, design §8.34): stored and served as opaque blobs;
+ * PQXDH prekeys of the X3DH fallback (design §8.34): stored and served as opaque blobs;
  * one last-resort prekey per device (replaced on publish, never consumed), one-time prekeys claimed
  * once and first; 404 (classical X3DH) for devices that published none; tenant isolation; deleted
  * on revocation.

@@ -1,5 +1,5 @@
 /**
- * Spend caps per agent (issue 20 part 3; docs/decisions.md "Spend caps"): the cap routes, spend
+ * Spend caps per agent (docs/decisions.md "Spend caps"): the cap routes, spend
  * read from raw spans and from the token roll-ups alike, caps in tokens and in cents (price table
  * setting), UTC period boundaries, the pipeline's `budget` stage (refuses over the cap, allows again
  * in the next period), and alerts that fire once per (agent, period, threshold).

@@ -1,7 +1,7 @@
 /**
  * decodeBase64 (lib/envelope.ts) accepts exactly the strings of the protocol's `Base64`
  * pattern whose length is a multiple of 4, and decodes them as Node does: it checks the decoded
- * length instead of running the pattern a second time (issue 15).
+ * length instead of running the pattern a second time.
  */
 import { Base64 } from '@parley/protocol';
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * Route schemas are compiled on first use (http/lazy-schemas.ts; issue 14 item 5, cold start):
+ * Route schemas are compiled on first use (http/lazy-schemas.ts, cold start):
  * every one of the app's validators and serializers still compiles (compilePendingSchemas, what
  * the service runs once it listens), validation and serialization behave as before on a route
  * whose schemas were never compiled, and a validator that fails to compile answers 500.

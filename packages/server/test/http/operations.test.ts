@@ -1,5 +1,5 @@
 /**
- * Operations (issue 14 item 4; design §8.32): request ids on every answer and log line, liveness
+ * Operations (design §8.32): request ids on every answer and log line, liveness
  * and readiness probes (readiness fails while draining), Prometheus metrics behind a bearer
  * token (HTTP durations by route and status, WebSocket connections and frames, group commit,
  * bus publishes, jobs), and the effective configuration logged without secrets.

@@ -1,7 +1,7 @@
 /**
  * Hub capabilities (contract §2.8, §4.10): `GET`/`POST /hub/{hub_address}/capabilities` — JSON Schema
  * validation of `input_schema` (Ajv meta-schema check), SLA and version rules, duplicates, the
- * route matrix across tenants; and the registration rules completed in issue 5 (the owner key
+ * route matrix across tenants; and the registration rules (the owner key
  * must be a valid Ed25519 point; reserved addresses).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * The marketplace ledger balances after any sequence of rentals, cancellations, disputes and
- * payouts (design §8.24; issue 11 "property test"), and the money adds up: what renters paid
+ * payouts (design §8.24), and the money adds up: what renters paid
  * minus refunds equals platform fees plus what developers are owed, are being paid and were paid.
  * Also: the database refuses an unbalanced transaction and any edit of the ledger.
  */

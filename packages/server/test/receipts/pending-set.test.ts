@@ -1,4 +1,4 @@
-/** PendingSet (lib/pending-set.ts): queued delivered receipts that a read waits for (issue 20 part 1). */
+/** PendingSet (lib/pending-set.ts): queued delivered receipts that a read waits for. */
 import { describe, expect, it } from 'vitest';
 import { PendingSet } from '../../src/lib/pending-set.js';
 

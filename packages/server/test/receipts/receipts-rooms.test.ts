@@ -1,5 +1,5 @@
 /**
- * Delivery and read receipts in rooms (issue 20 part 1; design §8.5; docs/decisions.md "Delivery
+ * Delivery and read receipts in rooms (design §8.5; docs/decisions.md "Delivery
  * and read receipts"): per recipient for pairwise envelopes, per member for an MLS message (one
  * `*` envelope), delivered by a live frame or by a member-timeline page, read marks by release
  * position forwarded to each sender with its own ids, timelines carrying every recipient's

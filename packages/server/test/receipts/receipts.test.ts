@@ -1,5 +1,5 @@
 /**
- * Delivery and read receipts of pairwise conversations (issue 20 part 1; @parley/protocol
+ * Delivery and read receipts of pairwise conversations (@parley/protocol
  * `areas/receipts.ts`; docs/decisions.md "Delivery and read receipts"), over real sockets:
  * batched `message_delivered` for live frames and for fetched history (catch-up after a
  * reconnect, in order), `message_read` forwarded to the sender, history carrying delivered_at and

@@ -1,5 +1,5 @@
 /**
- * Delivered receipts of room envelopes as `room_receipt_batches` rows (issue 21): a write records
+ * Delivered receipts of room envelopes as `room_receipt_batches` rows: a write records
  * only the recipients a message has no row for yet, under the tenant's receipt lock, so writers
  * racing on the same envelopes (two instances' live batches, a member-timeline page) record and
  * publish every receipt exactly once.

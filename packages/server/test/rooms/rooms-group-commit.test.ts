@@ -1,5 +1,5 @@
 /**
- * The group commit of room messages (issue 21; design §6, §8.5; rooms/flush.ts): concurrent sends
+ * The group commit of room messages (design §6, §8.5; rooms/flush.ts): concurrent sends
  * are written together (one transaction, the envelopes of all messages in one statement), each is
  * answered only once committed, with all its envelopes stored byte for byte at consecutive release
  * positions in send order; a send refused by its checks in the same flush answers its own error

@@ -1,5 +1,5 @@
 /**
- * OTLP ingest with the real OpenTelemetry JS exporter (issue 6; contract §2.15, §4.14; design §8.18):
+ * OTLP ingest with the real OpenTelemetry JS exporter (contract §2.15, §4.14; design §8.18):
  * a BasicTracerProvider with @opentelemetry/exporter-trace-otlp-http exports over real HTTP to
  * `POST /api/v1/telemetry/ingest` with an API key, and the owner reads the spans back from
  * `GET /telemetry/{hub_id}` with their ids, parent, status, attributes and resource.

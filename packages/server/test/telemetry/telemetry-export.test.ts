@@ -1,5 +1,5 @@
 /**
- * Telemetry and audit export to the tenant's own OTLP/HTTP endpoint (issue 20 part 2;
+ * Telemetry and audit export to the tenant's own OTLP/HTTP endpoint (
  * docs/decisions.md "Telemetry export"): the setting (header values sealed, write-only), the SSRF
  * guard, export of spans and audit events through the outbox exactly once, isolation between
  * tenants, a down endpoint catching up, and two instances sharing one PostgreSQL database.

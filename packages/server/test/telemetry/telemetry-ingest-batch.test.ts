@@ -1,5 +1,5 @@
 /**
- * Ingest group commit (modules/telemetry/service.ts; issue 15 item 3): export requests of one
+ * Ingest group commit (modules/telemetry/service.ts): export requests of one
  * tenant arriving together share one INSERT, each span lands on its own request's device, and a
  * request holding a value PostgreSQL refuses fails alone (400) while the others of its batch are
  * stored.

@@ -1,7 +1,7 @@
 /**
- * Policy evaluation records at their cost (issue 21; contract §2.9 compliance; design §8.14): the trust
+ * Policy evaluation records at their cost (contract §2.9 compliance; design §8.14): the trust
  * `compliance` dimension and the compliance report's outcome counts are the same whether every
- * evaluation is a `policy_evaluations` row (how allowed deliveries were stored before issue 21,
+ * evaluation is a `policy_evaluations` row (how allowed deliveries were stored by older versions,
  * still read for old rows) or the allowed ones are counted in `policy_allow_counts` by the real
  * decision path (`decideAll`: one row per non-allow item, one count per sender and kind).
  *

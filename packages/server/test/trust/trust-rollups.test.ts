@@ -1,5 +1,5 @@
 /**
- * Daily span roll-ups of the trust engine (issue 15 item 4; contract §3.9, §4.14; trust/rollups.ts):
+ * Daily span roll-ups of the trust engine (contract §3.9, §4.14; trust/rollups.ts):
  *
  * - property (fast-check): random spans over several devices, UTC days, traces, names, versions,
  *   statuses and token attributes, inserted in random batches (later batches carry spans of past

@@ -1,7 +1,7 @@
 /**
  * A room's timeline (contract §4.6 `GET /rooms/{id}/messages`, owner view; design §8.5): metadata
  * only — sender, type, priority, time and each recipient's delivery outcome with its ticks
- * (delivered / read, issue 20 part 1). The service holds ciphertext only, so the content reads
+ * (delivered / read). The service holds ciphertext only, so the content reads
  * "encrypted".
  */
 import { statusOfReceipt, type RoomTimelineEntry } from '@parley/sdk';

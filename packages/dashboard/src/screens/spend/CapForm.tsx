@@ -1,5 +1,5 @@
 /**
- * An agent's spend caps (issue 20 part 3): unit (tokens, or cents typed as dollars) and the daily
+ * An agent's spend caps: unit (tokens, or cents typed as dollars) and the daily
  * and monthly limits (empty = no cap); Save replaces both (`PUT /agents/{hub_id}/spend-cap`).
  */
 import { SPEND_UNITS, type SpendCap, type SpendUnit } from '@parley/sdk';

@@ -1,5 +1,5 @@
 /**
- * The fleet's spend table (issue 20 part 3): per agent, today and this month (UTC) against its
+ * The fleet's spend table: per agent, today and this month (UTC) against its
  * caps, each with a tone badge (within, near ≥ 80 %, over the cap = refused by the budget stage).
  */
 import type { AgentSpend, PeriodSpend, SpendUnit } from '@parley/sdk';

@@ -29,7 +29,7 @@ export const devices = pgTable(
     revokedAt: ts('revoked_at'),
     deletedAt: ts('deleted_at'),
     lastSeen: ts('last_seen'),
-    /** The device sends read receipts (issue 20 part 1; the tenant's `read_receipts_enabled` setting can still turn them off). */
+    /** The device sends read receipts (the tenant's `read_receipts_enabled` setting can still turn them off). */
     readReceipts: boolean('read_receipts').notNull().default(true),
   },
   (t) => [index('devices_tenant_idx').on(t.tenantId, t.kind), index('devices_identity_public_key_idx').on(t.identityPublicKey)],

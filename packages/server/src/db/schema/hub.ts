@@ -9,8 +9,8 @@ import { devices } from './devices.js';
 import { apiKeys } from './api-keys.js';
 
 /**
- * Hub identities (contract §2.8): the platform-wide unique `hub_address` of an agent device. Issue 4
- * needs only the address registry (A2A requests by address); issue 5 completes the identity.
+ * Hub identities (contract §2.8): the platform-wide unique `hub_address` of an agent device.
+ * The address registry, the identity's keys, profile and search document.
  */
 export const hubIdentities = pgTable(
   'hub_identities',

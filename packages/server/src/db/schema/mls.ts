@@ -1,6 +1,6 @@
 /**
  * The key directory: MLS KeyPackages (contract §1.3; RFC 9420 §10) and the post-quantum prekeys of the
- * X3DH fallback (PQXDH, issue 16), and the X25519 signed and one-time prekeys of X3DH
+ * X3DH fallback (PQXDH), and the X25519 signed and one-time prekeys of X3DH
  * (Signal, revision 1, §3.2). Opaque bytes to the service.
  */
 import { sql } from 'drizzle-orm';

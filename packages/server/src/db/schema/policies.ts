@@ -59,10 +59,10 @@ export const heldMessages = pgTable(
 );
 
 /**
- * `svc.policy.evaluate` records (issue 4 item 2; issue 21): one row per (message, recipient)
+ * `svc.policy.evaluate` records: one row per (message, recipient)
  * evaluation whose outcome is NOT `allow` (block, hold, notify), read by trust scoring (compliance
  * dimension, contract §2.9) and the compliance report. Allowed deliveries are counted in
- * {@link policyAllowCounts} instead (rows written before issue 21 may still have outcome `allow`;
+ * {@link policyAllowCounts} instead (older rows may still have outcome `allow`;
  * readers count them too). `matched_policy_ids` lists every matching enabled policy; `policy_id`
  * is the one whose action won (null = default).
  */
@@ -85,7 +85,7 @@ export const policyEvaluations = pgTable(
 );
 
 /**
- * Allowed policy evaluations, counted (issue 21): one row per (policy decision call, sender,
+ * Allowed policy evaluations, counted: one row per (policy decision call, sender,
  * subject kind) with how many of its evaluations were `allow`. `created_at` is the deciding
  * transaction's time, which is exactly the `created_at` the per-delivery `policy_evaluations` rows
  * had, so every time-range count (trust days, report periods) equals the count of those rows.
@@ -104,7 +104,7 @@ export const policyAllowCounts = pgTable(
 );
 
 /**
- * The version of each tenant's policy set (issue 21): bumped by a trigger on every insert, update
+ * The version of each tenant's policy set: bumped by a trigger on every insert, update
  * and delete of `policies` (migration 0029), whoever writes. The policy engine's compiled-rule
  * cache compares it on every decision (policies/compiled.ts). No foreign key: the trigger also
  * fires while a tenant's rows are cascade-deleted.

@@ -1,5 +1,5 @@
 /**
- * Read marks of delivery and read receipts (issue 20 part 1; docs/decisions.md "Delivery and read
+ * Read marks of delivery and read receipts (docs/decisions.md "Delivery and read
  * receipts"). Delivered times of pairwise messages live in the narrow `message_receipts`, those of
  * room envelopes in `room_receipt_batches`; a read is not a row per message but a mark per (thread,
  * reader). A device's count of undelivered messages comes from `device_message_counts`.
@@ -28,7 +28,7 @@ export const readMarks = pgTable(
 );
 
 /**
- * When room envelopes reached their recipient devices (delivered receipts; issue 20 part 1, issue
+ * When room envelopes reached their recipient devices (delivered receipts, issue
  * 21): one row per room message and receipt write, naming every recipient whose envelope of that
  * message the write recorded (a `room_message` frame written to one of its sockets, or a
  * member-timeline page that handed it over). A batch of receipts (about 20 ms of deliveries) is one
@@ -51,7 +51,7 @@ export const roomReceiptBatches = pgTable(
 );
 
 /**
- * When a pairwise message reached its recipient device (delivered receipt; issue 20 part 1, issue
+ * When a pairwise message reached its recipient device (delivered receipt, issue
  * 15): its `message` frame written to one of the recipient's sockets, or a history page that handed
  * it over. One narrow row per message, inserted once (conversations/messages.ts): recording a
  * delivery used to set `messages.delivered_at`, an UPDATE that could never be HOT (the column was in

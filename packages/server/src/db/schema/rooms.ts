@@ -99,7 +99,7 @@ export const roomEnvelopes = pgTable(
   'room_envelopes',
   {
     id: uuid('id').primaryKey(),
-    // No foreign keys (issue 21, migrations 0031 and 0037): each check cost one lookup per envelope
+    // No foreign keys (migrations 0031 and 0037): each check cost one lookup per envelope
     // on the fan-out hot path. Envelopes are only written by the statement that writes their
     // message (rooms/repo.ts), and a statement trigger on room_messages deletes them with it (the
     // cascade the key gave).

@@ -1,5 +1,5 @@
 /**
- * Spend caps per agent (issue 20 part 3; modules/spend; docs/decisions.md "Spend caps"): the
+ * Spend caps per agent (modules/spend; docs/decisions.md "Spend caps"): the
  * owner-set caps, the once-per-period alert marks, and the per-(device, UTC day, model) token
  * roll-ups refreshed with the trust engine's span roll-ups from the same dirty marks.
  */

@@ -1,5 +1,5 @@
 /**
- * Export of a tenant's spans and audit events to its own OTLP/HTTP endpoint (issue 20 part 2;
+ * Export of a tenant's spans and audit events to its own OTLP/HTTP endpoint (
  * docs/decisions.md "Telemetry export"): the endpoint setting and the durable export outbox.
  */
 import { sql } from 'drizzle-orm';

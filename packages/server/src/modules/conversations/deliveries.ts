@@ -1,5 +1,5 @@
 /**
- * Delivered receipts of pairwise messages (issue 20 part 1; issue 15 item 2). A message reached its
+ * Delivered receipts of pairwise messages. A message reached its
  * recipient when its `message` frame was written to one of the recipient's sockets (batched by
  * MessageService) or a history page handed it over; either way it gets one narrow
  * `message_receipts` row, inserted once, and its recipient's `delivered` count goes up in the same

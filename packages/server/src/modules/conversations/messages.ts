@@ -75,7 +75,7 @@ export function toMessageOut(
 }
 
 /**
- * The group-commit statement of one tenant's batch, whatever its size (issue 15 item 2): the rows
+ * The group-commit statement of one tenant's batch, whatever its size: the rows
  * from `unnest` of array parameters sent as array literals (UUIDs, enum words and ISO times need no
  * quoting), both blobs of every row in ONE binary parameter sliced by per-row offsets, and, in the
  * same statement, the `message.received` webhook outbox rows (webhooks/repo.ts). Answers

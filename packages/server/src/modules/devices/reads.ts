@@ -71,7 +71,7 @@ export function setDeviceWebhook(deps: DeviceServiceDeps, tenantId: string, id: 
 }
 
 /**
- * A device's own settings (issue 20 part 1): its `read_receipts_enabled` choice and whether read
+ * A device's own settings: its `read_receipts_enabled` choice and whether read
  * receipts are in effect for it (the tenant setting can turn them off), and the tenant's
  * `require_post_quantum` for its messenger to honour. @throws 404 unknown device.
  */

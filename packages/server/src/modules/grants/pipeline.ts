@@ -11,7 +11,7 @@
  *    expiry, revocation, skill, subject) or, without one, an active row in `skill_grants`.
  * 4. `rate`: at most `SKILL_CHECKS_PER_MIN` checks per calling agent and skill per minute
  *    (rate-limiter-flexible: memory, or Redis when configured).
- * 5. `budget`: the calling agent's spend caps (modules/spend; issue 20 part 3): fails when its
+ * 5. `budget`: the calling agent's spend caps (modules/spend): fails when its
  *    spend today or this month (UTC) is at or over a cap, naming the cap; fires the 80 % / 100 %
  *    alerts the spend reached (published by the caller after commit). Passes when no
  *    {@link PipelineDeps.budget} is wired.

@@ -1,5 +1,5 @@
 /**
- * Post-quantum prekeys of the X3DH fallback (issue 16, design §8.34; Signal's PQXDH, revision 3):
+ * Post-quantum prekeys of the X3DH fallback (design §8.34; Signal's PQXDH, revision 3):
  * a device publishes a signed last-resort KEM prekey (replacing the previous one) and optionally
  * one-time prekeys; a peer about to start a session claims one: the oldest unclaimed one-time
  * prekey, else the last-resort one. Stored and served as opaque bytes like every other key: the

@@ -1,6 +1,6 @@
 /**
  * Key directory routes: MLS KeyPackages (RFC 9420 §10), the PQXDH prekeys of the X3DH
- * fallback (issue 16) and the X3DH signed and one-time prekeys (X3DH §3.2). Device
+ * fallback and the X3DH signed and one-time prekeys (X3DH §3.2). Device
  * JWT, API key acting as its registered device (403 before `client_key_register`), or owner JWT
  * acting as its device (X-Device-Id).
  */

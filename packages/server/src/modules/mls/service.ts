@@ -24,7 +24,7 @@
  * binding) and take one of its KeyPackages; nothing else of the other tenant is read. Counting
  * stays per tenant.
  *
- * Ciphersuites (issue 16, design §8.34): each KeyPackage carries the ciphersuite label its
+ * Ciphersuites (design §8.34): each KeyPackage carries the ciphersuite label its
  * publisher gave (default 3, the classical suite). A claim names the suites it accepts, most
  * preferred first (default `[3]`, so clients from before X-Wing never get a KeyPackage they cannot
  * use); the count reports availability per suite so a group creator can pick the suite every

@@ -1,5 +1,5 @@
 /**
- * The compiled-rule cache of the policy engine (issue 21; contract §2.7, §4.9; design §8.5): each
+ * The compiled-rule cache of the policy engine (contract §2.7, §4.9; design §8.5): each
  * tenant's enabled policies, compiled once (engine.ts `compilePolicies`) and reused by every
  * decision until the tenant's policy set changes.
  *

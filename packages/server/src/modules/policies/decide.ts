@@ -1,5 +1,5 @@
 /**
- * Policy decisions for the message paths (contract §2.7, §2.9, §4.9; design §8.5; issue 21): the
+ * Policy decisions for the message paths (contract §2.7, §2.9, §4.9; design §8.5): the
  * tenant's compiled policies (compiled.ts) against each item, inside the caller's tenant-scoped
  * transaction, and their `svc.policy.evaluate` records at the cost they deserve:
  *

@@ -60,7 +60,7 @@ export interface AllowCount {
  * (db/unnest.ts `withAll`), always both and always the same text (a prepared statement's), empty lists
  * inserting nothing: the non-`allow` evaluations into `policy_evaluations` and the allow counts
  * into `policy_allow_counts`, from array parameters (`unnest`), both with `created_at` = the
- * transaction's `now()` (issue 21: what the compliance dimension and the report read).
+ * transaction's `now()` (what the compliance dimension and the report read).
  */
 export function recordInserts(evaluations: readonly EvaluationRecord[], allows: readonly AllowCount[]): SQL[] {
   const ev = unnestRows(evaluations, [

@@ -1,5 +1,5 @@
 /**
- * The receipt socket frames (issue 20 part 1; @parley/protocol `areas/receipts.ts`), served through
+ * The receipt socket frames (@parley/protocol `areas/receipts.ts`), served through
  * {@link Gateway.registerFrame}:
  * - `message_read {conversation_id, up_to_message_id, client_ref?}` -> `message_read_ack`;
  * - `room_message_read {room_id, up_to_room_message_id, client_ref?}` -> `room_message_read_ack`.

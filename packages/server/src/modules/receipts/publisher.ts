@@ -1,5 +1,5 @@
 /**
- * Publishing delivery and read receipts (issue 20 part 1; @parley/protocol `areas/receipts.ts`):
+ * Publishing delivery and read receipts (@parley/protocol `areas/receipts.ts`):
  * the rows a delivered write just marked become `message_delivered` / `room_message_delivered`
  * frames for the senders' sockets, grouped per (sender, recipient, conversation or room), many ids
  * per frame (at most MAX_RECEIPT_IDS), and ALL the frames of one write go out as ONE bus message

@@ -1,5 +1,5 @@
 /**
- * Read-receipt statements (issue 20 part 1; tenant-scoped, one statement per read). Each checks the
+ * Read-receipt statements (tenant-scoped, one statement per read). Each checks the
  * target, reads the settings that may turn read receipts off, and moves the reader's mark forward
  * in ONE statement (one round trip on the tenant writer); see {@link readConversationStatement}
  * and {@link readRoomStatement}.

@@ -1,5 +1,5 @@
 /**
- * Delivered receipts of room envelopes (issue 20 part 1; design §8.5): per recipient, for
+ * Delivered receipts of room envelopes (design §8.5): per recipient, for
  * pairwise envelopes and for the per-member rows of MLS room messages alike. A `room_message`
  * frame written to a recipient's socket (gateway delivery hook, receipts/frames.ts) is queued and
  * written in batches (about 20 ms, one INSERT per tenant and batch, off the send path); a
@@ -41,7 +41,7 @@ export interface DeliveredEnvelope extends EnvelopeRef {
  * sender and position come with the delivery (every ref names a released envelope: a
  * `room_message` frame written to its recipient, or a page that handed it over). A row per
  * envelope doubled PostgreSQL's work per room message, and an UPDATE of the wide envelope row
- * (three index entries) did too (issue 21).
+ * (three index entries) did too.
  */
 function insertReceiptsStatement(tenantId: string, refs: readonly EnvelopeRef[]): SQL {
   const messageIds: string[] = [];

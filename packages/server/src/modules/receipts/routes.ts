@@ -1,5 +1,5 @@
 /**
- * Read-receipt routes (issue 20 part 1; @parley/protocol `areas/receipts.ts`): the REST twin of
+ * Read-receipt routes (@parley/protocol `areas/receipts.ts`): the REST twin of
  * the `message_read` / `room_message_read` frames, for clients without a socket. The reader is the
  * calling device (device JWT, API key with key material) or the owner's device named in
  * `X-Device-Id`. Thin: the rules live in ReceiptService.

@@ -1,5 +1,5 @@
 /**
- * Read receipts (issue 20 part 1; @parley/protocol `areas/receipts.ts`; docs/decisions.md
+ * Read receipts (@parley/protocol `areas/receipts.ts`; docs/decisions.md
  * "Delivery and read receipts"). A read moves the reader's mark for a conversation or a room
  * forward ("read up to here"), in one statement that also checks the target and the settings
  * (repo.ts), and forwards the advance to the senders of the newly covered messages:

@@ -1,5 +1,5 @@
 /**
- * The group commit of room messages (design §6, §8.5; issue 21): the sends of one tenant queued
+ * The group commit of room messages (design §6, §8.5): the sends of one tenant queued
  * while the previous flush ran are written together, as the 1:1 message writer does
  * (db/batcher.ts `TenantBatcher`), and each send is acknowledged after that commit.
  *

@@ -1,5 +1,5 @@
 /**
- * Sending a room message (design §8.5; issue 21): envelopes are validated and decoded here, the
+ * Sending a room message (design §8.5): envelopes are validated and decoded here, the
  * message is queued for its tenant's group commit (flush.ts: in one transaction with the other
  * sends queued meanwhile, the policies decide per recipient, the message and its envelopes are
  * stored at the room's next release position), and after commit the released envelopes are

@@ -1,5 +1,5 @@
 /**
- * Pure rules of spend caps (issue 20 part 3; docs/decisions.md "Spend caps"): UTC periods, pricing
+ * Pure rules of spend caps (docs/decisions.md "Spend caps"): UTC periods, pricing
  * token usage with the tenant's `model_prices`, and a period's spend against its cap. No I/O.
  */
 import { SPEND_ALERT_THRESHOLDS, type ModelPrice, type ModelSpend, type PeriodSpend, type SpendAlertThreshold, type SpendPeriod, type SpendUnit } from '@parley/protocol';

@@ -1,5 +1,5 @@
 /**
- * Queries of spend caps (issue 20 part 3): `agent_spend_caps`, `agent_spend_alerts` and the
+ * Queries of spend caps: `agent_spend_caps`, `agent_spend_alerts` and the
  * tenant's agent list. Every function runs in a tenant-scoped transaction (RLS).
  */
 import { and, eq, or, sql } from 'drizzle-orm';

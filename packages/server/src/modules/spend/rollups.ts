@@ -1,5 +1,5 @@
 /**
- * Token usage of agents from their telemetry spans (issue 20 part 3; docs/decisions.md "Spend
+ * Token usage of agents from their telemetry spans (docs/decisions.md "Spend
  * caps"): what a span spends is its numeric `gen_ai.usage.input_tokens` and
  * `gen_ai.usage.output_tokens` (OpenTelemetry GenAI semantic conventions), of the model
  * `gen_ai.request.model` (else `gen_ai.response.model`, else `unknown`); spans with neither usage

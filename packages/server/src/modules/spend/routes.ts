@@ -1,5 +1,5 @@
 /**
- * Spend cap routes (issue 20 part 3; docs/decisions.md "Spend caps"), all owner: an agent's caps
+ * Spend cap routes (docs/decisions.md "Spend caps"), all owner: an agent's caps
  * (`GET/PUT /agents/{hub_id}/spend-cap`), its spend against them (`GET /agents/{hub_id}/spend`) and
  * the fleet's (`GET /spend`). `{hub_id}` is the agent's device id or hub address (design §8.18).
  */

@@ -1,5 +1,5 @@
 /**
- * Spend caps per agent (issue 20 part 3; docs/decisions.md "Spend caps").
+ * Spend caps per agent (docs/decisions.md "Spend caps").
  *
  * - Caps (`GET/PUT /agents/{hub_id}/spend-cap`, owner): a daily and a monthly limit per agent, in
  *   tokens or in cents; a PUT replaces both and appends `spend.cap_set` in the same transaction.

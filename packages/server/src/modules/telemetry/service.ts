@@ -70,7 +70,7 @@ export class TelemetryService {
    */
   constructor(private readonly opts: { db: Db; listDefault: number; listMax: number; writer?: TenantWriter }) {
     const writer = opts.writer ?? drizzleTenantWriter(opts.db);
-    // Group commit (issue 15 item 3): requests queued while a flush runs go out together in the
+    // Group commit: requests queued while a flush runs go out together in the
     // next one; two flushes in flight (spans have no order to keep, so no lock and no overlap rule),
     // chained on the tenant's writer connection (db/tenant-writer.ts): COMMIT goes with the INSERT
     // and the second flush right behind the first, so PostgreSQL runs them back to back. A request

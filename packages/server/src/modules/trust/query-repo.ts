@@ -86,7 +86,7 @@ export async function replaceBaselines(tx: Tx, deviceId: string, rows: (typeof t
 /**
  * Policy evaluations where `deviceId` was the sender, since `since`, counted per outcome (allow |
  * block | hold | notify): the recorded rows plus the allow counts (policies/decide.ts), so `allow`
- * counts every allowed delivery as one row each did before issue 21. Outcomes without any are absent.
+ * counts every allowed delivery as one row each, as older rows do. Outcomes without any are absent.
  */
 export async function policyOutcomesSince(tx: Tx, deviceId: string, since: Date): Promise<Record<string, number>> {
   const rows = (await tx.execute(sql`

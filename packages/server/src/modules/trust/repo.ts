@@ -195,7 +195,7 @@ export async function extractSignals(tx: Tx, tenantId: string, agents: readonly 
   }
 
   // Policy evaluations of the agent as sender: the recorded ones (non-allow outcomes, and allows
-  // recorded before issue 21) plus the allow counts; block or hold is a violation.
+  // recorded as rows by older versions) plus the allow counts; block or hold is a violation.
   for (const r of await rows<{ device_id: string; day: string; n: number; violations: number }>(
     tx,
     sql`
