@@ -13,7 +13,11 @@
  *   the chain hash, RFC 9162 tree hashing over the caller's SHA-256).
  * - `a2a-card`: signed A2A Agent Cards: the JWS signing input and the check of a card against the
  *   signer's `did:hub` document, over the caller's JCS and Ed25519.
- * Browser-safe: depends on `@sinclair/typebox` alone, no Node imports (test/protocol-boundary).
+ * - `key-directory/*`: the key directory's verifiable structures (design §8.39): the ECVRF of RFC
+ *   9381, labels, values, commitments, log entries and prefix-tree hashing, which the server
+ *   builds with and the clients verify with.
+ * Browser-safe: depends on `@sinclair/typebox`, `@noble/curves`, `@noble/hashes` and
+ * `canonicalize`, no Node imports (test/browser-safe).
  */
 export * from './common.js';
 export * from './paging.js';
@@ -45,6 +49,7 @@ export * from './areas/federation.js';
 export * from './areas/a2a.js';
 export * from './areas/telemetry.js';
 export * from './areas/audit.js';
+export * from './areas/key-directory.js';
 export * from './areas/trust.js';
 export * from './areas/grants.js';
 export * from './areas/shadow.js';
@@ -58,3 +63,6 @@ export * from './areas/receipts.js';
 export * from './trust-context.js';
 export * from './audit-log.js';
 export * from './a2a-card.js';
+export * from './key-directory/vrf.js';
+export * from './key-directory/structures.js';
+export * from './key-directory/labels.js';

@@ -22,6 +22,7 @@ import { federationRoutes } from './areas/federation.js';
 import { a2aRoutes } from './areas/a2a.js';
 import { telemetryRoutes } from './areas/telemetry.js';
 import { auditRoutes } from './areas/audit.js';
+import { keyDirectoryRoutes } from './areas/key-directory.js';
 import { trustRoutes } from './areas/trust.js';
 import { grantsRoutes } from './areas/grants.js';
 import { shadowRoutes } from './areas/shadow.js';
@@ -52,6 +53,7 @@ export const ROUTES = {
   ...a2aRoutes,
   ...telemetryRoutes,
   ...auditRoutes,
+  ...keyDirectoryRoutes,
   ...trustRoutes,
   ...grantsRoutes,
   ...shadowRoutes,

@@ -15,6 +15,7 @@ import { ClientKeyAccepted, ClientKeyRegistration } from './areas/api-keys.js';
 import { ErrorFrame, MessageAck, MessageEvent, OutgoingMessage, TopicCreatedEvent, TypingEvent, TypingFrame } from './areas/conversations.js';
 import { Decision, DecisionResponseEvent } from './areas/decisions.js';
 import { DeviceApprovedEvent, DeviceLinkedEvent, DevicePendingEvent, OwnerDeviceLinkedEvent } from './areas/devices.js';
+import { KeyDirectoryAlertEvent } from './areas/key-directory.js';
 import { DisputeUpdatedEvent, PayoutUpdatedEvent, RentalUpdatedEvent } from './areas/marketplace.js';
 import { OutgoingRentalMessage, RentalMessage, RentalMessageAck } from './areas/rental-room.js';
 import { PolicyAlertEvent } from './areas/policies.js';
@@ -80,6 +81,7 @@ export const WS_SERVICE_EVENTS = {
   decision_created: { summary: 'A decision awaits the owner', description: 'To owner devices: an agent asked for a decision.', data: Decision },
   decision_response: { summary: 'A decision was resolved', description: 'To the asking agent: the owner approved, denied or deferred it, or its deadline passed.', data: DecisionResponseEvent },
   policy_alert: { summary: 'A policy matched', description: 'To owner devices: a `notify` or `hold` policy matched a room, A2A or rental message.', data: PolicyAlertEvent },
+  key_directory_alert: { summary: 'A key failed key transparency', description: 'To owner devices: a device of the tenant refused a key whose key-transparency proof failed, or found a key in its own name that it did not publish.', data: KeyDirectoryAlertEvent },
   spend_alert: { summary: 'A spend threshold was crossed', description: 'To owner devices: an agent\'s spend crossed a threshold of its daily or monthly cap.', data: SpendAlertEvent },
   a2a_channel_requested: { summary: 'An A2A channel was requested', description: 'To the responder tenant\'s owner devices: a channel awaits approval.', data: RequestedA2aChannel },
   a2a_channel_approved: { summary: 'An A2A channel was approved', description: 'To both agents: their role and the peer\'s keys; they exchange keys next.', data: A2aChannelApprovedEvent },

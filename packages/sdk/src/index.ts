@@ -12,6 +12,7 @@
  * - `secure/`: SecureMessenger, end-to-end conversations over the realtime client (contract §1.3).
  * - `storage`: the session-state store interface and its memory implementation.
  * - `audit-log/`: the audit log's verifier: checkpoints, inclusion and consistency proofs (RFC 9162).
+ * - `key-transparency/`: the key directory's verifier and client (design §8.39).
  * - `a2a-card/`: signed A2A Agent Cards anchored in `did:hub`: build, sign, verify.
  * Node-only parts (file store, `ws` factory) are in `@parley/sdk/node`.
  */
@@ -37,5 +38,6 @@ export * from './storage.js';
 export * from './secure/index.js';
 export * from './errors.js';
 export * from './audit-log/index.js';
+export * from './key-transparency/index.js';
 export * from './a2a-card/index.js';
 export * from './telemetry/spans.js';

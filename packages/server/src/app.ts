@@ -38,6 +38,7 @@ import { createHealth } from './modules/health/index.js';
 import { createHub, type HubDidService, type HubService } from './modules/hub/index.js';
 import { createInvites } from './modules/invites/index.js';
 import { createKeyBinding } from './modules/key-binding/index.js';
+import { createKeyDirectory, type KeyDirectory } from './modules/key-directory/index.js';
 import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
 import { createMls, deleteKeyPackagesOf } from './modules/mls/index.js';
 import { createPolicies, type PolicyService } from './modules/policies/index.js';
@@ -85,6 +86,8 @@ export interface Parley {
   federation: FederationService;
   /** Marketplace services (tests and the CLI run payouts and the trust monitor through them). */
   marketplace: Marketplace;
+  /** The key directory (design §8.39): what registers key material outside a route commits its keys here. */
+  keyDirectory: KeyDirectory;
   /** This instance's Prometheus instruments (design §8.32). */
   metrics: Metrics;
   /** Set `draining` on SIGTERM: readiness fails while the instance shuts down. */
@@ -106,9 +109,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const settings = createSettings(p);
   const policies = createPolicies({ ...p, settings: settings.settings });
   const keyBinding = await createKeyBinding(p);
+  // The key directory every key a client will trust is committed to (design §8.39); the witness policy is the tenant's setting.
+  const keyDirectory = await createKeyDirectory({ ...p, witnessPolicy: async () => ({ witnesses: [], min_cosignatures: 0 }) });
   const issuer = await createPlatformIssuer(p);
   const hub = createHub({ ...p, platformAddress: issuer.address, platformDocument: (address) => issuer.platformDocument(address) });
-  const apiKeys = createApiKeys({ ...p, keyBinding: keyBinding.keyBinding, hub: hub.hub });
+  const apiKeys = createApiKeys({ ...p, keyBinding: keyBinding.keyBinding, hub: hub.hub, keyDirectory: keyDirectory.directory });
   const authenticator = new Authenticator({ db, deviceTokens, ownerTokens: p.ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.apiKeys.resolve(k), operatorSubs: config.platformOperatorSubs });
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
   const authenticate = apiKeys.socketAuthenticator(deviceSocketAuthenticator(db, authenticator));
@@ -116,7 +121,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   // The other areas, each after those it uses.
   const hooks = { provisionAgent, provisionOwnerDevice, dropKeyPackages: deleteKeyPackagesOf, retireAgent: retireAgentDevice };
-  const devices = createDevices({ ...p, deviceTokens, challenges: p.challenges, keyBinding: keyBinding.keyBinding, presence, webhookTargets: config.webhooks, tenantSettings: (tx, tenantId) => settings.settings.read(tx, tenantId), hooks, rateLimits: config.rateLimits });
+  const devices = createDevices({ ...p, deviceTokens, challenges: p.challenges, keyBinding: keyBinding.keyBinding, keyDirectory: keyDirectory.directory, presence, webhookTargets: config.webhooks, tenantSettings: (tx, tenantId) => settings.settings.read(tx, tenantId), hooks, rateLimits: config.rateLimits });
   // Delivered receipts of direct messages go out through the receipts area, created next.
   const conversations = createConversations({ ...p, onDelivered: (tenantId, rows) => receipts.publisher.messagesDelivered(tenantId, rows) });
   const receipts = createReceipts({ ...p, messages: conversations.messages });
@@ -144,13 +149,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     settings,
     policies,
     keyBinding,
+    keyDirectory,
     hub,
     apiKeys,
     devices,
     conversations,
     receipts,
     rooms,
-    createMls(p),
+    createMls({ ...p, keyDirectory: keyDirectory.directory }),
     createAttachments(p),
     push,
     createTelemetryExport(p),
@@ -174,7 +180,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     createJobs({ ...p, expiryIntervalMs: overrides.expiryJobIntervalMs ?? 60_000, policies: policies.policies, decisions: decisions.decisions, transparency: audit.transparency, trustEngine: trust.engine, spend: spend.spend }),
   ];
 
-  const handles = { policies: policies.policies, hub: hub.hub, hubDid: hub.hubDid, federation: federation.federation, marketplace };
+  const handles = { policies: policies.policies, hub: hub.hub, hubDid: hub.hubDid, federation: federation.federation, marketplace, keyDirectory: keyDirectory.directory };
   app.decorate('parley', { config, database, devIdp, deviceTokens, secrets, gateway, bus: messaging.bus, ...handles, metrics, lifecycle } satisfies Parley);
   const onSeen = (principal: Principal) => void (principal.kind === 'device' && lastSeen.seen(principal.tenantId, principal.deviceId));
   await registerPlugins(app, { config, redis: messaging.redis, authenticator, onSeen, gateway });

@@ -58,6 +58,7 @@ export const AUDIT_EVENT_TYPES = [
   'hub.certified',
   'hub.tier_granted',
   'federation.renewed',
+  'key_directory.alert',
   'a2a_channel.rejected',
   'a2a_channel.revoked',
   'trust.baseline_recalibrated',

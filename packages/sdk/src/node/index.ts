@@ -95,3 +95,4 @@ export {
   type HubRegisterOptions,
 } from './hub-register.js';
 export { checkHubIdentity, type DoctorCheck, type HubCheckInput } from './hub-check.js';
+export * from './witness/index.js';

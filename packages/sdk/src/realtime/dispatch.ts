@@ -91,6 +91,7 @@ const ROUTES: { readonly [K in WsServiceEventName]: Route<K> } = {
   owner_device_linked: passOn,
   decision_created: passOn,
   decision_response: passOn,
+  key_directory_alert: passOn,
   spend_alert: passOn,
   a2a_channel_requested: passOn,
   a2a_channel_approved: passOn,

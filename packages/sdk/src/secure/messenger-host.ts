@@ -5,6 +5,7 @@
  * they share.
  */
 import type { DeviceIdentity } from '../crypto/keys.js';
+import type { KeyTransparency } from '../key-transparency/index.js';
 import type { PrekeyStore } from '../crypto/prekeys.js';
 import { hexToBytes, KEY_BYTES } from '../crypto/primitives.js';
 import type { PeerDevice } from '../crypto/session.js';
@@ -36,6 +37,8 @@ export interface MessengerHost {
   report(error: SecureMessengerError): void;
   /** Publish more KeyPackages and prekeys soon, when the stock ran low (not awaited). */
   topUpSoon(): void;
+  /** The key-transparency client (undefined when off: `key-transparency.ts`). */
+  keyTransparency(): KeyTransparency | undefined;
 }
 
 /** The MLS group id prefix of a conversation's 1:1 groups. */

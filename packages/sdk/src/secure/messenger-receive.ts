@@ -22,6 +22,7 @@ import { decodeMlsEnvelope, isMlsHeaderBlob } from '../mls/wire.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import type { MessengerCore } from './messenger-core.js';
 import { checkPeer, describe, groupPrefix, now, type MessengerHost } from './messenger-host.js';
+import { verifyPeerDevice } from './key-transparency.js';
 import { deliveredMeta, metaMismatch, MetaEnvelopeError, openMeta, type AuthenticatedMeta, type MetaField } from './metadata.js';
 import type { InboxEntry } from './state.js';
 import { SecureMessengerError, type ReceivedMessage, type SecureMessage } from './types.js';
@@ -45,6 +46,7 @@ export async function readRatchet(host: MessengerHost, conv: LiveConversation, w
     if (x3dh.signed_prekey_id === undefined && host.options.requireSignedPrekeys === true) {
       throw new SecureMessengerError('prekey_refused', 'an X3DH initial message on the unsigned ephemeral key refused: signed prekeys are required');
     }
+    await verifyPeerDevice(host, conv); // design §8.39: the sender's keys are the directory's
     let accepted;
     try {
       accepted = RatchetSession.respond(host.identity, wire, conv.peer.identity_public_key, {
@@ -121,6 +123,7 @@ export async function readMls(host: MessengerHost, conv: LiveConversation, wire:
     if (!header.group_id.startsWith(groupPrefix(conv.id))) {
       throw new SecureMessengerError('session_rejected', `MLS Welcome to group ${header.group_id} does not belong to conversation ${conv.id}`);
     }
+    await verifyPeerDevice(host, conv); // design §8.39: the sender's keys are the directory's
     let joined;
     try {
       joined = await mls.joinFromWelcome(message);

@@ -21,6 +21,7 @@ import { encodeMlsEnvelope } from '../mls/wire.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import { checkPeer, describe, groupPrefix, now, randomId, type MessengerHost } from './messenger-host.js';
 import { sealMeta, type AuthenticatedMeta } from './metadata.js';
+import { verifyPeerDevice, verifyPeerKey } from './key-transparency.js';
 import { claimPeerPqPrekey } from './post-quantum.js';
 import { claimPeerPrekeys, speaksPrekeys, type PeerPrekeys } from './prekeys.js';
 import { SecureMessengerError, type SessionInitiator } from './types.js';
@@ -88,6 +89,7 @@ export async function encryptIn(host: MessengerHost, session: LiveSession, plain
 
 /** Choose the protocol (contract §1.3; MLS only when `allowMls`) and start a session this device initiates. */
 export async function startSession(host: MessengerHost, conv: LiveConversation, allowMls: boolean): Promise<LiveSession> {
+  await verifyPeerDevice(host, conv); // design §8.39: the peer's keys are the directory's before any session
   const keyPackage = allowMls ? await claimPeerKeyPackage(host, conv) : undefined;
   const protocol = selectProtocol(host.mlsAvailable(), keyPackage !== undefined);
   let session: LiveSession | undefined;
@@ -126,7 +128,10 @@ export async function startSession(host: MessengerHost, conv: LiveConversation, 
 async function peerPqPrekey(host: MessengerHost, conv: LiveConversation): Promise<{ pqPrekey: SignedPqPrekey } | undefined> {
   const client = host.options.client;
   const claim = client ? await claimPeerPqPrekey(client, host.deviceId, conv.peer) : {};
-  if (claim.prekey) return { pqPrekey: claim.prekey };
+  if (claim.prekey) {
+    await verifyPeerKey(host, conv, (kt) => kt.verify(claim.label!, claim.value!));
+    return { pqPrekey: claim.prekey };
+  }
   const ids = { conversationId: conv.id, cause: claim.problem };
   if (claim.forged) throw downgrade(host, `refused the PQ prekey the service served for ${conv.peer.device_id} (${describe(claim.problem)}): a downgrade attempt; no session started`, ids);
   if (claim.problem) throw downgrade(host, `claiming the PQ prekey of ${conv.peer.device_id} failed (${describe(claim.problem)}); no session started rather than a classical one`, ids);
@@ -154,6 +159,7 @@ async function peerPrekeys(host: MessengerHost, conv: LiveConversation): Promise
     throw prekeyRefused(host, `${why} for ${peerId} (${describe(err)}); no session started`, { conversationId: conv.id, cause: err });
   }
   if (bundle) {
+    for (const [label, value] of bundle.served) await verifyPeerKey(host, conv, (kt) => kt.verify(label, value));
     conv.peerSignedPrekeys = true;
     return bundle;
   }

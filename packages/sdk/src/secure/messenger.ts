@@ -79,6 +79,7 @@ import { conversationFor, encryptIn, protectionOf, startSession, type Conversati
 import { resolveMeta, type AuthenticatedMeta } from './metadata.js';
 import { prekeySharing, publishKeyPackages, publishPqPrekey, publishPrekeys } from './messenger-upkeep.js';
 import type { InboxEntry } from './state.js';
+import { messengerKeyTransparency } from './key-transparency.js';
 import { tenantRequiresPostQuantum } from './post-quantum.js';
 import type { PrekeyUpkeep } from './prekeys.js';
 import { realtimeTransport } from './transport.js';
@@ -155,6 +156,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     this.compare = options.compareCursors ?? defaultCompareCursors;
     this.transport = options.transport;
     this.core = new MessengerCore(deviceId, options, mlsOpts.ciphersuites, { session: (e) => this.emit('session', e), error: (e) => this.emit('error', e) });
+    const kt = messengerKeyTransparency(options, deviceId);
     this.host = {
       deviceId,
       identity: options.identity,
@@ -170,6 +172,7 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
       topUpSoon: () => {
         this.topUp = this.topUpLater();
       },
+      keyTransparency: () => kt,
     };
   }
 

@@ -13,6 +13,7 @@
  *   published only to a service that labels KeyPackages by suite (its count has
  *   `by_cipher_suite`): an older service would hand them to clients that cannot use them.
  */
+import { oneTimePrekeyValue, pqOneTimePrekeyLabel, pqPrekeyLabel, signedPrekeyValue } from '@parley/protocol';
 import type { ParleyClient } from '../client/rest.js';
 import { ParleyApiError } from '../client/errors.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
@@ -57,6 +58,9 @@ export async function ensurePqPrekey(client: ParleyClient, identity: DeviceIdent
  */
 export interface PqPrekeyClaim {
   prekey?: SignedPqPrekey;
+  /** With `prekey`: its key directory label and value as served (design §8.39). */
+  label?: string;
+  value?: Uint8Array;
   problem?: Error;
   forged?: boolean;
 }
@@ -78,7 +82,12 @@ export async function claimPeerPqPrekey(client: ParleyClient, deviceId: string, 
   }
   try {
     const prekey = pqPrekeyFromWire(claimed);
-    if (verifyPqPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), prekey)) return { prekey };
+    if (verifyPqPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), prekey)) {
+      const served = { key_id: claimed.key_id, public_key: claimed.public_key, signature: claimed.signature };
+      return claimed.one_time
+        ? { prekey, label: pqOneTimePrekeyLabel(peer.device_id, claimed.key_id), value: oneTimePrekeyValue(served) }
+        : { prekey, label: pqPrekeyLabel(peer.device_id), value: signedPrekeyValue(served) };
+    }
     return { problem: new Error('the PQ prekey is not signed by the peer identity key, or its key id is not the key\'s'), forged: true };
   } catch (err) {
     return { problem: err as Error, forged: true };

@@ -11,6 +11,7 @@
  *   Alice aborts), never a fall-back to the unsigned `ephemeral_public_key`. Only a 404 (the peer
  *   published no signed prekey: an older client) gives `undefined`, for the caller's legacy path.
  */
+import { oneTimePrekeyLabel, oneTimePrekeyValue, signedPrekeyLabel, signedPrekeyValue } from '@parley/protocol';
 import type { ParleyClient } from '../client/rest.js';
 import { ParleyApiError } from '../client/errors.js';
 import type { DeviceIdentity } from '../crypto/keys.js';
@@ -80,9 +81,10 @@ export async function ensurePrekeys(
 
 /**
  * A peer's verified prekey bundle (X3DH §3.3): SPK_B, its signature checked against the peer's
- * identity key, and OPK_B when the service had one left (consumed now).
+ * identity key, and OPK_B when the service had one left (consumed now); `served`: the key
+ * directory label and value of each, as served (design §8.39), for the key-transparency check.
  */
-export type PeerPrekeys = PeerPrekeyBundle;
+export type PeerPrekeys = PeerPrekeyBundle & { served: [label: string, value: Uint8Array][] };
 
 /**
  * Claim the peer's prekey bundle (`POST /prekeys/claim`) and verify its signed prekey against the
@@ -110,5 +112,7 @@ export async function claimPeerPrekeys(client: PrekeyClient, deviceId: string, p
   if (bundle.device_id !== peer.device_id || !verifySignedPrekey(hexToBytes(peer.identity_public_key, KEY_BYTES), signedPrekey)) {
     throw new CryptoError('bad_signature', "the peer's signed prekey is not signed by its identity key: refusing to start the session");
   }
-  return { signedPrekey, ...(oneTimePrekey === undefined ? {} : { oneTimePrekey }) };
+  const served: [string, Uint8Array][] = [[signedPrekeyLabel(peer.device_id), signedPrekeyValue(bundle.signed_prekey)]];
+  if (bundle.one_time_prekey) served.push([oneTimePrekeyLabel(peer.device_id, bundle.one_time_prekey.key_id), oneTimePrekeyValue(bundle.one_time_prekey)]);
+  return { signedPrekey, ...(oneTimePrekey === undefined ? {} : { oneTimePrekey }), served };
 }

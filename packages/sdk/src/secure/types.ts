@@ -15,6 +15,7 @@ import type { SessionProtocol } from '../mls/protocol.js';
 import type { MessageStatusTracker } from '../realtime/status.js';
 import type { OutgoingMessage, ScanMeta } from '../realtime/types.js';
 import type { SessionStore } from '../storage.js';
+import type { KeyTransparencyOptions } from '../key-transparency/index.js';
 import type { MetaField } from './metadata.js';
 
 /** Who started an end-to-end session: this device (`local`) or the peer (`peer`). */
@@ -239,6 +240,14 @@ export interface SecureMessengerOptions {
    * one-time prekey used here is deleted in the holder once this messenger saved the session.
    */
   prekeysFrom?: SharedPrekeys;
+  /**
+   * Key transparency (design §8.39): verify every key of a peer in the key directory before a
+   * session trusts it (`false`: off; an object: `KeyTransparencyOptions` such as `pinned` facts or
+   * `report: false`). Default: on whenever `client` speaks the key directory routes. Its state
+   * (the pinned facts, the last accepted checkpoint) is kept in `store` under
+   * `key-transparency-<storeKey>`.
+   */
+  keyTransparency?: boolean | Omit<KeyTransparencyOptions, 'store' | 'storeKey' | 'deviceId'>;
 }
 
 /**
@@ -293,6 +302,10 @@ export interface SessionEvent {
  *   `requireSignedPrekeys` is set. A refused `send` rejects with it.
  * - `policy_unavailable`: the tenant's `require_post_quantum` setting could not be read; it counts
  *   as off until a later read succeeds (the service serves it, so it could as well say "off").
+ * - `key_transparency`: a key the service served for the peer (its identity or X25519 key, a
+ *   signed, PQ or one-time prekey) failed its key-transparency check (design §8.39; `cause` is the
+ *   `KeyTransparencyError`): no session was started or accepted, and the owners were told. A
+ *   refused `send` rejects with it.
  */
 export type SecureErrorCode =
   | 'persist_failed'
@@ -309,7 +322,8 @@ export type SecureErrorCode =
   | 'metadata_mismatch'
   | 'pq_downgrade'
   | 'prekey_refused'
-  | 'policy_unavailable';
+  | 'policy_unavailable'
+  | 'key_transparency';
 
 /** Error of the secure-messaging layer (rejections of `send`, and `error` events). */
 export class SecureMessengerError extends Error {

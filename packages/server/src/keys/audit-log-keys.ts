@@ -2,7 +2,7 @@
  * The platform audit-log key (design §8.33): one Ed25519 key, named `<host>/audit-log` (`host` =
  * `new URL(PUBLIC_URL).host` when the key was first created; the name, hence every tenant log's
  * origin `<host>/audit/<tenant_id>`, stays fixed after that), signs every tenant's checkpoints as
- * C2SP signed notes. It lives in `platform_keys` (purpose `audit-log`, with its `key_name`; the
+ * C2SP signed notes, and the key directory's (origin `<host>/keys`, design §8.39). It lives in `platform_keys` (purpose `audit-log`, with its `key_name`; the
  * private half sealed with the secrets key, keys/sealed-keys.ts), created by the first instance
  * that starts and shared by every other.
  *
@@ -52,7 +52,9 @@ export interface NoteSigner {
 export interface LogSigner {
   /** The active key's id (8 hex), under which the checkpoints it signs are kept. */
   keyId: string;
-  /** A tenant's log origin: `<host>/audit/<tenant_id>`, the host of the key's name. */
+  /** The host of the key's name (`<host>/audit-log`), which names the logs it signs. */
+  host: string;
+  /** A tenant's log origin: `<host>/audit/<tenant_id>`. */
   origin(tenantId: string): string;
   /** The signed note of `text` (ending with a newline) by every current key ({@link signNote}). */
   sign(text: string): string;
@@ -140,9 +142,11 @@ export class AuditLogKeys {
   async signer(): Promise<LogSigner> {
     const keys = await this.current();
     const active = keys[0]!;
+    const host = active.name.slice(0, -'/audit-log'.length);
     return {
       keyId: keyIdHex(active.keyId),
-      origin: (tenantId) => `${active.name.slice(0, -'/audit-log'.length)}/audit/${tenantId}`,
+      host,
+      origin: (tenantId) => `${host}/audit/${tenantId}`,
       sign: (text) => signNote(text, keys),
     };
   }

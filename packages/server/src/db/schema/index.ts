@@ -28,6 +28,7 @@ export { webhookDeliveries } from './webhooks.js';
 export { decisions } from './decisions.js';
 export { tenantSettings, scanRuleSets } from './settings.js';
 export { auditEvents, auditTreeNodes, auditCheckpoints } from './audit.js';
+export { keyDirectoryEntries, keyDirectoryCosignatures } from './key-directory.js';
 export { telemetryRollupDirty, telemetrySpanRollups, telemetrySpans } from './telemetry.js';
 export { telemetryExportSettings, telemetryExportOutbox } from './telemetry-export.js';
 export { trustSnapshots, trustDailyScores, trustBaselines } from './trust.js';

@@ -6,6 +6,7 @@ import type { SocketAuthenticator } from '../../realtime/gateway.js';
 import { API_PREFIX, type Area, type Platform } from '../../http/area.js';
 import type { HubService } from '../hub/index.js';
 import type { KeyBindingService } from '../key-binding/index.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 import { apiKeySocketAuthenticator, registerApiKeyFrames } from './frames.js';
 import { apiKeyRoutes } from './routes.js';
 import { ApiKeyService } from './service.js';
@@ -20,8 +21,8 @@ export interface ApiKeysArea extends Area {
 }
 
 /** API keys over the key bindings and the hub registry. */
-export function createApiKeys(d: Pick<Platform, 'db' | 'notifier'> & { keyBinding: KeyBindingService; hub: HubService }): ApiKeysArea {
-  const apiKeys = new ApiKeyService(d.db, d.notifier, d.keyBinding, d.hub);
+export function createApiKeys(d: Pick<Platform, 'db' | 'notifier'> & { keyBinding: KeyBindingService; hub: HubService; keyDirectory: KeyDirectory }): ApiKeysArea {
+  const apiKeys = new ApiKeyService(d.db, d.notifier, d.keyBinding, d.hub, d.keyDirectory);
   return {
     apiKeys,
     socketAuthenticator: (next) => apiKeySocketAuthenticator(d.db, apiKeys, next),

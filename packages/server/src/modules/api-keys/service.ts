@@ -20,6 +20,7 @@ import { retireAgentDevice } from '../trust/index.js';
 import { deleteKeyPackagesOf } from '../mls/index.js';
 import type { HubService } from '../hub/index.js';
 import type { KeyBindingService } from '../key-binding/index.js';
+import { deviceBinding, type KeyDirectory } from '../key-directory/index.js';
 import { registerAgent, type AgentRegistrar } from './agent-registration.js';
 import { bindPendingAgentIdentity, movePendingAgentIdentity } from './agent-binding.js';
 import { createApiKeyIn, insertApiKeyRow, toApiKeyOut as toOut } from './create.js';
@@ -37,12 +38,16 @@ export interface ResolvedApiKey {
 }
 
 export class ApiKeyService {
-  /** @param keyBinding checks the registration's `key_binding`, or whether one may go without it. */
+  /**
+   * @param keyBinding checks the registration's `key_binding`, or whether one may go without it.
+   * @param directory the key directory registered key material is committed to (design §8.39).
+   */
   constructor(
     private readonly db: Db,
     private readonly notifier: Notifier,
     private readonly keyBinding: KeyBindingService,
     private readonly hub: HubService,
+    private readonly directory: KeyDirectory,
   ) {}
 
   /** `POST /hub/agents`: a new API key and its hub identity (agent-registration.ts). */
@@ -171,6 +176,7 @@ export class ApiKeyService {
           activatedAt: now,
           lastSeen: now,
         });
+        await this.directory.publish(tx, [deviceBinding({ id: deviceId, identityPublicKey: ipk, ephemeralPublicKey: epk })]);
         await repo.updateApiKey(tx, k.id, { deviceId, lastUsedAt: now });
         // A hub identity registered with this key (POST /hub/agents) is bound to the new device.
         await bindPendingAgentIdentity(tx, tenantId, k.id, deviceId, ipk);

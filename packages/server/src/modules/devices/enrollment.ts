@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ActivateRequest, DeviceStatus, EnrollRequest } from '@parley/protocol';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/index.js';
+import { deviceBinding } from '../key-directory/index.js';
 import { fingerprint, hashSecret, verifyEd25519 } from '../../lib/crypto.js';
 import { requireDeviceKeys, requireUsableIdentityKey } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, unauthorized } from '../../lib/errors.js';
@@ -52,6 +53,7 @@ export async function enrollDevice(deps: DeviceServiceDeps, input: EnrollRequest
       platform: input.platform ?? null,
       inviteId: invite.id,
     });
+    await deps.keyDirectory.publish(tx, [deviceBinding(row!)]);
     await updateInvite(tx, invite.id, { status: 'consumed', consumedAt: new Date(), deviceId: id });
     await appendAudit(tx, found.tenantId, { type: 'device.enrolled', actor: `invite:${invite.id}`, subject: id, data: { fingerprint: row!.fingerprint, platform: row!.platform } });
     return row!;

@@ -14,6 +14,7 @@ import { notFound } from '../../lib/errors.js';
 import type { Notifier } from '../../realtime/notifier.js';
 import type { conversations } from '../../db/schema/index.js';
 import type { KeyBindingService } from '../key-binding/index.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 import type { TargetPolicy } from '../webhooks/index.js';
 import type { PresenceView } from '../../realtime/presence.js';
 import { health } from './last-seen.js';
@@ -87,6 +88,8 @@ export interface DeviceServiceDeps {
   challenges: RenewalChallenges;
   /** Key bindings of owner-device registration and activation (modules/key-binding). */
   keyBinding: KeyBindingService;
+  /** The key directory every device's keys are committed to when it is created (design §8.39). */
+  keyDirectory: KeyDirectory;
   presence: Presence;
   /** Seals webhook signing secrets at rest (modules/webhooks/secrets.ts). */
   secrets: SecretBox;

@@ -9,6 +9,7 @@ import type { OwnerPrincipal, Principal } from '../../auth/authenticator.js';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
 import { appendAudit } from '../audit/index.js';
+import { deviceBinding } from '../key-directory/index.js';
 import { fingerprint } from '../../lib/crypto.js';
 import { requireDeviceKeys } from '../../lib/public-keys.js';
 import { badRequest, conflict, deviceRevoked, forbidden, notFound } from '../../lib/errors.js';
@@ -60,6 +61,7 @@ export async function registerOwnerDevice(deps: DeviceServiceDeps, owner: OwnerP
       approvedAt: new Date(),
       activatedAt: new Date(),
     });
+    await deps.keyDirectory.publish(tx, [deviceBinding({ id, identityPublicKey: ipk, ephemeralPublicKey: epk })]);
     await appendAudit(tx, owner.tenantId, { type: 'device.registered', actor: owner.sub, subject: id, data: { kind: 'owner', fingerprint: fingerprint(ipk), platform: input.platform ?? null } });
     return deps.hooks.provisionOwnerDevice(tx, owner.tenantId, id);
   });

@@ -16,13 +16,17 @@ import { randomUUID } from 'node:crypto';
 import { PQ_MAX_ONE_TIME_AVAILABLE, PQ_MAX_PUBLIC_KEY_BYTES, PQ_MAX_SIGNATURE_BYTES, type ClaimedPqPrekey, type PqPrekey, type PqPrekeyCount, type PublishPqPrekeysRequest } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { prekeyBindings, type KeyDirectory } from '../key-directory/index.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/index.js';
 import * as repo from './prekeys-repo.js';
 import { blob, claimableDevice, distinctKeyIds } from './prekey-directory.js';
 
 export class PqPrekeyService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly directory: KeyDirectory,
+  ) {}
 
   /**
    * Publish PQ prekeys of `deviceId`: `last_resort` replaces the current one, `one_time` are added.
@@ -50,6 +54,7 @@ export class PqPrekeyService {
       }
       if (last) await repo.replaceLastResort(tx, 'kem', last);
       if (rows.length > 0) await repo.insertOneTime(tx, 'kem', rows);
+      await this.directory.publish(tx, prekeyBindings('pq', deviceId, last, rows));
       const lastResortKeyId = last?.keyId ?? before.lastResortKeyId;
       const lastResortSignature = last?.signature ?? before.lastResortSignature;
       return {

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_ONE_TIME_PREKEYS_AVAILABLE, type PrekeyBundle, type PrekeyCount, type PublishPrekeysRequest } from '@parley/protocol';
 import type { Db } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { prekeyBindings, type KeyDirectory } from '../key-directory/index.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { isX25519PublicKey } from '../../lib/public-keys.js';
 import { getDevice } from '../devices/index.js';
@@ -35,7 +36,10 @@ function x25519Key(b64: string, what: string): Buffer {
 }
 
 export class PrekeyService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly directory: KeyDirectory,
+  ) {}
 
   /**
    * Publish X3DH prekeys of `deviceId`: `signed_prekey` replaces the served one, `one_time` are
@@ -65,6 +69,7 @@ export class PrekeyService {
       }
       if (signed) await repo.replaceLastResort(tx, 'x25519', signed);
       if (rows.length > 0) await repo.insertOneTime(tx, 'x25519', rows);
+      await this.directory.publish(tx, prekeyBindings('x25519', deviceId, signed, rows));
       return { device_id: deviceId, signed_prekey_key_id: signed?.keyId ?? before.lastResortKeyId, one_time_available: before.oneTime + rows.length };
     });
   }

@@ -46,6 +46,7 @@ import { switchTenant, withTenant } from '../../db/tenant.js';
 import { AppError, badRequest, ErrorCode, notFound } from '../../lib/errors.js';
 import { getDevice } from '../devices/index.js';
 import { channelPeer } from './channel-peer.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 import { PqPrekeyService } from './pq-prekeys.js';
 import { PrekeyService } from './prekeys.js';
 import * as repo from './repo.js';
@@ -62,9 +63,13 @@ export class MlsService {
   /** The X3DH signed and one-time prekeys of the same key directory (prekeys.ts). */
   readonly prekeys: PrekeyService;
 
-  constructor(private readonly db: Db) {
-    this.pqPrekeys = new PqPrekeyService(db);
-    this.prekeys = new PrekeyService(db);
+  /** @param directory the key directory the prekeys are committed to (design §8.39). */
+  constructor(
+    private readonly db: Db,
+    directory: KeyDirectory,
+  ) {
+    this.pqPrekeys = new PqPrekeyService(db, directory);
+    this.prekeys = new PrekeyService(db, directory);
   }
 
   /**

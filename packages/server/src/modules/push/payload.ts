@@ -15,13 +15,14 @@
  * | `policy_alert` with a held message | `held_message`       | held_message_id   | by priority        |
  * | `device_pending`                   | `enrollment_pending` | —                 | normal             |
  * | `spend_alert`                      | `spend_alert`        | —                 | normal             |
+ * | `key_directory_alert`              | `key_alert`          | —                 | high               |
  *
  * "By priority": `high` for message priority `urgent` or `high`, `normal` otherwise. A device is
  * never pushed about its own message (the sender's other sockets also get the socket event).
  */
 
 /** The push `event` values. */
-export const PUSH_KINDS = ['message', 'room_message', 'rental_message', 'a2a_message', 'decision_request', 'approval_request', 'held_message', 'enrollment_pending', 'spend_alert'] as const;
+export const PUSH_KINDS = ['message', 'room_message', 'rental_message', 'a2a_message', 'decision_request', 'approval_request', 'held_message', 'enrollment_pending', 'spend_alert', 'key_alert'] as const;
 export type PushKind = (typeof PUSH_KINDS)[number];
 
 /** The id fields a push may carry. */
@@ -62,6 +63,7 @@ const SOURCES: Record<string, { kind: PushKind; id?: [PushIdField, string]; urge
   policy_alert: { kind: 'held_message', id: ['held_message_id', 'held_message_id'] },
   device_pending: { kind: 'enrollment_pending' },
   spend_alert: { kind: 'spend_alert' },
+  key_directory_alert: { kind: 'key_alert', urgent: true },
 };
 
 /** Whether socket event `event` may wake a device (the Notifier sink's `handles`). */

@@ -1,0 +1,52 @@
+/**
+ * Key transparency in a {@link SecureMessenger} (design §8.39): no session is started with a
+ * peer, and none a peer started is accepted, before the peer device's identity and X25519 keys
+ * are verified in the key directory (`key-transparency/`); the signed, PQ and one-time prekeys a
+ * session is built on are verified too. A failure refuses the session with a `key_transparency`
+ * error (emitted, and reported to the owners by the key-transparency client). On by default
+ * whenever the messenger has a REST client that speaks the key directory routes.
+ */
+import { KeyTransparency, speaksKeyDirectory, type KeyTransparencyError } from '../key-transparency/index.js';
+import type { LiveConversation } from './conversation.js';
+import { describe, type MessengerHost } from './messenger-host.js';
+import { SecureMessengerError, type SecureMessengerOptions } from './types.js';
+
+/** The messenger's key-transparency client: none with `keyTransparency: false` or without a client that speaks the key directory. */
+export function messengerKeyTransparency(options: SecureMessengerOptions, deviceId: string): KeyTransparency | undefined {
+  const kt = options.keyTransparency;
+  if (kt === false || !speaksKeyDirectory(options.client)) return undefined;
+  const settings = typeof kt === 'object' ? kt : {};
+  return new KeyTransparency(options.client, {
+    store: options.store,
+    storeKey: `key-transparency-${options.storeKey ?? `secure-${deviceId}`}`,
+    deviceId,
+    ...settings,
+  });
+}
+
+/** Report a refused key (`key_transparency`) and answer the error to throw. */
+function refused(host: MessengerHost, conv: LiveConversation, err: KeyTransparencyError): SecureMessengerError {
+  const e = new SecureMessengerError('key_transparency', `${describe(err)}; no session with ${conv.peer.device_id}`, { conversationId: conv.id, cause: err });
+  host.report(e);
+  return e;
+}
+
+/**
+ * Verify `label` → `value` of the conversation's peer (its device keys, or a prekey it is about to
+ * be used with), unless key transparency is off.
+ * @throws SecureMessengerError `key_transparency` (also emitted) when the check fails; the REST
+ *   client's errors when the lookup itself fails.
+ */
+export async function verifyPeerKey(host: MessengerHost, conv: LiveConversation, verify: (kt: KeyTransparency) => Promise<void>): Promise<void> {
+  const kt = host.keyTransparency();
+  if (!kt) return;
+  try {
+    await verify(kt);
+  } catch (err) {
+    if ((err as Error).name === 'KeyTransparencyError') throw refused(host, conv, err as KeyTransparencyError);
+    throw err;
+  }
+}
+
+/** {@link verifyPeerKey} of the peer device's identity and X25519 keys (`device/<id>`). */
+export const verifyPeerDevice = (host: MessengerHost, conv: LiveConversation): Promise<void> => verifyPeerKey(host, conv, (kt) => kt.verifyDevice(conv.peer));

@@ -1,0 +1,187 @@
+/**
+ * The key directory (design §8.39; structures in `@parley/protocol` key-directory/*): every key
+ * binding the service serves for session set-up or peer verification is committed here, in the
+ * transaction that stores it, before any request can be answered with it ({@link KeyDirectory.publish}).
+ *
+ * The table `key_directory_entries` is the source of truth. Each instance holds the directory in
+ * memory (the log's complete subtrees and the prefix tree) and catches up with the entries other
+ * transactions committed before it answers ({@link KeyDirectory.sync}: one indexed read of what is
+ * new); applying an entry recomputes its prefix root and checks it against the stored one. An
+ * append takes the directory's advisory lock, catches up inside the appending transaction and
+ * computes its entries on a copy of the prefix tree (prefix-tree.ts is persistent), so a rolled
+ * back transaction leaves the shared state untouched.
+ *
+ * Checkpoints are C2SP signed notes `<host>/keys`, size, root (no timestamp: Ed25519 signatures are
+ * deterministic, so a size's note is the same on every instance and witnesses cosign one text),
+ * signed by the platform log key (keys/audit-log-keys.ts), with the witness cosignatures held for
+ * that size appended.
+ */
+import { randomBytes } from 'node:crypto';
+import { encodeKeyDirectoryEntry, keyDirectoryHashing, type KeyDirectoryHead, type KeyLookup } from '@parley/protocol';
+import type { Db, Tx } from '../../db/client.js';
+import { crossTenantRead } from '../../db/tenant.js';
+import { badRequest, notFound } from '../../lib/errors.js';
+import type { AuditLogKeys } from '../../keys/index.js';
+import { LogTree, sha256 } from './log-tree.js';
+import { PrefixTree } from './prefix-tree.js';
+import * as repo from './repo.js';
+import type { DirectoryVrf } from './vrf-key.js';
+
+const hashing = keyDirectoryHashing(sha256);
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const REASON = 'key directory: a platform table without tenant_id, one log for every tenant';
+
+/** One key binding to commit: its label and value bytes (`@parley/protocol` key-directory/labels.ts). */
+export interface KeyBinding {
+  label: string;
+  value: Uint8Array;
+}
+
+export class KeyDirectory {
+  private readonly log = new LogTree();
+  private prefix = PrefixTree.EMPTY;
+  /** The newest entry's bytes (the log's last leaf input). */
+  private head: Uint8Array | undefined;
+  /** Signed notes by `size:key id`, the newest few. */
+  private readonly notes = new Map<string, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly vrf: DirectoryVrf,
+    private readonly keys: AuditLogKeys,
+  ) {}
+
+  /** The VRF public key (32 bytes). */
+  get vrfPublicKey(): Uint8Array {
+    return this.vrf.publicKey;
+  }
+
+  /** Entries applied in memory. */
+  get size(): number {
+    return this.log.size;
+  }
+
+  /**
+   * Apply committed rows in log order, skipping those already applied.
+   * @throws Error when a row does not follow the log or its prefix root is not the one recomputed
+   *   (a directory that does not match its table: a server error, never a proof).
+   */
+  private apply(rows: readonly repo.EntryRow[]): void {
+    for (const r of rows) {
+      if (r.seq <= this.log.size) continue;
+      if (r.seq !== this.log.size + 1) throw new Error(`key directory: entry ${r.seq} does not follow ${this.log.size}`);
+      const next = this.prefix.with(r.vrfIndex, r.version, r.commitment, r.opening);
+      if (!Buffer.from(next.root).equals(r.prefixRoot)) throw new Error(`key directory: entry ${r.seq} has another prefix root than its updates give`);
+      const entry = encodeKeyDirectoryEntry({ index: r.vrfIndex, version: r.version, commitment: r.commitment, prefixRoot: r.prefixRoot });
+      this.log.append(entry);
+      this.prefix = next;
+      this.head = entry;
+    }
+  }
+
+  /** Catch up with the entries committed so far (through `q`: the appending transaction, or the database). */
+  async sync(q?: Tx): Promise<void> {
+    for (;;) {
+      const rows = q ? await repo.entriesAfter(q, this.log.size) : await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, this.log.size));
+      this.apply(rows);
+      if (rows.length < 10_000) return;
+    }
+  }
+
+  /**
+   * Commit `bindings` in the caller's transaction (design §8.39: before the service answers with
+   * them): each becomes its label's next version, unless the label's current value is already
+   * this one. Holds the directory's lock until the transaction ends.
+   */
+  async publish(tx: Tx, bindings: readonly KeyBinding[]): Promise<void> {
+    if (bindings.length === 0) return;
+    const indexed = bindings.map((b) => ({ ...b, index: this.vrf.of(b.label).index })); // the VRF before the lock
+    await repo.lockDirectory(tx);
+    await this.sync(tx);
+    let prefix = this.prefix;
+    let seq = this.log.size;
+    const rows: repo.NewEntry[] = [];
+    for (const b of indexed) {
+      const current = prefix.find(b.index)?.leaf;
+      if (current && Buffer.from(hashing.commitment(current.opening, b.label, b.value)).equals(current.commitment)) continue;
+      const opening = randomBytes(32);
+      const version = (current?.version ?? 0) + 1;
+      const commitment = Buffer.from(hashing.commitment(opening, b.label, b.value));
+      prefix = prefix.with(b.index, version, commitment, opening);
+      rows.push({ seq: ++seq, vrfIndex: b.index, version, commitment, opening, prefixRoot: Buffer.from(prefix.root) });
+    }
+    await repo.insertEntries(tx, rows);
+  }
+
+  /** The checkpoint of the tree of `size` leaves signed by the platform log key, without cosignatures. */
+  async signedNote(size: number): Promise<string> {
+    const signer = await this.keys.signer();
+    const key = `${size}:${signer.keyId}`;
+    let note = this.notes.get(key);
+    if (!note) {
+      note = signer.sign(`${signer.host}/keys\n${size}\n${b64(this.log.root(size))}\n`);
+      if (this.notes.size >= 64) this.notes.delete(this.notes.keys().next().value as string);
+      this.notes.set(key, note);
+    }
+    return note;
+  }
+
+  /** The signed checkpoint of the tree of `size` leaves with the cosignatures held for it. */
+  private async checkpoint(size: number): Promise<KeyDirectoryHead['checkpoint']> {
+    const note = await this.signedNote(size);
+    const cosigned = await crossTenantRead(this.db, REASON, (db) => repo.cosignaturesOf(db, size));
+    return { tree_size: size, root_hash: b64(this.log.root(size)), checkpoint: note + cosigned.map((c) => `${c.line}\n`).join('') };
+  }
+
+  /**
+   * What a witness is sent for the newest checkpoint (C2SP tlog-witness `add-checkpoint`): the
+   * size, the signed note, and the consistency proof from `old` (the witness's last size).
+   * @throws 400 when `old` is beyond the tree.
+   */
+  async witnessRequest(old: number): Promise<{ size: number; root: Buffer; note: string; proof: string[] }> {
+    await this.sync();
+    const size = this.log.size;
+    const proof = this.consistencyFrom(old, size);
+    return { size, root: this.log.root(size), note: await this.signedNote(size), proof };
+  }
+
+  /** 400 unless `since` is at most `size`. */
+  private consistencyFrom(since: number | undefined, size: number): string[] {
+    if (since !== undefined && since > size) throw badRequest(`since (${since}) is larger than the directory (${size} entries)`);
+    return this.log.consistency(since ?? 0, size).map(b64);
+  }
+
+  /** `GET /key-directory/checkpoint`: the newest checkpoint and the consistency proof from `since`. */
+  async latest(since?: number): Promise<KeyDirectoryHead> {
+    await this.sync();
+    const size = this.log.size;
+    const consistency = this.consistencyFrom(since, size);
+    return { checkpoint: await this.checkpoint(size), consistency };
+  }
+
+  /**
+   * `GET /key-directory/lookup`: the proof that `label`'s current value is committed in the newest
+   * checkpoint (the value itself is not answered).
+   * @throws 404 when the directory holds no such label; 400 when `since` is beyond the tree.
+   */
+  async lookup(label: string, since?: number): Promise<KeyLookup> {
+    const { proof, index } = this.vrf.of(label);
+    await this.sync();
+    const size = this.log.size;
+    const found = this.prefix.find(index);
+    if (!found) throw notFound('key directory label');
+    const consistency = this.consistencyFrom(since, size);
+    const head = { leaf_index: size - 1, entry: b64(this.head!), audit_path: this.log.inclusion(size - 1, size).map(b64) };
+    const { leaf, path } = found;
+    return {
+      label,
+      version: leaf.version,
+      opening: b64(leaf.opening),
+      vrf_proof: b64(proof),
+      prefix_path: path.map(b64),
+      head,
+      checkpoint: await this.checkpoint(size),
+      consistency,
+    };
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The key directory (design §8.39), checked by the SDK's independent verifier (`@parley/sdk`
+ * key-transparency): every device key and prekey the service stores is committed before it can be
+ * served, a lookup proves the served key is the current one for its label, and the malicious-server
+ * cases are caught: a key swapped in the database, a stale checkpoint, a forked directory, a
+ * prekey swapped in a claim. Plus the prefix tree's canonical shape, the append-only table, a
+ * second instance catching up, and the routes' 400/401/404.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { deviceKeysLabel, deviceKeysValue, indexBit, keyDirectoryHashing, oneTimePrekeyLabel, oneTimePrekeyValue, prefixRootFromPath, signedPrekeyLabel, signedPrekeyValue, type KeyLookup } from '@parley/protocol';
+import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/client.js';
+import { PrefixTree } from '../../src/modules/key-directory/prefix-tree.js';
+import { sha256 } from '../../src/modules/key-directory/log-tree.js';
+import { activeAgent, appWithAgent, type Agent } from '../../testing/flows.js';
+
+const hashing = keyDirectoryHashing(sha256);
+
+describe('prefix tree', () => {
+  const entry = () => ({ index: randomBytes(32), version: 1 + (randomBytes(1)[0]! % 3), commitment: randomBytes(32), opening: randomBytes(32) });
+
+  it('has one root for one set of entries, whatever the order they came in, and every path leads to it', () => {
+    const entries = Array.from({ length: 300 }, entry);
+    const build = (list: typeof entries) => list.reduce((t, e) => t.with(e.index, e.version, e.commitment, e.opening), PrefixTree.EMPTY);
+    const a = build(entries);
+    const b = build([...entries].reverse());
+    expect(Buffer.from(a.root)).toEqual(Buffer.from(b.root));
+    for (const e of entries) {
+      const found = a.find(e.index)!;
+      expect(found.leaf.version).toBe(e.version);
+      const leaf = hashing.prefixLeaf(e.index, e.version, e.commitment);
+      expect(Buffer.from(prefixRootFromPath(hashing, e.index, leaf, found.path))).toEqual(Buffer.from(a.root));
+      // Logarithmic: 300 random indexes sit well under 40 deep.
+      expect(found.path.length).toBeLessThan(40);
+    }
+    expect(a.find(randomBytes(32))).toBeUndefined();
+  });
+
+  it('answers a new tree on each update and leaves the old one as it was (path copying)', () => {
+    const e = entry();
+    const one = PrefixTree.EMPTY.with(e.index, 1, e.commitment, e.opening);
+    const two = one.with(e.index, 2, randomBytes(32), randomBytes(32));
+    expect(one.find(e.index)!.leaf.version).toBe(1);
+    expect(two.find(e.index)!.leaf.version).toBe(2);
+    expect(Buffer.from(one.root)).not.toEqual(Buffer.from(two.root));
+  });
+
+  it('places two indexes that share a long prefix below their first differing bit', () => {
+    const a = Buffer.alloc(32, 0);
+    const b = Buffer.alloc(32, 0);
+    b[3] = 0x01; // bit 31 differs
+    const t = PrefixTree.EMPTY.with(a, 1, randomBytes(32), randomBytes(32)).with(b, 1, randomBytes(32), randomBytes(32));
+    expect(t.find(a)!.path).toHaveLength(32);
+    expect(indexBit(b, 31)).toBe(1);
+  });
+});
+
+describe('key directory over the API', () => {
+  const s = appWithAgent();
+  const db = (): Db => s.t.app.parley.database.db;
+
+  async function trust(auth: Record<string, string>): Promise<KeyDirectoryTrust> {
+    const res = await s.t.request({ method: 'GET', url: '/api/v1/key-directory', headers: auth });
+    expect(res.status).toBe(200);
+    expect(res.body.origin).toBe(`${new URL(s.t.config.publicUrl).host}/keys`);
+    return trustFromInfo(res.body);
+  }
+  const lookup = async (auth: Record<string, string>, label: string, since?: number): Promise<KeyLookup> => {
+    const res = await s.t.request({ method: 'GET', url: `/api/v1/key-directory/lookup?label=${encodeURIComponent(label)}${since ? `&since=${since}` : ''}`, headers: auth });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  const deviceValue = (a: Agent) => deviceKeysValue({ identity_public_key: a.keys.identityPublicKey, ephemeral_public_key: a.keys.ephemeralPublicKey });
+
+  it("commits an enrolled device's keys: its owner and another tenant's agent verify them, and the answer holds no key", async () => {
+    const t = await trust(s.owner.auth);
+    const answer = await lookup(s.owner.auth, deviceKeysLabel(s.agent.deviceId));
+    expect(JSON.stringify(answer)).not.toContain(s.agent.keys.identityPublicKey);
+    const { checkpoint, version } = verifyKeyLookup(t, undefined, deviceKeysLabel(s.agent.deviceId), deviceValue(s.agent), answer);
+    expect(version).toBe(1);
+    expect(checkpoint.size).toBeGreaterThanOrEqual(1);
+    // Another key than the committed one is refused.
+    const other = deviceKeysValue({ identity_public_key: 'ab'.repeat(32), ephemeral_public_key: s.agent.keys.ephemeralPublicKey });
+    expect(() => verifyKeyLookup(t, undefined, deviceKeysLabel(s.agent.deviceId), other, answer)).toThrow(KeyTransparencyError);
+  });
+
+  it('commits published prekeys; a claimed bundle verifies, and a prekey swapped in the database is refused', async () => {
+    const agent = await activeAgent(s.t, s.owner);
+    const spk = { key_id: 'spk1', public_key: x25519(), signature: randomBytes(64).toString('base64') };
+    const pub = await s.t.request({ method: 'POST', url: '/api/v1/prekeys', headers: agent.auth, payload: { signed_prekey: spk, one_time: [{ key_id: 'otpk1', public_key: x25519() }] } });
+    expect(pub.status).toBe(201);
+    const claim = await s.t.request({ method: 'POST', url: '/api/v1/prekeys/claim', headers: s.agent.auth, payload: { device_id: agent.deviceId } });
+    expect(claim.status).toBe(200);
+    const t = await trust(s.agent.auth);
+    verifyKeyLookup(t, undefined, signedPrekeyLabel(agent.deviceId), signedPrekeyValue(claim.body.signed_prekey), await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId)));
+    const otLabel = oneTimePrekeyLabel(agent.deviceId, claim.body.one_time_prekey.key_id);
+    verifyKeyLookup(t, undefined, otLabel, oneTimePrekeyValue(claim.body.one_time_prekey), await lookup(s.agent.auth, otLabel));
+
+    // Publishing the same signed prekey again commits nothing new.
+    const size = (await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId))).checkpoint.tree_size;
+    expect((await s.t.request({ method: 'POST', url: '/api/v1/prekeys', headers: agent.auth, payload: { signed_prekey: spk } })).status).toBe(201);
+    const again = await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId));
+    expect([again.version, again.checkpoint.tree_size]).toEqual([1, size]);
+
+    // The malicious server swaps the signed prekey it serves.
+    const evil = x25519();
+    await db().execute(sql`update pq_prekeys set public_key = ${Buffer.from(evil, 'base64')} where device_id = ${agent.deviceId} and kind = 'x25519' and signature is not null`);
+    const swapped = await s.t.request({ method: 'POST', url: '/api/v1/prekeys/claim', headers: s.agent.auth, payload: { device_id: agent.deviceId } });
+    expect(swapped.body.signed_prekey.public_key).toBe(evil);
+    const proof = await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId));
+    expect(codeOf(() => verifyKeyLookup(t, undefined, signedPrekeyLabel(agent.deviceId), signedPrekeyValue(swapped.body.signed_prekey), proof))).toBe('key_mismatch');
+  });
+
+  it("refuses a device identity key swapped in the database", async () => {
+    const agent = await activeAgent(s.t, s.owner);
+    const evil = 'cd'.repeat(32);
+    await db().execute(sql`update devices set identity_public_key = ${evil} where id = ${agent.deviceId}`);
+    const served = await s.t.request({ method: 'GET', url: `/api/v1/devices/${agent.deviceId}/keys`, headers: s.owner.auth });
+    expect(served.body.identity_public_key).toBe(evil);
+    const t = await trust(s.owner.auth);
+    const proof = await lookup(s.owner.auth, deviceKeysLabel(agent.deviceId));
+    expect(codeOf(() => verifyKeyLookup(t, undefined, deviceKeysLabel(agent.deviceId), deviceKeysValue(served.body), proof))).toBe('key_mismatch');
+  });
+
+  it('moves a client forward with consistency proofs, and refuses a stale checkpoint and a forked one', async () => {
+    const t = await trust(s.owner.auth);
+    const label = deviceKeysLabel(s.agent.deviceId);
+    const first = await lookup(s.owner.auth, label);
+    const accepted = verifyKeyLookup(t, undefined, label, deviceValue(s.agent), first).checkpoint;
+    await activeAgent(s.t, s.owner); // the directory grows
+    const second = await lookup(s.owner.auth, label, accepted.size);
+    expect(second.checkpoint.tree_size).toBeGreaterThan(accepted.size);
+    expect(second.consistency.length).toBeGreaterThan(0);
+    const newer = verifyKeyLookup(t, accepted, label, deviceValue(s.agent), second).checkpoint;
+    // The service answers the older checkpoint again: stale.
+    expect(codeOf(() => verifyKeyLookup(t, newer, label, deviceValue(s.agent), first))).toBe('stale_checkpoint');
+    // A checkpoint of another tree of the size the client saw, or one that does not extend it: a fork.
+    const forkSame: AcceptedCheckpoint = { size: newer.size, root: randomBytes(32) };
+    expect(codeOf(() => verifyKeyLookup(t, forkSame, label, deviceValue(s.agent), second))).toBe('inconsistent_checkpoint');
+    const forkOlder: AcceptedCheckpoint = { size: accepted.size, root: randomBytes(32) };
+    expect(codeOf(() => verifyKeyLookup(t, forkOlder, label, deviceValue(s.agent), second))).toBe('inconsistent_checkpoint');
+    // A checkpoint signed by another key than the pinned one.
+    const otherKey = { ...t, logKeys: (await trust(s.owner.auth)).logKeys.map((k) => ({ ...k, publicKey: randomBytes(32) })) };
+    expect(codeOf(() => verifyKeyLookup(otherKey, undefined, label, deviceValue(s.agent), second))).toBe('bad_signature');
+  });
+
+  it('keeps the log append-only in the database', async () => {
+    const refusal = (q: ReturnType<typeof sql>) => db().execute(q).then(() => 'done', (err: Error) => String((err.cause as Error | undefined)?.message ?? err.message));
+    expect(await refusal(sql`update key_directory_entries set version = version + 1 where seq = 1`)).toMatch(/append-only/);
+    expect(await refusal(sql`delete from key_directory_entries where seq = 1`)).toMatch(/append-only/);
+  });
+
+  it('answers 404 for an unknown label, 400 for a size beyond the tree, 401 without credentials; the checkpoint is public', async () => {
+    const unknown = await s.t.request({ method: 'GET', url: `/api/v1/key-directory/lookup?label=${deviceKeysLabel('00000000-0000-4000-8000-000000000000')}`, headers: s.owner.auth });
+    expect(unknown.status).toBe(404);
+    const beyond = await s.t.request({ method: 'GET', url: `/api/v1/key-directory/lookup?label=${deviceKeysLabel(s.agent.deviceId)}&since=99999999`, headers: s.owner.auth });
+    expect(beyond.status).toBe(400);
+    expect(beyond.body.detail).toMatch(/larger than the directory/);
+    expect((await s.t.request({ method: 'GET', url: `/api/v1/key-directory/lookup?label=${deviceKeysLabel(s.agent.deviceId)}` })).status).toBe(401);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/key-directory' })).status).toBe(401);
+    const head = await s.t.request({ method: 'GET', url: '/api/v1/key-directory/checkpoint?since=1' });
+    expect(head.status).toBe(200);
+    expect(head.body.checkpoint.checkpoint).toMatch(/\/keys\n\d+\n/);
+  });
+});
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof KeyTransparencyError) return err.code;
+    throw err;
+  }
+  return 'accepted';
+}
+
+/** A usable X25519 public key in base64 (the service refuses low-order ones). */
+function x25519(): string {
+  return Buffer.from(generateKeyPairSync('x25519').publicKey.export({ format: 'der', type: 'spki' })).subarray(-32).toString('base64');
+}
