@@ -8,7 +8,8 @@
  * - keys, key-agents: client key material as raw hex, API-key agents with registered keys;
  * - marketplace-fixtures: an operator, a certified listed agent, a renter;
  * - ws-client: a promise-based WebSocket client speaking the contract's frames;
- * - own-services: a test's own PostgreSQL and Redis servers, which it may restart or stop.
+ * - own-services: a test's own PostgreSQL and Redis servers, which it may restart or stop;
+ * - key-directory: the malicious server of the key-transparency tests (swapped and forged keys).
  */
 export * from './harness.js';
 export * from './flows.js';
@@ -17,6 +18,7 @@ export * from './key-agents.js';
 export * from './marketplace-fixtures.js';
 export * from './ws-client.js';
 export * from './own-services.js';
+export * from './key-directory.js';
 /** The database schema (drizzle tables) and the tenant scope, for tests that inspect what the service stored. */
 export * as schema from '../src/db/schema/index.js';
 export { withTenant } from '../src/db/tenant.js';

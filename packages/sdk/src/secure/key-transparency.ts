@@ -4,8 +4,11 @@
  * are verified in the key directory (`key-transparency/`); the signed, PQ and one-time prekeys a
  * session is built on are verified too. A failure refuses the session with a `key_transparency`
  * error (emitted, and reported to the owners by the key-transparency client). On by default
- * whenever the messenger has a REST client that speaks the key directory routes.
+ * whenever the messenger has a REST client that speaks the key directory routes. The device also
+ * checks its own entries ({@link monitorOwnKeys}) at `start` and after each prekey upkeep.
  */
+import { pqPrekeyToWire } from '../crypto/pq-prekey.js';
+import { signedPrekeyToWire } from '../crypto/prekeys.js';
 import { KeyTransparency, speaksKeyDirectory, type KeyTransparencyError } from '../key-transparency/index.js';
 import type { LiveConversation } from './conversation.js';
 import { describe, type MessengerHost } from './messenger-host.js';
@@ -50,3 +53,36 @@ export async function verifyPeerKey(host: MessengerHost, conv: LiveConversation,
 
 /** {@link verifyPeerKey} of the peer device's identity and X25519 keys (`device/<id>`). */
 export const verifyPeerDevice = (host: MessengerHost, conv: LiveConversation): Promise<void> => verifyPeerKey(host, conv, (kt) => kt.verifyDevice(conv.peer));
+
+/**
+ * Check this device's own entries in the key directory (design §8.39 monitoring): its identity and
+ * X25519 keys, the X25519 signed prekey this messenger published (with `prekeys`), and its signed
+ * PQ prekey. A key in its name it did not publish is reported to the owners by the client and
+ * emitted as a `key_transparency` error; nothing is thrown.
+ * @returns the problems found (empty when all is well, or with key transparency off).
+ */
+export async function monitorOwnKeys(host: MessengerHost): Promise<SecureMessengerError[]> {
+  const kt = host.keyTransparency();
+  if (!kt) return [];
+  const spk = host.prekeys()?.signedPrekey;
+  const pq = host.identity.pqPrekey;
+  let found: KeyTransparencyError[];
+  try {
+    found = await kt.monitorOwn({
+      device_id: host.deviceId,
+      identity_public_key: host.identity.identityPublicKeyHex,
+      ephemeral_public_key: host.identity.ephemeralPublicKeyHex,
+      ...(spk ? { signedPrekey: signedPrekeyToWire(spk) } : {}),
+      ...(pq ? { pqPrekey: pqPrekeyToWire(pq) } : {}),
+    });
+  } catch (err) {
+    const e = new SecureMessengerError('key_transparency', `checking this device's own keys in the key directory failed: ${describe(err)}`, { cause: err });
+    host.report(e);
+    return [e];
+  }
+  return found.map((err) => {
+    const e = new SecureMessengerError('key_transparency', err.message, { cause: err });
+    host.report(e);
+    return e;
+  });
+}

@@ -79,7 +79,7 @@ import { conversationFor, encryptIn, protectionOf, startSession, type Conversati
 import { resolveMeta, type AuthenticatedMeta } from './metadata.js';
 import { prekeySharing, publishKeyPackages, publishPqPrekey, publishPrekeys } from './messenger-upkeep.js';
 import type { InboxEntry } from './state.js';
-import { messengerKeyTransparency } from './key-transparency.js';
+import { messengerKeyTransparency, monitorOwnKeys } from './key-transparency.js';
 import { tenantRequiresPostQuantum } from './post-quantum.js';
 import type { PrekeyUpkeep } from './prekeys.js';
 import { realtimeTransport } from './transport.js';
@@ -345,11 +345,17 @@ export class SecureMessenger extends TypedEmitter<SecureMessengerEvents> {
     await this.receiving;
     await this.refreshPostQuantumPolicy();
     await this.ensureKeyPackages().catch(() => undefined);
+    await this.checkOwnKeys();
     if (this.options.prekeys === true && this.upkeepTimer === undefined) {
-      // X3DH §3.2: the signed prekey rotates on its schedule while the messenger runs.
-      this.upkeepTimer = setInterval(() => void (this.topUp = this.topUpLater()), PREKEY_UPKEEP_MS);
+      // X3DH §3.2: the signed prekey rotates on its schedule while the messenger runs; the device's own directory entries are checked after each upkeep.
+      this.upkeepTimer = setInterval(() => void (this.topUp = this.topUpLater().then(() => this.checkOwnKeys())), PREKEY_UPKEEP_MS);
       (this.upkeepTimer as { unref?: () => void }).unref?.();
     }
+  }
+
+  /** Check this device's own keys in the key directory (`key-transparency.ts` monitorOwnKeys; `start` and each prekey upkeep run it). */
+  checkOwnKeys(): Promise<SecureMessengerError[]> {
+    return monitorOwnKeys(this.host);
   }
 
   /**
