@@ -228,7 +228,7 @@ async function main(): Promise<number> {
     const noop = { toOwners: async () => undefined, closeDevice: async () => undefined } as never;
     const keyBinding = new KeyBindingService(app.parley.database.db, app.parley.secrets, { required: false });
     await keyBinding.init();
-    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop, keyBinding, new HubService(app.parley.database.db), app.parley.keyDirectory).registerClientKey(tenantId, key.id, {
+    const { device_id: deviceId } = await new ApiKeyService(app.parley.database.db, noop, keyBinding, new HubService(app.parley.database.db, app.parley.keyDirectory), app.parley.keyDirectory).registerClientKey(tenantId, key.id, {
       identity_public_key: k.identityPublicKey,
       ephemeral_public_key: k.ephemeralPublicKey,
       signature: k.proof(),

@@ -17,6 +17,7 @@ const TEXT = {
   held_message: ['A message was held for your review', 'held messages'],
   enrollment_pending: ['An agent awaits approval', 'agents awaiting approval'],
   spend_alert: ['Spend alert', 'spend alerts'],
+  key_alert: ['Key transparency alert', 'key transparency alerts'],
 };
 
 const SCREEN = {
@@ -29,6 +30,7 @@ const SCREEN = {
   held_message: '/rooms',
   enrollment_pending: '/agents',
   spend_alert: '/spend',
+  key_alert: '/audit',
 };
 
 /** The app path for a push: the conversation, room or rental it names, else its kind's screen. */

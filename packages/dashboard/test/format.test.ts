@@ -89,7 +89,7 @@ describe('audit', () => {
 });
 
 describe('settings form', () => {
-  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false };
+  const current: TenantSettings = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false, key_transparency_witnesses: [], key_transparency_min_cosignatures: 0 };
 
   it('sends only what changed, nothing when nothing did', () => {
     const form = settingsToForm(current);

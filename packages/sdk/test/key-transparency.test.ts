@@ -9,6 +9,7 @@
  * - a one-time prekey swapped in a claim, under an id that names it (unsigned, so only the
  *   directory can catch it): refused;
  * - a stale checkpoint served after a newer one was accepted: refused;
+ * - a `did:hub` document whose owner key was swapped in the database: its resolution fails;
  * - a key added in a device's name (directory and all): the device's own check finds it and the
  *   owners are alerted;
  * - a forked directory (two services sharing the platform keys, each with other entries after a
@@ -18,11 +19,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { deviceKeysLabel, deviceKeysValue, type KeyLookup } from '@parley/protocol';
-import { activeAgent, forgeKeyDirectoryEntry, newOwner, startApp, swapDeviceKeys, swapOneTimePrekeys, type TestApp } from '@parley/server/testing';
+import { activeAgent, forgeKeyDirectoryEntry, newOwner, startApp, swapDeviceKeys, swapHubOwnerKey, swapOneTimePrekeys, type TestApp } from '@parley/server/testing';
+import { Resolver } from 'did-resolver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ParleyClient } from '../src/client/rest.js';
 import { x25519Keygen, bytesToHex, randomBytes } from '../src/crypto/primitives.js';
+import { DeviceIdentity } from '../src/crypto/keys.js';
 import { prekeyId } from '../src/crypto/prekeys.js';
+import { getResolver } from '../src/did/resolver.js';
 import { KeyTransparency, KeyTransparencyError } from '../src/key-transparency/index.js';
 import { enrollAgentDevice, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
 import { KeyFileSource } from '../src/node/sealing-keys.js';
@@ -146,6 +150,21 @@ describe('key transparency against a malicious service', () => {
     const err = await kt.verify(label, other).catch((e: unknown) => e);
     expect((err as KeyTransparencyError).code).toBe('stale_checkpoint');
     expect(reports.at(-1)).toMatch(/older than the one of size/);
+  });
+
+  it('checks did:hub documents: the registered keys resolve, an owner key swapped in the database does not', async () => {
+    const pub = Buffer.from(DeviceIdentity.generate().identityPublicKey).toString('base64');
+    const address = `kt-${Date.now().toString(36)}`;
+    await owner.registerHub({ hub_address: address, display_name: 'KT agent', public_key: pub });
+    const kt = new KeyTransparency(owner, { store: new MemorySessionStore(), deviceId: laptop.od.device_id });
+    const resolver = new Resolver(getResolver({ baseUrl: t.baseUrl, keyTransparency: kt }));
+    const good = await resolver.resolve(`did:hub:${address}`);
+    expect(good.didResolutionMetadata.error).toBeUndefined();
+    expect(good.didDocument?.verificationMethod).toHaveLength(1);
+    await swapHubOwnerKey(t, address, Buffer.from(DeviceIdentity.generate().identityPublicKey).toString('base64'));
+    const forged = await resolver.resolve(`did:hub:${address}`);
+    expect(forged.didResolutionMetadata.error).toBe('invalidPublicKey');
+    expect(forged.didResolutionMetadata.message).toMatch(/^key transparency: /);
   });
 
   it("finds a key added in a device's own name and alerts the owners", async () => {

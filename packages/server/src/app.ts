@@ -39,6 +39,7 @@ import { createHub, type HubDidService, type HubService } from './modules/hub/in
 import { createInvites } from './modules/invites/index.js';
 import { createKeyBinding } from './modules/key-binding/index.js';
 import { createKeyDirectory, type KeyDirectory } from './modules/key-directory/index.js';
+import { WitnessPublisher } from './modules/key-directory/witnesses.js';
 import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
 import { createMls, deleteKeyPackagesOf } from './modules/mls/index.js';
 import { createPolicies, type PolicyService } from './modules/policies/index.js';
@@ -110,9 +111,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const policies = createPolicies({ ...p, settings: settings.settings });
   const keyBinding = await createKeyBinding(p);
   // The key directory every key a client will trust is committed to (design §8.39); the witness policy is the tenant's setting.
-  const keyDirectory = await createKeyDirectory({ ...p, witnessPolicy: async () => ({ witnesses: [], min_cosignatures: 0 }) });
+  const witnessPolicy = async (tenantId: string) => {
+    const t = await settings.settings.get(tenantId);
+    return { witnesses: t.key_transparency_witnesses, min_cosignatures: t.key_transparency_min_cosignatures };
+  };
+  const keyDirectory = await createKeyDirectory({ ...p, witnessPolicy });
+  // Its checkpoints go to the platform's witnesses (KEY_DIRECTORY_WITNESSES), whose cosignatures the checkpoints then carry.
+  const witnesses = config.keyDirectoryWitnesses.length > 0 ? new WitnessPublisher({ db, directory: keyDirectory.directory, witnesses: config.keyDirectoryWitnesses, log: app.log, timeoutMs: Math.max(1_000, config.webhooks.timeoutMs) }) : undefined;
   const issuer = await createPlatformIssuer(p);
-  const hub = createHub({ ...p, platformAddress: issuer.address, platformDocument: (address) => issuer.platformDocument(address) });
+  const hub = createHub({ ...p, platformAddress: issuer.address, platformDocument: (address) => issuer.platformDocument(address), keyDirectory: keyDirectory.directory });
   const apiKeys = createApiKeys({ ...p, keyBinding: keyBinding.keyBinding, hub: hub.hub, keyDirectory: keyDirectory.directory });
   const authenticator = new Authenticator({ db, deviceTokens, ownerTokens: p.ownerTokens, tenantClaim: config.oidcTenantClaim, resolveApiKey: (k) => apiKeys.apiKeys.resolve(k), operatorSubs: config.platformOperatorSubs });
   const lastSeen = new LastSeenTracker(db, 30_000, (err) => app.log.warn({ err }, 'last_seen update failed'));
@@ -177,7 +184,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     marketplace,
     createShadow(p),
     createWebhooks(p),
-    createJobs({ ...p, expiryIntervalMs: overrides.expiryJobIntervalMs ?? 60_000, policies: policies.policies, decisions: decisions.decisions, transparency: audit.transparency, trustEngine: trust.engine, spend: spend.spend }),
+    createJobs({ ...p, expiryIntervalMs: overrides.expiryJobIntervalMs ?? 60_000, policies: policies.policies, decisions: decisions.decisions, transparency: audit.transparency, trustEngine: trust.engine, spend: spend.spend, ...(witnesses ? { witnesses } : {}) }),
   ];
 
   const handles = { policies: policies.policies, hub: hub.hub, hubDid: hub.hubDid, federation: federation.federation, marketplace, keyDirectory: keyDirectory.directory };

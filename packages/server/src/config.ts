@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECRETS_KEY_BYTES, decodeSecretsKey } from './lib/secret-box.js';
 import { normalizeHubAddress } from './lib/hub-address.js';
+import { parseWitnessVkey } from './lib/cosignature.js';
 
 /** Rate limits (contract §8, design §8.12). `max` requests per `windowMs` milliseconds. */
 export interface RateLimitConfig {
@@ -140,6 +141,14 @@ export interface Config {
   auditCheckpointIntervalMs: number;
   /** How often each instance checks whether a cluster-wide scheduled job is due (`JOB_POLL_INTERVAL_MS`, default 60 s). */
   jobPollIntervalMs: number;
+  /**
+   * Witnesses the platform sends the key directory's checkpoints to (design §8.39; C2SP
+   * tlog-witness): `KEY_DIRECTORY_WITNESSES`, entries `<add-checkpoint URL prefix> <witness vkey>`
+   * separated by newlines or commas; default none. The URL has no trailing slash.
+   */
+  keyDirectoryWitnesses: { url: string; vkey: string }[];
+  /** Period of the cluster-wide checkpoint publication to those witnesses (`KEY_DIRECTORY_WITNESS_INTERVAL_SECONDS`, default 60, at least 1). */
+  keyDirectoryWitnessIntervalMs: number;
   /** Skill Permission Token lifetime (design §8.7: 15 min by default; `SPT_TTL_SECONDS`). */
   sptTtlSec: number;
   /** Webhook delivery (design §8.11); times in milliseconds. */
@@ -331,6 +340,32 @@ function operatorSubs(env: NodeJS.ProcessEnv): string[] {
   return [...new Set((env.PLATFORM_OPERATOR_SUBS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
 }
 
+/**
+ * `KEY_DIRECTORY_WITNESSES` ({@link Config.keyDirectoryWitnesses}): each entry an `http:` or
+ * `https:` URL and a C2SP cosignature/v1 vkey separated by blanks.
+ * @throws ConfigError for a malformed entry or a vkey listed twice
+ */
+function keyDirectoryWitnesses(env: NodeJS.ProcessEnv): Config['keyDirectoryWitnesses'] {
+  const entries = (env.KEY_DIRECTORY_WITNESSES ?? '').split(/[\n,]/).map((e) => e.trim()).filter((e) => e !== '');
+  const out: Config['keyDirectoryWitnesses'] = [];
+  entries.forEach((entry, i) => {
+    const [url = '', vkey, ...rest] = entry.split(/\s+/);
+    const bad = (why: string) => new ConfigError(`KEY_DIRECTORY_WITNESSES entry ${i + 1} ${why}`);
+    if (!vkey || rest.length > 0) throw bad('must be "<add-checkpoint URL prefix> <witness vkey>"');
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw bad('does not start with a URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw bad('needs an http: or https: URL');
+    if (!parseWitnessVkey(vkey)) throw bad('has no C2SP cosignature/v1 witness vkey (<name>+<8 hex key id>+<base64 of 0x04 and an Ed25519 key>)');
+    if (out.some((w) => w.vkey === vkey)) throw bad('repeats a witness vkey');
+    out.push({ url: url.replace(/\/+$/, ''), vkey });
+  });
+  return out;
+}
+
 const VERSION = '0.1.0';
 
 /** `packages/dashboard/dist`, from this file in `src/` or `dist/` of the server package. */
@@ -438,6 +473,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     spendAlertIntervalMs: Math.max(1000, Math.round(Number(env.SPEND_ALERT_INTERVAL_MINUTES ?? 5) * 60_000) || 5 * 60_000),
     auditCheckpointIntervalMs: Math.max(1_000, Math.round(Number(env.AUDIT_CHECKPOINT_INTERVAL_MINUTES ?? 60) * 60_000) || 3_600_000),
     jobPollIntervalMs: Math.max(100, int(env, 'JOB_POLL_INTERVAL_MS', 60_000)),
+    keyDirectoryWitnesses: keyDirectoryWitnesses(env),
+    keyDirectoryWitnessIntervalMs: Math.max(1, int(env, 'KEY_DIRECTORY_WITNESS_INTERVAL_SECONDS', 60)) * 1000,
     sptTtlSec: Math.min(86_400, Math.max(60, int(env, 'SPT_TTL_SECONDS', 900))),
     webhooks: {
       pollMs: Math.max(1, int(env, 'WEBHOOK_POLL_MS', 1000)),

@@ -27,6 +27,11 @@ export async function swapOneTimePrekeys(t: TestApp, deviceId: string, make: () 
   }
 }
 
+/** Serve another owner key (base64 Ed25519) in a hub identity's DID document. */
+export async function swapHubOwnerKey(t: TestApp, hubAddress: string, publicKeyBase64: string): Promise<void> {
+  await t.app.parley.database.db.execute(sql`update hub_identities set public_key = ${publicKeyBase64} where hub_address = ${hubAddress}`);
+}
+
 /** Commit a value the label's owner never published: the operator adds a key in a device's name, directory and all. */
 export async function forgeKeyDirectoryEntry(t: TestApp, label: string, value: Uint8Array): Promise<void> {
   await t.app.parley.database.db.transaction((tx) => t.app.parley.keyDirectory.publish(tx, [{ label, value }]));

@@ -1,11 +1,12 @@
 /**
  * The signed-in frame: a skip link, the navigation (one link per screen; the platform operator
  * screen for operators only), who is signed in, this browser's owner-device fingerprint and the
- * socket state, and the current screen.
+ * socket state, the key-transparency alerts (design §8.39), and the current screen.
  */
 import { NavLink, Outlet } from 'react-router';
 import { useAuth, useOwner } from './owner-context';
 import { Badge } from '../components/ui';
+import { KeyAlertBanner } from './KeyAlertBanner';
 
 export const NAV: { to: string; label: string }[] = [
   { to: '/agents', label: 'Agents & devices' },
@@ -61,6 +62,7 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
+        <KeyAlertBanner />
         {warning && (
           <p className="notice" role="status">
             {warning}

@@ -22,6 +22,7 @@ import {
 } from '@parley/sdk';
 import type { AuthSession } from './auth';
 import { ChatLog } from './chat-log';
+import { KeyAlerts, keyTransparencyError, type KeyAlert } from './key-alerts';
 import { SealedStore } from './sealed-store';
 
 /** What the runtime reports to the app. */
@@ -55,6 +56,12 @@ export class OwnerRuntime {
     /** The owner as the service sees it (`GET /me`): subject and whether it is a platform operator. */
     readonly me: OwnerMe,
   ) {}
+
+  /**
+   * Key transparency (design §8.39): `key_directory_alert` events and this device's own-key
+   * findings, and the conversations whose peer keys the messenger refused.
+   */
+  readonly keyAlerts = new KeyAlerts();
 
   /** Whether the signed-in owner is a platform operator (`PLATFORM_OPERATOR_SUBS`): the operator screens are offered. */
   get operator(): boolean {
@@ -122,7 +129,10 @@ export class OwnerRuntime {
     const rt = new OwnerRuntime(session, client, store, identity, messenger, realtime, chat, createdTenant, me);
     messenger.attach(realtime, { transport: false });
     messenger.on('message', (m) => rt.record(m));
-    messenger.on('error', (e) => hooks.onWarning?.(`${e.code}: ${e.message}`));
+    // A key-transparency refusal or finding is shown as such (chat, alert banner), not as a warning.
+    messenger.on('error', (e) => {
+      if (!rt.keyAlerts.fromError(e, deviceId)) hooks.onWarning?.(`${e.code}: ${e.message}`);
+    });
     // Ticks: statuses of what this browser sent, and read marks covering older messages.
     realtime.statuses.on('status', (s) => {
       if (s.conversation_id !== undefined && s.message_id !== undefined) void chat.setStatus(s.conversation_id, s.message_id, s.status);
@@ -130,6 +140,7 @@ export class OwnerRuntime {
     realtime.on('message_read', (e) => void chat.markReadUpTo(e.conversation_id, e.cursor));
     realtime.on('event', (e) => {
       if (e.event === 'device_linked') rt.follow((e.data as { conversation_id?: string } | undefined)?.conversation_id);
+      if (e.event === 'key_directory_alert' && isKeyAlert(e.data)) rt.keyAlerts.add(e.data);
       hooks.onEvent?.(e.event, e.data);
     });
     realtime.on('stateChange', (s) => hooks.onState?.(s.state));
@@ -191,10 +202,19 @@ export class OwnerRuntime {
 
   /**
    * Encrypt `content` in the browser and send it in the conversation; the sent plaintext goes to
-   * the local log. @throws SecureMessengerError, ParleyApiError.
+   * the local log. @throws SecureMessengerError (`key_transparency`: the peer's keys were refused,
+   *   recorded in `keyAlerts` and nothing was sent), ParleyApiError.
    */
   async send(conversationId: string, content: Content): Promise<void> {
-    const sent = await this.messenger.send(conversationId, content);
+    let sent;
+    try {
+      sent = await this.messenger.send(conversationId, content);
+    } catch (err) {
+      const kt = keyTransparencyError(err);
+      if (kt) this.keyAlerts.refuse({ conversation_id: conversationId, detail: kt.message, at: new Date().toISOString() });
+      throw err;
+    }
+    this.keyAlerts.clearRefusal(conversationId);
     await this.chat.append({
       message_id: sent.message_id,
       conversation_id: conversationId,
@@ -212,6 +232,12 @@ export class OwnerRuntime {
   close(): void {
     this.realtime.close('signed out');
   }
+}
+
+/** Whether a socket event's data has the fields of a `key_directory_alert` (design §8.39). */
+function isKeyAlert(data: unknown): data is KeyAlert {
+  const d = data as Partial<KeyAlert> | null | undefined;
+  return typeof d?.label === 'string' && typeof d.reason === 'string' && typeof d.reported_at === 'string';
 }
 
 async function loadIdentity(store: SealedStore): Promise<DeviceIdentity | undefined> {

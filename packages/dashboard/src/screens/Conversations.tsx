@@ -3,7 +3,8 @@
  * end encrypted by this browser's `SecureMessenger` (MLS or X3DH + Double Ratchet) and
  * decrypted in the page; the service sees ciphertext only. A badge says whether the session's keys
  * are post-quantum (PQXDH, hybrid MLS) or classical. Structured content is shown as cards;
- * a received decision request is answered in place (the SDK's `decisionAnswer`).
+ * a received decision request is answered in place (the SDK's `decisionAnswer`). When key
+ * transparency refused the agent's keys (design §8.39), the chat says so in place of a send error.
  */
 import { decisionAnswer, readDecisionAnswer, type Conversation, type DecisionRequest } from '@parley/sdk';
 import { useMutation, useQuery } from '@tanstack/react-query';
@@ -11,8 +12,10 @@ import { useEffect, useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import { useOwner } from '../app/owner-context';
 import type { ChatEntry } from '../lib/chat-log';
+import { keyTransparencyError, useKeyAlerts } from '../lib/key-alerts';
 import { nameOf } from '../lib/names';
 import { useDeviceList, useDeviceNames } from '../lib/use-devices';
+import { KeyRefusalNote } from '../components/KeyAlerts';
 import { ProtectionBadge } from '../components/ProtectionBadge';
 import { Empty, ErrorNote, Loading, Section } from '../components/ui';
 import { ChatThread, useChat } from './parts/ChatThread';
@@ -61,6 +64,8 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
     if (entry.content?.type !== 'decision_request') return;
     send.mutate(decisionAnswer(entry.content.payload as DecisionRequest, entry.message_id, optionId));
   };
+  const kt = keyTransparencyError(send.error);
+  const refusal = useKeyAlerts(owner.keyAlerts).refusals.get(id) ?? (kt ? { conversation_id: id, detail: kt.message, at: new Date().toISOString() } : undefined);
   const session = owner.messenger.sessionInfo(id);
   const protection = owner.messenger.protection(id);
   return (
@@ -77,10 +82,11 @@ function Chat({ conversation, agentName }: { conversation: Conversation; agentNa
         entries={entries}
         onSend={(text, done) => send.mutate({ type: 'text', payload: { text } }, { onSuccess: done })}
         pending={send.isPending}
-        error={send.error}
+        error={kt ? undefined : send.error}
         answers={answers}
         onAnswer={answer}
       />
+      {refusal && <KeyRefusalNote refusal={refusal} peerName={agentName} peerDeviceId={conversation.agent_device_id} />}
     </Section>
   );
 }

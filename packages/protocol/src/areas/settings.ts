@@ -5,6 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { defineRoute } from '../contract.js';
 import { lit, Nullable, refuseUnknownKeys, Timestamp } from '../common.js';
+import { KEY_DIRECTORY_MAX_WITNESSES } from './key-directory.js';
 import { ROOM_SECURITY_LEVELS, type RoomSecurityLevel } from './rooms.js';
 
 /** Bounds of `held_message_ttl_hours` (1 hour .. 30 days). */
@@ -30,6 +31,18 @@ const ModelPricesFields = {
   description: 'price table: model name (`gen_ai.request.model`) -> cents per 1M input/output tokens; key `*` prices every other model (default {})',
 };
 
+/**
+ * A C2SP tlog-cosignature `cosignature/v1` witness vkey: `<name>+<8 hex key id>+<base64 of 0x04
+ * and the 32-byte Ed25519 key>` (the server also checks the key id, design §8.39).
+ */
+const WitnessVkey = Type.String({ minLength: 55, maxLength: 400, pattern: '^[^\\s+]+\\+[0-9a-f]{8}\\+[A-Za-z0-9+/]{44}$', description: 'C2SP cosignature/v1 witness vkey' });
+
+const WitnessesFields = {
+  maxItems: KEY_DIRECTORY_MAX_WITNESSES,
+  uniqueItems: true,
+  description: `the witnesses (C2SP cosignature/v1 vkeys, at most ${KEY_DIRECTORY_MAX_WITNESSES}) whose cosignatures the tenant's clients require on key directory checkpoints (GET /key-directory; default [])`,
+};
+
 const SettingsFields = {
   held_message_ttl_hours: Type.Integer({ minimum: HELD_TTL_HOURS.min, maximum: HELD_TTL_HOURS.max, description: 'hours a held message awaits approval before it expires (default HELD_MESSAGE_TTL_HOURS, 72)' }),
   default_room_security_level: lit(ROOM_SECURITY_LEVELS, { description: 'security level of a room created without one (default standard)' }),
@@ -41,6 +54,12 @@ const SettingsFields = {
   require_post_quantum: Type.Boolean({
     description:
       "true: the tenant's devices refuse to start or accept classical end-to-end sessions: X3DH without the peer's signed PQ prekey (PQXDH rev. 3) and MLS groups of a non-hybrid ciphersuite (RFC 9420 §17.1; X-Wing is the hybrid one); default false. Devices read it from GET /devices/self/settings (owner devices: GET /devices/{id}/settings)",
+  }),
+  key_transparency_witnesses: Type.Array(WitnessVkey, WitnessesFields),
+  key_transparency_min_cosignatures: Type.Integer({
+    minimum: 0,
+    maximum: KEY_DIRECTORY_MAX_WITNESSES,
+    description: 'how many of key_transparency_witnesses must cosign a key directory checkpoint before the tenant\'s clients accept it (at most the number of witnesses; default 0)',
   }),
 };
 
@@ -66,6 +85,8 @@ export const TenantSettingsPatch = refuseUnknownKeys(
       model_prices: Type.Optional(Type.Unsafe<Record<string, ModelPrice> | null>({ type: ['object', 'null'], ...ModelPricesFields })),
       read_receipts_enabled: Type.Optional(orNull<boolean>('boolean', SettingsFields.read_receipts_enabled)),
       require_post_quantum: Type.Optional(orNull<boolean>('boolean', SettingsFields.require_post_quantum)),
+      key_transparency_witnesses: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: WitnessVkey, ...WitnessesFields })),
+      key_transparency_min_cosignatures: Type.Optional(orNull<number>('integer', SettingsFields.key_transparency_min_cosignatures)),
     },
     { additionalProperties: false, minProperties: 1, description: 'keys to set; null resets a key to its default' },
   ),
@@ -121,7 +142,7 @@ export const settingsRoutes = {
     tags: ['settings'],
     summary: 'Tenant settings, defaults filled in',
     description:
-      'The tenant\'s settings as one flat object, defaults filled in for keys the owner never set: held-message lifetime, default room security level, scan rules on or off, model prices for spend, read receipts on or off, and whether post-quantum sessions are required.',
+      'The tenant\'s settings as one flat object, defaults filled in for keys the owner never set: held-message lifetime, default room security level, scan rules on or off, model prices for spend, read receipts on or off, whether post-quantum sessions are required, and the key transparency witnesses with the cosignatures required of them.',
     responses: { 200: TenantSettings },
     errors: [401, 403],
   }),
@@ -132,7 +153,7 @@ export const settingsRoutes = {
     tags: ['settings'],
     summary: 'Update tenant settings (merge; null resets a key); answers the full object',
     description:
-      'Merges the given keys into the tenant\'s settings (a value sets a key, `null` resets it to its default); concurrent patches of different keys both survive. Audited as `settings.updated` with the changed keys; answers the full object. 400 also for an unknown key or a value out of range (the detail names it).',
+      'Merges the given keys into the tenant\'s settings (a value sets a key, `null` resets it to its default); concurrent patches of different keys both survive. Audited as `settings.updated` with the changed keys; answers the full object. 400 also for an unknown key or a value out of range (the detail names it), a witness vkey whose key id does not match its name and key, or `key_transparency_min_cosignatures` above the number of `key_transparency_witnesses`.',
     body: TenantSettingsPatch,
     responses: { 200: TenantSettings },
     errors: [400, 401, 403],

@@ -9,8 +9,8 @@
  * are devices too), `device/<id>/signed-prekey` and `device/<id>/pq-prekey` (the served signed
  * X3DH prekey and last-resort PQXDH prekey; a new version on each rotation),
  * `device/<id>/one-time-prekey/<key id>` and `device/<id>/pq-one-time-prekey/<key id>` (one-time
- * prekeys, one version each), `did/<did>` (the Ed25519 verification method of a `did:hub`
- * document). MLS KeyPackages carry the device's identity key as their credential key, which the
+ * prekeys, one version each), `did/<did>` (the verification methods of a `did:hub` document: a
+ * new version when one is added). MLS KeyPackages carry the device's identity key as their credential key, which the
  * client checks against the `device/<id>` value.
  *
  * A label's index is the first 32 bytes of the VRF output of the label, except for one-time
@@ -68,5 +68,9 @@ export const signedPrekeyValue = (p: { key_id: string; public_key: string; signa
 export const oneTimePrekeyValue = (p: { key_id: string; public_key: string; signature?: string }): Uint8Array =>
   keyDirectoryValue(p.signature === undefined ? { key_id: p.key_id, public_key: p.public_key } : { key_id: p.key_id, public_key: p.public_key, signature: p.signature });
 
-/** The value of `did/<did>`: the Ed25519 public key multibase of its verification method. */
-export const didValue = (publicKeyMultibase: string): Uint8Array => keyDirectoryValue({ public_key_multibase: publicKeyMultibase });
+/**
+ * The value of `did/<did>`: the document's verification methods, each fragment of its `id`
+ * (`owner-key`, `key-2`, …) to its `publicKeyMultibase`, as the DID document lists them.
+ */
+export const didDocumentValue = (methods: readonly { id: string; publicKeyMultibase: string }[]): Uint8Array =>
+  keyDirectoryValue(Object.fromEntries(methods.map((m) => [m.id.slice(m.id.indexOf('#') + 1), m.publicKeyMultibase])));

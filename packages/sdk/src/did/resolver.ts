@@ -10,6 +10,7 @@
  * const { didDocument } = await resolver.resolve('did:hub:translator');
  */
 import type { DIDResolutionResult, DIDResolver, ResolverRegistry } from 'did-resolver';
+import type { KeyTransparency } from '../key-transparency/client.js';
 
 /** The `fetch` the driver uses (the global one by default). */
 export type DidFetch = (input: string, init: RequestInit) => Promise<Response>;
@@ -22,6 +23,12 @@ export interface HubResolverOptions {
   fetch?: DidFetch;
   /** An API key (`X-API-Key`): contract §8 allows 600 resolutions/min with one instead of 60 per IP. */
   apiKey?: string;
+  /**
+   * Check each resolved document's verification methods in the key directory (design §8.39):
+   * a document whose keys the directory does not hold resolves to `invalidPublicKey` with a
+   * message naming key transparency.
+   */
+  keyTransparency?: Pick<KeyTransparency, 'verifyDidDocument'>;
 }
 
 /** `Accept` of a resolution request (W3C DID Resolution, HTTP(S) binding). */
@@ -68,6 +75,14 @@ export function getResolver(options: HubResolverOptions): ResolverRegistry {
     if (!isResolutionResult(body)) {
       const detail = body && typeof (body as { detail?: unknown }).detail === 'string' ? `: ${(body as { detail: string }).detail}` : '';
       return failure('internalError', `unexpected answer HTTP ${res.status}${detail}`);
+    }
+    if (body.didDocument && options.keyTransparency) {
+      try {
+        await options.keyTransparency.verifyDidDocument(body.didDocument);
+      } catch (err) {
+        const refused = (err as Error).name === 'KeyTransparencyError';
+        return failure(refused ? 'invalidPublicKey' : 'internalError', refused ? (err as Error).message : `key transparency lookup failed: ${(err as Error).message}`);
+      }
     }
     return {
       ...(body['@context'] !== undefined ? { '@context': body['@context'] } : {}),

@@ -8,7 +8,7 @@
  * (`POST /key-directory/reports`). The device also checks its own labels ({@link KeyTransparency.monitorOwn}):
  * a key in its name that it did not publish is reported as `unpublished_key`.
  */
-import { deviceKeysLabel, deviceKeysValue, pqPrekeyLabel, signedPrekeyLabel, signedPrekeyValue, type KeyDirectoryInfo, type KeyDirectoryReportReason } from '@parley/protocol';
+import { deviceKeysLabel, deviceKeysValue, didDocumentValue, didLabel, pqPrekeyLabel, signedPrekeyLabel, signedPrekeyValue, type KeyDirectoryInfo, type KeyDirectoryReportReason } from '@parley/protocol';
 import type { ParleyClient } from '../client/rest.js';
 import { ParleyApiError } from '../client/errors.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -140,6 +140,15 @@ export class KeyTransparency {
       if (err instanceof KeyTransparencyError) await this.report(label, 'verification_failed', err.message);
       throw err;
     }
+  }
+
+  /**
+   * Verify the verification methods of a `did:hub` document (`did/<did>`): before trusting a key
+   * of it (an Agent Card signature, a credential).
+   */
+  verifyDidDocument(doc: { id: string; verificationMethod?: readonly { id: string; publicKeyMultibase?: string }[] }): Promise<void> {
+    const methods = (doc.verificationMethod ?? []).map((m) => ({ id: m.id, publicKeyMultibase: m.publicKeyMultibase ?? '' }));
+    return this.verify(didLabel(doc.id), didDocumentValue(methods));
   }
 
   /** Verify a peer device's identity and X25519 keys (`device/<id>`). */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { appWithAgent, newOwner, registerOwnerDevice } from '../../testing/flows.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const DEFAULTS = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false };
+const DEFAULTS = { held_message_ttl_hours: 72, default_room_security_level: 'standard', scan_rules_enabled: true, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false, key_transparency_witnesses: [], key_transparency_min_cosignatures: 0 };
 
 describe('tenant settings', () => {
   const s = appWithAgent();
@@ -27,7 +27,7 @@ describe('tenant settings', () => {
     expect(a.status).toBe(200);
     expect(a.body).toEqual({ ...DEFAULTS, held_message_ttl_hours: 12 });
     const b = await patch({ default_room_security_level: 'strict', scan_rules_enabled: false });
-    expect(b.body).toEqual({ held_message_ttl_hours: 12, default_room_security_level: 'strict', scan_rules_enabled: false, model_prices: {}, read_receipts_enabled: true, require_post_quantum: false });
+    expect(b.body).toEqual({ ...DEFAULTS, held_message_ttl_hours: 12, default_room_security_level: 'strict', scan_rules_enabled: false });
     expect((await get()).body).toEqual(b.body);
     const c = await patch({ held_message_ttl_hours: null, scan_rules_enabled: null });
     expect(c.status).toBe(200);

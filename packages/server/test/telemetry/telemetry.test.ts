@@ -190,7 +190,7 @@ describe('telemetry', () => {
     const noop = { toOwners: async () => undefined, closeDevice: async () => undefined } as never;
     const keyBinding = new KeyBindingService(t.app.parley.database.db, t.app.parley.secrets, { required: false });
     await keyBinding.init();
-    const { device_id } = await new ApiKeyService(t.app.parley.database.db, noop, keyBinding, new HubService(t.app.parley.database.db), t.app.parley.keyDirectory).registerClientKey(owner.tenantId, key.id, {
+    const { device_id } = await new ApiKeyService(t.app.parley.database.db, noop, keyBinding, new HubService(t.app.parley.database.db, t.app.parley.keyDirectory), t.app.parley.keyDirectory).registerClientKey(owner.tenantId, key.id, {
       identity_public_key: keys.identityPublicKey,
       ephemeral_public_key: keys.ephemeralPublicKey,
       signature: keys.proof(),

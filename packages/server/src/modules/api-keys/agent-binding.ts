@@ -9,17 +9,18 @@
  */
 import type { Tx } from '../../db/client.js';
 import { appendAudit } from '../audit/index.js';
-import { decodeOwnerKey, movePendingAgentKey, pendingAgentIdentities, updateHubIdentity } from '../hub/index.js';
+import { commitDidKeys, decodeOwnerKey, movePendingAgentKey, pendingAgentIdentities, updateHubIdentity } from '../hub/index.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 
 /**
  * Bind every identity waiting for key `apiKeyId` to `deviceId` (the key's new ACTIVE agent
  * device; `identityPublicKeyHex` its Ed25519 identity key, proven by the registration
  * signature). An identity without an owner key takes the device key, base64 (when it is a valid
- * Ed25519 key, see ed25519.ts). Audit `hub.agent_bound` (subject the identity id; data
+ * Ed25519 key, see ed25519.ts), committed to the key directory `directory` as its DID keys. Audit `hub.agent_bound` (subject the identity id; data
  * `{hub_address, device_id, api_key_id, owner_key_from_device}`; actor `api_key:<id>`).
  * Runs inside the registration's transaction (scoped to `tenantId`).
  */
-export async function bindPendingAgentIdentity(tx: Tx, tenantId: string, apiKeyId: string, deviceId: string, identityPublicKeyHex: string): Promise<void> {
+export async function bindPendingAgentIdentity(tx: Tx, tenantId: string, apiKeyId: string, deviceId: string, identityPublicKeyHex: string, directory: KeyDirectory): Promise<void> {
   for (const identity of await pendingAgentIdentities(tx, apiKeyId)) {
     const deviceKey = Buffer.from(identityPublicKeyHex, 'hex').toString('base64');
     const ownerKeyFromDevice = identity.publicKey === null && decodeOwnerKey(deviceKey) !== null;
@@ -30,6 +31,7 @@ export async function bindPendingAgentIdentity(tx: Tx, tenantId: string, apiKeyI
       subject: identity.id,
       data: { hub_address: identity.hubAddress, device_id: deviceId, api_key_id: apiKeyId, owner_key_from_device: ownerKeyFromDevice },
     });
+    if (ownerKeyFromDevice) await commitDidKeys(tx, directory, identity.id);
   }
 }
 

@@ -179,7 +179,7 @@ export class ApiKeyService {
         await this.directory.publish(tx, [deviceBinding({ id: deviceId, identityPublicKey: ipk, ephemeralPublicKey: epk })]);
         await repo.updateApiKey(tx, k.id, { deviceId, lastUsedAt: now });
         // A hub identity registered with this key (POST /hub/agents) is bound to the new device.
-        await bindPendingAgentIdentity(tx, tenantId, k.id, deviceId, ipk);
+        await bindPendingAgentIdentity(tx, tenantId, k.id, deviceId, ipk, this.directory);
         created = true;
       }
       const group = await provisionAgent(tx, tenantId, deviceId);

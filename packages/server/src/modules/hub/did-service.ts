@@ -11,6 +11,7 @@
  * request cannot be replayed.
  */
 import { randomUUID } from 'node:crypto';
+import { didDocumentValue, didLabel } from '@parley/protocol';
 import canonicalize from 'canonicalize';
 import { asc, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
@@ -22,7 +23,8 @@ import { buildDidDocument, ED25519_2020, messagingEndpoint, parseDid, resolution
 import { decodePublicKeyMultibase } from '../../keys/index.js';
 import { isEd25519PublicKey } from '../../lib/public-keys.js';
 import { appendAudit } from '../audit/index.js';
-import { getByAddress, updateHubIdentity, type HubIdentityRow } from './repo.js';
+import { getByAddress, getHubIdentity, updateHubIdentity, type HubIdentityRow } from './repo.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
 /** How far a DID update `timestamp` may be from the server clock (design §8.15). */
@@ -54,6 +56,8 @@ export interface HubDidServiceOptions {
    * so a registered identity can never shadow the issuer DID.
    */
   platformDocument?: (address: string) => object | null;
+  /** The key directory an added verification method is committed to (design §8.39); updates need it. */
+  directory?: KeyDirectory;
 }
 
 interface Found {
@@ -63,6 +67,20 @@ interface Found {
 
 const listMethods = (tx: Tx, identityId: string) =>
   tx.select().from(hubVerificationMethods).where(eq(hubVerificationMethods.identityId, identityId)).orderBy(asc(hubVerificationMethods.createdAt), asc(hubVerificationMethods.keyId));
+
+/**
+ * Commit the verification methods of identity `identityId`'s DID document (owner key included) to
+ * the key directory as `did/<did>` (design §8.39), in the caller's transaction, after a write that
+ * changed them: registration, an owner key taken from the agent's device, an added method. An
+ * identity without any key commits nothing.
+ */
+export async function commitDidKeys(tx: Tx, directory: KeyDirectory, identityId: string): Promise<void> {
+  const identity = await getHubIdentity(tx, identityId);
+  if (!identity) return;
+  const doc = buildDidDocument({ address: identity.hubAddress, ownerKey: identity.publicKey, methods: await listMethods(tx, identity.id), wsUrl: '' });
+  if (doc.verificationMethod.length === 0) return;
+  await directory.publish(tx, [{ label: didLabel(doc.id), value: didDocumentValue(doc.verificationMethod) }]);
+}
 
 export class HubDidService {
   private readonly wsUrl: string;
@@ -142,6 +160,8 @@ export class HubDidService {
         .values({ id: randomUUID(), tenantId, identityId: identity.id, keyId: `key-${current.verificationMethod.length + 1}`, type: ED25519_2020, publicKeyMultibase: method.publicKeyMultibase })
         .returning();
       await updateHubIdentity(tx, identity.id, { didUpdatedAt: new Date(at), updatedAt: now });
+      if (!this.opts.directory) throw new Error('HubDidService: DID updates need the key directory');
+      await commitDidKeys(tx, this.opts.directory, identity.id);
       await appendAudit(tx, tenantId, {
         type: 'hub.did_updated',
         actor,

@@ -13,11 +13,12 @@ import { HubDirectoryService } from './directory.js';
 import { hubProfileRoutes } from './profile-routes.js';
 import { hubRoutes } from './routes.js';
 import { HubService } from './service.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 
 export { resolveAgent, resolveAgentId, type AgentRef } from './agent-ref.js';
 export { toOut } from './capabilities.js';
 export { ED25519_2020, buildDidDocument, didTimestamp, messagingEndpoint, type DidDocument } from './did.js';
-export type { HubDidService } from './did-service.js';
+export { commitDidKeys, type HubDidService } from './did-service.js';
 export { decodeOwnerKey } from './ed25519.js';
 export {
   SEARCH_CONFIG,
@@ -44,9 +45,9 @@ export interface HubArea extends Area {
 }
 
 /** The registry with the platform issuer's address reserved and its DID document served first. */
-export function createHub(d: Pick<Platform, 'db' | 'config'> & { platformAddress: string; platformDocument: HubDidServiceOptions['platformDocument'] }): HubArea {
-  const hub = new HubService(d.db, [d.platformAddress]);
-  const hubDid = new HubDidService({ db: d.db, publicUrl: d.config.publicUrl, ...(d.platformDocument ? { platformDocument: d.platformDocument } : {}) });
+export function createHub(d: Pick<Platform, 'db' | 'config'> & { platformAddress: string; platformDocument: HubDidServiceOptions['platformDocument']; keyDirectory: KeyDirectory }): HubArea {
+  const hub = new HubService(d.db, d.keyDirectory, [d.platformAddress]);
+  const hubDid = new HubDidService({ db: d.db, publicUrl: d.config.publicUrl, directory: d.keyDirectory, ...(d.platformDocument ? { platformDocument: d.platformDocument } : {}) });
   const rateLimits = d.config.rateLimits;
   return {
     hub,

@@ -18,6 +18,8 @@ import { appendAudit } from '../audit/index.js';
 import { getDevice } from '../devices/index.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
+import { commitDidKeys } from './did-service.js';
+import type { KeyDirectory } from '../key-directory/index.js';
 
 export type { HubIdentityRow } from './repo.js';
 
@@ -68,8 +70,13 @@ export class HubService {
    * @param reservedAddresses addresses no identity may register besides
    *   {@link ROUTE_RESERVED_ADDRESSES} (e.g. the platform issuer's own address, design §8.16).
    */
+  /**
+   * @param directory the key directory a new identity's DID keys are committed to (design §8.39).
+   * @param reservedAddresses addresses no one may register (the platform issuer's).
+   */
   constructor(
     private readonly db: Db,
+    private readonly directory: KeyDirectory,
     reservedAddresses: Iterable<string> = [],
   ) {
     this.reserved = new Set([...ROUTE_RESERVED_ADDRESSES, ...[...reservedAddresses].map((a) => a.toLowerCase())]);
@@ -130,6 +137,7 @@ export class HubService {
   ): Promise<repo.HubIdentityRow> {
     const [row] = await repo.insertHubIdentity(tx, { id: randomUUID(), ...f, capabilities: [...new Set(f.capabilities)] });
     await repo.refreshSearchDocument(tx, row!.id);
+    await commitDidKeys(tx, this.directory, row!.id);
     const data = { hub_address: f.hubAddress, device_id: f.deviceId, owner_key: row!.publicKey !== null, ...(f.apiKeyId ? { api_key_id: f.apiKeyId } : {}) };
     await appendAudit(tx, f.tenantId, { type: 'hub.registered', actor: f.createdBy, subject: row!.id, data });
     return row!;

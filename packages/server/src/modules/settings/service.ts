@@ -22,10 +22,17 @@
  *   tenant's devices, which learn it from their device settings (`GET /devices/self/settings`,
  *   modules/devices) and then refuse classical X3DH (PQXDH rev. 3 §3.3) and non-hybrid MLS
  *   ciphersuites (RFC 9420 §17.1). The service only stores and serves it: it cannot see sessions.
+ * - `key_transparency_witnesses` (C2SP cosignature/v1 vkeys, at most 10, default `[]`) and
+ *   `key_transparency_min_cosignatures` (integer 0..10, at most the number of witnesses, default
+ *   0): the tenant's witness policy, served by `GET /key-directory` (design §8.39); the tenant's
+ *   clients refuse a directory checkpoint without that many cosignatures by those witnesses. Each
+ *   vkey's key id is checked against its name and key (lib/cosignature.ts).
  */
 import type { TenantSettings, TenantSettingsPatch } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { withTenant } from '../../db/tenant.js';
+import { parseWitnessVkey } from '../../lib/cosignature.js';
+import { badRequest } from '../../lib/errors.js';
 import { appendAudit } from '../audit/index.js';
 import * as repo from './repo.js';
 
@@ -44,7 +51,22 @@ export function defaultSettings(heldTtlMs: number): TenantSettings {
     model_prices: {},
     read_receipts_enabled: READ_RECEIPTS_DEFAULT,
     require_post_quantum: REQUIRE_POST_QUANTUM_DEFAULT,
+    key_transparency_witnesses: [],
+    key_transparency_min_cosignatures: 0,
   };
+}
+
+/**
+ * The checks the route schema cannot make (design §8.39): every witness vkey parses with a key id
+ * matching its name and key, and the cosignatures required do not exceed the witnesses listed.
+ * @throws 400 naming the setting
+ */
+function checkWitnessPolicy(s: TenantSettings): void {
+  const bad = s.key_transparency_witnesses.findIndex((v) => !parseWitnessVkey(v));
+  if (bad >= 0) throw badRequest(`key_transparency_witnesses[${bad}] is not a C2SP cosignature/v1 vkey whose key id matches its name and key`);
+  if (s.key_transparency_min_cosignatures > s.key_transparency_witnesses.length) {
+    throw badRequest(`key_transparency_min_cosignatures (${s.key_transparency_min_cosignatures}) exceeds the number of key_transparency_witnesses (${s.key_transparency_witnesses.length})`);
+  }
 }
 
 export class SettingsService {
@@ -74,8 +96,9 @@ export class SettingsService {
   /**
    * Merge `patch` into the stored overrides in one transaction (the row is locked, so concurrent
    * patches of different keys both survive): a value sets the key, `null` removes the override.
-   * The patch is validated by the route schema (types, ranges, unknown keys). Answers the
-   * effective settings.
+   * The patch is validated by the route schema (types, ranges, unknown keys); the merged witness
+   * policy here. Answers the effective settings.
+   * @throws 400 for a malformed witness vkey or more cosignatures required than witnesses listed
    */
   update(tenantId: string, updatedBy: string, patch: TenantSettingsPatch): Promise<TenantSettings> {
     return withTenant(this.db, tenantId, async (tx) => {
@@ -86,9 +109,11 @@ export class SettingsService {
         if (v === null || v === undefined) delete stored[k];
         else stored[k] = v;
       }
+      const effective = this.effective(stored);
+      checkWitnessPolicy(effective);
       await repo.upsertSettings(tx, tenantId, stored, updatedBy);
       await appendAudit(tx, tenantId, { type: 'settings.updated', actor: updatedBy, data: { keys: Object.keys(patch).sort() } });
-      return this.effective(stored);
+      return effective;
     });
   }
 
