@@ -38,8 +38,7 @@ import { createHealth } from './modules/health/index.js';
 import { createHub, type HubDidService, type HubService } from './modules/hub/index.js';
 import { createInvites } from './modules/invites/index.js';
 import { createKeyBinding } from './modules/key-binding/index.js';
-import { createKeyDirectory, type KeyDirectory } from './modules/key-directory/index.js';
-import { WitnessPublisher } from './modules/key-directory/witnesses.js';
+import { createKeyDirectory, WitnessPublisher, type KeyDirectory } from './modules/key-directory/index.js';
 import { createMarketplace, type Marketplace } from './modules/marketplace/index.js';
 import { createMls, deleteKeyPackagesOf } from './modules/mls/index.js';
 import { createPolicies, type PolicyService } from './modules/policies/index.js';
@@ -184,7 +183,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     marketplace,
     createShadow(p),
     createWebhooks(p),
-    createJobs({ ...p, expiryIntervalMs: overrides.expiryJobIntervalMs ?? 60_000, policies: policies.policies, decisions: decisions.decisions, transparency: audit.transparency, trustEngine: trust.engine, spend: spend.spend, ...(witnesses ? { witnesses } : {}) }),
+    createJobs({ ...p, expiryIntervalMs: overrides.expiryJobIntervalMs ?? 60_000, policies: policies.policies, decisions: decisions.decisions, transparency: audit.transparency, trustEngine: trust.engine, spend: spend.spend, keyDirectory: keyDirectory.directory, ...(witnesses ? { witnesses } : {}) }),
   ];
 
   const handles = { policies: policies.policies, hub: hub.hub, hubDid: hub.hubDid, federation: federation.federation, marketplace, keyDirectory: keyDirectory.directory };

@@ -29,6 +29,7 @@ export const POSTGRES_TEST_FILES: Readonly<Record<string, string>> = {
   'telemetry/telemetry-export.test.ts': 'the export outbox drained by two instances sharing one database',
   'push/push-web.test.ts': 'the push outbox claimed by two workers on one database (SKIP LOCKED across pool connections)',
   'audit/audit-transparency.test.ts': 'concurrent appends to the transparency log from two instances on one database',
+  'key-directory/directory.test.ts': 'concurrent appends to the key directory racing for its advisory lock on pool connections',
   'marketplace/marketplace-payouts.test.ts': 'two instances running the payout at the same moment pay once',
   'http/defects-auth.test.ts': 'a renewal challenge issued by one instance renews on another sharing the database',
   'devices/key-rotation.test.ts': 'the key-rotation CLI against the database of a running service',

@@ -6,9 +6,21 @@
 import { sql } from 'drizzle-orm';
 import type { TestApp } from './harness.js';
 
+/**
+ * Mark the app's key directory backfill (jobs/key-directory-backfill.ts) as run, so it does not
+ * commit what a test swapped afterwards: a test of what clients refuse needs the directory to
+ * keep the keys the devices published.
+ */
+async function backfillDone(t: TestApp): Promise<void> {
+  await t.app.parley.database.db.execute(sql`
+    insert into scheduled_jobs (name, next_run_at) values ('key_directory_backfill', now() + interval '365 days')
+    on conflict (name) do update set next_run_at = excluded.next_run_at`);
+}
+
 /** Serve other keys for a device than it registered (its `devices` row rewritten; the directory untouched). */
 export async function swapDeviceKeys(t: TestApp, deviceId: string, keys: { identity_public_key?: string; ephemeral_public_key?: string }): Promise<void> {
   const db = t.app.parley.database.db;
+  await backfillDone(t);
   if (keys.identity_public_key) await db.execute(sql`update devices set identity_public_key = ${keys.identity_public_key} where id = ${deviceId}`);
   if (keys.ephemeral_public_key) await db.execute(sql`update devices set ephemeral_public_key = ${keys.ephemeral_public_key} where id = ${deviceId}`);
 }
@@ -20,6 +32,7 @@ export async function swapDeviceKeys(t: TestApp, deviceId: string, keys: { ident
  */
 export async function swapOneTimePrekeys(t: TestApp, deviceId: string, make: () => { publicKey: Uint8Array; keyId: string }): Promise<void> {
   const db = t.app.parley.database.db;
+  await backfillDone(t);
   const rows = (await db.execute(sql`select id from pq_prekeys where device_id = ${deviceId} and kind = 'x25519' and not last_resort and claimed_at is null`)) as unknown as { rows: { id: string }[] };
   for (const { id } of rows.rows) {
     const k = make();
@@ -29,6 +42,7 @@ export async function swapOneTimePrekeys(t: TestApp, deviceId: string, make: () 
 
 /** Serve another owner key (base64 Ed25519) in a hub identity's DID document. */
 export async function swapHubOwnerKey(t: TestApp, hubAddress: string, publicKeyBase64: string): Promise<void> {
+  await backfillDone(t);
   await t.app.parley.database.db.execute(sql`update hub_identities set public_key = ${publicKeyBase64} where hub_address = ${hubAddress}`);
 }
 

@@ -1,14 +1,14 @@
 /**
  * The scheduled work of the areas as one {@link Area} (design §8 "jobs"): per instance the invite,
  * held-message and decision-deadline sweeps; across the cluster the audit checkpoints, the trust
- * recompute, the span pruning, the spend alert sweep and the key directory's witness publication
+ * recompute, the span pruning, the spend alert sweep, the key directory's backfill and its witness publication
  * (jobs/cluster-schedule.ts). `start()` runs once the app is ready; `close()` stops every job and
  * waits for runs in progress.
  */
 import type { Area, Platform } from '../http/area.js';
 import type { AuditTransparency } from '../modules/audit/index.js';
 import type { DecisionService } from '../modules/decisions/index.js';
-import type { WitnessPublisher } from '../modules/key-directory/witnesses.js';
+import type { KeyDirectory, WitnessPublisher } from '../modules/key-directory/index.js';
 import type { PolicyService } from '../modules/policies/index.js';
 import type { SpendService } from '../modules/spend/index.js';
 import type { TrustEngine } from '../modules/trust/index.js';
@@ -16,6 +16,7 @@ import { scheduleAuditCheckpoints } from './audit-checkpoints.js';
 import { scheduleDecisionDeadlines } from './decision-deadlines.js';
 import { scheduleHeldExpiry } from './held-expiry.js';
 import { scheduleInviteExpiry } from './invite-expiry.js';
+import { scheduleKeyDirectoryBackfill } from './key-directory-backfill.js';
 import { scheduleKeyDirectoryWitnesses } from './key-directory-witnesses.js';
 import { scheduleSpendAlerts } from './spend-alerts.js';
 import { scheduleTelemetryPrune } from './telemetry-prune.js';
@@ -30,6 +31,8 @@ export interface JobsDeps extends Pick<Platform, 'db' | 'config' | 'metrics' | '
   transparency: AuditTransparency;
   trustEngine: Pick<TrustEngine, 'recomputeAll'>;
   spend: Pick<SpendService, 'sweepAlerts'>;
+  /** The key directory, for the backfill of keys stored before it (jobs/key-directory-backfill.ts). */
+  keyDirectory: KeyDirectory;
   /** The key directory's checkpoint publication to the platform's witnesses; absent without `KEY_DIRECTORY_WITNESSES`. */
   witnesses?: WitnessPublisher;
 }
@@ -51,6 +54,7 @@ export function createJobs(d: JobsDeps): Area {
         scheduleTelemetryPrune({ ...periodic('telemetry pruning', config.telemetryPruneIntervalMs), retentionDays: config.telemetryRetentionDays }),
         scheduleSpendAlerts({ ...periodic('spend alert', config.spendAlertIntervalMs), spend: d.spend }),
         scheduleAuditCheckpoints({ ...periodic('audit checkpoint', config.auditCheckpointIntervalMs), transparency: d.transparency }),
+        scheduleKeyDirectoryBackfill({ db, pollMs: config.jobPollIntervalMs, onError: failed('key directory backfill'), metrics, directory: d.keyDirectory }),
         ...(d.witnesses ? [scheduleKeyDirectoryWitnesses({ ...periodic('key directory witness', config.keyDirectoryWitnessIntervalMs), publisher: d.witnesses })] : []),
       ];
     },

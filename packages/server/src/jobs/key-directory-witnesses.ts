@@ -6,7 +6,7 @@
  * never race each other's `old` size. The first run is due at the first poll. Not scheduled
  * without `KEY_DIRECTORY_WITNESSES`. `scheduled_jobs.last_result` records `{ witnesses, cosigned, failed }`.
  */
-import type { WitnessPublisher } from '../modules/key-directory/witnesses.js';
+import type { WitnessPublisher } from '../modules/key-directory/index.js';
 import { scheduleClusterJob, type PeriodicJobOptions } from './cluster-schedule.js';
 
 /** `scheduled_jobs.name` of the witness publication. */

@@ -3,10 +3,10 @@
  * key-transparency): every device key and prekey the service stores is committed before it can be
  * served, a lookup proves the served key is the current one for its label, and the malicious-server
  * cases are caught: a key swapped in the database, a stale checkpoint, a forked directory, a
- * prekey swapped in a claim. Plus the prefix tree's canonical shape, the append-only table, a
- * second instance catching up, and the routes' 400/401/404.
+ * prekey swapped in a claim. Plus the prefix tree's canonical shape, the append-only table, the
+ * backfill of keys stored before the directory, and the routes' 400/401/404.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { deviceKeysLabel, deviceKeysValue, indexBit, keyDirectoryHashing, oneTimePrekeyLabel, oneTimePrekeyValue, prefixRootFromPath, signedPrekeyLabel, signedPrekeyValue, type KeyLookup } from '@parley/protocol';
 import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
 import { sql } from 'drizzle-orm';
@@ -14,7 +14,9 @@ import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
 import { PrefixTree } from '../../src/modules/key-directory/prefix-tree.js';
 import { sha256 } from '../../src/modules/key-directory/log-tree.js';
+import { backfillKeyDirectory } from '../../src/jobs/key-directory-backfill.js';
 import { activeAgent, appWithAgent, type Agent } from '../../testing/flows.js';
+import { newDeviceKeys } from '../../testing/keys.js';
 
 const hashing = keyDirectoryHashing(sha256);
 
@@ -144,6 +146,34 @@ describe('key directory over the API', () => {
     // A checkpoint signed by another key than the pinned one.
     const otherKey = { ...t, logKeys: (await trust(s.owner.auth)).logKeys.map((k) => ({ ...k, publicKey: randomBytes(32) })) };
     expect(codeOf(() => verifyKeyLookup(otherKey, undefined, label, deviceValue(s.agent), second))).toBe('bad_signature');
+  });
+
+  it('serialises concurrent appends from many transactions into one log', async () => {
+    const agents = await Promise.all(Array.from({ length: 6 }, () => activeAgent(s.t, s.owner)));
+    const spks = agents.map((a, i) => ({ key_id: `c${i}`, public_key: x25519(), signature: randomBytes(64).toString('base64') }));
+    const published = await Promise.all(agents.map((a, i) => s.t.request({ method: 'POST', url: '/api/v1/prekeys', headers: a.auth, payload: { signed_prekey: spks[i], one_time: [{ key_id: `o${i}`, public_key: x25519() }] } })));
+    expect(published.map((r) => r.status)).toEqual(agents.map(() => 201));
+    const t = await trust(s.owner.auth);
+    let last: AcceptedCheckpoint | undefined;
+    for (const [i, a] of agents.entries()) {
+      const label = signedPrekeyLabel(a.deviceId);
+      last = verifyKeyLookup(t, last, label, signedPrekeyValue(spks[i]!), await lookup(s.owner.auth, label, last?.size)).checkpoint;
+    }
+  });
+
+  it('backfills keys stored before the directory, once: a second run commits nothing', async () => {
+    const keys = newDeviceKeys();
+    const id = randomUUID();
+    await db().execute(sql`insert into devices (id, tenant_id, kind, status, identity_public_key, ephemeral_public_key, fingerprint, name)
+      values (${id}, ${s.owner.tenantId}, 'agent', 'ACTIVE', ${keys.identityPublicKey}, ${keys.ephemeralPublicKey}, 'fp', 'stored before the directory')`);
+    const label = deviceKeysLabel(id);
+    expect((await s.t.request({ method: 'GET', url: `/api/v1/key-directory/lookup?label=${label}`, headers: s.owner.auth })).status).toBe(404);
+    const first = await backfillKeyDirectory(db(), s.t.app.parley.keyDirectory);
+    expect(first.bindings).toBeGreaterThan(1);
+    const proof = await lookup(s.owner.auth, label);
+    verifyKeyLookup(await trust(s.owner.auth), undefined, label, deviceKeysValue({ identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey }), proof);
+    await backfillKeyDirectory(db(), s.t.app.parley.keyDirectory);
+    expect((await lookup(s.owner.auth, label)).checkpoint.tree_size).toBe(proof.checkpoint.tree_size);
   });
 
   it('keeps the log append-only in the database', async () => {

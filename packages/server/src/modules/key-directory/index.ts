@@ -15,6 +15,7 @@ import { DirectoryVrf } from './vrf-key.js';
 export type { KeyBinding, KeyDirectory } from './service.js';
 export { deviceBinding, prekeyBindings } from './bindings.js';
 export type { WitnessPolicy } from './info.js';
+export { WitnessPublisher } from './witnesses.js';
 
 /** The key directory area and the directory other areas publish to. */
 export interface KeyDirectoryArea extends Area {
