@@ -32,6 +32,7 @@
  * | `dispute_updated`       | `dispute.updated`       | dispute_id, rental_id, status, outcome                                                           |
  * | `payout_updated`        | `payout.updated`        | payout_id, status, amount_cents                                                                  |
  * | `spend_alert`           | `spend.alert`           | agent_id, period, period_start, threshold, unit, limit, used, severity, category (not title/message) |
+ * | `key_directory_alert`   | `key_directory.alert`   | label, reason, device_id, reported_at (not detail)                                               |
  *
  * Every other event (typing, ping/pong, acks, `a2a_key_exchange`, `client_key_accepted`…) is not a
  * webhook event and is ignored.
@@ -84,6 +85,7 @@ export const WEBHOOK_EVENTS: Readonly<Record<string, { type: string; fields: rea
   dispute_updated: { type: 'dispute.updated', fields: ['dispute_id', 'rental_id', 'status', 'outcome'] },
   payout_updated: { type: 'payout.updated', fields: ['payout_id', 'status', 'amount_cents'] },
   spend_alert: { type: 'spend.alert', fields: ['agent_id', 'period', 'period_start', 'threshold', 'unit', 'limit', 'used', 'severity', 'category'] },
+  key_directory_alert: { type: 'key_directory.alert', fields: ['label', 'reason', 'device_id', 'reported_at'] },
 };
 
 /** A Standard Webhooks body: `type` (dotted event name), `timestamp` (ISO 8601), `data` (ids, types, times only). */
