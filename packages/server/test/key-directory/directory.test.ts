@@ -161,6 +161,25 @@ describe('key directory over the API', () => {
     }
   });
 
+  it('leaves nothing of a rolled-back transaction that appended twice', async () => {
+    const t = await trust(s.owner.auth);
+    const label = deviceKeysLabel(s.agent.deviceId);
+    const before = verifyKeyLookup(t, undefined, label, deviceValue(s.agent), await lookup(s.owner.auth, label)).checkpoint;
+    const directory = s.t.app.parley.keyDirectory;
+    const failed = await db()
+      .transaction(async (tx) => {
+        await directory.publish(tx, [{ label: 'device/00000000-0000-4000-8000-00000000000a', value: new Uint8Array([1]) }]);
+        await directory.publish(tx, [{ label: 'device/00000000-0000-4000-8000-00000000000b', value: new Uint8Array([2]) }]);
+        throw new Error('rolled back');
+      })
+      .catch((err: Error) => err.message);
+    expect(failed).toBe('rolled back');
+    const next = await activeAgent(s.t, s.owner); // a committed append after it
+    const after = verifyKeyLookup(t, before, label, deviceValue(s.agent), await lookup(s.owner.auth, label, before.size)).checkpoint;
+    verifyKeyLookup(t, after, deviceKeysLabel(next.deviceId), deviceValue(next), await lookup(s.owner.auth, deviceKeysLabel(next.deviceId), after.size));
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/key-directory/lookup?label=device/00000000-0000-4000-8000-00000000000a', headers: s.owner.auth })).status).toBe(404);
+  });
+
   it('backfills keys stored before the directory, once: a second run commits nothing', async () => {
     const keys = newDeviceKeys();
     const id = randomUUID();

@@ -7,9 +7,9 @@
  * memory (the log's complete subtrees and the prefix tree) and catches up with the entries other
  * transactions committed before it answers ({@link KeyDirectory.sync}: one indexed read of what is
  * new); applying an entry recomputes its prefix root and checks it against the stored one. An
- * append takes the directory's advisory lock, catches up inside the appending transaction and
- * computes its entries on a copy of the prefix tree (prefix-tree.ts is persistent), so a rolled
- * back transaction leaves the shared state untouched.
+ * append takes the directory's advisory lock and computes its entries on a copy of the prefix tree
+ * (prefix-tree.ts is persistent) with what its transaction sees, so a rolled back transaction
+ * leaves the shared state untouched.
  *
  * Checkpoints are C2SP signed notes `<host>/keys`, size, root (no timestamp: Ed25519 signatures are
  * deterministic, so a size's note is the same on every instance and witnesses cosign one text),
@@ -69,9 +69,7 @@ export class KeyDirectory {
   private apply(rows: readonly repo.EntryRow[]): void {
     for (const r of rows) {
       if (r.seq <= this.log.size) continue;
-      if (r.seq !== this.log.size + 1) throw new Error(`key directory: entry ${r.seq} does not follow ${this.log.size}`);
-      const next = this.prefix.with(r.vrfIndex, r.version, r.commitment, r.opening);
-      if (!Buffer.from(next.root).equals(r.prefixRoot)) throw new Error(`key directory: entry ${r.seq} has another prefix root than its updates give`);
+      const next = this.next(this.prefix, r, this.log.size);
       const entry = encodeKeyDirectoryEntry({ index: r.vrfIndex, version: r.version, commitment: r.commitment, prefixRoot: r.prefixRoot });
       this.log.append(entry);
       this.prefix = next;
@@ -79,10 +77,21 @@ export class KeyDirectory {
     }
   }
 
-  /** Catch up with the entries committed so far (through `q`: the appending transaction, or the database). */
-  async sync(q?: Tx): Promise<void> {
+  /**
+   * `prefix` with entry `r` (which must follow entry `after`) applied.
+   * @throws Error when it does not follow, or its prefix root is not the one recomputed.
+   */
+  private next(prefix: PrefixTree, r: repo.EntryRow, after: number): PrefixTree {
+    if (r.seq !== after + 1) throw new Error(`key directory: entry ${r.seq} does not follow ${after}`);
+    const next = prefix.with(r.vrfIndex, r.version, r.commitment, r.opening);
+    if (!Buffer.from(next.root).equals(r.prefixRoot)) throw new Error(`key directory: entry ${r.seq} has another prefix root than its updates give`);
+    return next;
+  }
+
+  /** Catch up with the entries committed so far (read outside any transaction: committed entries only). */
+  async sync(): Promise<void> {
     for (;;) {
-      const rows = q ? await repo.entriesAfter(q, this.log.size) : await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, this.log.size));
+      const rows = await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, this.log.size));
       this.apply(rows);
       if (rows.length < 10_000) return;
     }
@@ -91,15 +100,25 @@ export class KeyDirectory {
   /**
    * Commit `bindings` in the caller's transaction (design §8.39: before the service answers with
    * them): each becomes its label's next version, unless the label's current value is already
-   * this one. Holds the directory's lock until the transaction ends.
+   * this one. Holds the directory's lock until the transaction ends. The entries the transaction
+   * sees beyond the shared state (committed by others since the last {@link sync}, or appended by
+   * this transaction before) are replayed on a copy: the shared state only ever takes committed
+   * entries, so a transaction that rolls back leaves nothing behind.
    */
   async publish(tx: Tx, bindings: readonly KeyBinding[]): Promise<void> {
     if (bindings.length === 0) return;
     const indexed = bindings.map((b) => ({ ...b, index: this.vrf.of(b.label).index })); // the VRF before the lock
     await repo.lockDirectory(tx);
-    await this.sync(tx);
     let prefix = this.prefix;
     let seq = this.log.size;
+    for (;;) {
+      const seen = await repo.entriesAfter(tx, seq);
+      for (const r of seen) {
+        prefix = this.next(prefix, r, seq);
+        seq = r.seq;
+      }
+      if (seen.length < 10_000) break;
+    }
     const rows: repo.NewEntry[] = [];
     for (const b of indexed) {
       const current = prefix.find(b.index)?.leaf;
