@@ -40,6 +40,14 @@ describe('prefix tree', () => {
     expect(a.find(randomBytes(32))).toBeUndefined();
   });
 
+  it('builds in one pass the same tree as the updates one by one', () => {
+    const entries = Array.from({ length: 200 }, entry);
+    const byUpdates = entries.reduce((t, e) => t.with(e.index, e.version, e.commitment, e.opening), PrefixTree.EMPTY);
+    expect(Buffer.from(PrefixTree.build(entries).root)).toEqual(Buffer.from(byUpdates.root));
+    expect(Buffer.from(PrefixTree.build([]).root)).toEqual(Buffer.alloc(32));
+    expect(() => PrefixTree.build([entries[0]!, entries[0]!])).toThrow(/one index/);
+  });
+
   it('answers a new tree on each update and leaves the old one as it was (path copying)', () => {
     const e = entry();
     const one = PrefixTree.EMPTY.with(e.index, 1, e.commitment, e.opening);
@@ -193,6 +201,20 @@ describe('key directory over the API', () => {
     verifyKeyLookup(await trust(s.owner.auth), undefined, label, deviceKeysValue({ identity_public_key: keys.identityPublicKey, ephemeral_public_key: keys.ephemeralPublicKey }), proof);
     await backfillKeyDirectory(db(), s.t.app.parley.keyDirectory);
     expect((await lookup(s.owner.auth, label)).checkpoint.tree_size).toBe(proof.checkpoint.tree_size);
+  });
+
+  it('a second instance loads the table and answers the same checkpoint', async () => {
+    const { DirectoryVrf } = await import('../../src/modules/key-directory/vrf-key.js');
+    const { KeyDirectory } = await import('../../src/modules/key-directory/service.js');
+    const { AuditLogKeys } = await import('../../src/keys/index.js');
+    const keys = new AuditLogKeys(db(), s.t.app.parley.secrets, s.t.config.publicUrl);
+    await keys.init();
+    const fresh = new KeyDirectory(db(), await DirectoryVrf.load(db(), s.t.app.parley.secrets), keys);
+    const [theirs, ours] = await Promise.all([fresh.latest(), s.t.app.parley.keyDirectory.latest()]);
+    expect(fresh.size).toBeGreaterThan(10);
+    expect(theirs.checkpoint).toEqual(ours.checkpoint);
+    const label = deviceKeysLabel(s.agent.deviceId);
+    verifyKeyLookup(await trust(s.owner.auth), undefined, label, deviceValue(s.agent), await fresh.lookup(label));
   });
 
   it('keeps the log append-only in the database', async () => {

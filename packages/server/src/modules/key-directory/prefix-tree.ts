@@ -50,11 +50,47 @@ function insert(node: Node | null, depth: number, leaf: PrefixLeaf): Node {
   return indexBit(leaf.index, depth) === 0 ? inner(insert(node.left, depth + 1, leaf), node.right) : inner(node.left, insert(node.right, depth + 1, leaf));
 }
 
+/** A leaf's contents, as {@link PrefixTree.with} and {@link PrefixTree.build} take them. */
+export interface LeafInput {
+  index: Buffer;
+  version: number;
+  commitment: Buffer;
+  opening: Buffer;
+}
+
+const leafOf = (e: LeafInput): PrefixLeaf => ({ kind: 'leaf', ...e, hash: hashing.prefixLeaf(e.index, e.version, e.commitment) });
+
+/** The canonical subtree at `depth` over `sorted[lo, hi)` (sorted by index, distinct indexes). */
+function buildRange(sorted: readonly LeafInput[], lo: number, hi: number, depth: number): Node | null {
+  if (hi - lo === 0) return null;
+  if (hi - lo === 1) return leafOf(sorted[lo]!);
+  // The first leaf whose bit at `depth` is 1 (the bits of a sorted range are 0s then 1s).
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (indexBit(sorted[mid]!.index, depth) === 0) a = mid + 1;
+    else b = mid;
+  }
+  return inner(buildRange(sorted, lo, a, depth + 1), buildRange(sorted, a, hi, depth + 1));
+}
+
 export class PrefixTree {
   /** The empty tree. */
   static readonly EMPTY = new PrefixTree(null);
 
   private constructor(private readonly top: Node | null) {}
+
+  /**
+   * The tree holding `leaves` (one per index), built in one pass: the same tree as inserting them
+   * one by one in any order, at a fraction of the hashing (each node once).
+   * @throws Error when two leaves have one index.
+   */
+  static build(leaves: readonly LeafInput[]): PrefixTree {
+    const sorted = [...leaves].sort((x, y) => Buffer.compare(x.index, y.index));
+    for (let i = 1; i < sorted.length; i++) if (sorted[i]!.index.equals(sorted[i - 1]!.index)) throw new Error('PrefixTree.build: two leaves with one index');
+    return new PrefixTree(buildRange(sorted, 0, sorted.length, 0));
+  }
 
   /** The root hash (32 zero bytes when empty). */
   get root(): Uint8Array {
@@ -63,8 +99,7 @@ export class PrefixTree {
 
   /** A tree where `index` holds `version`, `commitment` and its `opening` (a new leaf or a replaced one). */
   with(index: Buffer, version: number, commitment: Buffer, opening: Buffer): PrefixTree {
-    const leaf: PrefixLeaf = { kind: 'leaf', index, version, commitment, opening, hash: hashing.prefixLeaf(index, version, commitment) };
-    return new PrefixTree(insert(this.top, 0, leaf));
+    return new PrefixTree(insert(this.top, 0, leafOf({ index, version, commitment, opening })));
   }
 
   /** The leaf of `index` and the hashes beside its search path, deepest first; undefined when absent. */

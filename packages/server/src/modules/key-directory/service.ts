@@ -88,8 +88,44 @@ export class KeyDirectory {
     return next;
   }
 
-  /** Catch up with the entries committed so far (read outside any transaction: committed entries only). */
+  /**
+   * Load the whole table into an empty directory: the log from every entry, the prefix tree built
+   * in one pass from each index's latest entry, its root checked against the newest entry's (the
+   * intermediate roots are what an auditor replaying the entries checks).
+   * @throws Error when the entries do not follow each other or the root is not the stored one.
+   */
+  private load(rows: readonly repo.EntryRow[]): void {
+    const latest = new Map<string, repo.EntryRow>();
+    rows.forEach((r, i) => {
+      if (r.seq !== i + 1) throw new Error(`key directory: entry ${r.seq} does not follow ${i}`);
+      latest.set(r.vrfIndex.toString('hex'), r);
+    });
+    const prefix = PrefixTree.build([...latest.values()].map((r) => ({ index: r.vrfIndex, version: r.version, commitment: r.commitment, opening: r.opening })));
+    const last = rows.at(-1)!;
+    if (!Buffer.from(prefix.root).equals(last.prefixRoot)) throw new Error(`key directory: the prefix root of entry ${last.seq} is not the one its entries give`);
+    for (const r of rows) {
+      this.head = encodeKeyDirectoryEntry({ index: r.vrfIndex, version: r.version, commitment: r.commitment, prefixRoot: r.prefixRoot });
+      this.log.append(this.head);
+    }
+    this.prefix = prefix;
+  }
+
+  /**
+   * Catch up with the entries committed so far (read outside any transaction: committed entries
+   * only). An empty directory loads them all at once ({@link load}).
+   */
   async sync(): Promise<void> {
+    if (this.log.size === 0) {
+      const all: repo.EntryRow[] = [];
+      for (;;) {
+        const page = await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, all.length));
+        all.push(...page);
+        if (page.length < 10_000) break;
+      }
+      if (this.log.size === 0 && all.length > 0) this.load(all);
+      else this.apply(all);
+      return;
+    }
     for (;;) {
       const rows = await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, this.log.size));
       this.apply(rows);
