@@ -18,7 +18,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { deviceKeysLabel, deviceKeysValue, type KeyLookup } from '@parley/protocol';
+import { deviceKeysLabel, deviceKeysValue, type KeyLookups } from '@parley/protocol';
 import { activeAgent, forgeKeyDirectoryEntry, newOwner, startApp, swapDeviceKeys, swapHubOwnerKey, swapOneTimePrekeys, type TestApp } from '@parley/server/testing';
 import { Resolver } from 'did-resolver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,13 +131,13 @@ describe('key transparency against a malicious service', () => {
   it('refuses a stale checkpoint once a newer one was accepted', async () => {
     const label = deviceKeysLabel(agent.deviceId);
     const value = deviceKeysValue(await agentKeys());
-    const old: KeyLookup = await owner.keyDirectoryLookup({ label });
+    const old: KeyLookups = await owner.keyDirectoryLookups({ labels: [label] });
     await activeAgent(t, await newOwner(t)); // the directory grows
     let replay = false;
     const reports: string[] = [];
     const client = {
       keyDirectoryInfo: () => owner.keyDirectoryInfo(),
-      keyDirectoryLookup: async (q: { label: string; since?: number }) => (replay ? old : owner.keyDirectoryLookup(q)),
+      keyDirectoryLookups: async (q: { labels: string[]; since?: number }) => (replay ? old : owner.keyDirectoryLookups(q)),
       reportKeyDirectory: async (b: { label: string; reason: 'verification_failed' | 'unpublished_key'; detail: string }) => {
         reports.push(b.detail);
         return owner.reportKeyDirectory(b, { deviceId: laptop.od.device_id });
@@ -208,7 +208,7 @@ describe('key transparency: a forked directory', () => {
     const call = () => new ParleyClient({ baseUrl: target.baseUrl, ownerToken: o.token, tenantId: o.tenantId });
     const client = {
       keyDirectoryInfo: () => call().keyDirectoryInfo(),
-      keyDirectoryLookup: (q: { label: string; since?: number }) => call().keyDirectoryLookup(q),
+      keyDirectoryLookups: (q: { labels: string[]; since?: number }) => call().keyDirectoryLookups(q),
       reportKeyDirectory: async () => ({ accepted: true as const }),
     } as unknown as ConstructorParameters<typeof KeyTransparency>[0];
     const kt = new KeyTransparency(client, { store: new MemorySessionStore() });

@@ -83,6 +83,38 @@ export const KeyLookup = Type.Object({
 });
 export type KeyLookup = Static<typeof KeyLookup>;
 
+/** Most labels in one `POST /api/v1/key-directory/lookups`. */
+export const KEY_DIRECTORY_MAX_LOOKUPS = 16;
+
+/** `POST /api/v1/key-directory/lookups` body: the labels (distinct) and the caller's last accepted size. */
+export const KeyLookupsRequest = Type.Object(
+  { labels: Type.Array(Label, { minItems: 1, maxItems: KEY_DIRECTORY_MAX_LOOKUPS, uniqueItems: true }), since: Since },
+  { additionalProperties: false },
+);
+export type KeyLookupsRequest = Static<typeof KeyLookupsRequest>;
+
+/** One label's part of a {@link KeyLookups} answer (as in {@link KeyLookup}). */
+export const KeyLabelProof = Type.Object({
+  label: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+  opening: Hash,
+  vrf_proof: Type.String({ ...Base64, minLength: 108, maxLength: 108, description: '80 bytes, base64' }),
+  prefix_path: Type.Array(Hash),
+});
+export type KeyLabelProof = Static<typeof KeyLabelProof>;
+
+/**
+ * `POST /api/v1/key-directory/lookups` answer: {@link KeyLookup}'s proof for several labels against
+ * one checkpoint (one newest entry, one consistency proof), `proofs` in the order asked.
+ */
+export const KeyLookups = Type.Object({
+  proofs: Type.Array(KeyLabelProof),
+  head: Type.Object({ leaf_index: Type.Integer({ minimum: 0 }), entry: Type.String({ ...Base64, description: '104 bytes, base64' }), audit_path: Type.Array(Hash) }),
+  checkpoint: KeyDirectoryCheckpoint,
+  consistency: Type.Array(Hash),
+});
+export type KeyLookups = Static<typeof KeyLookups>;
+
 /** Why a client reports a key: its proof failed, or the directory holds a key of its own it did not publish. */
 export const KEY_DIRECTORY_REPORT_REASONS = ['verification_failed', 'unpublished_key'] as const;
 export type KeyDirectoryReportReason = (typeof KEY_DIRECTORY_REPORT_REASONS)[number];
@@ -146,6 +178,18 @@ export const keyDirectoryRoutes = {
       'Answers the proof that the current value of `label` is committed in the newest checkpoint: version, commitment opening, VRF proof, prefix-tree path, the newest log entry with its audit path, the checkpoint and the consistency proof from `since`. The value itself is not answered: the caller checks the proof against the key it was served. Labels of other tenants\' devices can be looked up (an A2A peer, a rental room member), and the answer reveals nothing about any other label. 400 when `since` is larger than the tree. 404 when the directory holds no such label.',
     query: KeyLookupQuery,
     responses: { 200: KeyLookup },
+    errors: [400, 401, 403, 404],
+  }),
+  keyDirectoryLookups: defineRoute({
+    method: 'POST',
+    path: '/api/v1/key-directory/lookups',
+    auth: 'any',
+    tags,
+    summary: 'The proofs that several keys the caller was served are current, against one checkpoint',
+    description:
+      'What `GET /key-directory/lookup` answers, for up to 16 labels at once against one checkpoint (one newest entry, one consistency proof from `since`), so a session set-up checks a device\'s keys and prekeys in one round trip. The values are not answered. 400 for more than 16 labels, repeated labels, or `since` larger than the tree. 404 when the directory holds no entry for one of the labels (the detail names it).',
+    body: KeyLookupsRequest,
+    responses: { 200: KeyLookups },
     errors: [400, 401, 403, 404],
   }),
   reportKeyDirectory: defineRoute({

@@ -13,11 +13,12 @@
  * new version when one is added). MLS KeyPackages carry the device's identity key as their credential key, which the
  * client checks against the `device/<id>` value.
  *
- * A label's index is the first 32 bytes of the VRF output of the label, except for one-time
- * prekeys, which a device publishes by the hundred: their family (`device/<id>/one-time-prekey`)
- * goes through the VRF once and each key's index is SHA-256("parley/v1/key-directory/index" ||
- * 0x00 || VRF output || key id). Key ids are random, so a family's output found in one lookup
- * does not let anyone enumerate its other keys.
+ * A label's index is the first 32 bytes of the VRF output of the label, except for a device's
+ * other labels (its prekeys, which it publishes by the hundred): they share the VRF output of
+ * `device/<id>`, and the index of `device/<id>/<rest>` is SHA-256("parley/v1/key-directory/index"
+ * || 0x00 || VRF output || rest). One VRF proof then serves a whole session set-up; whoever may
+ * look up a device's keys may look up its prekeys too, and one-time prekey ids are random, so the
+ * shared output does not let anyone enumerate them.
  */
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import canonicalize from 'canonicalize';
@@ -37,10 +38,10 @@ export const didLabel = (did: string): string => `did/${did}`;
 
 /**
  * What goes through the VRF for `label` and what then derives its index: the label itself, or
- * for a one-time prekey its family and its key id (see the file comment).
+ * for a device's other labels `device/<id>` and the rest of the label (see the file comment).
  */
 export function vrfInputOf(label: string): { vrfLabel: string; subKey?: string } {
-  const m = /^(device\/[^/]+\/(?:pq-)?one-time-prekey)\/([^/]+)$/.exec(label);
+  const m = /^(device\/[^/]+)\/(.+)$/.exec(label);
   return m ? { vrfLabel: m[1]!, subKey: m[2]! } : { vrfLabel: label };
 }
 

@@ -4,8 +4,8 @@
  * of IETF draft-ietf-keytrans-protocol and WhatsApp's AKD, over SHA-256:
  *
  * - A **label** (`device/<id>`, `device/<id>/signed-prekey`, … see `labels.ts`) is hidden behind
- *   its **index**, the first 32 bytes of the ECVRF output of the label (RFC 9381, `vrf.ts`; one-time
- *   prekeys derive theirs from their family's output, `labels.ts`), so a proof about one label says
+ *   its **index**, the first 32 bytes of the ECVRF output of the label (RFC 9381, `vrf.ts`; a device's
+ *   prekeys derive theirs from the device's output, `labels.ts`), so a proof about one label says
  *   nothing about the others.
  * - A **value** (the key material served for the label) is bound by a **commitment**:
  *   SHA-256("parley/v1/key-directory/commitment" || 0x00 || opening (32 random bytes) ||
@@ -34,7 +34,7 @@ export const PREFIX_TREE_MAX_DEPTH = 256;
 
 /** The domain separator of commitments. */
 const COMMITMENT_DOMAIN = 'parley/v1/key-directory/commitment';
-/** The domain separator of the indexes of one-time prekeys. */
+/** The domain separator of the indexes derived from a device's VRF output. */
 const INDEX_DOMAIN = 'parley/v1/key-directory/index';
 
 /** One log entry of the directory (see the file comment). */
@@ -57,7 +57,7 @@ export interface KeyDirectoryHashing<H extends Uint8Array> {
   prefixLeaf(index: Uint8Array, version: number, commitment: Uint8Array): H;
   /** A prefix-tree node over its two children. */
   prefixNode(left: Uint8Array, right: Uint8Array): H;
-  /** A label's index from its VRF output (64 bytes) and, for a one-time prekey, its key id (labels.ts `vrfInputOf`). */
+  /** A label's index from its VRF output (64 bytes) and, for a device's other labels, the rest of the label (labels.ts `vrfInputOf`). */
   labelIndex(vrfOutput: Uint8Array, subKey?: string): Uint8Array;
 }
 

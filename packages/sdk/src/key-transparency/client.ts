@@ -14,14 +14,14 @@ import { ParleyApiError } from '../client/errors.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64ToBytes, bytesToBase64, bytesToHex } from '../crypto/primitives.js';
 import type { SessionStore } from '../storage.js';
-import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, type AcceptedCheckpoint, type KeyDirectoryTrust } from './verify.js';
+import { KeyTransparencyError, trustFromInfo, verifyKeyLookups, type AcceptedCheckpoint, type KeyDirectoryTrust } from './verify.js';
 
 /** The REST calls key transparency makes (a `ParleyClient` has them). */
-export type KeyDirectoryClient = Pick<ParleyClient, 'keyDirectoryInfo' | 'keyDirectoryLookup' | 'reportKeyDirectory'>;
+export type KeyDirectoryClient = Pick<ParleyClient, 'keyDirectoryInfo' | 'keyDirectoryLookups' | 'reportKeyDirectory'>;
 
 /** Whether `client` speaks the key directory routes (a client of an older SDK build does not). */
 export const speaksKeyDirectory = (client: unknown): client is KeyDirectoryClient =>
-  typeof (client as Partial<KeyDirectoryClient> | undefined)?.keyDirectoryLookup === 'function';
+  typeof (client as Partial<KeyDirectoryClient> | undefined)?.keyDirectoryLookups === 'function';
 
 /** Options of {@link KeyTransparency}. */
 export interface KeyTransparencyOptions {
@@ -53,6 +53,8 @@ export class KeyTransparency {
   private state: State | undefined;
   private trust: KeyDirectoryTrust | undefined;
   private readonly verified: Verified = new Map();
+  /** VRF outputs verified under the pinned VRF key, by VRF input (verify.ts `VerifyLookupOptions`). */
+  private readonly vrfOutputs = new Map<string, Uint8Array>();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -105,41 +107,52 @@ export class KeyTransparency {
   }
 
   /**
-   * Look `label` up and verify the answer for `value`, then keep the checkpoint it moved to.
-   * @throws KeyTransparencyError; `not_in_directory` for a label the directory does not hold.
+   * Look `keys` up in one request and verify the answer against one checkpoint, then keep the
+   * checkpoint it moved to.
+   * @throws KeyTransparencyError; `not_in_directory` (with the label) for a label the directory does not hold.
    */
-  private check(label: string, value: Uint8Array): Promise<void> {
+  private check(keys: readonly (readonly [string, Uint8Array])[]): Promise<void> {
     return this.serial(async () => {
       const trust = await this.pinned();
       const last = this.last();
+      const labels = keys.map(([label]) => label);
       let answer;
       try {
-        answer = await this.client.keyDirectoryLookup({ label, ...(last ? { since: last.size } : {}) }, this.requestOpts);
+        answer = await this.client.keyDirectoryLookups({ labels, ...(last ? { since: last.size } : {}) }, this.requestOpts);
       } catch (err) {
-        if (err instanceof ParleyApiError && err.status === 404) throw new KeyTransparencyError('not_in_directory', `the service served a key for ${label} that is not in the key directory`, { cause: err });
+        if (err instanceof ParleyApiError && err.status === 404) {
+          // The label the detail names (the longest that fits: a device's label prefixes its prekeys').
+          const label = labels.filter((l) => err.message.includes(l)).sort((a, b) => b.length - a.length)[0] ?? labels[0]!;
+          throw new KeyTransparencyError('not_in_directory', `the service served a key for ${label} that is not in the key directory`, { cause: err, label });
+        }
         throw err;
       }
-      const { checkpoint } = verifyKeyLookup(trust, last, label, value, answer);
+      const { checkpoint } = verifyKeyLookups(trust, last, keys, answer, { vrfOutputs: this.vrfOutputs });
       this.state = { ...this.state!, last: { size: checkpoint.size, root: bytesToBase64(checkpoint.root) } };
       await this.save();
     });
   }
 
   /**
-   * Verify that `value` is the current value of `label` in the key directory (skipped when this
-   * value was verified before; a changed value is verified again).
+   * Verify that each value is the current value of its label in the key directory, in one lookup
+   * (keys verified before with the same value are skipped; a changed value is verified again).
    * @throws KeyTransparencyError (also reported to the owners unless `report` is off).
    */
-  async verify(label: string, value: Uint8Array): Promise<void> {
-    const digest = bytesToHex(sha256(value));
-    if (this.verified.get(label) === digest) return;
+  async verifyAll(keys: readonly (readonly [label: string, value: Uint8Array])[]): Promise<void> {
+    const todo = keys.map(([label, value]) => ({ label, value, digest: bytesToHex(sha256(value)) })).filter((k) => this.verified.get(k.label) !== k.digest);
+    if (todo.length === 0) return;
     try {
-      await this.check(label, value);
-      this.verified.set(label, digest);
+      await this.check(todo.map((k) => [k.label, k.value] as const));
+      for (const k of todo) this.verified.set(k.label, k.digest);
     } catch (err) {
-      if (err instanceof KeyTransparencyError) await this.report(label, 'verification_failed', err.message);
+      if (err instanceof KeyTransparencyError) await this.report(err.label ?? todo[0]!.label, 'verification_failed', err.message);
       throw err;
     }
+  }
+
+  /** {@link verifyAll} of one label. */
+  verify(label: string, value: Uint8Array): Promise<void> {
+    return this.verifyAll([[label, value]]);
   }
 
   /**
@@ -176,7 +189,7 @@ export class KeyTransparency {
     for (const [label, value] of checks) {
       this.verified.delete(label);
       try {
-        await this.check(label, value);
+        await this.check([[label, value]]);
       } catch (err) {
         if (!(err instanceof KeyTransparencyError)) throw err;
         // Another value than its own (or none at all) under its label: a key it did not publish.

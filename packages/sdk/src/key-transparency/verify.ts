@@ -16,7 +16,7 @@
  * Pure and browser-safe (the web app runs it too).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { decodeKeyDirectoryEntry, keyDirectoryHashing, prefixRootFromPath, vrfInputOf, vrfVerify, type KeyDirectoryInfo, type KeyLookup } from '@parley/protocol';
+import { decodeKeyDirectoryEntry, keyDirectoryHashing, prefixRootFromPath, vrfInputOf, vrfVerify, type KeyDirectoryInfo, type KeyLookup, type KeyLookups } from '@parley/protocol';
 import { CodedError } from '../errors.js';
 import { base64ToBytes, concatBytes, equalBytes, hexToBytes, utf8Encode } from '../crypto/primitives.js';
 import { AuditLogError, leafHash, verifyConsistency, verifyInclusion } from '../audit-log/merkle.js';
@@ -49,8 +49,11 @@ export type KeyTransparencyErrorCode =
 /** The one error type of key transparency; the message names it, `code` says which check failed. */
 export class KeyTransparencyError extends CodedError<KeyTransparencyErrorCode> {
   override readonly name = 'KeyTransparencyError';
-  constructor(code: KeyTransparencyErrorCode, message: string, options?: { cause?: unknown }) {
+  /** The label whose check failed, when the failure is one label's (VRF proof, key, absence). */
+  readonly label?: string;
+  constructor(code: KeyTransparencyErrorCode, message: string, options?: { cause?: unknown; label?: string }) {
     super(code, `key transparency: ${message}`, options);
+    if (options?.label !== undefined) this.label = options.label;
   }
 }
 
@@ -114,7 +117,7 @@ function as<T>(code: KeyTransparencyErrorCode, what: string, fn: () => T): T {
  * @returns the accepted checkpoint (the new `last`).
  * @throws KeyTransparencyError `malformed`, `bad_signature`, `too_few_cosignatures`, `stale_checkpoint`, `inconsistent_checkpoint`.
  */
-export function verifyDirectoryCheckpoint(trust: KeyDirectoryTrust, last: AcceptedCheckpoint | undefined, note: string, consistency: readonly string[], now = Date.now()): AcceptedCheckpoint {
+export function verifyDirectoryCheckpoint(trust: KeyDirectoryTrust, last: AcceptedCheckpoint | undefined, note: string, consistency: readonly string[], now: number = Date.now()): AcceptedCheckpoint {
   const { text } = as('bad_signature', 'the checkpoint', () => verifyNote(note, trust.logKeys));
   const body = as('malformed', 'the checkpoint', () => parseCheckpointText(text));
   if (body.origin !== trust.origin) throw new KeyTransparencyError('malformed', `the checkpoint is of ${body.origin}, not ${trust.origin}`);
@@ -132,14 +135,35 @@ export function verifyDirectoryCheckpoint(trust: KeyDirectoryTrust, last: Accept
   return accepted;
 }
 
+/** Options of {@link verifyKeyLookups}. */
+export interface VerifyLookupOptions {
+  /**
+   * VRF outputs already verified, by VRF input (`vrfInputOf`): used instead of checking the
+   * answer's proof again, and filled with the outputs this call verifies. Valid for one pinned VRF
+   * key (an output never changes for it).
+   */
+  vrfOutputs?: Map<string, Uint8Array>;
+  /** The current time (ms), for the cosignatures' timestamps. */
+  now?: number;
+}
+
 /**
- * Checks 1-5 on a lookup answer for `label`, whose value the client holds as `value` (labels.ts).
- * @returns the accepted checkpoint and the label's version.
- * @throws KeyTransparencyError naming the failed check.
+ * Checks 1-5 on a lookups answer (one checkpoint, one newest entry) for `keys`, the labels and
+ * the values the client holds (labels.ts), in the order asked.
+ * @returns the accepted checkpoint and each label's version.
+ * @throws KeyTransparencyError naming the failed check (and the label, for 4-5).
  */
-export function verifyKeyLookup(trust: KeyDirectoryTrust, last: AcceptedCheckpoint | undefined, label: string, value: Uint8Array, answer: KeyLookup, now = Date.now()): { checkpoint: AcceptedCheckpoint; version: number } {
-  if (answer.label !== label) throw new KeyTransparencyError('malformed', `the service answered the proof of ${answer.label}, not ${label}`);
-  const checkpoint = verifyDirectoryCheckpoint(trust, last, answer.checkpoint.checkpoint, answer.consistency, now);
+export function verifyKeyLookups(
+  trust: KeyDirectoryTrust,
+  last: AcceptedCheckpoint | undefined,
+  keys: readonly (readonly [label: string, value: Uint8Array])[],
+  answer: KeyLookups,
+  opts: VerifyLookupOptions = {},
+): { checkpoint: AcceptedCheckpoint; versions: number[] } {
+  if (answer.proofs.length !== keys.length || answer.proofs.some((p, i) => p.label !== keys[i]![0])) {
+    throw new KeyTransparencyError('malformed', `the service answered the proofs of ${answer.proofs.map((p) => p.label).join(', ')}, not of ${keys.map((k) => k[0]).join(', ')}`);
+  }
+  const checkpoint = verifyDirectoryCheckpoint(trust, last, answer.checkpoint.checkpoint, answer.consistency, opts.now);
   if (answer.head.leaf_index !== checkpoint.size - 1) throw new KeyTransparencyError('inclusion_failed', `the newest entry must be leaf ${checkpoint.size - 1}, not ${answer.head.leaf_index}`);
   const entryBytes = b64(answer.head.entry, 'head.entry');
   let entry;
@@ -150,15 +174,34 @@ export function verifyKeyLookup(trust: KeyDirectoryTrust, last: AcceptedCheckpoi
   }
   const path = answer.head.audit_path.map((h, i) => b64(h, `head.audit_path[${i}]`));
   as('inclusion_failed', 'the newest entry', () => verifyInclusion(answer.head.leaf_index, checkpoint.size, leafHash(entryBytes), path, checkpoint.root));
-  const { vrfLabel, subKey } = vrfInputOf(label);
-  const output = vrfVerify(trust.vrfPublicKey, b64(answer.vrf_proof, 'vrf_proof'), utf8Encode(vrfLabel));
-  if (!output) throw new KeyTransparencyError('bad_vrf_proof', `the VRF proof of ${label} does not verify`);
-  const index = hashing.labelIndex(output, subKey);
-  const opening = b64(answer.opening, 'opening');
-  const leaf = hashing.prefixLeaf(index, answer.version, hashing.commitment(opening, label, value));
-  const siblings = answer.prefix_path.map((h, i) => b64(h, `prefix_path[${i}]`));
-  if (siblings.length > 256 || !equalBytes(prefixRootFromPath(hashing, index, leaf, siblings), entry.prefixRoot)) {
-    throw new KeyTransparencyError('key_mismatch', `the key served for ${label} is not the one the key directory holds for it (version ${answer.version}, checkpoint of size ${checkpoint.size})`);
-  }
-  return { checkpoint, version: answer.version };
+  const versions = answer.proofs.map((p, i) => {
+    const [label, value] = keys[i]!;
+    const { vrfLabel, subKey } = vrfInputOf(label);
+    let output = opts.vrfOutputs?.get(vrfLabel);
+    if (!output) {
+      output = vrfVerify(trust.vrfPublicKey, b64(p.vrf_proof, 'vrf_proof'), utf8Encode(vrfLabel)) ?? undefined;
+      if (!output) throw new KeyTransparencyError('bad_vrf_proof', `the VRF proof of ${label} does not verify`, { label });
+      opts.vrfOutputs?.set(vrfLabel, output);
+    }
+    const index = hashing.labelIndex(output, subKey);
+    const leaf = hashing.prefixLeaf(index, p.version, hashing.commitment(b64(p.opening, 'opening'), label, value));
+    const siblings = p.prefix_path.map((h, j) => b64(h, `prefix_path[${j}]`));
+    if (siblings.length > 256 || !equalBytes(prefixRootFromPath(hashing, index, leaf, siblings), entry.prefixRoot)) {
+      throw new KeyTransparencyError('key_mismatch', `the key served for ${label} is not the one the key directory holds for it (version ${p.version}, checkpoint of size ${checkpoint.size})`, { label });
+    }
+    return p.version;
+  });
+  return { checkpoint, versions };
+}
+
+/**
+ * {@link verifyKeyLookups} of a one-label answer (`GET /key-directory/lookup`) for `label`, whose
+ * value the client holds as `value`.
+ * @returns the accepted checkpoint and the label's version.
+ * @throws KeyTransparencyError naming the failed check.
+ */
+export function verifyKeyLookup(trust: KeyDirectoryTrust, last: AcceptedCheckpoint | undefined, label: string, value: Uint8Array, answer: KeyLookup, now = Date.now()): { checkpoint: AcceptedCheckpoint; version: number } {
+  const { label: answered, version, opening, vrf_proof, prefix_path, ...rest } = answer;
+  const { checkpoint, versions } = verifyKeyLookups(trust, last, [[label, value]], { ...rest, proofs: [{ label: answered, version, opening, vrf_proof, prefix_path }] }, { now });
+  return { checkpoint, version: versions[0]! };
 }

@@ -7,6 +7,7 @@
  * whenever the messenger has a REST client that speaks the key directory routes. The device also
  * checks its own entries ({@link monitorOwnKeys}) at `start` and after each prekey upkeep.
  */
+import { deviceKeysLabel, deviceKeysValue } from '@parley/protocol';
 import { pqPrekeyToWire } from '../crypto/pq-prekey.js';
 import { signedPrekeyToWire } from '../crypto/prekeys.js';
 import { KeyTransparency, speaksKeyDirectory, type KeyTransparencyError } from '../key-transparency/index.js';
@@ -53,6 +54,13 @@ export async function verifyPeerKey(host: MessengerHost, conv: LiveConversation,
 
 /** {@link verifyPeerKey} of the peer device's identity and X25519 keys (`device/<id>`). */
 export const verifyPeerDevice = (host: MessengerHost, conv: LiveConversation): Promise<void> => verifyPeerKey(host, conv, (kt) => kt.verifyDevice(conv.peer));
+
+/**
+ * {@link verifyPeerKey} of the peer device's keys and `served` (the labels and values of the
+ * prekeys a session is about to be built on), in one lookup.
+ */
+export const verifyPeerSession = (host: MessengerHost, conv: LiveConversation, served: readonly (readonly [string, Uint8Array])[]): Promise<void> =>
+  verifyPeerKey(host, conv, (kt) => kt.verifyAll([[deviceKeysLabel(conv.peer.device_id), deviceKeysValue(conv.peer)], ...served]));
 
 /**
  * Check this device's own entries in the key directory (design §8.39 monitoring): its identity and

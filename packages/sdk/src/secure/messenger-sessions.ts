@@ -21,7 +21,7 @@ import { encodeMlsEnvelope } from '../mls/wire.js';
 import { LiveConversation, mlsSessionId, ratchetSessionId, type LiveSession } from './conversation.js';
 import { checkPeer, describe, groupPrefix, now, randomId, type MessengerHost } from './messenger-host.js';
 import { sealMeta, type AuthenticatedMeta } from './metadata.js';
-import { verifyPeerDevice, verifyPeerKey } from './key-transparency.js';
+import { verifyPeerDevice, verifyPeerSession } from './key-transparency.js';
 import { claimPeerPqPrekey } from './post-quantum.js';
 import { claimPeerPrekeys, speaksPrekeys, type PeerPrekeys } from './prekeys.js';
 import { SecureMessengerError, type SessionInitiator } from './types.js';
@@ -89,11 +89,12 @@ export async function encryptIn(host: MessengerHost, session: LiveSession, plain
 
 /** Choose the protocol (contract §1.3; MLS only when `allowMls`) and start a session this device initiates. */
 export async function startSession(host: MessengerHost, conv: LiveConversation, allowMls: boolean): Promise<LiveSession> {
-  await verifyPeerDevice(host, conv); // design §8.39: the peer's keys are the directory's before any session
   const keyPackage = allowMls ? await claimPeerKeyPackage(host, conv) : undefined;
   const protocol = selectProtocol(host.mlsAvailable(), keyPackage !== undefined);
   let session: LiveSession | undefined;
   if (protocol === 'mls') {
+    // design §8.39: the peer's keys (the KeyPackage's credential key among them) are the directory's before any session.
+    await verifyPeerDevice(host, conv);
     const groupId = `${groupPrefix(conv.id)}${randomId()}`;
     try {
       // X-Wing when the claimed KeyPackage is one (the claim prefers it when both ends run it).
@@ -108,9 +109,19 @@ export async function startSession(host: MessengerHost, conv: LiveConversation, 
     }
   }
   if (!session) {
-    const pq = await peerPqPrekey(host, conv);
-    const prekeys = await peerPrekeys(host, conv);
-    const ratchet = RatchetSession.initiate(host.identity, conv.peer, { ...pq, ...(prekeys ? { prekeys } : {}), conversationId: conv.sessionContext });
+    let pq: Awaited<ReturnType<typeof peerPqPrekey>>;
+    let prekeys: PeerPrekeys | undefined;
+    try {
+      pq = await peerPqPrekey(host, conv);
+      prekeys = await peerPrekeys(host, conv);
+    } catch (err) {
+      // A prekey refused for its signature may be the sign of a forged identity key: say so when it is.
+      await verifyPeerDevice(host, conv);
+      throw err;
+    }
+    // design §8.39: the peer's keys and every prekey the session is built on are the directory's, in one lookup.
+    await verifyPeerSession(host, conv, [...(pq?.served ?? []), ...(prekeys?.served ?? [])]);
+    const ratchet = RatchetSession.initiate(host.identity, conv.peer, { ...(pq ? { pqPrekey: pq.pqPrekey } : {}), ...(prekeys ? { prekeys } : {}), conversationId: conv.sessionContext });
     session = { id: ratchetSessionId(ratchet), protocol: 'x3dh-dr', initiator: 'local', established: false, createdAt: now(), ratchet };
   }
   conv.addLocal(session);
@@ -119,19 +130,17 @@ export async function startSession(host: MessengerHost, conv: LiveConversation, 
 }
 
 /**
- * PQXDH (rev. 3 §3.3): the peer's claimed and verified PQ prekey as `initiate` options; none
+ * PQXDH (rev. 3 §3.3): the peer's claimed and verified PQ prekey (with its key directory label and
+ * value as served, `served`, for the session's key-transparency check); none
  * (classical X3DH) without a client or when the peer published none, unless post-quantum is
  * required.
  * @throws SecureMessengerError `pq_downgrade` (also emitted): the served prekey fails its check or
  *   the claim failed (PQXDH aborts), or no prekey while post-quantum is required.
  */
-async function peerPqPrekey(host: MessengerHost, conv: LiveConversation): Promise<{ pqPrekey: SignedPqPrekey } | undefined> {
+async function peerPqPrekey(host: MessengerHost, conv: LiveConversation): Promise<{ pqPrekey: SignedPqPrekey; served: [string, Uint8Array][] } | undefined> {
   const client = host.options.client;
   const claim = client ? await claimPeerPqPrekey(client, host.deviceId, conv.peer) : {};
-  if (claim.prekey) {
-    await verifyPeerKey(host, conv, (kt) => kt.verify(claim.label!, claim.value!));
-    return { pqPrekey: claim.prekey };
-  }
+  if (claim.prekey) return { pqPrekey: claim.prekey, served: [[claim.label!, claim.value!]] };
   const ids = { conversationId: conv.id, cause: claim.problem };
   if (claim.forged) throw downgrade(host, `refused the PQ prekey the service served for ${conv.peer.device_id} (${describe(claim.problem)}): a downgrade attempt; no session started`, ids);
   if (claim.problem) throw downgrade(host, `claiming the PQ prekey of ${conv.peer.device_id} failed (${describe(claim.problem)}); no session started rather than a classical one`, ids);
@@ -159,7 +168,6 @@ async function peerPrekeys(host: MessengerHost, conv: LiveConversation): Promise
     throw prekeyRefused(host, `${why} for ${peerId} (${describe(err)}); no session started`, { conversationId: conv.id, cause: err });
   }
   if (bundle) {
-    for (const [label, value] of bundle.served) await verifyPeerKey(host, conv, (kt) => kt.verify(label, value));
     conv.peerSignedPrekeys = true;
     return bundle;
   }

@@ -8,7 +8,7 @@
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { deviceKeysLabel, deviceKeysValue, indexBit, keyDirectoryHashing, oneTimePrekeyLabel, oneTimePrekeyValue, prefixRootFromPath, signedPrekeyLabel, signedPrekeyValue, type KeyLookup } from '@parley/protocol';
-import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
+import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, verifyKeyLookups, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
@@ -107,6 +107,23 @@ describe('key directory over the API', () => {
     verifyKeyLookup(t, undefined, signedPrekeyLabel(agent.deviceId), signedPrekeyValue(claim.body.signed_prekey), await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId)));
     const otLabel = oneTimePrekeyLabel(agent.deviceId, claim.body.one_time_prekey.key_id);
     verifyKeyLookup(t, undefined, otLabel, oneTimePrekeyValue(claim.body.one_time_prekey), await lookup(s.agent.auth, otLabel));
+
+    // The whole bundle and the device's keys in one lookup, against one checkpoint, one VRF proof for all.
+    const labels = [deviceKeysLabel(agent.deviceId), signedPrekeyLabel(agent.deviceId), otLabel];
+    const many = await s.t.request({ method: 'POST', url: '/api/v1/key-directory/lookups', headers: s.agent.auth, payload: { labels } });
+    expect(many.status).toBe(200);
+    expect(new Set(many.body.proofs.map((p: { vrf_proof: string }) => p.vrf_proof)).size).toBe(1);
+    const outputs = new Map<string, Uint8Array>();
+    const values = [deviceKeysValue({ identity_public_key: agent.keys.identityPublicKey, ephemeral_public_key: agent.keys.ephemeralPublicKey }), signedPrekeyValue(claim.body.signed_prekey), oneTimePrekeyValue(claim.body.one_time_prekey)];
+    const verified = verifyKeyLookups(t, undefined, labels.map((l, i) => [l, values[i]!] as const), many.body, { vrfOutputs: outputs });
+    expect(verified.versions).toEqual([1, 1, 1]);
+    expect(outputs.size).toBe(1);
+    const missing = await s.t.request({ method: 'POST', url: '/api/v1/key-directory/lookups', headers: s.agent.auth, payload: { labels: [labels[0], `${labels[1]}-not`] } });
+    expect([missing.status, missing.body.detail]).toEqual([404, `key directory label ${labels[1]}-not not found`]);
+    const tooMany = await s.t.request({ method: 'POST', url: '/api/v1/key-directory/lookups', headers: s.agent.auth, payload: { labels: Array.from({ length: 17 }, (_, i) => `device/${i}`) } });
+    expect(tooMany.status).toBe(400);
+    const twice = await s.t.request({ method: 'POST', url: '/api/v1/key-directory/lookups', headers: s.agent.auth, payload: { labels: [labels[0], labels[0]] } });
+    expect(twice.status).toBe(400);
 
     // Publishing the same signed prekey again commits nothing new.
     const size = (await lookup(s.agent.auth, signedPrekeyLabel(agent.deviceId))).checkpoint.tree_size;

@@ -17,6 +17,10 @@ export const keyDirectoryRoutes: FastifyPluginAsync<{ directory: KeyDirectory; i
     tenantOf(req);
     return directory.lookup(req.query.label, req.query.since);
   });
+  serve(app, ROUTES.keyDirectoryLookups, async (req) => {
+    tenantOf(req);
+    return directory.lookupMany(req.body.labels, req.body.since);
+  });
   serve(app, ROUTES.reportKeyDirectory, async (req, reply) => {
     const p = req.principal!;
     const reporter = p.kind === 'owner' ? { tenantId: tenantOf(req), deviceId: deviceIdHeader(req, false) ?? null } : agentDeviceOf(req);

@@ -17,7 +17,7 @@
  * that size appended.
  */
 import { randomBytes } from 'node:crypto';
-import { encodeKeyDirectoryEntry, keyDirectoryHashing, type KeyDirectoryHead, type KeyLookup } from '@parley/protocol';
+import { encodeKeyDirectoryEntry, keyDirectoryHashing, type KeyDirectoryHead, type KeyLookup, type KeyLookups } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenantRead } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
@@ -215,28 +215,31 @@ export class KeyDirectory {
   }
 
   /**
-   * `GET /key-directory/lookup`: the proof that `label`'s current value is committed in the newest
-   * checkpoint (the value itself is not answered).
+   * `POST /key-directory/lookups`: the proofs that each label's current value is committed in the
+   * newest checkpoint, against that one checkpoint (the values themselves are not answered).
+   * @throws 404 naming the first label the directory does not hold; 400 when `since` is beyond the tree.
+   */
+  async lookupMany(labels: readonly string[], since?: number): Promise<KeyLookups> {
+    const vrf = labels.map((label) => ({ label, ...this.vrf.of(label) }));
+    await this.sync();
+    const size = this.log.size;
+    const prefix = this.prefix;
+    const proofs = vrf.map(({ label, proof, index }) => {
+      const found = prefix.find(index);
+      if (!found) throw notFound(`key directory label ${label}`);
+      return { label, version: found.leaf.version, opening: b64(found.leaf.opening), vrf_proof: b64(proof), prefix_path: found.path.map(b64) };
+    });
+    const consistency = this.consistencyFrom(since, size);
+    const head = { leaf_index: size - 1, entry: b64(this.head!), audit_path: this.log.inclusion(size - 1, size).map(b64) };
+    return { proofs, head, checkpoint: await this.checkpoint(size), consistency };
+  }
+
+  /**
+   * `GET /key-directory/lookup`: {@link lookupMany} of one label, its proof's fields at the top.
    * @throws 404 when the directory holds no such label; 400 when `since` is beyond the tree.
    */
   async lookup(label: string, since?: number): Promise<KeyLookup> {
-    const { proof, index } = this.vrf.of(label);
-    await this.sync();
-    const size = this.log.size;
-    const found = this.prefix.find(index);
-    if (!found) throw notFound('key directory label');
-    const consistency = this.consistencyFrom(since, size);
-    const head = { leaf_index: size - 1, entry: b64(this.head!), audit_path: this.log.inclusion(size - 1, size).map(b64) };
-    const { leaf, path } = found;
-    return {
-      label,
-      version: leaf.version,
-      opening: b64(leaf.opening),
-      vrf_proof: b64(proof),
-      prefix_path: path.map(b64),
-      head,
-      checkpoint: await this.checkpoint(size),
-      consistency,
-    };
+    const { proofs, ...rest } = await this.lookupMany([label], since);
+    return { ...proofs[0]!, ...rest };
   }
 }
