@@ -17,11 +17,16 @@
  *              the checkpoint note (Ed25519), the Merkle inclusion of the newest entry, the VRF
  *              proof (RFC 9381), the commitment and prefix path.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sha256 } from '@noble/hashes/sha2.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { decodeKeyDirectoryEntry, encodeKeyDirectoryEntry, keyDirectoryHashing, oneTimePrekeyLabel, prefixRootFromPath, vrfInputOf, vrfVerify, type KeyLookup } from '@parley/protocol';
-import { leafHash, trustFromInfo, verifyDirectoryCheckpoint, verifyInclusion, verifyKeyLookup, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
+import { encodeKeyDirectoryEntry, oneTimePrekeyLabel, type KeyLookup } from '@parley/protocol';
+import { trustFromInfo, verifyKeyLookup, type AcceptedCheckpoint } from '@parley/sdk';
 import { openDatabase, type Database } from '../../packages/server/src/db/client.js';
 import { runMigrations } from '../../packages/server/src/db/migrate.js';
 import { withTenant } from '../../packages/server/src/db/tenant.js';
@@ -34,13 +39,13 @@ import { KeyDirectory, type KeyBinding } from '../../packages/server/src/modules
 import { DirectoryVrf } from '../../packages/server/src/modules/key-directory/vrf-key.js';
 import { entriesAfter } from '../../packages/server/src/modules/key-directory/repo.js';
 import { createDatabase } from '../relay/setup.js';
-import { msSince, quantiles, samplesOf, type Quantiles } from './stats.js';
+import { msSince, quantiles, type Quantiles } from './stats.js';
+import type { ClientFigures, ClientInput } from './verify-client.js';
+
+const execFileP = promisify(execFile);
 
 const BATCH = 100;
 const LOOKUPS = 50;
-const VERIFY_CALLS = 300;
-const hashing = keyDirectoryHashing((...parts: Uint8Array[]) => sha256(Buffer.concat(parts)));
-const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 /** The directory's figures at one size. */
 export interface SizeResult {
@@ -67,6 +72,8 @@ export interface DirectoryResult {
   catchUpReadMs: number;
   verify: Quantiles;
   verifyWithConsistency: Quantiles;
+  /** The check of a device already verified once: its VRF output cached by the client (`vrfOutputs`). */
+  verifyKnownDevice: Quantiles;
   parts: { name: string; q: Quantiles }[];
 }
 
@@ -115,38 +122,18 @@ function proofFigures(answers: KeyLookup[]) {
   };
 }
 
-/** `verifyKeyLookup`'s parts, one sample per call each, over `answers`. */
-function verifyParts(trust: KeyDirectoryTrust, answers: { label: string; value: Uint8Array; answer: KeyLookup }[]): { name: string; q: Quantiles }[] {
-  const pick = (i: number) => answers[i % answers.length]!;
-  const checkpoint = (a: KeyLookup) => verifyDirectoryCheckpoint(trust, undefined, a.checkpoint.checkpoint, a.consistency);
-  const accepted = answers.map((x) => checkpoint(x.answer));
-  const outputs = answers.map((x) => vrfVerify(trust.vrfPublicKey, b64(x.answer.vrf_proof), new TextEncoder().encode(vrfInputOf(x.label).vrfLabel))!);
-  return [
-    { name: 'checkpoint note (Ed25519 signature, parse)', q: quantiles(samplesOf(VERIFY_CALLS, (i) => checkpoint(pick(i).answer))) },
-    {
-      name: 'Merkle inclusion of the newest entry',
-      q: quantiles(
-        samplesOf(VERIFY_CALLS, (i) => {
-          const { answer } = pick(i);
-          const entry = b64(answer.head.entry);
-          decodeKeyDirectoryEntry(entry);
-          verifyInclusion(answer.head.leaf_index, accepted[i % answers.length]!.size, leafHash(entry), answer.head.audit_path.map(b64), accepted[i % answers.length]!.root);
-        }),
-      ),
-    },
-    { name: 'VRF proof (RFC 9381 verify)', q: quantiles(samplesOf(VERIFY_CALLS, (i) => vrfVerify(trust.vrfPublicKey, b64(pick(i).answer.vrf_proof), new TextEncoder().encode(vrfInputOf(pick(i).label).vrfLabel)))) },
-    {
-      name: 'commitment + prefix path',
-      q: quantiles(
-        samplesOf(VERIFY_CALLS, (i) => {
-          const { label, value, answer } = pick(i);
-          const index = hashing.labelIndex(outputs[i % answers.length]!, vrfInputOf(label).subKey);
-          const leaf = hashing.prefixLeaf(index, answer.version, hashing.commitment(b64(answer.opening), label, value));
-          prefixRootFromPath(hashing, index, leaf, answer.prefix_path.map(b64));
-        }),
-      ),
-    },
-  ];
+/** Run verify-client.ts on `input` in a child process (the same Node flags and loader) and read its figures. */
+async function measureInClient(input: ClientInput): Promise<ClientFigures> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kt-bench-'));
+  try {
+    const file = path.join(dir, 'input.json');
+    fs.writeFileSync(file, JSON.stringify(input));
+    const script = fileURLToPath(new URL('./verify-client.ts', import.meta.url));
+    const { stdout } = await execFileP(process.execPath, [...process.execArgv, script, file], { maxBuffer: 16 * 1024 * 1024 });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!) as ClientFigures;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -205,17 +192,15 @@ export async function measureDirectory(adminUrl: string, entries: number, sizes:
     log(`  built in ${(buildMs / 1000).toFixed(1)} s`);
 
     const final = answersAt.get(entries)!;
-    // Verification first (a client's work; the second instance's heap comes after): correct answers, and a warm-up.
-    for (let i = 0; i < 3; i++) for (const x of final) verifyKeyLookup(trust, undefined, x.label, x.value, x.answer);
-    const pick = (i: number) => final[i % final.length]!;
-    const verify = quantiles(samplesOf(VERIFY_CALLS, (i) => verifyKeyLookup(trust, undefined, pick(i).label, pick(i).value, pick(i).answer)));
-    let verifyWithConsistency = quantiles([]);
-    if (older) {
-      const last = older;
-      const since = await Promise.all(final.map((x) => dir.lookup(x.label, last.size)));
-      verifyWithConsistency = quantiles(samplesOf(VERIFY_CALLS, (i) => verifyKeyLookup(trust, last, pick(i).label, pick(i).value, since[i % final.length]!)));
-    }
-    const parts = verifyParts(trust, final);
+    // Verification: a client's work, measured in a process of its own (a client's heap, not the
+    // one holding the directory just built): verify-client.ts.
+    const last = older;
+    const since = last ? await Promise.all(final.map((x) => dir.lookup(x.label, last.size))) : [];
+    const { verify, verifyWithConsistency, verifyKnownDevice, parts } = await measureInClient({
+      info,
+      samples: final.map((x, i) => ({ label: x.label, value: Buffer.from(x.value).toString('base64'), answer: x.answer, ...(last ? { since: since[i]! } : {}) })),
+      ...(last ? { last: { size: last.size, root: Buffer.from(last.root).toString('base64') } } : {}),
+    });
 
     // A second instance catching up from the table.
     const second = new KeyDirectory(db, vrf, keys);
@@ -241,6 +226,7 @@ export async function measureDirectory(adminUrl: string, entries: number, sizes:
       catchUpReadMs,
       verify,
       verifyWithConsistency,
+      verifyKnownDevice,
       parts,
     };
   } finally {

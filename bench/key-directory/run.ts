@@ -65,6 +65,7 @@ function directoryRows(d: DirectoryResult, entries: number): { rows: Row[]; ok: 
   ok &&= verifyOk;
   rows.push([`verifyKeyLookup at ${k(entries)} (p50 / p95)`, q(d.verify), `< ${TARGET_VERIFY_MS} ms`, met(verifyOk)]);
   rows.push([`  with a consistency proof (${k(entries - 1000)} -> ${k(d.finalSize)})`, q(d.verifyWithConsistency), '', '']);
+  rows.push(['  a device verified before (VRF output cached by the client)', q(d.verifyKnownDevice), '', '']);
   for (const p of d.parts) rows.push([`  part: ${p.name}`, q(p.q, 3), '', '']);
   const first = d.sizes[0]!;
   for (const s of d.sizes) {
