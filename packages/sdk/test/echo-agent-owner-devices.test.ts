@@ -4,16 +4,13 @@
  * — the agent answers it — and the agent saves the new conversation and the phone's keys in its
  * `agent.json`, so a restart keeps them.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '@parley/server/testing';
 import { ParleyClient } from '../src/client/rest.js';
-import { enrollAgentDevice, loadAgentState, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
+import { loadAgentState, type EchoAgent } from '../src/node/agent.js';
 import { DEFAULT_PREKEY_SCHEDULE } from '../src/crypto/prekeys.js';
-import { KeyFileSource } from '../src/node/sealing-keys.js';
 import type { SecureMessage } from '../src/secure/types.js';
+import { enrolledEchoAgent } from '../testing/echo-agent.js';
 import { ownerSide } from '../testing/owner-side.js';
 import { waitFor } from './wait.js';
 
@@ -24,7 +21,6 @@ describe('echo agent: owner devices registered after its activation', () => {
   let owner: ParleyClient;
   let ownerJwt: string;
   let agent: EchoAgent;
-  let stateDir: string;
   const closers: (() => unknown)[] = [];
 
   beforeAll(async () => {
@@ -34,24 +30,14 @@ describe('echo agent: owner devices registered after its activation', () => {
     owner.setTenantId((await owner.createTenant({ name: 'Echo Linked Co' })).tenant_id);
     const laptop = await ownerSide(owner, ownerJwt, t.baseUrl);
     closers.push(() => laptop.rt.close());
-    stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-echo-linked-'));
     // The agent's state sealed under a key file next to (not inside) its state directory.
-    const keyFile = () => new KeyFileSource(`${stateDir}.key`);
-    const invite = await owner.createInvite();
-    const enrolling = enrollAgentDevice({ server: t.baseUrl, invite: invite.token, stateDir, protection: keyFile(), log: () => undefined, pollIntervalMs: 100, unsafeFastPolling: true, fsync: false });
-    enrolling.catch(() => undefined);
-    const pending = await waitFor(() => laptop.events.find((e) => e.event === 'device_pending')?.data, 'device_pending', 15_000);
-    await owner.approveDevice(pending.device_id);
-    await enrolling;
-    agent = await startEchoAgent({ stateDir, protection: keyFile(), mls: false, log: () => undefined, fsync: false });
-    closers.push(() => agent.stop());
-    await agent.ready;
+    const echo = await enrolledEchoAgent(t.baseUrl, owner, laptop.events, 'parley-echo-linked-');
+    agent = echo.agent;
+    closers.push(() => echo.stop());
   });
   afterAll(async () => {
     for (const c of closers.reverse()) await c();
     await t?.close();
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
-    if (stateDir) fs.rmSync(`${stateDir}.key`, { force: true });
   });
 
   it('a phone registered after the agent is answered by it, and the agent keeps the phone in agent.json', async () => {

@@ -28,10 +28,10 @@ import { DeviceIdentity } from '../src/crypto/keys.js';
 import { prekeyId } from '../src/crypto/prekeys.js';
 import { getResolver } from '../src/did/resolver.js';
 import { KeyTransparency, KeyTransparencyError } from '../src/key-transparency/index.js';
-import { enrollAgentDevice, startEchoAgent, type EchoAgent } from '../src/node/agent.js';
-import { KeyFileSource } from '../src/node/sealing-keys.js';
+import type { EchoAgent } from '../src/node/agent.js';
 import { SecureMessengerError } from '../src/secure/types.js';
 import { MemorySessionStore } from '../src/storage.js';
+import { enrolledEchoAgent } from '../testing/echo-agent.js';
 import { ownerSide } from '../testing/owner-side.js';
 import { waitFor } from './wait.js';
 
@@ -43,7 +43,6 @@ describe('key transparency against a malicious service', () => {
   let ownerJwt: string;
   let agent: EchoAgent;
   let laptop: Awaited<ReturnType<typeof ownerSide>>;
-  let stateDir: string;
   const closers: (() => unknown)[] = [];
 
   beforeAll(async () => {
@@ -53,23 +52,13 @@ describe('key transparency against a malicious service', () => {
     owner.setTenantId((await owner.createTenant({ name: 'KT Co' })).tenant_id);
     laptop = await ownerSide(owner, ownerJwt, t.baseUrl);
     closers.push(() => laptop.rt.close());
-    stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-kt-'));
-    const keyFile = () => new KeyFileSource(`${stateDir}.key`);
-    const invite = await owner.createInvite();
-    const enrolling = enrollAgentDevice({ server: t.baseUrl, invite: invite.token, stateDir, protection: keyFile(), log: () => undefined, pollIntervalMs: 100, unsafeFastPolling: true, fsync: false });
-    enrolling.catch(() => undefined);
-    const pending = await waitFor(() => laptop.events.find((e) => e.event === 'device_pending')?.data, 'device_pending', 15_000);
-    await owner.approveDevice(pending.device_id);
-    await enrolling;
-    agent = await startEchoAgent({ stateDir, protection: keyFile(), mls: false, log: () => undefined, fsync: false });
-    closers.push(() => agent.stop());
-    await agent.ready;
+    const echo = await enrolledEchoAgent(t.baseUrl, owner, laptop.events, 'parley-kt-');
+    agent = echo.agent;
+    closers.push(() => echo.stop());
   });
   afterAll(async () => {
     for (const c of closers.reverse()) await c();
     await t?.close();
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
-    if (stateDir) fs.rmSync(`${stateDir}.key`, { force: true });
   });
 
   /** A new owner device of the same owner (its first session with the agent is still to come). */
