@@ -1,4 +1,4 @@
-/** Hub addresses (contract §2.8, design §8.13): 3-32 of a-z, 0-9 and "-", stored lowercase. */
+/** Hub addresses (contract §2.8, design §8.13): 3-32 of a-z, 0-9 and "-", stored lowercase; their DIDs. */
 import { HUB_ADDRESS_PATTERN } from '@parley/protocol';
 
 const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
@@ -7,3 +7,6 @@ const HUB_ADDRESS_RE = new RegExp(HUB_ADDRESS_PATTERN);
 export function normalizeHubAddress(address: string): string | null {
   return HUB_ADDRESS_RE.test(address) ? address.toLowerCase() : null;
 }
+
+/** `did:hub:<address>` (contract §2.8). */
+export const hubDid = (address: string) => `did:hub:${address}`;

@@ -11,9 +11,7 @@
  * request cannot be replayed.
  */
 import { randomUUID } from 'node:crypto';
-import { didDocumentValue, didLabel } from '@parley/protocol';
 import canonicalize from 'canonicalize';
-import { asc, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/client.js';
 import { hubVerificationMethods } from '../../db/schema/index.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
@@ -23,7 +21,8 @@ import { buildDidDocument, ED25519_2020, messagingEndpoint, parseDid, resolution
 import { decodePublicKeyMultibase } from '../../keys/index.js';
 import { isEd25519PublicKey } from '../../lib/public-keys.js';
 import { appendAudit } from '../audit/index.js';
-import { getByAddress, getHubIdentity, updateHubIdentity, type HubIdentityRow } from './repo.js';
+import { getByAddress, listVerificationMethods, updateHubIdentity, type HubIdentityRow } from './repo.js';
+import { commitDidKeys } from './did-keys.js';
 import type { KeyDirectory } from '../key-directory/index.js';
 import { normalizeHubAddress, ownIdentityAt } from './service.js';
 
@@ -65,23 +64,6 @@ interface Found {
   meta: DocumentMetadata;
 }
 
-const listMethods = (tx: Tx, identityId: string) =>
-  tx.select().from(hubVerificationMethods).where(eq(hubVerificationMethods.identityId, identityId)).orderBy(asc(hubVerificationMethods.createdAt), asc(hubVerificationMethods.keyId));
-
-/**
- * Commit the verification methods of identity `identityId`'s DID document (owner key included) to
- * the key directory as `did/<did>` (design §8.39), in the caller's transaction, after a write that
- * changed them: registration, an owner key taken from the agent's device, an added method. An
- * identity without any key commits nothing.
- */
-export async function commitDidKeys(tx: Tx, directory: KeyDirectory, identityId: string): Promise<void> {
-  const identity = await getHubIdentity(tx, identityId);
-  if (!identity) return;
-  const doc = buildDidDocument({ address: identity.hubAddress, ownerKey: identity.publicKey, methods: await listMethods(tx, identity.id), wsUrl: '' });
-  if (doc.verificationMethod.length === 0) return;
-  await directory.publish(tx, [{ label: didLabel(doc.id), value: didDocumentValue(doc.verificationMethod) }]);
-}
-
 export class HubDidService {
   private readonly wsUrl: string;
   private readonly apiUrl: string;
@@ -93,7 +75,7 @@ export class HubDidService {
 
   /** The DID document of a stored identity, read in the caller's transaction (its added methods included). */
   async documentFor(tx: Tx, identity: HubIdentityRow): Promise<DidDocument> {
-    return this.build(identity, await listMethods(tx, identity.id));
+    return this.build(identity, await listVerificationMethods(tx, identity.id));
   }
 
   /**
@@ -152,7 +134,7 @@ export class HubDidService {
       const raw = decodePublicKeyMultibase(method.publicKeyMultibase);
       if (!raw || !isEd25519PublicKey(raw)) throw badRequest('publicKeyMultibase must be "z" + base58btc of 0xed 0x01 followed by a valid 32-byte Ed25519 public key (a curve point, not of small order)');
 
-      const methods = await listMethods(tx, identity.id);
+      const methods = await listVerificationMethods(tx, identity.id);
       const current = this.build(identity, methods);
       if (current.verificationMethod.some((m) => m.publicKeyMultibase === method.publicKeyMultibase)) throw conflict('this key is already a verification method of the DID document');
       const [added] = await tx
@@ -190,7 +172,7 @@ export class HubDidService {
     return crossTenant(this.opts.db, 'DID documents are public and hub addresses unique platform-wide (contract §2.8, §4.10)', async (tx) => {
       const identity = await getByAddress(tx, hubAddress);
       if (!identity) return null;
-      const methods = await listMethods(tx, identity.id);
+      const methods = await listVerificationMethods(tx, identity.id);
       const updated = methods.reduce((latest, m) => (m.createdAt > latest ? m.createdAt : latest), identity.createdAt);
       return { document: this.build(identity, methods), meta: { created: identity.createdAt, updated } };
     });

@@ -12,7 +12,7 @@
  */
 import { A2A_AGENT_CARD_SERVICE_FRAGMENT, A2A_AGENT_CARD_SERVICE_TYPE, ED25519_2020 } from '@parley/protocol';
 import { publicKeyMultibase } from '../../keys/index.js';
-import { hubDid, normalizeHubAddress } from './service.js';
+import { hubDid, normalizeHubAddress } from '../../lib/hub-address.js';
 
 /** `@context` of every DID document, in this order (design §8.15). */
 export const DID_CONTEXT = ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/ed25519-2020/v1'] as const;

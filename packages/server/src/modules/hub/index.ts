@@ -18,7 +18,8 @@ import type { KeyDirectory } from '../key-directory/index.js';
 export { resolveAgent, resolveAgentId, type AgentRef } from './agent-ref.js';
 export { toOut } from './capabilities.js';
 export { ED25519_2020, buildDidDocument, didTimestamp, messagingEndpoint, type DidDocument } from './did.js';
-export { commitDidKeys, type HubDidService } from './did-service.js';
+export { commitDidKeys } from './did-keys.js';
+export type { HubDidService } from './did-service.js';
 export { decodeOwnerKey } from './ed25519.js';
 export {
   SEARCH_CONFIG,

@@ -2,7 +2,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, notExists, or, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Tx } from '../../db/client.js';
-import { devices, hubCapabilities, hubIdentities, hubTierChanges } from '../../db/schema/index.js';
+import { devices, hubCapabilities, hubIdentities, hubTierChanges, hubVerificationMethods } from '../../db/schema/index.js';
 import { TRUST_TIERS as TIERS, tierRank, type TrustTier as Tier } from '@parley/protocol';
 
 /** A stored hub identity (contract §2.8). */
@@ -23,6 +23,10 @@ export const SEARCH_CONFIG = 'english';
 const CFG = sql.raw(`'${SEARCH_CONFIG}'::regconfig`);
 
 export const insertHubIdentity = (tx: Tx, row: typeof hubIdentities.$inferInsert) => tx.insert(hubIdentities).values(row).returning();
+/** The verification methods added to an identity's DID document, oldest first (design §8.15). */
+export const listVerificationMethods = (tx: Tx, identityId: string) =>
+  tx.select().from(hubVerificationMethods).where(eq(hubVerificationMethods.identityId, identityId)).orderBy(asc(hubVerificationMethods.createdAt), asc(hubVerificationMethods.keyId));
+
 export const listHubIdentities = (tx: Tx) => tx.select().from(hubIdentities).orderBy(asc(hubIdentities.createdAt), asc(hubIdentities.id));
 
 /** One identity by id; `forUpdate` locks the row until the transaction ends. */

@@ -13,18 +13,18 @@ import { type HubIdentity, type RegisterHubRequest, type TierSource, type TrustT
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenant, withTenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
-import { normalizeHubAddress } from '../../lib/hub-address.js';
+import { hubDid, normalizeHubAddress } from '../../lib/hub-address.js';
 import { appendAudit } from '../audit/index.js';
 import { getDevice } from '../devices/index.js';
 import { decodeOwnerKey } from './ed25519.js';
 import * as repo from './repo.js';
-import { commitDidKeys } from './did-service.js';
+import { commitDidKeys } from './did-keys.js';
 import type { KeyDirectory } from '../key-directory/index.js';
 
 export type { HubIdentityRow } from './repo.js';
 
 export { HUB_ADDRESS_PATTERN } from '@parley/protocol';
-export { normalizeHubAddress } from '../../lib/hub-address.js';
+export { hubDid, normalizeHubAddress } from '../../lib/hub-address.js';
 
 /**
  * Addresses no identity can register (409, as if taken): the static path segments that share
@@ -33,8 +33,6 @@ export { normalizeHubAddress } from '../../lib/hub-address.js';
  */
 export const ROUTE_RESERVED_ADDRESSES: readonly string[] = ['identities', 'register', 'resolve', 'search', 'credentials'];
 
-/** `did:hub:<address>` (contract §2.8). */
-export const hubDid = (address: string) => `did:hub:${address}`;
 
 /** The wire form of a stored identity (contract §2.8; `tier_source`, design §8.25). */
 export const toHubIdentity = (h: repo.HubIdentityRow): HubIdentity => ({
