@@ -115,6 +115,25 @@ export const KeyLookups = Type.Object({
 });
 export type KeyLookups = Static<typeof KeyLookups>;
 
+/** Most entries in one `GET /api/v1/key-directory/entries` answer. */
+export const KEY_DIRECTORY_MAX_ENTRIES = 1000;
+
+/** `GET /api/v1/key-directory/entries` query: the first leaf index and how many (default and at most 1000). */
+export const KeyDirectoryEntriesQuery = Type.Object({
+  start: Type.Integer({ minimum: 0, description: 'the first leaf index (entry seq - 1)' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: KEY_DIRECTORY_MAX_ENTRIES, default: KEY_DIRECTORY_MAX_ENTRIES })),
+});
+export type KeyDirectoryEntriesQuery = Static<typeof KeyDirectoryEntriesQuery>;
+
+/**
+ * `GET /api/v1/key-directory/entries` answer: the log entries from leaf `start` (each the 104
+ * bytes index || version || commitment || prefix root, base64), for auditors who replay the
+ * directory: each entry's prefix root must follow from the one before and the entry's update, and
+ * the entries must hash to the checkpoints' roots. No labels, no values, no openings.
+ */
+export const KeyDirectoryEntries = Type.Object({ start: Type.Integer({ minimum: 0 }), entries: Type.Array(Type.String()), tree_size: TreeSize });
+export type KeyDirectoryEntries = Static<typeof KeyDirectoryEntries>;
+
 /** Why a client reports a key: its proof failed, or the directory holds a key of its own it did not publish. */
 export const KEY_DIRECTORY_REPORT_REASONS = ['verification_failed', 'unpublished_key'] as const;
 export type KeyDirectoryReportReason = (typeof KEY_DIRECTORY_REPORT_REASONS)[number];
@@ -166,6 +185,18 @@ export const keyDirectoryRoutes = {
       'The newest checkpoint of the key directory\'s log as a C2SP signed note carrying the witness cosignatures held for it, and the RFC 9162 consistency proof from the tree size `since` (the caller\'s last accepted checkpoint). Monitors and witnesses read it without credentials. 400 when `since` is larger than the tree.',
     query: KeyDirectoryCheckpointQuery,
     responses: { 200: KeyDirectoryHead },
+    errors: [400],
+  }),
+  keyDirectoryEntries: defineRoute({
+    method: 'GET',
+    path: '/api/v1/key-directory/entries',
+    auth: 'public',
+    tags,
+    summary: 'The key directory\'s log entries, for auditors who replay it',
+    description:
+      'Up to `limit` (1000) log entries of the key directory from leaf index `start`, each the 104-byte entry (VRF index, version, commitment, prefix root after the update) in base64, with the current tree size. An auditor replays them to check that each prefix root follows from the previous one and that the log hashes to the signed checkpoints. They hold no labels, values or openings. 400 when `start` is beyond the tree.',
+    query: KeyDirectoryEntriesQuery,
+    responses: { 200: KeyDirectoryEntries },
     errors: [400],
   }),
   keyDirectoryLookup: defineRoute({

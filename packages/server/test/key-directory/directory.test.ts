@@ -7,8 +7,9 @@
  * backfill of keys stored before the directory, and the routes' 400/401/404.
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { deviceKeysLabel, deviceKeysValue, indexBit, keyDirectoryHashing, oneTimePrekeyLabel, oneTimePrekeyValue, prefixRootFromPath, signedPrekeyLabel, signedPrekeyValue, type KeyLookup } from '@parley/protocol';
+import { decodeKeyDirectoryEntry, deviceKeysLabel, deviceKeysValue, indexBit, keyDirectoryHashing, oneTimePrekeyLabel, oneTimePrekeyValue, prefixRootFromPath, signedPrekeyLabel, signedPrekeyValue, type KeyLookup } from '@parley/protocol';
 import { KeyTransparencyError, trustFromInfo, verifyKeyLookup, verifyKeyLookups, type AcceptedCheckpoint, type KeyDirectoryTrust } from '@parley/sdk';
+import { referenceRoot } from '@parley/sdk/testing';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
@@ -232,6 +233,29 @@ describe('key directory over the API', () => {
     expect(theirs.checkpoint).toEqual(ours.checkpoint);
     const label = deviceKeysLabel(s.agent.deviceId);
     verifyKeyLookup(await trust(s.owner.auth), undefined, label, deviceValue(s.agent), await fresh.lookup(label));
+  });
+
+  it('serves the entries to an auditor, who replays the prefix roots and the log root without labels or keys', async () => {
+    const head = (await s.t.request({ method: 'GET', url: '/api/v1/key-directory/checkpoint' })).body.checkpoint;
+    const entries: string[] = [];
+    for (let start = 0; start < head.tree_size; ) {
+      const page = await s.t.request({ method: 'GET', url: `/api/v1/key-directory/entries?start=${start}&limit=7` });
+      expect(page.status).toBe(200);
+      entries.push(...page.body.entries);
+      start += page.body.entries.length;
+    }
+    const bytes = entries.slice(0, head.tree_size).map((e) => new Uint8Array(Buffer.from(e, 'base64')));
+    // The replay: each entry's prefix root is its update applied to the tree before it.
+    let tree = PrefixTree.EMPTY;
+    for (const b of bytes) {
+      const e = decodeKeyDirectoryEntry(b);
+      tree = tree.with(Buffer.from(e.index), e.version, Buffer.from(e.commitment), Buffer.alloc(32));
+      expect(Buffer.from(tree.root)).toEqual(Buffer.from(e.prefixRoot));
+    }
+    expect(referenceRoot(bytes).toString('base64')).toBe(head.root_hash);
+    expect(JSON.stringify(entries)).not.toContain(s.agent.deviceId);
+    expect((await s.t.request({ method: 'GET', url: `/api/v1/key-directory/entries?start=${head.tree_size + 1000}` })).status).toBe(400);
+    expect((await s.t.request({ method: 'GET', url: '/api/v1/key-directory/entries?start=0&limit=1001' })).status).toBe(400);
   });
 
   it('keeps the log append-only in the database', async () => {

@@ -2,7 +2,7 @@
  * Key transparency routes (design §8.39): what a client pins, the newest checkpoint, lookups, and
  * the reports of a failed check or an unpublished key.
  */
-import { ROUTES } from '@parley/protocol';
+import { KEY_DIRECTORY_MAX_ENTRIES, ROUTES } from '@parley/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { agentDeviceOf, deviceIdHeader, tenantOf } from '../../http/auth.js';
 import { serve } from '../../http/contract.js';
@@ -13,6 +13,7 @@ import type { KeyDirectoryInfoService } from './info.js';
 export const keyDirectoryRoutes: FastifyPluginAsync<{ directory: KeyDirectory; info: KeyDirectoryInfoService; reports: KeyDirectoryReports }> = async (app, { directory, info, reports }) => {
   serve(app, ROUTES.keyDirectoryInfo, async (req) => info.info(tenantOf(req)));
   serve(app, ROUTES.keyDirectoryCheckpoint, async (req) => directory.latest(req.query.since));
+  serve(app, ROUTES.keyDirectoryEntries, async (req) => directory.entries(req.query.start, req.query.limit ?? KEY_DIRECTORY_MAX_ENTRIES));
   serve(app, ROUTES.keyDirectoryLookup, async (req) => {
     tenantOf(req);
     return directory.lookup(req.query.label, req.query.since);

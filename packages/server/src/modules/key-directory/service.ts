@@ -17,7 +17,7 @@
  * that size appended.
  */
 import { randomBytes } from 'node:crypto';
-import { encodeKeyDirectoryEntry, keyDirectoryHashing, type KeyDirectoryHead, type KeyLookup, type KeyLookups } from '@parley/protocol';
+import { encodeKeyDirectoryEntry, keyDirectoryHashing, type KeyDirectoryEntries, type KeyDirectoryHead, type KeyLookup, type KeyLookups } from '@parley/protocol';
 import type { Db, Tx } from '../../db/client.js';
 import { crossTenantRead } from '../../db/tenant.js';
 import { badRequest, notFound } from '../../lib/errors.js';
@@ -186,6 +186,20 @@ export class KeyDirectory {
     const note = await this.signedNote(size);
     const cosigned = await crossTenantRead(this.db, REASON, (db) => repo.cosignaturesOf(db, size));
     return { tree_size: size, root_hash: b64(this.log.root(size)), checkpoint: note + cosigned.map((c) => `${c.line}\n`).join('') };
+  }
+
+  /**
+   * `GET /key-directory/entries`: up to `limit` log entries from leaf `start` of the tree the
+   * instance holds (each entry's bytes are the log's leaf input).
+   * @throws 400 when `start` is beyond the tree.
+   */
+  async entries(start: number, limit: number): Promise<KeyDirectoryEntries> {
+    await this.sync();
+    const size = this.log.size;
+    if (start > size) throw badRequest(`start (${start}) is beyond the directory (${size} entries)`);
+    const rows = (await crossTenantRead(this.db, REASON, (db) => repo.entriesAfter(db, start, limit))).filter((r) => r.seq <= size);
+    const entries = rows.map((r) => b64(encodeKeyDirectoryEntry({ index: r.vrfIndex, version: r.version, commitment: r.commitment, prefixRoot: r.prefixRoot })));
+    return { start, entries, tree_size: size };
   }
 
   /**
