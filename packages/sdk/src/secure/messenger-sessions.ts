@@ -111,14 +111,19 @@ export async function startSession(host: MessengerHost, conv: LiveConversation, 
   if (!session) {
     let pq: Awaited<ReturnType<typeof peerPqPrekey>>;
     let prekeys: PeerPrekeys | undefined;
+    // The claims' refusals are reported once the peer's keys are known good: a prekey refused for
+    // its signature may be the sign of a forged identity key, which is then the one error reported.
+    const deferred: SecureMessengerError[] = [];
+    const claiming: MessengerHost = { ...host, report: (e) => void deferred.push(e) };
     try {
-      pq = await peerPqPrekey(host, conv);
-      prekeys = await peerPrekeys(host, conv);
+      pq = await peerPqPrekey(claiming, conv);
+      prekeys = await peerPrekeys(claiming, conv);
     } catch (err) {
-      // A prekey refused for its signature may be the sign of a forged identity key: say so when it is.
       await verifyPeerDevice(host, conv);
+      for (const e of deferred) host.report(e);
       throw err;
     }
+    for (const e of deferred) host.report(e);
     // design §8.39: the peer's keys and every prekey the session is built on are the directory's, in one lookup.
     await verifyPeerSession(host, conv, [...(pq?.served ?? []), ...(prekeys?.served ?? [])]);
     const ratchet = RatchetSession.initiate(host.identity, conv.peer, { ...(pq ? { pqPrekey: pq.pqPrekey } : {}), ...(prekeys ? { prekeys } : {}), conversationId: conv.sessionContext });
