@@ -63,6 +63,19 @@ export type KeyDirectoryHead = Static<typeof KeyDirectoryHead>;
 export const KeyLookupQuery = Type.Object({ label: Label, since: Since });
 export type KeyLookupQuery = Static<typeof KeyLookupQuery>;
 
+/** One label's part of a lookup answer: its version, commitment opening, VRF proof and prefix-tree path. */
+export const KeyLabelProof = Type.Object({
+  label: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+  opening: Hash,
+  vrf_proof: Type.String({ ...Base64, minLength: 108, maxLength: 108, description: '80 bytes, base64' }),
+  prefix_path: Type.Array(Hash),
+});
+export type KeyLabelProof = Static<typeof KeyLabelProof>;
+
+/** The newest log entry of a lookup answer: leaf index (tree size - 1), the 104 entry bytes, its RFC 9162 audit path. */
+const HeadEntry = Type.Object({ leaf_index: Type.Integer({ minimum: 0 }), entry: Type.String({ ...Base64, description: '104 bytes, base64' }), audit_path: Type.Array(Hash) });
+
 /**
  * `GET /api/v1/key-directory/lookup` answer: the proof that the label's current value (which the
  * caller already holds; it is never in the answer) is committed in the checkpoint: its `version`
@@ -71,16 +84,7 @@ export type KeyLookupQuery = Static<typeof KeyLookupQuery>;
  * = tree size - 1, the 104 entry bytes, its RFC 9162 audit path), the checkpoint, and the
  * consistency proof from `since`.
  */
-export const KeyLookup = Type.Object({
-  label: Type.String(),
-  version: Type.Integer({ minimum: 1 }),
-  opening: Hash,
-  vrf_proof: Type.String({ ...Base64, minLength: 108, maxLength: 108, description: '80 bytes, base64' }),
-  prefix_path: Type.Array(Hash),
-  head: Type.Object({ leaf_index: Type.Integer({ minimum: 0 }), entry: Type.String({ ...Base64, description: '104 bytes, base64' }), audit_path: Type.Array(Hash) }),
-  checkpoint: KeyDirectoryCheckpoint,
-  consistency: Type.Array(Hash),
-});
+export const KeyLookup = Type.Object({ ...KeyLabelProof.properties, head: HeadEntry, checkpoint: KeyDirectoryCheckpoint, consistency: Type.Array(Hash) });
 export type KeyLookup = Static<typeof KeyLookup>;
 
 /** Most labels in one `POST /api/v1/key-directory/lookups`. */
@@ -93,15 +97,6 @@ export const KeyLookupsRequest = Type.Object(
 );
 export type KeyLookupsRequest = Static<typeof KeyLookupsRequest>;
 
-/** One label's part of a {@link KeyLookups} answer (as in {@link KeyLookup}). */
-export const KeyLabelProof = Type.Object({
-  label: Type.String(),
-  version: Type.Integer({ minimum: 1 }),
-  opening: Hash,
-  vrf_proof: Type.String({ ...Base64, minLength: 108, maxLength: 108, description: '80 bytes, base64' }),
-  prefix_path: Type.Array(Hash),
-});
-export type KeyLabelProof = Static<typeof KeyLabelProof>;
 
 /**
  * `POST /api/v1/key-directory/lookups` answer: {@link KeyLookup}'s proof for several labels against
@@ -109,7 +104,7 @@ export type KeyLabelProof = Static<typeof KeyLabelProof>;
  */
 export const KeyLookups = Type.Object({
   proofs: Type.Array(KeyLabelProof),
-  head: Type.Object({ leaf_index: Type.Integer({ minimum: 0 }), entry: Type.String({ ...Base64, description: '104 bytes, base64' }), audit_path: Type.Array(Hash) }),
+  head: HeadEntry,
   checkpoint: KeyDirectoryCheckpoint,
   consistency: Type.Array(Hash),
 });
